@@ -1,0 +1,160 @@
+"""Every ZooKeeper path of Kafka's layout (and reassignd's own), built in one place.
+
+No other module spells a path: they call these functions. Paths are relative to the chroot, which
+the client wrapper applies.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, unquote
+
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CLUSTER = "/cluster"
+CLUSTER_ID = "/cluster/id"
+
+BROKERS = "/brokers"
+BROKER_IDS = "/brokers/ids"
+BROKER_TOPICS = "/brokers/topics"
+BROKER_SEQID = "/brokers/seqid"
+
+ADMIN = "/admin"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
+REASSIGN_PARTITIONS_EXTRA = "/admin/reassign_partitions_extra"
+REASSIGN_CANCEL = "/admin/reassign_cancel"
+REASSIGNMENT_REQUESTS = "/admin/reassignment_requests"
+REASSIGNMENT_REQUEST_PREFIX = "/admin/reassignment_requests/request_"
+REASSIGNMENTS = "/admin/reassignments"
+DELETE_TOPICS = "/admin/delete_topics"
+
+ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
+ISR_CHANGE_PREFIX = "/isr_change_notification/isr_change_"
+
+CONFIG = "/config"
+CONFIG_TOPICS = "/config/topics"
+CONFIG_BROKERS = "/config/brokers"
+CONFIG_USERS = "/config/users"
+CONFIG_CLIENTS = "/config/clients"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
+
+DEFAULT_ENTITY = "<default>"
+
+REASSIGND = "/reassignd"
+
+# Persistent parents the controller makes sure exist when it becomes active (as Kafka's
+# KafkaZkClient.createTopLevelPaths does for its own).
+PERSISTENT_PATHS: tuple[str, ...] = (
+    BROKER_IDS,
+    BROKER_TOPICS,
+    ADMIN,
+    DELETE_TOPICS,
+    REASSIGNMENT_REQUESTS,
+    REASSIGNMENTS,
+    ISR_CHANGE_NOTIFICATION,
+    CONFIG_TOPICS,
+    CONFIG_BROKERS,
+    CONFIG_USERS,
+    CONFIG_CLIENTS,
+    CONFIG_CHANGES,
+    CLUSTER,
+    REASSIGND,
+)
+
+
+def broker(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic(name: str) -> str:
+    return f"{BROKER_TOPICS}/{name}"
+
+
+def topic_partitions(name: str) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions"
+
+
+def partition(name: str, partition_id: int) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions/{partition_id}"
+
+
+def partition_state(name: str, partition_id: int) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions/{partition_id}/state"
+
+
+def delete_topic(name: str) -> str:
+    return f"{DELETE_TOPICS}/{name}"
+
+
+def reassignment_request(name: str) -> str:
+    """`name` is a child of /admin/reassignment_requests (e.g. ``request_0000000003``)."""
+    return f"{REASSIGNMENT_REQUESTS}/{name}"
+
+
+def reassignment_status_topic(name: str) -> str:
+    return f"{REASSIGNMENTS}/{name}"
+
+
+def reassignment_status(name: str, partition_id: int) -> str:
+    return f"{REASSIGNMENTS}/{name}/{partition_id}"
+
+
+def isr_change(name: str) -> str:
+    """`name` is a child of /isr_change_notification (e.g. ``isr_change_0000000001``)."""
+    return f"{ISR_CHANGE_NOTIFICATION}/{name}"
+
+
+def config_change(name: str) -> str:
+    return f"{CONFIG_CHANGES}/{name}"
+
+
+def config_topic(name: str) -> str:
+    return f"{CONFIG_TOPICS}/{name}"
+
+
+def config_broker(broker_id: int | None) -> str:
+    """`None` names the cluster-wide default (``/config/brokers/<default>``)."""
+    return f"{CONFIG_BROKERS}/{DEFAULT_ENTITY if broker_id is None else broker_id}"
+
+
+def encode_entity_name(name: str) -> str:
+    """Kafka's `Sanitizer.sanitize`: URL-encode, with `*` as %2A and space as %20."""
+    if name == DEFAULT_ENTITY:
+        return name
+    return quote(name, safe="").replace("*", "%2A").replace("+", "%20")
+
+
+def decode_entity_name(name: str) -> str:
+    if name == DEFAULT_ENTITY:
+        return name
+    return unquote(name)
+
+
+def config_entity(user: str | None, client_id: str | None) -> str:
+    """The config znode of a (user, client-id) quota entity; `<default>` names a default.
+
+    ``entity_path`` of a config change notification is this path without the ``/config/`` prefix.
+    """
+    if user is not None and client_id is not None:
+        return f"{CONFIG_USERS}/{encode_entity_name(user)}/clients/{encode_entity_name(client_id)}"
+    if user is not None:
+        return f"{CONFIG_USERS}/{encode_entity_name(user)}"
+    if client_id is not None:
+        return f"{CONFIG_CLIENTS}/{encode_entity_name(client_id)}"
+    raise ValueError("a quota entity needs a user, a client-id or both")
+
+
+def entity_path(path: str) -> str:
+    """`/config/users/alice` -> `users/alice` (the form config change notifications carry)."""
+    if not path.startswith(CONFIG + "/"):
+        raise ValueError(f"not a config path: {path}")
+    return path[len(CONFIG) + 1 :]
+
+
+def parent(path: str) -> str:
+    head, _, _ = path.rpartition("/")
+    return head or "/"
+
+
+def basename(path: str) -> str:
+    return path.rpartition("/")[2]

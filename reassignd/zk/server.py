@@ -1,0 +1,135 @@
+"""A local, single-node ZooKeeper server from Debian's `zookeeper` package, for demos and tests.
+
+Bound to 127.0.0.1 on a free port, admin server off, the four-letter words aiozk needs
+whitelisted, data in a temporary directory. Ready when ``ruok`` answers ``imok``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+ZOOKEEPER_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+
+
+class ZooKeeperUnavailable(RuntimeError):
+    """Java or the Debian zookeeper package is missing, or the server did not come up."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def four_letter_word(port: int, word: bytes, timeout_s: float = 1.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as s:
+        s.sendall(word)
+        chunks = []
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+class LocalZooKeeper:
+    """Start with ``start()`` (or as a context manager); ``connect`` is ``127.0.0.1:<port>``."""
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        tick_time_ms: int = 500,
+        data_dir: Path | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.port = port or free_port()
+        self.tick_time_ms = tick_time_ms
+        self._own_dir = data_dir is None
+        self.data_dir = data_dir or Path(tempfile.mkdtemp(prefix="reassignd-zk-"))
+        self.log_path = log_path or self.data_dir / "zookeeper.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _write_config(self) -> Path:
+        cfg = self.data_dir / "zoo.cfg"
+        (self.data_dir / "data").mkdir(parents=True, exist_ok=True)
+        cfg.write_text(
+            "\n".join(
+                [
+                    f"tickTime={self.tick_time_ms}",
+                    f"dataDir={self.data_dir / 'data'}",
+                    f"clientPort={self.port}",
+                    "clientPortAddress=127.0.0.1",
+                    "admin.enableServer=false",
+                    "4lw.commands.whitelist=srvr,ruok,mntr,stat",
+                    "maxClientCnxns=0",
+                    f"minSessionTimeout={2 * self.tick_time_ms}",
+                    "maxSessionTimeout=60000",
+                    "jute.maxbuffer=4194304",
+                    "",
+                ]
+            )
+        )
+        return cfg
+
+    def start(self, timeout_s: float = 30.0) -> LocalZooKeeper:
+        java = shutil.which("java")
+        if java is None or not Path("/usr/share/java/zookeeper.jar").exists():
+            raise ZooKeeperUnavailable("needs java and Debian's zookeeper package (apt-get install zookeeper)")
+        cfg = self._write_config()
+        log = self.log_path.open("ab")
+        env = dict(os.environ)
+        env.setdefault("JAVA_TOOL_OPTIONS", "-Xms64m -Xmx512m -XX:+UseSerialGC")
+        self.process = subprocess.Popen(
+            [java, "-cp", ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN, str(cfg)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ZooKeeperUnavailable(f"zookeeper exited with {self.process.returncode}; see {self.log_path}")
+            with contextlib.suppress(OSError):
+                if four_letter_word(self.port, b"ruok") == b"imok":
+                    return self
+            time.sleep(0.1)
+        self.stop()
+        raise ZooKeeperUnavailable(f"zookeeper did not answer ruok within {timeout_s} s; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self) -> LocalZooKeeper:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
