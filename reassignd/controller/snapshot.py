@@ -1,0 +1,106 @@
+"""The read-only view of the controller that HTTP handlers serve.
+
+The event loop's single consumer publishes a new immutable :class:`ClusterSnapshot` after each
+event that changed state; HTTP handlers read the latest one and never touch controller state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveController:
+    controller_id: int
+    http: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerView:
+    broker_id: int
+    rack: str | None
+    endpoints: tuple[str, ...]  # "LISTENER://host:port"
+    broker_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    partition: int
+    replicas: tuple[int, ...]
+    leader: int  # -1 when none (or no state znode yet)
+    leader_epoch: int
+    isr: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicView:
+    name: str
+    topic_id: str | None
+    partitions: tuple[PartitionView, ...]  # sorted by partition id
+
+    @property
+    def replication_factor(self) -> int:
+        """Of partition 0's target (RS − RR), as kafka-topics reports it."""
+        if not self.partitions:
+            return 0
+        p = self.partitions[0]
+        return len([r for r in p.replicas if r not in p.removing_replicas])
+
+    @property
+    def reassigning_partitions(self) -> int:
+        return sum(1 for p in self.partitions if p.adding_replicas or p.removing_replicas)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A znode the controller could not decode (most recent first in the snapshot)."""
+
+    path: str
+    reason: str
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    controller_id: int
+    active: bool
+    controller_epoch: int  # the epoch this instance won with, or the last one seen when standby
+    active_controller: ActiveController | None
+    brokers: Mapping[int, BrokerView] = field(default_factory=dict)
+    topics: Mapping[str, TopicView] = field(default_factory=dict)  # empty on a standby
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def partition_count(self) -> int:
+        return sum(len(t.partitions) for t in self.topics.values())
+
+    @property
+    def reassigning_count(self) -> int:
+        return sum(t.reassigning_partitions for t in self.topics.values())
+
+
+class ControllerView(Protocol):
+    """What the HTTP layer may ask of a controller instance."""
+
+    def snapshot(self) -> ClusterSnapshot: ...
+
+    @property
+    def zk_connected(self) -> bool: ...
+
+    @property
+    def zk_session_id(self) -> int | None: ...
+
+    def queue_size(self) -> int: ...
+
+    def queue_time_percentiles_ms(self) -> Mapping[str, float]:
+        """``{"p50": ..., "p99": ...}`` over recent events."""
+        ...
+
+    @property
+    def started_at_s(self) -> float:
+        """``time.monotonic()`` at process start, for ``uptime_s``."""
+        ...
