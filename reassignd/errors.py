@@ -1,0 +1,83 @@
+"""reassignd's error hierarchy: every error carries its Kafka code; one table maps codes to names."""
+
+from __future__ import annotations
+
+ERROR_NAMES: dict[int, str] = {
+    -1: "UNKNOWN_SERVER_ERROR",
+    0: "NONE",
+    3: "UNKNOWN_TOPIC_OR_PARTITION",
+    7: "REQUEST_TIMED_OUT",
+    11: "STALE_CONTROLLER_EPOCH",
+    17: "INVALID_TOPIC_EXCEPTION",
+    31: "CLUSTER_AUTHORIZATION_FAILED",
+    36: "TOPIC_ALREADY_EXISTS",
+    37: "INVALID_PARTITIONS",
+    38: "INVALID_REPLICATION_FACTOR",
+    39: "INVALID_REPLICA_ASSIGNMENT",
+    41: "NOT_CONTROLLER",
+    42: "INVALID_REQUEST",
+    60: "REASSIGNMENT_IN_PROGRESS",
+    77: "STALE_BROKER_EPOCH",
+    85: "NO_REASSIGNMENT_IN_PROGRESS",
+    89: "THROTTLING_QUOTA_EXCEEDED",
+    10001: "REASSIGNMENT_CANCEL_IN_PLACE",
+}
+
+DEFAULT_MESSAGES: dict[int, str] = {
+    3: "The partition does not exist.",
+    7: "The request timed out.",
+    41: "This is not the correct controller for this cluster.",
+    85: "No partition reassignment is in progress.",
+    89: "The throttling quota has been exceeded.",
+}
+
+
+def error_name(code: int) -> str:
+    return ERROR_NAMES.get(code, "UNKNOWN_SERVER_ERROR")
+
+
+class ReassigndError(Exception):
+    """Base of every error that answers a client; ``error_code`` is Kafka's (or ours, ≥ 10000)."""
+
+    error_code: int = -1
+
+    def __init__(self, message: str | None = None, *, error_code: int | None = None) -> None:
+        if error_code is not None:
+            self.error_code = error_code
+        self.message = message if message is not None else DEFAULT_MESSAGES.get(self.error_code)
+        super().__init__(self.message or error_name(self.error_code))
+
+    @property
+    def error_name(self) -> str:
+        return error_name(self.error_code)
+
+    def to_json(self) -> dict[str, object]:
+        return {"error_code": self.error_code, "error_name": self.error_name, "error_message": self.message}
+
+
+class NotController(ReassigndError):
+    error_code = 41
+
+
+class InvalidRequest(ReassigndError):
+    error_code = 42
+
+
+class UnknownTopicOrPartition(ReassigndError):
+    error_code = 3
+
+
+class InvalidReplicaAssignment(ReassigndError):
+    error_code = 39
+
+
+class NoReassignmentInProgress(ReassigndError):
+    error_code = 85
+
+
+class ClusterAuthorizationFailed(ReassigndError):
+    error_code = 31
+
+
+class RequestTimedOut(ReassigndError):
+    error_code = 7
