@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from prometheus_client import CollectorRegistry
+
 
 @dataclass(frozen=True, slots=True)
 class ActiveController:
@@ -98,6 +100,11 @@ class ControllerView(Protocol):
 
     def queue_time_percentiles_ms(self) -> Mapping[str, float]:
         """``{"p50": ..., "p99": ...}`` over recent events."""
+        ...
+
+    @property
+    def metrics_registry(self) -> CollectorRegistry:
+        """The instance's Prometheus registry, served at ``/metrics``."""
         ...
 
     @property
