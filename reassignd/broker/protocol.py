@@ -264,7 +264,10 @@ class ControlResponse:
     partition_errors: tuple[PartitionError, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"error_code": self.error_code, "partition_errors": [e.to_json() for e in self.partition_errors]}
+        return {
+            "error_code": self.error_code,
+            "partition_errors": [e.to_json() for e in self.partition_errors],
+        }
 
     @staticmethod
     def from_json(raw: Any) -> ControlResponse:

@@ -90,7 +90,9 @@ class LocalZooKeeper:
     def start(self, timeout_s: float = 30.0) -> LocalZooKeeper:
         java = shutil.which("java")
         if java is None or not Path("/usr/share/java/zookeeper.jar").exists():
-            raise ZooKeeperUnavailable("needs java and Debian's zookeeper package (apt-get install zookeeper)")
+            raise ZooKeeperUnavailable(
+                "needs java and Debian's zookeeper package (apt-get install zookeeper)"
+            )
         cfg = self._write_config()
         log = self.log_path.open("ab")
         env = dict(os.environ)
@@ -106,7 +108,9 @@ class LocalZooKeeper:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise ZooKeeperUnavailable(f"zookeeper exited with {self.process.returncode}; see {self.log_path}")
+                raise ZooKeeperUnavailable(
+                    f"zookeeper exited with {self.process.returncode}; see {self.log_path}"
+                )
             with contextlib.suppress(OSError):
                 if four_letter_word(self.port, b"ruok") == b"imok":
                     return self

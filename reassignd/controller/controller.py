@@ -1,0 +1,724 @@
+"""The controller: election, failover, and the single consumer of the event queue.
+
+Kafka's ZooKeeper-mode controller (KafkaController.scala) is the reference: one event at a time,
+ZooKeeper written (fenced) before memory, watches re-armed by the handlers that re-read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import assert_never
+
+from prometheus_client import CollectorRegistry
+
+from reassignd.broker.protocol import ControlRequest, ControlResponse
+from reassignd.controller import election, loader
+from reassignd.controller.channel import ControlChannel
+from reassignd.controller.context import ControllerContext, LeaderIsr
+from reassignd.controller.event_queue import EventQueue
+from reassignd.controller.events import (
+    BrokerModified,
+    BrokersChanged,
+    ControllerChanged,
+    ControllerEvent,
+    ControlRequestFailed,
+    IsrChangeNotified,
+    PartitionsModified,
+    PartitionStateChanged,
+    SessionExpired,
+    Startup,
+    TopicsChanged,
+    event_name,
+)
+from reassignd.controller.metrics import ControllerMetrics
+from reassignd.controller.partition_logic import after_broker_failure, initial_state, offline_election
+from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.snapshot import ActiveController, ClusterSnapshot, Problem, TopicView
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    BadVersionError,
+    Create,
+    Delete,
+    Fence,
+    MultiFailedError,
+    NodeExistsError,
+    NoNodeError,
+    NotControllerError,
+    Op,
+    SessionState,
+    SetData,
+    Stat,
+    WatchCallback,
+    ZkClient,
+    ZkError,
+)
+
+log = logging.getLogger(__name__)
+
+TopicPartition = codec.TopicPartition
+Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
+
+MAX_PROBLEMS = 100
+STATE_WRITE_CONCURRENCY = 1024
+
+
+class Controller:
+    """One controller instance (active or standby). Implements the HTTP layer's ControllerView."""
+
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        zk: ZkClient,
+        metrics: ControllerMetrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.zk = zk
+        self.metrics = metrics or ControllerMetrics()
+        self.http_url: str | None = None
+        self._clock = clock
+        self._started_at = clock()
+        self.queue: EventQueue[ControllerEvent] = EventQueue(clock, on_size=self.metrics.event_queue_size.set)
+        self.ctx: ControllerContext | None = None
+        self._fence: Fence | None = None
+        self._active_controller: ActiveController | None = None
+        self._epoch_seen = 0
+        self._armed: set[tuple[str, str]] = set()
+        self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
+        self._topic_views: dict[str, TopicView] = {}
+        self._snapshot = ClusterSnapshot(settings.controller_id, False, 0, None)
+        self.channel = ControlChannel(
+            request_timeout_s=settings.control_request_timeout_s,
+            backoff_ms=settings.control_retry_backoff_ms,
+            backoff_max_ms=settings.control_retry_backoff_max_ms,
+            metrics=self.metrics,
+            on_response=self._on_control_response,
+        )
+
+    # --- ControllerView -------------------------------------------------------------------------
+
+    def snapshot(self) -> ClusterSnapshot:
+        return self._snapshot
+
+    @property
+    def zk_connected(self) -> bool:
+        return self.zk.connected
+
+    @property
+    def zk_session_id(self) -> int | None:
+        return self.zk.session_id
+
+    def queue_size(self) -> int:
+        return len(self.queue)
+
+    def queue_time_percentiles_ms(self) -> Mapping[str, float]:
+        return self.queue.queue_time_percentiles_ms()
+
+    @property
+    def metrics_registry(self) -> CollectorRegistry:
+        return self.metrics.registry
+
+    @property
+    def started_at_s(self) -> float:
+        return self._started_at
+
+    @property
+    def active(self) -> bool:
+        return self.ctx is not None
+
+    # --- the event loop -------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The single consumer. Runs until cancelled."""
+        self.zk.on_session_state(self._on_session_state)
+        await self.channel.start()
+        self.queue.put(Startup())
+        try:
+            while True:
+                event, queue_time_ms = await self.queue.get()
+                self.metrics.event_queue_time_ms.observe(queue_time_ms)
+                await self._process(event)
+        finally:
+            await self.channel.close()
+
+    async def _process(self, event: ControllerEvent) -> None:
+        started = self._clock()
+        try:
+            await self._handle(event)
+        except NotControllerError:
+            log.warning(
+                "fencing check failed while handling %s: another controller was elected", event_name(event)
+            )
+            await self._resign("fenced")
+            self.queue.put(ControllerChanged())
+        except ZkError as e:
+            log.error("ZooKeeper error while handling %s (event abandoned): %s", event_name(event), e)
+        except Exception:
+            log.exception("unexpected error while handling %s (event abandoned)", event_name(event))
+        finally:
+            self.metrics.event_time_ms.labels(event_name(event)).observe((self._clock() - started) * 1000)
+            self._publish()
+
+    async def _handle(self, event: ControllerEvent) -> None:
+        match event:
+            case Startup():
+                for path in paths.PERSISTENT_PATHS:
+                    await self.zk.ensure_path(path)
+                await self._elect_or_follow()
+            case ControllerChanged():
+                await self._elect_or_follow()
+            case SessionExpired():
+                self._armed.clear()
+                if self.active:
+                    await self._resign("session expired")
+                await self._elect_or_follow()
+            case BrokersChanged():
+                if self.active:
+                    await self._on_brokers_changed()
+            case BrokerModified(broker_id=broker_id):
+                if self.active:
+                    await self._on_broker_modified(broker_id)
+            case TopicsChanged():
+                if self.active:
+                    await self._on_topics_changed()
+            case PartitionsModified(topic=topic):
+                if self.active:
+                    await self._on_partitions_modified(topic)
+            case IsrChangeNotified():
+                if self.active:
+                    await self._on_isr_change_notified()
+            case PartitionStateChanged():
+                pass  # reassignment completion checks hook in here
+            case ControlRequestFailed():
+                pass
+            case _:
+                assert_never(event)
+
+    def _on_session_state(self, state: SessionState) -> None:
+        log.info("ZooKeeper session %s", state.value)
+        if state is SessionState.EXPIRED:
+            self.queue.put_first(SessionExpired())
+
+    def _on_control_response(
+        self, broker_id: int, request: ControlRequest, response: ControlResponse
+    ) -> None:
+        for err in response.partition_errors:
+            if err.error_code != 0:
+                log.debug("broker %d: %s-%d error %d", broker_id, err.topic, err.partition, err.error_code)
+
+    # --- watches and problems -------------------------------------------------------------------
+
+    def _watch(self, path: str, event: ControllerEvent) -> WatchCallback | None:
+        """A one-shot callback enqueuing ``event``, or None when one is armed on ``path`` already."""
+        key = (event_name(event), path)
+        if key in self._armed:
+            return None
+        self._armed.add(key)
+
+        def fire(_: str) -> None:
+            self._armed.discard(key)
+            self.queue.put(event)
+
+        return fire
+
+    async def _children(self, path: str, event: ControllerEvent) -> list[str]:
+        cb = self._watch(path, event)
+        try:
+            return await self.zk.children(path, watch=cb)
+        except BaseException:
+            self._armed.discard((event_name(event), path))
+            raise
+
+    def _report(self, path: str, reason: str, kind: str) -> None:
+        log.error("malformed znode %s skipped: %s", path, reason)
+        self.metrics.decode_errors.labels(kind).inc()
+        self._problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
+
+    # --- election -------------------------------------------------------------------------------
+
+    async def _elect_or_follow(self) -> None:
+        me = self.settings.controller_id
+        while True:
+            cb = self._watch(paths.CONTROLLER, ControllerChanged())
+            try:
+                znode = await self.zk.get_or_none(paths.CONTROLLER, watch=cb)
+            except BaseException:
+                self._armed.discard((event_name(ControllerChanged()), paths.CONTROLLER))
+                raise
+            if znode is not None:
+                info = self._decode_controller(znode.data)
+                mine = (
+                    znode.stat.ephemeral_owner == self.zk.session_id
+                    and info is not None
+                    and info.broker_id == me
+                )
+                if self.active and mine:
+                    return
+                if self.active:
+                    await self._resign("another controller was elected")
+                self._active_controller = (
+                    None if info is None else ActiveController(info.broker_id, info.http)
+                )
+                self._epoch_seen, _ = await election.read_epoch(self.zk)
+                return
+            if self.active:
+                await self._resign("/controller disappeared")
+            won = await election.try_elect(self.zk, me, self.http_url)
+            if won is not None:
+                await self._become_active(won)
+                return
+
+    def _decode_controller(self, data: bytes | None) -> codec.ControllerInfo | None:
+        try:
+            return codec.decode_controller(data)
+        except codec.CodecError as e:
+            self._report(paths.CONTROLLER, e.reason, "controller")
+            return None
+
+    async def _become_active(self, won: election.Won) -> None:
+        log.info("elected as the active controller with epoch %d", won.epoch)
+        self._fence = won.fence
+        self._epoch_seen = won.epoch
+        self.ctx = ControllerContext(won.epoch, won.fence.version)
+        self._active_controller = ActiveController(self.settings.controller_id, self.http_url)
+        self.metrics.active.set(1)
+        self.metrics.controller_epoch.set(won.epoch)
+        self.metrics.elections.inc()
+        await self._on_controller_failover()
+
+    async def _resign(self, reason: str) -> None:
+        if self.ctx is None:
+            return
+        log.warning("resigning as the active controller: %s", reason)
+        self.ctx = None
+        self._fence = None
+        self._active_controller = None
+        self._topic_views.clear()
+        self.metrics.active.set(0)
+        self.metrics.resignations.labels(reason).inc()
+        self.queue.clear()
+        await self.channel.remove_all()
+
+    # --- ZooKeeper writes (fenced) ----------------------------------------------------------------
+
+    def _require_ctx(self) -> ControllerContext:
+        if self.ctx is None:
+            raise NotControllerError("not the active controller")
+        return self.ctx
+
+    async def _fenced(self, ops: list[Op]) -> list[Stat | str | None]:
+        if self._fence is None:
+            raise NotControllerError("not the active controller")
+        return await self.zk.fenced_multi(self._fence, ops)
+
+    async def _update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
+        """Compute each partition's new state from its cached one with ``decide``, write it at
+        the known partition epoch (one fenced multi per partition, pipelined), then cache it.
+        A partition whose znode changed under us (an agent's ISR write) is re-read and decided
+        again. Returns the partitions that changed."""
+        ctx = self._require_ctx()
+        todo = [tp for tp in tps if tp in ctx.states]
+        changed: list[TopicPartition] = []
+        sem = asyncio.Semaphore(STATE_WRITE_CONCURRENCY)
+        for _attempt in range(5):
+            conflicts: list[TopicPartition] = []
+
+            async def write(
+                tp: TopicPartition, li: LeaderIsr, new: codec.PartitionState, conflicts: list[TopicPartition]
+            ) -> None:
+                async with sem:
+                    try:
+                        [stat] = await self._fenced(
+                            [
+                                SetData(
+                                    paths.partition_state(*tp), codec.encode_partition_state(new), li.version
+                                )
+                            ]
+                        )
+                    except MultiFailedError as e:
+                        if isinstance(e.cause, BadVersionError):
+                            conflicts.append(tp)
+                            return
+                        raise
+                assert isinstance(stat, Stat)
+                ctx.set_state(tp, LeaderIsr(new, stat.version))
+                changed.append(tp)
+
+            writes = []
+            for tp in todo:
+                li = ctx.states[tp]
+                new = decide(tp, li)
+                if new is not None:
+                    writes.append(write(tp, li, new, conflicts))
+            await asyncio.gather(*writes)
+            if not conflicts:
+                break
+            states, _ = await loader.read_states(self.zk, conflicts, self._report)
+            for tp, li in states.items():
+                ctx.set_state(tp, li)
+            todo = list(states)
+        return changed
+
+    async def _create_states(self, topic: str, new_states: Mapping[int, codec.PartitionState]) -> list[int]:
+        """Create the state znodes of new partitions of ``topic`` (and their parents)."""
+        ctx = self._require_ctx()
+        parent = paths.topic_partitions(topic)
+        existing = await self.zk.exists(parent)
+        have = set() if existing is None else set(await self.zk.children(parent))
+        ops: list[Op] = [] if existing is not None else [Create(parent)]
+        for p, state in sorted(new_states.items()):
+            if str(p) not in have:
+                ops.append(Create(paths.partition(topic, p)))
+            ops.append(Create(paths.partition_state(topic, p), codec.encode_partition_state(state)))
+        try:
+            await self._fenced(ops)
+        except MultiFailedError as e:
+            if isinstance(e.cause, NodeExistsError):
+                log.warning("state znodes of %s appeared concurrently (%s); re-reading", topic, e)
+                tps = [(topic, p) for p in new_states]
+                states, _ = await loader.read_states(self.zk, tps, self._report)
+                for tp, li in states.items():
+                    ctx.set_state(tp, li)
+                return []
+            raise
+        for p, state in new_states.items():
+            ctx.set_state((topic, p), LeaderIsr(state, 0))
+        return list(new_states)
+
+    def _send(self, batch: ControlBatch) -> None:
+        for broker_id, requests in batch.build().items():
+            for request in requests:
+                self.channel.send(broker_id, request)
+
+    # --- failover ---------------------------------------------------------------------------------
+
+    async def _on_controller_failover(self) -> None:
+        """Kafka's onControllerFailover, in the order of CONTROLLER.md."""
+        ctx = self._require_ctx()
+        await self._ensure_cluster_id()
+        stale = await self._children(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+        if stale:
+            await self._delete_all([paths.isr_change(c) for c in stale])
+        await self._load_brokers()
+        names = await self._children(paths.BROKER_TOPICS, TopicsChanged())
+        znodes = await loader.read_topics(
+            self.zk, names, lambda p: self._watch(p, PartitionsModified(paths.basename(p))), self._report
+        )
+        for topic, znode in znodes.items():
+            ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
+        all_tps = list(ctx.all_partitions())
+        states, malformed = await loader.read_states(self.zk, all_tps, self._report)
+        ctx.states.update(states)
+        ctx.dirty_topics.update(znodes)
+        batch = ControlBatch(ctx, self.settings.controller_id)
+        await self._online_partitions([tp for tp in all_tps if tp not in malformed], batch)
+        for tp in ctx.all_partitions():
+            a = ctx.assignment(tp)
+            if a is not None and tp in ctx.states:
+                batch.add_leader_and_isr(a.replicas, tp)
+        batch.add_update_metadata(ctx.states)
+        self._send(batch)
+        log.info(
+            "controller ready: %d brokers, %d topics, %d partitions (%d reassigning)",
+            len(ctx.brokers),
+            len(ctx.assignments),
+            len(ctx.states),
+            len(ctx.reassigning),
+        )
+
+    async def _ensure_cluster_id(self) -> None:
+        if await self.zk.exists(paths.CLUSTER_ID) is None:
+            try:
+                await self._fenced(
+                    [Create(paths.CLUSTER_ID, codec.encode_cluster_id(codec.new_uuid_base64()))]
+                )
+            except MultiFailedError as e:
+                if not isinstance(e.cause, NodeExistsError):
+                    raise
+
+    async def _delete_all(self, znode_paths: list[str]) -> None:
+        try:
+            await self._fenced([Delete(p) for p in znode_paths])
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NoNodeError):
+                raise
+            for p in znode_paths:
+                try:
+                    await self._fenced([Delete(p)])
+                except MultiFailedError as one:
+                    if not isinstance(one.cause, NoNodeError):
+                        raise
+
+    async def _online_partitions(self, tps: Iterable[TopicPartition], batch: ControlBatch) -> None:
+        """Kafka's triggerOnlinePartitionStateChange for ``tps``: create the state of new
+        partitions (leader = first live replica), elect a leader for offline ones."""
+        ctx = self._require_ctx()
+        live = ctx.live_broker_ids
+        new_by_topic: dict[str, dict[int, codec.PartitionState]] = collections.defaultdict(dict)
+        offline: list[TopicPartition] = []
+        for tp in tps:
+            a = ctx.assignment(tp)
+            if a is None:
+                continue
+            li = ctx.states.get(tp)
+            if li is None:
+                state = initial_state(a.replicas, live, ctx.epoch)
+                if state is None:
+                    log.warning("partition %s-%d has no live replica; it stays offline", *tp)
+                else:
+                    new_by_topic[tp[0]][tp[1]] = state
+            elif li.state.leader not in live:
+                offline.append(tp)
+        for topic, new_states in new_by_topic.items():
+            for p in await self._create_states(topic, new_states):
+                a = ctx.assignment((topic, p))
+                assert a is not None
+                batch.add_leader_and_isr(a.replicas, (topic, p), is_new=True)
+                batch.add_update_metadata([(topic, p)])
+        elected = await self._update_states(
+            offline, lambda tp, li: offline_election(self._replicas(tp), li.state, live, ctx.epoch)
+        )
+        for tp in elected:
+            batch.add_leader_and_isr(self._replicas(tp), tp)
+            batch.add_update_metadata([tp])
+
+    def _replicas(self, tp: TopicPartition) -> tuple[int, ...]:
+        a = self._require_ctx().assignment(tp)
+        return () if a is None else a.replicas
+
+    # --- brokers ------------------------------------------------------------------------------------
+
+    async def _read_brokers(self, ids: Iterable[int]) -> dict[int, tuple[codec.BrokerRegistration, int]]:
+        async def one(b: int) -> tuple[int, tuple[codec.BrokerRegistration, int] | None]:
+            path = paths.broker(b)
+            cb = self._watch(path, BrokerModified(b))
+            try:
+                return b, await loader.read_broker(self.zk, b, cb, self._report)
+            except BaseException:
+                self._armed.discard((event_name(BrokerModified(b)), path))
+                raise
+
+        results = await asyncio.gather(*(one(b) for b in ids))
+        return {b: r for b, r in results if r is not None}
+
+    async def _load_brokers(self) -> None:
+        ctx = self._require_ctx()
+        ids = loader.parse_ids(
+            await self._children(paths.BROKER_IDS, BrokersChanged()), paths.BROKER_IDS, self._report
+        )
+        for reg, epoch in (await self._read_brokers(ids)).values():
+            self._add_live_broker(ctx, reg, epoch)
+
+    def _add_live_broker(self, ctx: ControllerContext, reg: codec.BrokerRegistration, epoch: int) -> None:
+        ctx.add_broker(reg, epoch)
+        url = reg.control_url
+        if url is None:
+            log.warning(
+                "broker %d registered no CONTROL endpoint; it cannot receive control requests", reg.broker_id
+            )
+        else:
+            self.channel.add_broker(reg.broker_id, url)
+
+    async def _on_brokers_changed(self) -> None:
+        ctx = self._require_ctx()
+        ids = loader.parse_ids(
+            await self._children(paths.BROKER_IDS, BrokersChanged()), paths.BROKER_IDS, self._report
+        )
+        current = await self._read_brokers(ids)
+        known = dict(ctx.broker_epochs)
+        dead = set(known) - set(current)
+        new = set(current) - set(known)
+        bounced = {b for b in set(current) & set(known) if current[b][1] > known[b]}
+        if not (dead or new or bounced):
+            return
+        log.info("brokers changed: new %s, dead %s, bounced %s", sorted(new), sorted(dead), sorted(bounced))
+        for b in dead | bounced:
+            ctx.remove_broker(b)
+            await self.channel.remove_broker(b)
+        if dead | bounced:
+            await self._on_broker_failure(dead | bounced)
+        for b in new | bounced:
+            reg, epoch = current[b]
+            self._add_live_broker(ctx, reg, epoch)
+        if new | bounced:
+            await self._on_broker_startup(new | bounced)
+
+    async def _on_broker_modified(self, broker_id: int) -> None:
+        ctx = self._require_ctx()
+        found = await self._read_brokers([broker_id])
+        if broker_id not in found or broker_id not in ctx.brokers:
+            return  # gone or new: BrokersChanged handles it
+        reg, epoch = found[broker_id]
+        if epoch != ctx.broker_epochs[broker_id]:
+            return  # bounced: BrokersChanged handles it
+        if reg != ctx.brokers[broker_id]:
+            self._add_live_broker(ctx, reg, epoch)
+            batch = ControlBatch(ctx, self.settings.controller_id)
+            batch.add_update_metadata([])
+            self._send(batch)
+
+    async def _on_broker_failure(self, dead: Collection[int]) -> None:
+        """Kafka's onBrokerFailure: replicas on dead brokers go offline; partitions they led
+        elect a new leader; dead replicas leave the ISR (never emptying it)."""
+        ctx = self._require_ctx()
+        live = ctx.live_broker_ids
+        affected = [
+            tp
+            for tp, li in ctx.states.items()
+            if li.state.leader in dead or any(r in dead for r in li.state.isr)
+        ]
+        changed = await self._update_states(
+            affected, lambda tp, li: after_broker_failure(self._replicas(tp), li.state, live, ctx.epoch)
+        )
+        batch = ControlBatch(ctx, self.settings.controller_id)
+        for tp in changed:
+            batch.add_leader_and_isr(self._replicas(tp), tp)
+        batch.add_update_metadata(changed)
+        self._send(batch)
+
+    async def _on_broker_startup(self, started: Collection[int]) -> None:
+        """Kafka's onBrokerStartup: full metadata to the new brokers, the new live-broker list to
+        the others, LeaderAndIsr for the new brokers' replicas, then offline partitions online."""
+        ctx = self._require_ctx()
+        batch = ControlBatch(ctx, self.settings.controller_id)
+        batch.add_update_metadata(ctx.states, brokers=started)
+        batch.add_update_metadata([], brokers=set(ctx.brokers) - set(started))
+        for b in started:
+            for tp in ctx.partitions_on_broker(b):
+                batch.add_leader_and_isr([b], tp)
+        live = ctx.live_broker_ids
+        needs_online = [
+            tp
+            for tp in ctx.all_partitions()
+            if (li := ctx.states.get(tp)) is None or li.state.leader not in live
+        ]
+        await self._online_partitions(needs_online, batch)
+        self._send(batch)
+
+    # --- topics ---------------------------------------------------------------------------------------
+
+    async def _on_topics_changed(self) -> None:
+        ctx = self._require_ctx()
+        names = set(await self._children(paths.BROKER_TOPICS, TopicsChanged()))
+        known = set(ctx.assignments)
+        for gone in known - names:
+            log.info("topic %s was removed", gone)
+            ctx.remove_topic(gone)
+        new = sorted(names - known)
+        if not new:
+            return
+        znodes = await loader.read_topics(
+            self.zk, new, lambda p: self._watch(p, PartitionsModified(paths.basename(p))), self._report
+        )
+        for topic, znode in znodes.items():
+            ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
+        tps = [(t, p) for t in znodes for p in ctx.assignments[t]]
+        states, malformed = await loader.read_states(self.zk, tps, self._report)
+        for tp, li in states.items():
+            ctx.set_state(tp, li)
+        batch = ControlBatch(ctx, self.settings.controller_id)
+        for tp in states:
+            batch.add_leader_and_isr(self._replicas(tp), tp)
+            batch.add_update_metadata([tp])
+        await self._online_partitions([tp for tp in tps if tp not in malformed], batch)
+        self._send(batch)
+        log.info("new topics %s: %d partitions", sorted(znodes), len(tps))
+
+    async def _on_partitions_modified(self, topic: str) -> None:
+        ctx = self._require_ctx()
+        znode = await loader.read_topic(
+            self.zk, topic, self._watch(paths.topic(topic), PartitionsModified(topic)), self._report
+        )
+        if znode is None or topic not in ctx.assignments:
+            return
+        current = ctx.assignments[topic]
+        incoming = loader.assignment_of(znode)
+        added = sorted(set(incoming) - set(current))
+        for p, a in incoming.items():
+            if p in current and a != current[p]:
+                log.warning(
+                    "topic znode %s changed partition %d outside the controller (%s -> %s); ignored, as Kafka does",
+                    topic,
+                    p,
+                    current[p],
+                    a,
+                )
+        if not added:
+            return
+        for p in added:
+            ctx.set_assignment((topic, p), incoming[p])
+        tps = [(topic, p) for p in added]
+        states, malformed = await loader.read_states(self.zk, tps, self._report)
+        for tp, li in states.items():
+            ctx.set_state(tp, li)
+        batch = ControlBatch(ctx, self.settings.controller_id)
+        await self._online_partitions([tp for tp in tps if tp not in malformed], batch)
+        self._send(batch)
+        log.info("topic %s: new partitions %s", topic, added)
+
+    # --- ISR changes ----------------------------------------------------------------------------------
+
+    async def _on_isr_change_notified(self) -> None:
+        ctx = self._require_ctx()
+        children = await self._children(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+        if not children:
+            return
+        notification_paths = [paths.isr_change(c) for c in children]
+        znodes = await self.zk.get_many(notification_paths)
+        tps: set[TopicPartition] = set()
+        for path, znode in zip(notification_paths, znodes, strict=True):
+            if znode is None:
+                continue
+            try:
+                tps.update(codec.decode_isr_change(znode.data))
+            except codec.CodecError as e:
+                self._report(path, e.reason, "isr_change_notification")
+        await self._delete_all([p for p, z in zip(notification_paths, znodes, strict=True) if z is not None])
+        known = [tp for tp in tps if ctx.assignment(tp) is not None]
+        states, _ = await loader.read_states(self.zk, known, self._report)
+        for tp, li in states.items():
+            ctx.set_state(tp, li)
+        batch = ControlBatch(ctx, self.settings.controller_id)
+        batch.add_update_metadata(states)
+        self._send(batch)
+
+    # --- the snapshot the HTTP layer reads -------------------------------------------------------------
+
+    def _publish(self) -> None:
+        ctx = self.ctx
+        if ctx is None:
+            self._snapshot = ClusterSnapshot(
+                self.settings.controller_id,
+                False,
+                self._epoch_seen,
+                self._active_controller,
+                problems=tuple(self._problems),
+            )
+            self.metrics.partitions.set(0)
+            self.metrics.reassigning_partitions.set(0)
+            return
+        for topic in ctx.dirty_topics:
+            view = ctx.topic_view(topic)
+            if view is None:
+                self._topic_views.pop(topic, None)
+            else:
+                self._topic_views[topic] = view
+        ctx.dirty_topics.clear()
+        self._snapshot = ClusterSnapshot(
+            self.settings.controller_id,
+            True,
+            ctx.epoch,
+            self._active_controller,
+            brokers={b: ctx.broker_view(b) for b in sorted(ctx.brokers)},
+            topics=dict(self._topic_views),
+            problems=tuple(self._problems),
+        )
+        self.metrics.partitions.set(len(ctx.states))
+        self.metrics.reassigning_partitions.set(len(ctx.reassigning))
+        self.metrics.live_brokers.set(len(ctx.brokers))
+        self.metrics.offline_partitions.set(ctx.offline_partition_count())

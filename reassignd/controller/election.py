@@ -1,0 +1,85 @@
+"""Controller election and the fencing token (ZK_LAYOUT.md, Cluster and controller).
+
+Read ``/controller_epoch`` (value E, version V); one multi creates the ephemeral ``/controller``
+and sets the epoch to E+1 expecting V. The new version of ``/controller_epoch`` is the fencing
+token every later write checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    Create,
+    Fence,
+    MultiFailedError,
+    NodeExistsError,
+    SetData,
+    Stat,
+    WatchCallback,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Won:
+    epoch: int
+    fence: Fence
+
+
+async def read_epoch(zk: ZkClient) -> tuple[int, int]:
+    """The controller epoch and its znode version, creating ``"0"`` if missing."""
+    znode = await zk.get_or_none(paths.CONTROLLER_EPOCH)
+    if znode is None:
+        with contextlib.suppress(NodeExistsError):
+            await zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
+        znode = await zk.get(paths.CONTROLLER_EPOCH)
+    return codec.decode_controller_epoch(znode.data), znode.stat.version
+
+
+async def read_active(zk: ZkClient, watch: WatchCallback | None = None) -> codec.ControllerInfo | None:
+    """Who is active now (arming an exists watch on /controller when asked); None when nobody is
+    or the znode cannot be decoded."""
+    znode = await zk.get_or_none(paths.CONTROLLER, watch=watch)
+    if znode is None:
+        return None
+    try:
+        return codec.decode_controller(znode.data)
+    except codec.CodecError as e:
+        log.error("cannot decode %s: %s", paths.CONTROLLER, e.reason)
+        return None
+
+
+async def try_elect(zk: ZkClient, controller_id: int, http_url: str | None) -> Won | None:
+    epoch, version = await read_epoch(zk)
+    info = codec.ControllerInfo(controller_id, int(time.time() * 1000), http_url)
+    try:
+        results = await zk.multi(
+            [
+                Create(paths.CONTROLLER, codec.encode_controller(info), ephemeral=True),
+                SetData(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(epoch + 1), version),
+            ]
+        )
+    except MultiFailedError as e:
+        # A retried request may have succeeded already: it is ours if /controller names us
+        # (in this session) and the epoch is E+1.
+        active = await zk.get_or_none(paths.CONTROLLER)
+        now_epoch, now_version = await read_epoch(zk)
+        if (
+            active is not None
+            and active.stat.ephemeral_owner == zk.session_id
+            and codec.decode_controller(active.data).broker_id == controller_id
+            and now_epoch == epoch + 1
+        ):
+            return Won(now_epoch, Fence(paths.CONTROLLER_EPOCH, now_version))
+        log.info("lost the controller election (%s)", e.cause)
+        return None
+    stat = results[1]
+    assert isinstance(stat, Stat)
+    return Won(epoch + 1, Fence(paths.CONTROLLER_EPOCH, stat.version))

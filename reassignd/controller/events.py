@@ -1,0 +1,90 @@
+"""The controller's events: immutable values in one closed union (CONTROLLER.md, Events).
+
+Watch callbacks and HTTP handlers only build one of these and put it on the event queue; the
+single consumer handles it with an exhaustive ``match``. Watch events carry no data: the handler
+re-reads ZooKeeper, so duplicate or coalesced notifications are harmless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reassignd.zk.codec import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class Startup:
+    """Process start: run for election."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerChanged:
+    """``/controller`` was created, changed or deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionExpired:
+    """The ZooKeeper session was lost: resign, then run for election on the new session."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokersChanged:
+    """Children of ``/brokers/ids`` changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerModified:
+    """Data of ``/brokers/ids/<id>`` changed."""
+
+    broker_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicsChanged:
+    """Children of ``/brokers/topics`` changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionsModified:
+    """Data of ``/brokers/topics/<topic>`` changed."""
+
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class IsrChangeNotified:
+    """Children of ``/isr_change_notification`` changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionStateChanged:
+    """Data of a watched partition state znode changed (PartitionReassignmentIsrChange)."""
+
+    partition: TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRequestFailed:
+    """The control channel gave up on a request (the broker left); nothing to redo here, but
+    it is an event so that later handlers (reassignment) can react in order."""
+
+    broker_id: int
+
+
+ControllerEvent = (
+    Startup
+    | ControllerChanged
+    | SessionExpired
+    | BrokersChanged
+    | BrokerModified
+    | TopicsChanged
+    | PartitionsModified
+    | IsrChangeNotified
+    | PartitionStateChanged
+    | ControlRequestFailed
+)
+
+
+def event_name(event: ControllerEvent) -> str:
+    """Kafka's ControllerState-like name used in metrics (``<State>RateAndTimeMs``)."""
+    return type(event).__name__

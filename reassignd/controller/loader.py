@@ -1,0 +1,111 @@
+"""Reading the cluster's metadata from ZooKeeper into typed values, reporting what is malformed.
+
+Reads are pipelined (many requests in flight, multiRead for partition states). A znode that
+cannot be decoded is reported through ``report(path, reason, kind)`` and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Sequence
+
+from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.context import LeaderIsr
+from reassignd.zk import codec, paths
+from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[str, str, str], None]  # (path, reason, kind)
+WatchFor = Callable[[str], WatchCallback | None]  # path -> a callback to arm, or None if armed
+
+
+def assignment_of(znode: codec.TopicZnode) -> dict[int, ReplicaAssignment]:
+    return {
+        p: ReplicaAssignment(rs, znode.adding.get(p, ()), znode.removing.get(p, ()))
+        for p, rs in znode.partitions.items()
+    }
+
+
+async def read_broker(
+    zk: ZkClient, broker_id: int, watch: WatchCallback | None, report: Report
+) -> tuple[codec.BrokerRegistration, int] | None:
+    """A broker's registration and epoch (czxid); None when gone or malformed."""
+    path = paths.broker(broker_id)
+    try:
+        znode = await zk.get(path, watch=watch)
+    except NoNodeError:
+        return None
+    try:
+        return codec.decode_broker(broker_id, znode.data), znode.stat.czxid
+    except codec.CodecError as e:
+        report(path, e.reason, "broker")
+        return None
+
+
+def parse_ids(children: Iterable[str], parent: str, report: Report) -> list[int]:
+    ids = []
+    for c in children:
+        if c.isdigit():
+            ids.append(int(c))
+        else:
+            report(f"{parent}/{c}", "broker id is not a non-negative integer", "broker")
+    return sorted(ids)
+
+
+async def read_topic(
+    zk: ZkClient, topic: str, watch: WatchCallback | None, report: Report
+) -> codec.TopicZnode | None:
+    path = paths.topic(topic)
+    try:
+        znode = await zk.get(path, watch=watch)
+    except NoNodeError:
+        return None
+    try:
+        return codec.decode_topic(znode.data)
+    except codec.CodecError as e:
+        report(path, e.reason, "topic")
+        return None
+
+
+async def read_topics(
+    zk: ZkClient, topics: Sequence[str], watch_for: WatchFor, report: Report, concurrency: int = 512
+) -> dict[str, codec.TopicZnode]:
+    """Topic znodes, each with a data watch (PartitionModifications), many in flight at once."""
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(t: str) -> tuple[str, codec.TopicZnode | None]:
+        async with sem:
+            return t, await read_topic(zk, t, watch_for(paths.topic(t)), report)
+
+    results = await asyncio.gather(*(one(t) for t in topics))
+    return {t: z for t, z in results if z is not None}
+
+
+def decode_state(path: str, data: bytes | None, version: int, report: Report) -> LeaderIsr | None:
+    try:
+        return LeaderIsr(codec.decode_partition_state(data), version)
+    except codec.CodecError as e:
+        report(path, e.reason, "partition_state")
+        return None
+
+
+async def read_states(
+    zk: ZkClient, partitions: Sequence[codec.TopicPartition], report: Report
+) -> tuple[dict[codec.TopicPartition, LeaderIsr], set[codec.TopicPartition]]:
+    """Partition state znodes by multiRead. Returns (states, malformed); missing ones are in
+    neither (new partitions)."""
+    state_paths = [paths.partition_state(t, p) for t, p in partitions]
+    znodes = await zk.get_many(state_paths)
+    states: dict[codec.TopicPartition, LeaderIsr] = {}
+    malformed: set[codec.TopicPartition] = set()
+    for tp, path, znode in zip(partitions, state_paths, znodes, strict=True):
+        if znode is None:
+            continue
+        li = decode_state(path, znode.data, znode.stat.version, report)
+        if li is None:
+            malformed.add(tp)
+        else:
+            states[tp] = li
+    return states, malformed

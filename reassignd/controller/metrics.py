@@ -1,0 +1,78 @@
+"""The controller's Prometheus metrics, one registry per controller instance.
+
+Names follow Kafka's controller metrics where Kafka has them (EventQueueSize, EventQueueTimeMs,
+<State>RateAndTimeMs, ActiveControllerCount, OfflinePartitionsCount), in Prometheus spelling.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+_MS_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+
+
+class ControllerMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.event_queue_size = Gauge(
+            "reassignd_controller_event_queue_size",
+            "Events waiting in the controller queue (EventQueueSize)",
+            registry=r,
+        )
+        self.event_queue_time_ms = Histogram(
+            "reassignd_controller_event_queue_time_ms",
+            "Time events spent queued, in ms (EventQueueTimeMs)",
+            buckets=_MS_BUCKETS,
+            registry=r,
+        )
+        self.event_time_ms = Histogram(
+            "reassignd_controller_event_time_ms",
+            "Processing time per event type, in ms (<State>RateAndTimeMs); _count gives the rate",
+            ["event"],
+            buckets=_MS_BUCKETS,
+            registry=r,
+        )
+        self.active = Gauge(
+            "reassignd_controller_active",
+            "1 while this instance is the active controller (ActiveControllerCount)",
+            registry=r,
+        )
+        self.controller_epoch = Gauge(
+            "reassignd_controller_epoch", "The controller epoch this instance knows", registry=r
+        )
+        self.offline_partitions = Gauge(
+            "reassignd_controller_offline_partitions",
+            "Partitions without a live leader (OfflinePartitionsCount)",
+            registry=r,
+        )
+        self.partitions = Gauge(
+            "reassignd_controller_partitions", "Partitions known to the active controller", registry=r
+        )
+        self.reassigning_partitions = Gauge(
+            "reassignd_controller_reassigning_partitions", "Partitions being reassigned", registry=r
+        )
+        self.live_brokers = Gauge("reassignd_controller_live_brokers", "Registered broker agents", registry=r)
+        self.decode_errors = Counter(
+            "reassignd_controller_znode_decode_errors",
+            "Znodes that could not be decoded, by kind",
+            ["kind"],
+            registry=r,
+        )
+        self.elections = Counter(
+            "reassignd_controller_elections_won",
+            "Times this instance became the active controller",
+            registry=r,
+        )
+        self.resignations = Counter(
+            "reassignd_controller_resignations",
+            "Times this instance stopped being the active controller",
+            ["reason"],
+            registry=r,
+        )
+        self.control_requests = Counter(
+            "reassignd_control_requests",
+            "Control requests sent to broker agents",
+            ["request", "outcome"],
+            registry=r,
+        )

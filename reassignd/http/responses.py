@@ -1,0 +1,60 @@
+"""JSON responses and the uniform error object ``{error_code, error_name, error_message}``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp import web
+
+from reassignd.errors import ReassigndError, error_name
+from reassignd.http.auth import AuthenticationFailed
+
+# HTTP status of a top-level error, by Kafka code; anything else a client did wrong is 400.
+HTTP_STATUS_BY_ERROR_CODE: dict[int, int] = {
+    -1: 500,  # UNKNOWN_SERVER_ERROR
+    3: 404,  # UNKNOWN_TOPIC_OR_PARTITION
+    7: 504,  # REQUEST_TIMED_OUT
+    31: 403,  # CLUSTER_AUTHORIZATION_FAILED
+    41: 503,  # NOT_CONTROLLER
+    42: 400,  # INVALID_REQUEST
+    89: 429,  # THROTTLING_QUOTA_EXCEEDED
+}
+
+UNKNOWN_SERVER_ERROR = -1
+INVALID_REQUEST = 42
+
+
+def http_status(error: ReassigndError) -> int:
+    if isinstance(error, AuthenticationFailed):
+        return 401
+    return HTTP_STATUS_BY_ERROR_CODE.get(error.error_code, 400)
+
+
+def error_body(error_code: int, message: str | None) -> dict[str, Any]:
+    return {"error_code": error_code, "error_name": error_name(error_code), "error_message": message}
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+
+
+def json_response(
+    body: Mapping[str, Any], *, status: int = 200, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    return web.json_response(dict(body), status=status, headers=headers, dumps=_dumps)
+
+
+def error_response(
+    error_code: int,
+    message: str | None,
+    *,
+    status: int,
+    extra: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> web.Response:
+    body = error_body(error_code, message)
+    if extra:
+        body.update(extra)
+    return json_response(body, status=status, headers=headers)

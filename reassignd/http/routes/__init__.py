@@ -1,0 +1,1 @@
+"""Route tables, one module per group of endpoints; ``reassignd.http.app`` mounts them all."""

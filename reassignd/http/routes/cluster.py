@@ -1,0 +1,48 @@
+"""The cluster view: status, brokers and topics, read from the last published snapshot."""
+
+from __future__ import annotations
+
+import time
+
+from aiohttp import web
+
+from reassignd.errors import UnknownTopicOrPartition
+from reassignd.http.keys import VIEW
+from reassignd.http.responses import json_response
+from reassignd.http.shapes import brokers_json, status_json, topic_json, topics_json
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/v1/status")
+async def status(request: web.Request) -> web.Response:
+    view = request.app[VIEW]
+    return json_response(
+        status_json(
+            view.snapshot(),
+            zk_connected=view.zk_connected,
+            zk_session_id=view.zk_session_id,
+            queue_size=view.queue_size(),
+            queue_time_ms=view.queue_time_percentiles_ms(),
+            uptime_s=time.monotonic() - view.started_at_s,
+        )
+    )
+
+
+@routes.get("/v1/brokers")
+async def brokers(request: web.Request) -> web.Response:
+    return json_response(brokers_json(request.app[VIEW].snapshot()))
+
+
+@routes.get("/v1/topics")
+async def topics(request: web.Request) -> web.Response:
+    return json_response(topics_json(request.app[VIEW].snapshot()))
+
+
+@routes.get("/v1/topics/{topic}")
+async def topic(request: web.Request) -> web.Response:
+    name = request.match_info["topic"]
+    found = request.app[VIEW].snapshot().topics.get(name)
+    if found is None:
+        raise UnknownTopicOrPartition(f"Topic {name} does not exist.")
+    return json_response(topic_json(found))

@@ -1,0 +1,34 @@
+"""``/healthz``, ``/readyz`` and ``/metrics``: public, answered by every instance."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from prometheus_client.exposition import choose_encoder
+
+from reassignd.http.keys import VIEW
+from reassignd.http.responses import json_response
+from reassignd.http.shapes import readiness
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/healthz")
+async def healthz(request: web.Request) -> web.Response:
+    return json_response({"status": "ok"})
+
+
+@routes.get("/readyz")
+async def readyz(request: web.Request) -> web.Response:
+    view = request.app[VIEW]
+    reason = readiness(view.snapshot(), zk_connected=view.zk_connected)
+    if reason is None:
+        return json_response({"status": "ready"})
+    return json_response({"status": "not ready", "reason": reason}, status=503)
+
+
+@routes.get("/metrics")
+async def metrics(request: web.Request) -> web.Response:
+    # Plain generate_latest (text format 0.0.4) unless the scraper asks for OpenMetrics.
+    encode, content_type = choose_encoder(request.headers.get("Accept", ""))
+    body = encode(request.app[VIEW].metrics_registry)
+    return web.Response(body=body, headers={"Content-Type": content_type})

@@ -1,0 +1,114 @@
+"""The JSON shapes of HTTP_API.md's read endpoints, built from a :class:`ClusterSnapshot`.
+
+Pure: values in, JSON-ready dicts out; no aiohttp, no clock (``now_s`` is passed in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reassignd.controller.snapshot import (
+    ActiveController,
+    BrokerView,
+    ClusterSnapshot,
+    PartitionView,
+    Problem,
+    TopicView,
+)
+
+Json = dict[str, Any]
+
+
+def session_id_hex(session_id: int | None) -> str | None:
+    """ZooKeeper's own spelling of a session id: ``0x100000a962b0000``."""
+    return None if session_id is None else f"0x{session_id:x}"
+
+
+def active_controller_json(active: ActiveController | None) -> Json | None:
+    return None if active is None else {"id": active.controller_id, "http": active.http}
+
+
+def problem_json(problem: Problem) -> Json:
+    return {"path": problem.path, "reason": problem.reason}
+
+
+def status_json(
+    snapshot: ClusterSnapshot,
+    *,
+    zk_connected: bool,
+    zk_session_id: int | None,
+    queue_size: int,
+    queue_time_ms: Mapping[str, float],
+    uptime_s: float,
+) -> Json:
+    return {
+        "controller_id": snapshot.controller_id,
+        "active": snapshot.active,
+        "controller_epoch": snapshot.controller_epoch,
+        "active_controller": active_controller_json(snapshot.active_controller),
+        "zookeeper": {"connected": zk_connected, "session_id": session_id_hex(zk_session_id)},
+        "brokers": {"live": sorted(snapshot.brokers)},
+        "topics": len(snapshot.topics),
+        "partitions": snapshot.partition_count,
+        "reassigning_partitions": snapshot.reassigning_count,
+        "event_queue": {"size": queue_size, "queue_time_ms": dict(queue_time_ms)},
+        "uptime_s": max(0, int(uptime_s)),
+        "problems": [problem_json(p) for p in snapshot.problems],
+    }
+
+
+def broker_json(broker: BrokerView) -> Json:
+    return {
+        "id": broker.broker_id,
+        "rack": broker.rack,
+        "endpoints": list(broker.endpoints),
+        "broker_epoch": broker.broker_epoch,
+    }
+
+
+def brokers_json(snapshot: ClusterSnapshot) -> Json:
+    return {"brokers": [broker_json(snapshot.brokers[b]) for b in sorted(snapshot.brokers)]}
+
+
+def topic_summary_json(topic: TopicView) -> Json:
+    return {
+        "name": topic.name,
+        "partitions": len(topic.partitions),
+        "replication_factor": topic.replication_factor,
+        "reassigning_partitions": topic.reassigning_partitions,
+    }
+
+
+def topics_json(snapshot: ClusterSnapshot) -> Json:
+    return {"topics": [topic_summary_json(snapshot.topics[t]) for t in sorted(snapshot.topics)]}
+
+
+def partition_json(partition: PartitionView) -> Json:
+    return {
+        "partition": partition.partition,
+        "replicas": list(partition.replicas),
+        "leader": partition.leader,
+        "leader_epoch": partition.leader_epoch,
+        "isr": list(partition.isr),
+        "adding_replicas": list(partition.adding_replicas),
+        "removing_replicas": list(partition.removing_replicas),
+    }
+
+
+def topic_json(topic: TopicView) -> Json:
+    return {
+        "name": topic.name,
+        "topic_id": topic.topic_id,
+        "partitions": [partition_json(p) for p in sorted(topic.partitions, key=lambda p: p.partition)],
+    }
+
+
+def readiness(snapshot: ClusterSnapshot, *, zk_connected: bool) -> str | None:
+    """Why this instance is not ready (one line), or None when it is: connected to ZooKeeper and
+    either the active controller or following a known active controller."""
+    if not zk_connected:
+        return "not connected to ZooKeeper"
+    if not snapshot.active and snapshot.active_controller is None:
+        return "no active controller known"
+    return None
