@@ -68,5 +68,7 @@ class ReplicaAssignment:
 
     def is_complete(self, isr: Iterable[int]) -> bool:
         """TRS ⊆ ISR (a partition that is not moving is complete at once)."""
+        if not self.is_being_reassigned:
+            return True
         in_sync = set(isr)
         return all(r in in_sync for r in self.target_replicas)

@@ -1,0 +1,70 @@
+"""Leader election and ISR shrink decisions (Kafka's partition state machine)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reassignd.controller.partition_logic import after_broker_failure, initial_state, offline_election
+from reassignd.zk.codec import PartitionState
+
+
+def test_initial_state_takes_live_replicas() -> None:
+    assert initial_state([3, 1, 2], live={1, 2}, controller_epoch=4) == PartitionState(1, 0, 4, (1, 2))
+    assert initial_state([3], live={1}, controller_epoch=4) is None
+
+
+def test_leader_death_elects_first_live_isr_member_in_assignment_order() -> None:
+    state = PartitionState(leader=1, leader_epoch=5, controller_epoch=2, isr=(1, 3, 2))
+    new = after_broker_failure([1, 2, 3], state, live={2, 3}, controller_epoch=3)
+    assert new == PartitionState(2, 6, 3, (3, 2))
+
+
+def test_follower_death_shrinks_isr_and_bumps_epoch() -> None:
+    state = PartitionState(1, 5, 2, (1, 2, 3))
+    assert after_broker_failure([1, 2, 3], state, live={1, 2}, controller_epoch=2) == PartitionState(
+        1, 6, 2, (1, 2)
+    )
+
+
+def test_single_member_isr_stays_and_leader_goes_to_minus_one() -> None:
+    state = PartitionState(1, 5, 2, (1,))
+    assert after_broker_failure([1, 2], state, live={2}, controller_epoch=2) == PartitionState(-1, 6, 2, (1,))
+    # and nothing changes again while nobody comes back
+    assert after_broker_failure([1, 2], PartitionState(-1, 6, 2, (1,)), live={2}, controller_epoch=2) is None
+
+
+def test_unrelated_failure_changes_nothing() -> None:
+    assert (
+        after_broker_failure([1, 2], PartitionState(1, 5, 2, (1, 2)), live={1, 2}, controller_epoch=2) is None
+    )
+
+
+def test_offline_partition_recovers_when_isr_member_returns() -> None:
+    state = PartitionState(-1, 6, 2, (1,))
+    assert offline_election([1, 2], state, live={1, 2}, controller_epoch=3) == PartitionState(1, 7, 3, (1,))
+    assert offline_election([1, 2], state, live={2}, controller_epoch=3) is None
+    assert offline_election([1, 2], state, live={2}, controller_epoch=3, unclean=True) == PartitionState(
+        2, 7, 3, (2,)
+    )
+
+
+ids = st.integers(min_value=0, max_value=6)
+
+
+@given(
+    st.lists(ids, min_size=1, max_size=5, unique=True),
+    st.lists(ids, min_size=1, max_size=5, unique=True),
+    st.sets(ids),
+)
+def test_isr_never_empty_and_leader_always_live_member(
+    replicas: list[int], isr: list[int], live: set[int]
+) -> None:
+    state = PartitionState(isr[0], 3, 1, tuple(isr))
+    new = after_broker_failure(replicas, state, live, controller_epoch=1)
+    if new is None:
+        return
+    assert new.isr
+    assert new.leader_epoch == 4
+    if new.leader != -1:
+        assert new.leader in live and new.leader in new.isr
