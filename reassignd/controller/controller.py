@@ -92,6 +92,7 @@ class Controller:
         self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
         self._topic_views: dict[str, TopicView] = {}
         self._snapshot = ClusterSnapshot(settings.controller_id, False, 0, None)
+        self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
         self.channel = ControlChannel(
             request_timeout_s=settings.control_request_timeout_s,
             backoff_ms=settings.control_retry_backoff_ms,
@@ -289,7 +290,9 @@ class Controller:
         self.metrics.active.set(1)
         self.metrics.controller_epoch.set(won.epoch)
         self.metrics.elections.inc()
+        started = self._clock()
         await self._on_controller_failover()
+        self.last_failover_s = self._clock() - started
 
     async def _resign(self, reason: str) -> None:
         if self.ctx is None:
