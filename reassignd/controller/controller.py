@@ -292,6 +292,7 @@ class Controller:
         self.metrics.elections.inc()
         started = self._clock()
         await self._on_controller_failover()
+        self._publish()
         self.last_failover_s = self._clock() - started
 
     async def _resign(self, reason: str) -> None:

@@ -1,0 +1,164 @@
+"""Real processes for integration tests: controllers, broker agents, and HTTP/ZooKeeper helpers.
+
+Every process is started through the ``reassignd`` CLI (``python -m reassignd``), logs to a file
+under the test's tmp dir, and is killed at teardown by the ``procs`` fixture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiohttp
+
+from reassignd.zk.server import free_port
+
+T = TypeVar("T")
+
+
+class Proc:
+    def __init__(self, args: list[str], log_path: Path) -> None:
+        self.args = args
+        self.log_path = log_path
+        self._log = log_path.open("ab")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "reassignd", *args],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+
+    @property
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        if self.alive:
+            self.popen.send_signal(signal.SIGKILL)
+        self.popen.wait(timeout=10)
+
+    def terminate(self, timeout_s: float = 15.0) -> int:
+        if self.alive:
+            self.popen.send_signal(signal.SIGTERM)
+        try:
+            return self.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait(timeout=10)
+            raise
+
+    def close(self) -> None:
+        if self.alive:
+            self.popen.kill()
+            self.popen.wait(timeout=10)
+        self._log.close()
+
+
+class Procs:
+    """Starts processes for one test and kills whatever is left at teardown."""
+
+    def __init__(self, zk_connect: str, log_dir: Path) -> None:
+        self.zk_connect = zk_connect
+        self.log_dir = log_dir
+        self.started: list[Proc] = []
+
+    def start(self, name: str, args: list[str]) -> Proc:
+        proc = Proc(args, self.log_dir / f"{name}-{len(self.started)}.log")
+        self.started.append(proc)
+        return proc
+
+    def controller(self, controller_id: int = 9000, session_timeout_s: float = 2.0, *extra: str) -> ControllerProc:
+        port = free_port()
+        proc = self.start(
+            f"controller-{controller_id}",
+            [
+                "controller",
+                "--zk",
+                self.zk_connect,
+                "--controller-id",
+                str(controller_id),
+                "--http",
+                f"127.0.0.1:{port}",
+                "--session-timeout-s",
+                str(session_timeout_s),
+                *extra,
+            ],
+        )
+        return ControllerProc(proc, f"http://127.0.0.1:{port}", controller_id)
+
+    def cluster(self, brokers: int, first_id: int = 1, racks: int | None = None, *extra: str) -> Proc:
+        args = ["cluster", "--zk", self.zk_connect, "--brokers", str(brokers), "--first-id", str(first_id)]
+        if racks:
+            args += ["--racks", str(racks)]
+        return self.start(f"cluster-{first_id}", [*args, "--session-timeout-s", "2", *extra])
+
+    def broker(self, broker_id: int, *extra: str) -> Proc:
+        return self.start(
+            f"broker-{broker_id}",
+            ["broker", "--zk", self.zk_connect, "--id", str(broker_id), "--session-timeout-s", "2", *extra],
+        )
+
+    def close(self) -> None:
+        for proc in self.started:
+            proc.close()
+
+
+class ControllerProc:
+    def __init__(self, proc: Proc, url: str, controller_id: int) -> None:
+        self.proc = proc
+        self.url = url
+        self.controller_id = controller_id
+
+    async def get(self, path: str) -> tuple[int, Any]:
+        return await http_get(self.url + path)
+
+    async def status(self) -> dict[str, Any] | None:
+        try:
+            code, body = await self.get("/v1/status")
+        except (aiohttp.ClientError, OSError):
+            return None
+        return body if code == 200 else None
+
+
+async def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, Any]:
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
+        session.get(url) as resp,
+    ):
+        text = await resp.text()
+        try:
+            import json
+
+            return resp.status, json.loads(text)
+        except ValueError:
+            return resp.status, text
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]], timeout_s: float = 30.0, interval_s: float = 0.1, what: str = ""
+) -> T:
+    """Poll ``probe`` until it returns something truthy; fail after ``timeout_s`` (a bound for
+    hangs, not a speed assertion)."""
+    deadline = time.monotonic() + timeout_s
+    last: T | None = None
+    while time.monotonic() < deadline:
+        try:
+            last = await probe()
+        except (aiohttp.ClientError, OSError):
+            last = None
+        if last:
+            return last
+        await asyncio.sleep(interval_s)
+    raise AssertionError(f"not reached within {timeout_s}s: {what} (last: {last!r})")
