@@ -7,6 +7,7 @@ under the test's tmp dir, and is killed at teardown by the ``procs`` fixture.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -139,8 +140,6 @@ async def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, Any]:
     ):
         text = await resp.text()
         try:
-            import json
-
             return resp.status, json.loads(text)
         except ValueError:
             return resp.status, text
