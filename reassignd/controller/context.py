@@ -32,6 +32,9 @@ class ControllerContext:
     assignments: dict[str, dict[int, ReplicaAssignment]] = field(default_factory=dict)
     states: dict[TopicPartition, LeaderIsr] = field(default_factory=dict)
     reassigning: set[TopicPartition] = field(default_factory=set)
+    # partitions whose state znode exists but cannot be decoded: reported, never overwritten
+    malformed_states: set[TopicPartition] = field(default_factory=set)
+    malformed_topics: set[str] = field(default_factory=set)
     dirty_topics: set[str] = field(default_factory=set)
 
     # --- brokers ---
@@ -58,6 +61,7 @@ class ControllerContext:
     def remove_topic(self, topic: str) -> None:
         for p in self.assignments.pop(topic, {}):
             self.states.pop((topic, p), None)
+            self.malformed_states.discard((topic, p))
             self.reassigning.discard((topic, p))
         self.topic_ids.pop(topic, None)
         self.dirty_topics.add(topic)
@@ -72,6 +76,7 @@ class ControllerContext:
 
     def set_state(self, tp: TopicPartition, leader_isr: LeaderIsr) -> None:
         self.states[tp] = leader_isr
+        self.malformed_states.discard(tp)
         self.dirty_topics.add(tp[0])
 
     def all_partitions(self) -> Iterator[TopicPartition]:

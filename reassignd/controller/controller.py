@@ -90,6 +90,7 @@ class Controller:
         self._epoch_seen = 0
         self._armed: set[tuple[str, str]] = set()
         self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
+        self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
         self._topic_views: dict[str, TopicView] = {}
         self._snapshot = ClusterSnapshot(settings.controller_id, False, 0, None)
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
@@ -236,6 +237,10 @@ class Controller:
             raise
 
     def _report(self, path: str, reason: str, kind: str) -> None:
+        if self._reported.get(path) == reason:
+            log.debug("malformed znode %s still skipped: %s", path, reason)
+            return
+        self._reported[path] = reason
         log.error("malformed znode %s skipped: %s", path, reason)
         self.metrics.decode_errors.labels(kind).inc()
         self._problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
@@ -413,14 +418,16 @@ class Controller:
         znodes = await loader.read_topics(
             self.zk, names, lambda p: self._watch(p, PartitionsModified(paths.basename(p))), self._report
         )
+        ctx.malformed_topics.update(set(names) - set(znodes))
         for topic, znode in znodes.items():
             ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
         all_tps = list(ctx.all_partitions())
         states, malformed = await loader.read_states(self.zk, all_tps, self._report)
         ctx.states.update(states)
+        ctx.malformed_states.update(malformed)
         ctx.dirty_topics.update(znodes)
         batch = ControlBatch(ctx, self.settings.controller_id)
-        await self._online_partitions([tp for tp in all_tps if tp not in malformed], batch)
+        await self._online_partitions(all_tps, batch)
         for tp in ctx.all_partitions():
             a = ctx.assignment(tp)
             if a is not None and tp in ctx.states:
@@ -467,7 +474,7 @@ class Controller:
         offline: list[TopicPartition] = []
         for tp in tps:
             a = ctx.assignment(tp)
-            if a is None:
+            if a is None or tp in ctx.malformed_states:
                 continue
             li = ctx.states.get(tp)
             if li is None:
@@ -613,28 +620,40 @@ class Controller:
         for gone in known - names:
             log.info("topic %s was removed", gone)
             ctx.remove_topic(gone)
-        new = sorted(names - known)
-        if not new:
-            return
+        ctx.malformed_topics &= names
+        new = sorted(names - known - ctx.malformed_topics)
+        if new:
+            await self._add_topics(new)
+
+    async def _add_topics(self, names: list[str]) -> None:
+        """Topics that appeared (or whose malformed znode was fixed): load and bring online."""
+        ctx = self._require_ctx()
         znodes = await loader.read_topics(
-            self.zk, new, lambda p: self._watch(p, PartitionsModified(paths.basename(p))), self._report
+            self.zk, names, lambda p: self._watch(p, PartitionsModified(paths.basename(p))), self._report
         )
+        ctx.malformed_topics.update(set(names) - set(znodes))
         for topic, znode in znodes.items():
             ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
         tps = [(t, p) for t in znodes for p in ctx.assignments[t]]
         states, malformed = await loader.read_states(self.zk, tps, self._report)
         for tp, li in states.items():
             ctx.set_state(tp, li)
+        ctx.malformed_states.update(malformed)
         batch = ControlBatch(ctx, self.settings.controller_id)
         for tp in states:
             batch.add_leader_and_isr(self._replicas(tp), tp)
             batch.add_update_metadata([tp])
-        await self._online_partitions([tp for tp in tps if tp not in malformed], batch)
+        await self._online_partitions(tps, batch)
         self._send(batch)
-        log.info("new topics %s: %d partitions", sorted(znodes), len(tps))
+        if znodes:
+            log.info("new topics %s: %d partitions", sorted(znodes), len(tps))
 
     async def _on_partitions_modified(self, topic: str) -> None:
         ctx = self._require_ctx()
+        if topic in ctx.malformed_topics:
+            ctx.malformed_topics.discard(topic)
+            await self._add_topics([topic])
+            return
         znode = await loader.read_topic(
             self.zk, topic, self._watch(paths.topic(topic), PartitionsModified(topic)), self._report
         )
@@ -660,8 +679,9 @@ class Controller:
         states, malformed = await loader.read_states(self.zk, tps, self._report)
         for tp, li in states.items():
             ctx.set_state(tp, li)
+        ctx.malformed_states.update(malformed)
         batch = ControlBatch(ctx, self.settings.controller_id)
-        await self._online_partitions([tp for tp in tps if tp not in malformed], batch)
+        await self._online_partitions(tps, batch)
         self._send(batch)
         log.info("topic %s: new partitions %s", topic, added)
 
