@@ -120,6 +120,13 @@ class LiveBroker:
     @staticmethod
     def from_json(raw: Any) -> LiveBroker:
         obj = _obj(raw, "live broker")
+        if "id" not in obj and "broker_id" in obj:
+            # BROKERS.md's live_leaders example: {"broker_id", "host", "port"}; reassignd's agents
+            # serve PLAINTEXT and CONTROL on that one port
+            host, port = _str(obj, "host"), _int(obj, "port")
+            return LiveBroker(
+                _int(obj, "broker_id"), None, (f"PLAINTEXT://{host}:{port}", f"CONTROL://{host}:{port}")
+            )
         rack = obj.get("rack")
         if rack is not None and not isinstance(rack, str):
             raise WireError("field 'rack' must be a string or null")
@@ -277,3 +284,174 @@ class ControlResponse:
             eo = _obj(e, "partition error")
             errors.append(PartitionError(_str(eo, "topic"), _int(eo, "partition"), _int(eo, "error_code")))
         return ControlResponse(_int(obj, "error_code"), tuple(errors))
+
+
+# --- replication between agents (follower → leader), and the agent's progress report ------------
+
+NOT_LEADER_OR_FOLLOWER = 6
+FENCED_LEADER_EPOCH = 74
+UNKNOWN_LEADER_EPOCH = 75
+
+
+def _bool(obj: dict[str, Any], key: str) -> bool:
+    value = obj.get(key)
+    if not isinstance(value, bool):
+        raise WireError(f"field '{key}' must be a boolean")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    topic: str
+    partition: int
+    leader_epoch: int  # the leader epoch the follower knows
+    fetch_offset: int  # the follower's log end offset
+    max_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "leader_epoch": self.leader_epoch,
+            "fetch_offset": self.fetch_offset,
+            "max_bytes": self.max_bytes,
+        }
+
+    @staticmethod
+    def from_json(raw: Any) -> FetchPartition:
+        obj = _obj(raw, "fetch partition")
+        return FetchPartition(
+            _str(obj, "topic"),
+            _int(obj, "partition"),
+            _int(obj, "leader_epoch"),
+            _int(obj, "fetch_offset"),
+            _int(obj, "max_bytes"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    """``POST /replication/fetch`` on the leader's agent: one request per (follower, leader) pair
+    covers every partition the follower fetches from that leader, like Kafka's replica fetcher."""
+
+    replica_id: int
+    partitions: tuple[FetchPartition, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"replica_id": self.replica_id, "partitions": [p.to_json() for p in self.partitions]}
+
+    @staticmethod
+    def from_json(raw: Any) -> FetchRequest:
+        obj = _obj(raw, "request")
+        return FetchRequest(
+            _int(obj, "replica_id"), tuple(FetchPartition.from_json(p) for p in _list(obj, "partitions"))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPartition:
+    topic: str
+    partition: int
+    error_code: int
+    bytes: int = 0  # bytes served from the fetch offset
+    log_end_offset: int = 0  # the leader's
+    high_watermark: int = 0
+    in_isr: bool = False  # whether the fetching follower is in the ISR
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "error_code": self.error_code,
+            "bytes": self.bytes,
+            "log_end_offset": self.log_end_offset,
+            "high_watermark": self.high_watermark,
+            "in_isr": self.in_isr,
+        }
+
+    @staticmethod
+    def from_json(raw: Any) -> FetchedPartition:
+        obj = _obj(raw, "fetched partition")
+        return FetchedPartition(
+            _str(obj, "topic"),
+            _int(obj, "partition"),
+            _int(obj, "error_code"),
+            _int(obj, "bytes"),
+            _int(obj, "log_end_offset"),
+            _int(obj, "high_watermark"),
+            _bool(obj, "in_isr"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    error_code: int
+    partitions: tuple[FetchedPartition, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error_code": self.error_code, "partitions": [p.to_json() for p in self.partitions]}
+
+    @staticmethod
+    def from_json(raw: Any) -> FetchResponse:
+        obj = _obj(raw, "response")
+        return FetchResponse(
+            _int(obj, "error_code"), tuple(FetchedPartition.from_json(p) for p in _list(obj, "partitions"))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaInfo:
+    """One entry of ``GET /replicas``."""
+
+    topic: str
+    partition: int
+    leader: bool
+    log_end_offset: int
+    lag_bytes: int
+    fetch_bytes_per_s: float
+    in_isr: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "leader": self.leader,
+            "log_end_offset": self.log_end_offset,
+            "lag_bytes": self.lag_bytes,
+            "fetch_bytes_per_s": self.fetch_bytes_per_s,
+            "in_isr": self.in_isr,
+        }
+
+    @staticmethod
+    def from_json(raw: Any) -> ReplicaInfo:
+        obj = _obj(raw, "replica")
+        rate = obj.get("fetch_bytes_per_s")
+        if not isinstance(rate, int | float) or isinstance(rate, bool):
+            raise WireError("field 'fetch_bytes_per_s' must be a number")
+        return ReplicaInfo(
+            _str(obj, "topic"),
+            _int(obj, "partition"),
+            _bool(obj, "leader"),
+            _int(obj, "log_end_offset"),
+            _int(obj, "lag_bytes"),
+            float(rate),
+            _bool(obj, "in_isr"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicasReport:
+    """``GET /replicas``: every replica the agent hosts (nothing it was told to delete)."""
+
+    broker_id: int
+    replicas: tuple[ReplicaInfo, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"broker_id": self.broker_id, "replicas": [r.to_json() for r in self.replicas]}
+
+    @staticmethod
+    def from_json(raw: Any) -> ReplicasReport:
+        obj = _obj(raw, "report")
+        return ReplicasReport(
+            _int(obj, "broker_id"), tuple(ReplicaInfo.from_json(r) for r in _list(obj, "replicas"))
+        )

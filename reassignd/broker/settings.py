@@ -57,7 +57,9 @@ def rack_of(index: int, racks: int | None) -> str | None:
     return f"r{index % racks}"
 
 
-def cluster_settings(base: BrokerSettings, brokers: int, first_id: int, racks: int | None) -> list[BrokerSettings]:
+def cluster_settings(
+    base: BrokerSettings, brokers: int, first_id: int, racks: int | None
+) -> list[BrokerSettings]:
     """Settings of ``brokers`` agents with ids ``first_id..``; broker i gets rack r<(i-first_id) mod K>.
 
     A non-zero ``base.control_port`` is the first agent's port; the others take the next ones.

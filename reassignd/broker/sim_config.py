@@ -28,8 +28,8 @@ FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
 class TopicSimConfig:
     initial_bytes: int = 0
     produce_bytes_per_s: float = 0.0
-    leader_throttled: ThrottledReplicas = ThrottledReplicas()
-    follower_throttled: ThrottledReplicas = ThrottledReplicas()
+    leader_throttled: ThrottledReplicas = field(default_factory=ThrottledReplicas)
+    follower_throttled: ThrottledReplicas = field(default_factory=ThrottledReplicas)
     problems: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -67,7 +67,9 @@ def _throttled(config: Mapping[str, str], key: str, problems: list[str]) -> Thro
         return ThrottledReplicas()
 
 
-def topic_sim_config(config: Mapping[str, str] | None, default_produce_bytes_per_s: float = 0.0) -> TopicSimConfig:
+def topic_sim_config(
+    config: Mapping[str, str] | None, default_produce_bytes_per_s: float = 0.0
+) -> TopicSimConfig:
     """From a topic's config map (``None`` when ``/config/topics/<t>`` does not exist)."""
     config = config or {}
     problems: list[str] = []

@@ -127,3 +127,31 @@ class ThrottledReplicas:
                 raise ValueError(f"not a partition:broker pair: '{item.strip()}'")
             pairs.add((int(partition), int(broker)))
         return ThrottledReplicas(pairs=frozenset(pairs))
+
+
+def allocate_throttled(
+    budget: int,
+    throttle_budget: int,
+    needs: Sequence[int],
+    throttled: Sequence[bool],
+    *,
+    spread_leftover: bool = False,
+) -> list[int]:
+    """:func:`allocate`, with the ``throttled`` entries together bounded by ``throttle_budget``
+    (what they cannot use goes to the others)."""
+    shares = allocate(budget, needs, spread_leftover=spread_leftover)
+    limited = [i for i, t in enumerate(throttled) if t]
+    if sum(shares[i] for i in limited) <= throttle_budget:
+        return shares
+    free = [i for i, t in enumerate(throttled) if not t]
+    limited_shares = allocate(
+        min(budget, throttle_budget), [needs[i] for i in limited], spread_leftover=spread_leftover
+    )
+    rest = budget - sum(limited_shares)
+    free_shares = allocate(rest, [needs[i] for i in free], spread_leftover=spread_leftover)
+    out = [0] * len(needs)
+    for i, s in zip(limited, limited_shares, strict=True):
+        out[i] = s
+    for i, s in zip(free, free_shares, strict=True):
+        out[i] = s
+    return out

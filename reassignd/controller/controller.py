@@ -39,20 +39,11 @@ from reassignd.controller.partition_logic import after_broker_failure, initial_s
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import ActiveController, ClusterSnapshot, Problem, TopicView
+from reassignd.controller.writer import ZkWriter
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
-    BadVersionError,
-    Create,
-    Delete,
-    Fence,
-    MultiFailedError,
-    NodeExistsError,
-    NoNodeError,
     NotControllerError,
-    Op,
     SessionState,
-    SetData,
-    Stat,
     WatchCallback,
     ZkClient,
     ZkError,
@@ -85,7 +76,7 @@ class Controller:
         self._started_at = clock()
         self.queue: EventQueue[ControllerEvent] = EventQueue(clock, on_size=self.metrics.event_queue_size.set)
         self.ctx: ControllerContext | None = None
-        self._fence: Fence | None = None
+        self.writer: ZkWriter | None = None
         self._active_controller: ActiveController | None = None
         self._epoch_seen = 0
         self._armed: set[tuple[str, str]] = set()
@@ -288,9 +279,9 @@ class Controller:
 
     async def _become_active(self, won: election.Won) -> None:
         log.info("elected as the active controller with epoch %d", won.epoch)
-        self._fence = won.fence
         self._epoch_seen = won.epoch
         self.ctx = ControllerContext(won.epoch, won.fence.version)
+        self.writer = ZkWriter(self.zk, won.fence, self.ctx, self._report)
         self._active_controller = ActiveController(self.settings.controller_id, self.http_url)
         self.metrics.active.set(1)
         self.metrics.controller_epoch.set(won.epoch)
@@ -305,7 +296,7 @@ class Controller:
             return
         log.warning("resigning as the active controller: %s", reason)
         self.ctx = None
-        self._fence = None
+        self.writer = None
         self._active_controller = None
         self._topic_views.clear()
         self.metrics.active.set(0)
@@ -320,84 +311,10 @@ class Controller:
             raise NotControllerError("not the active controller")
         return self.ctx
 
-    async def _fenced(self, ops: list[Op]) -> list[Stat | str | None]:
-        if self._fence is None:
+    def _writer(self) -> ZkWriter:
+        if self.writer is None:
             raise NotControllerError("not the active controller")
-        return await self.zk.fenced_multi(self._fence, ops)
-
-    async def _update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
-        """Compute each partition's new state from its cached one with ``decide``, write it at
-        the known partition epoch (one fenced multi per partition, pipelined), then cache it.
-        A partition whose znode changed under us (an agent's ISR write) is re-read and decided
-        again. Returns the partitions that changed."""
-        ctx = self._require_ctx()
-        todo = [tp for tp in tps if tp in ctx.states]
-        changed: list[TopicPartition] = []
-        sem = asyncio.Semaphore(STATE_WRITE_CONCURRENCY)
-        for _attempt in range(5):
-            conflicts: list[TopicPartition] = []
-
-            async def write(
-                tp: TopicPartition, li: LeaderIsr, new: codec.PartitionState, conflicts: list[TopicPartition]
-            ) -> None:
-                async with sem:
-                    try:
-                        [stat] = await self._fenced(
-                            [
-                                SetData(
-                                    paths.partition_state(*tp), codec.encode_partition_state(new), li.version
-                                )
-                            ]
-                        )
-                    except MultiFailedError as e:
-                        if isinstance(e.cause, BadVersionError):
-                            conflicts.append(tp)
-                            return
-                        raise
-                assert isinstance(stat, Stat)
-                ctx.set_state(tp, LeaderIsr(new, stat.version))
-                changed.append(tp)
-
-            writes = []
-            for tp in todo:
-                li = ctx.states[tp]
-                new = decide(tp, li)
-                if new is not None:
-                    writes.append(write(tp, li, new, conflicts))
-            await asyncio.gather(*writes)
-            if not conflicts:
-                break
-            states, _ = await loader.read_states(self.zk, conflicts, self._report)
-            for tp, li in states.items():
-                ctx.set_state(tp, li)
-            todo = list(states)
-        return changed
-
-    async def _create_states(self, topic: str, new_states: Mapping[int, codec.PartitionState]) -> list[int]:
-        """Create the state znodes of new partitions of ``topic`` (and their parents)."""
-        ctx = self._require_ctx()
-        parent = paths.topic_partitions(topic)
-        existing = await self.zk.exists(parent)
-        have = set() if existing is None else set(await self.zk.children(parent))
-        ops: list[Op] = [] if existing is not None else [Create(parent)]
-        for p, state in sorted(new_states.items()):
-            if str(p) not in have:
-                ops.append(Create(paths.partition(topic, p)))
-            ops.append(Create(paths.partition_state(topic, p), codec.encode_partition_state(state)))
-        try:
-            await self._fenced(ops)
-        except MultiFailedError as e:
-            if isinstance(e.cause, NodeExistsError):
-                log.warning("state znodes of %s appeared concurrently (%s); re-reading", topic, e)
-                tps = [(topic, p) for p in new_states]
-                states, _ = await loader.read_states(self.zk, tps, self._report)
-                for tp, li in states.items():
-                    ctx.set_state(tp, li)
-                return []
-            raise
-        for p, state in new_states.items():
-            ctx.set_state((topic, p), LeaderIsr(state, 0))
-        return list(new_states)
+        return self.writer
 
     def _send(self, batch: ControlBatch) -> None:
         for broker_id, requests in batch.build().items():
@@ -409,10 +326,10 @@ class Controller:
     async def _on_controller_failover(self) -> None:
         """Kafka's onControllerFailover, in the order of CONTROLLER.md."""
         ctx = self._require_ctx()
-        await self._ensure_cluster_id()
+        await self._writer().ensure_cluster_id()
         stale = await self._children(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
         if stale:
-            await self._delete_all([paths.isr_change(c) for c in stale])
+            await self._writer().delete_all([paths.isr_change(c) for c in stale])
         await self._load_brokers()
         names = await self._children(paths.BROKER_TOPICS, TopicsChanged())
         znodes = await loader.read_topics(
@@ -442,29 +359,6 @@ class Controller:
             len(ctx.reassigning),
         )
 
-    async def _ensure_cluster_id(self) -> None:
-        if await self.zk.exists(paths.CLUSTER_ID) is None:
-            try:
-                await self._fenced(
-                    [Create(paths.CLUSTER_ID, codec.encode_cluster_id(codec.new_uuid_base64()))]
-                )
-            except MultiFailedError as e:
-                if not isinstance(e.cause, NodeExistsError):
-                    raise
-
-    async def _delete_all(self, znode_paths: list[str]) -> None:
-        try:
-            await self._fenced([Delete(p) for p in znode_paths])
-        except MultiFailedError as e:
-            if not isinstance(e.cause, NoNodeError):
-                raise
-            for p in znode_paths:
-                try:
-                    await self._fenced([Delete(p)])
-                except MultiFailedError as one:
-                    if not isinstance(one.cause, NoNodeError):
-                        raise
-
     async def _online_partitions(self, tps: Iterable[TopicPartition], batch: ControlBatch) -> None:
         """Kafka's triggerOnlinePartitionStateChange for ``tps``: create the state of new
         partitions (leader = first live replica), elect a leader for offline ones."""
@@ -486,12 +380,12 @@ class Controller:
             elif li.state.leader not in live:
                 offline.append(tp)
         for topic, new_states in new_by_topic.items():
-            for p in await self._create_states(topic, new_states):
+            for p in await self._writer().create_states(topic, new_states):
                 a = ctx.assignment((topic, p))
                 assert a is not None
                 batch.add_leader_and_isr(a.replicas, (topic, p), is_new=True)
                 batch.add_update_metadata([(topic, p)])
-        elected = await self._update_states(
+        elected = await self._writer().update_states(
             offline, lambda tp, li: offline_election(self._replicas(tp), li.state, live, ctx.epoch)
         )
         for tp in elected:
@@ -583,7 +477,7 @@ class Controller:
             for tp, li in ctx.states.items()
             if li.state.leader in dead or any(r in dead for r in li.state.isr)
         ]
-        changed = await self._update_states(
+        changed = await self._writer().update_states(
             affected, lambda tp, li: after_broker_failure(self._replicas(tp), li.state, live, ctx.epoch)
         )
         batch = ControlBatch(ctx, self.settings.controller_id)
@@ -702,7 +596,9 @@ class Controller:
                 tps.update(codec.decode_isr_change(znode.data))
             except codec.CodecError as e:
                 self._report(path, e.reason, "isr_change_notification")
-        await self._delete_all([p for p, z in zip(notification_paths, znodes, strict=True) if z is not None])
+        await self._writer().delete_all(
+            [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
+        )
         known = [tp for tp in tps if ctx.assignment(tp) is not None]
         states, _ = await loader.read_states(self.zk, known, self._report)
         for tp, li in states.items():

@@ -7,8 +7,10 @@ re-reads ZooKeeper, so duplicate or coalesced notifications are harmless.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 
+from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
 from reassignd.zk.codec import TopicPartition
 
 
@@ -71,6 +73,34 @@ class ControlRequestFailed:
     broker_id: int
 
 
+@dataclass(frozen=True, slots=True)
+class ZkPartitionReassignment:
+    """``/admin/reassign_partitions`` was created (or changed, or deleted: the handler re-reads)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDeletionsChanged:
+    """Children of ``/admin/delete_topics`` changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiPartitionReassignment:
+    """AlterPartitionReassignments from the HTTP API."""
+
+    request: AlterReassignments
+    reply: asyncio.Future[AlterResult] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReassignmentsRequested:
+    """DELETE /v1/reassignments[...]."""
+
+    request: CancelReassignments
+    reply: asyncio.Future[AlterResult] = field(compare=False, repr=False)
+
+
+RequestEvent = ApiPartitionReassignment | CancelReassignmentsRequested
+
 ControllerEvent = (
     Startup
     | ControllerChanged
@@ -82,6 +112,10 @@ ControllerEvent = (
     | IsrChangeNotified
     | PartitionStateChanged
     | ControlRequestFailed
+    | ZkPartitionReassignment
+    | TopicDeletionsChanged
+    | ApiPartitionReassignment
+    | CancelReassignmentsRequested
 )
 
 

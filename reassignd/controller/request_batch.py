@@ -42,6 +42,7 @@ class ControlBatch:
         self._leader_and_isr: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
         self._update_metadata: dict[int, set[TopicPartition]] = defaultdict(set)
         self._stop_replica: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
+        self._wire_cache: dict[tuple[TopicPartition, bool], WirePartitionState | None] = {}
 
     def add_leader_and_isr(self, brokers: Iterable[int], tp: TopicPartition, *, is_new: bool = False) -> None:
         """Tell ``brokers`` the partition's current state (only live ones get it)."""
@@ -64,6 +65,14 @@ class ControlBatch:
             self._stop_replica[broker][tp] = previous or delete
 
     def _wire_state(self, tp: TopicPartition, is_new: bool) -> WirePartitionState | None:
+        key = (tp, is_new)
+        if key in self._wire_cache:
+            return self._wire_cache[key]
+        ws = self._make_wire_state(tp, is_new)
+        self._wire_cache[key] = ws
+        return ws
+
+    def _make_wire_state(self, tp: TopicPartition, is_new: bool) -> WirePartitionState | None:
         a = self._ctx.assignment(tp)
         li = self._ctx.states.get(tp)
         if a is None or li is None:

@@ -12,6 +12,8 @@ from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 
+from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
+
 
 @dataclass(frozen=True, slots=True)
 class ActiveController:
@@ -58,6 +60,22 @@ class TopicView:
 
 
 @dataclass(frozen=True, slots=True)
+class ReassignmentView:
+    """A partition being reassigned, as ListPartitionReassignments shows it."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    target_replicas: tuple[int, ...]
+    original_replicas: tuple[int, ...]
+    source: str  # api | zk | request | batch
+    started_at_ms: int | None  # None when unknown (e.g. found in ZooKeeper at failover)
+    leader: int
+
+
+@dataclass(frozen=True, slots=True)
 class Problem:
     """A znode the controller could not decode (most recent first in the snapshot)."""
 
@@ -75,6 +93,7 @@ class ClusterSnapshot:
     brokers: Mapping[int, BrokerView] = field(default_factory=dict)
     topics: Mapping[str, TopicView] = field(default_factory=dict)  # empty on a standby
     problems: tuple[Problem, ...] = ()
+    reassignments: Mapping[tuple[str, int], ReassignmentView] = field(default_factory=dict)
 
     @property
     def partition_count(self) -> int:
@@ -89,6 +108,12 @@ class ControllerView(Protocol):
     """What the HTTP layer may ask of a controller instance."""
 
     def snapshot(self) -> ClusterSnapshot: ...
+
+    async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
+        """Enqueue and await the controller's answer; raises NotController on a standby."""
+        ...
+
+    async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult: ...
 
     @property
     def zk_connected(self) -> bool: ...

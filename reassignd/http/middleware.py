@@ -40,7 +40,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
 def _reassignd_error(request: web.Request, error: ReassigndError) -> web.Response:
     extra: dict[str, object] = {}
     headers: dict[str, str] = {}
-    if isinstance(error, NotController) or error.error_code == NotController.error_code:
+    if error.error_code == NotController.error_code:
         # Tell the client where the active controller is (null when unknown).
         extra["active_controller"] = active_controller_json(request.app[VIEW].snapshot().active_controller)
     if isinstance(error, auth.AuthenticationFailed):

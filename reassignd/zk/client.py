@@ -1,14 +1,28 @@
 """The one place that talks to aiozk: fenced writes, pipelined reads, watches, session supervision.
 
-INTERFACE STUB — to be implemented (see the docstrings). Everything else in reassignd uses only
-this module's names, never aiozk's.
+Everything else in reassignd uses only this module's names, never aiozk's. The private modules
+beside it do the work: ``_wire`` (the jute wire format), ``_transport`` (aiozk's session and
+connection, patched where aiozk 0.32 is unsafe), ``_supervisor`` (session state, expiry detection),
+``_watches`` (one-shot watches), ``_reaper`` (closing sessions given up) and ``_pipeline``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import enum
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from reassignd.zk import _wire
+from reassignd.zk._pipeline import run_pipelined
+from reassignd.zk._supervisor import SessionSupervisor
+from reassignd.zk._transport import WATCH_EVENTS, ConnectionDropped, ZkSession
+from reassignd.zk._watches import ArmedWatch, WatchRegistry
+
+log = logging.getLogger(__name__)
 
 MAX_ZNODE_BYTES = 1024 * 1024  # ZooKeeper's default jute.maxbuffer
 
@@ -144,68 +158,265 @@ class ZkSettings:
     request_timeout_s: float = 10.0
 
 
+# --- tuning (measured with bench/zk_baseline.py) --------------------------------------------------
+
+_READ_BATCH_MAX = 500  # paths per multiRead
+_READ_BATCH_MIN = 16
+_READ_BATCH_TARGET_BYTES = 512 * 1024  # aimed-at size of one multiRead reply
+_READ_REQUEST_MAX_BYTES = 256 * 1024  # paths per multiRead request, in bytes
+_READ_WINDOW = 4  # multiReads in flight
+_SINGLE_READ_WINDOW = 256  # single reads in flight (servers older than 3.6: no multiRead)
+_MULTI_MAX_OPS = 500  # ops per fenced multi chunk
+_MULTI_MAX_BYTES = 256 * 1024  # serialized bytes per fenced multi chunk
+_WRITE_WINDOW = 4  # fenced multi chunks in flight
+_DELETE_WINDOW = 128  # single deletes in flight (delete_recursive)
+_CLOSE_TIMEOUT_S = 2.0  # close(): at most this for the CloseSession round trip
+
+
+def _split_connect(connect: str) -> tuple[str, str]:
+    """ "host:port,host:port/chroot" → ("host:port,host:port", "/chroot" or "")."""
+    servers, slash, chroot = connect.partition("/")
+    chroot = ("/" + chroot.strip("/")) if slash and chroot.strip("/") else ""
+    return servers, chroot
+
+
+def _stat(t: _wire.StatTuple) -> Stat:
+    return Stat(
+        czxid=t[0],
+        mzxid=t[1],
+        version=t[4],
+        cversion=t[5],
+        ephemeral_owner=t[7],
+        num_children=t[9],
+        data_length=t[8],
+    )
+
+
+def _error(code: int, path: str | None) -> ZkError:
+    name = _wire.ERROR_NAMES.get(code, f"code {code}")
+    where = f" ({path})" if path else ""
+    if code == _wire.NO_NODE:
+        return NoNodeError(f"no znode{where}", path)
+    if code == _wire.NODE_EXISTS:
+        return NodeExistsError(f"znode exists{where}", path)
+    if code == _wire.BAD_VERSION:
+        return BadVersionError(f"version mismatch{where}", path)
+    if code == _wire.NOT_EMPTY:
+        return NotEmptyError(f"znode has children{where}", path)
+    if code in (_wire.CONNECTION_LOSS, _wire.SESSION_EXPIRED, _wire.SESSION_MOVED):
+        return ConnectionLostError(f"ZooKeeper answered {name}{where}", path)
+    return ZkError(f"ZooKeeper answered {name}{where}", path)
+
+
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] or "/"
+
+
+def _join(parent: str, child: str) -> str:
+    return f"{parent.rstrip('/')}/{child}"
+
+
 class ZkClient:
     """A ZooKeeper session for one process role (controller, or one broker agent).
 
-    - Every call has a timeout (``request_timeout_s``) and raises ``ZkTimeoutError`` past it.
+    - Every call has a timeout (``request_timeout_s``) and raises ``ZkTimeoutError`` past it
+      (bulk calls — get_many, children_many, split fenced_multi, delete_recursive — per request
+      they send).
     - ``session_id`` is the current session; a new session id after a reconnect is reported as
       ``SessionState.EXPIRED`` (aiozk reopens sessions silently).
     - ``on_session_state(cb)`` registers a callback invoked (via loop.call_soon, never blocking)
       on every state change: SUSPENDED when the connection drops, CONNECTED when the same
       session comes back, EXPIRED when the session was lost, CLOSED on close().
       The supervisor must notice SUSPENDED → EXPIRED within the session timeout of losing it.
+      EXPIRED is followed by CONNECTED once a new session is open (``session_id`` changed).
+      CONNECTED is also reported once by start().
     - Watches are one-shot, like ZooKeeper's: ``get(path, watch=cb)`` arms a data watch and ``cb``
       is called at most once. After an EXPIRED report, armed watches are dropped; the owner re-arms.
     - Writes larger than MAX_ZNODE_BYTES raise ``ZnodeTooLargeError`` before sending.
+    - A write whose connection drops before its reply raises ``ConnectionLostError`` (it may or
+      may not have been applied); reads are retried on the same session. A request that would
+      cross into a new session (started before an EXPIRED report) raises ``ConnectionLostError``.
     """
 
     def __init__(self, settings: ZkSettings) -> None:
         self.settings = settings
-        raise NotImplementedError
+        self._servers, self._chroot = _split_connect(settings.connect)
+        self._session: ZkSession | None = None
+        self._supervisor = SessionSupervisor(
+            session_timeout_s=settings.session_timeout_s,
+            on_change=self._on_supervisor_state,
+            on_expired=self._drop_watches,
+        )
+        self._supervisor_task: asyncio.Task[None] | None = None
+        self._watches = WatchRegistry(self._relative)
+        self._state_callbacks: list[Callable[[SessionState], None]] = []
+        self._started = False
+        self._closed = False
+        self._multi_read = True
 
     @property
     def session_id(self) -> int | None:
-        raise NotImplementedError
+        if not self._started or self._closed:
+            return None
+        return self._supervisor.session_id
 
     @property
     def connected(self) -> bool:
-        raise NotImplementedError
+        return self._started and not self._closed and self._supervisor.state == "connected"
 
     def on_session_state(self, callback: Callable[[SessionState], None]) -> None:
-        raise NotImplementedError
+        self._state_callbacks.append(callback)
 
     async def start(self) -> None:
         """Connect, open a session, create the chroot if missing."""
-        raise NotImplementedError
+        if self._started:
+            raise RuntimeError("ZkClient.start() called twice")
+        self._started = True
+        supervisor = self._supervisor
+        session = ZkSession(
+            self._servers,
+            self.settings.session_timeout_s,
+            connect_timeout_s=min(max(self.settings.session_timeout_s / 3, 1.0), 5.0),
+            on_established=supervisor.on_established,
+            on_connection_lost=supervisor.on_connection_lost,
+        )
+        self._session = session
+        supervisor.attach(session)
+        self._watches.attach(session.watch_callbacks)
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                await session.start()
+        except BaseException as e:
+            await self.close()
+            if isinstance(e, TimeoutError):
+                raise ZkTimeoutError(
+                    f"no ZooKeeper session with {self._servers} within {self.settings.request_timeout_s} s"
+                ) from None
+            raise
+        self._multi_read = tuple(session.conn.version_info or (0, 0, 0)) >= (3, 6, 0)
+        supervisor.begin()
+        self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
+        if self._chroot:
+            await self._ensure_absolute(self._chroot)
 
     async def close(self) -> None:
         """Close the session (ephemeral znodes go at once); cancels every watch task; never hangs."""
-        raise NotImplementedError
+        if self._closed or self._session is None:
+            self._closed = True
+            return
+        self._closed = True
+        session, supervisor = self._session, self._supervisor
+        was_connected = supervisor.state == "connected" and session.conn is not None and session.conn.alive
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            if self._supervisor_task is not None:
+                self._supervisor_task.cancel()
+                tasks.append(self._supervisor_task)
+            self._watches.drop_all()
+            if was_connected:
+                await self._send_close_session(session)
+        finally:
+            supervisor.close()
+            tasks.extend(session.shut_down())
+            await supervisor.stop_reaper()
+            if tasks:
+                done, _ = await asyncio.wait(tasks, timeout=1.0)
+                for task in done:
+                    if not task.cancelled():
+                        task.exception()  # retrieved: a task that failed is logged by its owner
+            if self._started and supervisor.state is not None:
+                self._report(SessionState.CLOSED)
 
-    # reads
+    async def _send_close_session(self, session: ZkSession) -> None:
+        try:
+            async with asyncio.timeout(min(self.settings.request_timeout_s, _CLOSE_TIMEOUT_S)):
+                await session.conn.send(_wire.close_session(), xid=session.next_xid())
+        except (TimeoutError, ConnectionDropped, _wire.ServerError) as e:
+            log.info("closing the ZooKeeper session failed: %r", e)
+
+    # --- reads -----------------------------------------------------------------------------------
+
     async def get(self, path: str, watch: WatchCallback | None = None) -> Znode:
         """Raises NoNodeError."""
-        raise NotImplementedError
+        absolute = self._absolute(path)
+        armed = self._arm(WatchKind.DATA, absolute, watch)
+        try:
+            data, stat = await self._call(_wire.get_data(absolute, watch is not None), path, retry=True)
+        except BaseException:
+            self._watches.disarm(armed)
+            raise
+        return Znode(path, data, _stat(stat))
 
     async def get_or_none(self, path: str, watch: WatchCallback | None = None) -> Znode | None:
         """None when the znode does not exist (with ``watch``, an EXISTS watch is armed then)."""
-        raise NotImplementedError
+        if watch is None:
+            try:
+                return await self.get(path)
+            except NoNodeError:
+                return None
+        absolute = self._absolute(path)
+        for _ in range(3):
+            try:
+                return await self.get(path, watch)
+            except NoNodeError:
+                pass
+            armed = self._arm(WatchKind.EXISTS, absolute, watch)
+            try:
+                await self._call(_wire.exists(absolute, True), path, retry=True)
+            except NoNodeError:
+                return None  # the EXISTS watch stays armed: it fires on creation
+            except BaseException:
+                self._watches.disarm(armed)
+                raise
+            self._watches.disarm(armed)  # created in between: read it again (arming a data watch)
+        # It keeps appearing and vanishing: report it missing and tell the owner to look again.
+        asyncio.get_running_loop().call_soon(self._invoke_watch, watch, path)
+        return None
 
     async def exists(self, path: str, watch: WatchCallback | None = None) -> Stat | None:
-        raise NotImplementedError
+        absolute = self._absolute(path)
+        armed = self._arm(WatchKind.EXISTS, absolute, watch)
+        try:
+            stat = await self._call(_wire.exists(absolute, watch is not None), path, retry=True)
+        except NoNodeError:
+            return None  # a watch stays armed: ZooKeeper set an exists watch
+        except BaseException:
+            self._watches.disarm(armed)
+            raise
+        return _stat(stat)
 
     async def children(self, path: str, watch: WatchCallback | None = None) -> list[str]:
         """Raises NoNodeError."""
-        raise NotImplementedError
+        absolute = self._absolute(path)
+        armed = self._arm(WatchKind.CHILDREN, absolute, watch)
+        try:
+            children: list[str] = await self._call(
+                _wire.get_children(absolute, watch is not None), path, retry=True
+            )
+        except BaseException:
+            self._watches.disarm(armed)
+            raise
+        return children
 
     async def get_many(self, paths: Sequence[str]) -> list[Znode | None]:
         """Pipelined/batched reads (multiRead); None for missing znodes; result order = paths."""
-        raise NotImplementedError
+        values = await self._read_many(paths, _wire.GET_DATA)
+        result: list[Znode | None] = []
+        append = result.append
+        for path, value in zip(paths, values, strict=True):
+            if value is None:
+                append(None)
+            else:
+                t = value[1]
+                append(Znode(path, value[0], Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])))
+        return result
 
     async def children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
-        raise NotImplementedError
+        """Like get_many, for children lists (multiRead of getChildren)."""
+        return await self._read_many(paths, _wire.GET_CHILDREN)
 
-    # plain writes (agents, tools, tests)
+    # --- plain writes ----------------------------------------------------------------------------
+
     async def create(
         self,
         path: str,
@@ -216,30 +427,343 @@ class ZkClient:
         make_parents: bool = False,
     ) -> str:
         """Returns the created path (with the sequence suffix). Raises NodeExistsError/NoNodeError."""
-        raise NotImplementedError
+        request = self._request(Create(path, data, ephemeral, sequential))
+        try:
+            created: str = await self._call(request, path, retry=False)
+        except NoNodeError:
+            if not make_parents:
+                raise
+            await self.ensure_path(_parent(path))
+            created = await self._call(request, path, retry=False)
+        return self._relative(created)
 
     async def set(self, path: str, data: bytes, version: int) -> Stat:
-        raise NotImplementedError
+        stat = await self._call(self._request(SetData(path, data, version)), path, retry=False)
+        return _stat(stat)
 
     async def delete(self, path: str, version: int = -1) -> None:
-        raise NotImplementedError
+        await self._call(self._request(Delete(path, version)), path, retry=False)
 
     async def delete_recursive(self, path: str) -> None:
         """Delete a subtree (no-op if missing)."""
-        raise NotImplementedError
+        for _ in range(5):
+            levels = [[path]]
+            while levels[-1]:
+                listed = await self.children_many(levels[-1])
+                if len(levels) == 1 and listed[0] is None:
+                    return
+                levels.append(
+                    [_join(p, c) for p, kids in zip(levels[-1], listed, strict=True) for c in kids or ()]
+                )
+            if await self._delete_bottom_up(levels):
+                return
+        raise NotEmptyError(f"{path} keeps getting new children", path)
+
+    async def _delete_bottom_up(self, levels: list[list[str]]) -> bool:
+        """Pipelined deletes, deepest level first; False when a znode got a new child meanwhile."""
+        busy: list[str] = []
+
+        async def delete_one(znode: str) -> None:
+            try:
+                await self.delete(znode)
+            except NoNodeError:
+                pass
+            except NotEmptyError:
+                busy.append(znode)
+
+        for level in reversed(levels):
+            await run_pipelined((delete_one(p) for p in level), _DELETE_WINDOW)
+            if busy:
+                return False
+        return True
 
     async def ensure_path(self, path: str) -> None:
         """Create every missing persistent znode on the way (null data)."""
-        raise NotImplementedError
+        await self._ensure_absolute(self._absolute(path))
+
+    async def _ensure_absolute(self, absolute: str) -> None:
+        if absolute == "/":
+            return
+        try:
+            await self._call(_wire.exists(absolute), absolute, retry=True)
+            return
+        except NoNodeError:
+            pass
+        parts = absolute.strip("/").split("/")
+        for depth in range(1, len(parts) + 1):
+            prefix = "/" + "/".join(parts[:depth])
+            with contextlib.suppress(NodeExistsError):
+                await self._call(_wire.create(prefix, None), prefix, retry=False)
 
     async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
         """Atomic multi. Per op: SetData → Stat, Create → created path, Delete/Check → None.
-        Raises MultiFailedError (index of the failing op) when it failed: nothing applied."""
-        raise NotImplementedError
+        Raises MultiFailedError (index of the failing op) when it failed: nothing applied.
+        A request over the server's packet limit raises ZnodeTooLargeError (nothing sent); an
+        error of the whole request (not of one op) raises that error."""
+        if not ops:
+            return []
+        requests = [self._request(op) for op in ops]
+        request = _wire.multi(requests)
+        self._check_packet(request, None)
+        values = await self._call(request, None, retry=False)
+        return self._multi_results(ops, values, offset=0)
 
     async def fenced_multi(self, fence: Fence, ops: Sequence[Op]) -> list[Stat | str | None]:
         """``multi([Check(fence), *ops])``; results without the check. A failed check raises
         NotControllerError; another op's failure raises MultiFailedError (index without the check).
         Large op lists are split into several fenced multis of bounded size (each carrying the
-        check), sent pipelined; they are not atomic with each other."""
-        raise NotImplementedError
+        check), sent pipelined; they are not atomic with each other: when one fails, those before
+        it are applied, later ones not yet sent are not sent, later ones already sent may apply
+        (unless the fence failed: then none after it can). An empty ``ops`` just checks the fence."""
+        check = _wire.check(self._absolute(fence.path), fence.version)
+        requests = [self._request(op) for op in ops]
+        chunks = list(self._chunks(check, requests))
+        results: list[Stat | str | None] = [None] * len(ops)
+        errors: list[tuple[int, ZkError]] = []
+
+        async def send(start: int, end: int) -> None:
+            try:
+                values = await self._call(_wire.multi([check, *requests[start:end]]), None, retry=False)
+                first = values[0]
+                if isinstance(first, _wire.ServerError) and first.code not in _ROLLED_BACK:
+                    raise NotControllerError(
+                        f"fence {fence.path}@{fence.version} failed ({first}): another controller was elected",
+                        fence.path,
+                    )
+                # the check passed (or was rolled back because one of the ops failed)
+                results[start:end] = self._multi_results(ops[start:end], values[1:], offset=start)
+            except ZkError as e:
+                errors.append((start, e))
+                raise
+
+        try:
+            await run_pipelined((send(start, end) for start, end in chunks), _WRITE_WINDOW)
+        except ZkError:
+            fenced = [e for _, e in errors if isinstance(e, NotControllerError)]
+            raise (fenced[0] if fenced else min(errors, key=lambda item: item[0])[1]) from None
+        return results
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _absolute(self, path: str) -> str:
+        if not path.startswith("/"):
+            raise ValueError(f"not an absolute znode path: {path!r}")
+        if not self._chroot:
+            return path
+        return self._chroot if path == "/" else self._chroot + path
+
+    def _relative(self, absolute: str) -> str:
+        chroot = self._chroot
+        if not chroot:
+            return absolute
+        if absolute == chroot:
+            return "/"
+        return absolute[len(chroot) :] if absolute.startswith(chroot + "/") else absolute
+
+    def _request(self, op: Op) -> _wire.Request:
+        absolute = self._absolute(op.path)
+        match op:
+            case Create(path, data, ephemeral, sequential):
+                self._check_data(path, data)
+                request = _wire.create(absolute, data, ephemeral=ephemeral, sequential=sequential)
+            case SetData(path, data, version):
+                self._check_data(path, data)
+                request = _wire.set_data(absolute, data, version)
+            case Delete(_, version):
+                request = _wire.delete(absolute, version)
+            case Check(_, version):
+                request = _wire.check(absolute, version)
+        self._check_packet(request, op.path)
+        return request
+
+    @staticmethod
+    def _check_data(path: str, data: bytes | None) -> None:
+        if data is not None and len(data) > MAX_ZNODE_BYTES:
+            raise ZnodeTooLargeError(
+                f"{len(data)} bytes for {path}: over the {MAX_ZNODE_BYTES} bytes a znode may hold; "
+                "split it into children",
+                path,
+            )
+
+    @staticmethod
+    def _check_packet(request: _wire.Request, path: str | None) -> None:
+        if request.packet_size > _wire.MAX_PACKET_BYTES:
+            raise ZnodeTooLargeError(
+                f"request of {request.packet_size} bytes: over ZooKeeper's default jute.maxbuffer "
+                f"({_wire.MAX_PACKET_BYTES}); the server would drop the connection",
+                path,
+            )
+
+    def _chunks(self, check: _wire.Request, requests: list[_wire.Request]) -> Iterator[tuple[int, int]]:
+        """Split ``requests`` into fenced multis of at most _MULTI_MAX_OPS ops / _MULTI_MAX_BYTES
+        bytes (each with ``check``); every chunk is size-checked before anything is sent."""
+        base = _wire.EMPTY_MULTI_SIZE + _wire.multi_op_size(check)
+        bounds: list[tuple[int, int]] = []
+        start, size = 0, base
+        for index, request in enumerate(requests):
+            op_size = _wire.multi_op_size(request)
+            if index > start and (index - start >= _MULTI_MAX_OPS or size + op_size > _MULTI_MAX_BYTES):
+                bounds.append((start, index))
+                start, size = index, base
+            size += op_size
+            if size > _wire.MAX_PACKET_BYTES:
+                raise ZnodeTooLargeError(
+                    f"op {index} ({request.path}) makes a fenced multi of {size} bytes: over ZooKeeper's "
+                    f"default jute.maxbuffer ({_wire.MAX_PACKET_BYTES})",
+                    request.path,
+                )
+        bounds.append((start, len(requests)))
+        return iter(bounds)
+
+    def _multi_results(self, ops: Sequence[Op], values: list[Any], *, offset: int) -> list[Stat | str | None]:
+        failures = [i for i, v in enumerate(values) if isinstance(v, _wire.ServerError)]
+        if failures:
+            real = [i for i in failures if values[i].code not in _ROLLED_BACK]
+            index = real[0] if real else failures[0]
+            raise MultiFailedError(offset + index, _error(values[index].code, ops[index].path))
+        results: list[Stat | str | None] = []
+        for op, value in zip(ops, values, strict=True):
+            if isinstance(op, SetData):
+                results.append(_stat(value))
+            elif isinstance(op, Create):
+                results.append(self._relative(value))
+            else:
+                results.append(None)
+        return results
+
+    async def _read_many(self, paths: Sequence[str], opcode: int) -> list[Any]:
+        """``opcode`` (GET_DATA or GET_CHILDREN) for every path: values in order, None for NoNode.
+
+        multiRead batches, sized so a reply stays near _READ_BATCH_TARGET_BYTES (learning the
+        size of an entry from the replies), _READ_WINDOW of them in flight."""
+        absolute = [self._absolute(p) for p in paths]
+        values: list[Any] = [None] * len(paths)
+        if not self._multi_read:
+            await self._read_singly(paths, absolute, opcode, values)
+            return values
+        entry_bytes = [256]  # size of one reply entry, learned as replies come
+
+        async def read_batch(start: int, request: _wire.Request) -> None:
+            replies = await self._call(request, None, retry=True)
+            reply_bytes = 0
+            for i, reply in enumerate(replies):
+                if isinstance(reply, _wire.ServerError):
+                    if reply.code != _wire.NO_NODE:
+                        raise _error(reply.code, paths[start + i])
+                    values[start + i] = None
+                else:
+                    reply_bytes += _reply_size(reply)
+                    values[start + i] = reply
+            entry_bytes[0] = max(64, reply_bytes // max(len(replies), 1) + 16)
+
+        def batches() -> Iterator[Coroutine[Any, Any, None]]:
+            start = 0
+            while start < len(paths):
+                count = max(_READ_BATCH_MIN, min(_READ_BATCH_MAX, _READ_BATCH_TARGET_BYTES // entry_bytes[0]))
+                request = _wire.multi_read(opcode, absolute[start : start + count])
+                while request.packet_size > _READ_REQUEST_MAX_BYTES and count > 1:
+                    count //= 2
+                    request = _wire.multi_read(opcode, absolute[start : start + count])
+                yield read_batch(start, request)
+                start += count
+
+        await run_pipelined(batches(), _READ_WINDOW)
+        return values
+
+    async def _read_singly(
+        self, paths: Sequence[str], absolute: list[str], opcode: int, values: list[Any]
+    ) -> None:
+        """Servers before 3.6 have no multiRead: pipelined single reads."""
+        make = _wire.get_data if opcode == _wire.GET_DATA else _wire.get_children
+
+        async def read_one(i: int) -> None:
+            try:
+                values[i] = await self._call(make(absolute[i]), paths[i], retry=True)
+            except NoNodeError:
+                values[i] = None
+
+        await run_pipelined((read_one(i) for i in range(len(paths))), _SINGLE_READ_WINDOW)
+
+    async def _call(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
+        """One request under the request timeout; server errors mapped to ZkError."""
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                return await self._exchange(request, path, retry)
+        except TimeoutError:
+            raise ZkTimeoutError(f"no reply within {self.settings.request_timeout_s} s", path) from None
+
+    async def _exchange(self, request: _wire.Request, path: str | None, retry: bool) -> Any:
+        supervisor = self._supervisor
+        generation = supervisor.generation
+        while True:
+            if self._closed or not self._started:
+                raise ConnectionLostError("the ZooKeeper client is closed", path)
+            if not supervisor.ready.is_set():
+                await supervisor.ready.wait()
+                continue
+            if supervisor.generation != generation:
+                raise ConnectionLostError("the ZooKeeper session expired", path)
+            session = self._require_session()
+            future = session.conn.send(request, xid=session.next_xid())
+            try:
+                _zxid, value = await future
+            except ConnectionDropped:
+                if retry and not self._closed:
+                    await asyncio.sleep(0)
+                    continue
+                raise ConnectionLostError(
+                    "connection lost before the reply: the request may or may not have been applied", path
+                ) from None
+            except _wire.ServerError as e:
+                raise _error(e.code, path) from None
+            return value
+
+    def _require_session(self) -> ZkSession:
+        if self._session is None:
+            raise ConnectionLostError("the ZooKeeper client is not started")
+        return self._session
+
+    # --- watches and state reports ---------------------------------------------------------------
+
+    def _arm(self, kind: WatchKind, absolute: str, callback: WatchCallback | None) -> ArmedWatch | None:
+        if callback is None:
+            return None
+        if self._closed:
+            raise ConnectionLostError("the ZooKeeper client is closed", self._relative(absolute))
+        return self._watches.arm(kind, absolute, WATCH_EVENTS[kind.value], callback)
+
+    def _drop_watches(self) -> None:
+        dropped = self._watches.drop_all()
+        if dropped:
+            log.info("dropped %d watches of the expired ZooKeeper session", dropped)
+
+    @staticmethod
+    def _invoke_watch(callback: WatchCallback, path: str) -> None:
+        try:
+            callback(path)
+        except Exception:
+            log.exception("watch callback %r for %s failed", callback, path)
+
+    def _on_supervisor_state(self, state: str) -> None:
+        self._report(SessionState(state))
+
+    def _report(self, state: SessionState) -> None:
+        loop = asyncio.get_running_loop()
+        for callback in list(self._state_callbacks):
+            loop.call_soon(self._invoke_state_callback, callback, state)
+
+    @staticmethod
+    def _invoke_state_callback(callback: Callable[[SessionState], None], state: SessionState) -> None:
+        try:
+            callback(state)
+        except Exception:
+            log.exception("session state callback %r failed", callback)
+
+
+_ROLLED_BACK = (_wire.OK, _wire.RUNTIME_INCONSISTENCY)
+
+
+def _reply_size(reply: Any) -> int:
+    if isinstance(reply, tuple):  # (data, stat)
+        return len(reply[0] or b"") + 80
+    return sum(len(child) + 4 for child in reply) + 8

@@ -2,14 +2,13 @@
 
 Each ``decode_*`` takes the raw bytes (``None`` for a znode with null data) and returns a typed
 value or raises :class:`CodecError` with a one-line human reason ("invalid JSON at byte 1",
-"field 'leader' must be an integer, got string"). Unknown keys are accepted; duplicate keys are
-not. Each ``encode_*`` returns compact UTF-8 JSON bytes and raises ``ValueError`` rather than
-write something its decoder would reject. Pure: no I/O.
+"field 'leader' must be an integer, got string"). Unknown keys are accepted, duplicate keys are
+not. Each ``encode_*`` returns compact UTF-8 JSON bytes, and raises ``ValueError`` rather than
+write what its own decoder would reject. Pure: no I/O.
 
-Znodes that record state (topic, partition state, status, brokers) are checked fully: replica ids
-are non-negative and unique. Intake znodes (``/admin/reassign_partitions``, reassignment requests)
-are checked for shape and types only: as in Kafka, an entry whose replicas make no sense is the
-controller's to refuse per entry, without dropping the rest of the znode.
+Recorded replica lists (RS/AR/RR, ISR, status nodes) hold unique non-negative ids. Intake znodes
+(legacy reassignments, KIP-236 requests) are checked for shape and types only: as in Kafka, the
+controller refuses a bad target entry by entry, without losing the rest of the znode.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 TopicPartition = tuple[str, int]
+Replicas = tuple[int, ...]
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -41,30 +41,16 @@ class CodecError(ValueError):
 
 # --- reading and writing JSON --------------------------------------------------------------------
 
-_DIGITS = re.compile(r"[0-9]+")
-_CANONICAL_DIGITS = re.compile(r"0|[1-9][0-9]*")
-_UUID = re.compile(r"[A-Za-z0-9_-]{22}")
+_DIGITS = re.compile(r"[0-9]{1,19}")
+_PARTITION = re.compile(r"0|[1-9][0-9]{0,9}")
+_UUID = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")  # 16 bytes: the last char holds 2 bits and 4 zeros
+_KINDS: dict[type[object], str] = {type(None): "null", bool: "boolean", int: "number", float: "number"}
+_KINDS.update({str: "string", list: "array", dict: "object"})
 
 
-def _quote(text: str, limit: int = 60) -> str:
-    """``text`` as a one-line JSON string literal, shortened for error messages."""
-    return json.dumps(text if len(text) <= limit else text[:limit] + "...")
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+def _quote(text: str) -> str:
+    """``text`` as a one-line JSON string literal, cut short for an error message."""
+    return json.dumps(text if len(text) <= 60 else text[:60] + "...")
 
 
 def _text(data: bytes | None) -> str:
@@ -78,18 +64,9 @@ def _text(data: bytes | None) -> str:
         raise CodecError(f"not valid UTF-8 at byte {e.start + 1}") from None
 
 
-def _check_unicode(text: str, what: str) -> None:
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise CodecError(f"{what} contains a lone surrogate") from None
-
-
 def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     obj: dict[str, object] = {}
     for key, value in pairs:
-        _check_unicode(key, f"key {_quote(key)}")
         if key in obj:
             raise CodecError(f"invalid JSON: duplicate key {_quote(key)}")
         obj[key] = value
@@ -101,33 +78,37 @@ def _constant(name: str) -> object:
 
 
 def _load(data: bytes | None) -> dict[str, object]:
-    """Parse ``data`` as one JSON object."""
     text = _text(data)
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        if "\\u" in text:  # an escape like \ud800 makes a lone surrogate, which UTF-8 cannot carry
+            json.dumps(value, ensure_ascii=False).encode()
     except CodecError:
         raise
     except json.JSONDecodeError as e:
-        raise CodecError(f"invalid JSON at byte {len(text[: e.pos].encode('utf-8')) + 1}") from None
+        raise CodecError(f"invalid JSON at byte {len(text[: e.pos].encode()) + 1}") from None
+    except UnicodeEncodeError:
+        raise CodecError("invalid JSON: a \\u escape makes a lone surrogate") from None
     except RecursionError:
         raise CodecError("invalid JSON: nested too deeply") from None
     except ValueError:  # an integer beyond the interpreter's digit limit
         raise CodecError("invalid JSON: number too long") from None
-    if not isinstance(value, dict):
-        raise CodecError(f"expected a JSON object, got {_kind(value)}")
+    if type(value) is not dict:
+        raise CodecError(f"expected a JSON object, got {_KINDS[type(value)]}")
     return value
 
 
-def _dump(what: str, obj: dict[str, object], parse: Callable[[dict[str, object]], object]) -> bytes:
-    """Compact JSON of ``obj``, after checking that ``parse`` (the decoder) accepts it."""
+def _dump(what: str, obj: dict[str, object], decode: Callable[[bytes], object]) -> bytes:
+    """Compact JSON of ``obj``, once ``decode`` has accepted it."""
     try:
-        parse(obj)
-    except CodecError as e:
-        raise ValueError(f"cannot encode {what}: {e.reason}") from None
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        decode(data)
+    except (CodecError, UnicodeEncodeError, TypeError) as e:
+        raise ValueError(f"cannot encode {what}: {getattr(e, 'reason', e)}") from None
+    return data
 
 
-# --- typed fields --------------------------------------------------------------------------------
+# --- typed fields (``where`` names the field in messages: ``partitions["0"]``) ---------------------
 
 
 def _key(where: str, key: str) -> str:
@@ -142,29 +123,21 @@ def _get(obj: Mapping[str, object], key: str, where: str = "") -> object:
 
 
 def _wrong(where: str, expected: str, value: object) -> CodecError:
-    return CodecError(f"field '{where}' must be {expected}, got {_kind(value)}")
+    got = _KINDS.get(type(value), type(value).__name__)
+    return CodecError(f"field '{where}' must be {expected}, got {got}")
 
 
 def _int(value: object, where: str, lo: int = 0, hi: int = INT32_MAX) -> int:
     if type(value) is not int:
         raise _wrong(where, "an integer", value)
-    if value < lo:
-        raise CodecError(f"field '{where}' must be at least {lo}, got {value}")
-    if value > hi:
-        raise CodecError(f"field '{where}' must be at most {hi}, got {value}")
+    if not lo <= value <= hi:
+        raise CodecError(f"field '{where}' must be between {lo} and {hi}, got {value}")
     return value
 
 
 def _str(value: object, where: str) -> str:
     if type(value) is not str:
         raise _wrong(where, "a string", value)
-    _check_unicode(value, f"field '{where}'")
-    return value
-
-
-def _bool(value: object, where: str) -> bool:
-    if type(value) is not bool:
-        raise _wrong(where, "a boolean", value)
     return value
 
 
@@ -180,43 +153,43 @@ def _obj(value: object, where: str) -> dict[str, object]:
     return value
 
 
+def _optional(obj: Mapping[str, object], key: str, read: Callable[[object, str], _T]) -> _T | None:
+    """``read`` the field if it is present and not null."""
+    value = obj.get(key)
+    return None if value is None else read(value, key)
+
+
 def _version(obj: Mapping[str, object], supported: tuple[int, ...]) -> int:
     version = _get(obj, "version")
     if type(version) is not int:
         raise _wrong("version", "an integer", version)
     if version not in supported:
-        expected = ", ".join(str(v) for v in supported)
-        raise CodecError(f"unsupported version {version} (expected {expected})")
+        raise CodecError(f"unsupported version {version} (expected {', '.join(map(str, supported))})")
     return version
 
 
-def _decimal(value: object, where: str, hi: int) -> int:
-    """A non-negative integer written as a decimal string (Kafka's timestamps)."""
+def _decimal(value: object, where: str) -> int:
+    """Milliseconds written as a decimal string, as Kafka writes timestamps."""
     text = _str(value, where)
-    if not _DIGITS.fullmatch(text) or int(text) > hi:
-        raise CodecError(f"field '{where}' must be a decimal string up to {hi}, got {_quote(text)}")
+    if not _DIGITS.fullmatch(text) or int(text) > INT64_MAX:
+        raise CodecError(f"field '{where}' must be a decimal string of milliseconds, got {_quote(text)}")
     return int(text)
 
 
-def _partition_key(key: str, where: str) -> int:
-    if not _CANONICAL_DIGITS.fullmatch(key) or int(key) > INT32_MAX:
+def _partition(key: str, where: str) -> int:
+    if not _PARTITION.fullmatch(key) or int(key) > INT32_MAX:
         raise CodecError(f"field '{where}' has key {_quote(key)}, which is not a partition number")
     return int(key)
 
 
-def _ints(value: object, where: str) -> tuple[int, ...]:
-    """An array of 32-bit integers, nothing more (intake znodes)."""
+def _replicas(value: object, where: str, *, allow_empty: bool = False, recorded: bool = True) -> Replicas:
+    """32-bit integers; a ``recorded`` replica list (not an intake's) is broker ids, each once."""
     items = _list(value, where)
-    return tuple(_int(item, f"{where}[{i}]", lo=-INT32_MAX - 1) for i, item in enumerate(items))
-
-
-def _replicas(value: object, where: str, *, allow_empty: bool = False) -> tuple[int, ...]:
-    """A replica list as the controller records it: broker ids, non-negative and unique."""
-    replicas = _ints(value, where)
-    if not replicas and not allow_empty:
+    replicas = tuple(_int(item, f"{where}[{i}]", lo=-INT32_MAX - 1) for i, item in enumerate(items))
+    if recorded and not (replicas or allow_empty):
         raise CodecError(f"field '{where}' must not be empty")
     seen: set[int] = set()
-    for broker_id in replicas:
+    for broker_id in replicas if recorded else ():
         if broker_id < 0:
             raise CodecError(f"field '{where}' has negative replica id {broker_id}")
         if broker_id in seen:
@@ -226,20 +199,9 @@ def _replicas(value: object, where: str, *, allow_empty: bool = False) -> tuple[
 
 
 def _uuid(value: object, where: str) -> str:
-    text = _str(value, where)
-    if not (_UUID.fullmatch(text) and _uuid_text(base64.urlsafe_b64decode(text + "==")) == text):
+    if not _UUID.fullmatch(text := _str(value, where)):
         raise CodecError(f"field '{where}' must be a 22-character base64 UUID, got {_quote(text)}")
     return text
-
-
-def _uuid_text(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def _optional(obj: Mapping[str, object], key: str, read: Callable[[object, str], _T]) -> _T | None:
-    """``read`` the field if present and not null."""
-    value = obj.get(key)
-    return None if value is None else read(value, key)
 
 
 # --- /controller, /controller_epoch, /cluster/id -------------------------------------------------
@@ -257,18 +219,15 @@ def encode_controller(info: ControllerInfo) -> bytes:
     obj: dict[str, object] = {"version": 1, "brokerid": info.broker_id, "timestamp": str(info.timestamp_ms)}
     if info.http is not None:
         obj["http"] = info.http
-    return _dump("controller", obj, _controller)
+    return _dump("controller", obj, decode_controller)
 
 
 def decode_controller(data: bytes | None) -> ControllerInfo:
-    return _controller(_load(data))
-
-
-def _controller(obj: dict[str, object]) -> ControllerInfo:
+    obj = _load(data)
     _version(obj, (1,))
     return ControllerInfo(
         broker_id=_int(_get(obj, "brokerid"), "brokerid"),
-        timestamp_ms=_decimal(_get(obj, "timestamp"), "timestamp", INT64_MAX),
+        timestamp_ms=_decimal(_get(obj, "timestamp"), "timestamp"),
         http=_optional(obj, "http", _str),
     )
 
@@ -276,42 +235,36 @@ def _controller(obj: dict[str, object]) -> ControllerInfo:
 def encode_controller_epoch(epoch: int) -> bytes:
     """The epoch as a decimal string: ``b"7"``."""
     if type(epoch) is not int or not 0 <= epoch <= INT32_MAX:
-        raise ValueError(f"cannot encode controller epoch: {epoch!r} is not in 0..{INT32_MAX}")
-    return str(epoch).encode("ascii")
+        raise ValueError(f"cannot encode controller epoch {epoch!r}: not in 0..{INT32_MAX}")
+    return str(epoch).encode()
 
 
 def decode_controller_epoch(data: bytes | None) -> int:
     text = _text(data)
     if not _DIGITS.fullmatch(text) or int(text) > INT32_MAX:
-        raise CodecError(f"controller epoch must be a decimal integer up to {INT32_MAX}, got {_quote(text)}")
+        raise CodecError(f"controller epoch must be a decimal integer, got {_quote(text)}")
     return int(text)
 
 
 def encode_cluster_id(cluster_id: str) -> bytes:
     """``{"version":"1","id":"<22-char id>"}``."""
-    return _dump("cluster id", {"version": "1", "id": cluster_id}, _cluster_id)
+    return _dump("cluster id", {"version": "1", "id": cluster_id}, decode_cluster_id)
 
 
 def decode_cluster_id(data: bytes | None) -> str:
-    return _cluster_id(_load(data))
-
-
-def _cluster_id(obj: dict[str, object]) -> str:
-    # Kafka writes this version as a string.
-    if _str(_get(obj, "version"), "version") != "1":
-        raise CodecError(f'unsupported version {_quote(str(obj["version"]))} (expected "1")')
+    obj = _load(data)
+    version = _str(_get(obj, "version"), "version")  # a string here, as Kafka writes it
+    if version != "1":
+        raise CodecError(f'unsupported version {_quote(version)} (expected "1")')
     return _uuid(_get(obj, "id"), "id")
 
 
 def new_uuid_base64() -> str:
-    """A random UUID as 22-char url-safe base64 without padding (Kafka's Uuid.toString).
-
-    Like Kafka's ``Uuid.randomUuid``, never one starting with ``-`` (it reads as a CLI option).
-    """
-    while True:
-        text = _uuid_text(uuid.uuid4().bytes)
-        if not text.startswith("-"):
-            return text
+    """A random UUID as 22-char url-safe base64 without padding (Kafka's Uuid.toString); like
+    Kafka's ``Uuid.randomUuid``, never one that starts with ``-`` (it reads as an option)."""
+    while (text := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()[:22]).startswith("-"):
+        pass
+    return text
 
 
 # --- /brokers/ids/<id> ---------------------------------------------------------------------------
@@ -352,92 +305,55 @@ class BrokerRegistration:
         return None if ep is None else f"http://{ep.host}:{ep.port}"
 
 
-# Kafka's EndPoint.uriParseExp, with a non-negative port; an IPv6 host may be bracketed.
+# Kafka's EndPoint.uriParseExp (an IPv6 host may be in brackets), with a port of 0-65535.
 _ENDPOINT = re.compile(r"([A-Za-z0-9_.-]+)://\[?([0-9a-zA-Z%._:-]*)\]?:([0-9]{1,5})")
-_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
 
 
 def encode_broker(reg: BrokerRegistration) -> bytes:
     """Kafka v5: version, host, port, jmx_port, timestamp (string), endpoints (strings),
     rack (only if set), listener_security_protocol_map (every listener -> "PLAINTEXT"),
-    features ({})."""
-    obj: dict[str, object] = {
-        "version": 5,
-        "host": reg.host,
-        "port": reg.port,
-        "jmx_port": reg.jmx_port,
-        "timestamp": str(reg.timestamp_ms),
-        "endpoints": [_endpoint_text(ep) for ep in reg.endpoints],
-    }
+    features ({}). An IPv6 host is written in brackets."""
+    endpoints = [
+        str(Endpoint(e.listener, f"[{e.host}]", e.port) if ":" in e.host else e) for e in reg.endpoints
+    ]
+    obj: dict[str, object] = {"version": 5, "host": reg.host, "port": reg.port, "jmx_port": reg.jmx_port}
+    obj.update({"timestamp": str(reg.timestamp_ms), "endpoints": endpoints})
     if reg.rack is not None:
         obj["rack"] = reg.rack
     obj["listener_security_protocol_map"] = {ep.listener: "PLAINTEXT" for ep in reg.endpoints}
     obj["features"] = {}
-    return _dump("broker registration", obj, lambda o: _broker(reg.broker_id, o))
-
-
-def _endpoint_text(ep: Endpoint) -> str:
-    """Like ``str(ep)``, with an IPv6 host in brackets (Kafka's Utils.formatAddress)."""
-    host = f"[{ep.host}]" if ":" in ep.host else ep.host
-    return f"{ep.listener}://{host}:{ep.port}"
+    return _dump("broker registration", obj, lambda data: decode_broker(reg.broker_id, data))
 
 
 def decode_broker(broker_id: int, data: bytes | None) -> BrokerRegistration:
-    """Accepts versions 1-5 (v1-3 without endpoints use host/port as PLAINTEXT)."""
-    return _broker(broker_id, _load(data))
-
-
-def _broker(broker_id: int, obj: dict[str, object]) -> BrokerRegistration:
+    """Accepts versions 1-5 (v1-3 without endpoints use host/port as PLAINTEXT). A null host
+    (Kafka's, for a broker without a PLAINTEXT listener) reads as ``""``; listeners upper-cased."""
+    obj = _load(data)
     version = _version(obj, (1, 2, 3, 4, 5))
-    # Kafka writes a null host and port -1 when the broker has no PLAINTEXT listener.
-    host = _get(obj, "host")
-    host = "" if host is None and version > 1 else _str(host, "host")
+    host = "" if obj.get("host", "") is None and version > 1 else _str(_get(obj, "host"), "host")
     port = _int(_get(obj, "port"), "port", lo=-1, hi=PORT_MAX)
-    if "endpoints" in obj or version > 3:
-        protocols = _optional(obj, "listener_security_protocol_map", _protocol_map)
-        endpoints = _endpoints(_get(obj, "endpoints"), protocols)
+    endpoints: dict[str, Endpoint] = {}
+    if "endpoints" not in obj and version <= 3:
+        endpoints["PLAINTEXT"] = Endpoint("PLAINTEXT", host, _int(port, "port", hi=PORT_MAX))
     else:
-        endpoints = (Endpoint("PLAINTEXT", host, _int(port, "port", hi=PORT_MAX)),)
+        for i, item in enumerate(_list(_get(obj, "endpoints"), "endpoints")):
+            match = _ENDPOINT.fullmatch(text := _str(item, f"endpoints[{i}]"))
+            if match is None or int(match[3]) > PORT_MAX:
+                raise CodecError(f"field 'endpoints[{i}]' is not LISTENER://host:port, got {_quote(text)}")
+            if (listener := match[1].upper()) in endpoints:
+                raise CodecError(f"field 'endpoints' names listener {listener} twice")
+            endpoints[listener] = Endpoint(listener, match[2], int(match[3]))
+    _optional(obj, "listener_security_protocol_map", _obj)
     _optional(obj, "features", _obj)
     return BrokerRegistration(
         broker_id=broker_id,
         host=host,
         port=port,
-        endpoints=endpoints,
+        endpoints=tuple(endpoints.values()),
         rack=_optional(obj, "rack", _str),
-        timestamp_ms=_optional(obj, "timestamp", lambda v, w: _decimal(v, w, INT64_MAX)) or 0,
+        timestamp_ms=_optional(obj, "timestamp", _decimal) or 0,
         jmx_port=_int(_get(obj, "jmx_port"), "jmx_port", lo=-1, hi=PORT_MAX),
     )
-
-
-def _protocol_map(value: object, where: str) -> dict[str, str]:
-    protocols: dict[str, str] = {}
-    for listener, protocol in _obj(value, where).items():
-        protocol = _str(protocol, _key(where, listener))
-        if protocol not in _SECURITY_PROTOCOLS:
-            raise CodecError(
-                f"field '{_key(where, listener)}' is not a security protocol: {_quote(protocol)}"
-            )
-        protocols[listener.upper()] = protocol
-    return protocols
-
-
-def _endpoints(value: object, protocols: Mapping[str, str] | None) -> tuple[Endpoint, ...]:
-    endpoints: list[Endpoint] = []
-    for i, item in enumerate(_list(value, "endpoints")):
-        where = f"endpoints[{i}]"
-        text = _str(item, where)
-        match = _ENDPOINT.fullmatch(text)
-        if match is None or int(match[3]) > PORT_MAX:
-            raise CodecError(f"field '{where}' is not an endpoint (LISTENER://host:port): {_quote(text)}")
-        listener = match[1].upper()  # Kafka's ListenerName.normalised
-        known = _SECURITY_PROTOCOLS if protocols is None else protocols
-        if listener not in known:
-            raise CodecError(f"field '{where}' has listener {listener} with no security protocol")
-        if any(ep.listener == listener for ep in endpoints):
-            raise CodecError(f"field 'endpoints' has listener {listener} twice")
-        endpoints.append(Endpoint(listener, match[2], int(match[3])))
-    return tuple(endpoints)
 
 
 # --- /brokers/topics/<topic> ---------------------------------------------------------------------
@@ -457,72 +373,53 @@ class TopicZnode:
 
 
 def encode_topic(znode: TopicZnode) -> bytes:
-    """Version 3 when ``topic_id`` is set, else version 2; both maps always written.
+    """Version 3 when ``topic_id`` is set, else version 2; both maps always written (an empty AR
+    or RR list is left out, as Kafka does)."""
 
-    Empty AR/RR lists are left out, as Kafka does."""
+    def json_map(replicas: Mapping[int, tuple[int, ...]], keep_empty: bool = False) -> dict[str, list[int]]:
+        return {str(p): list(replicas[p]) for p in sorted(replicas) if keep_empty or replicas[p]}
 
-    def replica_map(replicas: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
-        return {str(p): list(replicas[p]) for p in sorted(replicas) if replicas[p]}
-
-    obj: dict[str, object] = {
-        "version": 2 if znode.topic_id is None else 3,
-        "partitions": replica_map(znode.partitions),
-        "adding_replicas": replica_map(znode.adding),
-        "removing_replicas": replica_map(znode.removing),
-    }
+    obj: dict[str, object] = {"version": 2 if znode.topic_id is None else 3}
+    obj["partitions"] = json_map(znode.partitions, keep_empty=True)
+    obj["adding_replicas"] = json_map(znode.adding)
+    obj["removing_replicas"] = json_map(znode.removing)
     if znode.topic_id is not None:
         obj["topic_id"] = znode.topic_id
-    return _dump("topic znode", obj, _topic)
+    return _dump("topic znode", obj, decode_topic)
 
 
 def decode_topic(data: bytes | None) -> TopicZnode:
     """Versions 1, 2 and 3. Partition keys must be non-negative decimal integers, replica lists
-    lists of non-negative ints without duplicates; AR/RR keys must name existing partitions,
-    AR and RR must be subsets of RS and disjoint. Empty AR/RR lists mean "not reassigning"."""
-    return _topic(_load(data))
-
-
-def _topic(obj: dict[str, object]) -> TopicZnode:
+    lists of non-negative ints without duplicates; AR/RR keys must name existing partitions.
+    RS is not empty; AR and RR are disjoint parts of RS; an empty AR/RR list reads as absent (as Kafka)."""
+    obj = _load(data)
     version = _version(obj, (1, 2, 3))
-    partitions = _replica_map(obj, "partitions", allow_empty=False)
-    adding = _replica_map(obj, "adding_replicas", allow_empty=True, within=partitions)
-    removing = _replica_map(obj, "removing_replicas", allow_empty=True, within=partitions)
-    for p in adding.keys() & removing.keys():
-        both = sorted(set(adding[p]) & set(removing[p]))
-        if both:
-            raise CodecError(
-                f"partition {p} has replica {both[0]} in both adding_replicas and removing_replicas"
-            )
+    partitions = _replica_map(obj, "partitions", None)
+    adding = _replica_map(obj, "adding_replicas", partitions)
+    removing = _replica_map(obj, "removing_replicas", partitions)
+    for p in sorted(adding.keys() & removing.keys()):
+        if both := sorted(set(adding[p]) & set(removing[p])):
+            raise CodecError(f"partition {p} has replica {both[0]} both adding and removing")
     topic_id = _optional(obj, "topic_id", _uuid)
     if topic_id is None and version == 3:
         raise CodecError("missing field 'topic_id'")
     return TopicZnode(partitions, adding, removing, topic_id)
 
 
-def _replica_map(
-    obj: Mapping[str, object],
-    name: str,
-    *,
-    allow_empty: bool,
-    within: Mapping[int, tuple[int, ...]] | None = None,
-) -> dict[int, tuple[int, ...]]:
-    """``{"<partition>": [replicas]}``; with ``within``, optional, and lists must be subsets."""
-    if within is not None and name not in obj:
+def _replica_map(obj: dict[str, object], name: str, rs: dict[int, Replicas] | None) -> dict[int, Replicas]:
+    """``{"<partition>": [replicas]}``: RS when ``rs`` is None, else an optional AR/RR map."""
+    if rs is not None and name not in obj:
         return {}
-    result: dict[int, tuple[int, ...]] = {}
+    result: dict[int, Replicas] = {}
     for key, value in _obj(_get(obj, name), name).items():
-        p = _partition_key(key, name)
-        replicas = _replicas(value, _key(name, key), allow_empty=allow_empty)
-        if within is not None and replicas:
-            if p not in within:
-                raise CodecError(f"field '{name}' names partition {p}, which is not in 'partitions'")
-            for broker_id in replicas:
-                if broker_id not in within[p]:
-                    raise CodecError(
-                        f"field '{_key(name, key)}' has replica {broker_id}, not in the partition's replicas"
-                    )
-        if replicas:
-            result[p] = replicas
+        p = _partition(key, name)
+        if not (replicas := _replicas(value, _key(name, key), allow_empty=rs is not None)):
+            continue
+        if rs is not None and p not in rs:
+            raise CodecError(f"field '{name}' names partition {p}, which is not in 'partitions'")
+        if rs is not None and (outside := [r for r in replicas if r not in rs[p]]):
+            raise CodecError(f"field '{_key(name, key)}' has replica {outside[0]}, not in 'partitions'")
+        result[p] = replicas
     return dict(sorted(result.items()))
 
 
@@ -541,22 +438,14 @@ class PartitionState:
 
 def encode_partition_state(state: PartitionState) -> bytes:
     """``{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":5,"isr":[1,2,3]}``."""
-    obj: dict[str, object] = {
-        "version": 1,
-        "leader": state.leader,
-        "leader_epoch": state.leader_epoch,
-        "controller_epoch": state.controller_epoch,
-        "isr": list(state.isr),
-    }
-    return _dump("partition state", obj, _partition_state)
+    obj: dict[str, object] = {"version": 1, "leader": state.leader, "leader_epoch": state.leader_epoch}
+    obj.update({"controller_epoch": state.controller_epoch, "isr": list(state.isr)})
+    return _dump("partition state", obj, decode_partition_state)
 
 
 def decode_partition_state(data: bytes | None) -> PartitionState:
-    """``leader`` is a broker id or -1; the ISR may be empty but holds no negative or repeated id."""
-    return _partition_state(_load(data))
-
-
-def _partition_state(obj: dict[str, object]) -> PartitionState:
+    """``leader`` is a broker id or -1; the ISR may be empty (no negative or repeated ids)."""
+    obj = _load(data)
     _version(obj, (1,))
     return PartitionState(
         leader=_int(_get(obj, "leader"), "leader", lo=-1),
@@ -581,40 +470,26 @@ def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> 
     """``{"version":1,"partitions":[{"topic","partition","replicas"[,"original_replicas"]}]}``."""
     items: list[dict[str, object]] = []
     for entry in entries:
-        item: dict[str, object] = {
-            "topic": entry.topic,
-            "partition": entry.partition,
-            "replicas": list(entry.replicas),
-        }
+        items.append({"topic": entry.topic, "partition": entry.partition, "replicas": list(entry.replicas)})
         if entry.original_replicas is not None:
-            item["original_replicas"] = list(entry.original_replicas)
-        items.append(item)
-    return _dump("legacy reassignment", {"version": 1, "partitions": items}, _legacy_reassignment)
+            items[-1]["original_replicas"] = list(entry.original_replicas)
+    return _dump("legacy reassignment", {"version": 1, "partitions": items}, decode_legacy_reassignment)
 
 
 def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEntry, ...]:
-    """Entries in znode order. Only shape and types are checked: empty, negative or repeated
-    replica ids, unknown topics and repeated partitions are the controller's to refuse per entry
-    (as Kafka does), so one bad entry does not hide the others."""
-    return _legacy_reassignment(_load(data))
-
-
-def _legacy_reassignment(obj: dict[str, object]) -> tuple[LegacyReassignmentEntry, ...]:
+    """Entries in znode order, checked for shape and types only: empty, negative or repeated
+    replica ids and repeated partitions are for the controller to refuse per entry (as Kafka)."""
+    obj = _load(data)
     _version(obj, (1,))
     entries: list[LegacyReassignmentEntry] = []
     for i, item in enumerate(_list(_get(obj, "partitions"), "partitions")):
-        where = f"partitions[{i}]"
-        entry = _obj(item, where)
-        entries.append(
-            LegacyReassignmentEntry(
-                topic=_str(_get(entry, "topic", f"{where}."), f"{where}.topic"),
-                partition=_int(_get(entry, "partition", f"{where}."), f"{where}.partition"),
-                replicas=_ints(_get(entry, "replicas", f"{where}."), f"{where}.replicas"),
-                original_replicas=_optional(
-                    entry, "original_replicas", lambda v, _: _ints(v, f"{where}.original_replicas")
-                ),
-            )
-        )
+        entry, at = _obj(item, f"partitions[{i}]"), f"partitions[{i}]."
+        topic = _str(_get(entry, "topic", at), at + "topic")
+        partition = _int(_get(entry, "partition", at), at + "partition")
+        replicas = _replicas(_get(entry, "replicas", at), at + "replicas", recorded=False)
+        original = entry.get("original_replicas")
+        original = None if original is None else _replicas(original, at + "original_replicas", recorded=False)
+        entries.append(LegacyReassignmentEntry(topic, partition, replicas, original))
     return tuple(entries)
 
 
@@ -633,25 +508,23 @@ def encode_reassignment_request(request: ReassignmentRequest) -> bytes:
     for (topic, p), replicas in sorted(request.assignments.items()):
         by_topic.setdefault(topic, {})[str(p)] = list(replicas)
     obj: dict[str, object] = {"version": 1, "assignments": by_topic, "legacy": request.legacy}
-    return _dump("reassignment request", obj, _reassignment_request)
+    return _dump("reassignment request", obj, decode_reassignment_request)
 
 
 def decode_reassignment_request(data: bytes | None) -> ReassignmentRequest:
-    """Partition keys must be partition numbers; replica lists are checked for types only (the
-    controller refuses bad targets per partition). ``legacy`` defaults to false."""
-    return _reassignment_request(_load(data))
-
-
-def _reassignment_request(obj: dict[str, object]) -> ReassignmentRequest:
+    """Keys must be partition numbers; replica lists are checked for types only (the controller
+    refuses a bad target per partition). ``legacy`` defaults to false."""
+    obj = _load(data)
     _version(obj, (1,))
     assignments: dict[TopicPartition, tuple[int, ...]] = {}
     for topic, partitions in _obj(_get(obj, "assignments"), "assignments").items():
         where = _key("assignments", topic)
         for key, replicas in _obj(partitions, where).items():
-            p = _partition_key(key, where)
-            assignments[(topic, p)] = _ints(replicas, _key(where, key))
-    legacy = _optional(obj, "legacy", _bool)
-    return ReassignmentRequest(assignments, legacy=bool(legacy))
+            target = _replicas(replicas, _key(where, key), recorded=False)
+            assignments[(topic, _partition(key, where))] = target
+    if type(legacy := obj.get("legacy", False)) is not bool:
+        raise _wrong("legacy", "a boolean", legacy)
+    return ReassignmentRequest(assignments, legacy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -663,21 +536,14 @@ class ReassignmentStatus:
 
 def encode_reassignment_status(status: ReassignmentStatus) -> bytes:
     """``{"version":1,"target":[...],"original":[...],"top":N}``."""
-    obj: dict[str, object] = {
-        "version": 1,
-        "target": list(status.target),
-        "original": list(status.original),
-        "top": status.top,
-    }
-    return _dump("reassignment status", obj, _reassignment_status)
+    obj: dict[str, object] = {"version": 1, "target": list(status.target), "original": list(status.original)}
+    obj["top"] = status.top
+    return _dump("reassignment status", obj, decode_reassignment_status)
 
 
 def decode_reassignment_status(data: bytes | None) -> ReassignmentStatus:
     """``target`` and ``original`` are non-empty replica lists; ``top`` a non-negative integer."""
-    return _reassignment_status(_load(data))
-
-
-def _reassignment_status(obj: dict[str, object]) -> ReassignmentStatus:
+    obj = _load(data)
     _version(obj, (1,))
     return ReassignmentStatus(
         target=_replicas(_get(obj, "target"), "target"),
@@ -692,41 +558,34 @@ def _reassignment_status(obj: dict[str, object]) -> ReassignmentStatus:
 def encode_isr_change(partitions: tuple[TopicPartition, ...]) -> bytes:
     """``{"version":1,"partitions":[{"topic":"foo","partition":0}]}``."""
     items: list[object] = [{"topic": topic, "partition": p} for topic, p in partitions]
-    return _dump("ISR change notification", {"version": 1, "partitions": items}, _isr_change)
+    return _dump("ISR change notification", {"version": 1, "partitions": items}, decode_isr_change)
 
 
 def decode_isr_change(data: bytes | None) -> tuple[TopicPartition, ...]:
-    return _isr_change(_load(data))
-
-
-def _isr_change(obj: dict[str, object]) -> tuple[TopicPartition, ...]:
+    obj = _load(data)
     _version(obj, (1,))
     result: list[TopicPartition] = []
     for i, item in enumerate(_list(_get(obj, "partitions"), "partitions")):
-        where = f"partitions[{i}]"
-        entry = _obj(item, where)
-        topic = _str(_get(entry, "topic", f"{where}."), f"{where}.topic")
-        result.append((topic, _int(_get(entry, "partition", f"{where}."), f"{where}.partition")))
+        entry, at = _obj(item, f"partitions[{i}]"), f"partitions[{i}]."
+        topic = _str(_get(entry, "topic", at), at + "topic")
+        result.append((topic, _int(_get(entry, "partition", at), at + "partition")))
     return tuple(result)
 
 
 # --- /config -------------------------------------------------------------------------------------
 
-_ENTITY_TYPES = frozenset({"topics", "clients", "users", "brokers", "ips"})
+_ENTITY_PATH = re.compile(r"(topics|clients|users|brokers|ips)/[^/]+|users/[^/]+/clients/[^/]+")
 
 
 def encode_entity_config(config: Mapping[str, str]) -> bytes:
     """``{"version":1,"config":{"k":"v"}}``; values are strings."""
-    obj: dict[str, object] = {"version": 1, "config": {k: config[k] for k in sorted(config)}}
-    return _dump("entity config", obj, _entity_config)
+    obj: dict[str, object] = {"version": 1, "config": {key: config[key] for key in sorted(config)}}
+    return _dump("entity config", obj, decode_entity_config)
 
 
 def decode_entity_config(data: bytes | None) -> dict[str, str]:
     """Values must be strings (Kafka stores every config value as a string)."""
-    return _entity_config(_load(data))
-
-
-def _entity_config(obj: dict[str, object]) -> dict[str, str]:
+    obj = _load(data)
     _version(obj, (1,))
     config = _obj(_get(obj, "config"), "config")
     return {key: _str(value, _key("config", key)) for key, value in config.items()}
@@ -734,30 +593,18 @@ def _entity_config(obj: dict[str, object]) -> dict[str, str]:
 
 def encode_config_change(entity_path: str) -> bytes:
     """``{"version":2,"entity_path":"users/alice/clients/app-1"}``."""
-    return _dump("config change", {"version": 2, "entity_path": entity_path}, _config_change)
+    return _dump("config change", {"version": 2, "entity_path": entity_path}, decode_config_change)
 
 
 def decode_config_change(data: bytes | None) -> str:
     """Returns the entity path. Version 1 notifications (``entity_type``/``entity_name``) are
-    turned into the same form (``topics/foo``). The path must be ``<type>/<name>`` or
-    ``users/<user>/clients/<client>``."""
-    return _config_change(_load(data))
-
-
-def _config_change(obj: dict[str, object]) -> str:
+    turned into the same form (``topics/foo``). Checked: ``<type>/<name>`` or ``users/u/clients/c``."""
+    obj = _load(data)
     if _version(obj, (1, 2)) == 2:
-        where = "entity_path"
-        path = _str(_get(obj, "entity_path"), where)
+        where, path = "entity_path", _str(_get(obj, "entity_path"), "entity_path")
     else:
-        where = "entity_type"
         entity_type = _str(_get(obj, "entity_type"), "entity_type")
-        path = f"{entity_type}/{_str(_get(obj, 'entity_name'), 'entity_name')}"
-    parts = path.split("/")
-    if not all(parts) or not (
-        (len(parts) == 2 and parts[0] in _ENTITY_TYPES)
-        or (len(parts) == 4 and parts[0] == "users" and parts[2] == "clients")
-    ):
-        raise CodecError(
-            f"field '{where}' must give '<type>/<name>' or 'users/<user>/clients/<client>', got {_quote(path)}"
-        )
+        where, path = "entity_name", f"{entity_type}/{_str(_get(obj, 'entity_name'), 'entity_name')}"
+    if not _ENTITY_PATH.fullmatch(path):
+        raise CodecError(f"field '{where}' does not name a config entity: {_quote(path)}")
     return path

@@ -261,7 +261,9 @@ async def test_topic_shape(client: TestClient[web.Request, web.Application]) -> 
     }
 
 
-async def test_unknown_topic_is_404_with_kafka_error_3(client: TestClient[web.Request, web.Application]) -> None:
+async def test_unknown_topic_is_404_with_kafka_error_3(
+    client: TestClient[web.Request, web.Application],
+) -> None:
     body = await get_json(client, "/v1/topics/nope", 404)
     assert body == {
         "error_code": 3,

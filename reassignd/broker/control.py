@@ -1,0 +1,144 @@
+"""The agent's HTTP listener (its CONTROL endpoint, also its PLAINTEXT one).
+
+- ``POST /control/leader_and_isr``, ``/control/stop_replica``, ``/control/update_metadata``: the
+  controller's requests (BROKERS.md), processed one at a time; a malformed body is 400 with
+  error_code 42.
+- ``GET /replicas``: the agent's progress report.
+- ``POST /replication/fetch``: served to followers when this agent leads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol, TypeVar
+
+from aiohttp import web
+
+from reassignd.broker.protocol import (
+    FETCH_PATH,
+    INVALID_REQUEST,
+    LEADER_AND_ISR_PATH,
+    REPLICAS_PATH,
+    STOP_REPLICA_PATH,
+    UPDATE_METADATA_PATH,
+    ControlResponse,
+    FetchRequest,
+    LeaderAndIsrRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+    WireError,
+)
+from reassignd.broker.replication import serve_fetch
+from reassignd.broker.state import ReplicaManager
+from reassignd.zk.client import ZkError
+
+REGISTRATION_WAIT_S = 5.0
+
+T = TypeVar("T")
+
+
+class AgentHooks(Protocol):
+    """What the control routes need from the rest of the agent."""
+
+    @property
+    def registered(self) -> asyncio.Event: ...
+
+    async def ensure_topics(self, topics: Iterable[str]) -> None: ...
+
+    def replicas_changed(self) -> None: ...
+
+    def followers_caught_up(self) -> None: ...
+
+
+def _bad_request(message: str) -> web.HTTPBadRequest:
+    body = {"error_code": INVALID_REQUEST, "partition_errors": [], "message": message}
+    return web.HTTPBadRequest(text=json.dumps(body), content_type="application/json")
+
+
+async def _parse(request: web.Request, parse: Callable[[Any], T]) -> T:
+    try:
+        return parse(await request.json())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise _bad_request(f"invalid JSON: {e}") from e
+    except WireError as e:
+        raise _bad_request(str(e)) from e
+
+
+class ControlRoutes:
+    def __init__(self, mgr: ReplicaManager, hooks: AgentHooks, clock: Callable[[], float]) -> None:
+        self._mgr = mgr
+        self._hooks = hooks
+        self._clock = clock
+        self._lock = asyncio.Lock()  # control requests are processed one at a time, in order
+        self._log = logging.getLogger(f"reassignd.broker.{mgr.broker_id}.control")
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post(LEADER_AND_ISR_PATH, self.leader_and_isr)
+        app.router.add_post(STOP_REPLICA_PATH, self.stop_replica)
+        app.router.add_post(UPDATE_METADATA_PATH, self.update_metadata)
+        app.router.add_get(REPLICAS_PATH, self.replicas)
+        app.router.add_post(FETCH_PATH, self.fetch)
+        return app
+
+    async def _registered(self) -> None:
+        """A request may race our (re-)registration: give it a moment to learn its broker epoch."""
+        try:
+            async with asyncio.timeout(REGISTRATION_WAIT_S):
+                await self._hooks.registered.wait()
+        except TimeoutError:
+            pass  # the broker epoch is unknown: the request gets STALE_BROKER_EPOCH
+
+    async def _handle(self, kind: str, apply: Callable[[], Awaitable[ControlResponse]]) -> web.Response:
+        await self._registered()
+        async with self._lock:
+            try:
+                response = await apply()
+            except ZkError as e:
+                self._log.warning("%s: reading topic configs failed (%s)", kind, e)
+                return web.json_response(
+                    {"error_code": -1, "partition_errors": [], "message": str(e)}, status=503
+                )
+        if response.error_code:
+            self._log.info("%s refused with error %d", kind, response.error_code)
+        self._hooks.replicas_changed()
+        return web.json_response(response.to_json())
+
+    async def leader_and_isr(self, request: web.Request) -> web.Response:
+        body = await _parse(request, LeaderAndIsrRequest.from_json)
+
+        async def apply() -> ControlResponse:
+            hosted = {p.topic for p in body.partition_states if self._mgr.broker_id in p.replicas}
+            await self._hooks.ensure_topics(hosted)
+            return self._mgr.leader_and_isr(body, self._clock())
+
+        return await self._handle("LeaderAndIsr", apply)
+
+    async def stop_replica(self, request: web.Request) -> web.Response:
+        body = await _parse(request, StopReplicaRequest.from_json)
+
+        async def apply() -> ControlResponse:
+            return self._mgr.stop_replica(body, self._clock())
+
+        return await self._handle("StopReplica", apply)
+
+    async def update_metadata(self, request: web.Request) -> web.Response:
+        body = await _parse(request, UpdateMetadataRequest.from_json)
+
+        async def apply() -> ControlResponse:
+            return self._mgr.update_metadata(body, self._clock())
+
+        return await self._handle("UpdateMetadata", apply)
+
+    async def replicas(self, request: web.Request) -> web.Response:
+        return web.json_response(self._mgr.report(self._clock()).to_json())
+
+    async def fetch(self, request: web.Request) -> web.Response:
+        body = await _parse(request, FetchRequest.from_json)
+        response = serve_fetch(self._mgr, body, self._clock())
+        if self._mgr.isr_candidates:
+            self._hooks.followers_caught_up()
+        return web.json_response(response.to_json())

@@ -1,0 +1,158 @@
+"""ISR changes as the partition leader, the ZooKeeper part (Kafka before AlterPartition).
+
+Each change is a conditional setData of the partition state znode at the version the leader knows,
+keeping the partition's controller epoch; successful changes are announced to the controller with
+one ``/isr_change_notification/isr_change_`` sequential znode per linger window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from reassignd.broker.isr_plan import IsrUpdate, isr_conflicted, isr_written, plan_isr_updates
+from reassignd.broker.replica import TopicPartition
+from reassignd.broker.settings import BrokerSettings
+from reassignd.broker.state import ReplicaManager
+from reassignd.zk import paths
+from reassignd.zk.client import BadVersionError, NoNodeError, ZkClient, ZkError
+from reassignd.zk.codec import CodecError, decode_partition_state, encode_isr_change, encode_partition_state
+
+RETRY_S = 0.5
+
+
+class IsrManager:
+    def __init__(
+        self, zk: ZkClient, mgr: ReplicaManager, settings: BrokerSettings, clock: Callable[[], float]
+    ) -> None:
+        self._zk = zk
+        self._mgr = mgr
+        self._settings = settings
+        self._clock = clock
+        self._log = logging.getLogger(f"reassignd.broker.{settings.broker_id}.isr")
+        self._wake = asyncio.Event()
+        self._full_scan = True
+        self._in_flight: set[TopicPartition] = set()
+        self._changed: set[TopicPartition] = set()  # written, not yet announced
+        self._announce = asyncio.Event()
+        self.notifications_written = 0
+
+    @property
+    def _scan_interval_s(self) -> float:
+        return max(self._settings.fetch_interval_s, min(1.0, self._settings.replica_lag_time_max_s / 4))
+
+    def nudge(self) -> None:
+        """Followers may have caught up (``mgr.isr_candidates``)."""
+        self._wake.set()
+
+    def rescan(self) -> None:
+        """Leadership or live brokers changed: look at every led partition now."""
+        self._full_scan = True
+        self._wake.set()
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self._announce_loop(), name=f"broker-{self._settings.broker_id}-isr-notify")
+            tg.create_task(self._change_loop(), name=f"broker-{self._settings.broker_id}-isr-change")
+
+    async def _change_loop(self) -> None:
+        next_full = self._clock()
+        while True:
+            timeout = max(0.0, next_full - self._clock())
+            if not self._wake.is_set() and timeout > 0:
+                try:
+                    async with asyncio.timeout(timeout):
+                        await self._wake.wait()
+                except TimeoutError:
+                    pass
+            self._wake.clear()
+            now = self._clock()
+            tps = None
+            if self._full_scan or now >= next_full:
+                self._full_scan = False
+                next_full = now + self._scan_interval_s
+            else:
+                tps = set(self._mgr.isr_candidates)
+            self._mgr.isr_candidates.clear()
+            updates = plan_isr_updates(
+                self._mgr, now, self._settings.replica_lag_time_max_s, tps, frozenset(self._in_flight)
+            )
+            if updates:
+                await self._write_all(updates)
+
+    async def _write_all(self, updates: list[IsrUpdate]) -> None:
+        """Pipelined: every conditional write in flight at once."""
+        self._in_flight.update(u.tp for u in updates)
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for u in updates:
+                    tg.create_task(
+                        self._write(u), name=f"broker-{self._settings.broker_id}-isr-{u.tp[0]}-{u.tp[1]}"
+                    )
+        finally:
+            self._in_flight.difference_update(u.tp for u in updates)
+
+    async def _write(self, update: IsrUpdate) -> None:
+        path = paths.partition_state(*update.tp)
+        try:
+            stat = await self._zk.set(path, encode_partition_state(update.state), update.partition_epoch)
+        except BadVersionError:
+            await self._reread(update, path)
+            return
+        except NoNodeError:
+            isr_conflicted(self._mgr, update, None, -1)
+            self._log.warning("%s-%d: state znode is gone; leaving the ISR alone", *update.tp)
+            return
+        except ZkError as e:
+            self._log.warning("%s-%d: ISR write failed (%s); will retry", *update.tp, e)
+            return
+        isr_written(self._mgr, update, stat.version)
+        self._log.info(
+            "%s-%d: ISR is now %s (partition epoch %d)", *update.tp, list(update.isr), stat.version
+        )
+        self._changed.add(update.tp)
+        self._announce.set()
+
+    async def _reread(self, update: IsrUpdate, path: str) -> None:
+        try:
+            znode = await self._zk.get_or_none(path)
+            state = None if znode is None else decode_partition_state(znode.data)
+        except (ZkError, CodecError) as e:
+            self._log.warning("%s-%d: re-reading the state znode failed (%s)", *update.tp, e)
+            return
+        version = -1 if znode is None else znode.stat.version
+        if state is not None and state.isr == update.isr and state.leader_epoch == update.leader_epoch:
+            # our own write, applied although its reply was lost: the controller must still hear of it
+            self._changed.add(update.tp)
+            self._announce.set()
+        if isr_conflicted(self._mgr, update, state, version):
+            self._log.info("%s-%d: cached partition epoch was stale; retrying at %d", *update.tp, version)
+            self._mgr.isr_candidates.add(update.tp)
+            self._wake.set()
+        else:
+            self._log.info(
+                "%s-%d: no longer leader of epoch %d; waiting for the controller",
+                *update.tp,
+                update.leader_epoch,
+            )
+
+    async def _announce_loop(self) -> None:
+        while True:
+            await self._announce.wait()
+            await asyncio.sleep(self._settings.isr_linger_s)
+            self._announce.clear()
+            batch = tuple(sorted(self._changed))
+            self._changed.clear()
+            if not batch:
+                continue
+            try:
+                await self._zk.create(
+                    paths.ISR_CHANGE_PREFIX, encode_isr_change(batch), sequential=True, make_parents=True
+                )
+                self.notifications_written += 1
+            except ZkError as e:
+                self._log.warning("writing an ISR change notification failed (%s); retrying", e)
+                self._changed.update(batch)
+                await asyncio.sleep(RETRY_S)
+                self._announce.set()

@@ -1,0 +1,245 @@
+"""The replica model, pure: one partition's log on one agent, as leader or follower.
+
+Sizes are bytes (log start/end offsets count bytes), time is an injected ``now`` in seconds.
+Every function returns a new :class:`Replica`; nothing here does I/O or reads a clock.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from reassignd.broker.protocol import WirePartitionState
+
+TopicPartition = tuple[str, int]
+RATE_WINDOW_S = 1.0  # time constant of the fetch-rate estimate
+
+
+class Role(enum.Enum):
+    LEADER = "leader"
+    FOLLOWER = "follower"
+    STOPPED = "stopped"  # StopReplica without delete: the log stays, nothing is fetched or served
+
+
+@dataclass(frozen=True, slots=True)
+class RateMeter:
+    """An exponentially decaying byte-rate estimate (time constant RATE_WINDOW_S)."""
+
+    value: float = 0.0
+    at_s: float = 0.0
+
+    def rate(self, now: float) -> float:
+        return self.value * math.exp(-max(0.0, now - self.at_s) / RATE_WINDOW_S)
+
+    def record(self, n: int, now: float) -> RateMeter:
+        return RateMeter(self.rate(now) + n / RATE_WINDOW_S, max(now, self.at_s))
+
+
+@dataclass(frozen=True, slots=True)
+class FollowerProgress:
+    """What the leader knows of one follower (Kafka's remote replica state)."""
+
+    log_end_offset: int = 0
+    last_caught_up_s: float | None = None
+    last_fetch_s: float | None = None
+    last_fetch_leader_leo: int | None = None
+    caught_up: bool = False  # its latest fetch had everything the leader had at its previous fetch
+
+    def fetched(self, fetch_offset: int, leader_leo: int, now: float) -> FollowerProgress:
+        """Kafka's rule: caught up now if it asked from the leader's end; caught up as of its
+        previous fetch if it asked from where the leader's end was then."""
+        caught_at = self.last_caught_up_s
+        caught_up = True
+        if fetch_offset >= leader_leo:
+            caught_at = now
+        elif (
+            self.last_fetch_leader_leo is not None
+            and self.last_fetch_s is not None
+            and fetch_offset >= self.last_fetch_leader_leo
+        ):
+            caught_at = self.last_fetch_s if caught_at is None else max(caught_at, self.last_fetch_s)
+        else:
+            caught_up = False
+        return FollowerProgress(fetch_offset, caught_at, now, leader_leo, caught_up)
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    topic: str
+    partition: int
+    role: Role
+    leader: int  # the leader's broker id (-1: none)
+    leader_epoch: int
+    partition_epoch: int  # the state znode's version, as last learned
+    controller_epoch: int  # of the partition state, kept when the leader rewrites the ISR
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    log_end_offset: int
+    log_start_offset: int = 0
+    high_watermark: int = 0
+    grown_at_s: float = 0.0
+    growth_carry: float = 0.0
+    followers: Mapping[int, FollowerProgress] = field(default_factory=dict)  # as leader
+    leader_log_end_offset: int = 0  # as follower: the leader's end at the last fetch
+    in_isr: bool = False  # as follower: what the leader (or the controller) last said
+    fetch_meter: RateMeter = field(default_factory=RateMeter)
+    isr_fenced: bool = False  # as leader: ZooKeeper has a newer leader epoch; wait for the controller
+
+    @property
+    def tp(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+    @property
+    def lag_bytes(self) -> int:
+        return 0 if self.role is Role.LEADER else max(0, self.leader_log_end_offset - self.log_end_offset)
+
+
+def initial_log_end_offset(state: WirePartitionState, broker_id: int, initial_bytes: int) -> int:
+    """Size of a replica this agent has never seen (BROKERS.md): a new replica in the ISR (topic
+    creation) and a leader start at the topic's initial size; any other starts empty."""
+    if state.is_new:
+        return initial_bytes if broker_id in state.isr else 0
+    return initial_bytes if state.leader == broker_id else 0
+
+
+def became(
+    known: Replica | None, state: WirePartitionState, broker_id: int, initial_bytes: int, now: float
+) -> Replica:
+    """Apply a (newer) LeaderAndIsr partition state. A leader's growth must be settled first."""
+    leo = (
+        known.log_end_offset if known is not None else initial_log_end_offset(state, broker_id, initial_bytes)
+    )
+    is_leader = state.leader == broker_id
+    was_leader = known is not None and known.role is Role.LEADER
+    base = Replica(
+        topic=state.topic,
+        partition=state.partition,
+        role=Role.LEADER if is_leader else Role.FOLLOWER,
+        leader=state.leader,
+        leader_epoch=state.leader_epoch,
+        partition_epoch=state.partition_epoch,
+        controller_epoch=state.controller_epoch,
+        replicas=state.replicas,
+        isr=state.isr,
+        log_end_offset=leo,
+        log_start_offset=known.log_start_offset if known is not None else 0,
+        grown_at_s=known.grown_at_s if was_leader and known is not None else now,
+        growth_carry=known.growth_carry if was_leader and known is not None else 0.0,
+        leader_log_end_offset=known.leader_log_end_offset if known is not None else 0,
+        in_isr=broker_id in state.isr,
+        fetch_meter=known.fetch_meter if known is not None else RateMeter(0.0, now),
+    )
+    if not is_leader:
+        return base
+    previous = known.followers if was_leader and known is not None else {}
+    followers: dict[int, FollowerProgress] = {}
+    for b in state.replicas:
+        if b == broker_id:
+            continue
+        progress = previous.get(b, FollowerProgress())
+        if b in state.isr and (progress.last_caught_up_s is None or not was_leader):
+            # Kafka's makeLeader: ISR members get a full lag window from now
+            progress = replace(progress, last_caught_up_s=now)
+        followers[b] = progress
+    return _with_high_watermark(replace(base, followers=followers), broker_id)
+
+
+def grown(replica: Replica, now: float, produce_bytes_per_s: float) -> Replica:
+    """A leader's log after producing at ``produce_bytes_per_s`` until ``now``."""
+    if replica.role is not Role.LEADER or now <= replica.grown_at_s:
+        return replica
+    produced = produce_bytes_per_s * (now - replica.grown_at_s) + replica.growth_carry
+    whole = int(produced)
+    return replace(
+        replica, log_end_offset=replica.log_end_offset + whole, growth_carry=produced - whole, grown_at_s=now
+    )
+
+
+def record_fetch(
+    replica: Replica, follower: int, fetch_offset: int, now: float, broker_id: int
+) -> tuple[Replica, int]:
+    """The leader sees ``follower`` fetch from ``fetch_offset`` (its log end; one past the
+    leader's end means it must truncate). Returns the replica and the follower's effective offset."""
+    offset = max(0, min(fetch_offset, replica.log_end_offset))
+    progress = replica.followers.get(follower, FollowerProgress()).fetched(
+        offset, replica.log_end_offset, now
+    )
+    updated = replace(replica, followers={**replica.followers, follower: progress})
+    return _with_high_watermark(updated, broker_id), offset
+
+
+def fetched(replica: Replica, n_bytes: int, leader_leo: int, in_isr: bool, now: float) -> Replica:
+    """A follower received ``n_bytes`` from its fetch offset; the leader's end is ``leader_leo``."""
+    base = min(replica.log_end_offset, leader_leo)  # truncate to the leader's log if longer
+    return replace(
+        replica,
+        log_end_offset=min(base + max(0, n_bytes), leader_leo),
+        leader_log_end_offset=leader_leo,
+        in_isr=in_isr,
+        fetch_meter=replica.fetch_meter.record(max(0, n_bytes), now),
+    )
+
+
+def stopped(replica: Replica) -> Replica:
+    return replace(replica, role=Role.STOPPED, followers={}, in_isr=False)
+
+
+def desired_isr(
+    replica: Replica, broker_id: int, now: float, lag_max_s: float, live: frozenset[int] | None
+) -> tuple[int, ...]:
+    """The ISR the leader wants: drop followers that lag more than ``lag_max_s`` or whose broker is
+    gone (``live`` is None until the controller told us), add caught-up followers; never empty."""
+    if replica.role is not Role.LEADER or replica.isr_fenced:
+        return replica.isr
+
+    def alive(b: int) -> bool:
+        return live is None or b in live
+
+    def lagging(b: int) -> bool:
+        progress = replica.followers.get(b)
+        caught_up_s = None if progress is None else progress.last_caught_up_s
+        return caught_up_s is None or now - caught_up_s > lag_max_s
+
+    keep = [b for b in replica.isr if b == broker_id or (alive(b) and not lagging(b))]
+    for b in replica.replicas:
+        progress = replica.followers.get(b)
+        if b in keep or b == broker_id or not alive(b) or progress is None or not progress.caught_up:
+            continue
+        if progress.last_fetch_s is not None and now - progress.last_fetch_s <= lag_max_s:
+            keep.append(b)
+    return tuple(keep) if keep else replica.isr
+
+
+def with_isr(replica: Replica, isr: tuple[int, ...], partition_epoch: int, broker_id: int) -> Replica:
+    """After the leader wrote ``isr`` to ZooKeeper (new znode version ``partition_epoch``)."""
+    return _with_high_watermark(replace(replica, isr=isr, partition_epoch=partition_epoch), broker_id)
+
+
+def with_zk_state(
+    replica: Replica,
+    broker_id: int,
+    *,
+    leader: int,
+    leader_epoch: int,
+    controller_epoch: int,
+    isr: tuple[int, ...],
+    version: int,
+) -> Replica:
+    """After an ISR write hit a version conflict and the leader re-read the state znode: adopt it
+    if this agent is still leader of the same epoch, otherwise stop changing the ISR."""
+    if leader != broker_id or leader_epoch != replica.leader_epoch:
+        return replace(replica, isr_fenced=True)
+    updated = replace(replica, isr=isr, partition_epoch=version, controller_epoch=controller_epoch)
+    return _with_high_watermark(updated, broker_id)
+
+
+def _with_high_watermark(replica: Replica, broker_id: int) -> Replica:
+    ends = [replica.log_end_offset]
+    for b in replica.isr:
+        if b != broker_id:
+            progress = replica.followers.get(b)
+            ends.append(progress.log_end_offset if progress is not None else 0)
+    hw = max(replica.high_watermark, min(ends)) if replica.role is Role.LEADER else replica.high_watermark
+    return replace(replica, high_watermark=min(hw, replica.log_end_offset))

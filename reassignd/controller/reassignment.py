@@ -1,0 +1,226 @@
+"""Kafka's partition reassignment (KIP-455, ``KafkaController.onPartitionReassignment``), batched.
+
+One call handles many partitions: phase U (new assignment; replicas no longer in RS stopped and
+deleted at once), the completion test (TRS ⊆ ISR, ISR read from ZooKeeper), phase A (leader
+epoch bump, LeaderAndIsr to ORS and AR, AR started) and phase B (leader moved into TRS, RR out of
+the ISR, stopped and deleted, topic znode written last). ZooKeeper writes are grouped: each topic
+znode once per phase, partition state writes pipelined (CONTROLLER.md, Batching).
+
+reassignd goes further than Kafka in one place, and says so: the phase-B leader move and the
+removal of RR from the ISR are one state write per partition (the end state is Kafka's: leader in
+TRS, ISR ∩ RR = ∅, leader epoch strictly increased) instead of one write per removed replica.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from reassignd.controller import loader
+from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.context import ControllerContext, LeaderIsr
+from reassignd.controller.partition_logic import NO_LEADER
+from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.requests import Source
+from reassignd.controller.writer import ZkWriter
+from reassignd.zk import codec, paths
+from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
+
+log = logging.getLogger(__name__)
+
+TopicPartition = codec.TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentMeta:
+    source: Source
+    started_at_ms: int | None
+
+
+class Reassigner:
+    """The reassignment algorithm over one active controller's context and writer."""
+
+    def __init__(
+        self,
+        zk: ZkClient,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        watch_state: Callable[[TopicPartition], WatchCallback | None],
+        report: loader.Report,
+    ) -> None:
+        self.zk = zk
+        self.ctx = ctx
+        self.writer = writer
+        self._watch_state = watch_state
+        self._report = report
+        self.meta: dict[TopicPartition, ReassignmentMeta] = {}
+        self.completed: list[TopicPartition] = []  # of the current event, for the legacy znode
+
+    # --- entry points -----------------------------------------------------------------------------
+
+    async def reassign(
+        self, updates: Mapping[TopicPartition, ReplicaAssignment], source: Source, now_ms: int | None, batch: ControlBatch
+    ) -> None:
+        """Kafka's onPartitionReassignment for every partition of ``updates`` (new full
+        assignments, already validated)."""
+        ctx = self.ctx
+        changed = {tp: new for tp, new in updates.items() if ctx.assignment(tp) != new}
+        dropped: dict[TopicPartition, tuple[int, ...]] = {}
+        for tp, new in changed.items():
+            old = ctx.assignment(tp)
+            if old is not None:
+                gone = tuple(r for r in old.replicas if r not in new.replicas)
+                if gone:
+                    dropped[tp] = gone
+        # Phase U: the topic znodes (one write per topic), then memory.
+        await self.writer.write_assignments(changed)
+        await self._remove_replicas(dropped, batch)
+        for tp, new in updates.items():
+            if new.is_being_reassigned:
+                if tp not in self.meta or tp in changed:
+                    self.meta[tp] = ReassignmentMeta(source, now_ms)
+            else:
+                self.meta.pop(tp, None)
+        await self._advance(list(updates), batch)
+
+    async def check(self, tps: Iterable[TopicPartition], batch: ControlBatch) -> None:
+        """Completion check for reassigning partitions whose ISR may have changed."""
+        reassigning = [tp for tp in tps if tp in self.ctx.reassigning]
+        if reassigning:
+            await self._advance(reassigning, batch, phase_a=False)
+
+    async def resume(self, tps: Iterable[TopicPartition], batch: ControlBatch) -> None:
+        """Failover, or a target broker came back: run the algorithm again on the current
+        assignment (phase A resends LeaderAndIsr; adding replicas keep the bytes they have)."""
+        todo = [tp for tp in tps if tp in self.ctx.reassigning]
+        for tp in todo:
+            self.meta.setdefault(tp, ReassignmentMeta(Source.API, None))
+        if todo:
+            await self._advance(todo, batch)
+
+    # --- the algorithm ------------------------------------------------------------------------------
+
+    async def _advance(self, tps: list[TopicPartition], batch: ControlBatch, *, phase_a: bool = True) -> None:
+        ctx = self.ctx
+        await self._refresh_states(tps)
+        complete: list[TopicPartition] = []
+        incomplete: list[TopicPartition] = []
+        for tp in tps:
+            a = ctx.assignment(tp)
+            li = ctx.states.get(tp)
+            if a is None:
+                continue
+            if li is None:
+                log.warning("partition %s-%d has no state; its reassignment waits for it to come online", *tp)
+                continue
+            (complete if a.is_complete(li.state.isr) else incomplete).append(tp)
+        if incomplete and phase_a:
+            await self._phase_a(incomplete, batch)
+        if complete:
+            await self._phase_b(complete, batch)
+
+    async def _refresh_states(self, tps: list[TopicPartition]) -> None:
+        """Read the state znodes (the ISR from ZooKeeper, not the cache), arming a data watch on
+        each reassigning partition (PartitionReassignmentIsrChange)."""
+        ctx = self.ctx
+
+        async def one(tp: TopicPartition) -> None:
+            watch = self._watch_state(tp) if tp in ctx.reassigning else None
+            path = paths.partition_state(*tp)
+            try:
+                znode = await self.zk.get(path, watch=watch)
+            except NoNodeError:
+                return
+            li = loader.decode_state(path, znode.data, znode.stat.version, self._report)
+            if li is not None:
+                ctx.set_state(tp, li)
+
+        sem = asyncio.Semaphore(1024)
+
+        async def bounded(tp: TopicPartition) -> None:
+            async with sem:
+                await one(tp)
+
+        await asyncio.gather(*(bounded(tp) for tp in tps))
+
+    async def _phase_a(self, tps: list[TopicPartition], batch: ControlBatch) -> None:
+        """Not complete yet: bump the leader epoch (same leader and ISR), send LeaderAndIsr with
+        RS/AR/RR to ORS and to AR (``is_new``), UpdateMetadata to every live broker."""
+        epoch = self.ctx.epoch
+        await self.writer.update_states(
+            tps, lambda tp, li: codec.PartitionState(li.state.leader, li.state.leader_epoch + 1, epoch, li.state.isr)
+        )
+        for tp in tps:
+            a = self.ctx.assignment(tp)
+            assert a is not None
+            batch.add_leader_and_isr(a.original_replicas, tp)
+            batch.add_leader_and_isr(a.adding, tp, is_new=True)
+        batch.add_update_metadata(tps)
+
+    async def _phase_b(self, tps: list[TopicPartition], batch: ControlBatch) -> None:
+        """Complete: leader into TRS (first live ISR member of TRS when it must move), RR out of
+        the ISR in the same write, RR stopped and deleted, topic znode with RS = TRS last."""
+        ctx = self.ctx
+        live = ctx.live_broker_ids
+        before = {tp: a for tp in tps if (a := ctx.assignment(tp)) is not None}
+
+        def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState:
+            a = before[tp]
+            trs, rr = a.target_replicas, set(a.removing)
+            s = li.state
+            isr = tuple(r for r in s.isr if r not in rr) or s.isr
+            leader = s.leader
+            if leader not in trs or leader not in live:
+                candidates = [r for r in trs if r in live and r in s.isr]
+                if candidates:
+                    leader = candidates[0]
+                else:
+                    log.error("no live in-sync replica of %s-%d in its target %s to lead it", *tp, list(trs))
+                    leader = NO_LEADER if leader in rr or leader not in live else leader
+            return codec.PartitionState(leader, s.leader_epoch + 1, ctx.epoch, isr)
+
+        await self.writer.update_states(list(before), decide)
+        for tp, a in before.items():
+            for r in a.removing:
+                batch.add_stop_replica(r, tp, delete=True)
+        await self.writer.write_assignments({tp: a.completed() for tp, a in before.items()})
+        for tp, a in before.items():
+            batch.add_leader_and_isr(a.target_replicas, tp)
+            self.meta.pop(tp, None)
+            self.completed.append(tp)
+            log.info("reassignment of %s-%d completed: %s", tp[0], tp[1], list(a.target_replicas))
+        batch.add_update_metadata(before)
+
+    async def _remove_replicas(self, dropped: Mapping[TopicPartition, tuple[int, ...]], batch: ControlBatch) -> None:
+        """Replicas leaving RS outside phase B (a re-target or a cancel): Offline (out of the
+        ISR, which never empties; leader −1 if it was one of them), then StopReplica with delete."""
+        if not dropped:
+            return
+        epoch = self.ctx.epoch
+
+        def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState | None:
+            gone = set(dropped[tp])
+            s = li.state
+            if s.leader not in gone and not gone & set(s.isr):
+                return None
+            isr = tuple(r for r in s.isr if r not in gone) or s.isr
+            leader = NO_LEADER if s.leader in gone else s.leader
+            return codec.PartitionState(leader, s.leader_epoch + 1, epoch, isr)
+
+        await self._refresh_states(list(dropped))
+        await self.writer.update_states(list(dropped), decide)
+        for tp, replicas in dropped.items():
+            for r in replicas:
+                batch.add_stop_replica(r, tp, delete=True)
+
+    # --- views --------------------------------------------------------------------------------------
+
+    def partitions_targeting(self, brokers: Collection[int]) -> list[TopicPartition]:
+        out = []
+        for tp in self.ctx.reassigning:
+            a = self.ctx.assignment(tp)
+            if a is not None and any(b in a.target_replicas for b in brokers):
+                out.append(tp)
+        return out

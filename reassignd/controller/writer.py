@@ -1,0 +1,144 @@
+"""The active controller's ZooKeeper writes, each fenced by the controller epoch's version.
+
+Persist, then commit: every method writes ZooKeeper first (a multi whose first op checks the
+fencing token) and only then updates the context. A failed fencing check raises
+NotControllerError, which makes the controller resign.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+
+from reassignd.controller import loader
+from reassignd.controller.context import ControllerContext, LeaderIsr
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    BadVersionError,
+    Create,
+    Delete,
+    Fence,
+    MultiFailedError,
+    NodeExistsError,
+    NoNodeError,
+    Op,
+    SetData,
+    Stat,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+TopicPartition = codec.TopicPartition
+Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
+
+STATE_WRITE_CONCURRENCY = 1024
+
+
+class ZkWriter:
+    def __init__(self, zk: ZkClient, fence: Fence, ctx: ControllerContext, report: loader.Report) -> None:
+        self.zk = zk
+        self.fence = fence
+        self.ctx = ctx
+        self._report = report
+
+    async def fenced(self, ops: list[Op]) -> list[Stat | str | None]:
+        return await self.zk.fenced_multi(self.fence, ops)
+
+    async def update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
+        """Compute each partition's new state from its cached one with ``decide``, write it at
+        the known partition epoch (one fenced multi per partition, pipelined), then cache it.
+        A partition whose znode changed under us (an agent's ISR write) is re-read and decided
+        again. Returns the partitions that changed."""
+        ctx = self.ctx
+        todo = [tp for tp in tps if tp in ctx.states]
+        changed: list[TopicPartition] = []
+        sem = asyncio.Semaphore(STATE_WRITE_CONCURRENCY)
+        for _attempt in range(5):
+            conflicts: list[TopicPartition] = []
+
+            async def write(
+                tp: TopicPartition, li: LeaderIsr, new: codec.PartitionState, conflicts: list[TopicPartition]
+            ) -> None:
+                async with sem:
+                    try:
+                        [stat] = await self.fenced(
+                            [
+                                SetData(
+                                    paths.partition_state(*tp), codec.encode_partition_state(new), li.version
+                                )
+                            ]
+                        )
+                    except MultiFailedError as e:
+                        if isinstance(e.cause, BadVersionError):
+                            conflicts.append(tp)
+                            return
+                        raise
+                assert isinstance(stat, Stat)
+                ctx.set_state(tp, LeaderIsr(new, stat.version))
+                changed.append(tp)
+
+            writes = []
+            for tp in todo:
+                li = ctx.states[tp]
+                new = decide(tp, li)
+                if new is not None:
+                    writes.append(write(tp, li, new, conflicts))
+            await asyncio.gather(*writes)
+            if not conflicts:
+                break
+            states, _ = await loader.read_states(self.zk, conflicts, self._report)
+            for tp, li in states.items():
+                ctx.set_state(tp, li)
+            todo = list(states)
+        return changed
+
+    async def create_states(self, topic: str, new_states: Mapping[int, codec.PartitionState]) -> list[int]:
+        """Create the state znodes of new partitions of ``topic`` (and their parents)."""
+        ctx = self.ctx
+        parent = paths.topic_partitions(topic)
+        existing = await self.zk.exists(parent)
+        have = set() if existing is None else set(await self.zk.children(parent))
+        ops: list[Op] = [] if existing is not None else [Create(parent)]
+        for p, state in sorted(new_states.items()):
+            if str(p) not in have:
+                ops.append(Create(paths.partition(topic, p)))
+            ops.append(Create(paths.partition_state(topic, p), codec.encode_partition_state(state)))
+        try:
+            await self.fenced(ops)
+        except MultiFailedError as e:
+            if isinstance(e.cause, NodeExistsError):
+                log.warning("state znodes of %s appeared concurrently (%s); re-reading", topic, e)
+                tps = [(topic, p) for p in new_states]
+                states, _ = await loader.read_states(self.zk, tps, self._report)
+                for tp, li in states.items():
+                    ctx.set_state(tp, li)
+                return []
+            raise
+        for p, state in new_states.items():
+            ctx.set_state((topic, p), LeaderIsr(state, 0))
+        return list(new_states)
+
+    async def ensure_cluster_id(self) -> None:
+        if await self.zk.exists(paths.CLUSTER_ID) is None:
+            try:
+                await self.fenced(
+                    [Create(paths.CLUSTER_ID, codec.encode_cluster_id(codec.new_uuid_base64()))]
+                )
+            except MultiFailedError as e:
+                if not isinstance(e.cause, NodeExistsError):
+                    raise
+
+    async def delete_all(self, znode_paths: list[str]) -> None:
+        try:
+            await self.fenced([Delete(p) for p in znode_paths])
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NoNodeError):
+                raise
+            for p in znode_paths:
+                try:
+                    await self.fenced([Delete(p)])
+                except MultiFailedError as one:
+                    if not isinstance(one.cause, NoNodeError):
+                        raise

@@ -1,0 +1,173 @@
+"""Byte-rate limiting and simulation configs of the broker agent: pure, no server."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reassignd.broker.__main__ import build_parser, settings_from_args
+from reassignd.broker.settings import BrokerSettings, cluster_settings
+from reassignd.broker.sim_config import broker_sim_config, topic_sim_config
+from reassignd.broker.throttle import (
+    MAX_GRANT,
+    ThrottledReplicas,
+    TokenBucket,
+    allocate,
+    allocate_throttled,
+    grant,
+)
+
+
+def test_a_full_bucket_grants_its_burst_then_refills_at_its_rate() -> None:
+    b = TokenBucket.full(1000.0, now=10.0, burst_s=0.5)
+    assert b.available(10.0) == 500.0
+    b = b.take(500, 10.0)
+    assert b.available(10.0) == 0.0
+    assert b.available(10.1) == pytest.approx(100.0)
+    assert b.available(100.0) == 500.0  # capped at the burst
+
+
+def test_a_bucket_in_debt_grants_nothing_until_repaid() -> None:
+    b = TokenBucket.full(1000.0, now=0.0, burst_s=0.5).take(1500, 0.0)  # 1000 bytes of debt
+    assert b.available(0.5) == 0.0
+    assert b.available(1.0) == 0.0
+    assert b.available(1.5) == pytest.approx(500.0)
+
+
+def test_an_unlimited_bucket_always_grants() -> None:
+    b = TokenBucket.full(math.inf, now=0.0)
+    assert b.unlimited
+    assert b.take(10**15, 0.0).available(0.0) == math.inf
+    assert grant(b.available(0.0)) == MAX_GRANT
+
+
+def test_changing_the_rate_keeps_tokens_up_to_the_new_capacity() -> None:
+    b = TokenBucket.full(1000.0, now=0.0, burst_s=1.0)
+    slower = b.with_rate(10.0, 0.0)
+    assert slower.available(0.0) == 10.0
+    faster = slower.take(10, 0.0).with_rate(1000.0, 0.0)
+    assert faster.available(0.0) == 0.0
+    assert faster.available(0.5) == pytest.approx(500.0)
+    assert TokenBucket.full(math.inf, 0.0).with_rate(100.0, 0.0).available(0.0) == 50.0
+
+
+def test_allocate_is_water_filling() -> None:
+    assert allocate(100, [10, 50, 50]) == [10, 45, 45]
+    assert allocate(100, [10, 20]) == [10, 20]
+    assert allocate(100, [10, 20], spread_leftover=True) == [45, 55]
+    assert allocate(0, [10, 20], spread_leftover=True) == [0, 0]
+    assert allocate(2, [5, 5, 5]) == [1, 1, 0]
+    assert allocate(7, [0, 0], spread_leftover=True) == [4, 3]
+    assert allocate(10, []) == []
+
+
+@given(st.integers(0, 10**6), st.lists(st.integers(0, 10**5), max_size=20), st.booleans())
+def test_allocate_never_exceeds_the_budget_nor_a_need(budget: int, needs: list[int], spread: bool) -> None:
+    shares = allocate(budget, needs, spread_leftover=spread)
+    assert sum(shares) <= budget
+    if not spread:
+        assert all(0 <= s <= n for s, n in zip(shares, needs, strict=True))
+        assert sum(shares) == min(budget, sum(needs))  # nothing wasted
+    else:
+        assert sum(shares) == (budget if needs else 0)
+
+
+def test_throttled_replicas_share_only_the_throttle_budget() -> None:
+    shares = allocate_throttled(1000, 100, [500, 500], [True, False])
+    assert shares == [100, 500]
+    assert allocate_throttled(1000, 10_000, [500, 500], [True, False]) == [500, 500]
+    spread = allocate_throttled(1000, 100, [0, 0], [True, False], spread_leftover=True)
+    assert spread[0] <= 100
+    assert sum(spread) == 1000
+
+
+def test_throttled_replicas_lists() -> None:
+    assert not ThrottledReplicas.parse("").covers(0, 1)
+    assert ThrottledReplicas.parse("*").covers(7, 3)
+    listed = ThrottledReplicas.parse("0:1, 0:2,3:4")
+    assert listed.covers(0, 2) and listed.covers(3, 4)
+    assert not listed.covers(1, 1)
+    with pytest.raises(ValueError):
+        ThrottledReplicas.parse("0-1")
+
+
+def test_topic_sim_config_defaults_and_values() -> None:
+    assert topic_sim_config(None).initial_bytes == 0
+    assert topic_sim_config(None, 5.0).produce_bytes_per_s == 5.0
+    cfg = topic_sim_config(
+        {
+            "reassignd.sim.initial.bytes": "1048576",
+            "reassignd.sim.produce.bytes.per.s": "2048.5",
+            "leader.replication.throttled.replicas": "0:1",
+            "follower.replication.throttled.replicas": "*",
+            "retention.ms": "1000",
+        }
+    )
+    assert (cfg.initial_bytes, cfg.produce_bytes_per_s) == (1048576, 2048.5)
+    assert cfg.leader_throttled.covers(0, 1) and cfg.follower_throttled.everything
+    bad = topic_sim_config(
+        {"reassignd.sim.initial.bytes": "lots", "follower.replication.throttled.replicas": "x"}
+    )
+    assert bad.initial_bytes == 0 and not bad.follower_throttled.covers(0, 0)
+    assert len(bad.problems) == 2
+
+
+def test_broker_bandwidth_comes_from_its_config_then_the_default_then_the_flag() -> None:
+    key = "reassignd.sim.replication.bytes.per.s"
+    assert broker_sim_config(None, None, 100.0).replication_bytes_per_s == 100.0
+    assert broker_sim_config(None, {key: "50"}, 100.0).replication_bytes_per_s == 50.0
+    assert broker_sim_config({key: "7"}, {key: "50"}, 100.0).replication_bytes_per_s == 7.0
+    cfg = broker_sim_config(None, {"leader.replication.throttled.rate": "10"}, 100.0)
+    assert cfg.leader_throttled_rate == math.inf  # KIP-73 rates only from the broker's own config
+    cfg = broker_sim_config({"follower.replication.throttled.rate": "10", key: "-1"}, None, 100.0)
+    assert cfg.follower_throttled_rate == 10.0
+    assert cfg.replication_bytes_per_s == 100.0 and cfg.problems
+
+
+def test_cluster_settings_ids_racks_and_ports() -> None:
+    base = BrokerSettings(zk_connect="zk:2181", broker_id=0)
+    agents = cluster_settings(base, brokers=4, first_id=3, racks=2)
+    assert [(s.broker_id, s.rack, s.control_port) for s in agents] == [
+        (3, "r0", 0),
+        (4, "r1", 0),
+        (5, "r0", 0),
+        (6, "r1", 0),
+    ]
+    fixed = cluster_settings(
+        BrokerSettings(zk_connect="zk", broker_id=0, control_port=9100, rack="x"), 2, 1, None
+    )
+    assert [(s.rack, s.control_port) for s in fixed] == [("x", 9100), ("x", 9101)]
+    with pytest.raises(ValueError):
+        BrokerSettings(zk_connect="zk", broker_id=-1)
+
+
+def test_the_module_entry_builds_settings_from_flags() -> None:
+    args = build_parser().parse_args(
+        [
+            "--zk",
+            "zk:2181/x",
+            "--id",
+            "4",
+            "--rack",
+            "r1",
+            "--replication-bytes-per-s",
+            "1e9",
+            "--session-timeout-s",
+            "2",
+        ]
+    )
+    [s] = settings_from_args(args)
+    assert (s.zk_connect, s.broker_id, s.rack, s.replication_bytes_per_s, s.session_timeout_s) == (
+        "zk:2181/x",
+        4,
+        "r1",
+        1e9,
+        2.0,
+    )
+    many = settings_from_args(
+        build_parser().parse_args(["--zk", "zk", "--id", "1", "--brokers", "3", "--racks", "2"])
+    )
+    assert [(x.broker_id, x.rack) for x in many] == [(1, "r0"), (2, "r1"), (3, "r0")]

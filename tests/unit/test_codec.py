@@ -1,0 +1,910 @@
+"""The znode codecs: Kafka's own bytes decode as Kafka means them, garbage is refused with one
+clear line, and every value survives encode -> decode."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reassignd.zk.codec import (
+    INT32_MAX,
+    INT64_MAX,
+    BrokerRegistration,
+    CodecError,
+    ControllerInfo,
+    Endpoint,
+    LegacyReassignmentEntry,
+    PartitionState,
+    ReassignmentRequest,
+    ReassignmentStatus,
+    TopicZnode,
+    decode_broker,
+    decode_cluster_id,
+    decode_config_change,
+    decode_controller,
+    decode_controller_epoch,
+    decode_entity_config,
+    decode_isr_change,
+    decode_legacy_reassignment,
+    decode_partition_state,
+    decode_reassignment_request,
+    decode_reassignment_status,
+    decode_topic,
+    encode_broker,
+    encode_cluster_id,
+    encode_config_change,
+    encode_controller,
+    encode_controller_epoch,
+    encode_entity_config,
+    encode_isr_change,
+    encode_legacy_reassignment,
+    encode_partition_state,
+    encode_reassignment_request,
+    encode_reassignment_status,
+    encode_topic,
+    new_uuid_base64,
+)
+
+TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"
+
+
+def js(value: Any) -> bytes:
+    """Test input written the way a hand or another tool might: ordinary JSON with spaces."""
+    return json.dumps(value).encode()
+
+
+def reason(decode: Callable[[bytes | None], object], data: bytes | None) -> str:
+    with pytest.raises(CodecError) as caught:
+        decode(data)
+    assert type(caught.value) is CodecError
+    assert str(caught.value) == caught.value.reason
+    assert "\n" not in caught.value.reason
+    return caught.value.reason
+
+
+# --- /controller, /controller_epoch, /cluster/id -------------------------------------------------
+
+
+def test_controller_is_written_as_kafka_writes_it_plus_the_http_address() -> None:
+    info = ControllerInfo(9000, 1700000000123, "http://10.0.0.5:8080")
+    assert encode_controller(info) == (
+        b'{"version":1,"brokerid":9000,"timestamp":"1700000000123","http":"http://10.0.0.5:8080"}'
+    )
+    assert encode_controller(ControllerInfo(9000, 5)) == b'{"version":1,"brokerid":9000,"timestamp":"5"}'
+
+
+def test_controller_written_by_kafka_decodes_without_http() -> None:
+    data = b'{"timestamp":"1600000000000","brokerid":2,"version":1,"kraftControllerEpoch":-1}'
+    assert decode_controller(data) == ControllerInfo(2, 1600000000000)
+
+
+def test_controller_timestamp_must_be_a_string_of_milliseconds() -> None:
+    data = js({"version": 1, "brokerid": 1, "timestamp": 5})
+    assert reason(decode_controller, data) == "field 'timestamp' must be a string, got number"
+    data = js({"version": 1, "brokerid": 1, "timestamp": "5s"})
+    assert reason(decode_controller, data) == (
+        "field 'timestamp' must be a decimal string of milliseconds, got \"5s\""
+    )
+
+
+def test_controller_epoch_is_a_bare_decimal_string() -> None:
+    assert encode_controller_epoch(0) == b"0"
+    assert encode_controller_epoch(7) == b"7"
+    assert decode_controller_epoch(b"7") == 7
+    assert reason(decode_controller_epoch, b"-1") == 'controller epoch must be a decimal integer, got "-1"'
+    assert reason(decode_controller_epoch, b" 7") == 'controller epoch must be a decimal integer, got " 7"'
+    assert reason(decode_controller_epoch, b"2147483648").startswith("controller epoch must be")
+    assert reason(decode_controller_epoch, None) == "znode data is null"
+    assert reason(decode_controller_epoch, b"\x80") == "not valid UTF-8 at byte 1"
+    with pytest.raises(ValueError, match="cannot encode controller epoch"):
+        encode_controller_epoch(-1)
+
+
+def test_cluster_id_keeps_kafkas_string_version() -> None:
+    assert encode_cluster_id(TOPIC_ID) == b'{"version":"1","id":"vKbcOsJ9TWCz3qAiVMHqEQ"}'
+    assert decode_cluster_id(b'{"id":"vKbcOsJ9TWCz3qAiVMHqEQ","version":"1"}') == TOPIC_ID
+    assert reason(decode_cluster_id, js({"version": 1, "id": TOPIC_ID})) == (
+        "field 'version' must be a string, got number"
+    )
+    assert reason(decode_cluster_id, js({"version": "2", "id": TOPIC_ID})) == (
+        'unsupported version "2" (expected "1")'
+    )
+    assert reason(decode_cluster_id, js({"version": "1", "id": "short"})) == (
+        "field 'id' must be a 22-character base64 UUID, got \"short\""
+    )
+
+
+def test_new_uuid_is_kafkas_uuid_string() -> None:
+    for _ in range(200):
+        text = new_uuid_base64()
+        assert len(text) == 22
+        assert not text.startswith("-")
+        raw = base64.urlsafe_b64decode(text + "==")
+        assert len(raw) == 16
+        assert raw[6] >> 4 == 4  # a random (version 4) UUID
+        assert decode_cluster_id(encode_cluster_id(text)) == text
+    assert len({new_uuid_base64() for _ in range(100)}) == 100
+
+
+def test_uuid_with_nonzero_padding_bits_is_refused() -> None:
+    # "...EQ" and "...ER" decode to the same 16 bytes; only the first is the UUID's own string.
+    assert reason(decode_cluster_id, js({"version": "1", "id": TOPIC_ID[:-1] + "R"})).startswith(
+        "field 'id' must be a 22-character base64 UUID"
+    )
+
+
+# --- /brokers/ids/<id> ---------------------------------------------------------------------------
+
+V5 = (
+    b'{"version":5,"host":"h","port":9092,"jmx_port":-1,"timestamp":"1700000000000",'
+    b'"endpoints":["PLAINTEXT://h:9092","CONTROL://h:19092"],"rack":"r1",'
+    b'"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT","CONTROL":"PLAINTEXT"},"features":{}}'
+)
+AGENT = BrokerRegistration(
+    broker_id=1,
+    host="h",
+    port=9092,
+    endpoints=(Endpoint("PLAINTEXT", "h", 9092), Endpoint("CONTROL", "h", 19092)),
+    rack="r1",
+    timestamp_ms=1700000000000,
+)
+
+
+def test_broker_v5_registration_is_the_layouts_example_byte_for_byte() -> None:
+    assert encode_broker(AGENT) == V5
+    assert decode_broker(1, V5) == AGENT
+    assert AGENT.control_url == "http://h:19092"
+    assert AGENT.endpoint("PLAINTEXT") == Endpoint("PLAINTEXT", "h", 9092)
+    assert str(AGENT.endpoints[1]) == "CONTROL://h:19092"
+
+
+def test_broker_without_rack_has_no_rack_key() -> None:
+    reg = BrokerRegistration(2, "h", 9092, (Endpoint("PLAINTEXT", "h", 9092),))
+    data = encode_broker(reg)
+    assert b"rack" not in data
+    assert decode_broker(2, data) == reg
+    assert reg.control_url is None
+
+
+def test_broker_v4_written_by_kafka_2_x() -> None:
+    data = (
+        b'{"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"endpoints":["PLAINTEXT://kafka1:9092"],'
+        b'"jmx_port":9999,"host":"kafka1","timestamp":"1600000000000","port":9092,"version":4}'
+    )
+    assert decode_broker(3, data) == BrokerRegistration(
+        3, "kafka1", 9092, (Endpoint("PLAINTEXT", "kafka1", 9092),), None, 1600000000000, 9999
+    )
+
+
+def test_broker_without_plaintext_listener_has_kafkas_null_host() -> None:
+    data = js(
+        {
+            "version": 4,
+            "host": None,
+            "port": -1,
+            "jmx_port": -1,
+            "timestamp": "1",
+            "endpoints": ["SSL://[fe80::1]:9093", "INTERNAL://b1:9094"],
+            "listener_security_protocol_map": {"SSL": "SSL", "INTERNAL": "SASL_PLAINTEXT"},
+            "rack": None,
+        }
+    )
+    reg = decode_broker(4, data)
+    assert (reg.host, reg.port, reg.rack) == ("", -1, None)
+    assert reg.endpoints == (Endpoint("SSL", "fe80::1", 9093), Endpoint("INTERNAL", "b1", 9094))
+
+
+def test_broker_v1_to_v3_without_endpoints_use_host_and_port_as_plaintext() -> None:
+    plaintext = (Endpoint("PLAINTEXT", "old", 9092),)
+    v1 = {"version": 1, "host": "old", "port": 9092, "jmx_port": -1}
+    assert decode_broker(5, js(v1)) == BrokerRegistration(5, "old", 9092, plaintext)
+    v2 = {**v1, "version": 2, "timestamp": "42", "endpoints": ["PLAINTEXT://other:9093"]}
+    assert decode_broker(5, js(v2)).endpoints == (Endpoint("PLAINTEXT", "other", 9093),)
+    v3 = {**v1, "version": 3, "timestamp": "42", "rack": "r2"}
+    assert decode_broker(5, js(v3)) == BrokerRegistration(5, "old", 9092, plaintext, "r2", 42)
+
+
+def test_ipv6_endpoint_is_written_in_brackets_and_read_back() -> None:
+    reg = BrokerRegistration(6, "::1", 9092, (Endpoint("CONTROL", "::1", 19092),))
+    data = encode_broker(reg)
+    assert b'"CONTROL://[::1]:19092"' in data
+    assert decode_broker(6, data) == reg
+
+
+def test_listener_names_are_normalised_to_upper_case_as_kafka_does() -> None:
+    data = js({"version": 5, "host": "h", "port": 1, "jmx_port": -1, "endpoints": ["control://h:2"]})
+    assert decode_broker(1, data).control_url == "http://h:2"
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"version": 6}, "unsupported version 6 (expected 1, 2, 3, 4, 5)"),
+        ({"port": "9092"}, "field 'port' must be an integer, got string"),
+        ({"port": 70000}, "field 'port' must be between -1 and 65535, got 70000"),
+        ({"jmx_port": True}, "field 'jmx_port' must be an integer, got boolean"),
+        ({"endpoints": "PLAINTEXT://h:1"}, "field 'endpoints' must be an array, got string"),
+        ({"endpoints": ["h:9092"]}, "field 'endpoints[0]' is not LISTENER://host:port, got \"h:9092\""),
+        (
+            {"endpoints": ["A://h:99999"]},
+            "field 'endpoints[0]' is not LISTENER://host:port, got \"A://h:99999\"",
+        ),
+        ({"endpoints": ["A://h:1", "a://g:2"]}, "field 'endpoints' names listener A twice"),
+        ({"rack": 1}, "field 'rack' must be a string, got number"),
+        ({"timestamp": 1}, "field 'timestamp' must be a string, got number"),
+        ({"features": []}, "field 'features' must be an object, got array"),
+        (
+            {"listener_security_protocol_map": "x"},
+            "field 'listener_security_protocol_map' must be an object, got string",
+        ),
+    ],
+)
+def test_broker_registration_rejects(change: dict[str, object], expected: str) -> None:
+    assert reason(lambda d: decode_broker(1, d), js({**json.loads(V5), **change})) == expected
+
+
+def test_broker_registration_missing_endpoints_from_v4() -> None:
+    data = js({"version": 4, "host": "h", "port": 1, "jmx_port": -1})
+    assert reason(lambda d: decode_broker(1, d), data) == "missing field 'endpoints'"
+
+
+# --- /brokers/topics/<topic> ---------------------------------------------------------------------
+
+LAYOUT_TOPIC = {
+    "version": 2,
+    "partitions": {"0": [4, 5, 6, 1, 2, 3], "1": [2, 3, 1]},
+    "adding_replicas": {"0": [4, 5, 6]},
+    "removing_replicas": {"0": [1, 2, 3]},
+}
+
+
+def test_topic_v1_has_replica_sets_only() -> None:
+    znode = decode_topic(b'{"version":1,"partitions":{"0":[1,2]}}')
+    assert znode == TopicZnode({0: (1, 2)})
+    assert (znode.adding, znode.removing, znode.topic_id) == ({}, {}, None)
+
+
+def test_topic_v2_carries_adding_and_removing_replicas() -> None:
+    znode = decode_topic(js(LAYOUT_TOPIC))
+    assert znode == TopicZnode({0: (4, 5, 6, 1, 2, 3), 1: (2, 3, 1)}, {0: (4, 5, 6)}, {0: (1, 2, 3)})
+    assert encode_topic(znode) == (
+        b'{"version":2,"partitions":{"0":[4,5,6,1,2,3],"1":[2,3,1]},'
+        b'"adding_replicas":{"0":[4,5,6]},"removing_replicas":{"0":[1,2,3]}}'
+    )
+
+
+def test_topic_v3_adds_the_topic_id_and_both_maps_are_always_written() -> None:
+    znode = TopicZnode({0: (1, 2), 1: (2, 1)}, topic_id=TOPIC_ID)
+    assert encode_topic(znode) == (
+        b'{"version":3,"partitions":{"0":[1,2],"1":[2,1]},"adding_replicas":{},"removing_replicas":{},'
+        b'"topic_id":"vKbcOsJ9TWCz3qAiVMHqEQ"}'
+    )
+    assert decode_topic(encode_topic(znode)) == znode
+
+
+def test_topic_partitions_are_numeric_whatever_their_order_in_the_json() -> None:
+    znode = decode_topic(b'{"partitions":{"10":[1],"2":[2],"0":[3]},"version":2}')
+    assert list(znode.partitions) == [0, 2, 10]
+    assert encode_topic(znode).startswith(b'{"version":2,"partitions":{"0":[3],"2":[2],"10":[1]}')
+
+
+def test_topic_empty_adding_or_removing_list_means_not_reassigning() -> None:
+    data = js({**LAYOUT_TOPIC, "adding_replicas": {"0": [], "1": []}})
+    assert decode_topic(data).adding == {}
+    written = encode_topic(TopicZnode({0: (1,)}, adding={0: ()}, removing={0: ()}))
+    assert written == b'{"version":2,"partitions":{"0":[1]},"adding_replicas":{},"removing_replicas":{}}'
+
+
+@pytest.mark.parametrize(
+    ("topic", "expected"),
+    [
+        ({"version": 4, "partitions": {}}, "unsupported version 4 (expected 1, 2, 3)"),
+        ({"version": 2}, "missing field 'partitions'"),
+        ({"version": 2, "partitions": []}, "field 'partitions' must be an object, got array"),
+        (
+            {"version": 2, "partitions": {"a": [1]}},
+            "field 'partitions' has key \"a\", which is not a partition number",
+        ),
+        (
+            {"version": 2, "partitions": {"-1": [1]}},
+            "field 'partitions' has key \"-1\", which is not a partition number",
+        ),
+        (
+            {"version": 2, "partitions": {"01": [1]}},
+            "field 'partitions' has key \"01\", which is not a partition number",
+        ),
+        (
+            {"version": 2, "partitions": {"0": [1, 2, 1]}},
+            "field 'partitions[\"0\"]' has duplicate replica id 1",
+        ),
+        (
+            {"version": 2, "partitions": {"0": [1, -2]}},
+            "field 'partitions[\"0\"]' has negative replica id -2",
+        ),
+        (
+            {"version": 2, "partitions": {"0": [1, True]}},
+            "field 'partitions[\"0\"][1]' must be an integer, got boolean",
+        ),
+        (
+            {"version": 2, "partitions": {"0": [1.0]}},
+            "field 'partitions[\"0\"][0]' must be an integer, got number",
+        ),
+        (
+            {"version": 2, "partitions": {"0": [2**31]}},
+            "field 'partitions[\"0\"][0]' must be between -2147483648 and 2147483647, got 2147483648",
+        ),
+        ({"version": 2, "partitions": {"0": None}}, "field 'partitions[\"0\"]' must be an array, got null"),
+        ({"version": 2, "partitions": {"0": []}}, "field 'partitions[\"0\"]' must not be empty"),
+        (
+            {**LAYOUT_TOPIC, "adding_replicas": {"7": [4]}},
+            "field 'adding_replicas' names partition 7, which is not in 'partitions'",
+        ),
+        (
+            {**LAYOUT_TOPIC, "adding_replicas": {"1": [9]}},
+            "field 'adding_replicas[\"1\"]' has replica 9, not in 'partitions'",
+        ),
+        (
+            {**LAYOUT_TOPIC, "removing_replicas": {"0": [4]}},
+            "partition 0 has replica 4 both adding and removing",
+        ),
+        (
+            {**LAYOUT_TOPIC, "removing_replicas": None},
+            "field 'removing_replicas' must be an object, got null",
+        ),
+        ({**LAYOUT_TOPIC, "version": 3}, "missing field 'topic_id'"),
+        ({**LAYOUT_TOPIC, "topic_id": 7}, "field 'topic_id' must be a string, got number"),
+        (
+            {**LAYOUT_TOPIC, "topic_id": "not-a-uuid"},
+            "field 'topic_id' must be a 22-character base64 UUID, got \"not-a-uuid\"",
+        ),
+    ],
+)
+def test_topic_rejects(topic: dict[str, object], expected: str) -> None:
+    assert reason(decode_topic, js(topic)) == expected
+
+
+def test_topic_encode_refuses_what_decode_would_refuse() -> None:
+    with pytest.raises(ValueError, match=r"cannot encode topic znode: .*has duplicate replica id 1"):
+        encode_topic(TopicZnode({0: (1, 1)}))
+    with pytest.raises(ValueError, match="names partition 3, which is not in 'partitions'"):
+        encode_topic(TopicZnode({0: (1,)}, adding={3: (1,)}))
+
+
+# --- /brokers/topics/<topic>/partitions/<p>/state ------------------------------------------------
+
+
+def test_partition_state_is_the_layouts_example() -> None:
+    data = b'{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":5,"isr":[1,2,3]}'
+    state = PartitionState(leader=1, leader_epoch=3, controller_epoch=5, isr=(1, 2, 3))
+    assert decode_partition_state(data) == state
+    assert encode_partition_state(state) == data
+
+
+def test_partition_state_without_leader_and_with_newer_kafkas_extra_field() -> None:
+    data = (
+        b'{"controller_epoch":5,"leader":-1,"version":1,"leader_epoch":9,"isr":[2],"leader_recovery_state":0}'
+    )
+    assert decode_partition_state(data) == PartitionState(-1, 9, 5, (2,))
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"leader": -2}, "field 'leader' must be between -1 and 2147483647, got -2"),
+        ({"leader": "1"}, "field 'leader' must be an integer, got string"),
+        ({"leader": False}, "field 'leader' must be an integer, got boolean"),
+        ({"leader_epoch": -1}, "field 'leader_epoch' must be between 0 and 2147483647, got -1"),
+        ({"controller_epoch": None}, "field 'controller_epoch' must be an integer, got null"),
+        ({"isr": [1, 1]}, "field 'isr' has duplicate replica id 1"),
+        ({"isr": [-1]}, "field 'isr' has negative replica id -1"),
+        ({"isr": {"0": 1}}, "field 'isr' must be an array, got object"),
+        ({"version": 2}, "unsupported version 2 (expected 1)"),
+        ({"version": "1"}, "field 'version' must be an integer, got string"),
+    ],
+)
+def test_partition_state_rejects(change: dict[str, object], expected: str) -> None:
+    state = {"version": 1, "leader": 1, "leader_epoch": 3, "controller_epoch": 5, "isr": [1, 2, 3]}
+    assert reason(decode_partition_state, js({**state, **change})) == expected
+
+
+def test_partition_state_missing_field() -> None:
+    assert reason(decode_partition_state, b'{"version":1,"leader":1,"leader_epoch":3,"isr":[]}') == (
+        "missing field 'controller_epoch'"
+    )
+
+
+# --- /admin/reassign_partitions ------------------------------------------------------------------
+
+
+def test_legacy_reassignment_as_kafka_tools_write_it() -> None:
+    data = b'{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2,3]}]}'
+    assert decode_legacy_reassignment(data) == (LegacyReassignmentEntry("foo", 0, (1, 2, 3)),)
+    assert encode_legacy_reassignment(decode_legacy_reassignment(data)) == data
+
+
+def test_legacy_reassignment_keeps_kip_236_original_replicas() -> None:
+    entries = (
+        LegacyReassignmentEntry("foo", 0, (4, 5, 6), original_replicas=(1, 2, 3)),
+        LegacyReassignmentEntry("bar", 2, (1,)),
+    )
+    data = encode_legacy_reassignment(entries)
+    assert data == (
+        b'{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[4,5,6],'
+        b'"original_replicas":[1,2,3]},{"topic":"bar","partition":2,"replicas":[1]}]}'
+    )
+    assert decode_legacy_reassignment(data) == entries
+
+
+def test_legacy_reassignment_leaves_bad_targets_to_the_controller() -> None:
+    # As in Kafka, one entry the controller cannot start does not make the others unreadable.
+    data = js(
+        {
+            "version": 1,
+            "partitions": [
+                {"topic": "foo", "partition": 0, "replicas": []},
+                {"topic": "foo", "partition": 1, "replicas": [1, 1, -1]},
+                {"topic": "foo", "partition": 1, "replicas": [2, 3]},
+            ],
+        }
+    )
+    assert [entry.replicas for entry in decode_legacy_reassignment(data)] == [(), (1, 1, -1), (2, 3)]
+
+
+@pytest.mark.parametrize(
+    ("partitions", "expected"),
+    [
+        ({}, "field 'partitions' must be an array, got object"),
+        ([[]], "field 'partitions[0]' must be an object, got array"),
+        ([{"partition": 0, "replicas": [1]}], "missing field 'partitions[0].topic'"),
+        (
+            [{"topic": 1, "partition": 0, "replicas": [1]}],
+            "field 'partitions[0].topic' must be a string, got number",
+        ),
+        (
+            [{"topic": "t", "partition": "0", "replicas": [1]}],
+            "field 'partitions[0].partition' must be an integer, got string",
+        ),
+        (
+            [{"topic": "t", "partition": 0, "replicas": [True]}],
+            "field 'partitions[0].replicas[0]' must be an integer, got boolean",
+        ),
+        (
+            [{"topic": "t", "partition": 0, "replicas": [1], "original_replicas": "1"}],
+            "field 'partitions[0].original_replicas' must be an array, got string",
+        ),
+    ],
+)
+def test_legacy_reassignment_rejects(partitions: object, expected: str) -> None:
+    assert reason(decode_legacy_reassignment, js({"version": 1, "partitions": partitions})) == expected
+
+
+# --- KIP-236 requests and status nodes -----------------------------------------------------------
+
+
+def test_reassignment_request_is_the_layouts_example() -> None:
+    data = b'{"version":1,"assignments":{"my-topic":{"0":[1,2,3]}},"legacy":false}'
+    request = ReassignmentRequest({("my-topic", 0): (1, 2, 3)})
+    assert decode_reassignment_request(data) == request
+    assert encode_reassignment_request(request) == data
+
+
+def test_reassignment_request_groups_partitions_by_topic() -> None:
+    request = ReassignmentRequest({("b", 1): (2,), ("a", 10): (1, 2), ("a", 2): (3,)}, legacy=True)
+    assert encode_reassignment_request(request) == (
+        b'{"version":1,"assignments":{"a":{"2":[3],"10":[1,2]},"b":{"1":[2]}},"legacy":true}'
+    )
+    assert decode_reassignment_request(encode_reassignment_request(request)) == request
+
+
+def test_reassignment_request_legacy_defaults_to_false() -> None:
+    assert not decode_reassignment_request(b'{"version":1,"assignments":{}}').legacy
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"legacy": 0}, "field 'legacy' must be a boolean, got number"),
+        ({"assignments": []}, "field 'assignments' must be an object, got array"),
+        ({"assignments": {"t": [1]}}, "field 'assignments[\"t\"]' must be an object, got array"),
+        (
+            {"assignments": {"t": {"x": [1]}}},
+            'field \'assignments["t"]\' has key "x", which is not a partition number',
+        ),
+        (
+            {"assignments": {"t": {"0": [1, "2"]}}},
+            'field \'assignments["t"]["0"][1]\' must be an integer, got string',
+        ),
+    ],
+)
+def test_reassignment_request_rejects(change: dict[str, object], expected: str) -> None:
+    assert reason(decode_reassignment_request, js({"version": 1, "assignments": {}, **change})) == expected
+
+
+def test_reassignment_status_is_the_layouts_example() -> None:
+    data = b'{"version":1,"target":[4,5,6],"original":[1,2,3],"top":3}'
+    status = ReassignmentStatus(target=(4, 5, 6), original=(1, 2, 3), top=3)
+    assert decode_reassignment_status(data) == status
+    assert encode_reassignment_status(status) == data
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"target": [4, 4]}, "field 'target' has duplicate replica id 4"),
+        ({"original": [-1]}, "field 'original' has negative replica id -1"),
+        ({"original": []}, "field 'original' must not be empty"),
+        ({"top": -1}, "field 'top' must be between 0 and 2147483647, got -1"),
+        ({"top": "3"}, "field 'top' must be an integer, got string"),
+    ],
+)
+def test_reassignment_status_rejects(change: dict[str, object], expected: str) -> None:
+    status = {"version": 1, "target": [4, 5, 6], "original": [1, 2, 3], "top": 3}
+    assert reason(decode_reassignment_status, js({**status, **change})) == expected
+
+
+# --- /isr_change_notification --------------------------------------------------------------------
+
+
+def test_isr_change_notification_is_the_layouts_example() -> None:
+    data = b'{"version":1,"partitions":[{"topic":"foo","partition":0},{"topic":"bar","partition":3}]}'
+    assert decode_isr_change(data) == (("foo", 0), ("bar", 3))
+    assert encode_isr_change((("foo", 0), ("bar", 3))) == data
+
+
+def test_isr_change_rejects_a_negative_partition() -> None:
+    data = js({"version": 1, "partitions": [{"topic": "foo", "partition": -1}]})
+    assert reason(decode_isr_change, data) == (
+        "field 'partitions[0].partition' must be between 0 and 2147483647, got -1"
+    )
+
+
+# --- /config -------------------------------------------------------------------------------------
+
+
+def test_entity_config_values_are_strings() -> None:
+    throttle = {
+        "leader.replication.throttled.rate": "10485760",
+        "follower.replication.throttled.rate": "10485760",
+    }
+    data = encode_entity_config(throttle)
+    assert data == (
+        b'{"version":1,"config":{"follower.replication.throttled.rate":"10485760",'
+        b'"leader.replication.throttled.rate":"10485760"}}'
+    )
+    assert decode_entity_config(data) == throttle
+    assert decode_entity_config(b'{"version":1,"config":{"controller_mutation_rate":"10.0"}}') == {
+        "controller_mutation_rate": "10.0"
+    }
+    assert reason(decode_entity_config, b'{"version":1,"config":{"controller_mutation_rate":10.0}}') == (
+        "field 'config[\"controller_mutation_rate\"]' must be a string, got number"
+    )
+    assert reason(decode_entity_config, b'{"version":1,"config":null}') == (
+        "field 'config' must be an object, got null"
+    )
+
+
+def test_config_change_v2_carries_the_entity_path() -> None:
+    data = b'{"version":2,"entity_path":"users/alice/clients/app-1"}'
+    assert encode_config_change("users/alice/clients/app-1") == data
+    assert decode_config_change(data) == "users/alice/clients/app-1"
+    assert decode_config_change(b'{"version":2,"entity_path":"brokers/<default>"}') == "brokers/<default>"
+
+
+def test_config_change_v1_becomes_the_same_entity_path() -> None:
+    data = b'{"version":1,"entity_type":"topics","entity_name":"foo"}'
+    assert decode_config_change(data) == "topics/foo"
+
+
+@pytest.mark.parametrize(
+    ("notification", "expected"),
+    [
+        (
+            {"version": 2, "entity_path": "users"},
+            "field 'entity_path' does not name a config entity: \"users\"",
+        ),
+        (
+            {"version": 2, "entity_path": "groups/g"},
+            "field 'entity_path' does not name a config entity: \"groups/g\"",
+        ),
+        (
+            {"version": 2, "entity_path": "users/a/topics/b"},
+            "field 'entity_path' does not name a config entity: \"users/a/topics/b\"",
+        ),
+        (
+            {"version": 2, "entity_path": "users//clients/c"},
+            "field 'entity_path' does not name a config entity: \"users//clients/c\"",
+        ),
+        (
+            {"version": 1, "entity_type": "topics", "entity_name": ""},
+            "field 'entity_name' does not name a config entity: \"topics/\"",
+        ),
+        ({"version": 1, "entity_type": "topics"}, "missing field 'entity_name'"),
+        ({"version": 3, "entity_path": "topics/foo"}, "unsupported version 3 (expected 1, 2)"),
+    ],
+)
+def test_config_change_rejects(notification: dict[str, object], expected: str) -> None:
+    assert reason(decode_config_change, js(notification)) == expected
+
+
+# --- garbage, for every decoder ------------------------------------------------------------------
+
+DECODERS: dict[str, Callable[[bytes | None], object]] = {
+    "controller": decode_controller,
+    "cluster_id": decode_cluster_id,
+    "broker": lambda data: decode_broker(1, data),
+    "topic": decode_topic,
+    "partition_state": decode_partition_state,
+    "legacy_reassignment": decode_legacy_reassignment,
+    "reassignment_request": decode_reassignment_request,
+    "reassignment_status": decode_reassignment_status,
+    "isr_change": decode_isr_change,
+    "entity_config": decode_entity_config,
+    "config_change": decode_config_change,
+}
+every_decoder = pytest.mark.parametrize("decode", DECODERS.values(), ids=DECODERS.keys())
+
+
+@every_decoder
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (None, "znode data is null"),
+        (b"", "znode data is empty"),
+        (b"garbage", "invalid JSON at byte 1"),
+        (b'{"version":1,', "invalid JSON at byte 14"),
+        ('{"t":"é",}'.encode(), "invalid JSON at byte 11"),
+        (b'{"version":1}{}', "invalid JSON at byte 14"),
+        (b"\xef\xbb\xbf{}", "invalid JSON at byte 1"),
+        (b'{"version":1,"a":"\xff"}', "not valid UTF-8 at byte 19"),
+        (b"\x00\x00\x00{", "invalid JSON at byte 1"),
+        ("{}".encode("utf-16"), "not valid UTF-8 at byte 1"),
+        (b"[1,2]", "expected a JSON object, got array"),
+        (b'"text"', "expected a JSON object, got string"),
+        (b"null", "expected a JSON object, got null"),
+        (b"7", "expected a JSON object, got number"),
+        (b'{"version":1,"version":2}', 'invalid JSON: duplicate key "version"'),
+        (b'{"version":NaN}', "invalid JSON: NaN is not a JSON value"),
+        (b'{"x":-Infinity}', "invalid JSON: -Infinity is not a JSON value"),
+        (b'{"x":"\\udc00"}', "invalid JSON: a \\u escape makes a lone surrogate"),
+        (b'{"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "invalid JSON: nested too deeply"),
+        (b'{"x":' + b"9" * 5000 + b"}", "invalid JSON: number too long"),
+    ],
+)
+def test_every_decoder_refuses_garbage(
+    decode: Callable[[bytes | None], object], data: bytes | None, expected: str
+) -> None:
+    assert reason(decode, data) == expected
+
+
+@every_decoder
+def test_every_decoder_needs_an_integer_version(decode: Callable[[bytes | None], object]) -> None:
+    if decode is decode_cluster_id:
+        assert reason(decode, b'{"id":"x"}') == "missing field 'version'"
+        return
+    assert reason(decode, b"{}") == "missing field 'version'"
+    assert reason(decode, b'{"version":true}') == "field 'version' must be an integer, got boolean"
+    assert reason(decode, b'{"version":1.0}') == "field 'version' must be an integer, got number"
+    assert reason(decode, b'{"version":99}').startswith("unsupported version 99 (expected ")
+
+
+def test_a_valid_surrogate_pair_escape_is_fine() -> None:
+    assert decode_isr_change(b'{"version":1,"partitions":[{"topic":"\\ud83d\\ude00","partition":0}]}') == (
+        ("\U0001f600", 0),
+    )
+
+
+@every_decoder
+@given(data=st.binary(max_size=64))
+def test_decoders_raise_only_codec_errors_on_any_bytes(
+    decode: Callable[[bytes | None], object], data: bytes
+) -> None:
+    try:
+        decode(data)
+    except CodecError as e:
+        assert "\n" not in e.reason
+
+
+# --- round trips ---------------------------------------------------------------------------------
+
+broker_ids = st.integers(0, INT32_MAX)
+int32s = st.integers(-(2**31), INT32_MAX)
+uuids = st.binary(min_size=16, max_size=16).map(lambda raw: base64.urlsafe_b64encode(raw).decode()[:22])
+
+
+def replica_lists(min_size: int = 0) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.lists(broker_ids, min_size=min_size, max_size=6, unique=True).map(tuple)
+
+
+def assert_compact_json(data: bytes) -> None:
+    assert data == json.dumps(json.loads(data), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@st.composite
+def topic_znodes(draw: st.DrawFn) -> TopicZnode:
+    partitions = draw(st.dictionaries(broker_ids, replica_lists(min_size=1), max_size=5))
+    adding: dict[int, tuple[int, ...]] = {}
+    removing: dict[int, tuple[int, ...]] = {}
+    for p, rs in partitions.items():
+        ar = draw(st.lists(st.sampled_from(rs), unique=True).map(tuple))
+        rest = [r for r in rs if r not in ar]
+        rr = draw(st.lists(st.sampled_from(rest), unique=True).map(tuple)) if rest else ()
+        if ar:
+            adding[p] = ar
+        if rr:
+            removing[p] = rr
+    return TopicZnode(partitions, adding, removing, draw(st.none() | uuids))
+
+
+endpoints = st.builds(
+    Endpoint,
+    listener=st.from_regex(r"[A-Z][A-Z0-9_.-]{0,11}", fullmatch=True),
+    host=st.from_regex(r"[0-9a-zA-Z%._:-]{0,20}", fullmatch=True),
+    port=st.integers(0, 65535),
+)
+brokers = st.builds(
+    BrokerRegistration,
+    broker_id=st.just(7),  # the id is the znode's name, not in its data
+    host=st.text(),
+    port=st.integers(-1, 65535),
+    endpoints=st.lists(endpoints, max_size=4, unique_by=lambda ep: ep.listener).map(tuple),
+    rack=st.none() | st.text(),
+    timestamp_ms=st.integers(0, INT64_MAX),
+    jmx_port=st.integers(-1, 65535),
+)
+entity_names = st.text(min_size=1).filter(lambda name: "/" not in name)
+entity_paths = st.one_of(
+    st.tuples(st.sampled_from(["topics", "clients", "users", "brokers", "ips"]), entity_names).map("/".join),
+    st.tuples(entity_names, entity_names).map(lambda uc: f"users/{uc[0]}/clients/{uc[1]}"),
+)
+
+ROUND_TRIPS: list[tuple[str, Callable[[Any], bytes], Callable[[bytes], Any], st.SearchStrategy[Any]]] = [
+    (
+        "controller",
+        encode_controller,
+        decode_controller,
+        st.builds(ControllerInfo, broker_ids, st.integers(0, INT64_MAX), st.none() | st.text()),
+    ),
+    ("controller_epoch", encode_controller_epoch, decode_controller_epoch, st.integers(0, INT32_MAX)),
+    ("cluster_id", encode_cluster_id, decode_cluster_id, uuids),
+    ("broker", encode_broker, lambda data: decode_broker(7, data), brokers),
+    ("topic", encode_topic, decode_topic, topic_znodes()),
+    (
+        "partition_state",
+        encode_partition_state,
+        decode_partition_state,
+        st.builds(PartitionState, st.integers(-1, INT32_MAX), broker_ids, broker_ids, replica_lists()),
+    ),
+    (
+        "legacy_reassignment",
+        encode_legacy_reassignment,
+        decode_legacy_reassignment,
+        st.lists(
+            st.builds(
+                LegacyReassignmentEntry,
+                st.text(),
+                broker_ids,
+                st.lists(int32s, max_size=5).map(tuple),
+                st.none() | st.lists(int32s, max_size=5).map(tuple),
+            ),
+            max_size=5,
+        ).map(tuple),
+    ),
+    (
+        "reassignment_request",
+        encode_reassignment_request,
+        decode_reassignment_request,
+        st.builds(
+            ReassignmentRequest,
+            st.dictionaries(st.tuples(st.text(), broker_ids), st.lists(int32s, max_size=5).map(tuple)),
+            st.booleans(),
+        ),
+    ),
+    (
+        "reassignment_status",
+        encode_reassignment_status,
+        decode_reassignment_status,
+        st.builds(ReassignmentStatus, replica_lists(1), replica_lists(1), broker_ids),
+    ),
+    (
+        "isr_change",
+        encode_isr_change,
+        decode_isr_change,
+        st.lists(st.tuples(st.text(), broker_ids), max_size=5).map(tuple),
+    ),
+    ("entity_config", encode_entity_config, decode_entity_config, st.dictionaries(st.text(), st.text())),
+    ("config_change", encode_config_change, decode_config_change, entity_paths),
+]
+
+
+@pytest.mark.parametrize(
+    ("encode", "decode", "values"), [rt[1:] for rt in ROUND_TRIPS], ids=[rt[0] for rt in ROUND_TRIPS]
+)
+@given(data=st.data())
+def test_decode_of_encode_is_identity(
+    encode: Callable[[Any], bytes], decode: Callable[[bytes], Any], values: Any, data: st.DataObject
+) -> None:
+    value = data.draw(values)
+    encoded = encode(value)
+    assert decode(encoded) == value
+    if decode is not decode_controller_epoch:
+        assert_compact_json(encoded)
+
+
+def reorder(value: Any) -> Any:
+    """The same JSON with every object's keys in reverse order."""
+    if isinstance(value, dict):
+        return {key: reorder(value[key]) for key in reversed(value)}
+    if isinstance(value, list):
+        return [reorder(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("encode", "decode", "values"),
+    [rt[1:] for rt in ROUND_TRIPS if rt[0] != "controller_epoch"],
+    ids=[rt[0] for rt in ROUND_TRIPS if rt[0] != "controller_epoch"],
+)
+@given(data=st.data(), extra=st.tuples(st.text(max_size=8), st.none() | st.integers() | st.text()))
+def test_key_order_and_unknown_keys_carry_no_meaning(
+    encode: Callable[[Any], bytes],
+    decode: Callable[[bytes], Any],
+    values: Any,
+    data: st.DataObject,
+    extra: tuple[str, object],
+) -> None:
+    value = data.draw(values)
+    changed = json.dumps({**reorder(json.loads(encode(value))), f"x-{extra[0]}": extra[1]}).encode()
+    assert decode(changed) == value
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=8,
+)
+DELETE = object()
+
+
+def json_paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value: the keys and indexes that lead there."""
+    children = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    return [path] + [sub for key, child in children for sub in json_paths(child, (*path, key))]
+
+
+def replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """``value`` with the node at ``path`` replaced by ``new`` (or removed, for DELETE)."""
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    if new is DELETE and len(path) == 1:
+        del copy[path[0]]
+    else:
+        copy[path[0]] = replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("encode", "decode", "values"),
+    [rt[1:] for rt in ROUND_TRIPS if rt[0] != "controller_epoch"],
+    ids=[rt[0] for rt in ROUND_TRIPS if rt[0] != "controller_epoch"],
+)
+@given(data=st.data())
+def test_a_damaged_znode_decodes_or_raises_a_codec_error_never_anything_else(
+    encode: Callable[[Any], bytes], decode: Callable[[bytes], Any], values: Any, data: st.DataObject
+) -> None:
+    obj = json.loads(encode(data.draw(values)))
+    path = data.draw(st.sampled_from(json_paths(obj)))
+    damaged = replaced(obj, path, data.draw(st.just(DELETE) | JSON_VALUES if path else JSON_VALUES))
+    try:
+        decode(json.dumps(damaged).encode())
+    except CodecError as e:
+        assert e.reason
+        assert "\n" not in e.reason
