@@ -35,6 +35,7 @@ class ControllerContext:
     # partitions whose state znode exists but cannot be decoded: reported, never overwritten
     malformed_states: set[TopicPartition] = field(default_factory=set)
     malformed_topics: set[str] = field(default_factory=set)
+    topics_to_delete: set[str] = field(default_factory=set)
     dirty_topics: set[str] = field(default_factory=set)
 
     # --- brokers ---

@@ -29,11 +29,21 @@ from reassignd.controller.events import (
     IsrChangeNotified,
     PartitionsModified,
     PartitionStateChanged,
+    ApiPartitionReassignment,
+    CancelReassignmentsRequested,
+    RequestEvent,
     SessionExpired,
     Startup,
+    TopicDeletionsChanged,
     TopicsChanged,
+    ZkPartitionReassignment,
     event_name,
 )
+from reassignd.controller.intake import Intake
+from reassignd.controller.reassignment import Reassigner
+from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
+from reassignd.controller.snapshot import ReassignmentView
+from reassignd.errors import NotController, ReassigndError
 from reassignd.controller.metrics import ControllerMetrics
 from reassignd.controller.partition_logic import after_broker_failure, initial_state, offline_election
 from reassignd.controller.request_batch import ControlBatch
@@ -77,6 +87,8 @@ class Controller:
         self.queue: EventQueue[ControllerEvent] = EventQueue(clock, on_size=self.metrics.event_queue_size.set)
         self.ctx: ControllerContext | None = None
         self.writer: ZkWriter | None = None
+        self.reassigner: Reassigner | None = None
+        self.intake: Intake | None = None
         self._active_controller: ActiveController | None = None
         self._epoch_seen = 0
         self._armed: set[tuple[str, str]] = set()
@@ -137,6 +149,9 @@ class Controller:
                 self.metrics.event_queue_time_ms.observe(queue_time_ms)
                 await self._process(event)
         finally:
+            for dropped in self.queue.clear():
+                if isinstance(dropped, RequestEvent):
+                    self._fail(dropped, NotController("the controller is shutting down"))
             await self.channel.close()
 
     async def _process(self, event: ControllerEvent) -> None:
@@ -144,15 +159,24 @@ class Controller:
         try:
             await self._handle(event)
         except NotControllerError:
+            if isinstance(event, RequestEvent):
+                self._fail(event, NotController())
             log.warning(
                 "fencing check failed while handling %s: another controller was elected", event_name(event)
             )
             await self._resign("fenced")
             self.queue.put(ControllerChanged())
+        except ReassigndError as e:
+            if isinstance(event, RequestEvent):
+                self._fail(event, e)
         except ZkError as e:
             log.error("ZooKeeper error while handling %s (event abandoned): %s", event_name(event), e)
-        except Exception:
+            if isinstance(event, RequestEvent):
+                self._fail(event, ReassigndError(f"ZooKeeper error: {e}"))
+        except Exception as e:
             log.exception("unexpected error while handling %s (event abandoned)", event_name(event))
+            if isinstance(event, RequestEvent):
+                self._fail(event, ReassigndError(f"unexpected error: {e}"))
         finally:
             self.metrics.event_time_ms.labels(event_name(event)).observe((self._clock() - started) * 1000)
             self._publish()
@@ -185,10 +209,33 @@ class Controller:
             case IsrChangeNotified():
                 if self.active:
                     await self._on_isr_change_notified()
-            case PartitionStateChanged():
-                pass  # reassignment completion checks hook in here
+            case PartitionStateChanged(partition=tp):
+                if self.active:
+                    batch = self._batch()
+                    await self._reassigner().check([tp], batch)
+                    await self._after_reassignments(batch)
             case ControlRequestFailed():
                 pass
+            case ZkPartitionReassignment():
+                if self.active:
+                    batch = self._batch()
+                    await self._intake().on_legacy_znode(batch)
+                    await self._after_reassignments(batch)
+            case TopicDeletionsChanged():
+                if self.active:
+                    await self._load_topic_deletions()
+            case ApiPartitionReassignment(request=request, reply=reply):
+                batch = self._batch()
+                result = await self._intake().alter(request, batch)
+                await self._after_reassignments(batch)
+                if not reply.done():
+                    reply.set_result(result)
+            case CancelReassignmentsRequested(request=cancel, reply=reply):
+                batch = self._batch()
+                result = await self._intake().cancel(cancel, batch)
+                await self._after_reassignments(batch)
+                if not reply.done():
+                    reply.set_result(result)
             case _:
                 assert_never(event)
 
@@ -282,6 +329,21 @@ class Controller:
         self._epoch_seen = won.epoch
         self.ctx = ControllerContext(won.epoch, won.fence.version)
         self.writer = ZkWriter(self.zk, won.fence, self.ctx, self._report)
+        self.reassigner = Reassigner(
+            self.zk,
+            self.ctx,
+            self.writer,
+            lambda tp: self._watch(paths.partition_state(*tp), PartitionStateChanged(tp)),
+            self._report,
+        )
+        self.intake = Intake(
+            self.zk,
+            self.ctx,
+            self.writer,
+            self.reassigner,
+            lambda: self._watch(paths.REASSIGN_PARTITIONS, ZkPartitionReassignment()),
+            self._report,
+        )
         self._active_controller = ActiveController(self.settings.controller_id, self.http_url)
         self.metrics.active.set(1)
         self.metrics.controller_epoch.set(won.epoch)
@@ -297,11 +359,15 @@ class Controller:
         log.warning("resigning as the active controller: %s", reason)
         self.ctx = None
         self.writer = None
+        self.reassigner = None
+        self.intake = None
         self._active_controller = None
         self._topic_views.clear()
         self.metrics.active.set(0)
         self.metrics.resignations.labels(reason).inc()
-        self.queue.clear()
+        for dropped in self.queue.clear():
+            if isinstance(dropped, RequestEvent):
+                self._fail(dropped, NotController())
         await self.channel.remove_all()
 
     # --- ZooKeeper writes (fenced) ----------------------------------------------------------------
@@ -315,6 +381,43 @@ class Controller:
         if self.writer is None:
             raise NotControllerError("not the active controller")
         return self.writer
+
+    def _reassigner(self) -> Reassigner:
+        if self.reassigner is None:
+            raise NotControllerError("not the active controller")
+        return self.reassigner
+
+    def _intake(self) -> Intake:
+        if self.intake is None:
+            raise NotControllerError("not the active controller")
+        return self.intake
+
+    def _batch(self) -> ControlBatch:
+        return ControlBatch(self._require_ctx(), self.settings.controller_id)
+
+    async def _after_reassignments(self, batch: ControlBatch) -> None:
+        """End of an event that ran the reassignment algorithm: completed partitions leave the
+        legacy znode, and every request of the event goes out."""
+        await self._intake().after_completions()
+        self._send(batch)
+
+    @staticmethod
+    def _fail(event: RequestEvent, error: ReassigndError) -> None:
+        if not event.reply.done():
+            event.reply.set_exception(error)
+
+    async def _request(self, make: Callable[[asyncio.Future[AlterResult]], RequestEvent]) -> AlterResult:
+        if not self.active:
+            raise NotController()
+        reply: asyncio.Future[AlterResult] = asyncio.get_running_loop().create_future()
+        self.queue.put(make(reply))
+        return await reply
+
+    async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
+        return await self._request(lambda reply: ApiPartitionReassignment(request, reply))
+
+    async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult:
+        return await self._request(lambda reply: CancelReassignmentsRequested(request, reply))
 
     def _send(self, batch: ControlBatch) -> None:
         for broker_id, requests in batch.build().items():

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from reassignd.controller import loader
+from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
@@ -142,3 +143,27 @@ class ZkWriter:
                 except MultiFailedError as one:
                     if not isinstance(one.cause, NoNodeError):
                         raise
+
+    async def write_assignments(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> None:
+        """Write the topic znodes of ``updates`` (one write per topic, pipelined), then memory.
+        Topics without a topic id get one (reassignd writes version 3, as Kafka ≥ 2.8 does)."""
+        ctx = self.ctx
+        by_topic: dict[str, dict[int, ReplicaAssignment]] = {}
+        for (topic, p), a in updates.items():
+            by_topic.setdefault(topic, {})[p] = a
+
+        async def one(topic: str, parts: dict[int, ReplicaAssignment]) -> None:
+            merged = {**ctx.assignments.get(topic, {}), **parts}
+            topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
+            znode = codec.TopicZnode(
+                {p: a.replicas for p, a in merged.items()},
+                {p: a.adding for p, a in merged.items() if a.adding},
+                {p: a.removing for p, a in merged.items() if a.removing},
+                topic_id,
+            )
+            await self.fenced([SetData(paths.topic(topic), codec.encode_topic(znode), -1)])
+            ctx.topic_ids[topic] = topic_id
+            for p, a in parts.items():
+                ctx.set_assignment((topic, p), a)
+
+        await asyncio.gather(*(one(t, parts) for t, parts in by_topic.items()))

@@ -8,8 +8,9 @@ have resigned. A session given up is never resumed (the next connect opens a new
 server is reachable again, is closed explicitly (``_reaper``) so its ephemerals go at once.
 
 States (strings, mapped to ``SessionState`` by the client): ``connected`` (the same session, or a
-new one after ``expired``), ``suspended``, ``expired``. Requests wait on ``ready`` and compare
-``generation`` (bumped on every expiry) to refuse crossing into a new session.
+new one after ``expired``), ``suspended``, ``expired``. Requests wait for ``ready`` (waking on
+``changed``) and compare ``generation`` (bumped on every expiry) to refuse crossing into a new
+session.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class SessionSupervisor:
         self.state: str | None = None
         self.generation = 0
         self.ready = asyncio.Event()
+        self.changed = asyncio.Event()  # set (and replaced) on every state change
 
     def attach(self, session: ZkSession) -> None:
         self._session = session
@@ -94,6 +96,7 @@ class SessionSupervisor:
         """Stop reporting; wake every waiting request (they see the client closed)."""
         self._active = False
         self.ready.set()
+        self._signal_change()
 
     async def run(self) -> None:
         while True:
@@ -182,7 +185,12 @@ class SessionSupervisor:
             self.ready.set()
         else:
             self.ready.clear()
+        self._signal_change()
         self._on_change(state)
+
+    def _signal_change(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
 
     # --- housekeeping ----------------------------------------------------------------------------
 

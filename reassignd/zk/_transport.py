@@ -16,6 +16,7 @@ counter, the watch-callback table. What is replaced, and why (all seen with aioz
 - ``Session.set_existing_watches``: re-armed the previous session's watches on a *new* session
   (aiozk hides expiry), sent one unbounded SetWatches packet (over 1 MiB the server drops the
   connection, forever), and retried through ``Session.send``, which blocks for a whole outage.
+- ``Session.establish_session``: lost the last zxid seen on every reconnect (see there).
 - ``Session.event_dispatch``: looking up a path in the defaultdict created empty entries that
   were then re-armed as server watches on every reconnect.
 """
@@ -282,6 +283,15 @@ class ZkSession(Session):  # type: ignore[misc]
         self.password = b"\x00"
 
     # --- the repair loop -------------------------------------------------------------------------
+
+    async def establish_session(self) -> None:
+        # aiozk sets last_zxid from the connect reply, which carries none: it became None after
+        # every reconnect, so re-armed watches fired for nothing (SetWatches relative to zxid 0)
+        # and the next connect no longer told the server which zxid we had seen.
+        seen = self.last_zxid
+        await super().establish_session()
+        if seen and seen > (self.last_zxid or 0):
+            self.last_zxid = seen
 
     async def repair_loop(self) -> None:
         while not self.closing:

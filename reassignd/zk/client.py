@@ -284,47 +284,52 @@ class ZkClient:
         supervisor.attach(session)
         self._watches.attach(session.watch_callbacks)
         try:
-            async with asyncio.timeout(self.settings.request_timeout_s):
-                await session.start()
-        except BaseException as e:
-            await self.close()
-            if isinstance(e, TimeoutError):
+            try:
+                async with asyncio.timeout(self.settings.request_timeout_s):
+                    await session.start()
+            except TimeoutError:
                 raise ZkTimeoutError(
                     f"no ZooKeeper session with {self._servers} within {self.settings.request_timeout_s} s"
                 ) from None
+            self._multi_read = tuple(session.conn.version_info or (0, 0, 0)) >= (3, 6, 0)
+            supervisor.begin()
+            self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
+            if self._chroot:
+                await self._ensure_absolute(self._chroot)
+        except BaseException:
+            await self.close()
             raise
-        self._multi_read = tuple(session.conn.version_info or (0, 0, 0)) >= (3, 6, 0)
-        supervisor.begin()
-        self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
-        if self._chroot:
-            await self._ensure_absolute(self._chroot)
 
     async def close(self) -> None:
-        """Close the session (ephemeral znodes go at once); cancels every watch task; never hangs."""
+        """Close the session (ephemeral znodes go at once); cancels every watch task; never hangs.
+
+        Bounded: at most _CLOSE_TIMEOUT_S for the CloseSession round trip (skipped when not
+        connected), then the connection is dropped and aiozk's tasks are cancelled."""
         if self._closed or self._session is None:
             self._closed = True
             return
         self._closed = True
         session, supervisor = self._session, self._supervisor
         was_connected = supervisor.state == "connected" and session.conn is not None and session.conn.alive
+        reported = supervisor.state is not None
+        supervisor.close()  # no more reports; waiting requests wake up and see the client closed
+        self._watches.drop_all()
         tasks: list[asyncio.Task[Any]] = []
+        if self._supervisor_task is not None:
+            self._supervisor_task.cancel()
+            tasks.append(self._supervisor_task)
         try:
-            if self._supervisor_task is not None:
-                self._supervisor_task.cancel()
-                tasks.append(self._supervisor_task)
-            self._watches.drop_all()
             if was_connected:
                 await self._send_close_session(session)
         finally:
-            supervisor.close()
             tasks.extend(session.shut_down())
             await supervisor.stop_reaper()
             if tasks:
                 done, _ = await asyncio.wait(tasks, timeout=1.0)
                 for task in done:
                     if not task.cancelled():
-                        task.exception()  # retrieved: a task that failed is logged by its owner
-            if self._started and supervisor.state is not None:
+                        task.exception()  # retrieved: a task that failed has logged it
+            if reported:
                 self._report(SessionState.CLOSED)
 
     async def _send_close_session(self, session: ZkSession) -> None:
@@ -698,11 +703,11 @@ class ZkClient:
         while True:
             if self._closed or not self._started:
                 raise ConnectionLostError("the ZooKeeper client is closed", path)
-            if not supervisor.ready.is_set():
-                await supervisor.ready.wait()
-                continue
             if supervisor.generation != generation:
                 raise ConnectionLostError("the ZooKeeper session expired", path)
+            if not supervisor.ready.is_set():
+                await supervisor.changed.wait()
+                continue
             session = self._require_session()
             future = session.conn.send(request, xid=session.next_xid())
             try:

@@ -1,0 +1,71 @@
+"""Per-partition validation of API reassignment requests (CONTROLLER.md, Request validation). Pure.
+
+First failure wins. Messages are Kafka's (KafkaController.validateReplicas and friends), with
+replica lists printed as ``[1, 2, 3]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.requests import CancelMode
+from reassignd.errors import (
+    InvalidReplicaAssignment,
+    NoReassignmentInProgress,
+    ReassigndError,
+    UnknownTopicOrPartition,
+)
+
+
+def _fmt(replicas: Sequence[int] | Collection[int]) -> str:
+    return "[" + ", ".join(str(r) for r in replicas) + "]"
+
+
+def validate_target(
+    target: Sequence[int],
+    current: ReplicaAssignment | None,
+    live: Collection[int],
+    *,
+    topic_deleting: bool,
+) -> ReassigndError | None:
+    """A new target for one partition; None when it may start."""
+    if not target:
+        return InvalidReplicaAssignment("Empty replica list specified in partition reassignment.")
+    if len(set(target)) != len(target):
+        return InvalidReplicaAssignment(
+            f"Duplicate replica ids in partition reassignment replica list: {_fmt(target)}"
+        )
+    if any(r < 0 for r in target):
+        return InvalidReplicaAssignment(f"Invalid broker id in replica list: {_fmt(target)}")
+    adding = (current or ReplicaAssignment(())).reassign_to(target).adding
+    if not set(adding) <= set(live):
+        return InvalidReplicaAssignment(
+            f"Replica assignment has brokers that are not alive. Replica list: {_fmt(adding)}, "
+            f"live broker list: {_fmt(sorted(live))}"
+        )
+    if topic_deleting or current is None:
+        return UnknownTopicOrPartition("The partition does not exist.")
+    return None
+
+
+def cancelled_assignment(
+    topic: str,
+    partition: int,
+    current: ReplicaAssignment | None,
+    isr: Sequence[int],
+    mode: CancelMode,
+    *,
+    unclean_allowed: bool,
+) -> ReplicaAssignment | ReassigndError:
+    """The assignment a cancel (or stop) leads to, or why it is refused."""
+    if current is None or not current.is_being_reassigned:
+        return NoReassignmentInProgress()
+    if mode is CancelMode.STOP:
+        return current.stop(isr)
+    if not unclean_allowed and not set(current.original_replicas) & set(isr):
+        return InvalidReplicaAssignment(
+            f"Unable to revert partition assignment for {topic}-{partition} because it would require "
+            "an unclean leader election."
+        )
+    return current.revert()
