@@ -21,16 +21,16 @@ from reassignd.controller.channel import ControlChannel
 from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.event_queue import EventQueue
 from reassignd.controller.events import (
+    ApiPartitionReassignment,
     BrokerModified,
     BrokersChanged,
+    CancelReassignmentsRequested,
     ControllerChanged,
     ControllerEvent,
     ControlRequestFailed,
     IsrChangeNotified,
     PartitionsModified,
     PartitionStateChanged,
-    ApiPartitionReassignment,
-    CancelReassignmentsRequested,
     RequestEvent,
     SessionExpired,
     Startup,
@@ -40,16 +40,21 @@ from reassignd.controller.events import (
     event_name,
 )
 from reassignd.controller.intake import Intake
-from reassignd.controller.reassignment import Reassigner
-from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
-from reassignd.controller.snapshot import ReassignmentView
-from reassignd.errors import NotController, ReassigndError
 from reassignd.controller.metrics import ControllerMetrics
 from reassignd.controller.partition_logic import after_broker_failure, initial_state, offline_election
+from reassignd.controller.reassignment import Reassigner
 from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import ActiveController, ClusterSnapshot, Problem, TopicView
+from reassignd.controller.snapshot import (
+    ActiveController,
+    ClusterSnapshot,
+    Problem,
+    ReassignmentView,
+    TopicView,
+)
 from reassignd.controller.writer import ZkWriter
+from reassignd.errors import NotController, ReassigndError
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     NotControllerError,
@@ -453,7 +458,13 @@ class Controller:
             if a is not None and tp in ctx.states:
                 batch.add_leader_and_isr(a.replicas, tp)
         batch.add_update_metadata(ctx.states)
-        self._send(batch)
+        await self._load_topic_deletions()
+        # resume reassignments: the legacy znode first (it takes precedence, as in Kafka), then
+        # every other partition with non-empty AR/RR
+        await self._intake().on_legacy_znode(batch)
+        legacy = self._intake().legacy_partitions()
+        await self._reassigner().resume(sorted(ctx.reassigning - legacy), batch)
+        await self._after_reassignments(batch)
         log.info(
             "controller ready: %d brokers, %d topics, %d partitions (%d reassigning)",
             len(ctx.brokers),
@@ -606,7 +617,9 @@ class Controller:
             if (li := ctx.states.get(tp)) is None or li.state.leader not in live
         ]
         await self._online_partitions(needs_online, batch)
-        self._send(batch)
+        reassigner = self._reassigner()
+        await reassigner.resume(reassigner.partitions_targeting(started), batch)
+        await self._after_reassignments(batch)
 
     # --- topics ---------------------------------------------------------------------------------------
 
@@ -708,9 +721,38 @@ class Controller:
             ctx.set_state(tp, li)
         batch = ControlBatch(ctx, self.settings.controller_id)
         batch.add_update_metadata(states)
-        self._send(batch)
+        await self._reassigner().check(states, batch)
+        await self._after_reassignments(batch)
+
+    async def _load_topic_deletions(self) -> None:
+        """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""
+        ctx = self._require_ctx()
+        ctx.topics_to_delete = set(await self._children(paths.DELETE_TOPICS, TopicDeletionsChanged()))
 
     # --- the snapshot the HTTP layer reads -------------------------------------------------------------
+
+    def _reassignment_views(self, ctx: ControllerContext) -> dict[TopicPartition, ReassignmentView]:
+        meta = self.reassigner.meta if self.reassigner is not None else {}
+        views = {}
+        for tp in sorted(ctx.reassigning):
+            a = ctx.assignment(tp)
+            if a is None:
+                continue
+            m = meta.get(tp)
+            li = ctx.states.get(tp)
+            views[tp] = ReassignmentView(
+                topic=tp[0],
+                partition=tp[1],
+                replicas=a.replicas,
+                adding_replicas=a.adding,
+                removing_replicas=a.removing,
+                target_replicas=a.target_replicas,
+                original_replicas=a.original_replicas,
+                source=m.source.value if m else "api",
+                started_at_ms=m.started_at_ms if m else None,
+                leader=li.state.leader if li else -1,
+            )
+        return views
 
     def _publish(self) -> None:
         ctx = self.ctx
@@ -740,6 +782,7 @@ class Controller:
             brokers={b: ctx.broker_view(b) for b in sorted(ctx.brokers)},
             topics=dict(self._topic_views),
             problems=tuple(self._problems),
+            reassignments=self._reassignment_views(ctx),
         )
         self.metrics.partitions.set(len(ctx.states))
         self.metrics.reassigning_partitions.set(len(ctx.reassigning))

@@ -86,7 +86,9 @@ class Intake:
             outcome: ReplicaAssignment | ReassigndError | None
             if target is None:
                 li = ctx.states.get(tp)
-                unclean = current is not None and current.is_being_reassigned and await self._unclean_allowed(tp[0])
+                unclean = (
+                    current is not None and current.is_being_reassigned and await self._unclean_allowed(tp[0])
+                )
                 outcome = cancelled_assignment(
                     tp[0], tp[1], current, li.state.isr if li else (), request.mode, unclean_allowed=unclean
                 )
@@ -222,4 +224,3 @@ class Intake:
 
     def legacy_partitions(self) -> set[TopicPartition]:
         return set(self._legacy_targets)
-

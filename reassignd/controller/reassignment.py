@@ -61,7 +61,11 @@ class Reassigner:
     # --- entry points -----------------------------------------------------------------------------
 
     async def reassign(
-        self, updates: Mapping[TopicPartition, ReplicaAssignment], source: Source, now_ms: int | None, batch: ControlBatch
+        self,
+        updates: Mapping[TopicPartition, ReplicaAssignment],
+        source: Source,
+        now_ms: int | None,
+        batch: ControlBatch,
     ) -> None:
         """Kafka's onPartitionReassignment for every partition of ``updates`` (new full
         assignments, already validated)."""
@@ -150,7 +154,10 @@ class Reassigner:
         RS/AR/RR to ORS and to AR (``is_new``), UpdateMetadata to every live broker."""
         epoch = self.ctx.epoch
         await self.writer.update_states(
-            tps, lambda tp, li: codec.PartitionState(li.state.leader, li.state.leader_epoch + 1, epoch, li.state.isr)
+            tps,
+            lambda tp, li: codec.PartitionState(
+                li.state.leader, li.state.leader_epoch + 1, epoch, li.state.isr
+            ),
         )
         for tp in tps:
             a = self.ctx.assignment(tp)
@@ -193,7 +200,9 @@ class Reassigner:
             log.info("reassignment of %s-%d completed: %s", tp[0], tp[1], list(a.target_replicas))
         batch.add_update_metadata(before)
 
-    async def _remove_replicas(self, dropped: Mapping[TopicPartition, tuple[int, ...]], batch: ControlBatch) -> None:
+    async def _remove_replicas(
+        self, dropped: Mapping[TopicPartition, tuple[int, ...]], batch: ControlBatch
+    ) -> None:
         """Replicas leaving RS outside phase B (a re-target or a cancel): Offline (out of the
         ISR, which never empties; leader −1 if it was one of them), then StopReplica with delete."""
         if not dropped:
