@@ -24,7 +24,7 @@ from reassignd.controller.requests import (
     PartitionResult,
     Source,
 )
-from reassignd.controller.validation import cancelled_assignment, validate_target
+from reassignd.controller.validation import cancelled_assignment, replica_list_error, validate_target
 from reassignd.controller.writer import ZkWriter
 from reassignd.errors import ReassigndError, UnknownTopicOrPartition
 from reassignd.zk import codec, paths
@@ -162,8 +162,8 @@ class Intake:
             current = ctx.assignment(tp)
             if current is None or tp[0] in ctx.topics_to_delete:
                 failed[tp] = UnknownTopicOrPartition("The partition does not exist.").message or ""
-            elif not e.replicas:
-                failed[tp] = "Empty replica list specified in partition reassignment."
+            elif (error := replica_list_error(e.replicas)) is not None:
+                failed[tp] = error.message or error.error_name
             else:
                 updates[tp] = current.reassign_to(e.replicas)
         for tp, reason in failed.items():

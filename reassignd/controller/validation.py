@@ -22,14 +22,8 @@ def _fmt(replicas: Sequence[int] | Collection[int]) -> str:
     return "[" + ", ".join(str(r) for r in replicas) + "]"
 
 
-def validate_target(
-    target: Sequence[int],
-    current: ReplicaAssignment | None,
-    live: Collection[int],
-    *,
-    topic_deleting: bool,
-) -> ReassigndError | None:
-    """A new target for one partition; None when it may start."""
+def replica_list_error(target: Sequence[int]) -> ReassigndError | None:
+    """The first three rows: empty, duplicate ids, negative ids."""
     if not target:
         return InvalidReplicaAssignment("Empty replica list specified in partition reassignment.")
     if len(set(target)) != len(target):
@@ -38,6 +32,19 @@ def validate_target(
         )
     if any(r < 0 for r in target):
         return InvalidReplicaAssignment(f"Invalid broker id in replica list: {_fmt(target)}")
+    return None
+
+
+def validate_target(
+    target: Sequence[int],
+    current: ReplicaAssignment | None,
+    live: Collection[int],
+    *,
+    topic_deleting: bool,
+) -> ReassigndError | None:
+    """A new target for one partition; None when it may start."""
+    if (error := replica_list_error(target)) is not None:
+        return error
     adding = (current or ReplicaAssignment(())).reassign_to(target).adding
     if not set(adding) <= set(live):
         return InvalidReplicaAssignment(

@@ -13,15 +13,17 @@ from aiohttp import web
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import ControllerView
 from reassignd.http import auth
+from reassignd.http.agent_reports import agent_session
 from reassignd.http.keys import SETTINGS, TOKENS, VIEW
 from reassignd.http.middleware import auth_middleware, error_middleware
-from reassignd.http.routes import cluster, health
+from reassignd.http.routes import cluster, health, reassignments
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger bodies: 413
 
 ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     health.routes,
     cluster.routes,
+    reassignments.routes,
 )
 
 
@@ -46,6 +48,7 @@ def build_app(
     app[VIEW] = view
     app[SETTINGS] = settings
     app[TOKENS] = tokens
+    app.cleanup_ctx.append(agent_session)  # the ClientSession that asks broker agents for progress
     for table in ROUTE_TABLES:
         app.add_routes(table)
     return app

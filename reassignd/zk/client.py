@@ -331,6 +331,7 @@ class ZkClient:
                         task.exception()  # retrieved: a task that failed has logged it
             if reported:
                 self._report(SessionState.CLOSED)
+                await asyncio.sleep(0)  # CLOSED is delivered by the time close() returns
 
     async def _send_close_session(self, session: ZkSession) -> None:
         try:

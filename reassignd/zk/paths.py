@@ -6,7 +6,7 @@ the client wrapper applies.
 
 from __future__ import annotations
 
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote_plus
 
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
@@ -118,16 +118,16 @@ def config_broker(broker_id: int | None) -> str:
 
 
 def encode_entity_name(name: str) -> str:
-    """Kafka's `Sanitizer.sanitize`: URL-encode, with `*` as %2A and space as %20."""
+    """Kafka's `Sanitizer.sanitize`: URL-encode (space as %20), with `*` as %2A and `~` as %7E."""
     if name == DEFAULT_ENTITY:
         return name
-    return quote(name, safe="").replace("*", "%2A").replace("+", "%20")
+    return quote(name, safe="").replace("*", "%2A").replace("~", "%7E")
 
 
 def decode_entity_name(name: str) -> str:
     if name == DEFAULT_ENTITY:
         return name
-    return unquote(name)
+    return unquote_plus(name)
 
 
 def config_entity(user: str | None, client_id: str | None) -> str:
@@ -146,7 +146,7 @@ def config_entity(user: str | None, client_id: str | None) -> str:
 
 def entity_path(path: str) -> str:
     """`/config/users/alice` -> `users/alice` (the form config change notifications carry)."""
-    if not path.startswith(CONFIG + "/"):
+    if not path.startswith(CONFIG + "/") or path == CONFIG + "/":
         raise ValueError(f"not a config path: {path}")
     return path[len(CONFIG) + 1 :]
 

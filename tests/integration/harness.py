@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 import aiohttp
 
+from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import free_port
 
 T = TypeVar("T")
@@ -80,7 +82,9 @@ class Procs:
         self.started.append(proc)
         return proc
 
-    def controller(self, controller_id: int = 9000, session_timeout_s: float = 2.0, *extra: str) -> ControllerProc:
+    def controller(
+        self, controller_id: int = 9000, session_timeout_s: float = 2.0, *extra: str
+    ) -> ControllerProc:
         port = free_port()
         proc = self.start(
             f"controller-{controller_id}",
@@ -125,6 +129,12 @@ class ControllerProc:
     async def get(self, path: str) -> tuple[int, Any]:
         return await http_get(self.url + path)
 
+    async def post(self, path: str, body: Any) -> tuple[int, Any]:
+        return await http_request("POST", self.url + path, body)
+
+    async def delete(self, path: str) -> tuple[int, Any]:
+        return await http_request("DELETE", self.url + path)
+
     async def status(self) -> dict[str, Any] | None:
         try:
             code, body = await self.get("/v1/status")
@@ -133,16 +143,20 @@ class ControllerProc:
         return body if code == 200 else None
 
 
-async def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, Any]:
+async def http_request(method: str, url: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
     async with (
         aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
-        session.get(url) as resp,
+        session.request(method, url, json=body) as resp,
     ):
         text = await resp.text()
         try:
             return resp.status, json.loads(text)
         except ValueError:
             return resp.status, text
+
+
+async def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, Any]:
+    return await http_request("GET", url, timeout_s=timeout_s)
 
 
 async def eventually(
@@ -161,3 +175,36 @@ async def eventually(
             return last
         await asyncio.sleep(interval_s)
     raise AssertionError(f"not reached within {timeout_s}s: {what} (last: {last!r})")
+
+
+async def active_one(*controllers: ControllerProc) -> tuple[ControllerProc, dict[str, Any]]:
+    async def probe() -> tuple[ControllerProc, dict[str, Any]] | None:
+        for c in controllers:
+            s = await c.status()
+            if s and s["active"]:
+                return c, s
+        return None
+
+    return await eventually(probe, what="an active controller")
+
+
+async def state_of(zk: ZkClient, topic: str, p: int) -> codec.PartitionState | None:
+    znode = await zk.get_or_none(paths.partition_state(topic, p))
+    return None if znode is None else codec.decode_partition_state(znode.data)
+
+
+async def wait_brokers(c: ControllerProc, ids: set[int]) -> list[dict[str, Any]]:
+    async def probe() -> list[dict[str, Any]] | None:
+        code, body = await c.get("/v1/brokers")
+        if code == 200 and {b["id"] for b in body["brokers"]} == ids:
+            return list(body["brokers"])
+        return None
+
+    return await eventually(probe, what=f"brokers {sorted(ids)}")
+
+
+async def hosted(broker: dict[str, Any]) -> set[tuple[str, int]]:
+    control = next(e for e in broker["endpoints"] if e.startswith("CONTROL://"))
+    code, body = await http_get("http://" + control.removeprefix("CONTROL://") + "/replicas")
+    assert code == 200
+    return {(r["topic"], r["partition"]) for r in body["replicas"]}

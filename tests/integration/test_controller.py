@@ -11,42 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Create, Delete, SetData, ZkClient
-from tests.integration.harness import ControllerProc, Procs, eventually, http_get
+from tests.integration.harness import Procs, active_one, eventually, hosted, state_of, wait_brokers
 
 SESSION_TIMEOUT_S = 2.0
-
-
-async def active_one(*controllers: ControllerProc) -> tuple[ControllerProc, dict[str, Any]]:
-    async def probe() -> tuple[ControllerProc, dict[str, Any]] | None:
-        for c in controllers:
-            s = await c.status()
-            if s and s["active"]:
-                return c, s
-        return None
-
-    return await eventually(probe, what="an active controller")
-
-
-async def state_of(zk: ZkClient, topic: str, p: int) -> codec.PartitionState | None:
-    znode = await zk.get_or_none(paths.partition_state(topic, p))
-    return None if znode is None else codec.decode_partition_state(znode.data)
-
-
-async def wait_brokers(c: ControllerProc, ids: set[int]) -> list[dict[str, Any]]:
-    async def probe() -> list[dict[str, Any]] | None:
-        code, body = await c.get("/v1/brokers")
-        if code == 200 and {b["id"] for b in body["brokers"]} == ids:
-            return list(body["brokers"])
-        return None
-
-    return await eventually(probe, what=f"brokers {sorted(ids)}")
-
-
-async def hosted(broker: dict[str, Any]) -> set[tuple[str, int]]:
-    control = next(e for e in broker["endpoints"] if e.startswith("CONTROL://"))
-    code, body = await http_get("http://" + control.removeprefix("CONTROL://") + "/replicas")
-    assert code == 200
-    return {(r["topic"], r["partition"]) for r in body["replicas"]}
 
 
 async def test_one_active_controller_and_failover_on_kill(procs: Procs, zk: ZkClient) -> None:
@@ -101,7 +68,11 @@ async def test_outside_takeover_fences_old_controller(procs: Procs, zk: ZkClient
 
     async def deposed() -> dict[str, Any] | None:
         s = await c.status()
-        return s if s and not s["active"] and s["active_controller"] and s["active_controller"]["id"] == 7777 else None
+        return (
+            s
+            if s and not s["active"] and s["active_controller"] and s["active_controller"]["id"] == 7777
+            else None
+        )
 
     await eventually(deposed, what="old controller reports itself standby")
     await zk.create(paths.topic("after-takeover"), codec.encode_topic(codec.TopicZnode({0: (1, 2)})))
@@ -138,7 +109,12 @@ async def test_brokers_register_and_topics_in_v1_and_v2_come_online(procs: Procs
     # Kafka's v1 format, as `kafka-topics --zookeeper` wrote it, and v2
     v1 = {"version": 1, "partitions": {"0": [1, 2], "1": [2, 3], "2": [3, 1]}}
     await zk.create(paths.topic("legacy-v1"), json.dumps(v1).encode())
-    v2 = {"version": 2, "partitions": {"0": [4, 5, 1], "1": [5, 1, 4]}, "adding_replicas": {}, "removing_replicas": {}}
+    v2 = {
+        "version": 2,
+        "partitions": {"0": [4, 5, 1], "1": [5, 1, 4]},
+        "adding_replicas": {},
+        "removing_replicas": {},
+    }
     await zk.create(paths.topic("modern-v2"), json.dumps(v2).encode())
 
     expected = {
@@ -224,14 +200,20 @@ async def test_malformed_znodes_are_reported_and_skipped(procs: Procs, zk: ZkCli
     await zk.create(paths.topic("fine"), codec.encode_topic(codec.TopicZnode({0: (1,)})))
     state = await eventually(lambda: state_of(zk, "fine", 0), what="a good topic still comes online")
     assert state.leader == 1
-    assert (await eventually(lambda: state_of(zk, "bad-state", 1), what="the good partition of bad-state")).leader == 1
+    assert (
+        await eventually(lambda: state_of(zk, "bad-state", 1), what="the good partition of bad-state")
+    ).leader == 1
     await zk.create(paths.topic("garbage-later"), b"[1,2,3]")
 
     async def reported() -> dict[str, Any] | None:
         s = await c.status()
         problems = {p["path"] for p in s["problems"]} if s else set()
-        want = {"/brokers/topics/garbage", "/brokers/topics/bad-state/partitions/0/state", "/brokers/ids/42",
-                "/brokers/topics/garbage-later"}
+        want = {
+            "/brokers/topics/garbage",
+            "/brokers/topics/bad-state/partitions/0/state",
+            "/brokers/ids/42",
+            "/brokers/topics/garbage-later",
+        }
         return s if want <= problems else None
 
     s = await eventually(reported, what="every malformed znode in /v1/status problems")

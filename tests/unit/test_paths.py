@@ -46,7 +46,7 @@ def test_entity_names_are_encoded_like_kafkas_sanitizer(name: str, encoded: str)
     assert paths.decode_entity_name(encoded) == name
 
 
-@given(name=names.filter(lambda name: "~" not in name))  # "~": see the xfail below
+@given(name=names)
 def test_encoding_matches_kafka_for_any_name(name: str) -> None:
     assert paths.encode_entity_name(name) == kafka_sanitize(name)
 
@@ -58,10 +58,6 @@ def test_every_name_kafka_writes_reads_back(name: str) -> None:
     assert "/" not in paths.encode_entity_name(name)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="paths.encode_entity_name uses urllib's quote, which keeps '~'; Kafka's URLEncoder writes %7E",
-)
 def test_kafkas_own_sanitizer_test() -> None:
     # org.apache.kafka.common.metrics.SanitizerTest.testSanitize
     principal = "CN=Some characters !@#$%&*()_-+=';:,/~"
@@ -71,10 +67,6 @@ def test_kafkas_own_sanitizer_test() -> None:
     assert paths.decode_entity_name(sanitized) == principal
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="paths.decode_entity_name uses urllib's unquote, which keeps '+'; Kafka's URLDecoder reads a space",
-)
 def test_a_plus_sign_reads_as_a_space_as_in_kafka() -> None:
     assert paths.decode_entity_name("a+b") == "a b"
 

@@ -1,0 +1,385 @@
+"""Partition reassignment end to end: real ZooKeeper, controller and agent processes, real HTTP.
+
+Simulation speeds are configs in ZooKeeper (BROKERS.md): ``reassignd.sim.initial.bytes`` on the
+topic sizes each partition, ``reassignd.sim.replication.bytes.per.s`` on a broker bounds its
+replication in each direction. A "slow" broker keeps a move in flight for the whole test; a
+"fast" one finishes it in a blink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient
+from tests.integration.harness import (
+    ControllerProc,
+    Procs,
+    active_one,
+    eventually,
+    http_get,
+    state_of,
+    wait_brokers,
+)
+
+FAST = "1000000000"
+SLOW = "2000"
+
+
+async def set_broker_rate(zk: ZkClient, broker: int | None, rate: str) -> None:
+    path = paths.config_broker(broker)
+    data = codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": rate})
+    znode = await zk.get_or_none(path)
+    if znode is None:
+        await zk.create(path, data, make_parents=True)
+    else:
+        await zk.set(path, data, znode.stat.version)
+
+
+async def make_topic(
+    zk: ZkClient, name: str, assignment: dict[int, tuple[int, ...]], initial_bytes: int = 0
+) -> None:
+    if initial_bytes:
+        await zk.create(
+            paths.config_topic(name),
+            codec.encode_entity_config({"reassignd.sim.initial.bytes": str(initial_bytes)}),
+            make_parents=True,
+        )
+    await zk.create(paths.topic(name), codec.encode_topic(codec.TopicZnode(assignment)))
+    for p in assignment:
+        await eventually(lambda q=p: state_of(zk, name, q), what=f"{name}-{p} online")
+
+
+async def topic_znode(zk: ZkClient, name: str) -> codec.TopicZnode:
+    return codec.decode_topic((await zk.get(paths.topic(name))).data)
+
+
+def body(targets: dict[tuple[str, int], list[int] | None], **extra: Any) -> dict[str, Any]:
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for (t, p), replicas in targets.items():
+        topics.setdefault(t, []).append({"partition": p, "replicas": replicas})
+    return {**extra, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+
+
+async def alter(
+    c: ControllerProc, targets: dict[tuple[str, int], list[int] | None], **extra: Any
+) -> dict[tuple[str, int], dict[str, Any]]:
+    code, resp = await c.post("/v1/reassignments", body(targets, **extra))
+    assert code == 200, resp
+    assert resp["error_code"] == 0
+    return {(t["name"], p["partition"]): p for t in resp["responses"] for p in t["partitions"]}
+
+
+async def replica_on(c: ControllerProc, broker: int, topic: str, p: int) -> dict[str, Any] | None:
+    _, brokers = await c.get("/v1/brokers")
+    b = next(b for b in brokers["brokers"] if b["id"] == broker)
+    control = next(e for e in b["endpoints"] if e.startswith("CONTROL://"))
+    code, replicas = await http_get("http://" + control.removeprefix("CONTROL://") + "/replicas")
+    assert code == 200
+    for r in replicas["replicas"]:
+        if (r["topic"], r["partition"]) == (topic, p):
+            return dict(r)
+    return None
+
+
+async def listed(c: ControllerProc) -> dict[tuple[str, int], dict[str, Any]]:
+    code, resp = await c.get("/v1/reassignments")
+    assert code == 200
+    return {(t["name"], p["partition"]): p for t in resp["topics"] for p in t["partitions"]}
+
+
+async def completed(zk: ZkClient, topic: str, p: int, replicas: tuple[int, ...]) -> codec.TopicZnode | None:
+    z = await topic_znode(zk, topic)
+    return z if z.partitions[p] == replicas and p not in z.adding and p not in z.removing else None
+
+
+async def start(procs: Procs, zk: ZkClient, brokers: int, rate: str = FAST) -> ControllerProc:
+    c = procs.controller(9000, 2.0)
+    await active_one(c)
+    await set_broker_rate(zk, None, rate)
+    procs.cluster(brokers)
+    await wait_brokers(c, set(range(1, brokers + 1)))
+    return c
+
+
+async def test_move_single_replica_partition(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 2)
+    await make_topic(zk, "one", {0: (1,)}, initial_bytes=1_000_000)
+    epochs: list[int] = []
+    stop = asyncio.Event()
+
+    async def watch_epochs() -> None:
+        while not stop.is_set():
+            s = await state_of(zk, "one", 0)
+            if s is not None and (not epochs or epochs[-1] != s.leader_epoch):
+                epochs.append(s.leader_epoch)
+            await asyncio.sleep(0.005)
+
+    watcher = asyncio.create_task(watch_epochs())
+    try:
+        result = await alter(c, {("one", 0): [2]})
+        assert result[("one", 0)]["error_code"] == 0
+        await eventually(lambda: completed(zk, "one", 0, (2,)), what="move completes")
+        s = await state_of(zk, "one", 0)
+        assert s is not None and s.leader == 2 and s.isr == (2,)
+    finally:
+        stop.set()
+        await watcher
+    assert epochs == sorted(set(epochs)), f"leader epochs went back: {epochs}"
+    assert epochs[-1] >= 2  # phase A and phase B each bump it
+    await eventually(lambda: _not_hosted(c, 1, "one", 0), what="broker 1 deleted its replica")
+    assert await listed(c) == {}
+
+
+async def _not_hosted(c: ControllerProc, broker: int, topic: str, p: int) -> bool:
+    return await replica_on(c, broker, topic, p) is None
+
+
+async def test_move_three_replicas_with_visible_progress(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 6, rate="3000000")
+    await make_topic(zk, "big", {0: (1, 2, 3)}, initial_bytes=15_000_000)
+    await alter(c, {("big", 0): [4, 5, 6]})
+
+    z = await topic_znode(zk, "big")
+    assert z.partitions[0] == (4, 5, 6, 1, 2, 3)
+    assert z.adding[0] == (4, 5, 6)
+    assert z.removing[0] == (1, 2, 3)
+
+    async def progress() -> dict[str, Any] | None:
+        entry = (await listed(c)).get(("big", 0))
+        return (
+            entry["progress"] if entry and entry["progress"] and entry["progress"]["bytes_done"] > 0 else None
+        )
+
+    first = await eventually(progress, what="progress reported")
+    entry = (await listed(c))[("big", 0)]
+    assert entry["target_replicas"] == [4, 5, 6]
+    assert entry["original_replicas"] == [1, 2, 3]
+    assert entry["adding_replicas"] == [4, 5, 6]
+    assert entry["source"] == "api"
+    assert entry["started_at"].endswith("Z")
+
+    async def grown() -> dict[str, Any] | None:
+        p = await progress()
+        return p if p and p["bytes_done"] > first["bytes_done"] else None
+
+    second = await eventually(grown, what="progress grows")
+    assert second["bytes_total"] >= second["bytes_done"]
+
+    await eventually(lambda: completed(zk, "big", 0, (4, 5, 6)), timeout_s=60, what="move completes")
+    s = await state_of(zk, "big", 0)
+    assert s is not None and s.leader in (4, 5, 6) and set(s.isr) == {4, 5, 6}
+    for b in (1, 2, 3):
+        await eventually(lambda b=b: _not_hosted(c, b, "big", 0), what=f"old replica on {b} deleted")
+    assert await listed(c) == {}
+
+
+async def slow_move_with_fast_four(procs: Procs, zk: ZkClient, topic: str) -> ControllerProc:
+    """[1,2,3] → [4,5,6] where broker 4 catches up at once and 5 and 6 never do."""
+    c = await start(procs, zk, 6, rate=SLOW)
+    for b in (1, 4):
+        await set_broker_rate(zk, b, FAST)
+    await make_topic(zk, topic, {0: (1, 2, 3), 1: (1, 2, 3)}, initial_bytes=5_000_000)
+    await alter(c, {(topic, 0): [4, 5, 6], (topic, 1): [4, 5, 6]})
+
+    async def four_in_isr() -> bool:
+        states = [await state_of(zk, topic, p) for p in (0, 1)]
+        return all(s is not None and 4 in s.isr for s in states)
+
+    await eventually(four_in_isr, what="replica 4 joins the ISR")
+    return c
+
+
+async def test_cancel_reverts_and_deletes_adding_replicas(procs: Procs, zk: ZkClient) -> None:
+    c = await slow_move_with_fast_four(procs, zk, "c")
+    result = await alter(c, {("c", 0): None})
+    assert result[("c", 0)]["error_code"] == 0
+    code, resp = await c.delete("/v1/reassignments/c/1")
+    assert code == 200 and resp["responses"][0]["partitions"][0]["error_code"] == 0
+    for p in (0, 1):
+        await eventually(lambda q=p: completed(zk, "c", q, (1, 2, 3)), what=f"c-{p} reverted")
+        for b in (4, 5, 6):
+            await eventually(lambda b=b, q=p: _not_hosted(c, b, "c", q), what=f"adding replica {b} deleted")
+        s = await state_of(zk, "c", p)
+        assert s is not None and s.leader in (1, 2, 3) and 4 not in s.isr
+    assert await listed(c) == {}
+
+
+async def test_stop_keeps_the_caught_up_adding_replica(procs: Procs, zk: ZkClient) -> None:
+    c = await slow_move_with_fast_four(procs, zk, "s")
+    code, resp = await c.delete("/v1/reassignments/s?mode=stop")
+    assert code == 200
+    assert sorted(p["partition"] for t in resp["responses"] for p in t["partitions"]) == [0, 1]
+    for p in (0, 1):
+        await eventually(lambda q=p: completed(zk, "s", q, (1, 2, 3, 4)), what=f"s-{p} stopped")
+        for b in (5, 6):
+            await eventually(lambda b=b, q=p: _not_hosted(c, b, "s", q), what=f"replica {b} deleted")
+    assert await listed(c) == {}
+
+
+async def test_retarget_is_relative_to_original_replicas(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 6, rate=SLOW)
+    await make_topic(zk, "r", {0: (1, 2, 3), 1: (1, 2, 3)}, initial_bytes=5_000_000)
+    await alter(c, {("r", 0): [1, 2, 4]})
+    await eventually(lambda: replica_on(c, 4, "r", 0), what="replica 4 started")
+    await alter(c, {("r", 0): [1, 2, 5]})
+    z = await topic_znode(zk, "r")
+    assert z.partitions[0] == (1, 2, 5, 3)
+    assert z.adding[0] == (5,)
+    assert z.removing[0] == (3,)
+    await eventually(lambda: _not_hosted(c, 4, "r", 0), what="replica 4 stopped and deleted at once")
+
+    # a re-target that keeps an adding replica keeps its bytes
+    await alter(c, {("r", 1): [1, 4, 5]})
+
+    async def fetched() -> dict[str, Any] | None:
+        r = await replica_on(c, 4, "r", 1)
+        return r if r and r["log_end_offset"] > 0 else None
+
+    before = await eventually(fetched, what="replica 4 fetched some bytes")
+    await alter(c, {("r", 1): [1, 4, 6]})
+    after = await replica_on(c, 4, "r", 1)
+    assert after is not None and after["log_end_offset"] >= before["log_end_offset"]
+    z = await topic_znode(zk, "r")
+    assert z.partitions[1] == (1, 4, 6, 2, 3)
+    assert z.adding[1] == (4, 6)
+    await eventually(lambda: _not_hosted(c, 5, "r", 1), what="replica 5 dropped")
+
+
+async def test_validation_errors(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    standby = procs.controller(9001, 2.0)
+    await make_topic(zk, "v", {0: (1, 2)})
+    await make_topic(zk, "doomed", {0: (1, 2)})
+    await zk.create(paths.delete_topic("doomed"))
+    await asyncio.sleep(0.5)
+    result = await alter(
+        c,
+        {
+            ("v", 0): [],
+            ("v", 1): [1, 1],
+            ("v", 2): [-1, 2],
+            ("v", 3): [1, 9],
+            ("v", 7): [1, 2],
+            ("doomed", 0): [2, 3],
+            ("unknown", 0): None,
+        },
+    )
+    expected = {
+        ("v", 0): (
+            39,
+            "INVALID_REPLICA_ASSIGNMENT",
+            "Empty replica list specified in partition reassignment.",
+        ),
+        ("v", 1): (
+            39,
+            "INVALID_REPLICA_ASSIGNMENT",
+            "Duplicate replica ids in partition reassignment replica list: [1, 1]",
+        ),
+        ("v", 2): (39, "INVALID_REPLICA_ASSIGNMENT", "Invalid broker id in replica list: [-1, 2]"),
+        ("v", 3): (
+            39,
+            "INVALID_REPLICA_ASSIGNMENT",
+            "Replica assignment has brokers that are not alive. Replica list: [9], live broker list: [1, 2, 3]",
+        ),
+        ("v", 7): (3, "UNKNOWN_TOPIC_OR_PARTITION", "The partition does not exist."),
+        ("doomed", 0): (3, "UNKNOWN_TOPIC_OR_PARTITION", "The partition does not exist."),
+        ("unknown", 0): (85, "NO_REASSIGNMENT_IN_PROGRESS", "No partition reassignment is in progress."),
+    }
+    assert {
+        tp: (r["error_code"], r["error_name"], r["error_message"]) for tp, r in result.items()
+    } == expected
+    # cancel of a partition that is not moving
+    code, resp = await c.delete("/v1/reassignments/v/0")
+    assert code == 200 and resp["responses"][0]["partitions"][0]["error_code"] == 85
+    # nothing moved
+    assert (await topic_znode(zk, "v")).partitions == {0: (1, 2)}
+    assert await listed(c) == {}
+    # a standby refuses with NOT_CONTROLLER and names the active controller
+    await eventually(lambda: _knows_active(standby), what="standby follows")
+    code, resp = await standby.post("/v1/reassignments", body({("v", 0): [2, 1]}))
+    assert code == 503
+    assert resp["error_code"] == 41 and resp["error_name"] == "NOT_CONTROLLER"
+    assert resp["active_controller"] == {"id": 9000, "http": c.url}
+
+
+async def _knows_active(c: ControllerProc) -> bool:
+    s = await c.status()
+    return bool(s and s["active_controller"])
+
+
+async def test_legacy_znode(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 4)
+    await make_topic(zk, "leg", {0: (1, 2), 1: (1, 2), 2: (1, 2)}, initial_bytes=1_000_000)
+    await set_broker_rate(zk, 4, SLOW)
+    entries = (
+        codec.LegacyReassignmentEntry("leg", 0, (2, 3)),  # fast
+        codec.LegacyReassignmentEntry("leg", 1, (2, 4)),  # slow: broker 4 is throttled
+        codec.LegacyReassignmentEntry("nope", 0, (1,)),  # cannot start: dropped
+    )
+    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    await eventually(lambda: completed(zk, "leg", 0, (2, 3)), what="leg-0 moves")
+
+    async def pending() -> tuple[codec.LegacyReassignmentEntry, ...] | None:
+        znode = await zk.get_or_none(paths.REASSIGN_PARTITIONS)
+        if znode is None:
+            return None
+        got = codec.decode_legacy_reassignment(znode.data)
+        return got if [(e.topic, e.partition) for e in got] == [("leg", 1)] else None
+
+    left = await eventually(pending, what="failed and completed entries leave the znode")
+    assert left[0].original_replicas == (1, 2)  # KIP-236: recorded when accepted
+    assert (await listed(c))[("leg", 1)]["source"] == "zk"
+
+    # an API request for a partition of the znode removes it from there (the latest wins)
+    await alter(c, {("leg", 1): [1, 3]})
+    await eventually(lambda: _absent(zk, paths.REASSIGN_PARTITIONS), what="znode deleted when empty")
+    await eventually(lambda: completed(zk, "leg", 1, (1, 3)), what="API target applies")
+
+    # a second znode written right after runs too
+    await zk.create(
+        paths.REASSIGN_PARTITIONS,
+        codec.encode_legacy_reassignment((codec.LegacyReassignmentEntry("leg", 2, (3, 1)),)),
+    )
+    await eventually(lambda: completed(zk, "leg", 2, (3, 1)), what="second znode applied")
+    await eventually(lambda: _absent(zk, paths.REASSIGN_PARTITIONS), what="second znode deleted")
+
+
+async def _absent(zk: ZkClient, path: str) -> bool:
+    return await zk.exists(path) is None
+
+
+async def test_failover_mid_reassignment_keeps_progress_and_legacy_wins(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 6, rate="400000")
+    standby = procs.controller(9001, 2.0)
+    await make_topic(zk, "fo", {0: (1, 2, 3), 1: (1, 2, 3)}, initial_bytes=6_000_000)
+    await alter(c, {("fo", 0): [4, 5, 6], ("fo", 1): [1, 2, 4]})
+
+    async def fetched() -> dict[str, Any] | None:
+        r = await replica_on(c, 4, "fo", 0)
+        return r if r and r["log_end_offset"] > 0 else None
+
+    before = await eventually(fetched, what="bytes fetched before the failover")
+    c.proc.kill()
+    _, status = await active_one(standby)
+    assert status["controller_epoch"] == 2
+    entry = (await listed(standby))[("fo", 0)]
+    assert entry["target_replicas"] == [4, 5, 6] and entry["original_replicas"] == [1, 2, 3]
+    after = await replica_on(standby, 4, "fo", 0)
+    assert after is not None and after["log_end_offset"] >= before["log_end_offset"]  # not restarted
+
+    # the legacy znode wins at failover: stop the controller, write a znode, start again
+    assert standby.proc.terminate() == 0
+    await zk.create(
+        paths.REASSIGN_PARTITIONS,
+        codec.encode_legacy_reassignment((codec.LegacyReassignmentEntry("fo", 1, (1, 2, 5)),)),
+    )
+    again = procs.controller(9002, 2.0)
+    await active_one(again)
+    z = await topic_znode(zk, "fo")
+    assert z.partitions[1] == (1, 2, 5, 3)
+    assert z.adding[1] == (5,)
+    await set_broker_rate(zk, None, FAST)
+    await eventually(lambda: completed(zk, "fo", 0, (4, 5, 6)), timeout_s=60, what="fo-0 completes")
+    await eventually(lambda: completed(zk, "fo", 1, (1, 2, 5)), timeout_s=60, what="fo-1 completes")
