@@ -96,6 +96,10 @@ class ControlChannel:
         queue.pending.append(request)
         queue.wakeup.set()
 
+    def idle(self) -> bool:
+        """Nothing queued or in flight for any broker."""
+        return all(not q.pending for q in self._queues.values())
+
     def pending(self, broker_id: int) -> int:
         queue = self._queues.get(broker_id)
         return 0 if queue is None else len(queue.pending)

@@ -152,12 +152,27 @@ class Controller:
             while True:
                 event, queue_time_ms = await self.queue.get()
                 self.metrics.event_queue_time_ms.observe(queue_time_ms)
-                await self._process(event)
+                await self._process(self._coalesce(event))
         finally:
             for dropped in self.queue.clear():
                 if isinstance(dropped, RequestEvent):
                     self._fail(dropped, NotController("the controller is shutting down"))
             await self.channel.close()
+
+    def _coalesce(self, event: ControllerEvent) -> ControllerEvent:
+        """Watch notifications carry no data, so a burst of them is handled as one: consecutive
+        state-znode changes become one event over all their partitions, and consecutive ISR
+        change notifications one re-read."""
+        if isinstance(event, PartitionStateChanged):
+            more = self.queue.take_while(lambda e: isinstance(e, PartitionStateChanged))
+            tps = dict.fromkeys(event.partitions)
+            for e in more:
+                assert isinstance(e, PartitionStateChanged)
+                tps.update(dict.fromkeys(e.partitions))
+            return PartitionStateChanged(tuple(tps))
+        if isinstance(event, IsrChangeNotified):
+            self.queue.take_while(lambda e: isinstance(e, IsrChangeNotified))
+        return event
 
     async def _process(self, event: ControllerEvent) -> None:
         started = self._clock()
@@ -214,10 +229,10 @@ class Controller:
             case IsrChangeNotified():
                 if self.active:
                     await self._on_isr_change_notified()
-            case PartitionStateChanged(partition=tp):
+            case PartitionStateChanged(partitions=tps):
                 if self.active:
                     batch = self._batch()
-                    await self._reassigner().check([tp], batch)
+                    await self._reassigner().check(tps, batch)
                     await self._after_reassignments(batch)
             case ControlRequestFailed():
                 pass
@@ -338,7 +353,7 @@ class Controller:
             self.zk,
             self.ctx,
             self.writer,
-            lambda tp: self._watch(paths.partition_state(*tp), PartitionStateChanged(tp)),
+            lambda tp: self._watch(paths.partition_state(*tp), PartitionStateChanged((tp,))),
             self._report,
         )
         self.intake = Intake(

@@ -59,6 +59,15 @@ class EventQueue(Generic[E]):
         self._recent_queue_times_ms.append(queue_time_ms)
         return item.event, queue_time_ms
 
+    def take_while(self, predicate: Callable[[E], bool]) -> list[E]:
+        """Pop the events at the head of the queue while ``predicate`` holds (coalescing)."""
+        taken = []
+        while self._items and predicate(self._items[0].event):
+            taken.append(self._items.popleft().event)
+        if taken:
+            self._report()
+        return taken
+
     def clear(self) -> list[E]:
         dropped = [item.event for item in self._items]
         self._items.clear()

@@ -60,9 +60,10 @@ class IsrChangeNotified:
 
 @dataclass(frozen=True, slots=True)
 class PartitionStateChanged:
-    """Data of a watched partition state znode changed (PartitionReassignmentIsrChange)."""
+    """Data of watched partition state znodes changed (PartitionReassignmentIsrChange). A watch
+    raises one per partition; the consumer coalesces consecutive ones into one event."""
 
-    partition: TopicPartition
+    partitions: tuple[TopicPartition, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,8 +43,10 @@ class ZkWriter:
         self.fence = fence
         self.ctx = ctx
         self._report = report
+        self.ops_written = 0  # ZooKeeper write ops (without the fencing checks), for benchmarks
 
     async def fenced(self, ops: list[Op]) -> list[Stat | str | None]:
+        self.ops_written += len(ops)
         return await self.zk.fenced_multi(self.fence, ops)
 
     async def update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:

@@ -186,7 +186,10 @@ class ZkConnection(Connection):  # type: ignore[misc]
             with contextlib.suppress(Exception):
                 self.writer.close()
         self._on_dead(self)
-        self.abort(exc.ConnectError)
+        failure = exc.ConnectError(self.host, self.port)
+        for future in self.drain_all_pending():  # aiozk's abort(), without its warning per call
+            if not future.done():
+                future.set_exception(failure)
 
 
 class ZkSession(Session):  # type: ignore[misc]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from reassignd.zk.client import _MULTI_MAX_OPS as MULTI_MAX_OPS
 from reassignd.zk.client import (
     MAX_ZNODE_BYTES,
     BadVersionError,
@@ -38,7 +39,6 @@ from reassignd.zk.client import (
     ZkTimeoutError,
     ZnodeTooLargeError,
 )
-from reassignd.zk.client import _MULTI_MAX_OPS as MULTI_MAX_OPS
 from reassignd.zk.server import LocalZooKeeper, free_port
 
 pytestmark = pytest.mark.timeout(90)
@@ -299,7 +299,7 @@ async def test_fenced_multi_splits_long_op_lists(zk: ZkClient) -> None:
     assert failed.value.index == 1700 and failed.value.path == paths[1700]
     versions = [z.stat.version if z else None for z in await zk.get_many(paths)]
     chunk = 1700 // MULTI_MAX_OPS * MULTI_MAX_OPS
-    assert 0 < chunk and set(versions[:chunk]) == {1}
+    assert chunk > 0 and set(versions[:chunk]) == {1}
     assert set(versions[chunk:1701]) == {0}  # the failing op's chunk: nothing of it applied
 
 

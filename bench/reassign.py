@@ -1,0 +1,145 @@
+"""Reassignment benchmark: move every replica of TOPICS × PARTITIONS partitions (RF 3).
+
+A `reassignd cluster` of 6 broker agents with instant catch-up (empty logs, fast replication)
+hosts the partitions on brokers 1-3; one request moves them all to brokers 4-6. The controller
+runs in this process so its writes can be counted. Printed:
+
+- controller ZooKeeper write ops per partition (phase U, A, B and the topic znodes), and all
+  ZooKeeper transactions per partition (zxid delta, agents' ISR writes included);
+- time from the request to every LeaderAndIsr delivered, and to every partition complete;
+- the baseline, measured in the same run: the same number of raw pipelined single writes
+  (one setData per partition) with the project's client, and the ratio to it.
+
+    python bench/reassign.py                     # 100 topics × 100 partitions, own ZooKeeper
+    python bench/reassign.py --topics 20
+
+Goal (reassignment issue): ≤ 3 ZooKeeper writes per partition amortized, ≤ 2× the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from zk_baseline import measure_pipelined_sets, measure_pipelined_writes, node_paths
+
+from reassignd.controller.controller import Controller
+from reassignd.controller.requests import AlterReassignments
+from reassignd.controller.settings import ControllerSettings
+from reassignd.zk import codec, paths
+from reassignd.zk.client import Create, ZkClient, ZkSettings
+from reassignd.zk.server import LocalZooKeeper, four_letter_word
+
+SOURCE = (1, 2, 3)
+TARGET = (4, 5, 6)
+
+
+def zxid(port: int) -> int:
+    text = four_letter_word(port, b"srvr").decode()
+    match = re.search(r"Zxid: (0x[0-9a-f]+)", text)
+    assert match is not None
+    return int(match.group(1), 16)
+
+
+async def wait_for(predicate: object, timeout_s: float) -> None:
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("benchmark step did not finish")
+        await asyncio.sleep(0.01)
+
+
+async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
+    connect = f"{server.connect}/reassign-bench"
+    zk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
+    await zk.start()
+    for p in paths.PERSISTENT_PATHS:
+        await zk.ensure_path(p)
+    n = topics * partitions
+    write_rate = await measure_pipelined_writes(zk, n, root="/bench-baseline")
+    set_rate = await measure_pipelined_sets(zk, node_paths("/bench-baseline", n))
+    baseline_s = n / set_rate
+    print(
+        f"baseline: {n:,} pipelined creates at {write_rate:,.0f}/s, setData at {set_rate:,.0f}/s ({baseline_s:.2f}s)"
+    )
+
+    settings = ControllerSettings(connect, controller_id=9000, http_port=0, zk_request_timeout_s=120.0)
+    czk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
+    await czk.start()
+    controller = Controller(settings, czk)
+    task = asyncio.create_task(controller.run(), name="bench-controller")
+    log_dir = tempfile.mkdtemp(prefix="reassign-bench-")
+    with open(os.path.join(log_dir, "cluster.log"), "wb") as log:
+        agents = subprocess.Popen(
+            [sys.executable, "-m", "reassignd", "cluster", "--zk", connect, "--brokers", "6",
+             "--replication-bytes-per-s", "100000000000", "--isr-linger-ms", "50"],
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        await wait_for(lambda: controller.ctx is not None and len(controller.ctx.brokers) == 6, 60)
+        ops = []
+        for t in range(topics):
+            name = f"bench-{t:03d}"
+            znode = codec.TopicZnode({p: SOURCE for p in range(partitions)})
+            ops.append(Create(paths.topic(name), codec.encode_topic(znode)))
+        await zk.multi(ops)
+        await wait_for(lambda: controller.ctx is not None and len(controller.ctx.states) == n, 120)
+        await wait_for(controller.channel.idle, 120)
+        await asyncio.sleep(1.0)  # let the agents settle (all replicas created and in sync)
+
+        writer = controller.writer
+        assert writer is not None
+        ops_before, zxid_before = writer.ops_written, zxid(server.port)
+        request = AlterReassignments(
+            tuple(((f"bench-{t:03d}", p), TARGET) for t in range(topics) for p in range(partitions))
+        )
+        started = time.perf_counter()
+        result = await controller.alter_reassignments(request)
+        answered = time.perf_counter() - started
+        assert all(r.error_code == 0 for r in result.results)
+        await wait_for(controller.channel.idle, 300)
+        sent = time.perf_counter() - started
+        await wait_for(lambda: controller.ctx is not None and not controller.ctx.reassigning, 600)
+        done = time.perf_counter() - started
+        ops_after, zxid_after = writer.ops_written, zxid(server.port)
+    finally:
+        agents.terminate()
+        agents.wait(timeout=30)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await czk.close()
+        await zk.close()
+
+    print(f"partitions moved: {n:,} ({topics} topics × {partitions}, RF 3, {SOURCE} -> {TARGET})")
+    print(f"controller ZooKeeper write ops per partition: {(ops_after - ops_before) / n:.2f} (goal ≤ 3)")
+    print(
+        f"all ZooKeeper transactions per partition (agents' ISR writes included): {(zxid_after - zxid_before) / n:.2f}"
+    )
+    print(f"request answered (persisted, replicas told to start): {answered:.2f}s")
+    print(f"request -> all LeaderAndIsr delivered: {sent:.2f}s")
+    print(f"request -> all partitions complete: {done:.2f}s")
+    print(f"ratio complete / raw pipelined writes of {n:,} znodes: {done / baseline_s:.2f}x (goal ≤ 2x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--topics", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=100)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    with LocalZooKeeper() as server:
+        asyncio.run(run(server, args.topics, args.partitions))
+
+
+if __name__ == "__main__":
+    main()
