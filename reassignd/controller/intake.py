@@ -168,7 +168,8 @@ class Intake:
                 updates[tp] = current.reassign_to(e.replicas)
         for tp, reason in failed.items():
             log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
-        originals = {tp: a.original_replicas for tp, a in updates.items()}
+        # the replicas before this move (in their own order), for a KIP-236 rollback
+        originals = {tp: current.original_replicas for tp in updates if (current := ctx.assignment(tp))}
         await self.reassigner.reassign(updates, Source.ZK, now_ms(), batch)
         self._legacy_targets = {tp: latest[tp].replicas for tp in updates}
         done = set(self.reassigner.completed)

@@ -29,7 +29,7 @@ AGENT_SESSION = web.AppKey("agent_session", aiohttp.ClientSession)
 async def agent_session(app: web.Application) -> AsyncIterator[None]:
     """``app.cleanup_ctx`` hook: the session lives exactly as long as the application runs."""
     timeout = aiohttp.ClientTimeout(total=AGENT_TIMEOUT_S)
-    async with aiohttp.ClientSession(timeout=timeout, raise_for_status=False) as session:
+    async with aiohttp.ClientSession(timeout=timeout) as session:
         app[AGENT_SESSION] = session
         yield
 

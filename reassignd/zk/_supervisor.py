@@ -44,7 +44,6 @@ class SessionSupervisor:
         self._poll_interval_s = min(poll_interval_s, session_timeout_s / 20)
         self._session: ZkSession | None = None
         self._active = False
-        self._checking = False
         self._wake = asyncio.Event()
         self._last_alive = 0.0  # loop time of the last byte received on a healthy connection
         self._lost_since: float | None = None
@@ -117,13 +116,8 @@ class SessionSupervisor:
     # --- the decision ----------------------------------------------------------------------------
 
     def check(self) -> None:
-        if not self._active or self._checking:
-            return
-        self._checking = True
-        try:
+        if self._active:
             self._check(asyncio.get_running_loop().time())
-        finally:
-            self._checking = False
 
     def _check(self, now: float) -> None:
         session = self._require_session()
@@ -131,8 +125,10 @@ class SessionSupervisor:
         healthy = session.state.current_state == States.CONNECTED and conn is not None and conn.alive
         timeout_s = self.effective_timeout_s
         if healthy and now - conn.last_recv > timeout_s * 2 / 3:
+            # kill() reports back through on_connection_lost (a nested check) before it fails
+            # the requests in flight, so the owner hears SUSPENDED first
             conn.kill(f"nothing received for {now - conn.last_recv:.1f} s")
-            healthy = False
+            return
         if healthy:
             self._last_alive = max(self._last_alive, conn.last_recv)
             sid = session.session_id
@@ -146,6 +142,7 @@ class SessionSupervisor:
                 # a reconnect that was under way when we gave the session up resumed it
                 session.abandon_session()
                 conn.kill("resumed a session already given up")
+                return
             else:
                 if self.state != "expired":
                     self._expire(f"the server gave us a new session 0x{sid or 0:x}")

@@ -162,6 +162,7 @@ class ZkSettings:
 
 _READ_BATCH_MAX = 500  # paths per multiRead
 _READ_BATCH_MIN = 16
+_READ_BATCH_FIRST = 32  # paths per multiRead until a reply told how large entries are
 _READ_BATCH_TARGET_BYTES = 512 * 1024  # aimed-at size of one multiRead reply
 _READ_REQUEST_MAX_BYTES = 256 * 1024  # paths per multiRead request, in bytes
 _READ_WINDOW = 4  # multiReads in flight
@@ -174,7 +175,7 @@ _CLOSE_TIMEOUT_S = 2.0  # close(): at most this for the CloseSession round trip
 
 
 def _split_connect(connect: str) -> tuple[str, str]:
-    """ "host:port,host:port/chroot" → ("host:port,host:port", "/chroot" or "")."""
+    """Servers and chroot of a connect string: ``h1:p1,h2:p2/kafka`` → ``h1:p1,h2:p2``, ``/kafka``."""
     servers, slash, chroot = connect.partition("/")
     chroot = ("/" + chroot.strip("/")) if slash and chroot.strip("/") else ""
     return servers, chroot
@@ -640,14 +641,15 @@ class ZkClient:
     async def _read_many(self, paths: Sequence[str], opcode: int) -> list[Any]:
         """``opcode`` (GET_DATA or GET_CHILDREN) for every path: values in order, None for NoNode.
 
-        multiRead batches, sized so a reply stays near _READ_BATCH_TARGET_BYTES (learning the
-        size of an entry from the replies), _READ_WINDOW of them in flight."""
+        multiRead batches, _READ_WINDOW of them in flight, sized so a reply stays near
+        _READ_BATCH_TARGET_BYTES: small until the first replies tell how large an entry is, then
+        up to _READ_BATCH_MAX paths (a batch of unexpectedly large znodes still gets read whole)."""
         absolute = [self._absolute(p) for p in paths]
         values: list[Any] = [None] * len(paths)
         if not self._multi_read:
             await self._read_singly(paths, absolute, opcode, values)
             return values
-        entry_bytes = [256]  # size of one reply entry, learned as replies come
+        entry_bytes = [0]  # size of one reply entry, learned from the replies (0: unknown yet)
 
         async def read_batch(start: int, request: _wire.Request) -> None:
             replies = await self._call(request, None, retry=True)
@@ -665,7 +667,12 @@ class ZkClient:
         def batches() -> Iterator[Coroutine[Any, Any, None]]:
             start = 0
             while start < len(paths):
-                count = max(_READ_BATCH_MIN, min(_READ_BATCH_MAX, _READ_BATCH_TARGET_BYTES // entry_bytes[0]))
+                if entry_bytes[0]:
+                    count = max(
+                        _READ_BATCH_MIN, min(_READ_BATCH_MAX, _READ_BATCH_TARGET_BYTES // entry_bytes[0])
+                    )
+                else:
+                    count = _READ_BATCH_FIRST
                 request = _wire.multi_read(opcode, absolute[start : start + count])
                 while request.packet_size > _READ_REQUEST_MAX_BYTES and count > 1:
                     count //= 2

@@ -250,7 +250,7 @@ async def test_retarget_is_relative_to_original_replicas(procs: Procs, zk: ZkCli
 async def test_validation_errors(procs: Procs, zk: ZkClient) -> None:
     c = await start(procs, zk, 3)
     standby = procs.controller(9001, 2.0)
-    await make_topic(zk, "v", {0: (1, 2)})
+    await make_topic(zk, "v", {p: (1, 2) for p in range(4)})
     await make_topic(zk, "doomed", {0: (1, 2)})
     await zk.create(paths.delete_topic("doomed"))
     await asyncio.sleep(0.5)
@@ -294,7 +294,7 @@ async def test_validation_errors(procs: Procs, zk: ZkClient) -> None:
     code, resp = await c.delete("/v1/reassignments/v/0")
     assert code == 200 and resp["responses"][0]["partitions"][0]["error_code"] == 85
     # nothing moved
-    assert (await topic_znode(zk, "v")).partitions == {0: (1, 2)}
+    assert (await topic_znode(zk, "v")).partitions == {p: (1, 2) for p in range(4)}
     assert await listed(c) == {}
     # a standby refuses with NOT_CONTROLLER and names the active controller
     await eventually(lambda: _knows_active(standby), what="standby follows")

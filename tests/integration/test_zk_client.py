@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -439,6 +441,15 @@ async def test_get_many_keeps_order_and_reports_missing_znodes(zk: ZkClient) -> 
     assert listed[1:] == [None, []]
 
 
+async def test_get_many_reads_large_znodes(zk: ZkClient) -> None:
+    payloads = {f"/large/n{i:02d}": bytes([i]) * 300_000 for i in range(40)}
+    await zk.create("/large")
+    for path, data in payloads.items():
+        await zk.create(path, data)
+    znodes = await zk.get_many(list(payloads))
+    assert [z.data if z else None for z in znodes] == list(payloads.values())
+
+
 # --- outages -------------------------------------------------------------------------------------
 
 
@@ -554,3 +565,39 @@ async def test_requests_time_out_and_close_returns_while_the_server_is_down(
     assert states[-1] is SessionState.CLOSED
     assert fired == []
     await client.close()  # twice is fine
+
+
+async def test_a_server_that_stops_answering_is_detected(own_zookeeper: LocalZooKeeper) -> None:
+    """SIGSTOP: the TCP connection stays open and nothing answers (as in a network partition)."""
+    process = own_zookeeper.process
+    assert process is not None
+    session_timeout_s = 3.0
+    client = ZkClient(
+        ZkSettings(
+            f"{own_zookeeper.connect}/frozen", session_timeout_s=session_timeout_s, request_timeout_s=10.0
+        )
+    )
+    states: list[SessionState] = []
+    client.on_session_state(states.append)
+    await client.start()
+    try:
+        await client.create("/w", b"1")
+        os.kill(process.pid, signal.SIGSTOP)
+        frozen = time.monotonic()
+        with pytest.raises(ConnectionLostError):  # its reply never came: applied or not, unknown
+            await client.set("/w", b"2", -1)
+        assert SessionState.SUSPENDED in states
+        await eventually(lambda: SessionState.EXPIRED in states, session_timeout_s + 2)
+        assert time.monotonic() - frozen <= session_timeout_s + 0.5
+        started = time.monotonic()
+        await client.close()
+        assert time.monotonic() - started < 3
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+        await client.close()
+    assert states == [
+        SessionState.CONNECTED,
+        SessionState.SUSPENDED,
+        SessionState.EXPIRED,
+        SessionState.CLOSED,
+    ]

@@ -102,7 +102,7 @@ class FakeView:
 
     current: ClusterSnapshot = ACTIVE
     alter_result: AlterResult | None = None  # None: NONE for each target, in request order
-    cancel_result: AlterResult = AlterResult(())
+    cancel_result: AlterResult = field(default_factory=lambda: AlterResult(()))
     fail_with: Exception | None = None
     alters: list[AlterReassignments] = field(default_factory=list)
     cancels: list[CancelReassignments] = field(default_factory=list)

@@ -1,0 +1,283 @@
+"""The JSON machinery under ``zk/codec.py``: a znode's bytes read strictly into a JSON object,
+typed field readers that name the field in their one-line error, and the checked compact writer.
+
+The ``read_*`` functions and :func:`load_object` are the strict path, the single source of every
+decoding error. The ``fast_*`` functions serve a decoder's fast path: each returns what its strict
+counterpart would, or ``None`` wherever that counterpart might refuse or return something else;
+they never raise and never word an error. A decoder tries them first and, on any ``None``, decodes
+strictly, so it accepts, refuses and words exactly as the strict path alone would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+Replicas = tuple[int, ...]
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+_T = TypeVar("_T")
+
+
+class CodecError(ValueError):
+    """A znode's content could not be decoded; ``reason`` says why in one line."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Its public home: tracebacks, reprs in logs and pickles name reassignd.zk.codec.CodecError.
+CodecError.__module__ = "reassignd.zk.codec"
+
+DIGITS = re.compile(r"[0-9]{1,19}")
+_PARTITION = re.compile(r"0|[1-9][0-9]{0,9}")
+_UUID = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")  # 16 bytes: the last char holds 2 bits and 4 zeros
+_KINDS: dict[type[object], str] = {type(None): "null", bool: "boolean", int: "number", float: "number"}
+_KINDS.update({str: "string", list: "array", dict: "object"})
+
+
+def quote(text: str) -> str:
+    """``text`` as a one-line JSON string literal, cut short for an error message."""
+    return json.dumps(text if len(text) <= 60 else text[:60] + "...")
+
+
+# --- reading and writing JSON --------------------------------------------------------------------
+
+
+def utf8_text(data: bytes | None) -> str:
+    if data is None:
+        raise CodecError("znode data is null")
+    if not data:
+        raise CodecError("znode data is empty")
+    try:
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CodecError(f"not valid UTF-8 at byte {e.start + 1}") from None
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj: dict[str, object] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise CodecError(f"invalid JSON: duplicate key {quote(key)}")
+        obj[key] = value
+    return obj
+
+
+def _constant(name: str) -> object:
+    raise CodecError(f"invalid JSON: {name} is not a JSON value")
+
+
+def load_object(data: bytes | None) -> dict[str, object]:
+    text = utf8_text(data)
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        if "\\u" in text:  # an escape like \ud800 makes a lone surrogate, which UTF-8 cannot carry
+            json.dumps(value, ensure_ascii=False).encode()
+    except CodecError:
+        raise
+    except json.JSONDecodeError as e:
+        raise CodecError(f"invalid JSON at byte {len(text[: e.pos].encode()) + 1}") from None
+    except UnicodeEncodeError:
+        raise CodecError("invalid JSON: a \\u escape makes a lone surrogate") from None
+    except RecursionError:
+        raise CodecError("invalid JSON: nested too deeply") from None
+    except ValueError:  # an integer beyond the interpreter's digit limit
+        raise CodecError("invalid JSON: number too long") from None
+    if type(value) is not dict:
+        raise CodecError(f"expected a JSON object, got {_KINDS[type(value)]}")
+    return value
+
+
+# What json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False) builds per call.
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def dump(what: str, obj: dict[str, object], decode: Callable[[bytes], object]) -> bytes:
+    """Compact JSON of ``obj``, once ``decode`` has accepted it."""
+    try:
+        data = _COMPACT.encode(obj).encode()
+        decode(data)
+    except (CodecError, UnicodeEncodeError, TypeError) as e:
+        raise ValueError(f"cannot encode {what}: {getattr(e, 'reason', e)}") from None
+    return data
+
+
+# --- typed fields (``where`` names the field in messages: ``partitions["0"]``) ---------------------
+
+
+def field_name(where: str, key: str) -> str:
+    return f"{where}[{quote(key)}]"
+
+
+def get_field(obj: Mapping[str, object], key: str, where: str = "") -> object:
+    try:
+        return obj[key]
+    except KeyError:
+        raise CodecError(f"missing field '{where}{key}'") from None
+
+
+def wrong_type(where: str, expected: str, value: object) -> CodecError:
+    got = _KINDS.get(type(value), type(value).__name__)
+    return CodecError(f"field '{where}' must be {expected}, got {got}")
+
+
+def read_int(value: object, where: str, lo: int = 0, hi: int = INT32_MAX) -> int:
+    if type(value) is not int:
+        raise wrong_type(where, "an integer", value)
+    if not lo <= value <= hi:
+        raise CodecError(f"field '{where}' must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def read_str(value: object, where: str) -> str:
+    if type(value) is not str:
+        raise wrong_type(where, "a string", value)
+    return value
+
+
+def read_list(value: object, where: str) -> list[object]:
+    if type(value) is not list:
+        raise wrong_type(where, "an array", value)
+    return value
+
+
+def read_object(value: object, where: str) -> dict[str, object]:
+    if type(value) is not dict:
+        raise wrong_type(where, "an object", value)
+    return value
+
+
+def read_optional(obj: Mapping[str, object], key: str, read: Callable[[object, str], _T]) -> _T | None:
+    """``read`` the field if it is present and not null."""
+    value = obj.get(key)
+    return None if value is None else read(value, key)
+
+
+def read_version(obj: Mapping[str, object], supported: tuple[int, ...]) -> int:
+    version = get_field(obj, "version")
+    if type(version) is not int:
+        raise wrong_type("version", "an integer", version)
+    if version not in supported:
+        raise CodecError(f"unsupported version {version} (expected {', '.join(map(str, supported))})")
+    return version
+
+
+def read_decimal(value: object, where: str) -> int:
+    """Milliseconds written as a decimal string, as Kafka writes timestamps."""
+    text = read_str(value, where)
+    if not DIGITS.fullmatch(text) or int(text) > INT64_MAX:
+        raise CodecError(f"field '{where}' must be a decimal string of milliseconds, got {quote(text)}")
+    return int(text)
+
+
+def read_partition(key: str, where: str) -> int:
+    if not _PARTITION.fullmatch(key) or int(key) > INT32_MAX:
+        raise CodecError(f"field '{where}' has key {quote(key)}, which is not a partition number")
+    return int(key)
+
+
+def read_replicas(value: object, where: str, *, allow_empty: bool = False, recorded: bool = True) -> Replicas:
+    """32-bit integers; a ``recorded`` replica list (not an intake's) is broker ids, each once."""
+    items = read_list(value, where)
+    replicas = tuple(read_int(item, f"{where}[{i}]", lo=-INT32_MAX - 1) for i, item in enumerate(items))
+    if recorded and not (replicas or allow_empty):
+        raise CodecError(f"field '{where}' must not be empty")
+    seen: set[int] = set()
+    for broker_id in replicas if recorded else ():
+        if broker_id < 0:
+            raise CodecError(f"field '{where}' has negative replica id {broker_id}")
+        if broker_id in seen:
+            raise CodecError(f"field '{where}' has duplicate replica id {broker_id}")
+        seen.add(broker_id)
+    return replicas
+
+
+def read_uuid(value: object, where: str) -> str:
+    if not _UUID.fullmatch(text := read_str(value, where)):
+        raise CodecError(f"field '{where}' must be a 22-character base64 UUID, got {quote(text)}")
+    return text
+
+
+# --- the fast path: what the strict readers return, or None where they might not ------------------
+
+# The same C scanner as load_object's. No pairs hook (see fast_keys_unique); a NaN or Infinity
+# literal raises, and fast_object turns that into None.
+_FAST = json.JSONDecoder(parse_constant=_constant)
+
+
+def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    if len(obj := dict(pairs)) != len(pairs):
+        raise ValueError("duplicate key")  # fast_object turns this into None
+    return obj
+
+
+_FAST_UNIQUE = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_constant)
+
+
+def fast_object(data: object, *, unique: bool = False) -> dict[str, object] | None:
+    """What :func:`load_object` returns for ``data``, or None. Exact bytes that start with the
+    object (no leading whitespace, BOM or other encoding), without a ``\\u`` escape (so without a
+    lone surrogate) or NaN/Infinity, read to their end as one JSON object.
+
+    Unless ``unique``, a key repeated in one object is NOT noticed (the last value wins): the
+    caller must then confirm :func:`fast_keys_unique`. Without the pairs hook this is cheaper."""
+    if type(data) is not bytes or b"\\u" in data:
+        return None
+    try:
+        text = data.decode()
+        obj, end = (_FAST_UNIQUE if unique else _FAST).raw_decode(text)
+    except (ValueError, RecursionError):  # bad UTF-8 or JSON, a constant, a duplicate, a long int
+        return None
+    return obj if end == len(text) and type(obj) is dict else None
+
+
+def fast_keys_unique(data: bytes, keys: int) -> bool:
+    """True only if no JSON object in ``data`` (valid JSON, as fast_object read it) repeats a
+    key, given that the distinct objects the caller holds from it have ``keys`` keys in all.
+
+    Every member of an object is written with exactly one ``:`` and strings may hold more, so
+    ``data`` has at least as many colons as members, and at least as many members as distinct
+    keys in all its objects, at least ``keys``. Equal counts leave no room for a repeated key."""
+    return data.count(b":") == keys
+
+
+def fast_int(value: object, lo: int = 0, hi: int = INT32_MAX) -> bool:
+    """True if :func:`read_int` accepts ``value``."""
+    return type(value) is int and lo <= value <= hi
+
+
+def fast_partition(key: str) -> int | None:
+    """What :func:`read_partition` returns for ``key``, or None if it refuses it."""
+    try:
+        p = int(key)  # also takes " 1", "+1", "01", "1_0", "١", none of which prints back
+    except ValueError:
+        return None
+    return p if 0 <= p <= INT32_MAX and str(p) == key else None
+
+
+_INTS = frozenset({int})
+
+
+def fast_replicas(value: object, *, allow_empty: bool = False) -> Replicas | None:
+    """What ``read_replicas(value, where, allow_empty=allow_empty)`` returns (a recorded list),
+    or None if it refuses it."""
+    if type(value) is not list:
+        return None
+    if not value:
+        return () if allow_empty else None
+    replicas = tuple(value)
+    if set(map(type, replicas)) <= _INTS and len(set(replicas)) == len(replicas):
+        if min(replicas) >= 0 and max(replicas) <= INT32_MAX:
+            return replicas
+    return None
+
+
+def fast_uuid(value: object) -> bool:
+    """True if :func:`read_uuid` accepts ``value``."""
+    return type(value) is str and _UUID.fullmatch(value) is not None
