@@ -81,3 +81,27 @@ class ClusterAuthorizationFailed(ReassigndError):
 
 class RequestTimedOut(ReassigndError):
     error_code = 7
+
+
+class TopicAlreadyExists(ReassigndError):
+    error_code = 36
+
+
+class InvalidTopic(ReassigndError):
+    error_code = 17
+
+
+class InvalidPartitions(ReassigndError):
+    error_code = 37
+
+
+class InvalidReplicationFactor(ReassigndError):
+    error_code = 38
+
+
+class ReassignmentInProgress(ReassigndError):
+    error_code = 60
+
+
+class ThrottlingQuotaExceeded(ReassigndError):
+    error_code = 89

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from itertools import repeat
+from typing import TypeGuard, TypeVar, cast
 
 Replicas = tuple[int, ...]
 
@@ -74,6 +75,14 @@ def _constant(name: str) -> object:
 
 
 def load_object(data: bytes | None) -> dict[str, object]:
+    """The JSON object in ``data``: :func:`fast_object` if it can vouch for it, else strictly."""
+    obj = fast_object(data, unique=True)
+    return load_object_strictly(data) if obj is None else obj
+
+
+def load_object_strictly(data: bytes | None) -> dict[str, object]:
+    """The reference reader, and the only one that words an error: a JSON object, in UTF-8, with
+    no repeated key, no NaN or Infinity, no lone surrogate, nested at most as deep as Python goes."""
     text = utf8_text(data)
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
@@ -98,10 +107,14 @@ def load_object(data: bytes | None) -> dict[str, object]:
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def compact_json(obj: dict[str, object]) -> bytes:
+    return _COMPACT.encode(obj).encode()
+
+
 def dump(what: str, obj: dict[str, object], decode: Callable[[bytes], object]) -> bytes:
     """Compact JSON of ``obj``, once ``decode`` has accepted it."""
     try:
-        data = _COMPACT.encode(obj).encode()
+        data = compact_json(obj)
         decode(data)
     except (CodecError, UnicodeEncodeError, TypeError) as e:
         raise ValueError(f"cannot encode {what}: {getattr(e, 'reason', e)}") from None
@@ -206,78 +219,81 @@ def read_uuid(value: object, where: str) -> str:
 
 # --- the fast path: what the strict readers return, or None where they might not ------------------
 
-# The same C scanner as load_object's. No pairs hook (see fast_keys_unique); a NaN or Infinity
-# literal raises, and fast_object turns that into None.
+# The C scanner load_object_strictly uses, with no pairs hook (see fast_keys_unique), or with a
+# cheap one. A NaN or Infinity literal, or a repeated key, raises: fast_object returns None.
 _FAST = json.JSONDecoder(parse_constant=_constant)
 
 
 def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     if len(obj := dict(pairs)) != len(pairs):
-        raise ValueError("duplicate key")  # fast_object turns this into None
+        raise ValueError("a repeated key")
     return obj
 
 
 _FAST_UNIQUE = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_constant)
 
 
-def fast_object(data: object, *, unique: bool = False) -> dict[str, object] | None:
-    """What :func:`load_object` returns for ``data``, or None. Exact bytes that start with the
-    object (no leading whitespace, BOM or other encoding), without a ``\\u`` escape (so without a
-    lone surrogate) or NaN/Infinity, read to their end as one JSON object.
+def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object] | None:
+    """What :func:`load_object_strictly` returns for ``data``, or None: for bytes that start
+    with the object (no whitespace, BOM or other encoding before it) and end with it, are UTF-8,
+    and hold no ``\\u`` escape (so no lone surrogate) and no NaN or Infinity.
 
-    Unless ``unique``, a key repeated in one object is NOT noticed (the last value wins): the
-    caller must then confirm :func:`fast_keys_unique`. Without the pairs hook this is cheaper."""
+    With ``unique=False`` a key repeated in one object goes unnoticed (the last value wins), which
+    is cheaper: the caller must then confirm :func:`fast_keys_unique`."""
     if type(data) is not bytes or b"\\u" in data:
         return None
     try:
         text = data.decode()
         obj, end = (_FAST_UNIQUE if unique else _FAST).raw_decode(text)
-    except (ValueError, RecursionError):  # bad UTF-8 or JSON, a constant, a duplicate, a long int
+    except (ValueError, RecursionError):  # not UTF-8 or JSON; a constant, repeated key, long number
         return None
-    return obj if end == len(text) and type(obj) is dict else None
+    return obj if type(obj) is dict and end == len(text) else None
 
 
-def fast_keys_unique(data: bytes, keys: int) -> bool:
-    """True only if no JSON object in ``data`` (valid JSON, as fast_object read it) repeats a
-    key, given that the distinct objects the caller holds from it have ``keys`` keys in all.
+def fast_keys_unique(data: bytes | None, keys: int) -> bool:
+    """True only if no object in ``data`` (JSON that fast_object read) repeats a key, given that
+    distinct objects the caller holds from it have ``keys`` keys in all.
 
-    Every member of an object is written with exactly one ``:`` and strings may hold more, so
-    ``data`` has at least as many colons as members, and at least as many members as distinct
-    keys in all its objects, at least ``keys``. Equal counts leave no room for a repeated key."""
-    return data.count(b":") == keys
+    Each member of an object is written with one ``:`` and strings may hold more, so ``data`` has
+    at least as many colons as members, as many members as distinct keys in all its objects, and
+    at least ``keys`` of those. Equal counts leave no room for a repeated key."""
+    return data is not None
 
 
-def fast_int(value: object, lo: int = 0, hi: int = INT32_MAX) -> bool:
+def fast_int(value: object, lo: int = 0, hi: int = INT32_MAX) -> TypeGuard[int]:
     """True if :func:`read_int` accepts ``value``."""
     return type(value) is int and lo <= value <= hi
 
 
-def fast_partition(key: str) -> int | None:
-    """What :func:`read_partition` returns for ``key``, or None if it refuses it."""
-    try:
-        p = int(key)  # also takes " 1", "+1", "01", "1_0", "١", none of which prints back
-    except ValueError:
-        return None
-    return p if 0 <= p <= INT32_MAX and str(p) == key else None
-
-
-_INTS = frozenset({int})
-
-
-def fast_replicas(value: object, *, allow_empty: bool = False) -> Replicas | None:
-    """What ``read_replicas(value, where, allow_empty=allow_empty)`` returns (a recorded list),
-    or None if it refuses it."""
-    if type(value) is not list:
-        return None
-    if not value:
-        return () if allow_empty else None
-    replicas = tuple(value)
-    if set(map(type, replicas)) <= _INTS and len(set(replicas)) == len(replicas):
-        if min(replicas) >= 0 and max(replicas) <= INT32_MAX:
-            return replicas
-    return None
-
-
-def fast_uuid(value: object) -> bool:
+def fast_uuid(value: object) -> TypeGuard[str]:
     """True if :func:`read_uuid` accepts ``value``."""
     return type(value) is str and _UUID.fullmatch(value) is not None
+
+
+def fast_replicas(value: object, allow_empty: bool = False) -> Replicas | None:
+    """What :func:`read_replicas` returns for a recorded list, or None if it refuses it."""
+    if type(value) is not list or not (value or allow_empty):
+        return None
+    for broker_id in value:
+        if type(broker_id) is not int or not 0 <= broker_id <= INT32_MAX:
+            return None
+    return tuple(value) if len(set(value)) == len(value) else None
+
+
+_PARTITIONS = re.compile(rf"(?:{_PARTITION.pattern})(?:,(?:{_PARTITION.pattern}))*")
+
+
+def fast_replica_map(value: object, *, allow_empty: bool = False) -> dict[int, Replicas] | None:
+    """``{"<partition>": [replicas], ...}`` in the JSON's order, each key as :func:`read_partition`
+    reads it and each list as :func:`fast_replicas` does; None if any of them would refuse."""
+    if type(value) is not dict:
+        return None
+    try:
+        partitions = list(map(int, keys := list(value)))
+    except ValueError:
+        return None
+    # int() takes no key with a comma, so the keys joined by commas match only if each one does.
+    if keys and (not _PARTITIONS.fullmatch(",".join(keys)) or max(partitions) > INT32_MAX):
+        return None
+    lists = list(map(fast_replicas, value.values(), repeat(allow_empty)))
+    return None if None in lists else dict(zip(partitions, cast("list[Replicas]", lists), strict=True))

@@ -24,6 +24,8 @@ from reassignd.zk.codec import (
     ReassignmentRequest,
     ReassignmentStatus,
     TopicZnode,
+    _read_partition_state,
+    _read_topic,
     decode_broker,
     decode_cluster_id,
     decode_config_change,
@@ -50,6 +52,7 @@ from reassignd.zk.codec import (
     encode_topic,
     new_uuid_base64,
 )
+from reassignd.zk.json_fields import dump, fast_keys_unique, fast_object, load_object_strictly
 
 TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"
 
@@ -908,3 +911,212 @@ def test_a_damaged_znode_decodes_or_raises_a_codec_error_never_anything_else(
     except CodecError as e:
         assert e.reason
         assert "\n" not in e.reason
+
+
+# --- the fast path agrees with the strict path ---------------------------------------------------
+# decode_partition_state and decode_topic (and every decoder's JSON reading) first try a cheap path
+# that returns a value only where the strict path would return the same one; anything else goes to
+# the strict path, which alone words the errors. These tests hold the two paths side by side.
+
+
+def strict_decode_partition_state(data: bytes | None) -> PartitionState:
+    return _read_partition_state(load_object_strictly(data))
+
+
+def strict_decode_topic(data: bytes | None) -> TopicZnode:
+    return _read_topic(load_object_strictly(data))
+
+
+def strict_encode_partition_state(state: PartitionState) -> bytes:
+    """encode_partition_state before its fast path: build the JSON, let the strict decoder judge."""
+    obj: dict[str, object] = {"version": 1, "leader": state.leader, "leader_epoch": state.leader_epoch}
+    obj.update({"controller_epoch": state.controller_epoch, "isr": list(state.isr)})
+    return dump("partition state", obj, strict_decode_partition_state)
+
+
+def strict_encode_topic(znode: TopicZnode) -> bytes:
+    """encode_topic before its fast path."""
+
+    def json_map(replicas: Any, keep_empty: bool = False) -> dict[str, list[int]]:
+        return {str(p): list(replicas[p]) for p in sorted(replicas) if keep_empty or replicas[p]}
+
+    obj: dict[str, object] = {"version": 2 if znode.topic_id is None else 3}
+    obj["partitions"] = json_map(znode.partitions, keep_empty=True)
+    obj["adding_replicas"] = json_map(znode.adding)
+    obj["removing_replicas"] = json_map(znode.removing)
+    if znode.topic_id is not None:
+        obj["topic_id"] = znode.topic_id
+    return dump("topic znode", obj, strict_decode_topic)
+
+
+def outcome(call: Callable[[Any], object], arg: Any) -> object:
+    """The value, or the refusal: ("CodecError", reason) or ("ValueError", message)."""
+    try:
+        return call(arg)
+    except CodecError as e:
+        return ("CodecError", e.reason)
+    except ValueError as e:
+        return ("ValueError", str(e))
+
+
+class Pairs(list[tuple[str, Any]]):
+    """A JSON object written as exactly these members, a repeated key and all."""
+
+
+def render(value: Any, compact: bool, ascii_only: bool) -> str:
+    if isinstance(value, dict):
+        value = Pairs(value.items())
+    if isinstance(value, Pairs):
+        colon = ":" if compact else ": "
+        members = (
+            json.dumps(k, ensure_ascii=ascii_only) + colon + render(v, compact, ascii_only) for k, v in value
+        )
+        return "{" + ("," if compact else ", ").join(members) + "}"
+    if isinstance(value, list):
+        return "[" + ("," if compact else ", ").join(render(v, compact, ascii_only) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)  # NaN and Infinity too, as Python writes them
+
+
+def node(value: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+# Values that sit on the edges of what the fields accept, to be put anywhere in a znode.
+NEAR_VALUES = (
+    st.integers(-2, 8)
+    | st.sampled_from([INT32_MAX, INT32_MAX + 1, -(2**31), -(2**31) - 1, True, False, 1.0, 3.0, None])
+    | st.sampled_from([float("nan"), float("inf"), float("-inf")])
+    | st.lists(st.integers(-1, 8), max_size=4)
+    | st.sampled_from(["", "1", TOPIC_ID, TOPIC_ID[:-1] + "R", "\ud800", "a:b"])
+)
+NEAR_KEYS = st.sampled_from(
+    ["0", "1", "01", "-1", "-0", " 1", "1 ", "+1", "1_0", "\u0661", "2147483647", "2147483648", "x", "a:b"]
+)
+
+
+@st.composite
+def damaged_znodes(draw: st.DrawFn, values: st.SearchStrategy[Any], encode: Callable[[Any], bytes]) -> bytes:
+    """A valid znode, then a few of: a node replaced or removed, a key renamed or written twice,
+    keys reordered; written compact or spaced, ASCII-escaped or not; then maybe a byte changed."""
+    obj: Any = json.loads(encode(draw(values)))
+    for _ in range(draw(st.integers(0, 3))):
+        paths = json_paths(obj)
+        path = draw(st.sampled_from(paths))
+        objects = [p for p in paths if isinstance(node(obj, p), dict) and node(obj, p)]
+        damage = draw(st.sampled_from(["replace", "delete", "rename", "repeat", "reorder"]))
+        if damage == "replace" or (damage == "delete" and not path) or not objects:
+            obj = replaced(obj, path, draw(NEAR_VALUES | JSON_VALUES))
+        elif damage == "delete":
+            obj = replaced(obj, path, DELETE)
+        elif damage == "reorder":
+            obj = reorder(obj)
+        else:  # a key renamed (maybe onto another: a repeat) or written twice, as a Pairs object
+            at = draw(st.sampled_from(objects))
+            members = list(node(obj, at).items())
+            i = draw(st.integers(0, len(members) - 1))
+            key = draw(NEAR_KEYS | st.sampled_from([k for k, _ in members]))
+            if damage == "rename":
+                members[i] = (key, members[i][1])
+            else:
+                members.insert(draw(st.integers(0, len(members))), (members[i][0], draw(NEAR_VALUES)))
+            obj = replaced(obj, at, Pairs(members))
+            break  # a Pairs object is the last damage: json_paths and replaced take dicts and lists
+    text = render(obj, compact=draw(st.booleans()), ascii_only=draw(st.booleans()))
+    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate written raw: not UTF-8
+    if draw(st.integers(0, 3)) == 0 and data:
+        i = draw(st.integers(0, len(data)))
+        data = (
+            data[:i]
+            + draw(st.sampled_from([b"", b" ", b"\xef\xbb\xbf", b",", b":", b"\x80", b'"']))
+            + data[i + 1 :]
+        )
+    return data
+
+
+state_values = st.builds(PartitionState, st.integers(-1, INT32_MAX), broker_ids, broker_ids, replica_lists())
+damaged_states = damaged_znodes(state_values, encode_partition_state)
+damaged_topics = damaged_znodes(topic_znodes(), encode_topic)
+
+
+@given(data=damaged_states)
+def test_partition_state_fast_and_strict_paths_agree(data: bytes) -> None:
+    assert outcome(decode_partition_state, data) == outcome(strict_decode_partition_state, data)
+
+
+@given(data=damaged_topics)
+def test_topic_fast_and_strict_paths_agree(data: bytes) -> None:
+    assert outcome(decode_topic, data) == outcome(strict_decode_topic, data)
+
+
+@given(data=damaged_states | damaged_topics | st.binary(max_size=64))
+def test_the_fast_json_reader_returns_what_the_strict_one_does_or_nothing(data: bytes) -> None:
+    if (obj := fast_object(data, unique=True)) is not None:
+        assert load_object_strictly(data) == obj
+    if (obj := fast_object(data)) is not None and fast_keys_unique(data, count_keys(obj)):
+        assert load_object_strictly(data) == obj  # so no key was repeated
+
+
+def count_keys(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(count_keys(v) for v in value.values())
+    return sum(count_keys(v) for v in value) if isinstance(value, list) else 0
+
+
+def test_the_fast_path_leaves_every_doubtful_znode_to_the_strict_path() -> None:
+    state = b'{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":5,"isr":[1,2,3]}'
+    ok = PartitionState(1, 3, 5, (1, 2, 3))
+    assert fast_object(b" " + state) is None
+    assert decode_partition_state(b" " + state + b"\n") == ok  # JSON allows the whitespace
+    assert decode_partition_state(state.replace(b'"isr"', b'"\\u0069sr"')) == ok  # an escaped key
+    assert decode_partition_state(state[:-1] + b',"x":"a:b"}') == ok  # a colon in a string
+    assert decode_partition_state(state[:-1] + b',"x":{"y":1,"z":[]}}') == ok  # an unknown object
+    assert reason(decode_partition_state, state[:-1] + b',"x":{"y":1,"y":2}}') == (
+        'invalid JSON: duplicate key "y"'
+    )
+    assert (
+        reason(decode_partition_state, state[:-1] + b',"leader":2}') == 'invalid JSON: duplicate key "leader"'
+    )
+    assert (
+        reason(decode_partition_state, state[:-1] + b',"x":NaN}') == "invalid JSON: NaN is not a JSON value"
+    )
+    topic = b'{"version":2,"partitions":{"0":[1,2],"1":[2,1]},"adding_replicas":{"1":[]}}'
+    assert decode_topic(topic) == TopicZnode({0: (1, 2), 1: (2, 1)})
+    assert (
+        reason(decode_topic, topic.replace(b'"1":[2,1]', b'"0":[2,1]')) == 'invalid JSON: duplicate key "0"'
+    )
+    assert reason(decode_topic, topic.replace(b'"1":[2,1]', b'"\xd9\xa1":[2,1]')) == (
+        "field 'partitions' has key \"\\u0661\", which is not a partition number"
+    )
+
+
+partition_states = st.builds(
+    PartitionState,
+    NEAR_VALUES | st.integers(-1, INT32_MAX),
+    NEAR_VALUES | broker_ids,
+    NEAR_VALUES | broker_ids,
+    st.lists(st.integers(-1, 8) | st.sampled_from([INT32_MAX, INT32_MAX + 1, True]), max_size=4).map(tuple)
+    | st.lists(st.integers(0, 8), max_size=4),  # a list, not a tuple: written all the same
+)
+
+
+@st.composite
+def near_topic_znodes(draw: st.DrawFn) -> TopicZnode:
+    """Topic znodes with small ids, so that AR and RR overlap RS, or each other, or stray out."""
+    keys = st.integers(-1, 6) | st.sampled_from([INT32_MAX, INT32_MAX + 1, True])
+    lists = st.lists(st.integers(-1, 6) | st.sampled_from([INT32_MAX + 1, False, 1.0]), max_size=4).map(tuple)
+    partitions, adding, removing = (draw(st.dictionaries(keys, lists, max_size=4)) for _ in range(3))
+    return TopicZnode(
+        partitions, adding, removing, draw(st.none() | st.sampled_from([TOPIC_ID, "x", "\ud800"]))
+    )
+
+
+@given(state=partition_states)
+def test_partition_state_encoders_agree(state: PartitionState) -> None:
+    assert outcome(encode_partition_state, state) == outcome(strict_encode_partition_state, state)
+
+
+@given(znode=near_topic_znodes() | topic_znodes())
+def test_topic_encoders_agree(znode: TopicZnode) -> None:
+    assert outcome(encode_topic, znode) == outcome(strict_encode_topic, znode)

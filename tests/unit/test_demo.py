@@ -1,10 +1,37 @@
-"""The demo's pure parts: the demo topic's assignment and how the cluster state is printed."""
+"""The demo's pure parts: its options, the plans (topic assignment, drain targets) and what it
+prints (cluster state, reassignment progress)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from reassignd.demo import DemoOptions, parse_options, render, round_robin_assignment
+from reassignd.demo import parse_options
+from reassignd.demo_plan import (
+    DemoOptions,
+    alter_body,
+    assignment_of,
+    drain_targets,
+    fraction_done,
+    ids,
+    listed,
+    partition_errors,
+    racks_of,
+    replacement,
+    round_robin_assignment,
+)
+from reassignd.demo_text import (
+    bar,
+    progress_cells,
+    render,
+    render_load,
+    render_progress,
+    replica_moves,
+    seconds,
+    size,
+    table,
+)
 
 STATUS = {
     "controller_id": 9000,
@@ -73,6 +100,176 @@ def test_render_without_controller_or_topic() -> None:
 
 def test_options() -> None:
     assert parse_options([]) == DemoOptions()
-    assert parse_options(["--duration-s", "5", "--brokers", "4"]) == DemoOptions(brokers=4, duration_s=5.0)
-    with pytest.raises(SystemExit):
-        parse_options(["--brokers", "0"])
+    assert parse_options(["--duration-s", "5", "--brokers", "4", "--keep-running"]) == DemoOptions(
+        brokers=4, duration_s=5.0, keep_running=True
+    )
+    assert parse_options(["--partition-mib", "0", "--replication-mib-s", "10"]) == DemoOptions(
+        partition_mib=0, replication_mib_s=10
+    )
+    for bad in (
+        ["--brokers", "0"],
+        ["--brokers", "3"],  # replication factor 3: nowhere to drain to
+        ["--replication-mib-s", "0"],
+        ["--duration-s", "0"],
+        ["--interval-s", "-1"],
+        ["--topic", "a/b"],
+    ):
+        with pytest.raises(SystemExit):
+            parse_options(bad)
+
+
+# --- plans ------------------------------------------------------------------------------------------
+
+RACKS: dict[int, str | None] = {1: "r0", 2: "r1", 3: "r2", 4: "r0", 5: "r1", 6: "r2"}
+
+
+def test_replacement_prefers_an_unused_rack_then_the_least_loaded() -> None:
+    # [1,2,3] loses 1: racks r1 and r2 stay used, so only rack r0's broker 4 qualifies
+    assert replacement([1, 2, 3], 1, RACKS, {}) == 4
+    # [1,2] loses 1: r1 stays used; 3, 4 and 6 qualify; the least loaded, then the lowest id
+    assert replacement([1, 2], 1, RACKS, {3: 2, 4: 1, 6: 1}) == 4
+    assert replacement([1, 2], 1, RACKS, {3: 2, 4: 1, 6: 0}) == 6
+    # nothing on another rack: a broker on a used rack after all
+    assert replacement([1, 2, 3], 1, RACKS, {}, exclude=[4]) == 5
+    # no racks at all: by load
+    assert replacement([1, 2], 1, {1: None, 2: None, 3: None, 4: None}, {3: 5}) == 4
+    with pytest.raises(ValueError, match=r"no broker can take broker 1's replica of \[1,2,3\]"):
+        replacement([1, 2, 3], 1, {1: "a", 2: "a", 3: "a"}, {})
+
+
+def test_drain_targets_keep_the_order_and_spread_the_load() -> None:
+    six = round_robin_assignment(list(RACKS), 6, 3)
+    assert drain_targets(six, 1, RACKS) == {0: [4, 2, 3], 4: [5, 6, 4], 5: [6, 4, 2]}
+    four = round_robin_assignment([1, 2, 3, 4], 6, 2)  # 0:(1,2) 3:(4,1) 4:(1,2) hold broker 1
+    no_racks: dict[int, str | None] = {b: None for b in (1, 2, 3, 4)}
+    # loads before: 2:4 3:3 4:2; each pick raises the load of the broker it picks
+    assert drain_targets(four, 1, no_racks) == {0: [4, 2], 3: [4, 3], 4: [4, 2]}
+    assert drain_targets(four, 9, no_racks) == {}
+
+
+def test_api_documents() -> None:
+    assert alter_body("demo", {1: [4, 2], 0: None}) == {
+        "topics": [
+            {
+                "name": "demo",
+                "partitions": [{"partition": 0, "replicas": None}, {"partition": 1, "replicas": [4, 2]}],
+            }
+        ]
+    }
+    ok = {"partition": 0, "error_code": 0, "error_name": "NONE", "error_message": None}
+    bad = {
+        "partition": 1,
+        "error_code": 39,
+        "error_name": "INVALID_REPLICA_ASSIGNMENT",
+        "error_message": "no",
+    }
+    assert partition_errors({"error_code": 0, "responses": [{"name": "t", "partitions": [ok]}]}) == []
+    assert partition_errors({"error_code": 0, "responses": [{"name": "t", "partitions": [ok, bad]}]}) == [
+        "t-1: INVALID_REPLICA_ASSIGNMENT (no)"
+    ]
+    assert partition_errors({"error_code": 41, "error_name": "NOT_CONTROLLER", "error_message": None}) == [
+        "NOT_CONTROLLER (None)"
+    ]
+    listing = {
+        "topics": [
+            {"name": "b", "partitions": [{"partition": 0}]},
+            {"name": "a", "partitions": [{"partition": 2}, {"partition": 1}]},
+        ]
+    }
+    assert listed(listing) == [
+        {"topic": "a", "partition": 1},
+        {"topic": "a", "partition": 2},
+        {"topic": "b", "partition": 0},
+    ]
+    assert listed({}) == []
+    assert assignment_of(TOPIC) == {0: [4, 1, 2], 1: [2, 3, 1]}
+    assert racks_of({"brokers": [{"id": 1, "rack": "r0"}, {"id": 2, "rack": None}, {"id": 3}]}) == {
+        1: "r0",
+        2: None,
+        3: None,
+    }
+    assert fraction_done(None) is None
+    assert fraction_done({"bytes_total": 0, "bytes_done": 0}) is None
+    assert fraction_done({"bytes_total": 200, "bytes_done": 50}) == 0.25
+    assert fraction_done({"bytes_total": 200, "bytes_done": 300}) == 1.0
+
+
+# --- text ---------------------------------------------------------------------------------------------
+
+
+def test_small_formats() -> None:
+    assert ids([4, 1, 2]) == "4,1,2"
+    assert ids([]) == "-"
+    assert [size(n) for n in (0, 512, 1536, 200 * 2**20, 3 * 2**30, 2**50)] == [
+        "0 B",
+        "512 B",
+        "1.5 KiB",
+        "200.0 MiB",
+        "3.0 GiB",
+        "1024.0 TiB",
+    ]
+    assert [seconds(s) for s in (None, 0, 41.6, 60, 125)] == ["?", "0 s", "42 s", "1 min 0 s", "2 min 5 s"]
+    assert bar(0) == "[" + "." * 20 + "]"
+    assert bar(0.5, width=4) == "[##..]"
+    assert bar(2.0, width=4) == "[####]"
+    assert replica_moves([1], [4]) == "1 -> 4"
+    assert replica_moves([1, 2], [4, 5]) == "1,2 -> 4,5"
+    assert replica_moves([], [4]) == "+4"
+    assert replica_moves([3], []) == "-3"
+    assert replica_moves([], []) == "reorder"
+
+
+def test_table() -> None:
+    assert table([("a", "1"), ("long", "100")], right={1}) == ["  a       1", "  long  100"]
+    assert table([("x", ""), ("yy", "")], indent="") == ["x", "yy"]
+    assert table([]) == []
+
+
+def entry(progress: dict[str, Any] | None, partition: int = 0) -> dict[str, Any]:
+    return {
+        "topic": "demo",
+        "partition": partition,
+        "replicas": [4, 2, 3, 1],
+        "adding_replicas": [4],
+        "removing_replicas": [1],
+        "target_replicas": [4, 2, 3],
+        "original_replicas": [2, 3, 1],
+        "progress": progress,
+    }
+
+
+MOVING = {"bytes_total": 400 * 2**20, "bytes_done": 100 * 2**20, "bytes_per_s": 25 * 2**20, "eta_s": 12}
+
+
+def test_progress_cells() -> None:
+    assert progress_cells(entry(MOVING)) == (
+        "demo-0",
+        "1 -> 4",
+        "[#####...............]",
+        " 25%",
+        "100.0 MiB / 400.0 MiB",
+        " 25.0 MiB/s",
+        "ETA 12 s",
+    )
+    assert progress_cells(entry(None))[2:] == (
+        "[" + "." * 20 + "]",
+        "",
+        "",
+        "",
+        "waiting for the first report",
+    )
+    stalled = dict(MOVING, bytes_per_s=0, eta_s=None)
+    assert progress_cells(entry(stalled))[5:] == ("      0 B/s", "ETA ?")
+
+
+def test_render_progress() -> None:
+    slow = dict(MOVING, bytes_done=5 * 2**20, bytes_per_s=512 * 1024, eta_s=790)
+    assert render_progress("12:00:01", [entry(MOVING), entry(slow, 4)]) == [
+        "12:00:01  demo-0  1 -> 4  [#####...............]   25%  100.0 MiB / 400.0 MiB   25.0 MiB/s  ETA 12 s",
+        "          demo-4  1 -> 4  [....................]    1%    5.0 MiB / 400.0 MiB  512.0 KiB/s  ETA 13 min 10 s",
+    ]
+    assert render_progress("12:00:01", []) == ["12:00:01  nothing moving"]
+
+
+def test_render_load() -> None:
+    assert render_load(TOPIC, [1, 2, 3, 5]) == "replicas per broker: 1:2 2:2 3:1 4:1 5:0"

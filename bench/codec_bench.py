@@ -1,0 +1,131 @@
+"""Codec micro benchmark: µs per call of the znode codecs failover leans on, fast path against
+the strict path, both measured in this run on the same bytes.
+
+Failover decodes every partition state znode (100,000 of them for 1,000 topics × 100
+partitions) and every topic znode. The strict path is what the codecs did before their fast
+path (and still do whenever it cannot vouch for a znode): ``load_object_strictly`` (json.loads
+with a pairs hook written in Python) then every field check with its error message at hand.
+
+    python bench/codec_bench.py                 # about 10 s
+    python bench/codec_bench.py --rounds 50     # steadier figures on a busy machine
+
+Each figure is the best of ``--rounds`` rounds (the least disturbed), fast and strict rounds
+interleaved so that a busy machine slows both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from reassignd.zk import codec
+from reassignd.zk.json_fields import dump, load_object_strictly
+
+BROKERS = tuple(range(1, 7))  # RF 3 spread round-robin over six brokers
+TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"
+STATE = codec.PartitionState(leader=3, leader_epoch=17, controller_epoch=5, isr=(3, 1, 2))
+TOPIC = codec.TopicZnode(
+    {p: tuple(BROKERS[(p + i) % len(BROKERS)] for i in range(3)) for p in range(100)}, topic_id=TOPIC_ID
+)
+
+
+def strict_decode_partition_state(data: bytes) -> codec.PartitionState:
+    return codec._read_partition_state(load_object_strictly(data))
+
+
+def strict_decode_topic(data: bytes) -> codec.TopicZnode:
+    return codec._read_topic(load_object_strictly(data))
+
+
+def strict_encode_partition_state(state: codec.PartitionState) -> bytes:
+    """encode_partition_state as it was: build the JSON, then have the strict decoder accept it."""
+    obj: dict[str, object] = {"version": 1, "leader": state.leader, "leader_epoch": state.leader_epoch}
+    obj.update({"controller_epoch": state.controller_epoch, "isr": list(state.isr)})
+    return dump("partition state", obj, strict_decode_partition_state)
+
+
+def strict_encode_topic(znode: codec.TopicZnode) -> bytes:
+    """encode_topic as it was (the topic_id is set here: version 3)."""
+    obj: dict[str, object] = {"version": 3}
+    for name, replicas in (
+        ("partitions", znode.partitions),
+        ("adding_replicas", znode.adding),
+        ("removing_replicas", znode.removing),
+    ):
+        obj[name] = {
+            str(p): list(replicas[p]) for p in sorted(replicas) if replicas[p] or name == "partitions"
+        }
+    obj["topic_id"] = znode.topic_id
+    return dump("topic znode", obj, strict_decode_topic)
+
+
+def per_call_us(call: Callable[[], object], calls: int) -> float:
+    started = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - started) / calls * 1e6
+
+
+def compare(
+    label: str, fast: Callable[[], object], strict: Callable[[], object], calls: int, rounds: int
+) -> tuple[float, float]:
+    assert fast() == strict(), f"{label}: the fast and strict paths disagree"
+    best_fast = best_strict = float("inf")
+    for _ in range(rounds):
+        best_fast = min(best_fast, per_call_us(fast, calls))
+        best_strict = min(best_strict, per_call_us(strict, calls))
+    print(f"{label:<34} {best_strict:9.2f} {best_fast:9.2f} {best_strict / best_fast:8.1f}x")
+    return best_fast, best_strict
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    state = codec.encode_partition_state(STATE)
+    topic = codec.encode_topic(TOPIC)
+    print(f"state znode: {len(state)} bytes {state.decode()}")
+    print(f"topic znode: {len(topic)} bytes, 100 partitions, RF 3, version 3")
+    print(f"{'µs per call':<34} {'strict':>9} {'fast':>9} {'speed-up':>9}")
+    state_us, strict_state_us = compare(
+        "decode_partition_state",
+        lambda: codec.decode_partition_state(state),
+        lambda: strict_decode_partition_state(state),
+        2000,
+        args.rounds,
+    )
+    topic_us, strict_topic_us = compare(
+        "decode_topic (100 partitions)",
+        lambda: codec.decode_topic(topic),
+        lambda: strict_decode_topic(topic),
+        100,
+        args.rounds,
+    )
+    compare(
+        "encode_partition_state",
+        lambda: codec.encode_partition_state(STATE),
+        lambda: strict_encode_partition_state(STATE),
+        2000,
+        args.rounds,
+    )
+    compare(
+        "encode_topic (100 partitions)",
+        lambda: codec.encode_topic(TOPIC),
+        lambda: strict_encode_topic(TOPIC),
+        100,
+        args.rounds,
+    )
+    fast_s = (100_000 * state_us + 1_000 * topic_us) / 1e6
+    strict_s = (100_000 * strict_state_us + 1_000 * strict_topic_us) / 1e6
+    print(f"failover decoding, 100,000 states + 1,000 topics: {strict_s:.2f} s strict, {fast_s:.2f} s fast")
+
+
+if __name__ == "__main__":
+    main()
