@@ -38,7 +38,8 @@ def now() -> str:
 
 
 async def put_config(zk: ZkClient, path: str, changes: Mapping[str, str]) -> None:
-    """Add ``changes`` to an entity config znode (created if missing), as ``kafka-configs`` does."""
+    """Add ``changes`` to an entity config znode (created if missing). The agents watch these
+    znodes themselves, so no ``/config/changes`` notification is needed."""
     znode = await zk.get_or_none(path)
     if znode is None:
         await zk.create(path, codec.encode_entity_config(changes), make_parents=True)
@@ -69,10 +70,11 @@ class Steps:
                 await zk.create(paths.topic(o.topic), codec.encode_topic(znode), make_parents=True)
             except NodeExistsError:
                 say(f"topic {o.topic} exists already")
-        say(
-            f"created topic {o.topic}: {o.partitions} partitions of {o.partition_mib} MiB, replication"
-            f" factor {len(assignment[0])}; every broker replicates at {o.replication_mib_s} MiB/s"
-        )
+            else:
+                say(
+                    f"created topic {o.topic}: {o.partitions} partitions of {o.partition_mib} MiB, replication"
+                    f" factor {len(assignment[0])}; every broker replicates at {o.replication_mib_s} MiB/s"
+                )
         deadline = time.monotonic() + o.ready_timeout_s
         while True:
             topic, _ = await self.cluster.get(self.topic_path, allow_status=(200, 404))

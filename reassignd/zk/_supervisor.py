@@ -24,9 +24,14 @@ from typing import Any
 from aiozk.states import States
 
 from reassignd.zk._reaper import close_sessions
-from reassignd.zk._transport import ZkSession
+from reassignd.zk._transport import ConnectionDropped, ZkSession
 
 log = logging.getLogger(__name__)
+
+
+class RequestLost(Exception):
+    """The request was not answered: the client closed, the session expired, or the connection
+    dropped before the reply (a write may or may not have been applied)."""
 
 
 class SessionSupervisor:
@@ -44,6 +49,7 @@ class SessionSupervisor:
         self._poll_interval_s = min(poll_interval_s, session_timeout_s / 20)
         self._session: ZkSession | None = None
         self._active = False
+        self._closed = False
         self._wake = asyncio.Event()
         self._last_alive = 0.0  # loop time of the last byte received on a healthy connection
         self._lost_since: float | None = None
@@ -94,6 +100,7 @@ class SessionSupervisor:
     def close(self) -> None:
         """Stop reporting; wake every waiting request (they see the client closed)."""
         self._active = False
+        self._closed = True
         self.ready.set()
         self._signal_change()
 
@@ -112,6 +119,34 @@ class SessionSupervisor:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task}, timeout=1.0)
+
+    # --- requests --------------------------------------------------------------------------------
+
+    async def exchange(self, request: Any, *, retry: bool) -> Any:
+        """Send ``request`` on the current connection once the session is usable; its decoded
+        reply. Waits while suspended; ``retry`` resends it (reads only) when the connection drops
+        first. Raises RequestLost, or ServerError for an error reply. No timeout of its own."""
+        generation = self.generation
+        while True:
+            if self._closed or not self._active:
+                raise RequestLost("the ZooKeeper client is closed")
+            if self.generation != generation:
+                raise RequestLost("the ZooKeeper session expired")
+            if not self.ready.is_set():
+                await self.changed.wait()
+                continue
+            session = self._require_session()
+            future = session.conn.send(request, xid=session.next_xid())
+            try:
+                _zxid, value = await future
+            except ConnectionDropped:
+                if retry and not self._closed:
+                    await asyncio.sleep(0)
+                    continue
+                raise RequestLost(
+                    "connection lost before the reply: the request may or may not have been applied"
+                ) from None
+            return value
 
     # --- the decision ----------------------------------------------------------------------------
 

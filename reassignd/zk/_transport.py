@@ -17,6 +17,7 @@ counter, the watch-callback table. What is replaced, and why (all seen with aioz
   (aiozk hides expiry), sent one unbounded SetWatches packet (over 1 MiB the server drops the
   connection, forever), and retried through ``Session.send``, which blocks for a whole outage.
 - ``Session.establish_session``: lost the last zxid seen on every reconnect (see there).
+- ``Session.close``: see ``close_session``; the client tears the rest down itself.
 - ``Session.event_dispatch``: looking up a path in the defaultdict created empty entries that
   were then re-armed as server watches on every reconnect.
 """
@@ -155,7 +156,10 @@ class ZkConnection(Connection):  # type: ignore[misc]
                     reason = f"unreadable reply: {e!r}"
                     return
                 if xid == _WATCH_XID:
-                    self.watch_handler(response)
+                    try:
+                        self.watch_handler(response)
+                    except Exception:
+                        log.exception("dispatching watch event %s failed", response)
                     continue
                 if xid in _SPECIAL_XIDS:
                     waiting = self.pending_specials[xid]
@@ -372,6 +376,17 @@ class ZkSession(Session):  # type: ignore[misc]
                 loop.call_soon(callback, event.path)
 
     # --- shutdown --------------------------------------------------------------------------------
+
+    async def close_session(self, timeout_s: float) -> None:
+        """CloseSession, so the server drops the session's ephemerals now (bounded; best effort).
+
+        (aiozk's close() sent it through Session.send: with no connection it waited a whole
+        session timeout, then raised and skipped the rest of its cleanup.)"""
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self.conn.send(_wire.close_session(), xid=self.next_xid())
+        except (TimeoutError, exc.ConnectError, _wire.ServerError) as e:
+            log.info("closing the ZooKeeper session failed: %r", e)
 
     def shut_down(self) -> list[asyncio.Task[Any]]:
         """Stop everything now; returns the tasks to await (bounded) for a clean exit."""

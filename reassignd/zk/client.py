@@ -3,7 +3,8 @@
 Everything else in reassignd uses only this module's names, never aiozk's. The private modules
 beside it do the work: ``_wire`` (the jute wire format), ``_transport`` (aiozk's session and
 connection, patched where aiozk 0.32 is unsafe), ``_supervisor`` (session state, expiry detection),
-``_watches`` (one-shot watches), ``_reaper`` (closing sessions given up) and ``_pipeline``.
+``_watches`` (one-shot watches), ``_reaper`` (closing sessions given up), ``_bulk`` (multiRead
+batches, fenced-multi chunks), ``_pipeline`` and ``_chroot``.
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ import asyncio
 import contextlib
 import enum
 import logging
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.zk import _wire
+from reassignd.zk import _bulk, _wire
+from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._pipeline import run_pipelined
-from reassignd.zk._supervisor import SessionSupervisor
-from reassignd.zk._transport import WATCH_EVENTS, ConnectionDropped, ZkSession
+from reassignd.zk._supervisor import RequestLost, SessionSupervisor
+from reassignd.zk._transport import WATCH_EVENTS, ZkSession
 from reassignd.zk._watches import ArmedWatch, WatchRegistry
 
 log = logging.getLogger(__name__)
@@ -158,63 +160,31 @@ class ZkSettings:
     request_timeout_s: float = 10.0
 
 
-# --- tuning (measured with bench/zk_baseline.py) --------------------------------------------------
-
-_READ_BATCH_MAX = 500  # paths per multiRead
-_READ_BATCH_MIN = 16
-_READ_BATCH_FIRST = 32  # paths per multiRead until a reply told how large entries are
-_READ_BATCH_TARGET_BYTES = 512 * 1024  # aimed-at size of one multiRead reply
-_READ_REQUEST_MAX_BYTES = 256 * 1024  # paths per multiRead request, in bytes
-_READ_WINDOW = 4  # multiReads in flight
-_SINGLE_READ_WINDOW = 256  # single reads in flight (servers older than 3.6: no multiRead)
-_MULTI_MAX_OPS = 500  # ops per fenced multi chunk
-_MULTI_MAX_BYTES = 256 * 1024  # serialized bytes per fenced multi chunk
-_WRITE_WINDOW = 4  # fenced multi chunks in flight
-_DELETE_WINDOW = 128  # single deletes in flight (delete_recursive)
 _CLOSE_TIMEOUT_S = 2.0  # close(): at most this for the CloseSession round trip
 
 
-def _split_connect(connect: str) -> tuple[str, str]:
-    """Servers and chroot of a connect string: ``h1:p1,h2:p2/kafka`` → ``h1:p1,h2:p2``, ``/kafka``."""
-    servers, slash, chroot = connect.partition("/")
-    chroot = ("/" + chroot.strip("/")) if slash and chroot.strip("/") else ""
-    return servers, chroot
-
-
 def _stat(t: _wire.StatTuple) -> Stat:
-    return Stat(
-        czxid=t[0],
-        mzxid=t[1],
-        version=t[4],
-        cversion=t[5],
-        ephemeral_owner=t[7],
-        num_children=t[9],
-        data_length=t[8],
-    )
+    # czxid, mzxid, version, cversion, ephemeral_owner, num_children, data_length (positional:
+    # this runs once per znode of a bulk read)
+    return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])
 
 
 def _error(code: int, path: str | None) -> ZkError:
     name = _wire.ERROR_NAMES.get(code, f"code {code}")
-    where = f" ({path})" if path else ""
-    if code == _wire.NO_NODE:
-        return NoNodeError(f"no znode{where}", path)
-    if code == _wire.NODE_EXISTS:
-        return NodeExistsError(f"znode exists{where}", path)
-    if code == _wire.BAD_VERSION:
-        return BadVersionError(f"version mismatch{where}", path)
-    if code == _wire.NOT_EMPTY:
-        return NotEmptyError(f"znode has children{where}", path)
-    if code in (_wire.CONNECTION_LOSS, _wire.SESSION_EXPIRED, _wire.SESSION_MOVED):
-        return ConnectionLostError(f"ZooKeeper answered {name}{where}", path)
-    return ZkError(f"ZooKeeper answered {name}{where}", path)
+    return _ERRORS.get(code, ZkError)(f"ZooKeeper answered {name}" + (f" for {path}" if path else ""), path)
+
+
+def _too_large(what: str, size: int, limit: int, path: str | None) -> ZnodeTooLargeError:
+    where = f" for {path}" if path else ""
+    return ZnodeTooLargeError(
+        f"{what} of {size} bytes{where}: over {limit}, the most ZooKeeper accepts by default "
+        "(jute.maxbuffer; a larger request drops the connection); split it",
+        path,
+    )
 
 
 def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
-
-
-def _join(parent: str, child: str) -> str:
-    return f"{parent.rstrip('/')}/{child}"
 
 
 class ZkClient:
@@ -241,7 +211,10 @@ class ZkClient:
 
     def __init__(self, settings: ZkSettings) -> None:
         self.settings = settings
-        self._servers, self._chroot = _split_connect(settings.connect)
+        self._servers, chroot = split_connect(settings.connect)
+        self._chroot = Chroot(chroot)
+        self._absolute = self._chroot.absolute
+        self._relative = self._chroot.relative
         self._session: ZkSession | None = None
         self._supervisor = SessionSupervisor(
             session_timeout_s=settings.session_timeout_s,
@@ -295,8 +268,8 @@ class ZkClient:
             self._multi_read = tuple(session.conn.version_info or (0, 0, 0)) >= (3, 6, 0)
             supervisor.begin()
             self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
-            if self._chroot:
-                await self._ensure_absolute(self._chroot)
+            if self._chroot.prefix:
+                await self._ensure_absolute(self._chroot.prefix)
         except BaseException:
             await self.close()
             raise
@@ -321,7 +294,7 @@ class ZkClient:
             tasks.append(self._supervisor_task)
         try:
             if was_connected:
-                await self._send_close_session(session)
+                await session.close_session(min(self.settings.request_timeout_s, _CLOSE_TIMEOUT_S))
         finally:
             tasks.extend(session.shut_down())
             await supervisor.stop_reaper()
@@ -333,13 +306,6 @@ class ZkClient:
             if reported:
                 self._report(SessionState.CLOSED)
                 await asyncio.sleep(0)  # CLOSED is delivered by the time close() returns
-
-    async def _send_close_session(self, session: ZkSession) -> None:
-        try:
-            async with asyncio.timeout(min(self.settings.request_timeout_s, _CLOSE_TIMEOUT_S)):
-                await session.conn.send(_wire.close_session(), xid=session.next_xid())
-        except (TimeoutError, ConnectionDropped, _wire.ServerError) as e:
-            log.info("closing the ZooKeeper session failed: %r", e)
 
     # --- reads -----------------------------------------------------------------------------------
 
@@ -377,7 +343,7 @@ class ZkClient:
                 raise
             self._watches.disarm(armed)  # created in between: read it again (arming a data watch)
         # It keeps appearing and vanishing: report it missing and tell the owner to look again.
-        asyncio.get_running_loop().call_soon(self._invoke_watch, watch, path)
+        asyncio.get_running_loop().call_soon(self._invoke, watch, path)
         return None
 
     async def exists(self, path: str, watch: WatchCallback | None = None) -> Stat | None:
@@ -414,8 +380,7 @@ class ZkClient:
             if value is None:
                 append(None)
             else:
-                t = value[1]
-                append(Znode(path, value[0], Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])))
+                append(Znode(path, value[0], _stat(value[1])))
         return result
 
     async def children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
@@ -453,36 +418,9 @@ class ZkClient:
 
     async def delete_recursive(self, path: str) -> None:
         """Delete a subtree (no-op if missing)."""
-        for _ in range(5):
-            levels = [[path]]
-            while levels[-1]:
-                listed = await self.children_many(levels[-1])
-                if len(levels) == 1 and listed[0] is None:
-                    return
-                levels.append(
-                    [_join(p, c) for p, kids in zip(levels[-1], listed, strict=True) for c in kids or ()]
-                )
-            if await self._delete_bottom_up(levels):
-                return
-        raise NotEmptyError(f"{path} keeps getting new children", path)
-
-    async def _delete_bottom_up(self, levels: list[list[str]]) -> bool:
-        """Pipelined deletes, deepest level first; False when a znode got a new child meanwhile."""
-        busy: list[str] = []
-
-        async def delete_one(znode: str) -> None:
-            try:
-                await self.delete(znode)
-            except NoNodeError:
-                pass
-            except NotEmptyError:
-                busy.append(znode)
-
-        for level in reversed(levels):
-            await run_pipelined((delete_one(p) for p in level), _DELETE_WINDOW)
-            if busy:
-                return False
-        return True
+        await _bulk.delete_tree(
+            path, self.children_many, self.delete, missing=NoNodeError, not_empty=NotEmptyError
+        )
 
     async def ensure_path(self, path: str) -> None:
         """Create every missing persistent znode on the way (null data)."""
@@ -524,7 +462,11 @@ class ZkClient:
         (unless the fence failed: then none after it can). An empty ``ops`` just checks the fence."""
         check = _wire.check(self._absolute(fence.path), fence.version)
         requests = [self._request(op) for op in ops]
-        chunks = list(self._chunks(check, requests))
+        chunks = _bulk.chunk_bounds(
+            check,
+            requests,
+            lambda index, size: _too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
+        )
         results: list[Stat | str | None] = [None] * len(ops)
         errors: list[tuple[int, ZkError]] = []
 
@@ -544,7 +486,7 @@ class ZkClient:
                 raise
 
         try:
-            await run_pipelined((send(start, end) for start, end in chunks), _WRITE_WINDOW)
+            await run_pipelined((send(start, end) for start, end in chunks), _bulk.WRITE_WINDOW)
         except ZkError:
             fenced = [e for _, e in errors if isinstance(e, NotControllerError)]
             raise (fenced[0] if fenced else min(errors, key=lambda item: item[0])[1]) from None
@@ -552,75 +494,28 @@ class ZkClient:
 
     # --- internals -------------------------------------------------------------------------------
 
-    def _absolute(self, path: str) -> str:
-        if not path.startswith("/"):
-            raise ValueError(f"not an absolute znode path: {path!r}")
-        if not self._chroot:
-            return path
-        return self._chroot if path == "/" else self._chroot + path
-
-    def _relative(self, absolute: str) -> str:
-        chroot = self._chroot
-        if not chroot:
-            return absolute
-        if absolute == chroot:
-            return "/"
-        return absolute[len(chroot) :] if absolute.startswith(chroot + "/") else absolute
-
     def _request(self, op: Op) -> _wire.Request:
+        """The wire request for ``op``, refused (before anything is sent) when too large."""
         absolute = self._absolute(op.path)
+        data: bytes | None = None
         match op:
-            case Create(path, data, ephemeral, sequential):
-                self._check_data(path, data)
+            case Create(_, data, ephemeral, sequential):
                 request = _wire.create(absolute, data, ephemeral=ephemeral, sequential=sequential)
-            case SetData(path, data, version):
-                self._check_data(path, data)
+            case SetData(_, data, version):
                 request = _wire.set_data(absolute, data, version)
             case Delete(_, version):
                 request = _wire.delete(absolute, version)
             case Check(_, version):
                 request = _wire.check(absolute, version)
+        if data is not None and len(data) > MAX_ZNODE_BYTES:
+            raise _too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
         self._check_packet(request, op.path)
         return request
 
     @staticmethod
-    def _check_data(path: str, data: bytes | None) -> None:
-        if data is not None and len(data) > MAX_ZNODE_BYTES:
-            raise ZnodeTooLargeError(
-                f"{len(data)} bytes for {path}: over the {MAX_ZNODE_BYTES} bytes a znode may hold; "
-                "split it into children",
-                path,
-            )
-
-    @staticmethod
     def _check_packet(request: _wire.Request, path: str | None) -> None:
         if request.packet_size > _wire.MAX_PACKET_BYTES:
-            raise ZnodeTooLargeError(
-                f"request of {request.packet_size} bytes: over ZooKeeper's default jute.maxbuffer "
-                f"({_wire.MAX_PACKET_BYTES}); the server would drop the connection",
-                path,
-            )
-
-    def _chunks(self, check: _wire.Request, requests: list[_wire.Request]) -> Iterator[tuple[int, int]]:
-        """Split ``requests`` into fenced multis of at most _MULTI_MAX_OPS ops / _MULTI_MAX_BYTES
-        bytes (each with ``check``); every chunk is size-checked before anything is sent."""
-        base = _wire.EMPTY_MULTI_SIZE + _wire.multi_op_size(check)
-        bounds: list[tuple[int, int]] = []
-        start, size = 0, base
-        for index, request in enumerate(requests):
-            op_size = _wire.multi_op_size(request)
-            if index > start and (index - start >= _MULTI_MAX_OPS or size + op_size > _MULTI_MAX_BYTES):
-                bounds.append((start, index))
-                start, size = index, base
-            size += op_size
-            if size > _wire.MAX_PACKET_BYTES:
-                raise ZnodeTooLargeError(
-                    f"op {index} ({request.path}) makes a fenced multi of {size} bytes: over ZooKeeper's "
-                    f"default jute.maxbuffer ({_wire.MAX_PACKET_BYTES})",
-                    request.path,
-                )
-        bounds.append((start, len(requests)))
-        return iter(bounds)
+            raise _too_large("request", request.packet_size, _wire.MAX_PACKET_BYTES, path)
 
     def _multi_results(self, ops: Sequence[Op], values: list[Any], *, offset: int) -> list[Stat | str | None]:
         failures = [i for i, v in enumerate(values) if isinstance(v, _wire.ServerError)]
@@ -639,102 +534,29 @@ class ZkClient:
         return results
 
     async def _read_many(self, paths: Sequence[str], opcode: int) -> list[Any]:
-        """``opcode`` (GET_DATA or GET_CHILDREN) for every path: values in order, None for NoNode.
+        def send(request: _wire.Request, index: int | None) -> Awaitable[Any]:
+            return self._call(request, None if index is None else paths[index], retry=True)
 
-        multiRead batches, _READ_WINDOW of them in flight, sized so a reply stays near
-        _READ_BATCH_TARGET_BYTES: small until the first replies tell how large an entry is, then
-        up to _READ_BATCH_MAX paths (a batch of unexpectedly large znodes still gets read whole)."""
-        absolute = [self._absolute(p) for p in paths]
-        values: list[Any] = [None] * len(paths)
-        if not self._multi_read:
-            await self._read_singly(paths, absolute, opcode, values)
-            return values
-        entry_bytes = [0]  # size of one reply entry, learned from the replies (0: unknown yet)
-
-        async def read_batch(start: int, request: _wire.Request) -> None:
-            replies = await self._call(request, None, retry=True)
-            reply_bytes = 0
-            for i, reply in enumerate(replies):
-                if isinstance(reply, _wire.ServerError):
-                    if reply.code != _wire.NO_NODE:
-                        raise _error(reply.code, paths[start + i])
-                    values[start + i] = None
-                else:
-                    reply_bytes += _reply_size(reply)
-                    values[start + i] = reply
-            entry_bytes[0] = max(64, reply_bytes // max(len(replies), 1) + 16)
-
-        def batches() -> Iterator[Coroutine[Any, Any, None]]:
-            start = 0
-            while start < len(paths):
-                if entry_bytes[0]:
-                    count = max(
-                        _READ_BATCH_MIN, min(_READ_BATCH_MAX, _READ_BATCH_TARGET_BYTES // entry_bytes[0])
-                    )
-                else:
-                    count = _READ_BATCH_FIRST
-                request = _wire.multi_read(opcode, absolute[start : start + count])
-                while request.packet_size > _READ_REQUEST_MAX_BYTES and count > 1:
-                    count //= 2
-                    request = _wire.multi_read(opcode, absolute[start : start + count])
-                yield read_batch(start, request)
-                start += count
-
-        await run_pipelined(batches(), _READ_WINDOW)
-        return values
-
-    async def _read_singly(
-        self, paths: Sequence[str], absolute: list[str], opcode: int, values: list[Any]
-    ) -> None:
-        """Servers before 3.6 have no multiRead: pipelined single reads."""
-        make = _wire.get_data if opcode == _wire.GET_DATA else _wire.get_children
-
-        async def read_one(i: int) -> None:
-            try:
-                values[i] = await self._call(make(absolute[i]), paths[i], retry=True)
-            except NoNodeError:
-                values[i] = None
-
-        await run_pipelined((read_one(i) for i in range(len(paths))), _SINGLE_READ_WINDOW)
+        return await _bulk.read_many(
+            send,
+            [self._absolute(p) for p in paths],
+            opcode,
+            multi_read=self._multi_read,
+            missing=NoNodeError,
+            failed=lambda code, index: _error(code, paths[index]),
+        )
 
     async def _call(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
-        """One request under the request timeout; server errors mapped to ZkError."""
+        """One request under the request timeout; failures mapped to ZkError."""
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
-                return await self._exchange(request, path, retry)
+                return await self._supervisor.exchange(request, retry=retry)
         except TimeoutError:
             raise ZkTimeoutError(f"no reply within {self.settings.request_timeout_s} s", path) from None
-
-    async def _exchange(self, request: _wire.Request, path: str | None, retry: bool) -> Any:
-        supervisor = self._supervisor
-        generation = supervisor.generation
-        while True:
-            if self._closed or not self._started:
-                raise ConnectionLostError("the ZooKeeper client is closed", path)
-            if supervisor.generation != generation:
-                raise ConnectionLostError("the ZooKeeper session expired", path)
-            if not supervisor.ready.is_set():
-                await supervisor.changed.wait()
-                continue
-            session = self._require_session()
-            future = session.conn.send(request, xid=session.next_xid())
-            try:
-                _zxid, value = await future
-            except ConnectionDropped:
-                if retry and not self._closed:
-                    await asyncio.sleep(0)
-                    continue
-                raise ConnectionLostError(
-                    "connection lost before the reply: the request may or may not have been applied", path
-                ) from None
-            except _wire.ServerError as e:
-                raise _error(e.code, path) from None
-            return value
-
-    def _require_session(self) -> ZkSession:
-        if self._session is None:
-            raise ConnectionLostError("the ZooKeeper client is not started")
-        return self._session
+        except RequestLost as e:
+            raise ConnectionLostError(str(e), path) from None
+        except _wire.ServerError as e:
+            raise _error(e.code, path) from None
 
     # --- watches and state reports ---------------------------------------------------------------
 
@@ -751,11 +573,11 @@ class ZkClient:
             log.info("dropped %d watches of the expired ZooKeeper session", dropped)
 
     @staticmethod
-    def _invoke_watch(callback: WatchCallback, path: str) -> None:
+    def _invoke(callback: Callable[[Any], None], argument: object) -> None:
         try:
-            callback(path)
+            callback(argument)
         except Exception:
-            log.exception("watch callback %r for %s failed", callback, path)
+            log.exception("callback %r(%r) failed", callback, argument)
 
     def _on_supervisor_state(self, state: str) -> None:
         self._report(SessionState(state))
@@ -763,20 +585,16 @@ class ZkClient:
     def _report(self, state: SessionState) -> None:
         loop = asyncio.get_running_loop()
         for callback in list(self._state_callbacks):
-            loop.call_soon(self._invoke_state_callback, callback, state)
-
-    @staticmethod
-    def _invoke_state_callback(callback: Callable[[SessionState], None], state: SessionState) -> None:
-        try:
-            callback(state)
-        except Exception:
-            log.exception("session state callback %r failed", callback)
+            loop.call_soon(self._invoke, callback, state)
 
 
 _ROLLED_BACK = (_wire.OK, _wire.RUNTIME_INCONSISTENCY)
-
-
-def _reply_size(reply: Any) -> int:
-    if isinstance(reply, tuple):  # (data, stat)
-        return len(reply[0] or b"") + 80
-    return sum(len(child) + 4 for child in reply) + 8
+_ERRORS: dict[int, type[ZkError]] = {
+    _wire.NO_NODE: NoNodeError,
+    _wire.NODE_EXISTS: NodeExistsError,
+    _wire.BAD_VERSION: BadVersionError,
+    _wire.NOT_EMPTY: NotEmptyError,
+    _wire.CONNECTION_LOSS: ConnectionLostError,
+    _wire.SESSION_EXPIRED: ConnectionLostError,
+    _wire.SESSION_MOVED: ConnectionLostError,
+}

@@ -257,7 +257,7 @@ def fast_keys_unique(data: bytes | None, keys: int) -> bool:
     Each member of an object is written with one ``:`` and strings may hold more, so ``data`` has
     at least as many colons as members, as many members as distinct keys in all its objects, and
     at least ``keys`` of those. Equal counts leave no room for a repeated key."""
-    return data is not None
+    return data is not None and data.count(b":") == keys
 
 
 def fast_int(value: object, lo: int = 0, hi: int = INT32_MAX) -> TypeGuard[int]:
@@ -272,7 +272,7 @@ def fast_uuid(value: object) -> TypeGuard[str]:
 
 def fast_replicas(value: object, allow_empty: bool = False) -> Replicas | None:
     """What :func:`read_replicas` returns for a recorded list, or None if it refuses it."""
-    if type(value) is not list or not (value or allow_empty):
+    if type(value) is not list:
         return None
     for broker_id in value:
         if type(broker_id) is not int or not 0 <= broker_id <= INT32_MAX:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reassignd.zk.client import _MULTI_MAX_OPS as MULTI_MAX_OPS
+from reassignd.zk._bulk import MULTI_MAX_OPS
 from reassignd.zk.client import (
     MAX_ZNODE_BYTES,
     BadVersionError,
@@ -32,6 +32,7 @@ from reassignd.zk.client import (
     NoNodeError,
     NotControllerError,
     NotEmptyError,
+    Op,
     SessionState,
     SetData,
     Stat,
@@ -242,7 +243,13 @@ async def test_multi_applies_every_op(zk: ZkClient) -> None:
 
 async def test_a_failed_multi_applies_nothing_and_names_the_failing_op(zk: ZkClient) -> None:
     await zk.create("/f", b"orig")
-    ops = [Create("/f/a"), SetData("/f", b"x", -1), Create("/f/b"), SetData("/f", b"y", 7), Create("/f/c")]
+    ops: list[Op] = [
+        Create("/f/a"),
+        SetData("/f", b"x", -1),
+        Create("/f/b"),
+        SetData("/f", b"y", 7),
+        Create("/f/c"),
+    ]
     with pytest.raises(MultiFailedError) as failed:
         await zk.multi(ops)
     assert failed.value.index == 3

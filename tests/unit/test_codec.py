@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reassignd.zk.codec import (
@@ -720,8 +720,10 @@ int32s = st.integers(-(2**31), INT32_MAX)
 uuids = st.binary(min_size=16, max_size=16).map(lambda raw: base64.urlsafe_b64encode(raw).decode()[:22])
 
 
-def replica_lists(min_size: int = 0) -> st.SearchStrategy[tuple[int, ...]]:
-    return st.lists(broker_ids, min_size=min_size, max_size=6, unique=True).map(tuple)
+def replica_lists(
+    min_size: int = 0, ids: st.SearchStrategy[int] = broker_ids
+) -> st.SearchStrategy[tuple[int, ...]]:
+    return st.lists(ids, min_size=min_size, max_size=6, unique=True).map(tuple)
 
 
 def assert_compact_json(data: bytes) -> None:
@@ -729,8 +731,8 @@ def assert_compact_json(data: bytes) -> None:
 
 
 @st.composite
-def topic_znodes(draw: st.DrawFn) -> TopicZnode:
-    partitions = draw(st.dictionaries(broker_ids, replica_lists(min_size=1), max_size=5))
+def topic_znodes(draw: st.DrawFn, ids: st.SearchStrategy[int] = broker_ids) -> TopicZnode:
+    partitions = draw(st.dictionaries(ids, replica_lists(min_size=1, ids=ids), max_size=5))
     adding: dict[int, tuple[int, ...]] = {}
     removing: dict[int, tuple[int, ...]] = {}
     for p, rs in partitions.items():
@@ -983,68 +985,99 @@ def node(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
-# Values that sit on the edges of what the fields accept, to be put anywhere in a znode.
-NEAR_VALUES = (
-    st.integers(-2, 8)
-    | st.sampled_from([INT32_MAX, INT32_MAX + 1, -(2**31), -(2**31) - 1, True, False, 1.0, 3.0, None])
-    | st.sampled_from([float("nan"), float("inf"), float("-inf")])
-    | st.lists(st.integers(-1, 8), max_size=4)
-    | st.sampled_from(["", "1", TOPIC_ID, TOPIC_ID[:-1] + "R", "\ud800", "a:b"])
+def nudged(value: Any) -> st.SearchStrategy[Any]:
+    """Values just beside ``value``: where a fast check is most likely to be too lax."""
+    if type(value) is int:
+        ints = [value - 1, value + 1, -value, -1, -2, 0, INT32_MAX, INT32_MAX + 1, -(2**31) - 1]
+        return st.sampled_from([*ints, float(value), value != 0, str(value), None])
+    if type(value) is list:
+        return st.sampled_from(
+            [[], value + value[:1], [*value, -1], [*value, INT32_MAX + 1], [*value, True], [*value, [1]], {}]
+        )
+    if type(value) is str:
+        return st.sampled_from(["", value + "x", value[:-1], " " + value, value.upper(), "\ud800", 7])
+    return st.sampled_from([None, [], {}, {"0": [1]}, {"0": []}, {"9": [1]}, 1])
+
+
+ODD_VALUES = st.sampled_from([None, True, 1.0, float("nan"), float("-inf"), "a:b", "\ud800", {"y": {"z": 1}}])
+ODD_KEYS = st.sampled_from(
+    ["01", " 1", "1 ", "+1", "-1", "-0", "1_0", "\u0661", "2147483648", "x", "a:b", "0"]
 )
-NEAR_KEYS = st.sampled_from(
-    ["0", "1", "01", "-1", "-0", " 1", "1 ", "+1", "1_0", "\u0661", "2147483647", "2147483648", "x", "a:b"]
-)
+
+
+def pick_path(draw: st.DrawFn, paths: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """A depth first, then a place at it: top-level fields are picked as often as replica ids."""
+    depth = draw(st.sampled_from(sorted({len(p) for p in paths})))
+    return draw(st.sampled_from([p for p in paths if len(p) == depth]))
+
+
+def damage_once(draw: st.DrawFn, obj: Any) -> Any:
+    """``obj`` with a value nudged, replaced or removed, keys reordered, or, in one object, a member
+    added, a key renamed or one written twice (then a :class:`Pairs`)."""
+    paths = json_paths(obj)
+    objects = [p for p in paths if isinstance(node(obj, p), dict) and node(obj, p)]
+    damage = draw(
+        st.sampled_from(["nudge", "nudge", "replace", "delete", "reorder", "add", "rename", "repeat"])
+    )
+    if damage == "reorder":
+        return reorder(obj)
+    if damage in ("nudge", "replace", "delete") or not objects:
+        if not (path := pick_path(draw, paths)):
+            return draw(JSON_VALUES)
+        if damage == "delete":
+            return replaced(obj, path, DELETE)
+        return replaced(
+            obj, path, draw(ODD_VALUES | JSON_VALUES if damage == "replace" else nudged(node(obj, path)))
+        )
+    at = pick_path(draw, objects)
+    members = list(node(obj, at).items())
+    i = draw(st.integers(0, len(members) - 1))
+    key = draw(ODD_KEYS | st.sampled_from([k for k, _ in members]))
+    if damage == "add":
+        members.insert(i, (key, draw(ODD_VALUES | JSON_VALUES)))
+    elif damage == "rename":
+        members[i] = (key, members[i][1])
+    else:
+        members.insert(draw(st.integers(0, len(members))), (members[i][0], draw(nudged(members[i][1]))))
+    unique = len({k for k, _ in members}) == len(members)
+    return replaced(obj, at, dict(members) if unique else Pairs(members))
 
 
 @st.composite
 def damaged_znodes(draw: st.DrawFn, values: st.SearchStrategy[Any], encode: Callable[[Any], bytes]) -> bytes:
-    """A valid znode, then a few of: a node replaced or removed, a key renamed or written twice,
-    keys reordered; written compact or spaced, ASCII-escaped or not; then maybe a byte changed."""
+    """A valid znode, damaged up to three times (see damage_once); written compact or spaced,
+    ASCII-escaped or not; then maybe a byte changed, or added at either end."""
     obj: Any = json.loads(encode(draw(values)))
     for _ in range(draw(st.integers(0, 3))):
-        paths = json_paths(obj)
-        path = draw(st.sampled_from(paths))
-        objects = [p for p in paths if isinstance(node(obj, p), dict) and node(obj, p)]
-        damage = draw(st.sampled_from(["replace", "delete", "rename", "repeat", "reorder"]))
-        if damage == "replace" or (damage == "delete" and not path) or not objects:
-            obj = replaced(obj, path, draw(NEAR_VALUES | JSON_VALUES))
-        elif damage == "delete":
-            obj = replaced(obj, path, DELETE)
-        elif damage == "reorder":
-            obj = reorder(obj)
-        else:  # a key renamed (maybe onto another: a repeat) or written twice, as a Pairs object
-            at = draw(st.sampled_from(objects))
-            members = list(node(obj, at).items())
-            i = draw(st.integers(0, len(members) - 1))
-            key = draw(NEAR_KEYS | st.sampled_from([k for k, _ in members]))
-            if damage == "rename":
-                members[i] = (key, members[i][1])
-            else:
-                members.insert(draw(st.integers(0, len(members))), (members[i][0], draw(NEAR_VALUES)))
-            obj = replaced(obj, at, Pairs(members))
-            break  # a Pairs object is the last damage: json_paths and replaced take dicts and lists
+        obj = damage_once(draw, obj)
+        if any(isinstance(node(obj, p), Pairs) for p in json_paths(obj)):
+            break  # json_paths and replaced see a Pairs object as a list: no more damage
     text = render(obj, compact=draw(st.booleans()), ascii_only=draw(st.booleans()))
     data = text.encode("utf-8", "surrogatepass")  # a lone surrogate written raw: not UTF-8
-    if draw(st.integers(0, 3)) == 0 and data:
-        i = draw(st.integers(0, len(data)))
-        data = (
-            data[:i]
-            + draw(st.sampled_from([b"", b" ", b"\xef\xbb\xbf", b",", b":", b"\x80", b'"']))
-            + data[i + 1 :]
-        )
+    edit = st.sampled_from([b"", b" ", b"\n", b"\xef\xbb\xbf", b",", b":", b"\x80", b'"', b"{}", b"0"])
+    match draw(st.integers(0, 7)):
+        case 0:
+            i = draw(st.integers(0, len(data)))
+            data = data[:i] + draw(edit) + data[i + 1 :]
+        case 1:
+            data = draw(edit) + data
+        case 2:
+            data = data + draw(edit)
     return data
 
 
 state_values = st.builds(PartitionState, st.integers(-1, INT32_MAX), broker_ids, broker_ids, replica_lists())
 damaged_states = damaged_znodes(state_values, encode_partition_state)
-damaged_topics = damaged_znodes(topic_znodes(), encode_topic)
+damaged_topics = damaged_znodes(topic_znodes() | topic_znodes(st.integers(0, 5)), encode_topic)
 
 
+@settings(max_examples=400)
 @given(data=damaged_states)
 def test_partition_state_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_partition_state, data) == outcome(strict_decode_partition_state, data)
 
 
+@settings(max_examples=400)
 @given(data=damaged_topics)
 def test_topic_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_topic, data) == outcome(strict_decode_topic, data)
@@ -1091,11 +1124,14 @@ def test_the_fast_path_leaves_every_doubtful_znode_to_the_strict_path() -> None:
     )
 
 
+edge_ints = st.integers(-3, 3) | st.sampled_from(
+    [INT32_MAX, INT32_MAX + 1, -(2**31) - 1, True, 1.0, None, "1"]
+)
 partition_states = st.builds(
     PartitionState,
-    NEAR_VALUES | st.integers(-1, INT32_MAX),
-    NEAR_VALUES | broker_ids,
-    NEAR_VALUES | broker_ids,
+    edge_ints | st.integers(-1, INT32_MAX),
+    edge_ints | broker_ids,
+    edge_ints | broker_ids,
     st.lists(st.integers(-1, 8) | st.sampled_from([INT32_MAX, INT32_MAX + 1, True]), max_size=4).map(tuple)
     | st.lists(st.integers(0, 8), max_size=4),  # a list, not a tuple: written all the same
 )
