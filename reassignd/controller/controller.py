@@ -100,6 +100,7 @@ class Controller:
         self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
         self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
         self._topic_views: dict[str, TopicView] = {}
+        self._reassignments: dict[TopicPartition, ReassignmentView] = {}
         self._snapshot = ClusterSnapshot(settings.controller_id, False, 0, None)
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
         self.channel = ControlChannel(
@@ -383,6 +384,7 @@ class Controller:
         self.intake = None
         self._active_controller = None
         self._topic_views.clear()
+        self._reassignments.clear()
         self.metrics.active.set(0)
         self.metrics.resignations.labels(reason).inc()
         for dropped in self.queue.clear():
@@ -746,28 +748,33 @@ class Controller:
 
     # --- the snapshot the HTTP layer reads -------------------------------------------------------------
 
-    def _reassignment_views(self, ctx: ControllerContext) -> dict[TopicPartition, ReassignmentView]:
+    def _reassignment_views(self, ctx: ControllerContext, topics: Iterable[str]) -> None:
+        """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones)."""
         meta = self.reassigner.meta if self.reassigner is not None else {}
-        views = {}
-        for tp in sorted(ctx.reassigning):
-            a = ctx.assignment(tp)
-            if a is None:
-                continue
-            m = meta.get(tp)
-            li = ctx.states.get(tp)
-            views[tp] = ReassignmentView(
-                topic=tp[0],
-                partition=tp[1],
-                replicas=a.replicas,
-                adding_replicas=a.adding,
-                removing_replicas=a.removing,
-                target_replicas=a.target_replicas,
-                original_replicas=a.original_replicas,
-                source=m.source.value if m else "api",
-                started_at_ms=m.started_at_ms if m else None,
-                leader=li.state.leader if li else -1,
-            )
-        return views
+        views = self._reassignments
+        for topic in topics:
+            for p, a in ctx.assignments.get(topic, {}).items():
+                tp = (topic, p)
+                if tp not in ctx.reassigning:
+                    views.pop(tp, None)
+                    continue
+                m = meta.get(tp)
+                li = ctx.states.get(tp)
+                views[tp] = ReassignmentView(
+                    topic=topic,
+                    partition=p,
+                    replicas=a.replicas,
+                    adding_replicas=a.adding,
+                    removing_replicas=a.removing,
+                    target_replicas=a.target_replicas,
+                    original_replicas=a.original_replicas,
+                    source=m.source.value if m else "api",
+                    started_at_ms=m.started_at_ms if m else None,
+                    leader=li.state.leader if li else -1,
+                )
+            if topic not in ctx.assignments:
+                for tp in [tp for tp in views if tp[0] == topic]:
+                    del views[tp]
 
     def _publish(self) -> None:
         ctx = self.ctx
@@ -782,6 +789,7 @@ class Controller:
             self.metrics.partitions.set(0)
             self.metrics.reassigning_partitions.set(0)
             return
+        self._reassignment_views(ctx, ctx.dirty_topics)
         for topic in ctx.dirty_topics:
             view = ctx.topic_view(topic)
             if view is None:
@@ -797,7 +805,7 @@ class Controller:
             brokers={b: ctx.broker_view(b) for b in sorted(ctx.brokers)},
             topics=dict(self._topic_views),
             problems=tuple(self._problems),
-            reassignments=self._reassignment_views(ctx),
+            reassignments=dict(sorted(self._reassignments.items())),
         )
         self.metrics.partitions.set(len(ctx.states))
         self.metrics.reassigning_partitions.set(len(ctx.reassigning))

@@ -6,12 +6,12 @@ cannot be decoded is reported through ``report(path, reason, kind)`` and skipped
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Iterable, Sequence
 
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import LeaderIsr
+from reassignd.controller.pipeline import for_each
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
 
@@ -73,14 +73,15 @@ async def read_topics(
     zk: ZkClient, topics: Sequence[str], watch_for: WatchFor, report: Report, concurrency: int = 512
 ) -> dict[str, codec.TopicZnode]:
     """Topic znodes, each with a data watch (PartitionModifications), many in flight at once."""
-    sem = asyncio.Semaphore(concurrency)
+    found: dict[str, codec.TopicZnode] = {}
 
-    async def one(t: str) -> tuple[str, codec.TopicZnode | None]:
-        async with sem:
-            return t, await read_topic(zk, t, watch_for(paths.topic(t)), report)
+    async def one(t: str) -> None:
+        znode = await read_topic(zk, t, watch_for(paths.topic(t)), report)
+        if znode is not None:
+            found[t] = znode
 
-    results = await asyncio.gather(*(one(t) for t in topics))
-    return {t: z for t, z in results if z is not None}
+    await for_each(topics, one, window=concurrency)
+    return {t: found[t] for t in topics if t in found}
 
 
 def decode_state(path: str, data: bytes | None, version: int, report: Report) -> LeaderIsr | None:

@@ -13,7 +13,6 @@ TRS, ISR ∩ RR = ∅, leader epoch strictly increased) instead of one write per
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.partition_logic import NO_LEADER
+from reassignd.controller.pipeline import for_each
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.requests import Source
 from reassignd.controller.writer import ZkWriter
@@ -141,13 +141,7 @@ class Reassigner:
             if li is not None:
                 ctx.set_state(tp, li)
 
-        sem = asyncio.Semaphore(1024)
-
-        async def bounded(tp: TopicPartition) -> None:
-            async with sem:
-                await one(tp)
-
-        await asyncio.gather(*(bounded(tp) for tp in tps))
+        await for_each(tps, one)
 
     async def _phase_a(self, tps: list[TopicPartition], batch: ControlBatch) -> None:
         """Not complete yet: bump the leader epoch (same leader and ISR), send LeaderAndIsr with

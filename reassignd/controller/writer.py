@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext, LeaderIsr
+from reassignd.controller.pipeline import for_each
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     BadVersionError,
@@ -33,8 +34,6 @@ log = logging.getLogger(__name__)
 
 TopicPartition = codec.TopicPartition
 Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
-
-STATE_WRITE_CONCURRENCY = 1024
 
 
 class ZkWriter:
@@ -57,41 +56,35 @@ class ZkWriter:
         ctx = self.ctx
         todo = [tp for tp in tps if tp in ctx.states]
         changed: list[TopicPartition] = []
-        sem = asyncio.Semaphore(STATE_WRITE_CONCURRENCY)
+        conflicts: list[TopicPartition] = []
+
+        async def write(item: tuple[TopicPartition, LeaderIsr, codec.PartitionState]) -> None:
+            tp, li, new = item
+            try:
+                [stat] = await self.fenced(
+                    [SetData(paths.partition_state(*tp), codec.encode_partition_state(new), li.version)]
+                )
+            except MultiFailedError as e:
+                if isinstance(e.cause, BadVersionError):
+                    conflicts.append(tp)
+                    return
+                raise
+            assert isinstance(stat, Stat)
+            ctx.set_state(tp, LeaderIsr(new, stat.version))
+            changed.append(tp)
+
         for _attempt in range(5):
-            conflicts: list[TopicPartition] = []
-
-            async def write(
-                tp: TopicPartition, li: LeaderIsr, new: codec.PartitionState, conflicts: list[TopicPartition]
-            ) -> None:
-                async with sem:
-                    try:
-                        [stat] = await self.fenced(
-                            [
-                                SetData(
-                                    paths.partition_state(*tp), codec.encode_partition_state(new), li.version
-                                )
-                            ]
-                        )
-                    except MultiFailedError as e:
-                        if isinstance(e.cause, BadVersionError):
-                            conflicts.append(tp)
-                            return
-                        raise
-                assert isinstance(stat, Stat)
-                ctx.set_state(tp, LeaderIsr(new, stat.version))
-                changed.append(tp)
-
             writes = []
             for tp in todo:
                 li = ctx.states[tp]
                 new = decide(tp, li)
                 if new is not None:
-                    writes.append(write(tp, li, new, conflicts))
-            await asyncio.gather(*writes)
+                    writes.append((tp, li, new))
+            conflicts.clear()
+            await for_each(writes, write)
             if not conflicts:
                 break
-            states, _ = await loader.read_states(self.zk, conflicts, self._report)
+            states, _ = await loader.read_states(self.zk, list(conflicts), self._report)
             for tp, li in states.items():
                 ctx.set_state(tp, li)
             todo = list(states)

@@ -272,7 +272,7 @@ def fast_uuid(value: object) -> TypeGuard[str]:
 
 def fast_replicas(value: object, allow_empty: bool = False) -> Replicas | None:
     """What :func:`read_replicas` returns for a recorded list, or None if it refuses it."""
-    if type(value) is not list:
+    if type(value) is not list or not (value or allow_empty):
         return None
     for broker_id in value:
         if type(broker_id) is not int or not 0 <= broker_id <= INT32_MAX:
