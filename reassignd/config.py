@@ -186,6 +186,20 @@ CONTROLLER_OPTIONS = (
         "events-bootstrap", _bootstrap, "Kafka bootstrap servers of the event stream", metavar="HOST:PORT"
     ),
     Option("events-topic", _text, "Kafka topic of the event stream", "reassignd.events", "TOPIC"),
+    Option(
+        "quota-window-num",
+        _integer(1),
+        "KIP-599 controller.quota.window.num: burst = rate × num × size",
+        11,
+        "N",
+    ),
+    Option(
+        "quota-window-size-s",
+        _number(0, inclusive=False),
+        "KIP-599 controller.quota.window.size.seconds",
+        1.0,
+        "S",
+    ),
     SESSION_TIMEOUT,
     LOG_LEVEL,
     LOG_FORMAT,
@@ -401,6 +415,8 @@ def _controller_settings(values: Mapping[str, object]) -> ControllerSettings:
         session_timeout_s=_float(values, "session-timeout-s"),
         events_bootstrap=_opt_str(values, "events-bootstrap"),
         events_topic=_str(values, "events-topic"),
+        quota_window_num=_int(values, "quota-window-num"),
+        quota_window_size_s=_float(values, "quota-window-size-s"),
     )
 
 

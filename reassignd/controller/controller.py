@@ -15,12 +15,14 @@ from typing import assert_never
 
 from prometheus_client import CollectorRegistry
 
-from reassignd.broker.protocol import ControlRequest, ControlResponse
+from reassignd.broker.protocol import ControlRequest, ControlResponse, StopReplicaRequest
 from reassignd.controller import election, loader
 from reassignd.controller.channel import ControlChannel
 from reassignd.controller.context import ControllerContext, LeaderIsr
+from reassignd.controller.deletion import TopicDeleter
 from reassignd.controller.event_queue import EventQueue
 from reassignd.controller.events import (
+    AlterQuotasRequested,
     ApiPartitionReassignment,
     BrokerModified,
     BrokersChanged,
@@ -28,12 +30,17 @@ from reassignd.controller.events import (
     ControllerChanged,
     ControllerEvent,
     ControlRequestFailed,
+    CreatePartitionsRequested,
+    CreateTopicsRequested,
+    DeleteTopicsRequested,
     IsrChangeNotified,
     PartitionsModified,
     PartitionStateChanged,
+    QuotaConfigChanged,
     RequestEvent,
     SessionExpired,
     Startup,
+    StopReplicaConfirmed,
     TopicDeletionsChanged,
     TopicsChanged,
     ZkPartitionReassignment,
@@ -44,7 +51,19 @@ from reassignd.controller.metrics import ControllerMetrics
 from reassignd.controller.partition_logic import after_broker_failure, initial_state, offline_election
 from reassignd.controller.reassignment import Reassigner
 from reassignd.controller.request_batch import ControlBatch
-from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
+from reassignd.controller.requests import (
+    AlterQuotas,
+    AlterReassignments,
+    AlterResult,
+    CancelReassignments,
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    QuotaAlterationResult,
+    QuotaDescription,
+    TopicResult,
+    TopicsResult,
+)
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import (
     ActiveController,
@@ -53,8 +72,14 @@ from reassignd.controller.snapshot import (
     ReassignmentView,
     TopicView,
 )
+from reassignd.controller.topics import TopicMutations
 from reassignd.controller.writer import ZkWriter
-from reassignd.errors import NotController, ReassigndError
+from reassignd.errors import NotController, ReassigndError, RequestTimedOut
+from reassignd.quotas.config_changes import ConfigChangeReader, reread_quota_entities
+from reassignd.quotas.config_store import alter_quota, describe_quotas, load_quota_configs
+from reassignd.quotas.entities import ConfigKey
+from reassignd.quotas.manager import QuotaManager
+from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     NotControllerError,
@@ -94,6 +119,12 @@ class Controller:
         self.writer: ZkWriter | None = None
         self.reassigner: Reassigner | None = None
         self.intake: Intake | None = None
+        self.topics: TopicMutations | None = None
+        self.deleter: TopicDeleter | None = None
+        self.quotas: QuotaManager | None = None
+        self._quota_configs: dict[ConfigKey, float] = {}
+        self._config_changes: ConfigChangeReader | None = None
+        self.quota_metrics = QuotaMetrics(self.metrics.registry)
         self._active_controller: ActiveController | None = None
         self._epoch_seen = 0
         self._armed: set[tuple[str, str]] = set()
@@ -245,6 +276,7 @@ class Controller:
             case TopicDeletionsChanged():
                 if self.active:
                     await self._load_topic_deletions()
+                    await self._resume_deletions()
             case ApiPartitionReassignment(request=request, reply=reply):
                 batch = self._batch()
                 result = await self._intake().alter(request, batch)
@@ -257,6 +289,38 @@ class Controller:
                 await self._after_reassignments(batch)
                 if not reply.done():
                     reply.set_result(result)
+            case CreateTopicsRequested(request=create, reply=topics_reply):
+                created_result, created = await self._topics().create_topics(create)
+                if created:
+                    await self._add_topics(created)
+                self._update_quota_metrics()
+                if not topics_reply.done():
+                    topics_reply.set_result(created_result)
+            case CreatePartitionsRequested(request=expand, reply=topics_reply):
+                expanded_result, added = await self._topics().create_partitions(expand)
+                batch = self._batch()
+                await self._online_partitions([(t, p) for t, ps in added.items() for p in ps], batch)
+                self._send(batch)
+                self._update_quota_metrics()
+                if not topics_reply.done():
+                    topics_reply.set_result(expanded_result)
+            case DeleteTopicsRequested(request=delete, reply=topics_reply):
+                deleted_result, queued = await self._topics().delete_topics(delete)
+                self._require_ctx().topics_to_delete.update(queued)
+                await self._resume_deletions()
+                self._update_quota_metrics()
+                if not topics_reply.done():
+                    topics_reply.set_result(deleted_result)
+            case AlterQuotasRequested(request=alter, reply=quotas_reply):
+                results = await self._alter_quotas(alter)
+                if not quotas_reply.done():
+                    quotas_reply.set_result(results)
+            case QuotaConfigChanged():
+                if self.active:
+                    await self._on_quota_config_changed()
+            case StopReplicaConfirmed(broker_id=broker_id, request=stop, response=response):
+                if self.active and self._deleter().confirmed(broker_id, stop, response):
+                    await self._resume_deletions()
             case _:
                 assert_never(event)
 
@@ -268,6 +332,8 @@ class Controller:
     def _on_control_response(
         self, broker_id: int, request: ControlRequest, response: ControlResponse
     ) -> None:
+        if isinstance(request, StopReplicaRequest) and any(p.delete_partition for p in request.partitions):
+            self.queue.put(StopReplicaConfirmed(broker_id, request, response))
         for err in response.partition_errors:
             if err.error_code != 0:
                 log.debug("broker %d: %s-%d error %d", broker_id, err.topic, err.partition, err.error_code)
@@ -365,6 +431,10 @@ class Controller:
             lambda: self._watch(paths.REASSIGN_PARTITIONS, ZkPartitionReassignment()),
             self._report,
         )
+        self.quotas = QuotaManager(self.settings.quota_window_num, self.settings.quota_window_size_s)
+        self.topics = TopicMutations(self.zk, self.ctx, self.writer, self.quotas, self._clock)
+        self.deleter = TopicDeleter(self.zk, self.ctx, self.writer)
+        self._config_changes = ConfigChangeReader(self._report)
         self._active_controller = ActiveController(self.settings.controller_id, self.http_url)
         self.metrics.active.set(1)
         self.metrics.controller_epoch.set(won.epoch)
@@ -382,6 +452,10 @@ class Controller:
         self.writer = None
         self.reassigner = None
         self.intake = None
+        self.topics = None
+        self.deleter = None
+        self.quotas = None
+        self._config_changes = None
         self._active_controller = None
         self._topic_views.clear()
         self._reassignments.clear()
@@ -414,14 +488,27 @@ class Controller:
             raise NotControllerError("not the active controller")
         return self.intake
 
+    def _topics(self) -> TopicMutations:
+        if self.topics is None:
+            raise NotControllerError("not the active controller")
+        return self.topics
+
+    def _deleter(self) -> TopicDeleter:
+        if self.deleter is None:
+            raise NotControllerError("not the active controller")
+        return self.deleter
+
     def _batch(self) -> ControlBatch:
         return ControlBatch(self._require_ctx(), self.settings.controller_id)
 
     async def _after_reassignments(self, batch: ControlBatch) -> None:
         """End of an event that ran the reassignment algorithm: completed partitions leave the
         legacy znode, and every request of the event goes out."""
+        completed = bool(self._reassigner().completed)
         await self._intake().after_completions()
         self._send(batch)
+        if completed and self._require_ctx().topics_to_delete:
+            await self._resume_deletions()
 
     @staticmethod
     def _fail(event: RequestEvent, error: ReassigndError) -> None:
@@ -437,6 +524,69 @@ class Controller:
 
     async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
         return await self._request(lambda reply: ApiPartitionReassignment(request, reply))
+
+    async def _topics_request(
+        self, make: Callable[[asyncio.Future[TopicsResult]], RequestEvent]
+    ) -> TopicsResult:
+        if not self.active:
+            raise NotController()
+        reply: asyncio.Future[TopicsResult] = asyncio.get_running_loop().create_future()
+        self.queue.put(make(reply))
+        return await reply
+
+    async def create_topics(self, request: CreateTopics) -> TopicsResult:
+        result = await self._topics_request(lambda reply: CreateTopicsRequested(request, reply))
+        if request.validate_only:
+            return result
+        return await self._await_done(result, request.timeout_ms, self._topic_online)
+
+    async def create_partitions(self, request: CreatePartitions) -> TopicsResult:
+        result = await self._topics_request(lambda reply: CreatePartitionsRequested(request, reply))
+        if request.validate_only:
+            return result
+        return await self._await_done(result, request.timeout_ms, self._topic_online)
+
+    async def delete_topics(self, request: DeleteTopics) -> TopicsResult:
+        result = await self._topics_request(lambda reply: DeleteTopicsRequested(request, reply))
+        return await self._await_done(result, request.timeout_ms, lambda t: t not in self._snapshot.topics)
+
+    def _topic_online(self, topic: str) -> bool:
+        view = self._snapshot.topics.get(topic)
+        return view is not None and all(p.leader >= 0 for p in view.partitions)
+
+    async def _await_done(
+        self, result: TopicsResult, timeout_ms: int, done: Callable[[str], bool]
+    ) -> TopicsResult:
+        """Wait (outside the event loop's consumer) until each accepted topic is done; the ones
+        that are not by ``timeout_ms`` answer 7 REQUEST_TIMED_OUT (the operation continues)."""
+        deadline = self._clock() + timeout_ms / 1000
+        waiting = {r.name for r in result.results if r.error_code == 0}
+        while waiting and self._clock() < deadline:
+            waiting = {t for t in waiting if not done(t)}
+            if waiting:
+                await asyncio.sleep(0.02)
+        waiting = {t for t in waiting if not done(t)}
+        if not waiting:
+            return result
+        timed_out = RequestTimedOut()
+        return TopicsResult(
+            tuple(
+                TopicResult(r.name, timed_out.error_code, timed_out.message) if r.name in waiting else r
+                for r in result.results
+            ),
+            result.throttle_time_ms,
+        )
+
+    async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
+        if not self.active:
+            raise NotController()
+        reply: asyncio.Future[tuple[QuotaAlterationResult, ...]] = asyncio.get_running_loop().create_future()
+        self.queue.put(AlterQuotasRequested(request, reply))
+        return await reply
+
+    async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:
+        entries = await describe_quotas(self.zk, user, client_id, self._report)
+        return tuple(QuotaDescription(e.user, e.client_id, tuple(sorted(e.values.items()))) for e in entries)
 
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult:
         return await self._request(lambda reply: CancelReassignmentsRequested(request, reply))
@@ -476,12 +626,14 @@ class Controller:
                 batch.add_leader_and_isr(a.replicas, tp)
         batch.add_update_metadata(ctx.states)
         await self._load_topic_deletions()
+        await self._load_quotas()
         # resume reassignments: the legacy znode first (it takes precedence, as in Kafka), then
         # every other partition with non-empty AR/RR
         await self._intake().on_legacy_znode(batch)
         legacy = self._intake().legacy_partitions()
         await self._reassigner().resume(sorted(ctx.reassigning - legacy), batch)
         await self._after_reassignments(batch)
+        await self._resume_deletions()
         log.info(
             "controller ready: %d brokers, %d topics, %d partitions (%d reassigning)",
             len(ctx.brokers),
@@ -636,6 +788,7 @@ class Controller:
         await self._online_partitions(needs_online, batch)
         reassigner = self._reassigner()
         await reassigner.resume(reassigner.partitions_targeting(started), batch)
+        self._deleter().on_broker_started(set(started), batch)
         await self._after_reassignments(batch)
 
     # --- topics ---------------------------------------------------------------------------------------
@@ -740,6 +893,57 @@ class Controller:
         batch.add_update_metadata(states)
         await self._reassigner().check(states, batch)
         await self._after_reassignments(batch)
+
+    async def _resume_deletions(self) -> None:
+        batch = self._batch()
+        await self._deleter().resume(batch)
+        self._send(batch)
+
+    async def _load_quotas(self) -> None:
+        reader = self._config_changes
+        assert reader is not None and self.quotas is not None
+        await reader.skip_existing(
+            self.zk, time.time(), self._watch(paths.CONFIG_CHANGES, QuotaConfigChanged())
+        )
+        self._quota_configs = await load_quota_configs(self.zk, self._report)
+        self.quotas.set_quotas(self._quota_configs)
+        self._update_quota_metrics()
+
+    async def _on_quota_config_changed(self) -> None:
+        reader = self._config_changes
+        assert reader is not None and self.quotas is not None
+        changes = await reader.read(
+            self.zk, time.time(), self._watch(paths.CONFIG_CHANGES, QuotaConfigChanged())
+        )
+        if changes.quota_entities:
+            self._quota_configs = await reread_quota_entities(
+                self.zk, changes, self._quota_configs, self._report
+            )
+            self.quotas.set_quotas(self._quota_configs)
+            log.info("quota configs changed: %s", list(changes.quota_entities))
+        self._update_quota_metrics()
+
+    async def _alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
+        """AlterClientQuotas: each entity's znode and a change notification (fenced); the
+        change applies through the notification, as for any Kafka-compatible tool."""
+        writer = self._writer()
+        results = []
+        for entry in request.entries:
+            try:
+                await alter_quota(
+                    self.zk, entry.user, entry.client_id, entry.controller_mutation_rate, fence=writer.fence
+                )
+                results.append(QuotaAlterationResult(entry.user, entry.client_id))
+            except NotControllerError:
+                raise
+            except ReassigndError as e:
+                results.append(QuotaAlterationResult(entry.user, entry.client_id, e.error_code, e.message))
+        await self._on_quota_config_changed()
+        return tuple(results)
+
+    def _update_quota_metrics(self) -> None:
+        if self.quotas is not None:
+            self.quota_metrics.update(self.quotas.snapshot(self._clock()))
 
     async def _load_topic_deletions(self) -> None:
         """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""

@@ -10,7 +10,18 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
+from reassignd.broker.protocol import ControlResponse, StopReplicaRequest
+from reassignd.controller.requests import (
+    AlterQuotas,
+    AlterReassignments,
+    AlterResult,
+    CancelReassignments,
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    QuotaAlterationResult,
+    TopicsResult,
+)
 from reassignd.zk.codec import TopicPartition
 
 
@@ -100,7 +111,52 @@ class CancelReassignmentsRequested:
     reply: asyncio.Future[AlterResult] = field(compare=False, repr=False)
 
 
-RequestEvent = ApiPartitionReassignment | CancelReassignmentsRequested
+@dataclass(frozen=True, slots=True)
+class CreateTopicsRequested:
+    request: CreateTopics
+    reply: asyncio.Future[TopicsResult] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTopicsRequested:
+    request: DeleteTopics
+    reply: asyncio.Future[TopicsResult] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitionsRequested:
+    request: CreatePartitions
+    reply: asyncio.Future[TopicsResult] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AlterQuotasRequested:
+    request: AlterQuotas
+    reply: asyncio.Future[tuple[QuotaAlterationResult, ...]] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaConfigChanged:
+    """Children of ``/config/changes`` changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplicaConfirmed:
+    """A broker answered StopReplica (topic deletion waits for these)."""
+
+    broker_id: int
+    request: StopReplicaRequest = field(compare=False)
+    response: ControlResponse = field(compare=False)
+
+
+RequestEvent = (
+    ApiPartitionReassignment
+    | CancelReassignmentsRequested
+    | CreateTopicsRequested
+    | DeleteTopicsRequested
+    | CreatePartitionsRequested
+    | AlterQuotasRequested
+)
 
 ControllerEvent = (
     Startup
@@ -117,6 +173,12 @@ ControllerEvent = (
     | TopicDeletionsChanged
     | ApiPartitionReassignment
     | CancelReassignmentsRequested
+    | CreateTopicsRequested
+    | DeleteTopicsRequested
+    | CreatePartitionsRequested
+    | AlterQuotasRequested
+    | QuotaConfigChanged
+    | StopReplicaConfirmed
 )
 
 

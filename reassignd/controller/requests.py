@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from reassignd.controller.topic_validation import NewPartitions, NewTopic
 from reassignd.errors import error_name
 
 TopicPartition = tuple[str, int]
@@ -59,3 +60,93 @@ class PartitionResult:
 @dataclass(frozen=True, slots=True)
 class AlterResult:
     results: tuple[PartitionResult, ...]
+
+
+# --- topic mutations (CreateTopics / DeleteTopics / CreatePartitions) and quotas ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who asks: the authenticated user (``ANONYMOUS`` without auth) and the X-Client-Id."""
+
+    user: str = "ANONYMOUS"
+    client_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTopics:
+    topics: tuple[NewTopic, ...]
+    caller: Caller = Caller()
+    validate_only: bool = False
+    timeout_ms: int = 30000
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteTopics:
+    names: tuple[str, ...]
+    caller: Caller = Caller()
+    timeout_ms: int = 30000
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitions:
+    topics: tuple[NewPartitions, ...]
+    caller: Caller = Caller()
+    validate_only: bool = False
+    timeout_ms: int = 30000
+
+
+@dataclass(frozen=True, slots=True)
+class TopicResult:
+    name: str
+    error_code: int = 0
+    error_message: str | None = None
+    num_partitions: int | None = None  # CreateTopics: what was (or would be) created
+    replication_factor: int | None = None
+
+    @property
+    def error_name(self) -> str:
+        return error_name(self.error_code)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicsResult:
+    """Per-topic results in request order; ``throttle_time_ms`` > 0 when a topic was throttled
+    (HTTP adds ``Retry-After``)."""
+
+    results: tuple[TopicResult, ...]
+    throttle_time_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaAlteration:
+    """One entity of AlterClientQuotas: ``user``/``client_id`` (None = not part of the entity,
+    ``<default>`` = the default), and ``controller_mutation_rate`` (None removes it)."""
+
+    user: str | None
+    client_id: str | None
+    controller_mutation_rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AlterQuotas:
+    entries: tuple[QuotaAlteration, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaAlterationResult:
+    user: str | None
+    client_id: str | None
+    error_code: int = 0
+    error_message: str | None = None
+
+    @property
+    def error_name(self) -> str:
+        return error_name(self.error_code)
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaDescription:
+    user: str | None
+    client_id: str | None
+    values: tuple[tuple[str, float], ...]  # (("controller_mutation_rate", 2.0),)

@@ -12,7 +12,18 @@ from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 
-from reassignd.controller.requests import AlterReassignments, AlterResult, CancelReassignments
+from reassignd.controller.requests import (
+    AlterQuotas,
+    AlterReassignments,
+    AlterResult,
+    CancelReassignments,
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    QuotaAlterationResult,
+    QuotaDescription,
+    TopicsResult,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +125,26 @@ class ControllerView(Protocol):
         ...
 
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult: ...
+
+    async def create_topics(self, request: CreateTopics) -> TopicsResult:
+        """Answers once every new partition has a leader (7 per topic past ``timeout_ms``; the
+        creation still completes). NotController on a standby."""
+        ...
+
+    async def delete_topics(self, request: DeleteTopics) -> TopicsResult:
+        """Answers once the topics' znodes are gone (7 past ``timeout_ms``)."""
+        ...
+
+    async def create_partitions(self, request: CreatePartitions) -> TopicsResult: ...
+
+    async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
+        """AlterClientQuotas through the controller (entity znode + change notification)."""
+        ...
+
+    async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:
+        """DescribeClientQuotas: every configured entity matching the filter (reads ZooKeeper;
+        works on a standby too)."""
+        ...
 
     @property
     def zk_connected(self) -> bool: ...

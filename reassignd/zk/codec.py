@@ -284,9 +284,9 @@ def _topic_fast(obj: dict[str, object]) -> TopicZnode | None:
     if rs is None or ar is None or rr is None:
         return None
     partitions = dict(sorted(rs.items()))
-    adding, removing = ({p: r for p, r in sorted(m.items())} for m in (ar, rr))
+    adding, removing = ({p: r for p, r in sorted(m.items()) if r} for m in (ar, rr))
     for p, r in (*adding.items(), *removing.items()):
-        if p not in partitions or not set(r) <= set(partitions[p]):
+        if p not in partitions:
             return None
     if any(set(adding[p]) & set(removing[p]) for p in adding.keys() & removing.keys()):
         return None
