@@ -286,7 +286,7 @@ def _topic_fast(obj: dict[str, object]) -> TopicZnode | None:
     partitions = dict(sorted(rs.items()))
     adding, removing = ({p: r for p, r in sorted(m.items()) if r} for m in (ar, rr))
     for p, r in (*adding.items(), *removing.items()):
-        if p not in partitions:
+        if p not in partitions or not set(r) <= set(partitions[p]):
             return None
     if any(set(adding[p]) & set(removing[p]) for p in adding.keys() & removing.keys()):
         return None

@@ -1,0 +1,296 @@
+"""Topic mutations and KIP-599 quotas end to end: real ZooKeeper, controller, agents, HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient
+from tests.integration.harness import ControllerProc, Procs, eventually
+
+TOKENS = """
+[tokens."alice-token"]
+user = "alice"
+role = "admin"
+
+[tokens."bob-token"]
+user = "bob"
+role = "admin"
+
+[tokens."carol-token"]
+user = "carol"
+role = "admin"
+
+[tokens."viewer-token"]
+user = "victor"
+role = "viewer"
+"""
+
+
+async def call(
+    c: ControllerProc,
+    method: str,
+    path: str,
+    body: Any = None,
+    token: str | None = None,
+    client_id: str | None = None,
+) -> tuple[int, Any, Any]:
+    headers = {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if client_id is not None:
+        headers["X-Client-Id"] = client_id
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session,
+        session.request(method, c.url + path, json=body, headers=headers) as resp,
+    ):
+        payload = await resp.json(content_type=None)
+        return resp.status, payload, resp.headers
+
+
+async def start(procs: Procs, tmp_path: Path, brokers: int = 3, racks: int | None = None) -> ControllerProc:
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(TOKENS)
+    c = procs.controller(9000, 2.0, "--auth-tokens", str(tokens), "--quota-window-num", "10")
+    await eventually(lambda: _active(c), what="controller active")
+    procs.cluster(brokers, 1, racks)
+    await eventually(lambda: _brokers(c, brokers), what="brokers registered")
+    return c
+
+
+async def _active(c: ControllerProc) -> bool:
+    try:
+        code, body, _ = await call(c, "GET", "/v1/status", token="viewer-token")
+    except aiohttp.ClientError:
+        return False
+    return code == 200 and body["active"]
+
+
+async def _brokers(c: ControllerProc, n: int) -> bool:
+    code, body, _ = await call(c, "GET", "/v1/brokers", token="viewer-token")
+    return code == 200 and len(body["brokers"]) == n
+
+
+def by_name(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in results}
+
+
+async def test_create_topic_rack_aware_and_online_before_the_answer(procs: Procs, tmp_path: Path) -> None:
+    c = await start(procs, tmp_path, brokers=6, racks=3)
+    body = {"topics": [{"name": "orders", "num_partitions": 12, "replication_factor": 3}]}
+    code, resp, _ = await call(c, "POST", "/v1/topics", body, token="alice-token")
+    assert code == 200
+    [result] = resp["topics"]
+    assert (result["error_code"], result["num_partitions"], result["replication_factor"]) == (0, 12, 3)
+    code, topic, _ = await call(c, "GET", "/v1/topics/orders", token="viewer-token")
+    assert code == 200 and len(topic["partitions"]) == 12
+    _, brokers, _ = await call(c, "GET", "/v1/brokers", token="viewer-token")
+    rack = {b["id"]: b["rack"] for b in brokers["brokers"]}
+    leaders = []
+    for p in topic["partitions"]:
+        assert p["leader"] >= 0, "every partition has a leader when the answer comes"
+        assert len({rack[r] for r in p["replicas"]}) == 3
+        leaders.append(p["leader"])
+    counts = [leaders.count(b) for b in rack]
+    assert max(counts) - min(counts) <= 1, f"leaders not spread: {counts}"
+
+
+async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk: ZkClient) -> None:
+    c = await start(procs, tmp_path)
+    await zk.create(
+        paths.config_entity("alice", None),
+        codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
+        make_parents=True,
+    )
+    await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("users/alice"), sequential=True)
+    code, resp, _ = await call(
+        c, "POST", "/v1/topics", {"topics": [{"name": "t", "num_partitions": 1}]}, token="alice-token"
+    )
+    assert by_name(resp["topics"])["t"]["error_code"] == 0
+    cases = {
+        "t": ({"num_partitions": 1}, 36),
+        "": ({"num_partitions": 1}, 17),
+        ".": ({"num_partitions": 1}, 17),
+        "..": ({"num_partitions": 1}, 17),
+        "x" * 250: ({"num_partitions": 1}, 17),
+        "a/b": ({"num_partitions": 1}, 17),
+        "too-many": ({"num_partitions": 1, "replication_factor": 4}, 38),
+        "zero": ({"num_partitions": 0}, 37),
+        "bad-assignment": ({"assignments": {"0": [1, 1]}}, 39),
+    }
+    for name, (fields, expected) in cases.items():
+        code, resp, headers = await call(
+            c, "POST", "/v1/topics", {"topics": [{"name": name, **fields}]}, token="alice-token"
+        )
+        assert code == 200, resp
+        assert resp["topics"][0]["error_code"] == expected, (name, resp)
+        assert "Retry-After" not in headers
+    code, resp, _ = await call(c, "POST", "/v1/topics/delete", {"topics": ["unknown"]}, token="alice-token")
+    assert resp["responses"][0]["error_code"] == 3
+    # CreatePartitions while the topic reassigns: 60 (broker 3 is too slow to ever catch up)
+    await zk.create(
+        paths.config_broker(3),
+        codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": "1"}),
+        make_parents=True,
+    )
+    code, resp, _ = await call(
+        c, "POST", "/v1/reassignments", {"topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": [3]}]}]},
+        token="alice-token",
+    )  # fmt: skip
+    assert code == 200 and resp["responses"][0]["partitions"][0]["error_code"] == 0
+    code, resp, _ = await call(
+        c, "POST", "/v1/topics/partitions", {"topics": [{"name": "t", "count": 2}]}, token="alice-token"
+    )
+    assert resp["results"][0]["error_code"] == 60
+    # none of the failures charged alice's tiny quota: one more 1-partition topic still fits
+    code, resp, _ = await call(
+        c, "POST", "/v1/topics", {"topics": [{"name": "u", "num_partitions": 1}]}, token="alice-token"
+    )
+    assert resp["topics"][0]["error_code"] == 0
+
+
+async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tmp_path: Path) -> None:
+    c = await start(procs, tmp_path)
+    ops = [{"key": "controller_mutation_rate", "value": 2.0}]
+    code, resp, _ = await call(
+        c, "POST", "/v1/quotas", {"entries": [{"entity": {"user": "alice"}, "ops": ops}]}, token="alice-token"
+    )
+    assert code == 200 and resp["entries"][0]["error_code"] == 0
+    code, resp, _ = await call(c, "GET", "/v1/quotas?user=alice", token="viewer-token")
+    assert resp["entries"] == [{"entity": {"user": "alice"}, "values": {"controller_mutation_rate": 2.0}}]
+
+    # validate_only costs nothing
+    big = [{"name": "a", "num_partitions": 30}, {"name": "b", "num_partitions": 30}]
+    code, resp, headers = await call(
+        c, "POST", "/v1/topics", {"validate_only": True, "topics": big}, token="alice-token"
+    )
+    assert [t["error_code"] for t in resp["topics"]] == [0, 0]
+    assert resp["throttle_time_ms"] == 0
+
+    # B = 2.0 × 10 × 1 = 20: the first 30 is admitted (K = 20 ≥ 0), the second rejected
+    code, resp, headers = await call(c, "POST", "/v1/topics", {"topics": big}, token="alice-token")
+    results = by_name(resp["topics"])
+    assert results["a"]["error_code"] == 0
+    assert results["b"]["error_code"] == 89 and results["b"]["error_name"] == "THROTTLING_QUOTA_EXCEEDED"
+    throttle = resp["throttle_time_ms"]
+    assert 0 < throttle <= 5000  # K = −10 at R = 2: 5000 ms
+    assert int(headers["Retry-After"]) == -(-throttle // 1000)
+    code, topics, _ = await call(c, "GET", "/v1/topics", token="viewer-token")
+    assert {t["name"] for t in topics["topics"]} == {"a"}
+    # another user has no quota: never throttled
+    code, resp, _ = await call(
+        c, "POST", "/v1/topics", {"topics": [{"name": "bobs", "num_partitions": 100}]}, token="bob-token"
+    )
+    assert resp["topics"][0]["error_code"] == 0 and resp["throttle_time_ms"] == 0
+    # retrying after the throttle succeeds
+    await asyncio.sleep(throttle / 1000 + 0.2)
+    code, resp, _ = await call(c, "POST", "/v1/topics", {"topics": [big[1]]}, token="alice-token")
+    assert resp["topics"][0]["error_code"] == 0
+
+    # CreatePartitions and DeleteTopics are charged the same way (K is about −30 now)
+    await asyncio.sleep(15.5)  # refill to exactly the burst: K = 20
+    body = {"topics": [{"name": "a", "count": 31}, {"name": "b", "count": 31}]}
+    code, resp, headers = await call(c, "POST", "/v1/topics/partitions", body, token="alice-token")
+    assert [r["error_code"] for r in resp["results"]] == [0, 89]
+    assert resp["throttle_time_ms"] > 0 and "Retry-After" in headers
+    await asyncio.sleep(resp["throttle_time_ms"] / 1000 + 15.5)
+    code, resp, _ = await call(c, "POST", "/v1/topics/delete", {"topics": ["a", "b"]}, token="alice-token")
+    assert [r["error_code"] for r in resp["responses"]] == [0, 89]
+    code, topics, _ = await call(c, "GET", "/v1/topics", token="viewer-token")
+    assert "a" not in {t["name"] for t in topics["topics"]}
+    assert "b" in {t["name"] for t in topics["topics"]}
+
+    # per-entity tokens in /metrics
+    code, metrics, _ = await call_text(c, "/metrics")
+    tokens = {
+        s.labels.get("user"): s.value
+        for fam in text_string_to_metric_families(metrics)
+        for s in fam.samples
+        if s.name == "reassignd_quota_tokens"
+    }
+    assert "alice" in tokens and tokens["alice"] < 0
+
+
+async def call_text(c: ControllerProc, path: str) -> tuple[int, str, Any]:
+    async with aiohttp.ClientSession() as session, session.get(c.url + path) as resp:
+        return resp.status, await resp.text(), resp.headers
+
+
+async def test_quota_written_to_zookeeper_applies_live_in_kafkas_order(
+    procs: Procs, tmp_path: Path, zk: ZkClient
+) -> None:
+    c = await start(procs, tmp_path)
+    # a user default and a client-id quota; bob's own quota beats both
+    for user, client, rate in ((None, "app", "1000.0"), ("<default>", None, "0.05")):
+        await zk.create(
+            paths.config_entity(user, client),
+            codec.encode_entity_config({"controller_mutation_rate": rate}),
+            make_parents=True,
+        )
+    await zk.create(
+        paths.config_entity("bob", None),
+        codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
+        make_parents=True,
+    )
+    await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("users/bob"), sequential=True)
+    await asyncio.sleep(1.0)
+    # bob: B = 0.1 × 10 = 1: one 5-partition topic is admitted, the next rejected
+    for name, expected in (("b1", 0), ("b2", 89)):
+        code, resp, _ = await call(
+            c,
+            "POST",
+            "/v1/topics",
+            {"topics": [{"name": name, "num_partitions": 5}]},
+            token="bob-token",
+            client_id="app",
+        )
+        assert resp["topics"][0]["error_code"] == expected, (name, resp)
+    # carol falls to users/<default> (level 6) before clients/app (level 7): B = 0.5
+    for name, expected in (("c1", 0), ("c2", 89)):
+        _code, resp, _ = await call(
+            c,
+            "POST",
+            "/v1/topics",
+            {"topics": [{"name": name, "num_partitions": 5}]},
+            token="carol-token",
+            client_id="app",
+        )
+        assert resp["topics"][0]["error_code"] == expected, (name, resp)
+
+
+async def test_auth(procs: Procs, tmp_path: Path) -> None:
+    c = await start(procs, tmp_path)
+    body = {"topics": [{"name": "x", "num_partitions": 1}]}
+    code, resp, _ = await call(c, "POST", "/v1/topics", body)
+    assert code == 401
+    code, resp, _ = await call(c, "POST", "/v1/topics", body, token="nope")
+    assert code == 401
+    code, resp, _ = await call(c, "POST", "/v1/topics", body, token="viewer-token")
+    assert code == 403 and resp["error_code"] == 31 and resp["error_name"] == "CLUSTER_AUTHORIZATION_FAILED"
+    code, resp, _ = await call(c, "POST", "/v1/topics", body, token="alice-token")
+    assert code == 200 and resp["topics"][0]["error_code"] == 0
+    code, _, _ = await call(c, "GET", "/v1/topics", token="viewer-token")
+    assert code == 200
+
+
+async def test_delete_topic_removes_znodes_and_replicas(procs: Procs, tmp_path: Path, zk: ZkClient) -> None:
+    c = await start(procs, tmp_path)
+    await call(
+        c,
+        "POST",
+        "/v1/topics",
+        {"topics": [{"name": "gone", "num_partitions": 3, "replication_factor": 2}]},
+        token="alice-token",
+    )
+    started = time.monotonic()
+    code, resp, _ = await call(c, "DELETE", "/v1/topics/gone", token="alice-token")
+    assert code == 200 and resp["responses"][0]["error_code"] == 0
+    assert await zk.exists(paths.topic("gone")) is None
+    assert await zk.exists(paths.delete_topic("gone")) is None
+    assert time.monotonic() - started < 60
