@@ -240,7 +240,7 @@ def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object
 
     With ``unique=False`` a key repeated in one object goes unnoticed (the last value wins), which
     is cheaper: the caller must then confirm :func:`fast_keys_unique`."""
-    if type(data) is not bytes or b"\\u" in data:
+    if type(data) is not bytes:
         return None
     try:
         text = data.decode()
@@ -257,7 +257,7 @@ def fast_keys_unique(data: bytes | None, keys: int) -> bool:
     Each member of an object is written with one ``:`` and strings may hold more, so ``data`` has
     at least as many colons as members, as many members as distinct keys in all its objects, and
     at least ``keys`` of those. Equal counts leave no room for a repeated key."""
-    return data is not None
+    return data is not None and data.count(b":") == keys
 
 
 def fast_int(value: object, lo: int = 0, hi: int = INT32_MAX) -> TypeGuard[int]:

@@ -242,7 +242,7 @@ async def test_quota_written_to_zookeeper_applies_live_in_kafkas_order(
     await asyncio.sleep(1.0)
     # bob: B = 0.1 × 10 = 1: one 5-partition topic is admitted, the next rejected
     for name, expected in (("b1", 0), ("b2", 89)):
-        code, resp, _ = await call(
+        _, resp, _ = await call(
             c,
             "POST",
             "/v1/topics",
