@@ -29,6 +29,7 @@ DEFAULT_MESSAGES: dict[int, str] = {
     41: "This is not the correct controller for this cluster.",
     85: "No partition reassignment is in progress.",
     89: "The throttling quota has been exceeded.",
+    10001: "A reassignment cancellation (/admin/reassign_cancel) is in place; no new reassignment starts.",
 }
 
 
@@ -105,3 +106,9 @@ class ReassignmentInProgress(ReassigndError):
 
 class ThrottlingQuotaExceeded(ReassigndError):
     error_code = 89
+
+
+class ReassignmentCancelInPlace(ReassigndError):
+    """reassignd's own (KIP-236): /admin/reassign_cancel exists, so no new reassignment starts."""
+
+    error_code = 10001

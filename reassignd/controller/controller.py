@@ -33,10 +33,13 @@ from reassignd.controller.events import (
     CreatePartitionsRequested,
     CreateTopicsRequested,
     DeleteTopicsRequested,
+    ExtraReassignment,
     IsrChangeNotified,
     PartitionsModified,
     PartitionStateChanged,
     QuotaConfigChanged,
+    ReassignCancel,
+    ReassignmentRequests,
     RequestEvent,
     SessionExpired,
     Startup,
@@ -64,6 +67,7 @@ from reassignd.controller.requests import (
     TopicResult,
     TopicsResult,
 )
+from reassignd.controller.sequenced import SequencedRequests
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import (
     ActiveController,
@@ -119,6 +123,7 @@ class Controller:
         self.writer: ZkWriter | None = None
         self.reassigner: Reassigner | None = None
         self.intake: Intake | None = None
+        self.sequenced: SequencedRequests | None = None
         self.topics: TopicMutations | None = None
         self.deleter: TopicDeleter | None = None
         self.quotas: QuotaManager | None = None
@@ -273,6 +278,23 @@ class Controller:
                     batch = self._batch()
                     await self._intake().on_legacy_znode(batch)
                     await self._after_reassignments(batch)
+            case ExtraReassignment():
+                if self.active:
+                    batch = self._batch()
+                    await self._intake().on_extra_znode(batch)
+                    await self._after_reassignments(batch)
+            case ReassignCancel():
+                if self.active:
+                    batch = self._batch()
+                    await self._intake().on_cancel_znode(batch)
+                    if not self._intake().cancel_in_place:
+                        await self._sequenced().on_requests(batch)
+                    await self._after_reassignments(batch)
+            case ReassignmentRequests():
+                if self.active:
+                    batch = self._batch()
+                    await self._sequenced().on_requests(batch)
+                    await self._after_reassignments(batch)
             case TopicDeletionsChanged():
                 if self.active:
                     await self._load_topic_deletions()
@@ -280,12 +302,16 @@ class Controller:
             case ApiPartitionReassignment(request=request, reply=reply):
                 batch = self._batch()
                 result = await self._intake().alter(request, batch)
+                accepted = [(r.topic, r.partition) for r in result.results if r.error_code == 0]
+                await self._sequenced().after_completions(accepted)  # the API supersedes them
                 await self._after_reassignments(batch)
                 if not reply.done():
                     reply.set_result(result)
             case CancelReassignmentsRequested(request=cancel, reply=reply):
                 batch = self._batch()
                 result = await self._intake().cancel(cancel, batch)
+                accepted = [(r.topic, r.partition) for r in result.results if r.error_code == 0]
+                await self._sequenced().after_completions(accepted)
                 await self._after_reassignments(batch)
                 if not reply.done():
                     reply.set_result(result)
@@ -429,6 +455,17 @@ class Controller:
             self.writer,
             self.reassigner,
             lambda: self._watch(paths.REASSIGN_PARTITIONS, ZkPartitionReassignment()),
+            lambda: self._watch(paths.REASSIGN_PARTITIONS_EXTRA, ExtraReassignment()),
+            lambda: self._watch(paths.REASSIGN_CANCEL, ReassignCancel()),
+            self._report,
+        )
+        self.sequenced = SequencedRequests(
+            self.zk,
+            self.ctx,
+            self.writer,
+            self.reassigner,
+            self.intake,
+            lambda: self._watch(paths.REASSIGNMENT_REQUESTS, ReassignmentRequests()),
             self._report,
         )
         self.quotas = QuotaManager(self.settings.quota_window_num, self.settings.quota_window_size_s)
@@ -452,6 +489,7 @@ class Controller:
         self.writer = None
         self.reassigner = None
         self.intake = None
+        self.sequenced = None
         self.topics = None
         self.deleter = None
         self.quotas = None
@@ -488,6 +526,11 @@ class Controller:
             raise NotControllerError("not the active controller")
         return self.intake
 
+    def _sequenced(self) -> SequencedRequests:
+        if self.sequenced is None:
+            raise NotControllerError("not the active controller")
+        return self.sequenced
+
     def _topics(self) -> TopicMutations:
         if self.topics is None:
             raise NotControllerError("not the active controller")
@@ -505,6 +548,7 @@ class Controller:
         """End of an event that ran the reassignment algorithm: completed partitions leave the
         legacy znode, and every request of the event goes out."""
         completed = bool(self._reassigner().completed)
+        await self._sequenced().after_completions(list(self._reassigner().completed))
         await self._intake().after_completions()
         self._send(batch)
         if completed and self._require_ctx().topics_to_delete:
@@ -629,9 +673,15 @@ class Controller:
         await self._load_quotas()
         # resume reassignments: the legacy znode first (it takes precedence, as in Kafka), then
         # every other partition with non-empty AR/RR
-        await self._intake().on_legacy_znode(batch)
-        legacy = self._intake().legacy_partitions()
-        await self._reassigner().resume(sorted(ctx.reassigning - legacy), batch)
+        intake, sequenced = self._intake(), self._sequenced()
+        await sequenced.load_status()
+        await intake.on_cancel_znode(batch)
+        await intake.on_legacy_znode(batch)
+        await intake.on_extra_znode(batch)
+        await sequenced.on_requests(batch)
+        handled = intake.legacy_partitions() | set(sequenced.status)
+        await self._reassigner().resume(sorted(ctx.reassigning - handled), batch)
+        await self._reassigner().resume(sorted(set(sequenced.status) & ctx.reassigning), batch)
         await self._after_reassignments(batch)
         await self._resume_deletions()
         log.info(

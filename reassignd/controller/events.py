@@ -91,6 +91,21 @@ class ZkPartitionReassignment:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtraReassignment:
+    """KIP-236: ``/admin/reassign_partitions_extra`` was created (or changed/deleted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignCancel:
+    """KIP-236: ``/admin/reassign_cancel`` was created or deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentRequests:
+    """KIP-236: children of ``/admin/reassignment_requests`` changed."""
+
+
+@dataclass(frozen=True, slots=True)
 class TopicDeletionsChanged:
     """Children of ``/admin/delete_topics`` changed."""
 
@@ -170,6 +185,9 @@ ControllerEvent = (
     | PartitionStateChanged
     | ControlRequestFailed
     | ZkPartitionReassignment
+    | ExtraReassignment
+    | ReassignCancel
+    | ReassignmentRequests
     | TopicDeletionsChanged
     | ApiPartitionReassignment
     | CancelReassignmentsRequested

@@ -26,14 +26,24 @@ from reassignd.controller.requests import (
 )
 from reassignd.controller.validation import cancelled_assignment, replica_list_error, validate_target
 from reassignd.controller.writer import ZkWriter
-from reassignd.errors import ReassigndError, UnknownTopicOrPartition
+from reassignd.errors import ReassigndError, ReassignmentCancelInPlace
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Delete, MultiFailedError, NoNodeError, SetData, WatchCallback, ZkClient
+from reassignd.zk.client import (
+    Create,
+    Delete,
+    MultiFailedError,
+    NoNodeError,
+    Op,
+    SetData,
+    WatchCallback,
+    ZkClient,
+)
 
 log = logging.getLogger(__name__)
 
 TopicPartition = codec.TopicPartition
 LegacyEntries = tuple[codec.LegacyReassignmentEntry, ...]
+LEGACY_CHUNK_BYTES = 900 * 1024
 
 
 def now_ms() -> int:
@@ -48,6 +58,8 @@ class Intake:
         writer: ZkWriter,
         reassigner: Reassigner,
         watch_legacy: Callable[[], WatchCallback | None],
+        watch_extra: Callable[[], WatchCallback | None],
+        watch_cancel: Callable[[], WatchCallback | None],
         report: Callable[[str, str, str], None],
     ) -> None:
         self.zk = zk
@@ -56,8 +68,13 @@ class Intake:
         self.reassigner = reassigner
         self._watch_legacy = watch_legacy
         self._report = report
+        self._watch_extra = watch_extra
+        self._watch_cancel = watch_cancel
         self._legacy_czxid: int | None = None
-        self._legacy_targets: dict[TopicPartition, tuple[int, ...]] = {}
+        # the pending legacy set (KIP-236: with original_replicas), persisted by _persist
+        self.legacy: dict[TopicPartition, codec.LegacyReassignmentEntry] = {}
+        self.cancel_in_place = False
+        self.request_partitions: set[TopicPartition] = set()  # moved by KIP-236 requests
 
     # --- the API ------------------------------------------------------------------------------------
 
@@ -92,6 +109,8 @@ class Intake:
                 outcome = cancelled_assignment(
                     tp[0], tp[1], current, li.state.isr if li else (), request.mode, unclean_allowed=unclean
                 )
+            elif self.cancel_in_place:
+                outcome = ReassignmentCancelInPlace()
             else:
                 deleting = tp[0] in ctx.topics_to_delete
                 outcome = validate_target(target, current, live, topic_deleting=deleting)
@@ -123,105 +142,209 @@ class Intake:
             chosen = sorted(tp for tp in ctx.reassigning if request.topic is None or tp[0] == request.topic)
         return await self.alter(AlterReassignments(tuple((tp, None) for tp in chosen), request.mode), batch)
 
-    # --- the legacy znode ---------------------------------------------------------------------------
+    # --- the legacy znode (and KIP-236's extra and cancel znodes) -----------------------------------
 
-    async def _read_legacy(self, *, watch: bool) -> tuple[LegacyEntries, int, int] | None:
-        """(entries, version, czxid) of /admin/reassign_partitions, None when absent or
-        malformed (reported; the znode is left for its owner to fix, as Kafka does)."""
-        cb = self._watch_legacy() if watch else None
-        znode = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS, watch=cb)
+    async def _read_entries(self, path: str, watch: WatchCallback | None) -> tuple[LegacyEntries, int] | None:
+        """(entries, czxid) of a legacy-format znode; None when absent or malformed (reported;
+        the znode is left for its owner to fix, as Kafka does)."""
+        znode = await self.zk.get_or_none(path, watch=watch)
         if znode is None:
             return None
         try:
-            entries = codec.decode_legacy_reassignment(znode.data)
+            return codec.decode_legacy_reassignment(znode.data), znode.stat.czxid
         except codec.CodecError as e:
-            self._report(paths.REASSIGN_PARTITIONS, e.reason, "legacy_reassignment")
+            self._report(path, e.reason, "legacy_reassignment")
             return None
-        return entries, znode.stat.version, znode.stat.czxid
 
-    async def on_legacy_znode(self, batch: ControlBatch) -> None:
-        """ZkPartitionReassignment: a new /admin/reassign_partitions starts its entries (no
-        validation, as in Kafka); entries that cannot start are dropped from the znode with a
-        logged reason; accepted ones get ``original_replicas`` recorded (KIP-236)."""
-        read = await self._read_legacy(watch=True)
-        if read is None:
-            self._legacy_czxid = None
-            return
-        entries, _version, czxid = read
-        if czxid == self._legacy_czxid:
-            return  # a data change of a znode already applied (creation is what counts)
-        self._legacy_czxid = czxid
+    async def _read_overflow(self) -> LegacyEntries:
+        """Legacy entries that did not fit in /admin/reassign_partitions (see _persist)."""
+        children = (
+            await self.zk.children(paths.LEGACY_OVERFLOW)
+            if await self.zk.exists(paths.LEGACY_OVERFLOW)
+            else []
+        )
+        entries: list[codec.LegacyReassignmentEntry] = []
+        for name in sorted(children):
+            read = await self._read_entries(f"{paths.LEGACY_OVERFLOW}/{name}", None)
+            if read is not None:
+                entries.extend(read[0])
+        return tuple(entries)
+
+    def _refused_while_cancelling(self, path: str) -> bool:
+        if self.cancel_in_place:
+            log.warning("%s left untouched: /admin/reassign_cancel is in place", path)
+            self._report(
+                path, "refused: a reassignment cancellation (/admin/reassign_cancel) is in place", "refused"
+            )
+            return True
+        return False
+
+    async def _start_entries(self, entries: LegacyEntries, batch: ControlBatch, *, merge: bool) -> None:
+        """Start legacy-format entries (no validation beyond the replica list, as Kafka): a
+        partition already pending is re-targeted relative to its original replicas."""
         ctx = self.ctx
         latest: dict[TopicPartition, codec.LegacyReassignmentEntry] = {}
         for e in entries:
             latest.pop((e.topic, e.partition), None)
             latest[(e.topic, e.partition)] = e
         updates: dict[TopicPartition, ReplicaAssignment] = {}
-        failed: dict[TopicPartition, str] = {}
         for tp, e in latest.items():
             current = ctx.assignment(tp)
             if current is None or tp[0] in ctx.topics_to_delete:
-                failed[tp] = UnknownTopicOrPartition("The partition does not exist.").message or ""
+                reason = "The partition does not exist."
             elif (error := replica_list_error(e.replicas)) is not None:
-                failed[tp] = error.message or error.error_name
+                reason = error.message or error.error_name
+            elif tp in self.request_partitions:
+                reason = "it is being reassigned through /admin/reassignment_requests (KIP-236); ignored"
             else:
                 updates[tp] = current.reassign_to(e.replicas)
-        for tp, reason in failed.items():
-            log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
-        # the replicas before this move (in their own order), for a KIP-236 rollback
-        originals = {tp: current.original_replicas for tp in updates if (current := ctx.assignment(tp))}
-        await self.reassigner.reassign(updates, Source.ZK, now_ms(), batch)
-        self._legacy_targets = {tp: latest[tp].replicas for tp in updates}
-        done = set(self.reassigner.completed)
-        kept = tuple(
-            codec.LegacyReassignmentEntry(tp[0], tp[1], latest[tp].replicas, originals[tp])
-            for tp in updates
-            if tp not in done
-        )
-        for tp in done:
-            self._legacy_targets.pop(tp, None)
-        await self._write_legacy(kept)
-
-    async def _write_legacy(self, entries: LegacyEntries) -> None:
-        try:
-            if entries:
-                await self.writer.fenced(
-                    [SetData(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries), -1)]
+                # the replicas before this move, in their own order, for a KIP-236 rollback
+                known = self.legacy.get(tp)
+                original = (
+                    known.original_replicas
+                    if merge and known is not None and known.original_replicas
+                    else e.original_replicas or current.original_replicas
                 )
-            else:
-                await self.writer.fenced([Delete(paths.REASSIGN_PARTITIONS)])
-                self._legacy_czxid = None
-                # re-arm the creation watch so the next znode runs
-                await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
+                self.legacy[tp] = codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
+                continue
+            log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
+        await self.reassigner.reassign(updates, Source.ZK, now_ms(), batch)
+        for tp in self.reassigner.completed:
+            entry = self.legacy.get(tp)
+            a = ctx.assignment(tp)
+            if entry is not None and a is not None and a.replicas == entry.replicas:
+                del self.legacy[tp]
+        await self._persist()
+
+    async def on_legacy_znode(self, batch: ControlBatch) -> None:
+        """ZkPartitionReassignment: a new /admin/reassign_partitions starts its entries; entries
+        that cannot start are dropped from the znode with a logged reason; accepted ones get
+        ``original_replicas`` recorded (KIP-236)."""
+        read = await self._read_entries(paths.REASSIGN_PARTITIONS, self._watch_legacy())
+        if read is None:
+            self._legacy_czxid = None
+            return
+        entries, czxid = read
+        if czxid == self._legacy_czxid:
+            return  # a data change of a znode already applied (creation is what counts)
+        if self._refused_while_cancelling(paths.REASSIGN_PARTITIONS):
+            return
+        self._legacy_czxid = czxid
+        await self._start_entries(entries + await self._read_overflow(), batch, merge=False)
+
+    async def on_extra_znode(self, batch: ControlBatch) -> None:
+        """KIP-236 /admin/reassign_partitions_extra: merged into the pending legacy set and
+        started while others are in flight; deleted once merged."""
+        read = await self._read_entries(paths.REASSIGN_PARTITIONS_EXTRA, self._watch_extra())
+        if read is None or self._refused_while_cancelling(paths.REASSIGN_PARTITIONS_EXTRA):
+            return
+        await self._start_entries(read[0], batch, merge=True)
+        await self._delete_quietly(paths.REASSIGN_PARTITIONS_EXTRA)
+        await self.zk.exists(paths.REASSIGN_PARTITIONS_EXTRA, watch=self._watch_extra())
+
+    async def on_cancel_znode(self, batch: ControlBatch) -> None:
+        """KIP-236 /admin/reassign_cancel: its creation rolls back every pending legacy
+        reassignment to its ``original_replicas``; while it exists nothing new starts; its
+        deletion (by a client, never by the controller) lets the refused submissions run."""
+        exists = await self.zk.exists(paths.REASSIGN_CANCEL, watch=self._watch_cancel()) is not None
+        if exists and not self.cancel_in_place:
+            self.cancel_in_place = True
+            await self._rollback(batch)
+        elif not exists and self.cancel_in_place:
+            self.cancel_in_place = False
+            log.info("/admin/reassign_cancel removed: reassignments may start again")
+            self._legacy_czxid = None
+            await self.on_legacy_znode(batch)
+            await self.on_extra_znode(batch)
+
+    async def _rollback(self, batch: ControlBatch) -> None:
+        ctx = self.ctx
+        if not self.legacy:
+            return  # nothing pending (a legacy znode written meanwhile stays untouched)
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp, entry in sorted(self.legacy.items()):
+            current = ctx.assignment(tp)
+            if current is None or not current.is_being_reassigned:
+                continue
+            original = entry.original_replicas or current.original_replicas
+            li = ctx.states.get(tp)
+            isr = li.state.isr if li else ()
+            if not set(original) & set(isr) and not await self._unclean_allowed(tp[0]):
+                self._report(
+                    paths.REASSIGN_CANCEL,
+                    f"{tp[0]}-{tp[1]} not rolled back: it would require an unclean leader election",
+                    "rollback",
+                )
+                continue
+            updates[tp] = ReplicaAssignment(tuple(original))
+        log.warning("rolling back %d legacy reassignments (/admin/reassign_cancel)", len(updates))
+        await self.reassigner.reassign(updates, Source.ZK, now_ms(), batch)
+        self.legacy = {tp: e for tp, e in self.legacy.items() if tp not in updates}
+        await self._persist()
+
+    async def _delete_quietly(self, path: str) -> None:
+        try:
+            await self.writer.fenced([Delete(path)])
         except MultiFailedError as e:
             if not isinstance(e.cause, NoNodeError):
                 raise
+
+    async def _persist(self) -> None:
+        """Write the pending legacy set to /admin/reassign_partitions (deleted when empty, and
+        its creation watch re-armed). What does not fit under ZooKeeper's 1 MiB goes to
+        /reassignd/legacy_overflow/chunk_N (ZK_LAYOUT.md: reassignd's own state)."""
+        entries = tuple(self.legacy[tp] for tp in sorted(self.legacy))
+        chunks: list[LegacyEntries] = []
+        rest = entries
+        while rest:
+            n = len(rest)
+            while n > 1 and len(codec.encode_legacy_reassignment(rest[:n])) > LEGACY_CHUNK_BYTES:
+                n = max(
+                    1, min(n - 1, n * LEGACY_CHUNK_BYTES // len(codec.encode_legacy_reassignment(rest[:n])))
+                )
+            chunks.append(rest[:n])
+            rest = rest[n:]
+        if await self.zk.exists(paths.LEGACY_OVERFLOW) is not None:
+            old = [f"{paths.LEGACY_OVERFLOW}/{c}" for c in await self.zk.children(paths.LEGACY_OVERFLOW)]
+            await self.writer.fenced([*(Delete(p) for p in old), Delete(paths.LEGACY_OVERFLOW)])
+        if not chunks:
+            await self._delete_quietly(paths.REASSIGN_PARTITIONS)
+            self._legacy_czxid = None
+            await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
+            return
+        data = codec.encode_legacy_reassignment(chunks[0])
+        if await self.zk.exists(paths.REASSIGN_PARTITIONS) is None:
+            await self.writer.fenced([Create(paths.REASSIGN_PARTITIONS, data)])
+        else:
+            await self.writer.fenced([SetData(paths.REASSIGN_PARTITIONS, data, -1)])
+        stat = await self.zk.exists(paths.REASSIGN_PARTITIONS)
+        self._legacy_czxid = stat.czxid if stat is not None else None
+        if len(chunks) > 1:
+            ops: list[Op] = [Create(paths.LEGACY_OVERFLOW)]
+            ops += [
+                Create(f"{paths.LEGACY_OVERFLOW}/chunk_{i:04d}", codec.encode_legacy_reassignment(c))
+                for i, c in enumerate(chunks[1:])
+            ]
+            await self.writer.fenced(ops)
 
     async def remove_from_legacy(
         self, should_remove: Callable[[TopicPartition, tuple[int, ...]], bool]
     ) -> None:
         """Kafka's maybeRemoveFromZkReassignment."""
-        if not self._legacy_targets and self._legacy_czxid is None:
+        gone = [tp for tp, e in self.legacy.items() if should_remove(tp, e.replicas)]
+        if not gone:
             return
-        read = await self._read_legacy(watch=False)
-        if read is None:
-            return
-        entries, _version, _czxid = read
-        kept = tuple(e for e in entries if not should_remove((e.topic, e.partition), e.replicas))
-        if len(kept) == len(entries):
-            return
-        for e in entries:
-            if e not in kept:
-                self._legacy_targets.pop((e.topic, e.partition), None)
-        await self._write_legacy(kept)
+        for tp in gone:
+            del self.legacy[tp]
+        await self._persist()
 
     async def after_completions(self) -> None:
-        """Drop completed partitions from the legacy znode when its target for them equals
-        the completed TRS."""
+        """Drop completed partitions from the legacy set when its target for them equals the
+        completed TRS."""
         done = {tp: a.replicas for tp in self.reassigner.completed if (a := self.ctx.assignment(tp))}
         self.reassigner.completed.clear()
-        if done and self._legacy_czxid is not None:
+        if done and self.legacy:
             await self.remove_from_legacy(lambda tp, replicas: done.get(tp) == replicas)
 
     def legacy_partitions(self) -> set[TopicPartition]:
-        return set(self._legacy_targets)
+        return set(self.legacy)

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from reassignd.broker.protocol import REPLICAS_PATH, ReplicasReport
 from reassignd.controller.snapshot import BrokerView
-from reassignd.http.reassignment_requests import loads_strict
+from reassignd.http.json_input import loads_strict
 
 log = logging.getLogger(__name__)
 

@@ -221,7 +221,7 @@ def read_uuid(value: object, where: str) -> str:
 
 # The C scanner load_object_strictly uses, with no pairs hook (see fast_keys_unique), or with a
 # cheap one. A NaN or Infinity literal, or a repeated key, raises: fast_object returns None.
-_FAST = json.JSONDecoder(parse_constant=_constant)
+_FAST = json.JSONDecoder()
 
 
 def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -240,7 +240,7 @@ def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object
 
     With ``unique=False`` a key repeated in one object goes unnoticed (the last value wins), which
     is cheaper: the caller must then confirm :func:`fast_keys_unique`."""
-    if type(data) is not bytes:
+    if type(data) is not bytes or b"\\u" in data:
         return None
     try:
         text = data.decode()

@@ -41,6 +41,7 @@ CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
 DEFAULT_ENTITY = "<default>"
 
 REASSIGND = "/reassignd"
+LEGACY_OVERFLOW = "/reassignd/legacy_overflow"  # legacy entries beyond 1 MiB (chunk_N children)
 
 # Persistent parents the controller makes sure exist when it becomes active (as Kafka's
 # KafkaZkClient.createTopLevelPaths does for its own).

@@ -1,0 +1,205 @@
+"""KIP-236's sequenced request protocol (ZK_LAYOUT.md, CONTROLLER.md Legacy and KIP-236 intake).
+
+Clients create ``/admin/reassignment_requests/request_<seq>``; the controller applies them in
+sequence order (one children watch on the parent), keeps a status node
+``/admin/reassignments/<topic>/<partition>`` per in-flight partition (target, original, ``top``),
+deletes each request once its effects are persisted, and deletes status nodes on completion or
+cancellation. A status node replaced by a newer reassignment is re-created (a new czxid names the
+new reassignment). Malformed requests are reported and deleted without effect.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.context import ControllerContext
+from reassignd.controller.intake import Intake, now_ms
+from reassignd.controller.reassignment import Reassigner, ReassignmentMeta
+from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.requests import Source
+from reassignd.controller.validation import replica_list_error
+from reassignd.controller.writer import ZkWriter
+from reassignd.zk import codec, paths
+from reassignd.zk.client import Create, Delete, MultiFailedError, NoNodeError, Op, WatchCallback, ZkClient
+
+log = logging.getLogger(__name__)
+
+TopicPartition = codec.TopicPartition
+REQUEST_PREFIX = "request_"
+
+
+def request_order(children: list[str]) -> list[str]:
+    """Request znodes in sequence order (other children are ignored)."""
+    seqs = []
+    for name in children:
+        suffix = name.removeprefix(REQUEST_PREFIX)
+        if name.startswith(REQUEST_PREFIX) and suffix.isdigit():
+            seqs.append((int(suffix), name))
+    return [name for _, name in sorted(seqs)]
+
+
+class SequencedRequests:
+    def __init__(
+        self,
+        zk: ZkClient,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        reassigner: Reassigner,
+        intake: Intake,
+        watch_requests: Callable[[], WatchCallback | None],
+        report: Callable[[str, str, str], None],
+    ) -> None:
+        self.zk = zk
+        self.ctx = ctx
+        self.writer = writer
+        self.reassigner = reassigner
+        self.intake = intake
+        self._watch = watch_requests
+        self._report = report
+        self.status: dict[TopicPartition, codec.ReassignmentStatus] = {}
+        self.malformed = 0
+
+    async def load_status(self) -> None:
+        """Failover: the status nodes of in-flight partitions (they survive the controller)."""
+        topics = (
+            await self.zk.children(paths.REASSIGNMENTS) if await self.zk.exists(paths.REASSIGNMENTS) else []
+        )
+        for topic in topics:
+            for p in await self.zk.children(paths.reassignment_status_topic(topic)):
+                path = f"{paths.reassignment_status_topic(topic)}/{p}"
+                znode = await self.zk.get_or_none(path)
+                if znode is None or not p.isdigit():
+                    continue
+                try:
+                    self.status[(topic, int(p))] = codec.decode_reassignment_status(znode.data)
+                except codec.CodecError as e:
+                    self._report(path, e.reason, "reassignment_status")
+        self.intake.request_partitions = set(self.status)
+        for tp in self.status:
+            if tp in self.ctx.reassigning:
+                self.reassigner.meta[tp] = ReassignmentMeta(Source.REQUEST, None)
+
+    async def on_requests(self, batch: ControlBatch) -> None:
+        children = await self.zk.children(paths.REASSIGNMENT_REQUESTS, watch=self._watch())
+        pending = request_order(children)
+        if not pending:
+            return
+        if self.intake.cancel_in_place:
+            log.warning("%d reassignment requests wait: /admin/reassign_cancel is in place", len(pending))
+            return
+        for name in pending:
+            await self._apply(name, batch)
+
+    async def _minimum_isr(self, topic: str) -> int:
+        znode = await self.zk.get_or_none(paths.config_topic(topic))
+        if znode is None:
+            return 1
+        try:
+            value = codec.decode_entity_config(znode.data).get("min.insync.replicas", "1")
+            return int(value)
+        except (codec.CodecError, ValueError):
+            return 1
+
+    async def _apply(self, name: str, batch: ControlBatch) -> None:
+        path = paths.reassignment_request(name)
+        znode = await self.zk.get_or_none(path)
+        if znode is None:
+            return
+        try:
+            request = codec.decode_reassignment_request(znode.data)
+        except codec.CodecError as e:
+            self.malformed += 1
+            self._report(path, e.reason, "reassignment_request")
+            await self._delete(path)
+            return
+        ctx = self.ctx
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        statuses: dict[TopicPartition, codec.ReassignmentStatus | None] = {}
+        for tp, target in request.assignments.items():
+            current = ctx.assignment(tp)
+            why = None
+            if current is None or tp[0] in ctx.topics_to_delete:
+                why = "the partition does not exist"
+            elif (error := replica_list_error(target)) is not None:
+                why = error.message
+            elif tp in self.intake.legacy:
+                why = "it is being reassigned through /admin/reassign_partitions (legacy); ignored"
+            if why is not None or current is None:
+                log.warning("%s: %s-%d %s", name, tp[0], tp[1], why)
+                continue
+            original = current.original_replicas
+            if current.is_being_reassigned and set(target) == set(original):
+                updates[tp] = ReplicaAssignment(tuple(target))  # naming the old replicas cancels
+                statuses[tp] = None
+                continue
+            top = len(original)
+            if top < await self._minimum_isr(tp[0]):
+                log.warning(
+                    "%s: %s-%d ignored: its %d original replicas are fewer than min.insync.replicas",
+                    name,
+                    tp[0],
+                    tp[1],
+                    top,
+                )
+                continue
+            updates[tp] = current.reassign_to(target)
+            statuses[tp] = codec.ReassignmentStatus(tuple(target), original, top)
+        await self.reassigner.reassign(updates, Source.REQUEST, now_ms(), batch)
+        ops: list[Op] = []
+        for tp, status in statuses.items():
+            status_path = paths.reassignment_status(*tp)
+            if tp in self.status:
+                ops.append(Delete(status_path))
+            moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
+            if status is not None and moving:
+                if tp[0] not in {t for t, _ in self.status} and not await self.zk.exists(
+                    paths.reassignment_status_topic(tp[0])
+                ):
+                    ops.append(Create(paths.reassignment_status_topic(tp[0])))
+                ops.append(Create(status_path, codec.encode_reassignment_status(status)))
+        ops.append(Delete(path))  # the request goes once its effects are persisted
+        await self.writer.fenced(_dedupe_topic_creates(ops))
+        for tp, status in statuses.items():
+            moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
+            if status is not None and moving:
+                self.status[tp] = status
+            else:
+                self.status.pop(tp, None)
+        self.intake.request_partitions = set(self.status)
+        log.info("applied %s: %d partitions", name, len(updates))
+
+    async def after_completions(self, completed: list[TopicPartition]) -> None:
+        """Status nodes of completed (or cancelled, or superseded by another path) partitions
+        are deleted."""
+        done = [tp for tp in completed if tp in self.status]
+        if not done:
+            return
+        for tp in done:
+            try:
+                await self.writer.fenced([Delete(paths.reassignment_status(*tp))])
+            except MultiFailedError as e:
+                if not isinstance(e.cause, NoNodeError):
+                    raise
+            del self.status[tp]
+        self.intake.request_partitions = set(self.status)
+
+    async def _delete(self, path: str) -> None:
+        try:
+            await self.writer.fenced([Delete(path)])
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NoNodeError):
+                raise
+
+
+def _dedupe_topic_creates(ops: list[Op]) -> list[Op]:
+    seen: set[str] = set()
+    out: list[Op] = []
+    for op in ops:
+        if isinstance(op, Create) and op.path in seen:
+            continue
+        if isinstance(op, Create):
+            seen.add(op.path)
+        out.append(op)
+    return out
