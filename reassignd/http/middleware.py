@@ -9,6 +9,7 @@ from aiohttp.typedefs import Handler
 
 from reassignd.errors import NotController, ReassigndError
 from reassignd.http import auth
+from reassignd.http.callers import client_id_of
 from reassignd.http.keys import PRINCIPAL, TOKENS, VIEW
 from reassignd.http.responses import INVALID_REQUEST, UNKNOWN_SERVER_ERROR, error_response, http_status
 from reassignd.http.shapes import active_controller_json
@@ -31,7 +32,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             raise
         return _http_error(request, e)
     except Exception:
-        log.exception("unexpected error serving %s %s", request.method, request.path)
+        log.exception(
+            "unexpected error serving %s %s (client id %r)",
+            request.method,
+            request.path,
+            client_id_of(request),
+        )
         return error_response(
             UNKNOWN_SERVER_ERROR, "unexpected server error; see the controller's log", status=500
         )
@@ -73,4 +79,12 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         principal = auth.authenticate(request.app[TOKENS], request.headers.get("Authorization"))
         auth.authorize(principal, needed)
         request[PRINCIPAL] = principal
+        if needed is auth.Role.ADMIN:  # every change, with who asked
+            log.info(
+                "%s %s by user %s, client id %r",
+                request.method,
+                request.path,
+                principal.user,
+                client_id_of(request),
+            )
     return await handler(request)

@@ -111,11 +111,11 @@ def merge_results(
 ) -> list[QuotaAlterationResult]:
     """Every entry's answer in request order: the ones decided here, and the controller's for the
     ones sent (one each, in the order sent)."""
+    expected = sum(1 for p in plans if isinstance(p, QuotaAlteration))
+    if len(sent) != expected:
+        raise RuntimeError(f"the controller answered {len(sent)} quota entries for {expected} sent")
     answers = iter(sent)
-    merged = [next(answers) if isinstance(p, QuotaAlteration) else p for p in plans]
-    if next(answers, None) is not None:
-        raise RuntimeError("the controller answered more quota entries than were sent")
-    return merged
+    return [next(answers) if isinstance(p, QuotaAlteration) else p for p in plans]
 
 
 # --- answers -------------------------------------------------------------------------------------

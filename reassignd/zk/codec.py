@@ -288,8 +288,6 @@ def _topic_fast(obj: dict[str, object]) -> TopicZnode | None:
     for p, r in (*adding.items(), *removing.items()):
         if p not in partitions or not set(r) <= set(partitions[p]):
             return None
-    if any(set(adding[p]) & set(removing[p]) for p in adding.keys() & removing.keys()):
-        return None
     return TopicZnode(partitions, adding, removing, topic_id)
 
 

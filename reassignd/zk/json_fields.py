@@ -221,7 +221,7 @@ def read_uuid(value: object, where: str) -> str:
 
 # The C scanner load_object_strictly uses, with no pairs hook (see fast_keys_unique), or with a
 # cheap one. A NaN or Infinity literal, or a repeated key, raises: fast_object returns None.
-_FAST = json.JSONDecoder()
+_FAST = json.JSONDecoder(parse_constant=_constant)
 
 
 def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:

@@ -1,0 +1,319 @@
+"""The OpenAPI 3.1 document served at ``GET /v1/openapi.json``: every route, its parameters,
+request body and answers. Pure data; ``tests/unit/test_openapi.py`` keeps it in sync with the
+routes the app registers, and the schemathesis test fuzzes a real controller with it.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import metadata
+from typing import Any
+
+from reassignd.http.json_input import INT32_MAX
+from reassignd.http.openapi_schemas import SCHEMAS, Schema, array, integer, ref
+
+Json = dict[str, Any]
+
+CLIENT_ID_HEADER = "X-Client-Id"
+
+
+def _json(schema: Schema) -> Json:
+    return {"application/json": {"schema": schema}}
+
+
+def _answer(description: str, schema: Schema, headers: Json | None = None) -> Json:
+    answer: Json = {"description": description, "content": _json(schema)}
+    if headers:
+        answer["headers"] = headers
+    return answer
+
+
+ERROR = ref("Error")
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds (rounded up) before a throttled topic may be retried; only when "
+        "throttle_time_ms > 0",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
+_AUTH = {
+    "401": _answer(
+        "missing or unknown bearer token (error 31)",
+        ERROR,
+        {"WWW-Authenticate": {"schema": {"type": "string"}}},
+    ),
+    "403": _answer("the token's role may not do this (error 31 CLUSTER_AUTHORIZATION_FAILED)", ERROR),
+}
+_DEFAULT = {"default": _answer("any other failure, in the uniform error object", ERROR)}
+_BAD_REQUEST = {
+    "400": _answer(
+        "malformed JSON, wrong type, unknown field or out-of-range value (error 42 INVALID_REQUEST, "
+        "the message names the field); nothing was changed",
+        ERROR,
+    )
+}
+_TOO_LARGE = {"413": _answer("request body over 10 MiB", ERROR)}
+_NOT_CONTROLLER = {
+    "503": _answer(
+        "this instance is a standby (error 41 NOT_CONTROLLER) and says where the active one is",
+        ref("NotControllerError"),
+    )
+}
+
+
+def _read(ok: Json, *extra: Json) -> Json:
+    return {"200": ok, **_AUTH, **{k: v for e in extra for k, v in e.items()}, **_DEFAULT}
+
+
+def _write(ok: Json, *, body: bool = True) -> Json:
+    return {
+        "200": ok,
+        **_BAD_REQUEST,
+        **_AUTH,
+        **(_TOO_LARGE if body else {}),
+        **_NOT_CONTROLLER,
+        **_DEFAULT,
+    }
+
+
+def _operation(
+    operation_id: str,
+    summary: str,
+    tag: str,
+    responses: Json,
+    *,
+    parameters: list[Json] | None = None,
+    body: Schema | None = None,
+    public: bool = False,
+) -> Json:
+    op: Json = {"operationId": operation_id, "summary": summary, "tags": [tag], "responses": responses}
+    if parameters:
+        op["parameters"] = parameters
+    if body is not None:
+        op["requestBody"] = {"required": True, "content": _json(body)}
+    if public:
+        op["security"] = []
+    return op
+
+
+def _path_param(name: str, schema: Schema) -> Json:
+    return {"name": name, "in": "path", "required": True, "schema": schema}
+
+
+def _query(name: str, schema: Schema, description: str, *, repeatable: bool = False) -> Json:
+    param: Json = {"name": name, "in": "query", "required": False, "description": description}
+    if repeatable:
+        param.update(schema=array(schema), style="form", explode=True)
+    else:
+        param["schema"] = schema
+    return param
+
+
+TOPIC = _path_param("topic", {"type": "string", "minLength": 1})
+PARTITION = _path_param("partition", integer(0, INT32_MAX))
+MODE = _query(
+    "mode",
+    {"enum": ["cancel", "stop"]},
+    "cancel (default): back to the original replicas; stop: keep adding replicas already in the ISR",
+)
+CLIENT_ID = {
+    "name": CLIENT_ID_HEADER,
+    "in": "header",
+    "required": False,
+    "description": "the client id quotas are charged to (empty when absent); logged",
+    "schema": {"type": "string"},
+}
+
+
+def _paths() -> Json:
+    alter_answer = _answer(
+        "per-partition results (HTTP 200 even when some failed)", ref("AlterReassignmentsResponse")
+    )
+    cancel = functools.partial(_operation, tag="reassignments", responses=_write(alter_answer, body=False))
+    return {
+        "/healthz": {
+            "get": _operation(
+                "healthz", "process is alive", "health", {"200": _answer("alive", ref("Health"))}, public=True
+            )
+        },
+        "/readyz": {
+            "get": _operation(
+                "readyz",
+                "connected to ZooKeeper and active or following a known active controller",
+                "health",
+                {
+                    "200": _answer("ready", ref("Readiness")),
+                    "503": _answer("not ready, with the reason", ref("Readiness")),
+                },
+                public=True,
+            )
+        },
+        "/metrics": {
+            "get": _operation(
+                "metrics",
+                "Prometheus metrics (text format; OpenMetrics when asked for)",
+                "health",
+                {
+                    "200": {
+                        "description": "metrics",
+                        "content": {
+                            "text/plain": {"schema": {"type": "string"}},
+                            "application/openmetrics-text": {"schema": {"type": "string"}},
+                        },
+                    }
+                },
+                public=True,
+            )
+        },
+        "/v1/openapi.json": {
+            "get": _operation(
+                "openapi", "this document", "meta", _read(_answer("OpenAPI 3.1", {"type": "object"}))
+            )
+        },
+        "/v1/status": {
+            "get": _operation(
+                "status", "this instance and the cluster", "cluster", _read(_answer("status", ref("Status")))
+            )
+        },
+        "/v1/brokers": {
+            "get": _operation(
+                "listBrokers", "live brokers", "cluster", _read(_answer("brokers", ref("Brokers")))
+            )
+        },
+        "/v1/topics": {
+            "get": _operation("listTopics", "topics", "cluster", _read(_answer("topics", ref("Topics")))),
+            "post": _operation(
+                "createTopics",
+                "CreateTopics",
+                "topics",
+                _write(_answer("per-topic results", ref("CreateTopicsResponse"), RETRY_AFTER)),
+                parameters=[CLIENT_ID],
+                body=ref("CreateTopicsRequest"),
+            ),
+        },
+        "/v1/topics/{topic}": {
+            "get": _operation(
+                "describeTopic",
+                "one topic's partitions",
+                "cluster",
+                _read(_answer("the topic", ref("Topic")), {"404": _answer("no such topic (error 3)", ERROR)}),
+                parameters=[TOPIC],
+            ),
+            "delete": _operation(
+                "deleteTopic",
+                "DeleteTopics for one topic",
+                "topics",
+                _write(_answer("the topic's result", ref("DeleteTopicsResponse"), RETRY_AFTER), body=False),
+                parameters=[
+                    TOPIC,
+                    _query("timeout_ms", integer(0, INT32_MAX), "milliseconds (default 30000)"),
+                    CLIENT_ID,
+                ],
+            ),
+        },
+        "/v1/topics/delete": {
+            "post": _operation(
+                "deleteTopics",
+                "DeleteTopics",
+                "topics",
+                _write(_answer("per-topic results", ref("DeleteTopicsResponse"), RETRY_AFTER)),
+                parameters=[CLIENT_ID],
+                body=ref("DeleteTopicsRequest"),
+            )
+        },
+        "/v1/topics/partitions": {
+            "post": _operation(
+                "createPartitions",
+                "CreatePartitions",
+                "topics",
+                _write(_answer("per-topic results", ref("CreatePartitionsResponse"), RETRY_AFTER)),
+                parameters=[CLIENT_ID],
+                body=ref("CreatePartitionsRequest"),
+            )
+        },
+        "/v1/reassignments": {
+            "get": _operation(
+                "listReassignments",
+                "ListPartitionReassignments",
+                "reassignments",
+                _read(_answer("partitions being reassigned", ref("ListReassignmentsResponse")), _BAD_REQUEST),
+                parameters=[
+                    _query("topic", {"type": "string", "minLength": 1}, "only these topics", repeatable=True),
+                    _query("partition", integer(0, INT32_MAX), "only these partitions", repeatable=True),
+                ],
+            ),
+            "post": _operation(
+                "alterReassignments",
+                "AlterPartitionReassignments",
+                "reassignments",
+                _write(alter_answer),
+                body=ref("AlterReassignmentsRequest"),
+            ),
+            "delete": cancel("cancelReassignments", "cancel every reassignment", parameters=[MODE]),
+        },
+        "/v1/reassignments/{topic}": {
+            "delete": cancel(
+                "cancelTopicReassignments", "cancel one topic's reassignments", parameters=[TOPIC, MODE]
+            )
+        },
+        "/v1/reassignments/{topic}/{partition}": {
+            "delete": cancel(
+                "cancelPartitionReassignment",
+                "cancel one partition's reassignment (85 if it was not moving)",
+                parameters=[TOPIC, PARTITION, MODE],
+            )
+        },
+        "/v1/quotas": {
+            "get": _operation(
+                "describeQuotas",
+                "DescribeClientQuotas: the configured entities matching the filter (none: every one)",
+                "quotas",
+                _read(_answer("entities and their values", ref("DescribeQuotasResponse")), _BAD_REQUEST),
+                parameters=[
+                    _query("user", {"type": "string", "minLength": 1}, "this user's entities"),
+                    _query("client_id", {"type": "string", "minLength": 1}, "this client id's entities"),
+                ],
+            ),
+            "post": _operation(
+                "alterQuotas",
+                "AlterClientQuotas for controller_mutation_rate",
+                "quotas",
+                _write(_answer("per-entity results", ref("AlterQuotasResponse"))),
+                body=ref("AlterQuotasRequest"),
+            ),
+        },
+    }
+
+
+def _version() -> str:
+    try:
+        return metadata.version("reassignd")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+@functools.cache
+def openapi_document() -> Json:
+    """The whole document (built once; callers must not modify it)."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "reassignd",
+            "version": _version(),
+            "description": "The HTTP API of a reassignd controller (HTTP_API.md): Kafka's admin "
+            "messages in snake_case, Kafka's error codes and names.",
+        },
+        "paths": _paths(),
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "a token from --auth-tokens; viewer: every GET, admin: everything. "
+                    "Without a tokens file (loopback only) every caller is ANONYMOUS admin.",
+                }
+            },
+        },
+        "security": [{"bearerAuth": []}],
+    }

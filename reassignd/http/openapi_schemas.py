@@ -1,0 +1,355 @@
+"""The JSON Schemas of the OpenAPI document: request bodies (as strict as their parsers) and
+responses. Pure data, built with a few small helpers.
+
+Request schemas state exactly what ``reassignment_requests``, ``topic_requests`` and
+``quota_requests`` accept: every object is closed (``additionalProperties: false``), integers
+carry their ranges, nullable fields say so. Response schemas list the fields HTTP_API.md
+promises and leave objects open, so adding a field is not a breaking change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reassignd.http.json_input import INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN
+
+Schema = dict[str, Any]
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def closed(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
+    """An object with exactly these fields (the required ones present)."""
+    schema: Schema = {
+        "type": "object",
+        "properties": {**required, **(optional or {})},
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def shape(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
+    """A response object: these fields at least."""
+    return {"type": "object", "properties": {**required, **(optional or {})}, "required": list(required)}
+
+
+def array(items: Schema) -> Schema:
+    return {"type": "array", "items": items}
+
+
+def nullable(schema: Schema) -> Schema:
+    if isinstance(schema.get("type"), str):
+        return {**schema, "type": [schema["type"], "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def integer(minimum: int, maximum: int) -> Schema:
+    return {"type": "integer", "minimum": minimum, "maximum": maximum}
+
+
+STRING: Schema = {"type": "string"}
+BOOLEAN: Schema = {"type": "boolean"}
+NUMBER: Schema = {"type": "number"}
+INTEGER: Schema = {"type": "integer"}
+INT32: Schema = integer(INT32_MIN, INT32_MAX)
+
+# A partition id as an object key (``assignments``): canonical decimal, 0..2^31−1.
+PARTITION_KEY_PATTERN = (
+    "^(0|[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}"
+    "|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$"
+)
+
+# --- shared pieces ---------------------------------------------------------------------------------
+
+COMMON: dict[str, Schema] = {
+    "Error": shape(
+        {
+            "error_code": {"type": "integer", "description": "Kafka's numeric error code (ours ≥ 10000)"},
+            "error_name": {"type": "string", "description": "Kafka's name of the code"},
+            "error_message": nullable(STRING),
+        }
+    ),
+    "NotControllerError": {
+        "allOf": [
+            ref("Error"),
+            shape({"active_controller": nullable(ref("ActiveController"))}),
+        ]
+    },
+    "ActiveController": shape({"id": INTEGER, "http": nullable(STRING)}),
+    "TimeoutMs": {**integer(0, INT32_MAX), "description": "milliseconds"},
+    "PartitionId": integer(0, INT32_MAX),
+    "BrokerIds": {
+        **array(INT32),
+        "description": "broker ids; empty, repeated or unknown ids are per-item errors (39)",
+    },
+}
+
+# --- reassignments ---------------------------------------------------------------------------------
+
+REASSIGNMENTS: dict[str, Schema] = {
+    "AlterReassignmentsRequest": {
+        "oneOf": [ref("KafkaAlterReassignments"), ref("ReassignmentPlan")],
+        "description": "Kafka's AlterPartitionReassignments, or a kafka-reassign-partitions plan",
+    },
+    "KafkaAlterReassignments": closed(
+        {
+            "topics": array(
+                closed(
+                    {
+                        "name": STRING,
+                        "partitions": array(
+                            closed({"partition": ref("PartitionId"), "replicas": nullable(ref("BrokerIds"))})
+                        ),
+                    }
+                )
+            )
+        },
+        {"timeout_ms": ref("TimeoutMs"), "mode": {"enum": ["cancel", "stop"]}},
+    ),
+    "ReassignmentPlan": closed(
+        {
+            "version": {"type": "integer", "const": 1},
+            "partitions": array(
+                closed(
+                    {"topic": STRING, "partition": ref("PartitionId"), "replicas": ref("BrokerIds")},
+                    {"log_dirs": array(STRING)},
+                )
+            ),
+        }
+    ),
+    "AlterReassignmentsResponse": {
+        "allOf": [
+            ref("Error"),
+            shape(
+                {
+                    "throttle_time_ms": INTEGER,
+                    "responses": array(
+                        shape(
+                            {
+                                "name": STRING,
+                                "partitions": array(
+                                    {"allOf": [ref("Error"), shape({"partition": ref("PartitionId")})]}
+                                ),
+                            }
+                        )
+                    ),
+                }
+            ),
+        ]
+    },
+    "ListReassignmentsResponse": {
+        "allOf": [
+            ref("Error"),
+            shape({"topics": array(shape({"name": STRING, "partitions": array(ref("Reassignment"))}))}),
+        ]
+    },
+    "Reassignment": shape(
+        {
+            "partition": ref("PartitionId"),
+            "replicas": array(INTEGER),
+            "adding_replicas": array(INTEGER),
+            "removing_replicas": array(INTEGER),
+            "target_replicas": array(INTEGER),
+            "original_replicas": array(INTEGER),
+            "source": {"enum": ["api", "zk", "request", "batch"]},
+            "started_at": nullable({"type": "string", "format": "date-time"}),
+            "progress": nullable(
+                shape(
+                    {
+                        "bytes_total": INTEGER,
+                        "bytes_done": INTEGER,
+                        "bytes_per_s": INTEGER,
+                        "eta_s": nullable(INTEGER),
+                    }
+                )
+            ),
+        }
+    ),
+}
+
+# --- topics ----------------------------------------------------------------------------------------
+
+TOPICS: dict[str, Schema] = {
+    "CreateTopicsRequest": closed(
+        {"topics": array(ref("NewTopic"))},
+        {"timeout_ms": ref("TimeoutMs"), "validate_only": BOOLEAN},
+    ),
+    "NewTopic": closed(
+        {"name": STRING},
+        {
+            "num_partitions": {**INT32, "description": "-1 or absent: the broker default"},
+            "replication_factor": {
+                **integer(INT16_MIN, INT16_MAX),
+                "description": "-1 or absent: the broker default",
+            },
+            "assignments": nullable(
+                {
+                    "type": "object",
+                    "propertyNames": {"pattern": PARTITION_KEY_PATTERN},
+                    "additionalProperties": ref("BrokerIds"),
+                    "description": 'partition id → replicas, e.g. {"0": [1, 2], "1": [2, 3]}',
+                }
+            ),
+            "configs": {"type": "object", "additionalProperties": nullable(STRING)},
+        },
+    ),
+    "DeleteTopicsRequest": closed({"topics": array(STRING)}, {"timeout_ms": ref("TimeoutMs")}),
+    "CreatePartitionsRequest": closed(
+        {
+            "topics": array(
+                closed(
+                    {"name": STRING, "count": {**INT32, "description": "the new total partition count"}},
+                    {"assignments": nullable(array(ref("BrokerIds")))},
+                )
+            )
+        },
+        {"timeout_ms": ref("TimeoutMs"), "validate_only": BOOLEAN},
+    ),
+    "TopicResult": {"allOf": [shape({"name": STRING}), ref("Error")]},
+    "CreateTopicsResponse": shape(
+        {
+            "throttle_time_ms": INTEGER,
+            "topics": array(
+                {
+                    "allOf": [
+                        ref("TopicResult"),
+                        {
+                            "type": "object",
+                            "properties": {"num_partitions": INTEGER, "replication_factor": INTEGER},
+                        },
+                    ]
+                }
+            ),
+        }
+    ),
+    "DeleteTopicsResponse": shape({"throttle_time_ms": INTEGER, "responses": array(ref("TopicResult"))}),
+    "CreatePartitionsResponse": shape({"throttle_time_ms": INTEGER, "results": array(ref("TopicResult"))}),
+}
+
+# --- quotas ----------------------------------------------------------------------------------------
+
+QUOTAS: dict[str, Schema] = {
+    "QuotaEntity": closed(
+        {},
+        {
+            "user": {"type": "string", "description": '"<default>" names the default user'},
+            "client_id": {"type": "string", "description": '"<default>" names the default client id'},
+        },
+    ),
+    "AlterQuotasRequest": closed(
+        {
+            "entries": array(
+                closed(
+                    {
+                        "entity": ref("QuotaEntity"),
+                        "ops": array(
+                            closed(
+                                {
+                                    "key": {
+                                        "type": "string",
+                                        "description": "only controller_mutation_rate; another key "
+                                        "fails the entry with 42",
+                                    },
+                                    "value": {**nullable(NUMBER), "description": "null removes the key"},
+                                }
+                            )
+                        ),
+                    }
+                )
+            )
+        }
+    ),
+    "AlterQuotasResponse": shape(
+        {"entries": array({"allOf": [shape({"entity": {"type": "object"}}), ref("Error")]})}
+    ),
+    "DescribeQuotasResponse": shape(
+        {
+            "entries": array(
+                shape(
+                    {
+                        "entity": {"type": "object", "additionalProperties": STRING},
+                        "values": {"type": "object", "additionalProperties": NUMBER},
+                    }
+                )
+            )
+        }
+    ),
+}
+
+# --- the cluster view ------------------------------------------------------------------------------
+
+CLUSTER: dict[str, Schema] = {
+    "Health": shape({"status": {"const": "ok"}}),
+    "Readiness": shape({"status": {"enum": ["ready", "not ready"]}}, {"reason": STRING}),
+    "Status": shape(
+        {
+            "controller_id": INTEGER,
+            "active": BOOLEAN,
+            "controller_epoch": INTEGER,
+            "active_controller": nullable(ref("ActiveController")),
+            "zookeeper": shape({"connected": BOOLEAN, "session_id": nullable(STRING)}),
+            "brokers": shape({"live": array(INTEGER)}),
+            "topics": INTEGER,
+            "partitions": INTEGER,
+            "reassigning_partitions": INTEGER,
+            "event_queue": shape(
+                {"size": INTEGER, "queue_time_ms": {"type": "object", "additionalProperties": NUMBER}}
+            ),
+            "uptime_s": INTEGER,
+            "problems": array(shape({"path": STRING, "reason": STRING})),
+        }
+    ),
+    "Brokers": shape(
+        {
+            "brokers": array(
+                shape(
+                    {
+                        "id": INTEGER,
+                        "rack": nullable(STRING),
+                        "endpoints": array(STRING),
+                        "broker_epoch": INTEGER,
+                    }
+                )
+            )
+        }
+    ),
+    "Topics": shape(
+        {
+            "topics": array(
+                shape(
+                    {
+                        "name": STRING,
+                        "partitions": INTEGER,
+                        "replication_factor": INTEGER,
+                        "reassigning_partitions": INTEGER,
+                    }
+                )
+            )
+        }
+    ),
+    "Topic": shape(
+        {
+            "name": STRING,
+            "topic_id": nullable(STRING),
+            "partitions": array(
+                shape(
+                    {
+                        "partition": ref("PartitionId"),
+                        "replicas": array(INTEGER),
+                        "leader": INTEGER,
+                        "leader_epoch": INTEGER,
+                        "isr": array(INTEGER),
+                        "adding_replicas": array(INTEGER),
+                        "removing_replicas": array(INTEGER),
+                    }
+                )
+            ),
+        }
+    ),
+}
+
+SCHEMAS: dict[str, Schema] = {**COMMON, **REASSIGNMENTS, **TOPICS, **QUOTAS, **CLUSTER}

@@ -1,0 +1,181 @@
+"""KIP-236 end to end: rollback through /admin/reassign_cancel, extra batches, sequenced requests."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient
+from tests.integration.harness import ControllerProc, Procs, active_one, eventually, state_of
+from tests.integration.test_reassignment import (
+    FAST,
+    SLOW,
+    _not_hosted,
+    alter,
+    completed,
+    listed,
+    make_topic,
+    replica_on,
+    set_broker_rate,
+    start,
+    topic_znode,
+)
+
+Entry = codec.LegacyReassignmentEntry
+
+
+async def legacy_entries(zk: ZkClient) -> tuple[codec.LegacyReassignmentEntry, ...] | None:
+    znode = await zk.get_or_none(paths.REASSIGN_PARTITIONS)
+    return None if znode is None else codec.decode_legacy_reassignment(znode.data)
+
+
+async def three_slow_legacy_moves(procs: Procs, zk: ZkClient) -> ControllerProc:
+    """t-0..2 on [1,2] move to [3,4] through the legacy znode; broker 3 and 4 are slow."""
+    c = await start(procs, zk, 6)
+    await make_topic(zk, "t", {p: (1, 2) for p in range(5)}, initial_bytes=5_000_000)
+    for b in (3, 4, 5):
+        await set_broker_rate(zk, b, SLOW)
+    entries = tuple(Entry("t", p, (3, 4)) for p in range(3))
+    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+
+    async def recorded() -> tuple[codec.LegacyReassignmentEntry, ...] | None:
+        got = await legacy_entries(zk)
+        return got if got and all(e.original_replicas for e in got) else None
+
+    got = await eventually(recorded, what="original_replicas recorded")
+    assert {(e.partition, e.replicas, e.original_replicas) for e in got} == {
+        (p, (3, 4), (1, 2)) for p in range(3)
+    }
+    for p in range(3):
+        await eventually(lambda q=p: replica_on(c, 3, "t", q), what=f"t-{p} started on 3")
+    return c
+
+
+async def test_cancel_znode_rolls_back_and_blocks_new_reassignments(procs: Procs, zk: ZkClient) -> None:
+    c = await three_slow_legacy_moves(procs, zk)
+    await zk.create(paths.REASSIGN_CANCEL)
+    for p in range(3):
+        await eventually(lambda q=p: completed(zk, "t", q, (1, 2)), what=f"t-{p} rolled back")
+        for b in (3, 4):
+            await eventually(lambda b=b, q=p: _not_hosted(c, b, "t", q), what=f"new replica {b} deleted")
+    await eventually(lambda: _absent(zk, paths.REASSIGN_PARTITIONS), what="legacy znode emptied")
+    assert await listed(c) == {}
+
+    result = await alter(c, {("t", 3): [1, 5]})
+    assert result[("t", 3)]["error_code"] == 10001
+    assert result[("t", 3)]["error_name"] == "REASSIGNMENT_CANCEL_IN_PLACE"
+    # a legacy znode written now stays untouched (and is reported)
+    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment((Entry("t", 4, (1, 5)),)))
+    await asyncio.sleep(1.0)
+    assert (await topic_znode(zk, "t")).partitions[4] == (1, 2)
+    assert await zk.exists(paths.REASSIGN_CANCEL) is not None  # the controller never deletes it
+
+    await zk.delete(paths.REASSIGN_CANCEL)
+    await eventually(lambda: _moving(zk, "t", 4), what="the waiting legacy znode runs")
+    await set_broker_rate(zk, 5, FAST)
+    result = await alter(c, {("t", 3): [1, 5]})
+    assert result[("t", 3)]["error_code"] == 0
+    await eventually(lambda: completed(zk, "t", 3, (1, 5)), what="API reassignment goes through")
+
+
+async def _absent(zk: ZkClient, path: str) -> bool:
+    return await zk.exists(path) is None
+
+
+async def _moving(zk: ZkClient, topic: str, p: int) -> bool:
+    z = await topic_znode(zk, topic)
+    return p in z.adding or z.partitions[p] != (1, 2)
+
+
+async def test_extra_znode_merges_and_retargets(procs: Procs, zk: ZkClient) -> None:
+    c = await three_slow_legacy_moves(procs, zk)
+    extra = (Entry("t", 3, (1, 5)), Entry("t", 4, (2, 5)), Entry("t", 0, (3, 5)))
+    await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, codec.encode_legacy_reassignment(extra))
+    for p in (3, 4):
+        await eventually(lambda q=p: replica_on(c, 5, "t", q), what=f"t-{p} starts at once")
+    await eventually(
+        lambda: _absent(zk, paths.REASSIGN_PARTITIONS_EXTRA), what="extra znode deleted once merged"
+    )
+    z = await topic_znode(zk, "t")
+    # t-0 re-targeted relative to its original replicas [1,2]: RS = [3,5] ++ [1,2]
+    assert z.partitions[0] == (3, 5, 1, 2)
+    assert z.adding[0] == (3, 5) and z.removing[0] == (1, 2)
+    await eventually(lambda: _not_hosted(c, 4, "t", 0), what="t-0's intermediate replica 4 dropped")
+    got = await legacy_entries(zk)
+    assert got is not None
+    merged = {e.partition: (e.replicas, e.original_replicas) for e in got}
+    assert merged[0] == ((3, 5), (1, 2))
+    assert merged[3] == ((1, 5), (1, 2))
+    assert set(merged) == {0, 1, 2, 3, 4}
+    assert (await listed(c))[("t", 3)]["source"] == "zk"
+
+
+async def request(zk: ZkClient, assignments: dict[tuple[str, int], tuple[int, ...]]) -> str:
+    data = codec.encode_reassignment_request(codec.ReassignmentRequest(assignments))
+    return await zk.create(paths.REASSIGNMENT_REQUEST_PREFIX, data, sequential=True)
+
+
+async def status(zk: ZkClient, topic: str, p: int) -> tuple[codec.ReassignmentStatus, int] | None:
+    znode = await zk.get_or_none(paths.reassignment_status(topic, p))
+    return None if znode is None else (codec.decode_reassignment_status(znode.data), znode.stat.czxid)
+
+
+async def test_sequenced_requests_in_order_with_status_nodes(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 5)
+    await make_topic(zk, "s", {p: (1, 2) for p in range(3)}, initial_bytes=5_000_000)
+    await set_broker_rate(zk, 4, SLOW)
+    first = await request(zk, {("s", 0): (3, 4), ("s", 1): (2, 3)})
+    second = await request(zk, {("s", 0): (4, 5)})
+    third = await request(zk, {("s", 2): (1, 3)})
+    assert first < second < third
+    await eventually(lambda: _no_requests(zk), what="every request applied and deleted")
+    z = await topic_znode(zk, "s")
+    assert z.partitions[0][:2] == (4, 5), "request 2 re-targets s-0 and wins"
+    st = await status(zk, "s", 0)
+    assert st is not None and st[0] == codec.ReassignmentStatus((4, 5), (1, 2), 2)
+    assert (await listed(c))[("s", 0)]["source"] == "request"
+    # s-1 and s-2 (fast brokers) complete and their status nodes vanish
+    await eventually(lambda: completed(zk, "s", 1, (2, 3)), what="s-1 completes")
+    await eventually(lambda: completed(zk, "s", 2, (1, 3)), what="s-2 completes")
+    await eventually(lambda: _absent(zk, paths.reassignment_status("s", 1)), what="s-1 status node deleted")
+    # replacing s-0's reassignment re-creates its status node (new czxid)
+    before = st[1]
+    await request(zk, {("s", 0): (4, 3)})
+    await eventually(lambda: _no_requests(zk), what="request 4 applied")
+    after = await status(zk, "s", 0)
+    assert after is not None and after[0].target == (4, 3) and after[1] != before
+    # a request naming the original replicas cancels: they are restored
+    await request(zk, {("s", 0): (1, 2)})
+    await eventually(lambda: completed(zk, "s", 0, (1, 2)), what="s-0 restored")
+    await eventually(lambda: _absent(zk, paths.reassignment_status("s", 0)), what="status deleted on cancel")
+    await eventually(lambda: _not_hosted(c, 4, "s", 0), what="adding replica deleted")
+
+
+async def _no_requests(zk: ZkClient) -> bool:
+    return not await zk.children(paths.REASSIGNMENT_REQUESTS)
+
+
+async def test_malformed_request_is_reported_and_the_next_runs(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    await make_topic(zk, "m", {0: (1, 2)})
+    await zk.create(paths.REASSIGNMENT_REQUEST_PREFIX, b'{"version":1,"assignments":7}', sequential=True)
+    await request(zk, {("m", 0): (2, 3)})
+    await eventually(lambda: completed(zk, "m", 0, (2, 3)), what="the next request runs")
+    await eventually(lambda: _no_requests(zk), what="the malformed request is deleted")
+    s: dict[str, Any] | None = await c.status()
+    assert s is not None
+    assert any(p["path"].startswith("/admin/reassignment_requests/request_") for p in s["problems"])
+
+
+async def test_standby_applies_a_request_left_by_a_dead_controller(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    standby = procs.controller(9001, 2.0)
+    await make_topic(zk, "f", {0: (1, 2)})
+    c.proc.kill()
+    await request(zk, {("f", 0): (2, 3)})  # nobody is active to process it now
+    await active_one(standby)
+    await eventually(lambda: completed(zk, "f", 0, (2, 3)), what="the standby applies it")
+    await eventually(lambda: _no_requests(zk), what="and deletes it")
+    s = await state_of(zk, "f", 0)
+    assert s is not None and s.leader in (2, 3)
