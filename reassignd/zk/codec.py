@@ -275,7 +275,7 @@ def _topic_fast(obj: dict[str, object]) -> TopicZnode | None:
     if not fast_int(version := obj.get("version"), 1, 3):
         return None
     if ((topic_id := obj.get("topic_id")) is None and version == 3) or not (
-        topic_id is None or fast_uuid(topic_id)
+        topic_id is None or type(topic_id) is str
     ):
         return None
     rs = fast_replica_map(obj.get("partitions"))
@@ -288,6 +288,8 @@ def _topic_fast(obj: dict[str, object]) -> TopicZnode | None:
     for p, r in (*adding.items(), *removing.items()):
         if p not in partitions or not set(r) <= set(partitions[p]):
             return None
+    if any(set(adding[p]) & set(removing[p]) for p in adding.keys() & removing.keys()):
+        return None
     return TopicZnode(partitions, adding, removing, topic_id)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import time
 from typing import Any
 
@@ -315,3 +316,39 @@ async def test_kip73_follower_throttle_slows_a_follower_the_same_way(procs: Proc
         return s if s is not None and s.isr == (1, 2) else None
 
     await eventually(rejoined, what="unthrottled, the follower joins the ISR")
+
+
+async def test_session_loss_makes_the_controller_resign(procs: Procs, zk: ZkClient) -> None:
+    """A controller frozen past its session timeout (SIGSTOP) loses its session; when it wakes
+    it must stand down (the standby won meanwhile) instead of acting on a dead session."""
+    a = procs.controller(9000, SESSION_TIMEOUT_S)
+    await active_one(a)
+    b = procs.controller(9001, SESSION_TIMEOUT_S)
+
+    async def b_follows() -> bool:
+        s = await b.status()
+        return bool(s and s["active_controller"])
+
+    await eventually(b_follows, what="standby follows")
+    a.proc.popen.send_signal(signal.SIGSTOP)
+    try:
+
+        async def b_active() -> dict[str, Any] | None:
+            s = await b.status()
+            return s if s and s["active"] else None
+
+        s = await eventually(b_active, what="standby wins after the frozen one's session expired")
+        assert s["controller_epoch"] == 2
+    finally:
+        a.proc.popen.send_signal(signal.SIGCONT)
+
+    async def a_standby() -> dict[str, Any] | None:
+        s = await a.status()
+        return (
+            s
+            if s and not s["active"] and s["active_controller"] and s["active_controller"]["id"] == 9001
+            else None
+        )
+
+    await eventually(a_standby, what="the woken controller reports itself standby")
+    assert "session" in a.proc.log().lower()
