@@ -275,7 +275,7 @@ def _topic_fast(obj: dict[str, object]) -> TopicZnode | None:
     if not fast_int(version := obj.get("version"), 1, 3):
         return None
     if ((topic_id := obj.get("topic_id")) is None and version == 3) or not (
-        topic_id is None or type(topic_id) is str
+        topic_id is None or fast_uuid(topic_id)
     ):
         return None
     rs = fast_replica_map(obj.get("partitions"))
@@ -352,7 +352,7 @@ def _partition_state_fast(obj: dict[str, object]) -> PartitionState | None:
     )
     if (
         fast_int(obj.get("version"), 1, 1)
-        and fast_int(leader, lo=-1)
+        and fast_int(leader, lo=-2)
         and fast_int(leader_epoch)
         and fast_int(controller_epoch)
         and (isr := fast_replicas(obj.get("isr"), True)) is not None

@@ -33,7 +33,9 @@ from reassignd.http import build_app
 from reassignd.http.auth import Principal
 
 Client = TestClient[web.Request, web.Application]
-Request = CreateTopics | DeleteTopics | CreatePartitions | AlterQuotas | AlterReassignments | CancelReassignments
+Request = (
+    CreateTopics | DeleteTopics | CreatePartitions | AlterQuotas | AlterReassignments | CancelReassignments
+)
 
 ACTIVE = ClusterSnapshot(
     controller_id=9000,
