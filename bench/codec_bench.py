@@ -9,8 +9,8 @@ with a pairs hook written in Python) then every field check with its error messa
     python bench/codec_bench.py                 # about 10 s
     python bench/codec_bench.py --rounds 50     # steadier figures on a busy machine
 
-Each figure is the best of ``--rounds`` rounds (the least disturbed), fast and strict rounds
-interleaved so that a busy machine slows both alike.
+Each figure is CPU time per call (``time.process_time``, so that other processes on a busy
+machine count less), the best of ``--rounds`` rounds, fast and strict rounds interleaved.
 """
 
 from __future__ import annotations
@@ -28,6 +28,17 @@ from reassignd.zk.json_fields import dump, load_object_strictly
 
 BROKERS = tuple(range(1, 7))  # RF 3 spread round-robin over six brokers
 TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"
+BROKER = codec.BrokerRegistration(
+    broker_id=1,
+    host="kafka-1.example.com",
+    port=9092,
+    endpoints=(
+        codec.Endpoint("PLAINTEXT", "kafka-1.example.com", 9092),
+        codec.Endpoint("CONTROL", "kafka-1.example.com", 19092),
+    ),
+    rack="rack-a",
+    timestamp_ms=1700000000000,
+)
 STATE = codec.PartitionState(leader=3, leader_epoch=17, controller_epoch=5, isr=(3, 1, 2))
 TOPIC = codec.TopicZnode(
     {p: tuple(BROKERS[(p + i) % len(BROKERS)] for i in range(3)) for p in range(100)}, topic_id=TOPIC_ID
@@ -40,6 +51,10 @@ def strict_decode_partition_state(data: bytes) -> codec.PartitionState:
 
 def strict_decode_topic(data: bytes) -> codec.TopicZnode:
     return codec._read_topic(load_object_strictly(data))
+
+
+def strict_decode_broker(data: bytes) -> codec.BrokerRegistration:
+    return codec._read_broker(BROKER.broker_id, load_object_strictly(data))
 
 
 def strict_encode_partition_state(state: codec.PartitionState) -> bytes:
@@ -65,10 +80,10 @@ def strict_encode_topic(znode: codec.TopicZnode) -> bytes:
 
 
 def per_call_us(call: Callable[[], object], calls: int) -> float:
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(calls):
         call()
-    return (time.perf_counter() - started) / calls * 1e6
+    return (time.process_time() - started) / calls * 1e6
 
 
 def compare(
@@ -120,6 +135,14 @@ def main() -> None:
         lambda: codec.encode_topic(TOPIC),
         lambda: strict_encode_topic(TOPIC),
         100,
+        args.rounds,
+    )
+    broker = codec.encode_broker(BROKER)
+    compare(
+        "decode_broker",
+        lambda: codec.decode_broker(BROKER.broker_id, broker),
+        lambda: strict_decode_broker(broker),
+        2000,
         args.rounds,
     )
     fast_s = (100_000 * state_us + 1_000 * topic_us) / 1e6

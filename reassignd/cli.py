@@ -1,7 +1,8 @@
-"""The ``reassignd`` console script: ``controller``, ``broker`` and ``cluster`` (CLI.md).
+"""The ``reassignd`` console script: ``controller``, ``broker``, ``cluster`` and ``admin`` (CLI.md).
 
 Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration (one line on
 stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
+``admin`` clients run once: 0 done, 2 bad arguments, 1 a failure (one line on stderr).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import uvloop
 
+from reassignd.admin.command_line import AdminReassignCommand
 from reassignd.config import (
     BrokerCommand,
     ClusterCommand,
@@ -45,6 +47,8 @@ async def serve(command: Command, stop: asyncio.Event) -> None:
             from reassignd.broker.agent import run_agents  # noqa: PLC0415
 
             await run_agents(list(cluster), stop)
+        case AdminReassignCommand():
+            raise TypeError("admin clients run once (see run()), not until stopped")
 
 
 async def serve_until_signalled(command: Command) -> None:
@@ -72,7 +76,12 @@ async def serve_until_signalled(command: Command) -> None:
 
 
 def command_name(argv: Sequence[str]) -> str:
-    return next((a for a in argv if a in ("controller", "broker", "cluster")), "")
+    for i, arg in enumerate(argv):
+        if arg in ("controller", "broker", "cluster"):
+            return arg
+        if arg == "admin":
+            return " ".join(argv[i : i + 2]) if argv[i + 1 : i + 2] == ["reassign"] else arg
+    return ""
 
 
 def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
@@ -83,6 +92,10 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
         print(f"reassignd{' ' + name if name else ''}: error: {e}", file=sys.stderr)
         return 2
     configure_logging(command.log)
+    if isinstance(command, AdminReassignCommand):
+        from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
+
+        return run_reassign(command.settings, sys.stdout, sys.stderr)
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             runner.run(serve_until_signalled(command))

@@ -3,8 +3,9 @@ file, merged into one frozen settings object per subcommand (CLI.md).
 
 Precedence: flag > environment > file > default. Every flag ``--some-flag`` has the variable
 ``REASSIGND_SOME_FLAG`` and the file key ``some-flag`` (or ``some_flag``). File keys sit at the
-top level; a ``[controller]``, ``[broker]`` or ``[cluster]`` table overrides them for that
-subcommand, and keys that belong to another subcommand are ignored, so one file can serve all.
+top level; a ``[controller]``, ``[broker]``, ``[cluster]`` or ``[admin]`` table overrides them for
+that subcommand, and keys that belong to another subcommand are ignored, so one file can serve all.
+``reassignd admin <client>``'s verb and plan file are per run: command line only.
 
 :func:`resolve` is pure (values in, settings out); :func:`load_command` is the thin shell that
 parses ``argv``, reads the file and checks the files settings name. Every problem is a
@@ -14,6 +15,7 @@ parses ``argv``, reads the file and checks the files settings name. Every proble
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -21,13 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from reassignd.admin import settings as admin
+from reassignd.admin.command_line import AdminReassignCommand, add_reassign_parser, reassign_settings
+from reassignd.admin.plan import Plan
 from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S, BrokerSettings, cluster_settings
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http.auth import TokensFileError, check_bind, load_tokens
 from reassignd.log_setup import LEVELS, LogSettings
 
 ENV_PREFIX = "REASSIGND_"
-COMMANDS = ("controller", "broker", "cluster")
+COMMANDS = ("controller", "broker", "cluster", "admin")
 
 
 class ConfigError(Exception):
@@ -251,16 +256,31 @@ CLUSTER_OPTIONS = (
     LOG_FORMAT,
 )
 
+# `reassignd admin <client>`: the connection flags the admin clients share (an `[admin]` table in
+# the file); what to do this run (verb, plan file) is command-line only (reassignd.admin.command_line).
+ADMIN_OPTIONS = (
+    Option("bootstrap-controller", admin.parse_controller_url, admin.BOOTSTRAP_HELP, metavar="URL"),
+    Option("zk", _zk_connect, "ZooKeeper, for the KIP-236 verbs", metavar="HOST:PORT[,...][/chroot]"),
+    Option("auth-token", _text, "bearer token for the controller's HTTP API", metavar="TOKEN"),
+    Option(
+        "request-timeout-s", _number(0, inclusive=False), admin.TIMEOUT_HELP, admin.REQUEST_TIMEOUT_S, "S"
+    ),
+    Option("log-level", _choice(*LEVELS), "log level: " + ", ".join(LEVELS), "warning", "LEVEL"),
+    LOG_FORMAT,
+)
+
 OPTIONS: dict[str, tuple[Option, ...]] = {
     "controller": CONTROLLER_OPTIONS,
     "broker": BROKER_OPTIONS,
     "cluster": CLUSTER_OPTIONS,
+    "admin": ADMIN_OPTIONS,
 }
 
 DESCRIPTIONS = {
     "controller": "Run a controller instance (active or standby) with its HTTP API.",
     "broker": "Run one broker agent.",
     "cluster": "Run N broker agents in one process, each with its own ZooKeeper session.",
+    "admin": "Command-line clients of the controller, shaped like Kafka's admin tools.",
 }
 
 KNOWN_KEYS = frozenset(o.flag for options in OPTIONS.values() for o in options)
@@ -287,7 +307,7 @@ class ClusterCommand:
     log: LogSettings = field(default_factory=LogSettings)
 
 
-Command = ControllerCommand | BrokerCommand | ClusterCommand
+Command = ControllerCommand | BrokerCommand | ClusterCommand | AdminReassignCommand
 
 
 # --- pure resolution ----------------------------------------------------------------------------------
@@ -330,6 +350,31 @@ def resolve(
     ``flags`` is keyed by flag name (``"controller-id"``) and holds only the flags given; ``file``
     is the output of :func:`file_values`.
     """
+    values = _merge(command, flags, env, file, file_source)
+    log = LogSettings(
+        level=_str(values, "log-level"), format="json" if values["log-format"] == "json" else "text"
+    )
+    try:
+        match command:
+            case "controller":
+                return ControllerCommand(_controller_settings(values), log)
+            case "broker":
+                return BrokerCommand(_broker_settings(values, broker_id=_int(values, "id")), log)
+            case "cluster":
+                return ClusterCommand(_cluster_settings(values), log)
+    except ValueError as e:  # the settings objects' own checks
+        raise ConfigError(str(e)) from None
+    raise ConfigError(f"unknown command {command!r}")
+
+
+def _merge(
+    command: str,
+    flags: Mapping[str, object],
+    env: Mapping[str, str],
+    file: Mapping[str, object],
+    file_source: str,
+) -> dict[str, object]:
+    """Each option of ``command``: flag > environment > file > default, parsed."""
     values: dict[str, object] = {}
     for option in OPTIONS[command]:
         if option.flag in flags:
@@ -352,20 +397,26 @@ def resolve(
             values[option.flag] = option.parse(raw)
         except ValueError as e:
             raise ConfigError(f"{source}: {e}") from None
-    log = LogSettings(
-        level=_str(values, "log-level"), format="json" if values["log-format"] == "json" else "text"
-    )
+    return values
+
+
+def resolve_admin_reassign(
+    verb: admin.Verb,
+    plan_path: str | None,
+    flags: Mapping[str, object],
+    env: Mapping[str, str],
+    file: Mapping[str, object],
+    file_source: str = "config file",
+    read_plan: Callable[[str], Plan] | None = None,
+) -> AdminReassignCommand:
+    """Connection options merged as for any command; the verb's needs and plan checked (exit 2)."""
+    values = _merge("admin", flags, env, file, file_source)
     try:
-        match command:
-            case "controller":
-                return ControllerCommand(_controller_settings(values), log)
-            case "broker":
-                return BrokerCommand(_broker_settings(values, broker_id=_int(values, "id")), log)
-            case "cluster":
-                return ClusterCommand(_cluster_settings(values), log)
-    except ValueError as e:  # the settings objects' own checks
+        settings = reassign_settings(verb, plan_path, values, read_plan)
+    except ValueError as e:
         raise ConfigError(str(e)) from None
-    raise ConfigError(f"unknown command {command!r}")
+    log = LogSettings(_str(values, "log-level"), "json" if values["log-format"] == "json" else "text")
+    return AdminReassignCommand(settings, log)
 
 
 def _str(values: Mapping[str, object], flag: str) -> str:
@@ -483,14 +534,22 @@ def build_parser() -> argparse.ArgumentParser:
             allow_abbrev=False,
             argument_default=argparse.SUPPRESS,
         )
-        sub.add_argument(
-            "--config",
-            metavar="FILE",
-            help=f"TOML file with the same keys as the flags (env {ENV_PREFIX}CONFIG)",
-        )
-        for option in options:
-            sub.add_argument(f"--{option.flag}", dest=option.dest, metavar=option.metavar, help=_help(option))
+        if command == "admin":
+            clients = sub.add_subparsers(dest="admin_client", metavar="CLIENT")
+            add_reassign_parser(clients, functools.partial(_add_options, options=options))
+        else:
+            _add_options(sub, options)
     return parser
+
+
+def _add_options(parser: argparse.ArgumentParser, options: tuple[Option, ...]) -> None:
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help=f"TOML file with the same keys as the flags (env {ENV_PREFIX}CONFIG)",
+    )
+    for option in options:
+        parser.add_argument(f"--{option.flag}", dest=option.dest, metavar=option.metavar, help=_help(option))
 
 
 def read_config_file(path: str) -> dict[str, Any]:
@@ -518,12 +577,21 @@ def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
     args = vars(parser.parse_args(argv))
     command = args.pop("command", None)
     if command is None:
-        parser.exit(2, "reassignd: error: choose a command: controller, broker or cluster (see --help)\n")
+        parser.exit(
+            2, "reassignd: error: choose a command: controller, broker, cluster, admin (see --help)\n"
+        )
+    if command == "admin" and args.get("admin_client") is None:
+        parser.exit(2, "reassignd admin: error: choose a client: reassign (see reassignd admin --help)\n")
+    admin_client, verb = args.pop("admin_client", None), args.pop("verb", None)
+    plan_path = args.pop("reassignment_json_file", None)
     config_path = args.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
     file: dict[str, object] = {}
     if config_path:
         file = file_values(read_config_file(config_path), command, config_path)
     flags = {dest.replace("_", "-"): value for dest, value in args.items()}
+    if admin_client == "reassign":
+        assert isinstance(verb, admin.Verb), "argparse requires exactly one verb"
+        return resolve_admin_reassign(verb, plan_path, flags, env, file, config_path or "config file")
     resolved = resolve(command, flags, env, file, config_path or "config file")
     check_files(resolved)
     return resolved

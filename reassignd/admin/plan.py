@@ -257,7 +257,9 @@ def plan_request(plan: Plan) -> dict[str, Any]:
 # --- the legacy znode (KIP-236 --additional) -------------------------------------------------------
 
 
-def legacy_entries(plan: Plan, original: Mapping[TopicPartition, Replicas]) -> tuple[LegacyReassignmentEntry, ...]:
+def legacy_entries(
+    plan: Plan, original: Mapping[TopicPartition, Replicas]
+) -> tuple[LegacyReassignmentEntry, ...]:
     """The plan as ``/admin/reassign_partitions`` entries, sorted, each with the partition's
     replicas before the move as ``original_replicas`` (KIP-236: recorded by the client so a
     rollback knows where to go back to)."""

@@ -64,7 +64,7 @@ class BrokerAgent:
     def replicas_changed(self) -> None:
         if self._fetchers is not None:
             self._fetchers.reconcile()
-        self._isr.rescan()
+        self._isr.nudge()
 
     def followers_caught_up(self) -> None:
         self._isr.nudge()

@@ -31,7 +31,7 @@ from reassignd.broker.protocol import (
     UpdateMetadataRequest,
     WireError,
 )
-from reassignd.broker.replication import serve_fetch
+from reassignd.broker.sessions import serve
 from reassignd.broker.state import ReplicaManager
 from reassignd.zk.client import ZkError
 
@@ -138,7 +138,7 @@ class ControlRoutes:
 
     async def fetch(self, request: web.Request) -> web.Response:
         body = await _parse(request, FetchRequest.from_json)
-        response = serve_fetch(self._mgr, body, self._clock())
+        response = serve(self._mgr, body, self._clock())
         if self._mgr.isr_candidates:
             self._hooks.followers_caught_up()
         return web.json_response(response.to_json())

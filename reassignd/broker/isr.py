@@ -3,6 +3,9 @@
 Each change is a conditional setData of the partition state znode at the version the leader knows,
 keeping the partition's controller epoch; successful changes are announced to the controller with
 one ``/isr_change_notification/isr_change_`` sequential znode per linger window.
+
+Which partitions to review, and when, is isr_plan.py's: those something happened to
+(``mgr.isr_candidates``), and those whose ISR could shrink for lag by now (the schedule).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from reassignd.broker.isr_plan import IsrUpdate, isr_conflicted, isr_written, plan_isr_updates
+from reassignd.broker.isr_plan import IsrSchedule, IsrUpdate, isr_conflicted, isr_written, review_isr
 from reassignd.broker.replica import TopicPartition
 from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
@@ -32,23 +35,14 @@ class IsrManager:
         self._clock = clock
         self._log = logging.getLogger(f"reassignd.broker.{settings.broker_id}.isr")
         self._wake = asyncio.Event()
-        self._full_scan = True
+        self._schedule = IsrSchedule()
         self._in_flight: set[TopicPartition] = set()
         self._changed: set[TopicPartition] = set()  # written, not yet announced
         self._announce = asyncio.Event()
         self.notifications_written = 0
 
-    @property
-    def _scan_interval_s(self) -> float:
-        return max(self._settings.fetch_interval_s, min(1.0, self._settings.replica_lag_time_max_s / 4))
-
     def nudge(self) -> None:
-        """Followers may have caught up (``mgr.isr_candidates``)."""
-        self._wake.set()
-
-    def rescan(self) -> None:
-        """Leadership or live brokers changed: look at every led partition now."""
-        self._full_scan = True
+        """Partitions may need a review (``mgr.isr_candidates``)."""
         self._wake.set()
 
     async def run(self) -> None:
@@ -57,43 +51,50 @@ class IsrManager:
             tg.create_task(self._change_loop(), name=f"broker-{self._settings.broker_id}-isr-change")
 
     async def _change_loop(self) -> None:
-        next_full = self._clock()
         while True:
-            timeout = max(0.0, next_full - self._clock())
-            if not self._wake.is_set() and timeout > 0:
+            if not self._mgr.isr_candidates and not self._wake.is_set():
+                next_s = self._schedule.next_s()
                 try:
-                    async with asyncio.timeout(timeout):
+                    async with asyncio.timeout(None if next_s is None else max(0.0, next_s - self._clock())):
                         await self._wake.wait()
                 except TimeoutError:
                     pass
             self._wake.clear()
             now = self._clock()
-            tps = None
-            if self._full_scan or now >= next_full:
-                self._full_scan = False
-                next_full = now + self._scan_interval_s
-            else:
-                tps = set(self._mgr.isr_candidates)
+            tps = set(self._mgr.isr_candidates)
             self._mgr.isr_candidates.clear()
-            updates = plan_isr_updates(
-                self._mgr, now, self._settings.replica_lag_time_max_s, tps, frozenset(self._in_flight)
+            tps.update(self._schedule.pop_due(now))
+            review = review_isr(
+                self._mgr, tps, now, self._settings.replica_lag_time_max_s, frozenset(self._in_flight)
             )
-            if updates:
-                await self._write_all(updates)
+            for tp, when in review.deadlines.items():
+                self._schedule.at(tp, when)
+            if review.updates:
+                await self._write_all(review.updates)
 
     async def _write_all(self, updates: list[IsrUpdate]) -> None:
         """Pipelined: every conditional write in flight at once."""
         self._in_flight.update(u.tp for u in updates)
+        written: list[IsrUpdate] = []
         try:
             async with asyncio.TaskGroup() as tg:
                 for u in updates:
                     tg.create_task(
-                        self._write(u), name=f"broker-{self._settings.broker_id}-isr-{u.tp[0]}-{u.tp[1]}"
+                        self._write(u, written),
+                        name=f"broker-{self._settings.broker_id}-isr-{u.tp[0]}-{u.tp[1]}",
                     )
         finally:
             self._in_flight.difference_update(u.tp for u in updates)
+        if written:
+            first = written[0]
+            self._log.info(
+                "ISR changed for %d partition(s), e.g. %s-%d: %s",
+                len(written),
+                *first.tp,
+                list(first.isr),
+            )
 
-    async def _write(self, update: IsrUpdate) -> None:
+    async def _write(self, update: IsrUpdate, written: list[IsrUpdate]) -> None:
         path = paths.partition_state(*update.tp)
         try:
             stat = await self._zk.set(path, encode_partition_state(update.state), update.partition_epoch)
@@ -106,11 +107,13 @@ class IsrManager:
             return
         except ZkError as e:
             self._log.warning("%s-%d: ISR write failed (%s); will retry", *update.tp, e)
+            self._schedule.at(update.tp, self._clock() + RETRY_S)
             return
         isr_written(self._mgr, update, stat.version)
-        self._log.info(
+        self._log.debug(
             "%s-%d: ISR is now %s (partition epoch %d)", *update.tp, list(update.isr), stat.version
         )
+        written.append(update)
         self._changed.add(update.tp)
         self._announce.set()
 
@@ -120,6 +123,7 @@ class IsrManager:
             state = None if znode is None else decode_partition_state(znode.data)
         except (ZkError, CodecError) as e:
             self._log.warning("%s-%d: re-reading the state znode failed (%s)", *update.tp, e)
+            self._schedule.at(update.tp, self._clock() + RETRY_S)
             return
         version = -1 if znode is None else znode.stat.version
         if state is not None and state.isr == update.isr and state.leader_epoch == update.leader_epoch:

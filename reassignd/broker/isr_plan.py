@@ -1,10 +1,18 @@
-"""ISR changes as the partition leader, the pure part: which partitions get which ISR, and what a
-write's outcome does to memory. isr.py does the ZooKeeper writes and notifications."""
+"""ISR changes as the partition leader, the pure part: which partitions get which ISR, when each
+must be looked at again, and what a write's outcome does to memory. isr.py does the ZooKeeper
+writes and notifications.
+
+Nothing scans every led partition periodically: a partition is reviewed when something happened
+to it (``ReplicaManager.isr_candidates``: a follower caught up, a control request changed it, the
+live brokers changed) or when its ISR could next shrink for lag (:class:`IsrSchedule`). A follower
+that stays caught up in a live fetch session pushes that deadline forward each time it comes.
+"""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reassignd.broker import replica as rm
 from reassignd.broker.replica import Role, TopicPartition
@@ -28,6 +36,41 @@ class IsrUpdate:
         return PartitionState(self.leader, self.leader_epoch, self.controller_epoch, self.isr)
 
 
+DEADLINE_SLACK_S = 0.001  # a follower lags once *more* than the lag time has passed
+
+
+@dataclass(slots=True)
+class IsrReview:
+    updates: list[IsrUpdate] = field(default_factory=list)
+    deadlines: dict[TopicPartition, float | None] = field(default_factory=dict)  # not updated: next look
+
+
+def review_isr(
+    mgr: ReplicaManager,
+    tps: Iterable[TopicPartition],
+    now: float,
+    lag_max_s: float,
+    in_flight: frozenset[TopicPartition] = frozenset(),
+) -> IsrReview:
+    """The ISR writes the leader wants for ``tps``, and when to look again at the others."""
+    review = IsrReview()
+    for tp in sorted(set(tps) - in_flight):
+        r = mgr.replicas.get(tp)
+        if r is None or r.role is not Role.LEADER or r.isr_fenced:
+            continue
+        r = mgr.grown(r, now)
+        seen = mgr.seen(r)
+        isr = rm.desired_isr(r, mgr.broker_id, now, lag_max_s, mgr.live_brokers, seen)
+        if set(isr) != set(r.isr):
+            review.updates.append(
+                IsrUpdate(tp, mgr.broker_id, r.leader_epoch, r.partition_epoch, r.controller_epoch, isr)
+            )
+            continue
+        deadline = rm.isr_deadline(r, mgr.broker_id, now, lag_max_s, seen)
+        review.deadlines[tp] = None if deadline is None else max(now, deadline) + DEADLINE_SLACK_S
+    return review
+
+
 def plan_isr_updates(
     mgr: ReplicaManager,
     now: float,
@@ -36,19 +79,42 @@ def plan_isr_updates(
     in_flight: frozenset[TopicPartition] = frozenset(),
 ) -> list[IsrUpdate]:
     """The ISR writes the leader wants for ``tps`` (default: every partition it leads)."""
-    candidates = mgr.replicas.keys() if tps is None else tps
-    updates = []
-    for tp in sorted(set(candidates) - in_flight):
-        r = mgr.replicas.get(tp)
-        if r is None or r.role is not Role.LEADER or r.isr_fenced:
-            continue
-        r = mgr.grown(r, now)
-        isr = rm.desired_isr(r, mgr.broker_id, now, lag_max_s, mgr.live_brokers)
-        if set(isr) != set(r.isr):
-            updates.append(
-                IsrUpdate(tp, mgr.broker_id, r.leader_epoch, r.partition_epoch, r.controller_epoch, isr)
-            )
-    return updates
+    return review_isr(mgr, mgr.led if tps is None else tps, now, lag_max_s, in_flight).updates
+
+
+class IsrSchedule:
+    """When to review which led partition next (one pending time per partition)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, TopicPartition]] = []
+        self._due: dict[TopicPartition, float] = {}
+
+    def __len__(self) -> int:
+        return len(self._due)
+
+    def at(self, tp: TopicPartition, when: float | None) -> None:
+        """Review ``tp`` at ``when`` (None: only when something happens to it)."""
+        if when is None:
+            self._due.pop(tp, None)
+            return
+        if self._due.get(tp) == when:
+            return
+        self._due[tp] = when
+        heapq.heappush(self._heap, (when, tp))
+
+    def pop_due(self, now: float) -> list[TopicPartition]:
+        out = []
+        while self._heap and self._heap[0][0] <= now:
+            when, tp = heapq.heappop(self._heap)
+            if self._due.get(tp) == when:
+                del self._due[tp]
+                out.append(tp)
+        return out
+
+    def next_s(self) -> float | None:
+        while self._heap and self._due.get(self._heap[0][1]) != self._heap[0][0]:
+            heapq.heappop(self._heap)  # superseded
+        return self._heap[0][0] if self._heap else None
 
 
 def _current(mgr: ReplicaManager, update: IsrUpdate) -> rm.Replica | None:
@@ -63,7 +129,7 @@ def isr_written(mgr: ReplicaManager, update: IsrUpdate, version: int) -> None:
     LeaderAndIsr arrived meanwhile (the controller then already knows better)."""
     r = _current(mgr, update)
     if r is not None and r.partition_epoch == update.partition_epoch:
-        mgr.replicas[update.tp] = rm.with_isr(r, update.isr, version, mgr.broker_id)
+        mgr.put(rm.with_isr(r, update.isr, version, mgr.broker_id))
 
 
 def isr_conflicted(
@@ -75,7 +141,7 @@ def isr_conflicted(
     if r is None:
         return False
     if zk_state is None:
-        mgr.replicas[update.tp] = rm.with_zk_state(
+        fenced = rm.with_zk_state(
             r,
             mgr.broker_id,
             leader=-1,
@@ -84,6 +150,7 @@ def isr_conflicted(
             isr=r.isr,
             version=-1,
         )
+        mgr.put(fenced)
         return False
     adopted = rm.with_zk_state(
         r,
@@ -94,5 +161,5 @@ def isr_conflicted(
         isr=zk_state.isr,
         version=version,
     )
-    mgr.replicas[update.tp] = adopted
+    mgr.put(adopted)
     return not adopted.isr_fenced

@@ -289,6 +289,8 @@ class ControlResponse:
 # --- replication between agents (follower → leader), and the agent's progress report ------------
 
 NOT_LEADER_OR_FOLLOWER = 6
+FETCH_SESSION_ID_NOT_FOUND = 70
+INVALID_FETCH_SESSION_EPOCH = 71
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 
@@ -332,19 +334,46 @@ class FetchPartition:
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
     """``POST /replication/fetch`` on the leader's agent: one request per (follower, leader) pair
-    covers every partition the follower fetches from that leader, like Kafka's replica fetcher."""
+    covers every partition the follower fetches from that leader, like Kafka's replica fetcher.
+
+    Optional incremental fetch session (Kafka's KIP-227, sessions.py): with ``session_id``, epoch 0
+    lists every partition and (re)starts the session; epochs 1, 2, ... list only the partitions
+    that need it and name those leaving the session in ``forgotten``. Without it every listed
+    partition is answered and nothing is remembered."""
 
     replica_id: int
     partitions: tuple[FetchPartition, ...]
+    session_id: int | None = None
+    session_epoch: int = 0
+    forgotten: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"replica_id": self.replica_id, "partitions": [p.to_json() for p in self.partitions]}
+        out: dict[str, Any] = {
+            "replica_id": self.replica_id,
+            "partitions": [p.to_json() for p in self.partitions],
+        }
+        if self.session_id is not None:
+            out["session_id"] = self.session_id
+            out["session_epoch"] = self.session_epoch
+            out["forgotten"] = [{"topic": t, "partition": p} for t, p in self.forgotten]
+        return out
 
     @staticmethod
     def from_json(raw: Any) -> FetchRequest:
         obj = _obj(raw, "request")
+        session_id = None
+        if obj.get("session_id") is not None:
+            session_id = _int(obj, "session_id")
+        forgotten = []
+        for f in _list(obj, "forgotten"):
+            fo = _obj(f, "forgotten partition")
+            forgotten.append((_str(fo, "topic"), _int(fo, "partition")))
         return FetchRequest(
-            _int(obj, "replica_id"), tuple(FetchPartition.from_json(p) for p in _list(obj, "partitions"))
+            _int(obj, "replica_id"),
+            tuple(FetchPartition.from_json(p) for p in _list(obj, "partitions")),
+            session_id,
+            _int(obj, "session_epoch") if session_id is not None else 0,
+            tuple(forgotten),
         )
 
 
@@ -385,6 +414,8 @@ class FetchedPartition:
 
 @dataclass(frozen=True, slots=True)
 class FetchResponse:
+    """In a fetch session, ``partitions`` also holds unlisted ones the follower must hear of."""
+
     error_code: int
     partitions: tuple[FetchedPartition, ...] = ()
 

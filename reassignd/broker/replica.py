@@ -148,8 +148,8 @@ def became(
 
 def grown(replica: Replica, now: float, produce_bytes_per_s: float) -> Replica:
     """A leader's log after producing at ``produce_bytes_per_s`` until ``now``."""
-    if replica.role is not Role.LEADER or now <= replica.grown_at_s:
-        return replica
+    if replica.role is not Role.LEADER or now <= replica.grown_at_s or produce_bytes_per_s <= 0:
+        return replica  # (at rate 0 the carry is < 1 byte: nothing to settle)
     produced = produce_bytes_per_s * (now - replica.grown_at_s) + replica.growth_carry
     whole = int(produced)
     return replace(
@@ -186,30 +186,86 @@ def stopped(replica: Replica) -> Replica:
     return replace(replica, role=Role.STOPPED, followers={}, in_isr=False)
 
 
+def credited(progress: FollowerProgress | None, seen_s: float | None) -> FollowerProgress | None:
+    """``progress`` with an implicit fetch at ``seen_s`` applied: a session fetch that did not need
+    to list the partition because the follower was at the leader's end (see sessions.py)."""
+    if seen_s is None:
+        return progress
+    base = progress if progress is not None else FollowerProgress()
+    caught_s, fetch_s = base.last_caught_up_s, base.last_fetch_s
+    return replace(
+        base,
+        last_caught_up_s=seen_s if caught_s is None else max(caught_s, seen_s),
+        last_fetch_s=seen_s if fetch_s is None else max(fetch_s, seen_s),
+        caught_up=True,
+    )
+
+
 def desired_isr(
-    replica: Replica, broker_id: int, now: float, lag_max_s: float, live: frozenset[int] | None
+    replica: Replica,
+    broker_id: int,
+    now: float,
+    lag_max_s: float,
+    live: frozenset[int] | None,
+    seen: Mapping[int, float] | None = None,
 ) -> tuple[int, ...]:
     """The ISR the leader wants: drop followers that lag more than ``lag_max_s`` or whose broker is
-    gone (``live`` is None until the controller told us), add caught-up followers; never empty."""
+    gone (``live`` is None until the controller told us), add caught-up followers; never empty.
+    ``seen``: followers known to be at the leader's end as of a session fetch (:func:`credited`)."""
     if replica.role is not Role.LEADER or replica.isr_fenced:
         return replica.isr
+    seen = seen or {}
 
     def alive(b: int) -> bool:
         return live is None or b in live
 
     def lagging(b: int) -> bool:
-        progress = replica.followers.get(b)
+        progress = credited(replica.followers.get(b), seen.get(b))
         caught_up_s = None if progress is None else progress.last_caught_up_s
         return caught_up_s is None or now - caught_up_s > lag_max_s
 
     keep = [b for b in replica.isr if b == broker_id or (alive(b) and not lagging(b))]
     for b in replica.replicas:
-        progress = replica.followers.get(b)
-        if b in keep or b == broker_id or not alive(b) or progress is None or not progress.caught_up:
+        if b in keep or b == broker_id or not alive(b):
+            continue
+        progress = credited(replica.followers.get(b), seen.get(b))
+        if progress is None or not progress.caught_up:
             continue
         if progress.last_fetch_s is not None and now - progress.last_fetch_s <= lag_max_s:
             keep.append(b)
     return tuple(keep) if keep else replica.isr
+
+
+def isr_deadline(
+    replica: Replica, broker_id: int, now: float, lag_max_s: float, seen: Mapping[int, float] | None = None
+) -> float | None:
+    """When the ISR may next shrink for lag if nothing else happens (None: it cannot): the first
+    time an ISR follower's last caught-up time falls out of the ``lag_max_s`` window."""
+    if replica.role is not Role.LEADER or replica.isr_fenced:
+        return None
+    seen = seen or {}
+    deadline: float | None = None
+    for b in replica.isr:
+        if b == broker_id:
+            continue
+        progress = credited(replica.followers.get(b), seen.get(b))
+        caught_up_s = None if progress is None else progress.last_caught_up_s
+        due = now if caught_up_s is None else caught_up_s + lag_max_s
+        deadline = due if deadline is None else min(deadline, due)
+    return deadline
+
+
+def settled(replica: Replica, seen: Mapping[int, float]) -> Replica:
+    """``replica`` with the implicit session fetches of ``seen`` recorded in its follower progress
+    (before a change that ends them: a new leader epoch, or a log that starts growing)."""
+    if not seen or replica.role is not Role.LEADER:
+        return replica
+    followers = dict(replica.followers)
+    for b, seen_s in seen.items():
+        progress = credited(followers.get(b), seen_s)
+        if progress is not None:
+            followers[b] = replace(progress, last_fetch_leader_leo=replica.log_end_offset)
+    return replace(replica, followers=followers)
 
 
 def with_isr(replica: Replica, isr: tuple[int, ...], partition_epoch: int, broker_id: int) -> Replica:

@@ -2,12 +2,18 @@
 
 No I/O and no clock: the shell (control.py, fetcher.py, isr.py, agent.py) passes ``now`` and does
 every await itself. No method awaits, so each one runs atomically on the event loop.
+
+Every change of a replica goes through :meth:`ReplicaManager.put` / :meth:`ReplicaManager.remove`,
+which keep the indices that make the agent's work proportional to what changes rather than to what
+it hosts: the partitions followed per leader, the led ones, the led ones that grow, per topic; and
+what changed since the fetchers and the ISR manager last looked (``fetch_dirty``,
+``isr_candidates``, each leader-side fetch session's ``dirty``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from reassignd.broker import replica as rm
 from reassignd.broker.protocol import (
@@ -61,6 +67,20 @@ class Bandwidth:
         )
 
 
+@dataclass(slots=True)
+class LeaderSession:
+    """The leader's side of one follower's incremental fetch session (sessions.py): the
+    partitions in it (with the leader epoch the follower last gave), the time of its latest fetch,
+    and the partitions the follower must hear about at its next fetch even if it does not list them.
+    """
+
+    session_id: int
+    epoch: int
+    last_fetch_s: float
+    partitions: dict[TopicPartition, int] = field(default_factory=dict)
+    dirty: set[TopicPartition] = field(default_factory=set)
+
+
 def control_url(endpoints: Iterable[str]) -> str | None:
     """``http://host:port`` of the CONTROL listener, else of PLAINTEXT (same port in our agents)."""
     by_listener: dict[str, str] = {}
@@ -82,7 +102,7 @@ class ReplicaManager:
         now: float,
     ) -> None:
         self.broker_id = broker_id
-        self.replicas: dict[TopicPartition, Replica] = {}
+        self._replicas: dict[TopicPartition, Replica] = {}
         self.controller_epoch = -1  # the highest seen
         self.broker_epoch: int | None = None  # the registration's czxid, once registered
         self.live_brokers: frozenset[int] | None = None  # None until an UpdateMetadata
@@ -92,7 +112,124 @@ class ReplicaManager:
         self.topic_configs: dict[str, TopicSimConfig] = {}
         self.broker_config = BrokerSimConfig(replication_bytes_per_s)
         self.bandwidth = Bandwidth.of(self.broker_config, now)
-        self.isr_candidates: set[TopicPartition] = set()  # led partitions whose ISR may grow now
+        # indices (kept by put/remove)
+        self.followed: dict[int, set[TopicPartition]] = {}  # leader -> partitions fetched from it
+        self.led: set[TopicPartition] = set()
+        self.growing: set[TopicPartition] = set()  # led, and the topic's produce rate is > 0
+        self._by_topic: dict[str, set[TopicPartition]] = {}
+        # changes, consumed by the shell
+        self.isr_candidates: set[TopicPartition] = set()  # led partitions whose ISR may change now
+        self.fetch_dirty: dict[int, set[TopicPartition]] = {}  # leader -> followed partitions changed
+        self.sessions: dict[int, LeaderSession] = {}  # as leader: follower id -> its fetch session
+
+    @property
+    def replicas(self) -> Mapping[TopicPartition, Replica]:
+        """Every hosted replica (read-only: change them with :meth:`put` and :meth:`remove`)."""
+        return self._replicas
+
+    # --- the replica store and its indices -----------------------------------------------------
+
+    def _follows(self, r: Replica) -> int | None:
+        """The broker ``r`` fetches from, if it is a follower with a remote leader."""
+        if r.role is Role.FOLLOWER and r.leader >= 0 and r.leader != self.broker_id:
+            return r.leader
+        return None
+
+    def put(self, r: Replica) -> None:
+        tp = r.tp
+        old = self._replicas.get(tp)
+        self._replicas[tp] = r
+        if (
+            old is not None
+            and old.role is r.role
+            and old.leader_epoch == r.leader_epoch
+            and old.leader == r.leader
+            and old.isr == r.isr
+            and old.replicas == r.replicas
+        ):
+            return  # progress only: no index changes
+        self._reindex(tp, old, r)
+
+    def remove(self, tp: TopicPartition) -> None:
+        old = self._replicas.pop(tp, None)
+        if old is not None:
+            self._reindex(tp, old, None)
+
+    def _reindex(self, tp: TopicPartition, old: Replica | None, new: Replica | None) -> None:
+        if old is None and new is not None:
+            self._by_topic.setdefault(tp[0], set()).add(tp)
+        elif new is None:
+            topic = self._by_topic.get(tp[0])
+            if topic is not None:
+                topic.discard(tp)
+                if not topic:
+                    del self._by_topic[tp[0]]
+        # as follower: which leader's fetch session carries it
+        before = None if old is None else self._follows(old)
+        after = None if new is None else self._follows(new)
+        if before is not None and before != after:
+            followed = self.followed.get(before)
+            if followed is not None:
+                followed.discard(tp)
+                if not followed:
+                    del self.followed[before]
+        if after is not None:
+            self.followed.setdefault(after, set()).add(tp)
+        if before != after or (
+            old is not None
+            and new is not None
+            and (old.leader_epoch != new.leader_epoch or old.log_end_offset != new.log_end_offset)
+        ):
+            for leader in (before, after):
+                if leader is not None:
+                    self.fetch_dirty.setdefault(leader, set()).add(tp)
+        # as leader
+        was_led = old is not None and old.role is Role.LEADER
+        is_led = new is not None and new.role is Role.LEADER
+        if is_led:
+            self.led.add(tp)
+            self.isr_candidates.add(tp)
+            if self.topic_config(tp[0]).produce_bytes_per_s > 0:
+                self.growing.add(tp)
+        elif was_led:
+            self.led.discard(tp)
+            self.growing.discard(tp)
+        if was_led or is_led:
+            self._session_dirty(tp, old, new)
+
+    def _session_dirty(self, tp: TopicPartition, *replicas: Replica | None) -> None:
+        """Followers in a fetch session with this partition must hear of its change."""
+        for r in replicas:
+            if r is None:
+                continue
+            for b in r.replicas:
+                s = self.sessions.get(b)
+                if s is not None and tp in s.partitions:
+                    s.dirty.add(tp)
+
+    def seen(self, r: Replica) -> dict[int, float]:
+        """Followers of the led ``r`` (grown until now) whose fetch session had this partition at
+        the leader's end at its latest fetch: each caught up as of that fetch (replica.credited)."""
+        out: dict[int, float] = {}
+        tp = r.tp
+        for b in r.replicas:
+            s = self.sessions.get(b)
+            if s is None or b == self.broker_id or s.partitions.get(tp) != r.leader_epoch:
+                continue
+            progress = r.followers.get(b)
+            if progress is not None and progress.log_end_offset >= r.log_end_offset:
+                out[b] = s.last_fetch_s
+        return out
+
+    def settle(self, r: Replica) -> Replica:
+        """``r`` (led, grown) with its followers' implicit session fetches recorded (and stored),
+        before a change that ends them."""
+        seen = self.seen(r)
+        if not seen:
+            return r
+        settled = rm.settled(r, seen)
+        self.put(settled)
+        return settled
 
     # --- configuration -------------------------------------------------------------------------
 
@@ -101,26 +238,39 @@ class ReplicaManager:
         return cfg if cfg is not None else topic_sim_config(None, self.default_produce_bytes_per_s)
 
     def set_topic_config(self, topic: str, config: TopicSimConfig, now: float) -> None:
-        """New topic config; leaders settle growth at the old rate first."""
+        """New topic config; leaders settle growth at the old rate first (and the implicit session
+        fetches of followers at their end, if the log starts growing)."""
         old = self.topic_config(topic)
-        for tp, r in self.replicas.items():
-            if tp[0] == topic and r.role is Role.LEADER:
-                self.replicas[tp] = rm.grown(r, now, old.produce_bytes_per_s)
         self.topic_configs[topic] = config
+        if config.produce_bytes_per_s == old.produce_bytes_per_s:
+            return
+        growing = config.produce_bytes_per_s > 0
+        for tp in self._by_topic.get(topic, ()):
+            r = self._replicas[tp]
+            if r.role is not Role.LEADER:
+                continue
+            r = rm.grown(r, now, old.produce_bytes_per_s)
+            self.put(r)
+            if growing:
+                self.settle(r)
+                self.growing.add(tp)
+            else:
+                self.growing.discard(tp)
 
     def set_broker_config(self, config: BrokerSimConfig, now: float) -> None:
         self.broker_config = config
         self.bandwidth = self.bandwidth.with_config(config, now)
 
     def hosted_topics(self) -> set[str]:
-        return {topic for topic, _ in self.replicas}
+        return set(self._by_topic)
 
     def grown(self, r: Replica, now: float) -> Replica:
         """``r`` with its growth as leader settled until ``now`` (and stored)."""
         if r.role is not Role.LEADER:
             return r
         g = rm.grown(r, now, self.topic_config(r.topic).produce_bytes_per_s)
-        self.replicas[r.tp] = g
+        if g is not r:
+            self.put(g)
         return g
 
     # --- control requests ----------------------------------------------------------------------
@@ -155,10 +305,10 @@ class ReplicaManager:
             elif self.broker_id not in state.replicas:
                 code = UNKNOWN_TOPIC_OR_PARTITION
             else:
-                if known is not None:
-                    known = self.grown(known, now)
+                if known is not None and known.role is Role.LEADER:
+                    known = self.settle(self.grown(known, now))
                 initial = self.topic_config(state.topic).initial_bytes
-                self.replicas[tp] = rm.became(known, state, self.broker_id, initial, now)
+                self.put(rm.became(known, state, self.broker_id, initial, now))
                 code = NONE
             errors.append(PartitionError(state.topic, state.partition, code))
         return ControlResponse(NONE, tuple(errors))
@@ -176,9 +326,9 @@ class ReplicaManager:
                 pass  # nothing hosted: stopping and deleting are already done
             elif p.leader_epoch in (NO_EPOCH, EPOCH_DURING_DELETE) or p.leader_epoch >= known.leader_epoch:
                 if p.delete_partition:
-                    del self.replicas[tp]
+                    self.remove(tp)
                 else:
-                    self.replicas[tp] = rm.stopped(self.grown(known, now))
+                    self.put(rm.stopped(self.grown(known, now)))
             else:
                 code = FENCED_LEADER_EPOCH
             errors.append(PartitionError(p.topic, p.partition, code))
@@ -188,7 +338,10 @@ class ReplicaManager:
         error = self.check_header(request.header)
         if error:
             return ControlResponse(error)
-        self.live_brokers = frozenset(b.broker_id for b in request.live_brokers)
+        live = frozenset(b.broker_id for b in request.live_brokers)
+        if live != self.live_brokers:
+            self.isr_candidates.update(self.led)  # followers may have gone (or come back)
+        self.live_brokers = live
         self.learn_endpoints(request.live_brokers)
         for state in request.partition_states:
             known = self.replicas.get((state.topic, state.partition))
@@ -200,17 +353,15 @@ class ReplicaManager:
                 and state.partition_epoch >= known.partition_epoch
             ):
                 in_isr = self.broker_id in state.isr
-                self.replicas[known.tp] = replace(
-                    known, isr=state.isr, partition_epoch=state.partition_epoch, in_isr=in_isr
-                )
+                self.put(replace(known, isr=state.isr, partition_epoch=state.partition_epoch, in_isr=in_isr))
         return ControlResponse(NONE)
 
     # --- progress report -----------------------------------------------------------------------
 
     def report(self, now: float) -> ReplicasReport:
         infos = []
-        for tp in sorted(self.replicas):
-            r = self.grown(self.replicas[tp], now)
+        for tp in sorted(self._replicas):
+            r = self.grown(self._replicas[tp], now)
             infos.append(
                 ReplicaInfo(
                     topic=r.topic,

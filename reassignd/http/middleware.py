@@ -35,7 +35,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         log.exception(
             "unexpected error serving %s %s (client id %r)",
             request.method,
-            request.path,
+            request.rel_url.raw_path,  # still percent-encoded: no line breaks in the log
             client_id_of(request),
         )
         return error_response(
@@ -83,7 +83,7 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
             log.info(
                 "%s %s by user %s, client id %r",
                 request.method,
-                request.path,
+                request.rel_url.raw_path,
                 principal.user,
                 client_id_of(request),
             )

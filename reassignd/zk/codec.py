@@ -179,7 +179,10 @@ def encode_broker(reg: BrokerRegistration) -> bytes:
 def decode_broker(broker_id: int, data: bytes | None) -> BrokerRegistration:
     """Accepts versions 1-5 (v1-3 without endpoints use host/port as PLAINTEXT). A null host
     (Kafka's, for a broker without a PLAINTEXT listener) reads as ``""``; listeners upper-cased."""
-    obj = load_object(data)
+    return _read_broker(broker_id, load_object(data))
+
+
+def _read_broker(broker_id: int, obj: dict[str, object]) -> BrokerRegistration:
     version = read_version(obj, (1, 2, 3, 4, 5))
     host = "" if obj.get("host", "") is None and version > 1 else read_str(get_field(obj, "host"), "host")
     port = read_int(get_field(obj, "port"), "port", lo=-1, hi=PORT_MAX)
@@ -248,7 +251,7 @@ def decode_topic(data: bytes | None) -> TopicZnode:
     if (
         (obj := fast_object(data)) is not None
         and (znode := _topic_fast(obj)) is not None
-        # the keys of the maps as read (with a present but empty AR/RR list, the strict path reads it)
+        # keys in all its maps (an empty AR/RR list is not counted: the strict path reads that znode)
         and fast_keys_unique(data, len(obj) + len(znode.partitions) + len(znode.adding) + len(znode.removing))
     ):
         return znode
@@ -272,11 +275,10 @@ def _read_topic(obj: dict[str, object]) -> TopicZnode:
 
 def _topic_fast(obj: dict[str, object]) -> TopicZnode | None:
     """What :func:`_read_topic` returns, or None where it might refuse (it then says why)."""
-    if not fast_int(version := obj.get("version"), 1, 3):
+    version, topic_id = obj.get("version"), obj.get("topic_id")
+    if not fast_int(version, 1, 3) or (topic_id is None and version == 3):
         return None
-    if ((topic_id := obj.get("topic_id")) is None and version == 3) or not (
-        topic_id is None or fast_uuid(topic_id)
-    ):
+    if topic_id is not None and not fast_uuid(topic_id):
         return None
     rs = fast_replica_map(obj.get("partitions"))
     ar = fast_replica_map(obj.get("adding_replicas", {}), allow_empty=True)
@@ -345,20 +347,19 @@ def decode_partition_state(data: bytes | None) -> PartitionState:
 
 def _partition_state_fast(obj: dict[str, object]) -> PartitionState | None:
     """What :func:`_read_partition_state` returns, or None where it might refuse."""
-    leader, leader_epoch, controller_epoch = (
-        obj.get("leader"),
-        obj.get("leader_epoch"),
-        obj.get("controller_epoch"),
-    )
+    version, leader, leader_epoch, controller_epoch, isr = map(obj.get, _STATE_FIELDS)
     if (
-        fast_int(obj.get("version"), 1, 1)
-        and fast_int(leader, lo=-2)
+        fast_int(version, 1, 1)
+        and fast_int(leader, lo=-1)
         and fast_int(leader_epoch)
         and fast_int(controller_epoch)
-        and (isr := fast_replicas(obj.get("isr"), True)) is not None
+        and (replicas := fast_replicas(isr, True)) is not None
     ):
-        return PartitionState(leader, leader_epoch, controller_epoch, isr)
+        return PartitionState(leader, leader_epoch, controller_epoch, replicas)
     return None
+
+
+_STATE_FIELDS = ("version", "leader", "leader_epoch", "controller_epoch", "isr")
 
 
 def _read_partition_state(obj: dict[str, object]) -> PartitionState:

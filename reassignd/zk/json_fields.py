@@ -1,11 +1,12 @@
-"""The JSON machinery under ``zk/codec.py``: a znode's bytes read strictly into a JSON object,
-typed field readers that name the field in their one-line error, and the checked compact writer.
+"""The JSON machinery under ``zk/codec.py``: a znode's bytes read into a JSON object, typed field
+readers that name the field in their one-line error, and the checked compact writer.
 
-The ``read_*`` functions and :func:`load_object` are the strict path, the single source of every
-decoding error. The ``fast_*`` functions serve a decoder's fast path: each returns what its strict
+:func:`load_object_strictly` and the ``read_*`` functions are the strict path, the single source
+of every decoding error. The ``fast_*`` functions serve a fast path: each returns what its strict
 counterpart would, or ``None`` wherever that counterpart might refuse or return something else;
-they never raise and never word an error. A decoder tries them first and, on any ``None``, decodes
-strictly, so it accepts, refuses and words exactly as the strict path alone would.
+they never raise and never word an error. A codec tries them first and, on any ``None``, takes
+the strict path, so it accepts, refuses and words exactly as the strict path alone would.
+:func:`load_object` is the first such pair: every decoder reads its JSON with it.
 """
 
 from __future__ import annotations
@@ -251,12 +252,12 @@ def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object
 
 
 def fast_keys_unique(data: bytes | None, keys: int) -> bool:
-    """True only if no object in ``data`` (JSON that fast_object read) repeats a key, given that
-    distinct objects the caller holds from it have ``keys`` keys in all.
+    """True only if no object in ``data`` (JSON that :func:`fast_object` read) repeats a key,
+    given that its objects hold at least ``keys`` distinct keys in all (as the sizes of some of
+    the dicts read from it add up to).
 
-    Each member of an object is written with one ``:`` and strings may hold more, so ``data`` has
-    at least as many colons as members, as many members as distinct keys in all its objects, and
-    at least ``keys`` of those. Equal counts leave no room for a repeated key."""
+    Each member of an object is written with one ``:`` outside strings, and strings may hold more:
+    colons >= members >= distinct keys >= ``keys``. Equal ends leave no room for a repeated key."""
     return data is not None and data.count(b":") == keys
 
 

@@ -109,9 +109,8 @@ async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk
         make_parents=True,
     )
     await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("users/alice"), sequential=True)
-    code, resp, _ = await call(
-        c, "POST", "/v1/topics", {"topics": [{"name": "t", "num_partitions": 1}]}, token="alice-token"
-    )
+    topic_t = {"name": "t", "assignments": {"0": [1]}, "configs": {"reassignd.sim.initial.bytes": "1000000"}}
+    code, resp, _ = await call(c, "POST", "/v1/topics", {"topics": [topic_t]}, token="alice-token")
     assert by_name(resp["topics"])["t"]["error_code"] == 0
     cases = {
         "t": ({"num_partitions": 1}, 36),
@@ -147,7 +146,7 @@ async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk
     code, resp, _ = await call(
         c, "POST", "/v1/topics/partitions", {"topics": [{"name": "t", "count": 2}]}, token="alice-token"
     )
-    assert resp["results"][0]["error_code"] == 60
+    assert resp["results"][0]["error_code"] == 60, resp
     # none of the failures charged alice's tiny quota: one more 1-partition topic still fits
     code, resp, _ = await call(
         c, "POST", "/v1/topics", {"topics": [{"name": "u", "num_partitions": 1}]}, token="alice-token"
@@ -193,9 +192,15 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
     code, resp, _ = await call(c, "POST", "/v1/topics", {"topics": [big[1]]}, token="alice-token")
     assert resp["topics"][0]["error_code"] == 0
 
-    # CreatePartitions and DeleteTopics are charged the same way (K is about −30 now)
-    await asyncio.sleep(15.5)  # refill to exactly the burst: K = 20
-    body = {"topics": [{"name": "a", "count": 31}, {"name": "b", "count": 31}]}
+    # CreatePartitions (count 31 on 1-partition topics: 30 each) and DeleteTopics are charged
+    # the same way; K is about −29.6 now and refills at 2/s
+    for name in ("p1", "p2"):
+        _, resp, _ = await call(
+            c, "POST", "/v1/topics", {"topics": [{"name": name, "num_partitions": 1}]}, token="bob-token"
+        )
+        assert resp["topics"][0]["error_code"] == 0
+    await asyncio.sleep(15.5)  # K ≈ 1.4 ≥ 0
+    body = {"topics": [{"name": "p1", "count": 31}, {"name": "p2", "count": 31}]}
     code, resp, headers = await call(c, "POST", "/v1/topics/partitions", body, token="alice-token")
     assert [r["error_code"] for r in resp["results"]] == [0, 89]
     assert resp["throttle_time_ms"] > 0 and "Retry-After" in headers
@@ -203,8 +208,9 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
     code, resp, _ = await call(c, "POST", "/v1/topics/delete", {"topics": ["a", "b"]}, token="alice-token")
     assert [r["error_code"] for r in resp["responses"]] == [0, 89]
     code, topics, _ = await call(c, "GET", "/v1/topics", token="viewer-token")
-    assert "a" not in {t["name"] for t in topics["topics"]}
-    assert "b" in {t["name"] for t in topics["topics"]}
+    names = {t["name"] for t in topics["topics"]}
+    assert "a" not in names and "b" in names
+    assert {t["name"]: t["partitions"] for t in topics["topics"]}["p1"] == 31
 
     # per-entity tokens in /metrics
     code, metrics, _ = await call_text(c, "/metrics")
@@ -238,7 +244,8 @@ async def test_quota_written_to_zookeeper_applies_live_in_kafkas_order(
         codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
         make_parents=True,
     )
-    await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("users/bob"), sequential=True)
+    for entity in ("clients/app", "users/<default>", "users/bob"):
+        await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change(entity), sequential=True)
     await asyncio.sleep(1.0)
     # bob: B = 0.1 × 10 = 1: one 5-partition topic is admitted, the next rejected
     for name, expected in (("b1", 0), ("b2", 89)):

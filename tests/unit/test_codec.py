@@ -1223,13 +1223,13 @@ damaged_states = damaged_znodes(state_values | near_states(), state_json)
 damaged_topics = damaged_znodes(topic_znodes() | topic_znodes(st.integers(0, 5)) | near_topics(), topic_json)
 
 
-@settings(max_examples=500)
+@settings(max_examples=400)
 @given(data=damaged_states)
 def test_partition_state_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_partition_state, data) == outcome(strict_decode_partition_state, data)
 
 
-@settings(max_examples=500)
+@settings(max_examples=250)
 @given(data=damaged_topics)
 def test_topic_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_topic, data) == outcome(strict_decode_topic, data)
@@ -1259,7 +1259,7 @@ def test_partition_state_encoders_agree(state: PartitionState) -> None:
     assert outcome(encode_partition_state, state) == outcome(strict_encode_partition_state, state)
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(znode=topic_znodes() | near_topics())
 def test_topic_encoders_agree(znode: TopicZnode) -> None:
     assert outcome(encode_topic, znode) == outcome(strict_encode_topic, znode)

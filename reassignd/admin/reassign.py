@@ -1,0 +1,194 @@
+"""``reassignd admin reassign``: Kafka's ``kafka-reassign-partitions`` against reassignd.
+
+The imperative shell: each verb asks the controller's HTTP API (or, for KIP-236's verbs,
+ZooKeeper: :mod:`reassignd.admin.znodes`), then prints what :mod:`reassignd.admin.report` makes of
+the answers. Exit codes: 0 done, 1 a partition or the run failed (the reason on stderr). A plan
+that cannot be used never gets here: the command line refuses it (exit 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO, TypeVar
+from urllib.parse import quote
+
+import uvloop
+
+from reassignd.admin import report
+from reassignd.admin.api import AdminError, ApiError, ControllerApi
+from reassignd.admin.plan import Plan, Replicas, TopicPartition, plan_request
+from reassignd.admin.settings import SPECS, ReassignSettings, Verb
+from reassignd.admin.shapes import (
+    NO_REASSIGNMENT_IN_PROGRESS,
+    PartitionInfo,
+    PartitionResult,
+    Reassignment,
+    ResponseError,
+    cancel_request,
+    decode_alter_response,
+    decode_list_response,
+    decode_topic,
+)
+
+UNKNOWN_TOPIC_OR_PARTITION = 3
+REASSIGNMENTS = "/v1/reassignments"
+
+T = TypeVar("T")
+
+
+def _decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
+    try:
+        return decode(body)
+    except ResponseError as e:
+        raise AdminError(f"unexpected answer from the controller to {what}: {e}") from None
+
+
+def _say(out: TextIO, lines: str | Iterable[str]) -> None:
+    for line in [lines] if isinstance(lines, str) else lines:
+        print(line, file=out)
+    out.flush()
+
+
+# --- reads -----------------------------------------------------------------------------------------
+
+
+async def _topic(api: ControllerApi, topic: str) -> dict[int, PartitionInfo] | None:
+    """A topic's partitions; None when the controller knows no such topic."""
+    path = f"/v1/topics/{quote(topic, safe='')}"
+    try:
+        body = await api.get(path)
+    except ApiError as e:
+        if e.error_code == UNKNOWN_TOPIC_OR_PARTITION:
+            return None
+        raise
+    return _decoded(decode_topic, body, f"GET {path}")
+
+
+async def _partitions(
+    api: ControllerApi, wanted: Iterable[TopicPartition]
+) -> dict[TopicPartition, PartitionInfo]:
+    """The wanted partitions that exist, one topic read per topic (concurrently)."""
+    wanted = set(wanted)
+    topics = sorted({t for t, _ in wanted})
+    found = await asyncio.gather(*(_topic(api, t) for t in topics))
+    return {
+        (t, p): info
+        for t, partitions in zip(topics, found, strict=True)
+        for p, info in (partitions or {}).items()
+        if (t, p) in wanted
+    }
+
+
+async def _moving(api: ControllerApi, topics: Iterable[str] = ()) -> dict[TopicPartition, Reassignment]:
+    body = await api.get(REASSIGNMENTS, [("topic", t) for t in sorted(set(topics))])
+    return _decoded(decode_list_response, body, f"GET {REASSIGNMENTS}")
+
+
+# --- the verbs -------------------------------------------------------------------------------------
+
+
+async def execute(api: ControllerApi, plan: Plan, out: TextIO) -> int:
+    """Print the current assignment as a rollback plan, then start the plan."""
+    if plan.pins_log_dirs:
+        _say(out, 'Warning: log_dirs other than "any" are ignored: reassignd moves replicas between brokers.')
+    current = await _partitions(api, plan.partitions)
+    # The replicas before any move in flight (RS − AR): where a rollback should go back to.
+    _say(out, report.rollback_text({tp: info.original for tp, info in current.items()}))
+    body = await api.post(REASSIGNMENTS, plan_request(plan))
+    results = _decoded(decode_alter_response, body, f"POST {REASSIGNMENTS}")
+    started = [r.tp for r in results if r.ok]
+    failed = [r for r in results if not r.ok]
+    if started:
+        _say(out, report.started_line(started))
+    if failed:
+        _say(out, report.execute_errors(failed))
+        return 1
+    return 0
+
+
+async def verify(api: ControllerApi, plan: Plan, out: TextIO) -> int:
+    """Kafka's --verify: in progress, complete, or done elsewhere. Exit 0 either way, as Kafka."""
+    moving = await _moving(api, plan.topics)
+    settled = [tp for tp in plan.partitions if tp not in moving]
+    current: dict[TopicPartition, Replicas] = {
+        tp: info.replicas for tp, info in (await _partitions(api, settled)).items()
+    }
+    _say(out, report.verify_lines(report.verify_states(plan.targets, moving, current)))
+    return 0
+
+
+async def list_moving(api: ControllerApi, out: TextIO) -> int:
+    _say(out, report.list_lines(await _moving(api)))
+    return 0
+
+
+def _cancel_report(results: list[PartitionResult], out: TextIO, *, none_line: str) -> int:
+    cancelled = [r.tp for r in results if r.ok]
+    not_moving = [r.tp for r in results if r.error_code == NO_REASSIGNMENT_IN_PROGRESS]
+    failed = [r for r in results if not r.ok and r.error_code != NO_REASSIGNMENT_IN_PROGRESS]
+    if cancelled:
+        _say(out, report.cancelled_line(cancelled))
+    if not cancelled and not failed:
+        _say(out, none_line)
+    elif not_moving:
+        _say(out, report.not_moving_line(not_moving))
+    if failed:
+        _say(out, report.cancel_errors(failed))
+        return 1
+    return 0
+
+
+async def cancel(api: ControllerApi, plan: Plan, out: TextIO) -> int:
+    """Kafka's --cancel: ``replicas: null`` for each partition of the plan (its replicas unused)."""
+    body = await api.post(REASSIGNMENTS, cancel_request(plan.partitions))
+    results = _decoded(decode_alter_response, body, f"POST {REASSIGNMENTS}")
+    return _cancel_report(results, out, none_line=report.NONE_ACTIVE)
+
+
+async def cancel_all(api: ControllerApi, out: TextIO) -> int:
+    body = await api.delete(REASSIGNMENTS)
+    results = _decoded(decode_alter_response, body, f"DELETE {REASSIGNMENTS}")
+    return _cancel_report(results, out, none_line=report.NONE_FOUND)
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+def _plan(settings: ReassignSettings) -> Plan:
+    assert settings.plan is not None, f"{settings.verb.flag} runs with a plan"
+    return settings.plan
+
+
+async def reassign(settings: ReassignSettings, out: TextIO) -> int:
+    if SPECS[settings.verb].via_zk:
+        from reassignd.admin.znodes import run_znode_verb  # noqa: PLC0415 (only these verbs need ZooKeeper)
+
+        return await run_znode_verb(settings, out)
+    assert settings.bootstrap_controller is not None
+    async with ControllerApi.open(
+        settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
+    ) as api:
+        match settings.verb:
+            case Verb.EXECUTE:
+                return await execute(api, _plan(settings), out)
+            case Verb.VERIFY:
+                return await verify(api, _plan(settings), out)
+            case Verb.LIST:
+                return await list_moving(api, out)
+            case Verb.CANCEL:
+                return await cancel(api, _plan(settings), out)
+            case Verb.CANCEL_ALL:
+                return await cancel_all(api, out)
+    raise AssertionError(f"{settings.verb.flag} is not an HTTP verb")
+
+
+def run_reassign(settings: ReassignSettings, out: TextIO, err: TextIO) -> int:
+    """Run one verb to its end; a failure of the run is one line on ``err`` and exit 1."""
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(reassign(settings, out))
+    except AdminError as e:
+        out.flush()
+        print(f"reassignd admin reassign: error: {e}", file=err)
+        return 1

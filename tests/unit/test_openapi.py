@@ -1,0 +1,284 @@
+"""The OpenAPI document (GET /v1/openapi.json) stays true to the app: the same routes and methods,
+a valid OpenAPI 3.1 document, and request-body schemas that accept exactly what the strict
+parsers accept (examples, the malformed-body tables of the route tests, and generated bodies)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jsonschema_rs
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.specs.openapi import definitions
+
+from reassignd.controller.requests import Caller
+from reassignd.errors import InvalidRequest
+from reassignd.http import build_app
+from reassignd.http.auth import PUBLIC_PATHS, Principal, Role
+from reassignd.http.json_input import INT32_MAX
+from reassignd.http.openapi import openapi_document
+from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
+from reassignd.http.quota_requests import parse_alter_quotas
+from reassignd.http.reassignment_requests import parse_alter_body
+from reassignd.http.topic_requests import (
+    PARTITION_KEY,
+    parse_create_partitions,
+    parse_create_topics,
+    parse_delete_topics,
+)
+from tests.unit import test_http_quotas, test_http_reassignments, test_http_topics
+from tests.unit.fake_controller_view import SETTINGS, FakeView, call, serve
+
+DOC = openapi_document()
+METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
+
+PARSERS: dict[str, Callable[[bytes], object]] = {
+    "/v1/reassignments": parse_alter_body,
+    "/v1/topics": lambda raw: parse_create_topics(raw, Caller()),
+    "/v1/topics/delete": lambda raw: parse_delete_topics(raw, Caller()),
+    "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Caller()),
+    "/v1/quotas": parse_alter_quotas,
+}
+
+
+def documented() -> set[tuple[str, str]]:
+    return {(m.upper(), path) for path, item in DOC["paths"].items() for m in item if m in METHODS}
+
+
+def operations() -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in DOC["paths"].items():
+        for method, op in item.items():
+            yield method.upper(), path, op
+
+
+# --- in sync with the routes -----------------------------------------------------------------------
+
+
+def test_every_route_is_documented_and_every_documented_route_exists() -> None:
+    app = build_app(FakeView(), SETTINGS)
+    registered = {
+        (route.method, route.resource.canonical)
+        for route in app.router.routes()
+        if route.method != "HEAD" and route.resource is not None
+    }
+    assert registered == documented()
+
+
+def test_path_parameters_are_the_routes_placeholders() -> None:
+    for method, path, op in operations():
+        in_path = set(re.findall(r"{(\w+)}", path))
+        params = {p["name"] for p in op.get("parameters", ()) if p["in"] == "path"}
+        assert params == in_path, f"{method} {path}"
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    assert DOC["openapi"].startswith("3.1.")
+    errors = list(
+        jsonschema_rs.validator_for(definitions.OPENAPI_31).iter_errors(json.loads(json.dumps(DOC)))
+    )
+    assert errors == []
+    loaded = schemathesis.openapi.from_dict(DOC)
+    ops = [result.ok() for result in loaded.get_all_operations()]  # raises on a broken operation
+    assert len(ops) == len(documented())
+
+
+def test_every_operation_has_an_id_an_answer_and_the_error_object() -> None:
+    ids = [op["operationId"] for _, _, op in operations()]
+    assert len(ids) == len(set(ids))
+    for method, path, op in operations():
+        assert "200" in op["responses"], f"{method} {path}"
+        if path in PUBLIC_PATHS:
+            continue
+        assert op["responses"]["default"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Error"
+        }
+        assert {"401", "403"} <= set(op["responses"])
+        if method != "GET":
+            assert {"400", "503"} <= set(op["responses"]), f"{method} {path}"
+            assert ("413" in op["responses"]) == ("requestBody" in op), f"{method} {path}"
+
+
+def test_bearer_auth_everywhere_but_the_public_endpoints() -> None:
+    assert DOC["components"]["securitySchemes"]["bearerAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": DOC["components"]["securitySchemes"]["bearerAuth"]["description"],
+    }
+    assert DOC["security"] == [{"bearerAuth": []}]
+    public = {path for _, path, op in operations() if op.get("security") == []}
+    assert public == PUBLIC_PATHS
+
+
+async def test_served_as_json_to_a_viewer() -> None:
+    tokens = {"v": Principal("bob", Role.VIEWER)}
+    async with serve(FakeView(), tokens) as c:
+        await call(c, "GET", "/v1/openapi.json", 401)
+        assert await call(c, "GET", "/v1/openapi.json", 200, headers={"Authorization": "Bearer v"}) == DOC
+
+
+# --- request schemas == strict parsers ------------------------------------------------------------
+
+
+def body_validator(path: str) -> jsonschema_rs.Validator:
+    schema = DOC["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    return jsonschema_rs.Draft202012Validator({**schema, "components": DOC["components"]})
+
+
+def parser_accepts(path: str, raw: bytes) -> bool:
+    try:
+        PARSERS[path](raw)
+    except InvalidRequest:
+        return False
+    return True
+
+
+def test_every_post_route_has_a_parser_here() -> None:
+    assert {path for method, path, _ in operations() if method == "POST"} == set(PARSERS)
+
+
+def request_objects(schema: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            yield schema
+        for value in schema.values():
+            yield from request_objects(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from request_objects(value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        n
+        for n in SCHEMAS
+        if n.endswith("Request") or n in ("NewTopic", "KafkaAlterReassignments", "ReassignmentPlan")
+    ],
+)
+def test_request_objects_are_closed(name: str) -> None:
+    for obj in request_objects(SCHEMAS[name]):
+        assert "additionalProperties" in obj, obj  # False, or the schema of a map's values
+
+
+VALID: list[tuple[str, Any]] = [
+    ("/v1/topics", test_http_topics.CREATE),
+    (
+        "/v1/topics",
+        {"topics": [{"name": "t", "assignments": None, "num_partitions": -1, "configs": {"a": None}}]},
+    ),
+    ("/v1/topics", {"topics": [{"name": "t", "assignments": {"0": [1], "2147483647": []}}]}),
+    ("/v1/topics/delete", {"topics": ["a", ""], "timeout_ms": INT32_MAX}),
+    (
+        "/v1/topics/partitions",
+        {"topics": [{"name": "t", "count": 3, "assignments": [[1, 2]]}], "timeout_ms": 0},
+    ),
+    ("/v1/reassignments", test_http_reassignments.KAFKA_REQUEST),
+    ("/v1/reassignments", test_http_reassignments.PLAN),
+    (
+        "/v1/reassignments",
+        {"mode": "stop", "topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": None}]}]},
+    ),
+    (
+        "/v1/quotas",
+        {
+            "entries": [
+                test_http_quotas.entry({"user": "u", "client_id": "<default>"}, ("k", None), ("k", 1.5))
+            ]
+        },
+    ),
+    ("/v1/quotas", {"entries": [test_http_quotas.entry({})]}),
+]
+
+
+@pytest.mark.parametrize(("path", "doc"), VALID)
+def test_valid_examples_pass_both(path: str, doc: Any) -> None:
+    raw = json.dumps(doc).encode()
+    assert body_validator(path).is_valid(json.loads(raw))
+    assert parser_accepts(path, raw)
+
+
+def _beyond_json_schema(raw: bytes, message: str) -> bool:
+    """What a JSON Schema cannot see: bytes that are not JSON, repeated keys, 2.0 for an integer
+    (JSON Schema's integer admits it; the parsers, like Kafka's, want 2), doubles past 1.8e308."""
+    return (
+        message.startswith("request body: invalid JSON")
+        or "duplicate" in message
+        or "got a number" in message
+        or "out of range for a double" in message
+    )
+
+
+MALFORMED = [
+    *(("/v1/reassignments", raw, message) for raw, message in test_http_reassignments.MALFORMED),
+    *test_http_topics.CASES,
+    *(("/v1/quotas", raw, message) for raw, message in test_http_quotas.MALFORMED),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "message"),
+    [case for case in MALFORMED if not _beyond_json_schema(case[1], case[2])],
+    ids=lambda v: v if isinstance(v, str) and not v.startswith("/") else None,
+)
+def test_every_malformed_body_the_parsers_refuse_the_schema_refuses(
+    path: str, raw: bytes, message: str
+) -> None:
+    assert not body_validator(path).is_valid(json.loads(raw)), message
+
+
+def _integral(value: Any) -> Any:
+    """2.0 → 2 all the way down (see ``_beyond_json_schema``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    return value
+
+
+_LOADED = schemathesis.openapi.from_dict(DOC)
+_BODY_CASES = [
+    (method, path, mode)
+    for method, path, _ in operations()
+    if method == "POST"
+    for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "mode"), _BODY_CASES, ids=[f"{p} {m.value}" for _, p, m in _BODY_CASES]
+)
+def test_generated_bodies_are_judged_alike_by_schema_and_parser(
+    method: str, path: str, mode: GenerationMode
+) -> None:
+    operation = _LOADED[path][method]
+    validator = body_validator(path)
+
+    @given(case=operation.as_strategy(generation_mode=mode))
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def judged_alike(case: schemathesis.Case) -> None:
+        if isinstance(case.body, bytes | bytearray):  # not JSON at all
+            assert not parser_accepts(path, bytes(case.body))
+            return
+        doc = _integral(case.body)
+        raw = json.dumps(doc).encode()
+        assert parser_accepts(path, raw) == validator.is_valid(doc), raw[:500]
+
+    judged_alike()
+
+
+@given(st.text(alphabet="0123456789-+ x", max_size=12) | st.integers(0, 2**40).map(str))
+def test_the_partition_key_pattern_is_the_parsers_rule(key: str) -> None:
+    parser_takes = PARTITION_KEY.fullmatch(key) is not None and int(key) <= INT32_MAX
+    assert (re.fullmatch(PARTITION_KEY_PATTERN.strip("^$"), key) is not None) == parser_takes
+    for edge in ("0", "9", "10", "2147483647", "2147483648", "2147483650", "3000000000", "01", "-1"):
+        assert (re.fullmatch(PARTITION_KEY_PATTERN.strip("^$"), edge) is not None) == (
+            PARTITION_KEY.fullmatch(edge) is not None and int(edge) <= INT32_MAX
+        ), edge
