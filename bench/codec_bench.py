@@ -1,12 +1,12 @@
 """Codec micro benchmark: µs per call of the znode codecs failover leans on, fast path against
-the strict path, both measured in this run on the same bytes.
+the strict path, both measured in this run on the same bytes and values.
 
 Failover decodes every partition state znode (100,000 of them for 1,000 topics × 100
 partitions) and every topic znode. The strict path is what the codecs did before their fast
 path (and still do whenever it cannot vouch for a znode): ``load_object_strictly`` (json.loads
 with a pairs hook written in Python) then every field check with its error message at hand.
 
-    python bench/codec_bench.py                 # about 10 s
+    python bench/codec_bench.py                 # a few seconds
     python bench/codec_bench.py --rounds 50     # steadier figures on a busy machine
 
 Each figure is CPU time per call (``time.process_time``, so that other processes on a busy
@@ -16,6 +16,7 @@ machine count less), the best of ``--rounds`` rounds, fast and strict rounds int
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from reassignd.zk import codec
-from reassignd.zk.json_fields import dump, load_object_strictly
+from reassignd.zk.json_fields import CodecError, load_object_strictly
 
 BROKERS = tuple(range(1, 7))  # RF 3 spread round-robin over six brokers
 TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"
@@ -57,11 +58,21 @@ def strict_decode_broker(data: bytes) -> codec.BrokerRegistration:
     return codec._read_broker(BROKER.broker_id, load_object_strictly(data))
 
 
+def dump_as_before(what: str, obj: dict[str, object], decode: Callable[[bytes], object]) -> bytes:
+    """The encoders' writer before the fast path: json.dumps (a new encoder each call), then decode."""
+    try:
+        data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        decode(data)
+    except (CodecError, UnicodeEncodeError, TypeError) as e:
+        raise ValueError(f"cannot encode {what}: {getattr(e, 'reason', e)}") from None
+    return data
+
+
 def strict_encode_partition_state(state: codec.PartitionState) -> bytes:
     """encode_partition_state as it was: build the JSON, then have the strict decoder accept it."""
     obj: dict[str, object] = {"version": 1, "leader": state.leader, "leader_epoch": state.leader_epoch}
     obj.update({"controller_epoch": state.controller_epoch, "isr": list(state.isr)})
-    return dump("partition state", obj, strict_decode_partition_state)
+    return dump_as_before("partition state", obj, strict_decode_partition_state)
 
 
 def strict_encode_topic(znode: codec.TopicZnode) -> bytes:
@@ -76,7 +87,7 @@ def strict_encode_topic(znode: codec.TopicZnode) -> bytes:
             str(p): list(replicas[p]) for p in sorted(replicas) if replicas[p] or name == "partitions"
         }
     obj["topic_id"] = znode.topic_id
-    return dump("topic znode", obj, strict_decode_topic)
+    return dump_as_before("topic znode", obj, strict_decode_topic)
 
 
 def per_call_us(call: Callable[[], object], calls: int) -> float:

@@ -80,7 +80,7 @@ def command_name(argv: Sequence[str]) -> str:
         if arg in ("controller", "broker", "cluster"):
             return arg
         if arg == "admin":
-            return " ".join(argv[i : i + 2]) if argv[i + 1 : i + 2] == ["reassign"] else arg
+            return " ".join(argv[i : i + 2]) if list(argv[i + 1 : i + 2]) == ["reassign"] else arg
     return ""
 
 

@@ -68,15 +68,19 @@ async def _topic(api: ControllerApi, topic: str) -> dict[int, PartitionInfo] | N
 async def _partitions(
     api: ControllerApi, wanted: Iterable[TopicPartition]
 ) -> dict[TopicPartition, PartitionInfo]:
-    """The wanted partitions that exist, one topic read per topic (concurrently)."""
-    wanted = set(wanted)
-    topics = sorted({t for t, _ in wanted})
-    found = await asyncio.gather(*(_topic(api, t) for t in topics))
+    """The wanted partitions that exist, one topic read per topic (concurrently; every read is
+    over before the first failure is raised)."""
+    chosen = set(wanted)
+    topics = sorted({t for t, _ in chosen})
+    found = await asyncio.gather(*(_topic(api, t) for t in topics), return_exceptions=True)
+    if failure := next((f for f in found if isinstance(f, BaseException)), None):
+        raise failure
     return {
         (t, p): info
         for t, partitions in zip(topics, found, strict=True)
+        if not isinstance(partitions, BaseException)
         for p, info in (partitions or {}).items()
-        if (t, p) in wanted
+        if (t, p) in chosen
     }
 
 
@@ -189,6 +193,9 @@ def run_reassign(settings: ReassignSettings, out: TextIO, err: TextIO) -> int:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             return runner.run(reassign(settings, out))
     except AdminError as e:
-        out.flush()
-        print(f"reassignd admin reassign: error: {e}", file=err)
-        return 1
+        reason = str(e)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    out.flush()
+    print(f"reassignd admin reassign: error: {reason}", file=err)
+    return 1

@@ -239,8 +239,8 @@ def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object
     with the object (no whitespace, BOM or other encoding before it) and end with it, are UTF-8,
     and hold no ``\\u`` escape (so no lone surrogate) and no NaN or Infinity.
 
-    With ``unique=False`` a key repeated in one object goes unnoticed (the last value wins), which
-    is cheaper: the caller must then confirm :func:`fast_keys_unique`."""
+    With ``unique=False`` (cheaper), a key repeated in an object goes unnoticed and the last value
+    wins: the result stands only once :func:`fast_keys_unique` confirms it."""
     if type(data) is not bytes or b"\\u" in data:
         return None
     try:
@@ -252,12 +252,12 @@ def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object
 
 
 def fast_keys_unique(data: bytes | None, keys: int) -> bool:
-    """True only if no object in ``data`` (JSON that :func:`fast_object` read) repeats a key,
-    given that its objects hold at least ``keys`` distinct keys in all (as the sizes of some of
-    the dicts read from it add up to).
+    """True only if no object in ``data`` repeats a key. ``data`` is JSON that :func:`fast_object`
+    read, and ``keys`` counts no more keys than its objects hold (say, the sizes of some of the
+    dicts read from it).
 
-    Each member of an object is written with one ``:`` outside strings, and strings may hold more:
-    colons >= members >= distinct keys >= ``keys``. Equal ends leave no room for a repeated key."""
+    Each member of an object is written with one ``:`` outside strings, and strings may hold more,
+    so colons >= members >= distinct keys >= ``keys``: equal ends leave no room for a repeat."""
     return data is not None and data.count(b":") == keys
 
 
