@@ -125,6 +125,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("reassignd.controller.controller").setLevel(logging.INFO)
     if args.zk:
         asyncio.run(run(f"{args.zk}/failover-{uuid.uuid4().hex[:8]}", args.topics, args.partitions))
         return

@@ -40,7 +40,9 @@ class ControlBatch:
         self._ctx = ctx
         self._controller_id = controller_id
         self._leader_and_isr: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
-        self._update_metadata: dict[int, set[TopicPartition]] = defaultdict(set)
+        # groups of (partitions, brokers): each group's states are built and chunked once and the
+        # chunks shared by its brokers (a failover sends every partition to every broker)
+        self._update_metadata: list[tuple[list[TopicPartition], frozenset[int]]] = []
         self._stop_replica: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
         self._wire_cache: dict[tuple[TopicPartition, bool], WirePartitionState | None] = {}
 
@@ -55,9 +57,9 @@ class ControlBatch:
         self, partitions: Iterable[TopicPartition], brokers: Iterable[int] | None = None
     ) -> None:
         """UpdateMetadata for ``partitions`` to ``brokers`` (default: every live broker)."""
-        tps = list(partitions)
-        for b in self._ctx.brokers if brokers is None else brokers:
-            self._update_metadata[b].update(tps)
+        targets = frozenset(self._ctx.brokers if brokers is None else brokers)
+        if targets:
+            self._update_metadata.append((list(partitions), targets))
 
     def add_stop_replica(self, broker: int, tp: TopicPartition, *, delete: bool) -> None:
         if broker in self._ctx.brokers:
@@ -110,21 +112,20 @@ class ControlBatch:
         for b, parts in self._leader_and_isr.items():
             if b not in ctx.brokers:
                 continue
-            states = [
-                ws for tp, new in sorted(parts.items()) if (ws := self._wire_state(tp, new)) is not None
-            ]
+            states = [ws for tp, new in parts.items() if (ws := self._wire_state(tp, new)) is not None]
             leaders = {ws.leader for ws in states}
             for chunk in _chunks(states, MAX_PARTITIONS_PER_REQUEST):
                 out[b].append(LeaderAndIsrRequest(header(b), tuple(chunk), self._live_brokers(leaders)))
         live = self._live_brokers(ctx.brokers)
-        for b, tps in sorted(self._update_metadata.items()):
-            if b not in ctx.brokers:
-                continue
-            states = [ws for tp in sorted(tps) if (ws := self._wire_state(tp, False)) is not None]
-            if not states:
-                out[b].append(UpdateMetadataRequest(header(b), (), live))
-            for chunk in _chunks(states, MAX_PARTITIONS_PER_REQUEST):
-                out[b].append(UpdateMetadataRequest(header(b), tuple(chunk), live))
+        merged: dict[frozenset[int], dict[TopicPartition, None]] = {}
+        for tps, brokers in self._update_metadata:
+            merged.setdefault(brokers, {}).update(dict.fromkeys(tps))
+        for brokers, members in merged.items():
+            states = [ws for tp in members if (ws := self._wire_state(tp, False)) is not None]
+            chunks = [tuple(c) for c in _chunks(states, MAX_PARTITIONS_PER_REQUEST)] or [()]
+            for b in sorted(brokers):
+                if b in ctx.brokers:
+                    out[b].extend(UpdateMetadataRequest(header(b), chunk, live) for chunk in chunks)
         for b, stops in self._stop_replica.items():
             if b not in ctx.brokers:
                 continue
