@@ -221,6 +221,16 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
         if s.name == "reassignd_quota_tokens"
     }
     assert "alice" in tokens and tokens["alice"] < 0
+    names = {s.name for fam in text_string_to_metric_families(metrics) for s in fam.samples}
+    for wanted in (
+        "reassignd_controller_event_queue_size",
+        "reassignd_controller_event_queue_time_ms_count",
+        "reassignd_controller_event_time_ms_count",
+        "reassignd_controller_reassigning_partitions",
+        "reassignd_quota_mutation_rate",
+        "reassignd_quota_throttle_time_ms",
+    ):
+        assert wanted in names, wanted
 
 
 async def call_text(c: ControllerProc, path: str) -> tuple[int, str, Any]:
