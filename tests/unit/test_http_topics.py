@@ -468,7 +468,7 @@ async def test_the_other_write_routes_are_as_strict(
     assert view.requests == []
 
 
-@pytest.mark.parametrize("path", ["/v1/topics", "/v1/topics/delete", "/v1/topics/partitions", "/v1/quotas"])
+@pytest.mark.parametrize("path", [p for p, _ in POSTS])
 async def test_post_routes_take_no_query_parameters(client: Client, view: FakeView, path: str) -> None:
     raw = dict((p, r) for _, p, r in WRITES)[path]
     reply = await call(client, "POST", path + "?dry_run=1", 400, data=raw)
@@ -533,6 +533,8 @@ async def test_every_write_is_logged_with_user_and_client_id(
     with caplog.at_level(logging.INFO, logger="reassignd.http.middleware"):
         await call(client, "DELETE", "/v1/topics/orders", 200, headers={"X-Client-Id": "ops-cli"})
         await call(client, "GET", "/v1/quotas", 200, headers={"X-Client-Id": "reader"})
+        await call(client, "PUT", "/v1/topics", 405)
+        await call(client, "POST", "/v1/nowhere", 404)
     lines = [r.getMessage() for r in caplog.records if r.name == "reassignd.http.middleware"]
     assert lines == ["DELETE /v1/topics/orders by user ANONYMOUS, client id 'ops-cli'"]
 

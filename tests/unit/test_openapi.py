@@ -263,7 +263,7 @@ def test_generated_bodies_are_judged_alike_by_schema_and_parser(
 
     @given(case=operation.as_strategy(generation_mode=mode))
     @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    def judged_alike(case: schemathesis.Case) -> None:
+    def judged_alike(case: schemathesis.Case[Any]) -> None:
         if isinstance(case.body, bytes | bytearray):  # not JSON at all
             assert not parser_accepts(path, bytes(case.body))
             return

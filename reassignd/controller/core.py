@@ -1,0 +1,296 @@
+"""The controller's state, its helpers and the snapshot it publishes (the base of ``Controller``).
+
+Everything here is shared by the event handlers layered on top: watch arming, problem reports,
+the active controller's parts (context, writer, reassigner, intakes), request batching and the
+immutable snapshot HTTP handlers read.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+
+from prometheus_client import CollectorRegistry
+
+from reassignd.broker.protocol import ControlRequest, ControlResponse, StopReplicaRequest
+from reassignd.controller.channel import ControlChannel
+from reassignd.controller.context import ControllerContext
+from reassignd.controller.deletion import TopicDeleter
+from reassignd.controller.event_queue import EventQueue
+from reassignd.controller.events import (
+    ControllerEvent,
+    RequestEvent,
+    StopReplicaConfirmed,
+    event_name,
+)
+from reassignd.controller.intake import Intake
+from reassignd.controller.metrics import ControllerMetrics
+from reassignd.controller.reassignment import Reassigner
+from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.sequenced import SequencedRequests
+from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.snapshot import (
+    ActiveController,
+    ClusterSnapshot,
+    Problem,
+    ReassignmentView,
+    TopicView,
+)
+from reassignd.controller.topics import TopicMutations
+from reassignd.controller.writer import ZkWriter
+from reassignd.errors import ReassigndError
+from reassignd.quotas.config_changes import ConfigChangeReader
+from reassignd.quotas.entities import ConfigKey
+from reassignd.quotas.manager import QuotaManager
+from reassignd.quotas.metrics import QuotaMetrics
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    NotControllerError,
+    WatchCallback,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+TopicPartition = codec.TopicPartition
+
+MAX_PROBLEMS = 100
+
+
+class ControllerCore:
+    """One controller instance's state and shared helpers."""
+
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        zk: ZkClient,
+        metrics: ControllerMetrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.zk = zk
+        self.metrics = metrics or ControllerMetrics()
+        self.http_url: str | None = None
+        self._clock = clock
+        self._started_at = clock()
+        self.queue: EventQueue[ControllerEvent] = EventQueue(clock, on_size=self.metrics.event_queue_size.set)
+        self.ctx: ControllerContext | None = None
+        self.writer: ZkWriter | None = None
+        self.reassigner: Reassigner | None = None
+        self.intake: Intake | None = None
+        self.sequenced: SequencedRequests | None = None
+        self.topics: TopicMutations | None = None
+        self.deleter: TopicDeleter | None = None
+        self.quotas: QuotaManager | None = None
+        self._quota_configs: dict[ConfigKey, float] = {}
+        self._config_changes: ConfigChangeReader | None = None
+        self.quota_metrics = QuotaMetrics(self.metrics.registry)
+        self._active_controller: ActiveController | None = None
+        self._epoch_seen = 0
+        self._armed: set[tuple[str, str]] = set()
+        self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
+        self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
+        self._topic_views: dict[str, TopicView] = {}
+        self._reassignments: dict[TopicPartition, ReassignmentView] = {}
+        self._snapshot = ClusterSnapshot(settings.controller_id, False, 0, None)
+        self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
+        self.channel = ControlChannel(
+            request_timeout_s=settings.control_request_timeout_s,
+            backoff_ms=settings.control_retry_backoff_ms,
+            backoff_max_ms=settings.control_retry_backoff_max_ms,
+            metrics=self.metrics,
+            on_response=self._on_control_response,
+        )
+
+    def snapshot(self) -> ClusterSnapshot:
+        return self._snapshot
+
+    @property
+    def zk_connected(self) -> bool:
+        return self.zk.connected
+
+    @property
+    def zk_session_id(self) -> int | None:
+        return self.zk.session_id
+
+    def queue_size(self) -> int:
+        return len(self.queue)
+
+    def queue_time_percentiles_ms(self) -> Mapping[str, float]:
+        return self.queue.queue_time_percentiles_ms()
+
+    @property
+    def metrics_registry(self) -> CollectorRegistry:
+        return self.metrics.registry
+
+    @property
+    def started_at_s(self) -> float:
+        return self._started_at
+
+    @property
+    def active(self) -> bool:
+        return self.ctx is not None
+
+    def _on_control_response(
+        self, broker_id: int, request: ControlRequest, response: ControlResponse
+    ) -> None:
+        if isinstance(request, StopReplicaRequest) and any(p.delete_partition for p in request.partitions):
+            self.queue.put(StopReplicaConfirmed(broker_id, request, response))
+        for err in response.partition_errors:
+            if err.error_code != 0:
+                log.debug("broker %d: %s-%d error %d", broker_id, err.topic, err.partition, err.error_code)
+
+    def _watch(self, path: str, event: ControllerEvent) -> WatchCallback | None:
+        """A one-shot callback enqueuing ``event``, or None when one is armed on ``path`` already."""
+        key = (event_name(event), path)
+        if key in self._armed:
+            return None
+        self._armed.add(key)
+
+        def fire(_: str) -> None:
+            self._armed.discard(key)
+            self.queue.put(event)
+
+        return fire
+
+    async def _children(self, path: str, event: ControllerEvent) -> list[str]:
+        cb = self._watch(path, event)
+        try:
+            return await self.zk.children(path, watch=cb)
+        except BaseException:
+            self._armed.discard((event_name(event), path))
+            raise
+
+    def _report(self, path: str, reason: str, kind: str) -> None:
+        if self._reported.get(path) == reason:
+            log.debug("malformed znode %s still skipped: %s", path, reason)
+            return
+        self._reported[path] = reason
+        log.error("malformed znode %s skipped: %s", path, reason)
+        self.metrics.decode_errors.labels(kind).inc()
+        self._problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
+
+    def _decode_controller(self, data: bytes | None) -> codec.ControllerInfo | None:
+        try:
+            return codec.decode_controller(data)
+        except codec.CodecError as e:
+            self._report(paths.CONTROLLER, e.reason, "controller")
+            return None
+
+    def _require_ctx(self) -> ControllerContext:
+        if self.ctx is None:
+            raise NotControllerError("not the active controller")
+        return self.ctx
+
+    def _writer(self) -> ZkWriter:
+        if self.writer is None:
+            raise NotControllerError("not the active controller")
+        return self.writer
+
+    def _reassigner(self) -> Reassigner:
+        if self.reassigner is None:
+            raise NotControllerError("not the active controller")
+        return self.reassigner
+
+    def _intake(self) -> Intake:
+        if self.intake is None:
+            raise NotControllerError("not the active controller")
+        return self.intake
+
+    def _sequenced(self) -> SequencedRequests:
+        if self.sequenced is None:
+            raise NotControllerError("not the active controller")
+        return self.sequenced
+
+    def _topics(self) -> TopicMutations:
+        if self.topics is None:
+            raise NotControllerError("not the active controller")
+        return self.topics
+
+    def _deleter(self) -> TopicDeleter:
+        if self.deleter is None:
+            raise NotControllerError("not the active controller")
+        return self.deleter
+
+    def _batch(self) -> ControlBatch:
+        return ControlBatch(self._require_ctx(), self.settings.controller_id)
+
+    @staticmethod
+    def _fail(event: RequestEvent, error: ReassigndError) -> None:
+        if not event.reply.done():
+            event.reply.set_exception(error)
+
+    def _send(self, batch: ControlBatch) -> None:
+        for broker_id, requests in batch.build().items():
+            for request in requests:
+                self.channel.send(broker_id, request)
+
+    def _reassignment_views(self, ctx: ControllerContext, topics: Iterable[str]) -> None:
+        """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones)."""
+        meta = self.reassigner.meta if self.reassigner is not None else {}
+        views = self._reassignments
+        for topic in topics:
+            for p, a in ctx.assignments.get(topic, {}).items():
+                tp = (topic, p)
+                if tp not in ctx.reassigning:
+                    views.pop(tp, None)
+                    continue
+                m = meta.get(tp)
+                li = ctx.states.get(tp)
+                views[tp] = ReassignmentView(
+                    topic=topic,
+                    partition=p,
+                    replicas=a.replicas,
+                    adding_replicas=a.adding,
+                    removing_replicas=a.removing,
+                    target_replicas=a.target_replicas,
+                    original_replicas=a.original_replicas,
+                    source=m.source.value if m else "api",
+                    started_at_ms=m.started_at_ms if m else None,
+                    leader=li.state.leader if li else -1,
+                )
+            if topic not in ctx.assignments:
+                for tp in [tp for tp in views if tp[0] == topic]:
+                    del views[tp]
+
+    def _publish(self) -> None:
+        ctx = self.ctx
+        if ctx is None:
+            self._snapshot = ClusterSnapshot(
+                self.settings.controller_id,
+                False,
+                self._epoch_seen,
+                self._active_controller,
+                problems=tuple(self._problems),
+            )
+            self.metrics.partitions.set(0)
+            self.metrics.reassigning_partitions.set(0)
+            return
+        self._reassignment_views(ctx, ctx.dirty_topics)
+        for topic in ctx.dirty_topics:
+            view = ctx.topic_view(topic)
+            if view is None:
+                self._topic_views.pop(topic, None)
+            else:
+                self._topic_views[topic] = view
+        ctx.dirty_topics.clear()
+        self._snapshot = ClusterSnapshot(
+            self.settings.controller_id,
+            True,
+            ctx.epoch,
+            self._active_controller,
+            brokers={b: ctx.broker_view(b) for b in sorted(ctx.brokers)},
+            topics=dict(self._topic_views),
+            problems=tuple(self._problems),
+            reassignments=dict(sorted(self._reassignments.items())),
+        )
+        self.metrics.partitions.set(len(ctx.states))
+        self.metrics.reassigning_partitions.set(len(ctx.reassigning))
+        self.metrics.live_brokers.set(len(ctx.brokers))
+        self.metrics.offline_partitions.set(ctx.offline_partition_count())
+
+    def _update_quota_metrics(self) -> None:
+        if self.quotas is not None:
+            self.quota_metrics.update(self.quotas.snapshot(self._clock()))
