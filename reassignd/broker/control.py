@@ -60,12 +60,7 @@ def _bad_request(message: str) -> web.HTTPBadRequest:
 
 async def _parse(request: web.Request, parse: Callable[[Any], T]) -> T:
     try:
-        raw = await request.read()
-        import time as _t
-        t0 = _t.perf_counter()
-        out = parse(json.loads(raw))
-        logging.getLogger("PROBE").info("PROBE %s %d bytes %.4f s", request.path, len(raw), _t.perf_counter() - t0)
-        return out
+        return parse(await request.json())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise _bad_request(f"invalid JSON: {e}") from e
     except WireError as e:

@@ -6,7 +6,7 @@ Shared by the controller (which builds and sends these) and the agent (which par
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 LEADER_AND_ISR_PATH = "/control/leader_and_isr"
 STOP_REPLICA_PATH = "/control/stop_replica"
@@ -39,6 +39,16 @@ def _ints(obj: dict[str, Any], key: str, default: list[int] | None = None) -> tu
     return tuple(value)
 
 
+def _int_list(value: Any) -> TypeGuard[list[int]]:
+    """A list of integers (not booleans): the fast paths' check."""
+    if type(value) is not list:
+        return False
+    for v in value:  # noqa: SIM110 (a loop beats all() on the short lists here)
+        if type(v) is not int:
+            return False
+    return True
+
+
 def _str(obj: dict[str, Any], key: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
@@ -57,6 +67,9 @@ def _list(obj: dict[str, Any], key: str) -> list[Any]:
     if not isinstance(value, list):
         raise WireError(f"field '{key}' must be a list")
     return value
+
+
+_NO_IDS: list[int] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +105,37 @@ class WirePartitionState:
 
     @staticmethod
     def from_json(raw: Any) -> WirePartitionState:
+        if type(raw) is dict:  # the fast path: every field present and well typed
+            get = raw.get
+            topic, partition, leader = get("topic"), get("partition"), get("leader")
+            controller_epoch, leader_epoch = get("controller_epoch"), get("leader_epoch")
+            partition_epoch, isr, replicas = get("partition_epoch"), get("isr"), get("replicas")
+            adding, removing = get("adding_replicas", _NO_IDS), get("removing_replicas", _NO_IDS)
+            if (
+                type(topic) is str
+                and type(partition) is int
+                and type(controller_epoch) is int
+                and type(leader) is int
+                and type(leader_epoch) is int
+                and type(partition_epoch) is int
+                and _int_list(isr)
+                and _int_list(replicas)
+                and _int_list(adding)
+                and _int_list(removing)
+            ):
+                return WirePartitionState(
+                    topic,
+                    partition,
+                    controller_epoch,
+                    leader,
+                    leader_epoch,
+                    tuple(isr),
+                    partition_epoch,
+                    tuple(replicas),
+                    tuple(adding),
+                    tuple(removing),
+                    bool(get("is_new", False)),
+                )
         obj = _obj(raw, "partition state")
         return WirePartitionState(
             topic=_str(obj, "topic"),
@@ -321,6 +365,18 @@ class FetchPartition:
 
     @staticmethod
     def from_json(raw: Any) -> FetchPartition:
+        if type(raw) is dict:
+            get = raw.get
+            topic, partition, epoch = get("topic"), get("partition"), get("leader_epoch")
+            offset, max_bytes = get("fetch_offset"), get("max_bytes")
+            if (
+                type(topic) is str
+                and type(partition) is int
+                and type(epoch) is int
+                and type(offset) is int
+                and type(max_bytes) is int
+            ):
+                return FetchPartition(topic, partition, epoch, offset, max_bytes)
         obj = _obj(raw, "fetch partition")
         return FetchPartition(
             _str(obj, "topic"),
@@ -400,6 +456,20 @@ class FetchedPartition:
 
     @staticmethod
     def from_json(raw: Any) -> FetchedPartition:
+        if type(raw) is dict:
+            get = raw.get
+            topic, partition, code, n = get("topic"), get("partition"), get("error_code"), get("bytes")
+            leo, hw, in_isr = get("log_end_offset"), get("high_watermark"), get("in_isr")
+            if (
+                type(topic) is str
+                and type(partition) is int
+                and type(code) is int
+                and type(n) is int
+                and type(leo) is int
+                and type(hw) is int
+                and type(in_isr) is bool
+            ):
+                return FetchedPartition(topic, partition, code, n, leo, hw, in_isr)
         obj = _obj(raw, "fetched partition")
         return FetchedPartition(
             _str(obj, "topic"),

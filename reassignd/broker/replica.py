@@ -113,10 +113,22 @@ def became(
     )
     is_leader = state.leader == broker_id
     was_leader = known is not None and known.role is Role.LEADER
-    base = Replica(
+    followers: dict[int, FollowerProgress] = {}
+    if is_leader:
+        previous = known.followers if was_leader and known is not None else {}
+        for b in state.replicas:
+            if b == broker_id:
+                continue
+            progress = previous.get(b) or FollowerProgress()
+            if b in state.isr and (progress.last_caught_up_s is None or not was_leader):
+                # Kafka's makeLeader: ISR members get a full lag window from now
+                progress = replace(progress, last_caught_up_s=now)
+            followers[b] = progress
+    role = Role.LEADER if is_leader else Role.FOLLOWER
+    return Replica(
         topic=state.topic,
         partition=state.partition,
-        role=Role.LEADER if is_leader else Role.FOLLOWER,
+        role=role,
         leader=state.leader,
         leader_epoch=state.leader_epoch,
         partition_epoch=state.partition_epoch,
@@ -125,25 +137,14 @@ def became(
         isr=state.isr,
         log_end_offset=leo,
         log_start_offset=known.log_start_offset if known is not None else 0,
+        high_watermark=_high_watermark(role, leo, 0, state.isr, followers, broker_id),
         grown_at_s=known.grown_at_s if was_leader and known is not None else now,
         growth_carry=known.growth_carry if was_leader and known is not None else 0.0,
+        followers=followers,
         leader_log_end_offset=known.leader_log_end_offset if known is not None else 0,
         in_isr=broker_id in state.isr,
         fetch_meter=known.fetch_meter if known is not None else RateMeter(0.0, now),
     )
-    if not is_leader:
-        return base
-    previous = known.followers if was_leader and known is not None else {}
-    followers: dict[int, FollowerProgress] = {}
-    for b in state.replicas:
-        if b == broker_id:
-            continue
-        progress = previous.get(b, FollowerProgress())
-        if b in state.isr and (progress.last_caught_up_s is None or not was_leader):
-            # Kafka's makeLeader: ISR members get a full lag window from now
-            progress = replace(progress, last_caught_up_s=now)
-        followers[b] = progress
-    return _with_high_watermark(replace(base, followers=followers), broker_id)
 
 
 def grown(replica: Replica, now: float, produce_bytes_per_s: float) -> Replica:
@@ -163,11 +164,14 @@ def record_fetch(
     """The leader sees ``follower`` fetch from ``fetch_offset`` (its log end; one past the
     leader's end means it must truncate). Returns the replica and the follower's effective offset."""
     offset = max(0, min(fetch_offset, replica.log_end_offset))
-    progress = replica.followers.get(follower, FollowerProgress()).fetched(
+    progress = (replica.followers.get(follower) or FollowerProgress()).fetched(
         offset, replica.log_end_offset, now
     )
-    updated = replace(replica, followers={**replica.followers, follower: progress})
-    return _with_high_watermark(updated, broker_id), offset
+    followers = {**replica.followers, follower: progress}
+    hw = _high_watermark(
+        replica.role, replica.log_end_offset, replica.high_watermark, replica.isr, followers, broker_id
+    )
+    return replace(replica, followers=followers, high_watermark=hw), offset
 
 
 def fetched(replica: Replica, n_bytes: int, leader_leo: int, in_isr: bool, now: float) -> Replica:
@@ -291,11 +295,33 @@ def with_zk_state(
     return _with_high_watermark(updated, broker_id)
 
 
+def _high_watermark(
+    role: Role,
+    log_end_offset: int,
+    high_watermark: int,
+    isr: tuple[int, ...],
+    followers: Mapping[int, FollowerProgress],
+    broker_id: int,
+) -> int:
+    """A leader's high watermark: up to the slowest ISR member (never backwards, never past its end)."""
+    if role is Role.LEADER:
+        low = log_end_offset
+        for b in isr:
+            if b != broker_id:
+                progress = followers.get(b)
+                end = progress.log_end_offset if progress is not None else 0
+                low = min(low, end)
+        high_watermark = max(high_watermark, low)
+    return min(high_watermark, log_end_offset)
+
+
 def _with_high_watermark(replica: Replica, broker_id: int) -> Replica:
-    ends = [replica.log_end_offset]
-    for b in replica.isr:
-        if b != broker_id:
-            progress = replica.followers.get(b)
-            ends.append(progress.log_end_offset if progress is not None else 0)
-    hw = max(replica.high_watermark, min(ends)) if replica.role is Role.LEADER else replica.high_watermark
-    return replace(replica, high_watermark=min(hw, replica.log_end_offset))
+    hw = _high_watermark(
+        replica.role,
+        replica.log_end_offset,
+        replica.high_watermark,
+        replica.isr,
+        replica.followers,
+        broker_id,
+    )
+    return replica if hw == replica.high_watermark else replace(replica, high_watermark=hw)

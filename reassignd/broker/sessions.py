@@ -3,9 +3,11 @@ Pure: functions of a :class:`ReplicaManager`, a session and an injected ``now``.
 
 A follower's fetches from one leader form a session. Its first request (epoch 0) lists every
 partition it follows there; the next ones (epochs 1, 2, ...) list only the partitions that need it:
-those behind the leader's end, those that received bytes last time, those refused, and those whose
-state changed here (newly followed, new leader epoch, truncation); partitions that left the session
-are named in ``forgotten``. A failed fetch restarts the session (the next request is full), and so
+those behind the leader's end, those that received bytes last time, and those whose state changed
+here (newly followed, new leader epoch, truncation); partitions that left the session are named in
+``forgotten``. A partition the leader refused (it is not leader yet, or an epoch differs) is listed
+again after REFUSED_BACKOFF_S (Kafka's replica.fetch.backoff.ms), or as soon as the leader reports
+it changed. A failed fetch restarts the session (the next request is full), and so
 does an answer FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH (the leader restarted, or
 the follower's view of the session is not the leader's).
 
@@ -49,6 +51,7 @@ from reassignd.broker.replication import (
 from reassignd.broker.state import LeaderSession, ReplicaManager
 
 MAX_EPOCH = 2**31 - 1
+REFUSED_BACKOFF_S = 1.0
 
 
 def next_epoch(epoch: int) -> int:
@@ -68,6 +71,7 @@ class FollowerSession:
     epoch: int = 0  # of the next request; 0: a full one (the session restarts)
     known: dict[TopicPartition, int] = field(default_factory=dict)  # in it, with the epoch listed
     active: set[TopicPartition] = field(default_factory=set)  # to list in the next request
+    retry: dict[TopicPartition, float] = field(default_factory=dict)  # refused: list again at
 
     def restart(self) -> None:
         """After a failed fetch: the next request lists everything."""
@@ -92,7 +96,14 @@ def session_request(mgr: ReplicaManager, s: FollowerSession, now: float) -> Fetc
     else:
         if not followed and not s.known:
             return None
+        for tp in dirty:
+            s.retry.pop(tp, None)
         s.active.update(dirty)
+        if s.retry:
+            due = [tp for tp, at in s.retry.items() if at <= now]
+            for tp in due:
+                del s.retry[tp]
+            s.active.update(due)
         s.active.intersection_update(followed)
         listed = sorted(s.active)
         # a partition leaves the session only through a change here, which marked it dirty
@@ -117,6 +128,7 @@ def apply_session_fetch(
     if request.session_epoch == 0:
         s.known.clear()
         s.active.clear()
+        s.retry.clear()
     for tp in request.forgotten:
         s.known.pop(tp, None)
     for p in request.partitions:
@@ -130,10 +142,12 @@ def apply_session_fetch(
         tp = (p.topic, p.partition)
         listed.add(tp)
         n = apply_answer(mgr, s.leader, p, answers.get(tp), received, now)
+        r = mgr.replicas.get(tp)
         if n == REFUSED:
             refused.append(tp)
-        r = mgr.replicas.get(tp)
-        if n in (REFUSED, SKIPPED) or n > 0 or (r is not None and r.leader_log_end_offset > r.log_end_offset):
+            s.active.discard(tp)
+            s.retry[tp] = now + REFUSED_BACKOFF_S
+        elif n == SKIPPED or n > 0 or (r is not None and r.leader_log_end_offset > r.log_end_offset):
             s.active.add(tp)
         else:
             s.active.discard(tp)  # at the leader's end: quiet until the leader says otherwise
@@ -141,7 +155,8 @@ def apply_session_fetch(
         if tp not in listed:
             _heard(mgr, s, tp, answer, refused, now)
     received.charge(mgr, now)
-    return FetchOutcome(tuple(refused), busy=bool(request.partitions or response.partitions or s.active))
+    busy = bool(request.partitions or response.partitions or s.active or s.retry)
+    return FetchOutcome(tuple(refused), busy=busy)
 
 
 def _heard(
@@ -158,12 +173,13 @@ def _heard(
         return  # changed here meanwhile: listed at the next fetch anyway
     if answer.error_code != NONE:
         refused.append(tp)
-        s.active.add(tp)
+        s.active.discard(tp)
+        s.retry.setdefault(tp, now + REFUSED_BACKOFF_S)
         return
     r = rm.fetched(r, 0, answer.log_end_offset, answer.in_isr, now)
     mgr.put(r)
-    if r.leader_log_end_offset > r.log_end_offset:
-        s.active.add(tp)
+    if s.retry.pop(tp, None) is not None or r.leader_log_end_offset > r.log_end_offset:
+        s.active.add(tp)  # refused before, served now: fetch it for real
 
 
 # --- the leader's side -----------------------------------------------------------------------------
@@ -184,6 +200,7 @@ def serve(mgr: ReplicaManager, request: FetchRequest, now: float) -> FetchRespon
         return FetchResponse(INVALID_FETCH_SESSION_EPOCH)
     for tp in request.forgotten:
         s.partitions.pop(tp, None)
+        s.unserved.discard(tp)
         s.dirty.discard(tp)
     listed = set()
     for p in request.partitions:
@@ -191,6 +208,11 @@ def serve(mgr: ReplicaManager, request: FetchRequest, now: float) -> FetchRespon
         s.partitions[tp] = p.leader_epoch
         listed.add(tp)
     results = serve_partitions(mgr, follower, request.partitions, now)
+    for a in results:
+        if a.error_code == NONE:
+            s.unserved.discard((a.topic, a.partition))
+        else:
+            s.unserved.add((a.topic, a.partition))
     report = s.dirty - listed
     growing = mgr.growing
     if len(growing) <= len(s.partitions):
@@ -198,7 +220,7 @@ def serve(mgr: ReplicaManager, request: FetchRequest, now: float) -> FetchRespon
     else:
         grown = {tp for tp in s.partitions if tp in growing and tp not in listed}
     for tp in sorted(report | grown):
-        answer = _unlisted(mgr, follower, tp, s.partitions[tp], tp in report, now)
+        answer = _unlisted(mgr, s, follower, tp, tp in report, now)
         if answer is not None:
             results.append(answer)
     s.dirty.clear()
@@ -208,18 +230,23 @@ def serve(mgr: ReplicaManager, request: FetchRequest, now: float) -> FetchRespon
 
 
 def _unlisted(
-    mgr: ReplicaManager, follower: int, tp: TopicPartition, leader_epoch: int, changed: bool, now: float
+    mgr: ReplicaManager, s: LeaderSession, follower: int, tp: TopicPartition, changed: bool, now: float
 ) -> FetchedPartition | None:
     """An unlisted partition of the session: the follower is still where it last fetched from. A
     growing log records that as a fetch (Kafka's caught-up rule needs the leader's end at each one);
-    the answer (no bytes) tells the follower of a change or of new data."""
+    the answer (no bytes) tells the follower of a change or of new data. A partition refused at its
+    latest listing is only reported when it changed (refused still, or served now: list it again)."""
     r = mgr.replicas.get(tp)
-    code = refusal(mgr, r, follower, leader_epoch)
+    code = refusal(mgr, r, follower, s.partitions[tp])
     if code != NONE or r is None:
         return FetchedPartition(tp[0], tp[1], code) if changed else None
     progress = r.followers.get(follower)
     offset = 0 if progress is None else progress.log_end_offset
-    if tp in mgr.growing:
+    if tp in s.unserved:
+        if not changed:
+            return None
+        r = mgr.grown(r, now)
+    elif tp in mgr.growing:
         r, offset = served(mgr, r, follower, offset, now)
     else:
         r = mgr.grown(r, now)

@@ -78,6 +78,7 @@ class LeaderSession:
     epoch: int
     last_fetch_s: float
     partitions: dict[TopicPartition, int] = field(default_factory=dict)
+    unserved: set[TopicPartition] = field(default_factory=set)  # refused at their latest listing
     dirty: set[TopicPartition] = field(default_factory=set)
 
 
@@ -110,6 +111,7 @@ class ReplicaManager:
         self.default_produce_bytes_per_s = default_produce_bytes_per_s
         self.flag_replication_bytes_per_s = replication_bytes_per_s
         self.topic_configs: dict[str, TopicSimConfig] = {}
+        self._default_topic_config = topic_sim_config(None, default_produce_bytes_per_s)
         self.broker_config = BrokerSimConfig(replication_bytes_per_s)
         self.bandwidth = Bandwidth.of(self.broker_config, now)
         # indices (kept by put/remove)
@@ -214,7 +216,7 @@ class ReplicaManager:
         tp = r.tp
         for b in r.replicas:
             s = self.sessions.get(b)
-            if s is None or b == self.broker_id or s.partitions.get(tp) != r.leader_epoch:
+            if s is None or b == self.broker_id or s.partitions.get(tp) != r.leader_epoch or tp in s.unserved:
                 continue
             progress = r.followers.get(b)
             if progress is not None and progress.log_end_offset >= r.log_end_offset:
@@ -235,7 +237,7 @@ class ReplicaManager:
 
     def topic_config(self, topic: str) -> TopicSimConfig:
         cfg = self.topic_configs.get(topic)
-        return cfg if cfg is not None else topic_sim_config(None, self.default_produce_bytes_per_s)
+        return cfg if cfg is not None else self._default_topic_config
 
     def set_topic_config(self, topic: str, config: TopicSimConfig, now: float) -> None:
         """New topic config; leaders settle growth at the old rate first (and the implicit session

@@ -79,7 +79,8 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         principal = auth.authenticate(request.app[TOKENS], request.headers.get("Authorization"))
         auth.authorize(principal, needed)
         request[PRINCIPAL] = principal
-        if needed is auth.Role.ADMIN:  # every change, with who asked
+        if needed is auth.Role.ADMIN and request.match_info.http_exception is None:
+            # every change that reaches a route, with who asked (not the 404s and 405s)
             log.info(
                 "%s %s by user %s, client id %r",
                 request.method,

@@ -301,7 +301,11 @@ def openapi_document() -> Json:
             "title": "reassignd",
             "version": _version(),
             "description": "The HTTP API of a reassignd controller (HTTP_API.md): Kafka's admin "
-            "messages in snake_case, Kafka's error codes and names.",
+            "messages in snake_case, Kafka's error codes and names. Request bodies are read "
+            "strictly: an unknown field, a wrong type or an out-of-range value is refused with "
+            "400 and error 42 INVALID_REQUEST naming the field, before anything changes. Integers "
+            "must be written as JSON integers (2, not 2.0 or 2e0, which JSON Schema's integer "
+            "would admit), as Kafka's own JSON readers require.",
         },
         "paths": _paths(),
         "components": {

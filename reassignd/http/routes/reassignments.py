@@ -16,6 +16,7 @@ from aiohttp import web
 
 from reassignd.broker.protocol import ReplicasReport
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.json_input import query_params
 from reassignd.http.keys import VIEW
 from reassignd.http.progress import index_reports, involved_brokers, reassignment_progress
 from reassignd.http.reassignment_requests import parse_alter_body, parse_cancel, parse_list_query
@@ -27,6 +28,7 @@ routes = web.RouteTableDef()
 
 @routes.post("/v1/reassignments")
 async def alter_reassignments(request: web.Request) -> web.Response:
+    query_params(request.query.items(), ())  # e.g. ?mode=stop: "mode" belongs in the body
     alter = parse_alter_body(await request.read())  # over the body limit: 413
     result = await request.app[VIEW].alter_reassignments(alter)
     return json_response(alter_response_json(result))
