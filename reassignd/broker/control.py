@@ -60,7 +60,7 @@ def _bad_request(message: str) -> web.HTTPBadRequest:
 
 async def _parse(request: web.Request, parse: Callable[[Any], T]) -> T:
     try:
-        return parse(await request.json())
+        return parse(json.loads(await request.read()))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise _bad_request(f"invalid JSON: {e}") from e
     except WireError as e:

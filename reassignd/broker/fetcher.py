@@ -115,7 +115,7 @@ class Fetchers:
             try:
                 body = json.dumps(request.to_json(), separators=(",", ":"))
                 async with self._http.post(url + FETCH_PATH, data=body, headers=JSON_HEADERS) as resp:
-                    payload = await resp.json(content_type=None)
+                    payload = json.loads(await resp.read())
                 response = FetchResponse.from_json(payload)
             except (aiohttp.ClientError, TimeoutError, WireError, ValueError) as e:
                 self._log.info(

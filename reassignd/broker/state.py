@@ -355,6 +355,12 @@ class ReplicaManager:
                 and state.partition_epoch >= known.partition_epoch
             ):
                 in_isr = self.broker_id in state.isr
+                if (state.partition_epoch, state.isr, in_isr) == (
+                    known.partition_epoch,
+                    known.isr,
+                    known.in_isr,
+                ):
+                    continue  # nothing new (a resend, or the same state to every broker)
                 self.put(replace(known, isr=state.isr, partition_epoch=state.partition_epoch, in_isr=in_isr))
         return ControlResponse(NONE)
 

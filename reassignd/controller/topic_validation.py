@@ -236,6 +236,8 @@ def validate_create_topic(
             if topic.replication_factor == NO_REPLICATION_FACTOR
             else topic.replication_factor
         )
+        if (too_big := topic_size_error(n_partitions, rf)) is not None:
+            return too_big
         try:
             assignment = assign_replicas(catalog.brokers_by_id, n_partitions, rf, rng=rng)
         except ReassigndError as refused:
@@ -249,6 +251,24 @@ def validate_create_topic(
         return bad_assignment
     configs = {k: v for k, v in topic.configs.items() if v is not None}
     return TopicCreation(topic.name, assignment, configs)
+
+
+# A topic znode must fit ZooKeeper's 1 MiB (jute.maxbuffer); Kafka would fail the write. Each
+# partition costs about `"12345":[` + RF ids of up to 4 digits + separators. Refusing before the
+# placement also keeps a request for millions of partitions from exhausting the controller.
+TOPIC_ZNODE_BUDGET_BYTES = 900 * 1024
+
+
+def topic_size_error(partitions: int, replication_factor: int) -> InvalidPartitions | None:
+    """37 when a topic of ``partitions`` partitions could not be stored in one topic znode."""
+    per_partition = 10 + 5 * max(replication_factor, 1)
+    if partitions > 0 and partitions * per_partition > TOPIC_ZNODE_BUDGET_BYTES:
+        limit = TOPIC_ZNODE_BUDGET_BYTES // per_partition
+        return InvalidPartitions(
+            f"Number of partitions {partitions} is too large: a topic of replication factor "
+            f"{replication_factor} holds at most {limit} partitions in its ZooKeeper znode."
+        )
+    return None
 
 
 def explicit_assignment_error(
@@ -328,6 +348,8 @@ def validate_create_partition(
             f"Unexpected existing replica assignment for topic '{name}', partition id 0 is missing. "
             f"Assignment: {_fmt_assignment(existing)}"
         )
+    if (too_big := topic_size_error(request.count, len(partition0))) is not None:
+        return too_big
     if request.assignments is None:
         try:
             return PartitionsCreation(

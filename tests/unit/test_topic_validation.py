@@ -18,6 +18,7 @@ from reassignd.controller.topic_validation import (
     TopicDeletion,
     colliding_topics,
     topic_name_error,
+    topic_size_error,
     validate_create_partition,
     validate_create_partitions,
     validate_create_topic,
@@ -508,3 +509,10 @@ def test_delete_keeps_request_order() -> None:
         "UnknownTopicOrPartition",
         "TopicDeletion",
     ]
+
+
+def test_a_topic_that_cannot_fit_its_znode_is_refused_before_placement() -> None:
+    assert topic_size_error(1000, 3) is None
+    error = topic_size_error(2**31 - 1, 3)
+    assert error is not None and error.error_code == 37
+    assert "too large" in (error.message or "")
