@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from pathlib import Path
 from typing import Any
@@ -311,3 +312,34 @@ async def test_delete_topic_removes_znodes_and_replicas(procs: Procs, tmp_path: 
     assert await zk.exists(paths.topic("gone")) is None
     assert await zk.exists(paths.delete_topic("gone")) is None
     assert time.monotonic() - started < 60
+
+
+async def test_bad_bodies_change_nothing_in_zookeeper(procs: Procs, tmp_path: Path, zk: ZkClient) -> None:
+    c = await start(procs, tmp_path)
+    before = sorted(await zk.children(paths.BROKER_TOPICS))
+    bad = [
+        ("POST", "/v1/topics", b"{not json", "invalid JSON"),
+        ("POST", "/v1/topics", b'{"topics":[{"name":"x","num_partitions":"3"}]}', "num_partitions"),
+        ("POST", "/v1/topics", b'{"topics":[{"name":"x","surprise":1}]}', "surprise"),
+        ("POST", "/v1/topics/partitions", b'{"topics":[{"name":"x","count":true}]}', "count"),
+        (
+            "POST",
+            "/v1/reassignments",
+            b'{"topics":[{"name":"x","partitions":[{"partition":-1}]}]}',
+            "partition",
+        ),
+    ]
+    headers = {"Authorization": "Bearer alice-token", "Content-Type": "application/json"}
+    async with aiohttp.ClientSession() as session:
+        for method, path, raw, field in bad:
+            async with session.request(method, c.url + path, data=raw, headers=headers) as resp:
+                body = await resp.json(content_type=None)
+                assert resp.status == 400, (path, body)
+                assert body["error_code"] == 42 and field in body["error_message"], (path, body)
+        async with session.post(
+            c.url + "/v1/topics", data=io.BytesIO(b" " * (20 * 1024 * 1024)), headers=headers
+        ) as resp:
+            assert resp.status == 413
+            assert (await resp.json(content_type=None))["error_code"] == 42
+    assert sorted(await zk.children(paths.BROKER_TOPICS)) == before
+    assert await zk.exists(paths.topic("x")) is None
