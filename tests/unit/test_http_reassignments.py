@@ -837,7 +837,7 @@ async def test_agents_are_asked_only_when_there_is_something_to_show(
 
 
 async def test_an_agent_that_hangs_is_given_up_on_after_the_timeout(serve_agent: Any) -> None:
-    slow = Agent(report(4), delay_s=1.0)
+    slow = Agent(report(4), delay_s=5.0)
     quick = Agent(report(5, info("t", 0, 1)))
     urls = {4: agent_url([await serve_agent(slow)]), 5: agent_url([await serve_agent(quick)])}
     async with aiohttp.ClientSession() as session:
@@ -845,7 +845,7 @@ async def test_an_agent_that_hangs_is_given_up_on_after_the_timeout(serve_agent:
         reports = await fetch_reports(
             session, {b: u for b, u in urls.items() if u is not None}, timeout_s=0.2
         )
-        assert time.monotonic() - started < 0.9
+        assert time.monotonic() - started < 4  # the slow agent (5 s) was not waited for
     assert reports == {5: ReplicasReport(5, (info("t", 0, 1),))}
 
 
