@@ -1,0 +1,66 @@
+"""Per-partition validation of reassignment requests: CONTROLLER.md's table, first failure wins."""
+
+from __future__ import annotations
+
+import pytest
+
+from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.requests import CancelMode
+from reassignd.controller.validation import cancelled_assignment, validate_target
+
+CURRENT = ReplicaAssignment.of([1, 2, 3])
+
+
+@pytest.mark.parametrize(
+    ("target", "current", "deleting", "code", "message"),
+    [
+        ([], CURRENT, False, 39, "Empty replica list specified in partition reassignment."),
+        ([1, 1], CURRENT, False, 39, "Duplicate replica ids in partition reassignment replica list: [1, 1]"),
+        ([-1, 2], CURRENT, False, 39, "Invalid broker id in replica list: [-1, 2]"),
+        (
+            [1, 9],
+            CURRENT,
+            False,
+            39,
+            "Replica assignment has brokers that are not alive. Replica list: [9], live broker list: [1, 2, 3, 4]",
+        ),
+        ([1, 4], None, False, 3, "The partition does not exist."),
+        ([1, 4], CURRENT, True, 3, "The partition does not exist."),
+    ],
+)
+def test_rows(
+    target: list[int], current: ReplicaAssignment | None, deleting: bool, code: int, message: str
+) -> None:
+    error = validate_target(target, current, {1, 2, 3, 4}, topic_deleting=deleting)
+    assert error is not None
+    assert (error.error_code, error.message) == (code, message)
+
+
+def test_existing_replicas_may_be_dead() -> None:
+    assert validate_target([3, 4], CURRENT, {4}, topic_deleting=False) is None
+
+
+def test_cancel_and_stop() -> None:
+    moving = CURRENT.reassign_to([4, 5, 6])
+    assert (
+        cancelled_assignment("t", 0, CURRENT, [1], CancelMode.CANCEL, unclean_allowed=False).error_code == 85
+    )  # type: ignore[union-attr]
+    assert cancelled_assignment("t", 0, None, [], CancelMode.CANCEL, unclean_allowed=False).error_code == 85  # type: ignore[union-attr]
+    assert cancelled_assignment("t", 0, moving, [1, 4], CancelMode.CANCEL, unclean_allowed=False) == (
+        ReplicaAssignment.of([1, 2, 3])
+    )
+    assert cancelled_assignment("t", 0, moving, [1, 4], CancelMode.STOP, unclean_allowed=False) == (
+        ReplicaAssignment.of([1, 2, 3, 4])
+    )
+
+
+def test_cancel_needing_an_unclean_election_is_refused_unless_allowed() -> None:
+    moving = CURRENT.reassign_to([4, 5, 6])
+    refused = cancelled_assignment("t", 7, moving, [4, 5], CancelMode.CANCEL, unclean_allowed=False)
+    assert not isinstance(refused, ReplicaAssignment)
+    assert refused.error_code == 39
+    assert refused.message == (
+        "Unable to revert partition assignment for t-7 because it would require an unclean leader election."
+    )
+    allowed = cancelled_assignment("t", 7, moving, [4, 5], CancelMode.CANCEL, unclean_allowed=True)
+    assert allowed == ReplicaAssignment.of([1, 2, 3])
