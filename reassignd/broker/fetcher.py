@@ -73,6 +73,7 @@ class Fetchers:
                 for leader in [b for b, t in tasks.items() if b not in wanted or t.done()]:
                     tasks.pop(leader).cancel()
                     self._wakes.pop(leader, None)
+                    self._mgr.fetch_dirty.pop(leader, None)  # a new loop starts a full session
                 for leader in sorted(wanted - tasks.keys()):
                     name = f"broker-{self._settings.broker_id}-fetch-from-{leader}"
                     self._wakes[leader] = asyncio.Event()

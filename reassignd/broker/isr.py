@@ -38,6 +38,7 @@ class IsrManager:
         self._schedule = IsrSchedule()
         self._in_flight: set[TopicPartition] = set()
         self._changed: set[TopicPartition] = set()  # written, not yet announced
+        self._failed: list[tuple[TopicPartition, ZkError]] = []  # in the current batch
         self._announce = asyncio.Event()
         self.notifications_written = 0
 
@@ -85,13 +86,16 @@ class IsrManager:
                     )
         finally:
             self._in_flight.difference_update(u.tp for u in updates)
-        if written:
+        if written:  # one line per batch (per partition at debug level)
             first = written[0]
             self._log.info(
-                "ISR changed for %d partition(s), e.g. %s-%d: %s",
-                len(written),
-                *first.tp,
-                list(first.isr),
+                "ISR changed for %d partition(s), e.g. %s-%d: %s", len(written), *first.tp, list(first.isr)
+            )
+        if self._failed:
+            (tp, error), count = self._failed[0], len(self._failed)
+            self._failed.clear()
+            self._log.warning(
+                "ISR write failed for %d partition(s), e.g. %s-%d (%s); will retry", count, *tp, error
             )
 
     async def _write(self, update: IsrUpdate, written: list[IsrUpdate]) -> None:
@@ -106,7 +110,8 @@ class IsrManager:
             self._log.warning("%s-%d: state znode is gone; leaving the ISR alone", *update.tp)
             return
         except ZkError as e:
-            self._log.warning("%s-%d: ISR write failed (%s); will retry", *update.tp, e)
+            self._log.debug("%s-%d: ISR write failed (%s); will retry", *update.tp, e)
+            self._failed.append((update.tp, e))
             self._schedule.at(update.tp, self._clock() + RETRY_S)
             return
         isr_written(self._mgr, update, stat.version)

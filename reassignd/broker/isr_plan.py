@@ -67,7 +67,9 @@ def review_isr(
             )
             continue
         deadline = rm.isr_deadline(r, mgr.broker_id, now, lag_max_s, seen)
-        review.deadlines[tp] = None if deadline is None else max(now, deadline) + DEADLINE_SLACK_S
+        if deadline is not None and deadline <= now:
+            deadline = now + lag_max_s  # lagging, yet nothing to change (the ISR never empties)
+        review.deadlines[tp] = None if deadline is None else deadline + DEADLINE_SLACK_S
     return review
 
 

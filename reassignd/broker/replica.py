@@ -205,6 +205,14 @@ def credited(progress: FollowerProgress | None, seen_s: float | None) -> Followe
     )
 
 
+def _caught_up_s(progress: FollowerProgress | None, seen_s: float | None) -> float | None:
+    """``credited(progress, seen_s).last_caught_up_s``, without building it."""
+    caught_s = None if progress is None else progress.last_caught_up_s
+    if seen_s is None:
+        return caught_s
+    return seen_s if caught_s is None else max(caught_s, seen_s)
+
+
 def desired_isr(
     replica: Replica,
     broker_id: int,
@@ -224,8 +232,7 @@ def desired_isr(
         return live is None or b in live
 
     def lagging(b: int) -> bool:
-        progress = credited(replica.followers.get(b), seen.get(b))
-        caught_up_s = None if progress is None else progress.last_caught_up_s
+        caught_up_s = _caught_up_s(replica.followers.get(b), seen.get(b))
         return caught_up_s is None or now - caught_up_s > lag_max_s
 
     keep = [b for b in replica.isr if b == broker_id or (alive(b) and not lagging(b))]
@@ -252,8 +259,7 @@ def isr_deadline(
     for b in replica.isr:
         if b == broker_id:
             continue
-        progress = credited(replica.followers.get(b), seen.get(b))
-        caught_up_s = None if progress is None else progress.last_caught_up_s
+        caught_up_s = _caught_up_s(replica.followers.get(b), seen.get(b))
         due = now if caught_up_s is None else caught_up_s + lag_max_s
         deadline = due if deadline is None else min(deadline, due)
     return deadline

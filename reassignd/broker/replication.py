@@ -99,7 +99,7 @@ def serve_partitions(
 ) -> list[FetchedPartition]:
     """As leader: record each follower's progress and serve bytes within the outbound bandwidth and
     the leader throttle (which applies to listed replicas whose follower is outside the ISR)."""
-    results: list[FetchedPartition] = []
+    results: list[FetchedPartition | None] = []  # None: served, filled in below
     serving: list[tuple[int, Replica, int, bool]] = []  # (index in results, replica, need, throttled)
     for p in partitions:
         r = mgr.replicas.get((p.topic, p.partition))
@@ -112,9 +112,9 @@ def serve_partitions(
             r.partition, mgr.broker_id
         )
         serving.append((len(results), r, min(max(0, p.max_bytes), r.log_end_offset - offset), throttled))
-        results.append(FetchedPartition(p.topic, p.partition, NONE))
+        results.append(None)
     if not serving:
-        return results
+        return [a for a in results if a is not None]
     shares = allocate_throttled(
         grant(mgr.bandwidth.outbound.available(now)),
         grant(mgr.bandwidth.leader_throttle.available(now)),
@@ -132,7 +132,7 @@ def serve_partitions(
         outbound=bw.outbound.take(sum(shares), now),
         leader_throttle=bw.leader_throttle.take(throttled_served, now),
     )
-    return results
+    return [a for a in results if a is not None]
 
 
 def serve_fetch(mgr: ReplicaManager, request: FetchRequest, now: float) -> FetchResponse:
@@ -175,6 +175,9 @@ def apply_answer(
     if answer.error_code != NONE:
         return REFUSED
     n = min(max(0, answer.bytes), p.max_bytes)
+    unchanged = (answer.log_end_offset, answer.in_isr) == (r.leader_log_end_offset, r.in_isr)
+    if n == 0 and unchanged and r.log_end_offset <= answer.log_end_offset:
+        return 0  # nothing new (and a fetch rate meter decays by itself)
     if _follower_throttled(mgr, r):
         received.throttled += n
     received.total += n

@@ -1,28 +1,32 @@
 """Incremental fetch sessions between a follower and a leader agent (Kafka's KIP-227, simplified).
 Pure: functions of a :class:`ReplicaManager`, a session and an injected ``now``.
 
-A follower's fetches from one leader form a session. Its first request (epoch 0) lists every
-partition it follows there; the next ones (epochs 1, 2, ...) list only the partitions that need it:
-those behind the leader's end, those that received bytes last time, and those whose state changed
-here (newly followed, new leader epoch, truncation); partitions that left the session are named in
-``forgotten``. A partition the leader refused (it is not leader yet, or an epoch differs) is listed
-again after REFUSED_BACKOFF_S (Kafka's replica.fetch.backoff.ms), or as soon as the leader reports
-it changed. A failed fetch restarts the session (the next request is full), and so
-does an answer FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH (the leader restarted, or
-the follower's view of the session is not the leader's).
+A follower's fetches from one leader form a session. Its first request (epoch 0) starts it; each
+request lists only the partitions that need it: at first every followed one, then those behind the
+leader's end, those that received bytes last time, and those whose state changed here (newly
+followed, new leader epoch, truncation), at most MAX_PARTITIONS_PER_FETCH at a time, longest
+waiting first. Partitions that left the session are named in ``forgotten``. A partition the leader
+refused (not leader yet, or an epoch differs) is listed again after REFUSED_BACKOFF_S (Kafka's
+replica.fetch.backoff.ms), or as soon as the leader reports it can serve it. A failed fetch
+restarts the session (the next request has epoch 0), and so does an answer
+FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH (the leader restarted, or the follower's
+view of the session is not the leader's).
 
 The leader remembers each follower's session (``ReplicaManager.sessions``) and answers every listed
-partition, plus the unlisted ones the follower must hear of: those changed here (no longer led, new
-leader epoch, ISR change) and those whose log grew beyond the follower's end (the follower lists
-them at its next fetch, to get the bytes). An unlisted partition is one the follower has all of:
-fetching it again would be fetching from the leader's end, so the leader counts it caught up as of
-the session's latest fetch (``ReplicaManager.seen``), exactly when Kafka's leader would have. So an
-idle, caught-up follower costs nothing per fetch, and stays in the ISR while its session lives; a
-follower whose fetches stop drops out after ``replica.lag.time.max.ms`` as before.
+partition, plus the unlisted ones its follower can use news of: its ISR membership changed, a
+refused one can be served now, or the log grew beyond the follower's end (the follower lists them
+at its next fetch, to get the bytes). One it cannot serve any more is not
+reported: the follower waits for its own LeaderAndIsr, as in Kafka. An unlisted partition is one
+the follower has all of: fetching it again would be fetching from the leader's end, so the leader
+counts it caught up as of the session's latest fetch (``ReplicaManager.seen``), exactly when Kafka's
+leader would have. So an idle, caught-up follower costs nothing per fetch and stays in the ISR
+while its session lives (an idle session fetches every ~0.5 s, see fetcher.py); a follower whose
+fetches stop drops out after ``replica.lag.time.max.ms`` as before.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from reassignd.broker import replica as rm
@@ -52,6 +56,7 @@ from reassignd.broker.state import LeaderSession, ReplicaManager
 
 MAX_EPOCH = 2**31 - 1
 REFUSED_BACKOFF_S = 1.0
+MAX_PARTITIONS_PER_FETCH = 2000  # more wait for the next fetches, oldest first
 
 
 def next_epoch(epoch: int) -> int:
@@ -70,7 +75,7 @@ class FollowerSession:
     session_id: int
     epoch: int = 0  # of the next request; 0: a full one (the session restarts)
     known: dict[TopicPartition, int] = field(default_factory=dict)  # in it, with the epoch listed
-    active: set[TopicPartition] = field(default_factory=set)  # to list in the next request
+    active: dict[TopicPartition, None] = field(default_factory=dict)  # to list, oldest first
     retry: dict[TopicPartition, float] = field(default_factory=dict)  # refused: list again at
 
     def restart(self) -> None:
@@ -88,26 +93,30 @@ def session_request(mgr: ReplicaManager, s: FollowerSession, now: float) -> Fetc
     """The next fetch of the session (None: nothing to fetch or to tell the leader)."""
     followed = mgr.followed.get(s.leader, set())
     dirty = mgr.fetch_dirty.pop(s.leader, set())
+    forgotten: list[TopicPartition] = []
     if s.epoch == 0:
         if not followed:
             return None
-        listed = sorted(followed)
-        forgotten: list[TopicPartition] = []
+        s.active = dict.fromkeys(sorted(followed))
+        s.retry.clear()
     else:
         if not followed and not s.known:
             return None
         for tp in dirty:
             s.retry.pop(tp, None)
-        s.active.update(dirty)
         if s.retry:
             due = [tp for tp, at in s.retry.items() if at <= now]
             for tp in due:
                 del s.retry[tp]
-            s.active.update(due)
-        s.active.intersection_update(followed)
-        listed = sorted(s.active)
+            dirty.update(due)
+        s.active.update(dict.fromkeys(sorted(dirty)))
+        for tp in [tp for tp in s.active if tp not in followed]:
+            del s.active[tp]
         # a partition leaves the session only through a change here, which marked it dirty
         forgotten = sorted(tp for tp in dirty if tp in s.known and tp not in followed)
+    listed = sorted(itertools.islice(s.active, MAX_PARTITIONS_PER_FETCH))
+    for tp in listed:
+        del s.active[tp]
     replicas = [mgr.replicas[tp] for tp in listed]
     return FetchRequest(
         mgr.broker_id,
@@ -127,8 +136,6 @@ def apply_session_fetch(
         return FetchOutcome()
     if request.session_epoch == 0:
         s.known.clear()
-        s.active.clear()
-        s.retry.clear()
     for tp in request.forgotten:
         s.known.pop(tp, None)
     for p in request.partitions:
@@ -145,12 +152,10 @@ def apply_session_fetch(
         r = mgr.replicas.get(tp)
         if n == REFUSED:
             refused.append(tp)
-            s.active.discard(tp)
             s.retry[tp] = now + REFUSED_BACKOFF_S
         elif n == SKIPPED or n > 0 or (r is not None and r.leader_log_end_offset > r.log_end_offset):
-            s.active.add(tp)
-        else:
-            s.active.discard(tp)  # at the leader's end: quiet until the leader says otherwise
+            s.active[tp] = None  # list it again (after those waiting longer)
+        # else at the leader's end: quiet until the leader says otherwise
     for tp, answer in answers.items():
         if tp not in listed:
             _heard(mgr, s, tp, answer, refused, now)
@@ -173,13 +178,14 @@ def _heard(
         return  # changed here meanwhile: listed at the next fetch anyway
     if answer.error_code != NONE:
         refused.append(tp)
-        s.active.discard(tp)
+        s.active.pop(tp, None)
         s.retry.setdefault(tp, now + REFUSED_BACKOFF_S)
         return
-    r = rm.fetched(r, 0, answer.log_end_offset, answer.in_isr, now)
-    mgr.put(r)
+    if (answer.log_end_offset, answer.in_isr) != (r.leader_log_end_offset, r.in_isr):
+        r = rm.fetched(r, 0, answer.log_end_offset, answer.in_isr, now)
+        mgr.put(r)
     if s.retry.pop(tp, None) is not None or r.leader_log_end_offset > r.log_end_offset:
-        s.active.add(tp)  # refused before, served now: fetch it for real
+        s.active[tp] = None  # refused before, served now: fetch it for real
 
 
 # --- the leader's side -----------------------------------------------------------------------------
@@ -213,7 +219,9 @@ def serve(mgr: ReplicaManager, request: FetchRequest, now: float) -> FetchRespon
             s.unserved.discard((a.topic, a.partition))
         else:
             s.unserved.add((a.topic, a.partition))
-    report = s.dirty - listed
+    pending = sorted(s.dirty - listed)  # reported at most MAX_PARTITIONS_PER_FETCH at a time
+    report = set(pending[:MAX_PARTITIONS_PER_FETCH])
+    s.dirty = set(pending[MAX_PARTITIONS_PER_FETCH:])
     growing = mgr.growing
     if len(growing) <= len(s.partitions):
         grown = {tp for tp in growing if tp in s.partitions and tp not in listed}
@@ -223,7 +231,6 @@ def serve(mgr: ReplicaManager, request: FetchRequest, now: float) -> FetchRespon
         answer = _unlisted(mgr, s, follower, tp, tp in report, now)
         if answer is not None:
             results.append(answer)
-    s.dirty.clear()
     s.epoch = request.session_epoch
     s.last_fetch_s = now
     return FetchResponse(NONE, tuple(results))
@@ -234,12 +241,15 @@ def _unlisted(
 ) -> FetchedPartition | None:
     """An unlisted partition of the session: the follower is still where it last fetched from. A
     growing log records that as a fetch (Kafka's caught-up rule needs the leader's end at each one);
-    the answer (no bytes) tells the follower of a change or of new data. A partition refused at its
-    latest listing is only reported when it changed (refused still, or served now: list it again)."""
+    the answer (no bytes) tells the follower of a change or of new data. A partition the leader
+    cannot serve (any more) is not reported: its follower can only wait for its own LeaderAndIsr
+    (Kafka's follower does not learn of leader changes from fetches either); one refused at its
+    latest listing is reported once it can be served, so that its follower lists it again."""
     r = mgr.replicas.get(tp)
     code = refusal(mgr, r, follower, s.partitions[tp])
     if code != NONE or r is None:
-        return FetchedPartition(tp[0], tp[1], code) if changed else None
+        s.unserved.add(tp)  # no credit for it (a listing will be answered with the error)
+        return None
     progress = r.followers.get(follower)
     offset = 0 if progress is None else progress.log_end_offset
     if tp in s.unserved:

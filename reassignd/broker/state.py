@@ -199,15 +199,23 @@ class ReplicaManager:
         if was_led or is_led:
             self._session_dirty(tp, old, new)
 
-    def _session_dirty(self, tp: TopicPartition, *replicas: Replica | None) -> None:
-        """Followers in a fetch session with this partition must hear of its change."""
-        for r in replicas:
-            if r is None:
-                continue
-            for b in r.replicas:
-                s = self.sessions.get(b)
-                if s is not None and tp in s.partitions:
-                    s.dirty.add(tp)
+    def _session_dirty(self, tp: TopicPartition, old: Replica | None, new: Replica | None) -> None:
+        """Followers in a fetch session with this led partition must hear of its change: all of
+        them when the leadership changed, those that joined or left the ISR when only it did."""
+        if (
+            old is not None
+            and new is not None
+            and old.role is new.role
+            and old.leader_epoch == new.leader_epoch
+            and old.replicas == new.replicas
+        ):
+            told = set(old.isr).symmetric_difference(new.isr)
+        else:
+            told = {*(old.replicas if old is not None else ()), *(new.replicas if new is not None else ())}
+        for b in told:
+            s = self.sessions.get(b)
+            if s is not None and tp in s.partitions:
+                s.dirty.add(tp)
 
     def seen(self, r: Replica) -> dict[int, float]:
         """Followers of the led ``r`` (grown until now) whose fetch session had this partition at
@@ -252,6 +260,8 @@ class ReplicaManager:
             if r.role is not Role.LEADER:
                 continue
             r = rm.grown(r, now, old.produce_bytes_per_s)
+            if r.grown_at_s < now:  # (at rate 0 the growth is not settled as time passes)
+                r = replace(r, grown_at_s=now)
             self.put(r)
             if growing:
                 self.settle(r)

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import json
 
-from reassignd.broker.isr_plan import IsrSchedule, plan_isr_updates, review_isr
+from reassignd.broker.isr_plan import (
+    DEADLINE_SLACK_S,
+    IsrSchedule,
+    IsrUpdate,
+    isr_written,
+    plan_isr_updates,
+    review_isr,
+)
 from reassignd.broker.protocol import (
-    FENCED_LEADER_EPOCH,
     FETCH_SESSION_ID_NOT_FOUND,
     INVALID_FETCH_SESSION_EPOCH,
     NOT_LEADER_OR_FOLLOWER,
@@ -21,6 +27,7 @@ from reassignd.broker.protocol import (
     WirePartitionState,
 )
 from reassignd.broker.sessions import (
+    MAX_PARTITIONS_PER_FETCH,
     REFUSED_BACKOFF_S,
     FetchOutcome,
     FollowerSession,
@@ -102,14 +109,18 @@ def test_the_session_fields_are_optional_on_the_wire() -> None:
 
 def test_an_idle_caught_up_follower_lists_nothing_and_stays_in_the_isr() -> None:
     link = pair(5000, initial=1000)
-    outcome = link.fetch(0.1)  # the full request starts the session and moves everything
-    assert len(link.requests[0].partitions) == 5000 and link.requests[0].session_epoch == 0
+    outcome = link.fetch(0.1)  # the session starts with the first MAX_PARTITIONS_PER_FETCH
+    assert len(link.requests[0].partitions) == MAX_PARTITIONS_PER_FETCH
+    assert link.requests[0].session_epoch == 0
     assert outcome is not None and outcome.busy
-    link.fetch(0.2)  # each partition listed once more, from the leader's end
-    now = link.run(0.2, 200.0)
-    quiet = link.requests[2:]
-    assert quiet and all(r.partitions == () and r.forgotten == () for r in quiet)
-    assert all(r.partitions == () for r in link.responses[2:])
+    now = link.run(0.1, 200.0)
+    # each partition listed twice (its bytes, then from the leader's end), then never again
+    listed = [(p.topic, p.partition) for r in link.requests for p in r.partitions]
+    assert len(listed) == 2 * 5000 and len(set(listed)) == 5000
+    assert max(len(r.partitions) for r in link.requests) == MAX_PARTITIONS_PER_FETCH
+    quiet = link.requests[8:]
+    assert len(quiet) > 300 and all(r.partitions == () and r.forgotten == () for r in quiet)
+    assert all(r.partitions == () for r in link.responses[8:])
     assert link.fetch(now + 0.5) == FetchOutcome(busy=False)
     # every follower is caught up as of the latest session fetch, long after its last listing
     assert plan_isr_updates(link.leader, now + 0.5, LAG_S) == []
@@ -150,10 +161,8 @@ def test_a_new_leader_epoch_keeps_a_quiet_follower_in_the_isr() -> None:
     now = link.run(0.0, 100.0)
     lai(link.leader, states(2, epoch=2), now)  # e.g. a reassignment's new replica set
     assert plan_isr_updates(link.leader, now + 1.0, LAG_S) == []
-    link.fetch(now + 0.5)  # the follower still has epoch 1: fenced
-    assert {p.error_code for p in link.responses[-1].partitions} == {FENCED_LEADER_EPOCH}
-    link.fetch(now + 0.6)  # backing off
-    assert link.requests[-1].partitions == ()
+    link.fetch(now + 0.5)  # the follower still has epoch 1: nothing it could use
+    assert link.requests[-1].partitions == link.responses[-1].partitions == ()
     lai(link.follower, states(2, epoch=2), now + 0.7)
     link.fetch(now + 0.8)
     assert {(p.leader_epoch, p.fetch_offset) for p in link.requests[-1].partitions} == {(2, 0)}
@@ -236,3 +245,33 @@ def test_the_isr_schedule_keeps_one_time_per_partition() -> None:
     assert schedule.next_s() == 2.0 and len(schedule) == 2
     assert schedule.pop_due(3.0) == [("t", 0), ("t", 1)]
     assert schedule.pop_due(10.0) == [] and schedule.next_s() is None
+
+
+def test_the_leader_reports_changes_a_bounded_number_at_a_time() -> None:
+    n = MAX_PARTITIONS_PER_FETCH + 500
+    link = pair(n, isr=(1,))
+    now = link.run(0.0, 5.0)
+    assert {u.isr for u in plan_isr_updates(link.leader, now, LAG_S)} == {(1, 2)}
+    for r in link.leader.replicas.values():  # the ISR writes succeed: followers hear of them
+        isr_written(link.leader, IsrUpdate(r.tp, 1, 1, 0, 7, (1, 2)), 1)
+    link.fetch(now + 0.1)
+    link.fetch(now + 0.2)
+    assert [len(r.partitions) for r in link.responses[-2:]] == [MAX_PARTITIONS_PER_FETCH, 500]
+    assert all(r.in_isr for r in link.follower.replicas.values())
+
+
+def test_a_leader_that_no_longer_leads_reports_nothing_and_credits_nothing() -> None:
+    link = pair(3)
+    now = link.run(0.0, 5.0)
+    moved = tuple(WirePartitionState("t", p, 7, 2, 2, (1, 2), 1, (1, 2)) for p in range(3))
+    lai(link.leader, moved, now)  # broker 1 now follows broker 2; broker 2 has not heard yet
+    link.fetch(now + 0.1)
+    assert link.responses[-1].partitions == ()
+    assert link.leader.sessions[2].unserved == {("t", 0), ("t", 1), ("t", 2)}
+
+
+def test_a_lagging_follower_that_cannot_be_dropped_is_not_reviewed_in_a_loop() -> None:
+    leader = manager(1)
+    lai(leader, (WirePartitionState("t", 0, 7, 1, 1, (2,), 0, (1, 2)),), 0.0)  # leader not in its ISR
+    review = review_isr(leader, leader.led, 100.0, LAG_S)
+    assert review.updates == [] and review.deadlines[("t", 0)] == 100.0 + LAG_S + DEADLINE_SLACK_S
