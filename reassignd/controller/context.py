@@ -93,14 +93,6 @@ class ControllerContext:
             if broker_id in a.replicas
         ]
 
-    def offline_partition_count(self) -> int:
-        live = self.brokers
-        return sum(
-            1
-            for tp in self.all_partitions()
-            if (li := self.states.get(tp)) is None or li.state.leader not in live
-        )
-
     def _track_reassigning(self, tp: TopicPartition, a: ReplicaAssignment) -> None:
         if a.is_being_reassigned:
             self.reassigning.add(tp)

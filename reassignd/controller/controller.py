@@ -344,6 +344,7 @@ class Controller(ClientRequests):
         self._active_controller = None
         self._topic_views.clear()
         self._reassignments.clear()
+        self._offline_by_topic.clear()
         self.metrics.active.set(0)
         self.metrics.resignations.labels(reason).inc()
         for dropped in self.queue.clear():

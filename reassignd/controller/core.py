@@ -94,6 +94,8 @@ class ControllerCore:
         self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
         self._topic_views: dict[str, TopicView] = {}
         self._reassignments: dict[TopicPartition, ReassignmentView] = {}
+        self._offline_by_topic: dict[str, int] = {}
+        self._live_counted: frozenset[int] = frozenset()
         self._snapshot = ClusterSnapshot(settings.controller_id, False, 0, None)
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
         self.channel = ControlChannel(
@@ -255,6 +257,19 @@ class ControllerCore:
                 for tp in [tp for tp in views if tp[0] == topic]:
                     del views[tp]
 
+    def _count_offline(self, ctx: ControllerContext, dirty: set[str]) -> None:
+        """Partitions without a live leader, recounted for the topics an event touched (all of
+        them when the live brokers changed), so a small event stays cheap on a big cluster."""
+        live = frozenset(ctx.brokers)
+        topics = set(self._topic_views) | set(self._offline_by_topic) if live != self._live_counted else dirty
+        self._live_counted = live
+        for topic in topics:
+            view = self._topic_views.get(topic)
+            if view is None:
+                self._offline_by_topic.pop(topic, None)
+            else:
+                self._offline_by_topic[topic] = sum(1 for p in view.partitions if p.leader not in live)
+
     def _publish(self) -> None:
         ctx = self.ctx
         if ctx is None:
@@ -275,6 +290,7 @@ class ControllerCore:
                 self._topic_views.pop(topic, None)
             else:
                 self._topic_views[topic] = view
+        self._count_offline(ctx, ctx.dirty_topics)
         ctx.dirty_topics.clear()
         self._snapshot = ClusterSnapshot(
             self.settings.controller_id,
@@ -289,7 +305,7 @@ class ControllerCore:
         self.metrics.partitions.set(len(ctx.states))
         self.metrics.reassigning_partitions.set(len(ctx.reassigning))
         self.metrics.live_brokers.set(len(ctx.brokers))
-        self.metrics.offline_partitions.set(ctx.offline_partition_count())
+        self.metrics.offline_partitions.set(sum(self._offline_by_topic.values()))
 
     def _update_quota_metrics(self) -> None:
         if self.quotas is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 
 from reassignd.controller.controller import Controller
@@ -21,6 +22,17 @@ log = logging.getLogger(__name__)
 
 
 async def run_controller(settings: ControllerSettings, stop: asyncio.Event) -> None:
+    # A controller holds hundreds of thousands of long-lived objects; with the default gen-0
+    # threshold (700) cyclic GC runs constantly and its full passes stall the event loop.
+    thresholds = gc.get_threshold()
+    gc.set_threshold(20_000, *thresholds[1:])
+    try:
+        await _run(settings, stop)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
     await zk.start()
     controller = Controller(settings, zk)
