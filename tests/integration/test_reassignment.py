@@ -383,3 +383,77 @@ async def test_failover_mid_reassignment_keeps_progress_and_legacy_wins(procs: P
     await set_broker_rate(zk, None, FAST)
     await eventually(lambda: completed(zk, "fo", 0, (4, 5, 6)), timeout_s=60, what="fo-0 completes")
     await eventually(lambda: completed(zk, "fo", 1, (1, 2, 5)), timeout_s=60, what="fo-1 completes")
+
+
+async def test_reorder_only_completes_at_once_without_moving_data(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    await make_topic(zk, "ro", {0: (1, 2, 3)}, initial_bytes=1_000_000)
+    before = {b: await replica_on(c, b, "ro", 0) for b in (1, 2, 3)}
+    await alter(c, {("ro", 0): [3, 2, 1]})
+    z = await topic_znode(zk, "ro")  # persisted before the answer, and complete at once
+    assert z.partitions[0] == (3, 2, 1) and 0 not in z.adding and 0 not in z.removing
+    assert await listed(c) == {}
+    for b in (1, 2, 3):
+        r = await replica_on(c, b, "ro", 0)
+        assert r is not None and before[b] is not None
+        assert r["log_end_offset"] == before[b]["log_end_offset"], "no data moved"
+
+
+async def test_legacy_entry_for_a_dead_broker_stalls_until_it_returns(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    four = procs.broker(4)
+    await wait_brokers(c, {1, 2, 3, 4})
+    assert four.terminate() == 0
+    await wait_brokers(c, {1, 2, 3})
+    await make_topic(zk, "dead", {0: (1, 2)})
+    entries = (codec.LegacyReassignmentEntry("dead", 0, (1, 4)),)
+    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    await eventually(lambda: _listed_partition(c, ("dead", 0)), what="the move is pending")
+    await asyncio.sleep(2.0)
+    assert ("dead", 0) in await listed(c), "it stalls while broker 4 is away"
+    procs.broker(4)
+    await eventually(lambda: completed(zk, "dead", 0, (1, 4)), what="completes once broker 4 is back")
+    await eventually(lambda: _absent_path(zk, paths.REASSIGN_PARTITIONS), what="the znode disappears")
+
+
+async def _listed_partition(c: ControllerProc, tp: tuple[str, int]) -> bool:
+    return tp in await listed(c)
+
+
+async def _absent_path(zk: ZkClient, path: str) -> bool:
+    return await zk.exists(path) is None
+
+
+async def test_standby_finishes_200_in_flight_moves(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 4, rate=SLOW)
+    standby = procs.controller(9001, 2.0)
+    await make_topic(zk, "many", {p: (1, 2) for p in range(200)}, initial_bytes=1_000_000)
+    await alter(c, {("many", p): [3, 4] for p in range(200)})
+    assert len(await listed(c)) == 200
+    c.proc.kill()
+    await active_one(standby)
+    await set_broker_rate(zk, None, FAST)
+
+    async def all_done() -> bool:
+        z = await topic_znode(zk, "many")
+        return not z.adding and all(z.partitions[p] == (3, 4) for p in range(200))
+
+    await eventually(all_done, timeout_s=90, what="the standby finishes every move")
+    assert await listed(standby) == {}
+
+
+async def test_a_killed_target_agent_stalls_the_move_until_restarted(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    await set_broker_rate(zk, 4, SLOW)
+    four = procs.broker(4)
+    await wait_brokers(c, {1, 2, 3, 4})
+    await make_topic(zk, "k", {0: (1, 2)}, initial_bytes=2_000_000)
+    await alter(c, {("k", 0): [1, 4]})
+    await eventually(lambda: replica_on(c, 4, "k", 0), what="replica 4 started")
+    four.kill()
+    await wait_brokers(c, {1, 2, 3})
+    await asyncio.sleep(2.0)
+    assert ("k", 0) in await listed(c), "the move stalls while broker 4 is dead"
+    await set_broker_rate(zk, 4, FAST)
+    procs.broker(4)
+    await eventually(lambda: completed(zk, "k", 0, (1, 4)), timeout_s=60, what="completes after the restart")
