@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from reassignd.controller.topic_validation import topic_name_error
+from reassignd.http.json_input import loads_strict
 from reassignd.zk.codec import LegacyReassignmentEntry
 
 PLAN_VERSION = 1  # the only version kafka-reassign-partitions knows
@@ -86,25 +87,6 @@ def ids_text(ids: Iterable[int]) -> str:
 
 def _fail(path: str, message: str) -> NoReturn:
     raise PlanError(f"{path}: {message}" if path else message)
-
-
-class _Object(dict[str, Any]):
-    """A JSON object that remembers the keys it saw more than once."""
-
-    __slots__ = ("duplicates",)
-
-    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        super().__init__()
-        seen: list[str] = []
-        for key, value in pairs:
-            if key in self:
-                seen.append(key)
-            self[key] = value
-        self.duplicates = tuple(seen)
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _json_type(value: Any) -> str:
@@ -197,7 +179,7 @@ def _entry(raw: Any, path: str) -> PlanEntry:
 def parse_plan(data: bytes | str) -> Plan:
     """A validated plan, or :class:`PlanError` with a one-line reason."""
     try:
-        doc = json.loads(data, object_pairs_hook=_Object, parse_constant=_reject_constant)
+        doc = loads_strict(data.encode() if isinstance(data, str) else data)
     except RecursionError:
         _fail("", "invalid JSON: nested too deeply")
     except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
