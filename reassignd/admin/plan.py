@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from reassignd.controller.topic_validation import topic_name_error
-from reassignd.http.json_input import loads_strict
+from reassignd.http.json_input import is_int, json_type, loads_strict
 from reassignd.zk.codec import LegacyReassignmentEntry
 
 PLAN_VERSION = 1  # the only version kafka-reassign-partitions knows
@@ -89,29 +89,9 @@ def _fail(path: str, message: str) -> NoReturn:
     raise PlanError(f"{path}: {message}" if path else message)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _object(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        _fail(path, f"expected an object, got {_json_type(value)}")
+        _fail(path, f"expected an object, got {json_type(value)}")
     for key in getattr(value, "duplicates", ()):
         _fail(f"{path}.{key}" if path else key, "duplicate field")
     return value
@@ -124,8 +104,8 @@ def _field(obj: Mapping[str, Any], key: str, path: str) -> Any:
 
 
 def _non_negative_int32(value: Any, path: str) -> int:
-    if not _is_int(value):
-        _fail(path, f"expected a non-negative integer, got {_json_type(value)}")
+    if not is_int(value):
+        _fail(path, f"expected a non-negative integer, got {json_type(value)}")
     if not 0 <= value <= INT32_MAX:
         _fail(path, f"expected a non-negative integer up to {INT32_MAX}, got {value}")
     return int(value)
@@ -133,16 +113,16 @@ def _non_negative_int32(value: Any, path: str) -> int:
 
 def _broker_ids(value: Any, path: str) -> Replicas:
     if not isinstance(value, list):
-        _fail(path, f"expected a list of broker ids, got {_json_type(value)}")
+        _fail(path, f"expected a list of broker ids, got {json_type(value)}")
     return tuple(_non_negative_int32(item, f"{path}[{i}]") for i, item in enumerate(value))
 
 
 def _log_dirs(value: Any, path: str) -> tuple[str, ...]:
     if not isinstance(value, list):
-        _fail(path, f"expected a list of strings, got {_json_type(value)}")
+        _fail(path, f"expected a list of strings, got {json_type(value)}")
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            _fail(f"{path}[{i}]", f"expected a string, got {_json_type(item)}")
+            _fail(f"{path}[{i}]", f"expected a string, got {json_type(item)}")
     return tuple(value)
 
 
@@ -150,7 +130,7 @@ def _entry(raw: Any, path: str) -> PlanEntry:
     obj = _object(raw, path)
     topic = _field(obj, "topic", path)
     if not isinstance(topic, str):
-        _fail(f"{path}.topic", f"expected a string, got {_json_type(topic)}")
+        _fail(f"{path}.topic", f"expected a string, got {json_type(topic)}")
     if (error := topic_name_error(topic)) is not None:
         _fail(f"{path}.topic", error.message or "illegal topic name")
     partition = _non_negative_int32(_field(obj, "partition", path), f"{path}.partition")
@@ -185,16 +165,16 @@ def parse_plan(data: bytes | str) -> Plan:
     except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
         _fail("", f"invalid JSON: {e}")
     if not isinstance(doc, dict):
-        _fail("", f'expected a JSON object {{"version": 1, "partitions": [...]}}, got {_json_type(doc)}')
+        _fail("", f'expected a JSON object {{"version": 1, "partitions": [...]}}, got {json_type(doc)}')
     _object(doc, "")
     version = doc.get("version", PLAN_VERSION)  # Kafka's EarliestVersion when absent
-    if not _is_int(version):
-        _fail("version", f"expected an integer, got {_json_type(version)}")
+    if not is_int(version):
+        _fail("version", f"expected an integer, got {json_type(version)}")
     if version != PLAN_VERSION:
         _fail("version", f"Not supported version field value {version} (only {PLAN_VERSION} exists)")
     raw = _field(doc, "partitions", "")
     if not isinstance(raw, list):
-        _fail("partitions", f"expected an array, got {_json_type(raw)}")
+        _fail("partitions", f"expected an array, got {json_type(raw)}")
     if not raw:
         _fail("partitions", "Partition reassignment list cannot be empty")
     entries = tuple(_entry(item, f"partitions[{i}]") for i, item in enumerate(raw))
