@@ -179,3 +179,48 @@ async def test_standby_applies_a_request_left_by_a_dead_controller(procs: Procs,
     await eventually(lambda: _no_requests(zk), what="and deletes it")
     s = await state_of(zk, "f", 0)
     assert s is not None and s.leader in (2, 3)
+
+
+async def test_a_megabyte_class_submission_in_several_extra_writes(procs: Procs, zk: ZkClient) -> None:
+    """14,000 legacy entries (over 1 MiB with their original_replicas) arrive as three extra
+    batches; all are pending, the legacy znode stays under ZooKeeper's limit and the rest is kept
+    in /reassignd/legacy_overflow (broker 9 never registers, so nothing completes)."""
+    c = await start(procs, zk, 2)
+    n = 14_000
+    await zk.create(paths.topic("big"), codec.encode_topic(codec.TopicZnode({p: (1, 2) for p in range(n)})))
+
+    async def online() -> bool:
+        _, body = await c.get("/v1/topics")
+        return any(t["name"] == "big" and t["partitions"] == n for t in body["topics"])
+
+    await eventually(online, timeout_s=60, what="14,000 partitions online")
+    for start_p in range(0, n, 4_700):
+        batch = tuple(Entry("big", p, (1, 9)) for p in range(start_p, min(n, start_p + 4_700)))
+        await eventually(
+            lambda: _absent(zk, paths.REASSIGN_PARTITIONS_EXTRA), timeout_s=60, what="extra merged"
+        )
+        await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, codec.encode_legacy_reassignment(batch))
+    await eventually(
+        lambda: _absent(zk, paths.REASSIGN_PARTITIONS_EXTRA), timeout_s=60, what="last extra merged"
+    )
+
+    async def pending() -> set[int] | None:
+        legacy = await zk.get_or_none(paths.REASSIGN_PARTITIONS)
+        if legacy is None:
+            return None
+        entries = list(codec.decode_legacy_reassignment(legacy.data))
+        if await zk.exists(paths.LEGACY_OVERFLOW) is not None:
+            for chunk in await zk.children(paths.LEGACY_OVERFLOW):
+                entries += codec.decode_legacy_reassignment(
+                    (await zk.get(f"{paths.LEGACY_OVERFLOW}/{chunk}")).data
+                )
+        got = {e.partition for e in entries if e.original_replicas == (1, 2) and e.replicas == (1, 9)}
+        return got if len(got) == n else None
+
+    assert await eventually(pending, timeout_s=60, what="every entry pending, with original_replicas") == set(
+        range(n)
+    )
+    legacy = await zk.get(paths.REASSIGN_PARTITIONS)
+    assert legacy.stat.data_length < 1024 * 1024
+    assert await zk.exists(paths.LEGACY_OVERFLOW) is not None
+    assert len(await listed(c)) == n
