@@ -13,7 +13,6 @@ from reassignd.controller.context import ControllerContext
 from reassignd.controller.events import (
     BrokerModified,
     BrokersChanged,
-    event_name,
 )
 from reassignd.controller.partition_events import PartitionEvents
 from reassignd.controller.partition_logic import after_broker_failure
@@ -31,12 +30,7 @@ class BrokerEvents(PartitionEvents):
     async def _read_brokers(self, ids: Iterable[int]) -> dict[int, tuple[codec.BrokerRegistration, int]]:
         async def one(b: int) -> tuple[int, tuple[codec.BrokerRegistration, int] | None]:
             path = paths.broker(b)
-            cb = self._watch(path, BrokerModified(b))
-            try:
-                return b, await loader.read_broker(self.zk, b, cb, self._report)
-            except BaseException:
-                self._armed.discard((event_name(BrokerModified(b)), path))
-                raise
+            return b, await loader.read_broker(self.zk, b, self._watch(path, BrokerModified(b)), self._report)
 
         results = await asyncio.gather(*(one(b) for b in ids))
         return {b: r for b, r in results if r is not None}

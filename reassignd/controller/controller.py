@@ -6,6 +6,8 @@ ZooKeeper written (fenced) before memory, watches re-armed by the handlers that 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
 from typing import assert_never
@@ -33,6 +35,7 @@ from reassignd.controller.events import (
     QuotaConfigChanged,
     ReassignCancel,
     ReassignmentRequests,
+    Reelect,
     RequestEvent,
     SessionExpired,
     Startup,
@@ -65,6 +68,9 @@ log = logging.getLogger(__name__)
 
 TopicPartition = codec.TopicPartition
 
+REELECT_BACKOFF_MIN_S = 0.1
+REELECT_BACKOFF_MAX_S = 2.0
+
 
 class Controller(ClientRequests):
     """One controller instance (active or standby). Implements the HTTP layer's ControllerView."""
@@ -80,6 +86,8 @@ class Controller(ClientRequests):
                 self.metrics.event_queue_time_ms.observe(queue_time_ms)
                 await self._process(self._coalesce(event))
         finally:
+            if self._reelect_timer is not None:
+                self._reelect_timer.cancel()
             for dropped in self.queue.clear():
                 if isinstance(dropped, RequestEvent):
                     self._fail(dropped, NotController("the controller is shutting down"))
@@ -101,6 +109,11 @@ class Controller(ClientRequests):
         return event
 
     async def _process(self, event: ControllerEvent) -> None:
+        """Handle one event. No event is abandoned with the instance still active: a failed
+        fencing check resigns; any other failure (a ZooKeeper error whose outcome is unknown, a
+        failure while loading, a bug) resigns too, gives ``/controller`` up and runs for election
+        again, so the next active controller — this one or another — rebuilds everything from
+        ZooKeeper (Kafka's triggerControllerMove). A failed election is retried with backoff."""
         started = self._clock()
         try:
             await self._handle(event)
@@ -115,17 +128,46 @@ class Controller(ClientRequests):
         except ReassigndError as e:
             if isinstance(event, RequestEvent):
                 self._fail(event, e)
-        except ZkError as e:
-            log.error("ZooKeeper error while handling %s (event abandoned): %s", event_name(event), e)
-            if isinstance(event, RequestEvent):
-                self._fail(event, ReassigndError(f"ZooKeeper error: {e}"))
         except Exception as e:
-            log.exception("unexpected error while handling %s (event abandoned)", event_name(event))
+            if isinstance(e, ZkError):
+                log.error("ZooKeeper error while handling %s: %s", event_name(event), e)
+            else:
+                log.exception("unexpected error while handling %s", event_name(event))
             if isinstance(event, RequestEvent):
-                self._fail(event, ReassigndError(f"unexpected error: {e}"))
+                self._fail(
+                    event,
+                    NotController(f"the controller gave up this request on an error ({e}); retry it"),
+                )
+            await self._move_controller(f"{type(e).__name__} while handling {event_name(event)}")
+            self._schedule_reelect()
         finally:
             self.metrics.event_time_ms.labels(event_name(event)).observe((self._clock() - started) * 1000)
             self._publish()
+
+    async def _move_controller(self, reason: str) -> None:
+        """Resign and, if ``/controller`` is still this session's, delete it (fenced) so any
+        instance can win and load the cluster afresh. Best effort: when ZooKeeper cannot be
+        reached the session expires and takes the ephemeral znode with it."""
+        was_active = self.active
+        fence = self.writer.fence if self.writer is not None else None
+        await self._resign(reason)
+        if not was_active:
+            return
+        with contextlib.suppress(ZkError):
+            await election.give_up(self.zk, fence)
+
+    def _schedule_reelect(self) -> None:
+        if self._reelect_timer is not None:
+            return
+        delay = self._reelect_backoff_s
+        self._reelect_backoff_s = min(delay * 2, REELECT_BACKOFF_MAX_S)
+
+        def fire() -> None:
+            self._reelect_timer = None
+            self.queue.put(Reelect())
+
+        log.info("running for election again in %.1f s", delay)
+        self._reelect_timer = asyncio.get_running_loop().call_later(delay, fire)
 
     async def _handle(self, event: ControllerEvent) -> None:
         match event:
@@ -137,9 +179,13 @@ class Controller(ClientRequests):
                 await self._elect_or_follow()
             case SessionExpired():
                 self._armed.clear()
+                self._active_controller = None  # unknown until /controller is read again
                 if self.active:
                     await self._resign("session expired")
                 await self._elect_or_follow()
+            case Reelect():
+                if not self.active:
+                    await self._elect_or_follow()
             case BrokersChanged():
                 if self.active:
                     await self._on_brokers_changed()
@@ -245,36 +291,42 @@ class Controller(ClientRequests):
             self.queue.put_first(SessionExpired())
 
     async def _elect_or_follow(self) -> None:
+        """Win the election or follow the winner, with a watch on ``/controller`` either way.
+        A ``/controller`` owned by this very session while this instance is not active (an
+        election whose reply was lost, or a resignation whose delete did not reach ZooKeeper) is
+        deleted and the election run again."""
         me = self.settings.controller_id
         while True:
-            cb = self._watch(paths.CONTROLLER, ControllerChanged())
-            try:
-                znode = await self.zk.get_or_none(paths.CONTROLLER, watch=cb)
-            except BaseException:
-                self._armed.discard((event_name(ControllerChanged()), paths.CONTROLLER))
-                raise
+            znode = await self.zk.get_or_none(
+                paths.CONTROLLER, watch=self._watch(paths.CONTROLLER, ControllerChanged())
+            )
             if znode is not None:
                 info = self._decode_controller(znode.data)
-                mine = (
-                    znode.stat.ephemeral_owner == self.zk.session_id
-                    and info is not None
-                    and info.broker_id == me
-                )
-                if self.active and mine:
-                    return
+                mine = znode.stat.ephemeral_owner == self.zk.session_id
+                if self.active and mine and info is not None and info.broker_id == me:
+                    break
                 if self.active:
                     await self._resign("another controller was elected")
+                    continue  # the resignation dropped the watch just armed: read again
+                if mine:
+                    log.warning(
+                        "/controller is this session's own but the instance is not active: deleting it"
+                    )
+                    await election.delete_own(self.zk, znode.stat.version)
+                    continue
                 self._active_controller = (
                     None if info is None else ActiveController(info.broker_id, info.http)
                 )
                 self._epoch_seen, _ = await election.read_epoch(self.zk)
-                return
+                break
             if self.active:
                 await self._resign("/controller disappeared")
+                continue
             won = await election.try_elect(self.zk, me, self.http_url)
             if won is not None:
                 await self._become_active(won)
-                return
+                break
+        self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
 
     async def _become_active(self, won: election.Won) -> None:
         log.info("elected as the active controller with epoch %d", won.epoch)
@@ -342,6 +394,10 @@ class Controller(ClientRequests):
         self.quotas = None
         self._config_changes = None
         self._active_controller = None
+        # watches armed for the active role would keep enqueuing its events: drop them all (the
+        # next load arms what it needs) and re-arm the one a standby needs
+        self.zk.drop_watches()
+        self._armed.clear()
         self._topic_views.clear()
         self._reassignments.clear()
         self._offline_by_topic.clear()
@@ -398,6 +454,7 @@ class Controller(ClientRequests):
         # pending KIP-236 requests in order, then every other partition with non-empty AR/RR
         intake, sequenced = self._intake(), self._sequenced()
         await sequenced.load_status()
+        await intake.load_pending()
         await intake.on_cancel_znode(batch)
         await intake.on_legacy_znode(batch)
         await intake.on_extra_znode(batch)

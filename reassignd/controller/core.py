@@ -7,6 +7,7 @@ immutable snapshot HTTP handlers read.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 import time
@@ -89,7 +90,9 @@ class ControllerCore:
         self.quota_metrics = QuotaMetrics(self.metrics.registry)
         self._active_controller: ActiveController | None = None
         self._epoch_seen = 0
-        self._armed: set[tuple[str, str]] = set()
+        self._armed: dict[tuple[str, str], WatchCallback] = {}
+        self._reelect_timer: asyncio.TimerHandle | None = None
+        self._reelect_backoff_s = 0.1
         self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
         self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
         self._topic_views: dict[str, TopicView] = {}
@@ -145,25 +148,26 @@ class ControllerCore:
                 log.debug("broker %d: %s-%d error %d", broker_id, err.topic, err.partition, err.error_code)
 
     def _watch(self, path: str, event: ControllerEvent) -> WatchCallback | None:
-        """A one-shot callback enqueuing ``event``, or None when one is armed on ``path`` already."""
+        """A one-shot callback enqueuing ``event``, or None when one is armed on ``path`` already.
+
+        "Armed" is what the ZooKeeper client says: a callback whose read failed, found no znode
+        (data and children reads) or was dropped at a resignation no longer counts, so the next
+        read arms a fresh one instead of leaving the path unwatched."""
         key = (event_name(event), path)
-        if key in self._armed:
+        previous = self._armed.get(key)
+        if previous is not None and self.zk.watching(previous):
             return None
-        self._armed.add(key)
 
         def fire(_: str) -> None:
-            self._armed.discard(key)
+            if self._armed.get(key) is fire:
+                del self._armed[key]
             self.queue.put(event)
 
+        self._armed[key] = fire
         return fire
 
     async def _children(self, path: str, event: ControllerEvent) -> list[str]:
-        cb = self._watch(path, event)
-        try:
-            return await self.zk.children(path, watch=cb)
-        except BaseException:
-            self._armed.discard((event_name(event), path))
-            raise
+        return await self.zk.children(path, watch=self._watch(path, event))
 
     def _report(self, path: str, reason: str, kind: str) -> None:
         if self._reported.get(path) == reason:

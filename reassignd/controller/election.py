@@ -14,10 +14,13 @@ from dataclasses import dataclass
 
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
+    BadVersionError,
     Create,
+    Delete,
     Fence,
     MultiFailedError,
     NodeExistsError,
+    NoNodeError,
     SetData,
     Stat,
     WatchCallback,
@@ -83,3 +86,22 @@ async def try_elect(zk: ZkClient, controller_id: int, http_url: str | None) -> W
     stat = results[1]
     assert isinstance(stat, Stat)
     return Won(epoch + 1, Fence(paths.CONTROLLER_EPOCH, stat.version))
+
+
+async def give_up(zk: ZkClient, fence: Fence | None) -> None:
+    """Delete ``/controller`` if this instance is still the fenced winner (Kafka's
+    triggerControllerMove), so every instance runs for election again. Raises
+    ``NotControllerError`` when another controller won meanwhile (nothing is deleted)."""
+    if fence is None:
+        return
+    try:
+        await zk.fenced_multi(fence, [Delete(paths.CONTROLLER)])
+    except MultiFailedError as e:
+        if not isinstance(e.cause, NoNodeError):
+            raise
+
+
+async def delete_own(zk: ZkClient, version: int) -> None:
+    """Delete a ``/controller`` this session owns at ``version`` (nothing if it changed)."""
+    with contextlib.suppress(NoNodeError, BadVersionError):
+        await zk.delete(paths.CONTROLLER, version)

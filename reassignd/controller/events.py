@@ -41,6 +41,12 @@ class SessionExpired:
 
 
 @dataclass(frozen=True, slots=True)
+class Reelect:
+    """Run for election again: an earlier attempt, or an event of the active controller, failed
+    on a ZooKeeper error (enqueued after a backoff, until this instance wins or follows)."""
+
+
+@dataclass(frozen=True, slots=True)
 class BrokersChanged:
     """Children of ``/brokers/ids`` changed."""
 
@@ -177,6 +183,7 @@ ControllerEvent = (
     Startup
     | ControllerChanged
     | SessionExpired
+    | Reelect
     | BrokersChanged
     | BrokerModified
     | TopicsChanged

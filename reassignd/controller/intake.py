@@ -216,6 +216,22 @@ class Intake:
                 del self.legacy[tp]
         await self._persist()
 
+    async def load_pending(self) -> None:
+        """Failover: know the pending legacy set (with the ``original_replicas`` an earlier
+        controller recorded) before anything acts on it, so a cancel znode found at failover
+        rolls these moves back instead of letting them resume forward. Starts nothing."""
+        read = await self._read_entries(paths.REASSIGN_PARTITIONS, None)
+        if read is None:
+            return
+        for e in read[0] + await self._read_overflow():
+            current = self.ctx.assignment((e.topic, e.partition))
+            if current is None:
+                continue
+            original = e.original_replicas or current.original_replicas
+            self.legacy[(e.topic, e.partition)] = codec.LegacyReassignmentEntry(
+                e.topic, e.partition, e.replicas, original
+            )
+
     async def on_legacy_znode(self, batch: ControlBatch) -> None:
         """ZkPartitionReassignment: a new /admin/reassign_partitions starts its entries; entries
         that cannot start are dropped from the znode with a logged reason; accepted ones get

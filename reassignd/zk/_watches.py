@@ -53,6 +53,7 @@ class WatchRegistry:
         self.relative = relative
         self._table: WatchTable = {}
         self._armed: dict[tuple[Hashable, str, Callable[[str], None]], ArmedWatch] = {}
+        self._per_callback: dict[Callable[[str], None], int] = {}  # armed watches per callback
 
     def attach(self, table: WatchTable) -> None:
         """Use aiozk's ``session.watch_callbacks`` (aiozk dispatches events through it)."""
@@ -68,6 +69,7 @@ class WatchRegistry:
             return None
         armed = ArmedWatch(self, key, path, events, callback)
         self._armed[key] = armed
+        self._per_callback[callback] = self._per_callback.get(callback, 0) + 1
         for event in events:
             self._table.setdefault((event, path), set()).add(armed)
         return armed
@@ -78,6 +80,11 @@ class WatchRegistry:
         armed.done = True
         if self._armed.get(armed.key) is armed:
             del self._armed[armed.key]
+            left = self._per_callback.get(armed.callback, 0) - 1
+            if left > 0:
+                self._per_callback[armed.callback] = left
+            else:
+                self._per_callback.pop(armed.callback, None)
         for event in armed.events:
             callbacks = self._table.get((event, armed.path))
             if callbacks is not None:
@@ -91,8 +98,13 @@ class WatchRegistry:
         for armed in self._armed.values():
             armed.done = True
         self._armed.clear()
+        self._per_callback.clear()
         self._table.clear()
         return count
+
+    def holds(self, callback: Callable[[str], None]) -> bool:
+        """Whether ``callback`` is armed on some path (it has not fired, failed or been dropped)."""
+        return callback in self._per_callback
 
     def __len__(self) -> int:
         return len(self._armed)

@@ -567,6 +567,16 @@ class ZkClient:
             raise ConnectionLostError("the ZooKeeper client is closed", self._relative(absolute))
         return self._watches.arm(kind, absolute, WATCH_EVENTS[kind.value], callback)
 
+    def watching(self, callback: WatchCallback) -> bool:
+        """Whether ``callback`` is still armed: a watch whose read failed, whose znode was missing
+        for a data or children read, that fired, or that was dropped, is not."""
+        return self._watches.holds(callback)
+
+    def drop_watches(self) -> None:
+        """Disarm every watch of this client: their events, if any, are ignored from now on (a
+        controller that resigns re-arms what it needs when it loads again)."""
+        self._drop_watches()
+
     def _drop_watches(self) -> None:
         dropped = self._watches.drop_all()
         if dropped:

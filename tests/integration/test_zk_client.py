@@ -421,6 +421,34 @@ async def test_a_watch_whose_read_failed_is_not_left_armed(zk: ZkClient) -> None
     assert fired == []
 
 
+async def test_watching_tells_whether_a_callback_is_still_armed(zk: ZkClient) -> None:
+    """What the controller relies on to re-arm a watch instead of believing one is in place."""
+    fired: list[str] = []
+
+    def on_data(path: str) -> None:
+        fired.append(path)
+
+    def missing(path: str) -> None:
+        fired.append("missing " + path)
+
+    await zk.create("/w", b"0")
+    await zk.get("/w", watch=on_data)
+    assert zk.watching(on_data)
+    with pytest.raises(NoNodeError):
+        await zk.get("/w-absent", watch=missing)
+    assert not zk.watching(missing)  # the read failed: nothing is armed
+    await zk.set("/w", b"1", -1)
+    await settle(zk)
+    assert fired == ["/w"]
+    assert not zk.watching(on_data)  # it fired
+    await zk.get("/w", watch=on_data)
+    zk.drop_watches()
+    assert not zk.watching(on_data)
+    await zk.set("/w", b"2", -1)
+    await settle(zk)
+    assert fired == ["/w"]  # a dropped watch never fires
+
+
 # --- bulk reads ----------------------------------------------------------------------------------
 
 
