@@ -22,7 +22,16 @@ from reassignd.controller.requests import Source
 from reassignd.controller.validation import replica_list_error
 from reassignd.controller.writer import ZkWriter
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, Delete, MultiFailedError, NoNodeError, Op, WatchCallback, ZkClient
+from reassignd.zk.client import (
+    Create,
+    Delete,
+    MultiFailedError,
+    NoNodeError,
+    Op,
+    SetData,
+    WatchCallback,
+    ZkClient,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,23 +71,56 @@ class SequencedRequests:
         self.malformed = 0
 
     async def load_status(self) -> None:
-        """Failover: the status nodes of in-flight partitions (they survive the controller)."""
+        """Failover: the status nodes of in-flight partitions (they survive the controller).
+
+        Repaired before anything acts on them, each repair reported: a status node whose
+        partition is no longer reassigning (its move completed or was cancelled while no
+        controller ran) or does not exist is deleted; a malformed one is rewritten from the
+        partition's assignment when the partition is still moving (target = TRS, original = ORS),
+        deleted otherwise."""
         topics = (
             await self.zk.children(paths.REASSIGNMENTS) if await self.zk.exists(paths.REASSIGNMENTS) else []
         )
+        ctx = self.ctx
         for topic in topics:
             for p in await self.zk.children(paths.reassignment_status_topic(topic)):
                 path = f"{paths.reassignment_status_topic(topic)}/{p}"
                 znode = await self.zk.get_or_none(path)
-                if znode is None or not p.isdigit():
+                if znode is None:
                     continue
+                if not p.isdigit():
+                    self._report(path, "not a partition id: deleted", "reassignment_status")
+                    await self._delete(path)
+                    continue
+                tp = (topic, int(p))
+                a = ctx.assignment(tp)
                 try:
-                    self.status[(topic, int(p))] = codec.decode_reassignment_status(znode.data)
+                    status = codec.decode_reassignment_status(znode.data)
                 except codec.CodecError as e:
-                    self._report(path, e.reason, "reassignment_status")
+                    if a is None or tp not in ctx.reassigning:
+                        self._report(
+                            path, f"{e.reason}; the partition is not moving: deleted", "reassignment_status"
+                        )
+                        await self._delete(path)
+                        continue
+                    status = codec.ReassignmentStatus(
+                        a.target_replicas, a.original_replicas, len(a.original_replicas)
+                    )
+                    self._report(
+                        path, f"{e.reason}; rewritten from the partition's assignment", "reassignment_status"
+                    )
+                    await self.writer.fenced(
+                        [SetData(path, codec.encode_reassignment_status(status), znode.stat.version)]
+                    )
+                if a is None or tp not in ctx.reassigning:
+                    log.warning("status node %s is stale (the partition is not moving): deleted", path)
+                    self._report(path, "stale: the partition is not moving; deleted", "reassignment_status")
+                    await self._delete(path)
+                    continue
+                self.status[tp] = status
         self.intake.request_partitions = set(self.status)
         for tp in self.status:
-            if tp in self.ctx.reassigning:
+            if tp in ctx.reassigning:
                 self.reassigner.meta[tp] = ReassignmentMeta(Source.REQUEST, None)
 
     async def on_requests(self, batch: ControlBatch) -> None:

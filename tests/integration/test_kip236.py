@@ -224,3 +224,48 @@ async def test_a_megabyte_class_submission_in_several_extra_writes(procs: Procs,
     assert legacy.stat.data_length < 1024 * 1024
     assert await zk.exists(paths.LEGACY_OVERFLOW) is not None
     assert len(await listed(c)) == n
+
+
+async def test_failover_repairs_stale_and_malformed_status_nodes(procs: Procs, zk: ZkClient) -> None:
+    """Status nodes left by a controller that died between a move's end and their deletion, or
+    damaged by hand, are repaired (deleted, or rewritten for a partition still moving) and
+    reported when the next controller loads."""
+    c = await start(procs, zk, 6)
+    await make_topic(zk, "t", {p: (1, 2) for p in range(5)}, initial_bytes=5_000_000)
+    for b in (3, 4):
+        await set_broker_rate(zk, b, SLOW)
+    await request(zk, {("t", 0): (3, 4)})
+    await eventually(lambda: status(zk, "t", 0), what="t-0's status node")
+    await eventually(lambda: replica_on(c, 3, "t", 0), what="t-0 started on 3")
+    c.proc.kill()
+    stale = codec.ReassignmentStatus((1, 5), (1, 2), 2)
+    await zk.create(paths.reassignment_status("t", 3), codec.encode_reassignment_status(stale))
+    await zk.create(paths.reassignment_status("t", 4), b"{not json")  # t-4 is not moving
+    await zk.set(paths.reassignment_status("t", 0), b'{"version":1}', -1)  # t-0 is moving
+    await zk.create(f"{paths.reassignment_status_topic('t')}/x", b"")
+
+    c2 = procs.controller(9001, 2.0)
+    await active_one(c2)
+    for gone in (
+        paths.reassignment_status("t", 3),
+        paths.reassignment_status("t", 4),
+        f"{paths.reassignment_status_topic('t')}/x",
+    ):
+        await eventually(lambda g=gone: _absent(zk, g), what=f"{gone} deleted")
+    repaired = await status(zk, "t", 0)
+    assert repaired is not None
+    assert repaired[0] == codec.ReassignmentStatus((3, 4), (1, 2), 2)
+    st = await c2.status()
+    assert st is not None
+    reported = {p["path"] for p in st["problems"]}
+    assert {
+        paths.reassignment_status("t", 3),
+        paths.reassignment_status("t", 4),
+        paths.reassignment_status("t", 0),
+    } <= reported
+    # the repaired status node keeps t-0 in the request protocol's hands until it completes
+    await set_broker_rate(zk, None, FAST)
+    for b in (3, 4):
+        await set_broker_rate(zk, b, FAST)
+    await eventually(lambda: completed(zk, "t", 0, (3, 4)), what="t-0 completes")
+    await eventually(lambda: _absent(zk, paths.reassignment_status("t", 0)), what="status deleted at the end")
