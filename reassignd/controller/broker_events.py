@@ -4,7 +4,6 @@ onBrokerFailure).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Collection, Iterable
 
@@ -16,6 +15,7 @@ from reassignd.controller.events import (
 )
 from reassignd.controller.partition_events import PartitionEvents
 from reassignd.controller.partition_logic import after_broker_failure
+from reassignd.controller.pipeline import for_each
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.zk import codec, paths
 
@@ -28,12 +28,16 @@ class BrokerEvents(PartitionEvents):
     """Event handlers for brokers appearing, bouncing and disappearing (Kafka's onBrokerStartup and"""
 
     async def _read_brokers(self, ids: Iterable[int]) -> dict[int, tuple[codec.BrokerRegistration, int]]:
-        async def one(b: int) -> tuple[int, tuple[codec.BrokerRegistration, int] | None]:
-            path = paths.broker(b)
-            return b, await loader.read_broker(self.zk, b, self._watch(path, BrokerModified(b)), self._report)
+        found: dict[int, tuple[codec.BrokerRegistration, int]] = {}
 
-        results = await asyncio.gather(*(one(b) for b in ids))
-        return {b: r for b, r in results if r is not None}
+        async def one(b: int) -> None:
+            path = paths.broker(b)
+            read = await loader.read_broker(self.zk, b, self._watch(path, BrokerModified(b)), self._report)
+            if read is not None:
+                found[b] = read
+
+        await for_each(ids, one)  # structured: a failed read stops the others, none outlives the event
+        return {b: found[b] for b in sorted(found)}
 
     async def _load_brokers(self) -> None:
         ctx = self._require_ctx()
@@ -93,16 +97,19 @@ class BrokerEvents(PartitionEvents):
 
     async def _on_broker_failure(self, dead: Collection[int]) -> None:
         """Kafka's onBrokerFailure: replicas on dead brokers go offline; partitions they led
-        elect a new leader; dead replicas leave the ISR (never emptying it)."""
+        elect a new leader (unclean when no ISR member lives and the topic allows it); dead
+        replicas leave the ISR (never emptying it)."""
         ctx = self._require_ctx()
-        live = ctx.live_broker_ids
         affected = [
             tp
             for tp, li in ctx.states.items()
             if li.state.leader in dead or any(r in dead for r in li.state.isr)
         ]
-        changed = await self._writer().update_states(
-            affected, lambda tp, li: after_broker_failure(self._replicas(tp), li.state, live, ctx.epoch)
+        changed = await self._elect(
+            affected,
+            lambda replicas, state, live, epoch, unclean: after_broker_failure(
+                replicas, state, live, epoch, unclean=unclean
+            ),
         )
         batch = ControlBatch(ctx, self.settings.controller_id)
         for tp in changed:

@@ -148,6 +148,7 @@ class ClientRequests(BrokerEvents):
             self.quotas.set_quotas(self._quota_configs)
             log.info("quota configs changed: %s", list(changes.quota_entities))
         self._update_quota_metrics()
+        await self._on_configs_changed(changes.entity_paths)  # topic configs: unclean elections
 
     async def _alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
         """AlterClientQuotas: each entity's znode and a change notification (fenced); the

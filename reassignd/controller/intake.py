@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
+from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.reassignment import Reassigner
@@ -20,11 +21,18 @@ from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.requests import (
     AlterReassignments,
     AlterResult,
+    CancelMode,
     CancelReassignments,
     PartitionResult,
     Source,
 )
-from reassignd.controller.validation import cancelled_assignment, replica_list_error, validate_target
+from reassignd.controller.topic_configs import read_topic_configs
+from reassignd.controller.validation import (
+    cancelled_assignment,
+    replica_list_error,
+    revert_needs_unclean_election,
+    validate_target,
+)
 from reassignd.controller.writer import ZkWriter
 from reassignd.errors import ReassigndError, ReassignmentCancelInPlace
 from reassignd.zk import codec, paths
@@ -78,16 +86,27 @@ class Intake:
 
     # --- the API ------------------------------------------------------------------------------------
 
-    async def _unclean_allowed(self, topic: str) -> bool:
-        znode = await self.zk.get_or_none(paths.config_topic(topic))
-        if znode is None:
-            return False
-        try:
-            config = codec.decode_entity_config(znode.data)
-        except codec.CodecError as e:
-            self._report(paths.config_topic(topic), e.reason, "topic_config")
-            return False
-        return config.get("unclean.leader.election.enable", "false").strip().lower() == "true"
+    async def refused_reverts(self, originals: Mapping[TopicPartition, Sequence[int]]) -> set[TopicPartition]:
+        """The unclean-election safety rule of every cancel path (API, bulk, the cancel znode,
+        sequenced requests): the partitions of ``originals`` whose revert to those replicas would
+        need an unclean leader election — none of them in the ISR, read from ZooKeeper now, not
+        from the cache — while their topic (or the broker default) does not allow one."""
+        if not originals:
+            return set()
+        states, _ = await loader.read_states(self.zk, list(originals), self._report)
+        for tp, fresh in states.items():
+            self.ctx.set_state(tp, fresh)
+        needing = {
+            tp for tp, original in originals.items() if revert_needs_unclean_election(original, self._isr(tp))
+        }
+        if not needing:
+            return set()
+        configs = await read_topic_configs(self.zk, {t for t, _ in needing}, self._report)
+        return {tp for tp in needing if not configs.unclean_leader_election(tp[0])}
+
+    def _isr(self, tp: TopicPartition) -> tuple[int, ...]:
+        li = self.ctx.states.get(tp)
+        return li.state.isr if li is not None else ()
 
     async def alter(self, request: AlterReassignments, batch: ControlBatch) -> AlterResult:
         ctx = self.ctx
@@ -98,17 +117,37 @@ class Intake:
         errors: dict[TopicPartition, ReassigndError] = {}
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         live = ctx.live_broker_ids
+        refused: set[TopicPartition] = set()
+        if request.mode is CancelMode.CANCEL:
+            refused = await self.refused_reverts(
+                {
+                    tp: a.original_replicas
+                    for tp, target in targets.items()
+                    if target is None and (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
+                }
+            )
         for tp, target in targets.items():
             current = ctx.assignment(tp)
             outcome: ReplicaAssignment | ReassigndError | None
             if target is None:
                 li = ctx.states.get(tp)
-                unclean = (
-                    current is not None and current.is_being_reassigned and await self._unclean_allowed(tp[0])
-                )
                 outcome = cancelled_assignment(
-                    tp[0], tp[1], current, li.state.isr if li else (), request.mode, unclean_allowed=unclean
+                    tp[0],
+                    tp[1],
+                    current,
+                    li.state.isr if li else (),
+                    request.mode,
+                    unclean_allowed=tp not in refused,
                 )
+                if tp in refused:
+                    log.warning(
+                        "cancel of %s-%d refused: no original replica %s is in the ISR %s and the topic does "
+                        "not allow unclean leader election",
+                        tp[0],
+                        tp[1],
+                        list(current.original_replicas) if current else [],
+                        list(li.state.isr) if li else [],
+                    )
             elif self.cancel_in_place:
                 outcome = ReassignmentCancelInPlace()
             else:
@@ -277,22 +316,24 @@ class Intake:
         ctx = self.ctx
         if not self.legacy:
             return  # nothing pending (a legacy znode written meanwhile stays untouched)
-        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        originals: dict[TopicPartition, tuple[int, ...]] = {}
         for tp, entry in sorted(self.legacy.items()):
             current = ctx.assignment(tp)
             if current is None or not current.is_being_reassigned:
                 continue
-            original = entry.original_replicas or current.original_replicas
-            li = ctx.states.get(tp)
-            isr = li.state.isr if li else ()
-            if not set(original) & set(isr) and not await self._unclean_allowed(tp[0]):
+            originals[tp] = tuple(entry.original_replicas or current.original_replicas)
+        refused = await self.refused_reverts(originals)
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp, original in originals.items():
+            if tp in refused:
+                log.warning("%s-%d not rolled back: it would require an unclean leader election", *tp)
                 self._report(
                     paths.REASSIGN_CANCEL,
                     f"{tp[0]}-{tp[1]} not rolled back: it would require an unclean leader election",
                     "rollback",
                 )
                 continue
-            updates[tp] = ReplicaAssignment(tuple(original))
+            updates[tp] = ReplicaAssignment(original)
         log.warning("rolling back %d legacy reassignments (/admin/reassign_cancel)", len(updates))
         await self.reassigner.reassign(updates, Source.ZK, now_ms(), batch)
         self.legacy = {tp: e for tp, e in self.legacy.items() if tp not in updates}

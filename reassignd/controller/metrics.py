@@ -1,7 +1,8 @@
 """The controller's Prometheus metrics, one registry per controller instance.
 
 Names follow Kafka's controller metrics where Kafka has them (EventQueueSize, EventQueueTimeMs,
-<State>RateAndTimeMs, ActiveControllerCount, OfflinePartitionsCount), in Prometheus spelling.
+<State>RateAndTimeMs, ActiveControllerCount, OfflinePartitionsCount, UncleanLeaderElectionsPerSec),
+in Prometheus spelling.
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ class ControllerMetrics:
         )
         self.reassigning_partitions = Gauge(
             "reassignd_controller_reassigning_partitions", "Partitions being reassigned", registry=r
+        )
+        self.unclean_leader_elections = Counter(
+            "reassignd_unclean_leader_elections",
+            "Leaders elected from outside the ISR because no in-sync replica was alive and the topic "
+            "(or the broker default) allows it (UncleanLeaderElectionsPerSec)",
+            registry=r,
         )
         self.live_brokers = Gauge("reassignd_controller_live_brokers", "Registered broker agents", registry=r)
         self.decode_errors = Counter(

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from reassignd.controller import loader
+from reassignd.controller.context import LeaderIsr
 from reassignd.controller.core import ControllerCore
 from reassignd.controller.events import (
     IsrChangeNotified,
@@ -16,13 +17,23 @@ from reassignd.controller.events import (
     TopicDeletionsChanged,
     TopicsChanged,
 )
-from reassignd.controller.partition_logic import initial_state, offline_election
+from reassignd.controller.partition_logic import (
+    initial_state,
+    is_unclean_election,
+    needs_unclean_election,
+    offline_election,
+)
 from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.topic_configs import TopicConfigs, read_topic_configs, topics_of_entities
 from reassignd.zk import codec, paths
 
 log = logging.getLogger(__name__)
 
 TopicPartition = codec.TopicPartition
+# (replicas, state, live brokers, controller epoch, unclean allowed) -> the new state, or None
+Election = Callable[
+    [tuple[int, ...], codec.PartitionState, Collection[int], int, bool], codec.PartitionState | None
+]
 
 
 class PartitionEvents(ControllerCore):
@@ -54,12 +65,75 @@ class PartitionEvents(ControllerCore):
                 assert a is not None
                 batch.add_leader_and_isr(a.replicas, (topic, p), is_new=True)
                 batch.add_update_metadata([(topic, p)])
-        elected = await self._writer().update_states(
-            offline, lambda tp, li: offline_election(self._replicas(tp), li.state, live, ctx.epoch)
+        elected = await self._elect(
+            offline,
+            lambda replicas, state, live, epoch, unclean: offline_election(
+                replicas, state, live, epoch, unclean=unclean
+            ),
         )
         for tp in elected:
             batch.add_leader_and_isr(self._replicas(tp), tp)
             batch.add_update_metadata([tp])
+
+    async def _elect(self, tps: Collection[TopicPartition], election: Election) -> list[TopicPartition]:
+        """Write the states ``election`` decides for ``tps`` (pipelined, fenced) and return the
+        partitions that changed. Unclean elections follow each topic's
+        ``unclean.leader.election.enable`` (or the broker default), read from ZooKeeper only for
+        the topics of partitions that no clean election can help; each one is logged and counted."""
+        ctx = self._require_ctx()
+        live = ctx.live_broker_ids
+        needy = {
+            tp[0]
+            for tp in tps
+            if (li := ctx.states.get(tp)) is not None
+            and needs_unclean_election(self._replicas(tp), li.state, live)
+        }
+        configs = await read_topic_configs(self.zk, needy, self._report) if needy else TopicConfigs()
+        unclean: dict[TopicPartition, tuple[codec.PartitionState, codec.PartitionState]] = {}
+
+        def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState | None:
+            # a topic read above allows it or not; one whose partition needs it only after a
+            # re-read (an agent's write raced ours) waits for the next trigger, as Kafka's retry
+            allowed = tp[0] in needy and configs.unclean_leader_election(tp[0])
+            new = election(self._replicas(tp), li.state, live, ctx.epoch, allowed)
+            if new is not None and is_unclean_election(li.state, new):
+                unclean[tp] = (li.state, new)
+            else:
+                unclean.pop(tp, None)
+            return new
+
+        changed = await self._writer().update_states(tps, decide)
+        for tp in changed:
+            if tp in unclean:
+                before, after = unclean[tp]
+                self.metrics.unclean_leader_elections.inc()
+                log.warning(
+                    "unclean leader election for %s-%d: broker %d leads although it was not in the ISR %s "
+                    "(no in-sync replica is alive); data not replicated to it may be lost",
+                    tp[0],
+                    tp[1],
+                    after.leader,
+                    list(before.isr),
+                )
+        return changed
+
+    async def _on_configs_changed(self, entity_paths: Iterable[str]) -> None:
+        """Config change notifications: when a topic's config or the broker default changed, its
+        partitions without a leader get an election, which is unclean if now allowed (Kafka's
+        TopicUncleanLeaderElectionEnable and UncleanLeaderElectionEnable events)."""
+        ctx = self._require_ctx()
+        topics, default_changed = topics_of_entities(entity_paths)
+        live = ctx.live_broker_ids
+        offline = [
+            tp
+            for tp, li in ctx.states.items()
+            if (default_changed or tp[0] in topics) and li.state.leader not in live
+        ]
+        if not offline:
+            return
+        batch = ControlBatch(ctx, self.settings.controller_id)
+        await self._online_partitions(offline, batch)
+        self._send(batch)
 
     def _replicas(self, tp: TopicPartition) -> tuple[int, ...]:
         a = self._require_ctx().assignment(tp)
@@ -175,11 +249,22 @@ class PartitionEvents(ControllerCore):
         ctx.topics_to_delete = set(await self._children(paths.DELETE_TOPICS, TopicDeletionsChanged()))
 
     async def _after_reassignments(self, batch: ControlBatch) -> None:
-        """End of an event that ran the reassignment algorithm: completed partitions leave the
-        legacy znode, and every request of the event goes out."""
+        """End of an event that ran the reassignment algorithm: completed (or cancelled)
+        partitions left without a live leader get an offline election (a cancel allowed to need an
+        unclean one gets it here), completed partitions leave the legacy znode, and every request
+        of the event goes out."""
+        ctx = self._require_ctx()
+        live = ctx.live_broker_ids
+        leaderless = [
+            tp
+            for tp in self._reassigner().completed
+            if (li := ctx.states.get(tp)) and li.state.leader not in live
+        ]
+        if leaderless:
+            await self._online_partitions(leaderless, batch)
         completed = bool(self._reassigner().completed)
         await self._sequenced().after_completions(list(self._reassigner().completed))
         await self._intake().after_completions()
         self._send(batch)
-        if completed and self._require_ctx().topics_to_delete:
+        if completed and ctx.topics_to_delete:
             await self._resume_deletions()

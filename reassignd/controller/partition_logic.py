@@ -1,8 +1,11 @@
 """Pure partition-state decisions of Kafka's partition state machine.
 
-Leader election (first live ISR member in assignment order), ISR shrink on broker failure (never
-to empty), and the initial state of a new partition. Each returns the new state, or ``None`` when
-nothing changes. Writing it (fenced, at the known partition epoch) is the shell's job.
+Leader election (first live ISR member in assignment order; with unclean election allowed, the
+first live replica when no ISR member lives), ISR shrink on broker failure (never to empty), and
+the initial state of a new partition. Each returns the new state, or ``None`` when nothing
+changes. Writing it (fenced, at the known partition epoch) is the shell's job, as is reading
+whether the topic allows unclean elections (only for partitions where
+:func:`needs_unclean_election` says it matters).
 """
 
 from __future__ import annotations
@@ -25,6 +28,23 @@ def initial_state(
     return PartitionState(live_replicas[0], 0, controller_epoch, live_replicas)
 
 
+def needs_unclean_election(replicas: Sequence[int], state: PartitionState, live: Collection[int]) -> bool:
+    """Whether only an unclean election could give this partition a leader now: its leader is not
+    live, no replica is both live and in the ISR (an ISR member that is no longer a replica — a
+    cancel took it out — does not count), and some replica is live (Kafka's
+    partitionsWithNoLiveInSyncReplicas, narrowed to those with a candidate)."""
+    if state.leader != NO_LEADER and state.leader in live:
+        return False
+    if any(r in live and r in state.isr for r in replicas):
+        return False
+    return any(r in live for r in replicas)
+
+
+def is_unclean_election(before: PartitionState, after: PartitionState) -> bool:
+    """Whether ``after`` elected a leader from outside ``before``'s ISR (data may be lost)."""
+    return after.leader not in (NO_LEADER, before.leader, *before.isr)
+
+
 def offline_election(
     replicas: Sequence[int],
     state: PartitionState,
@@ -35,7 +55,8 @@ def offline_election(
 ) -> PartitionState | None:
     """Elect a leader for a partition whose leader is not live (Kafka's
     offlinePartitionLeaderElection): the first replica in assignment order that is live and in
-    the ISR; with ``unclean``, any live replica. ``None`` when the leader is live or no
+    the ISR; with ``unclean``, when no ISR member is live, the first live replica, whose ISR is
+    then itself alone (Kafka's leaderForOffline). ``None`` when the leader is live or no
     candidate exists."""
     if state.leader != NO_LEADER and state.leader in live:
         return None
@@ -65,7 +86,8 @@ def after_broker_failure(
     """The state after some brokers died: a new leader if the leader died (first live ISR member
     in assignment order), dead replicas out of the ISR — but the ISR never becomes empty: when
     nobody in it is live, the leader becomes −1 and the ISR keeps one member (the last leader if
-    it was in the ISR, the way Kafka's one-by-one removal ends). ``None`` when nothing changes."""
+    it was in the ISR, the way Kafka's one-by-one removal ends) — unless ``unclean`` elects a live
+    replica from outside the ISR. ``None`` when nothing changes."""
     live_isr = tuple(r for r in state.isr if r in live)
     leader_live = state.leader != NO_LEADER and state.leader in live
     if leader_live and live_isr == state.isr:

@@ -1,8 +1,11 @@
 """Many ZooKeeper requests in flight from one event, without a task or a semaphore waiter each.
 
 ``for_each`` runs ``work(item)`` for every item on at most ``window`` worker tasks that pull from
-one iterator, so thousands of partitions cost ``window`` tasks, not thousands. The first failure
-stops the others and is raised as itself (a fencing failure stays a NotControllerError).
+one iterator, so thousands of partitions cost ``window`` tasks, not thousands. The workers live in
+an ``asyncio.TaskGroup``: the first failure cancels the others (nothing new starts; work waiting
+for a reply is cancelled) and is raised as itself (a fencing failure stays a NotControllerError)
+once every worker has stopped, so no work of an event outlives it. Every concurrent ZooKeeper
+write of the controller runs here (``asyncio.gather`` would leave the others running).
 """
 
 from __future__ import annotations

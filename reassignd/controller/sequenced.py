@@ -19,7 +19,8 @@ from reassignd.controller.intake import Intake, now_ms
 from reassignd.controller.reassignment import Reassigner, ReassignmentMeta
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.requests import Source
-from reassignd.controller.validation import replica_list_error
+from reassignd.controller.topic_configs import TopicConfigs, read_topic_configs
+from reassignd.controller.validation import replica_list_error, unclean_revert_error
 from reassignd.controller.writer import ZkWriter
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
@@ -47,6 +48,11 @@ def request_order(children: list[str]) -> list[str]:
         if name.startswith(REQUEST_PREFIX) and suffix.isdigit():
             seqs.append((int(suffix), name))
     return [name for _, name in sorted(seqs)]
+
+
+def is_cancel(current: ReplicaAssignment, target: tuple[int, ...]) -> bool:
+    """A request naming a moving partition's original replicas (as a set) cancels its move."""
+    return current.is_being_reassigned and set(target) == set(current.original_replicas)
 
 
 class SequencedRequests:
@@ -134,16 +140,6 @@ class SequencedRequests:
         for name in pending:
             await self._apply(name, batch)
 
-    async def _minimum_isr(self, topic: str) -> int:
-        znode = await self.zk.get_or_none(paths.config_topic(topic))
-        if znode is None:
-            return 1
-        try:
-            value = codec.decode_entity_config(znode.data).get("min.insync.replicas", "1")
-            return int(value)
-        except (codec.CodecError, ValueError):
-            return 1
-
     async def _apply(self, name: str, batch: ControlBatch) -> None:
         path = paths.reassignment_request(name)
         znode = await self.zk.get_or_none(path)
@@ -157,8 +153,7 @@ class SequencedRequests:
             await self._delete(path)
             return
         ctx = self.ctx
-        updates: dict[TopicPartition, ReplicaAssignment] = {}
-        statuses: dict[TopicPartition, codec.ReassignmentStatus | None] = {}
+        accepted: dict[TopicPartition, tuple[ReplicaAssignment, tuple[int, ...]]] = {}
         for tp, target in request.assignments.items():
             current = ctx.assignment(tp)
             why = None
@@ -171,13 +166,27 @@ class SequencedRequests:
             if why is not None or current is None:
                 log.warning("%s: %s-%d %s", name, tp[0], tp[1], why)
                 continue
+            accepted[tp] = (current, tuple(target))
+        cancels = {tp for tp, (current, target) in accepted.items() if is_cancel(current, target)}
+        # naming the old replicas cancels, under the unclean-election safety rule
+        refused = await self.intake.refused_reverts({tp: accepted[tp][0].original_replicas for tp in cancels})
+        moving_to = {t for t, _ in set(accepted) - cancels}
+        configs = await read_topic_configs(self.zk, moving_to, self._report) if moving_to else TopicConfigs()
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        statuses: dict[TopicPartition, codec.ReassignmentStatus | None] = {}
+        for tp, (current, target) in accepted.items():
             original = current.original_replicas
-            if current.is_being_reassigned and set(target) == set(original):
-                updates[tp] = ReplicaAssignment(tuple(target))  # naming the old replicas cancels
+            if tp in refused:
+                reason = unclean_revert_error(*tp).message or "refused"
+                log.warning("%s: cancel of %s-%d refused: %s", name, tp[0], tp[1], reason)
+                self._report(path, f"{tp[0]}-{tp[1]} not cancelled: {reason}", "reassignment_request")
+                continue
+            if tp in cancels:
+                updates[tp] = ReplicaAssignment(target)
                 statuses[tp] = None
                 continue
             top = len(original)
-            if top < await self._minimum_isr(tp[0]):
+            if top < configs.min_insync_replicas(tp[0]):
                 log.warning(
                     "%s: %s-%d ignored: its %d original replicas are fewer than min.insync.replicas",
                     name,

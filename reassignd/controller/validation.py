@@ -56,6 +56,19 @@ def validate_target(
     return None
 
 
+def revert_needs_unclean_election(original: Collection[int], isr: Collection[int]) -> bool:
+    """The unclean-election safety rule of cancellation (Kafka's KRaft controller): reverting to
+    ``original`` needs an unclean leader election when none of those replicas is in the ISR."""
+    return not set(original) & set(isr)
+
+
+def unclean_revert_error(topic: str, partition: int) -> InvalidReplicaAssignment:
+    return InvalidReplicaAssignment(
+        f"Unable to revert partition assignment for {topic}-{partition} because it would require "
+        "an unclean leader election."
+    )
+
+
 def cancelled_assignment(
     topic: str,
     partition: int,
@@ -65,14 +78,13 @@ def cancelled_assignment(
     *,
     unclean_allowed: bool,
 ) -> ReplicaAssignment | ReassigndError:
-    """The assignment a cancel (or stop) leads to, or why it is refused."""
+    """The assignment a cancel (or stop) leads to, or why it is refused. ``unclean_allowed``: the
+    topic's ``unclean.leader.election.enable`` (or the broker default). A stop keeps every adding
+    replica already in the ISR, so it never needs an unclean election."""
     if current is None or not current.is_being_reassigned:
         return NoReassignmentInProgress()
     if mode is CancelMode.STOP:
         return current.stop(isr)
-    if not unclean_allowed and not set(current.original_replicas) & set(isr):
-        return InvalidReplicaAssignment(
-            f"Unable to revert partition assignment for {topic}-{partition} because it would require "
-            "an unclean leader election."
-        )
+    if not unclean_allowed and revert_needs_unclean_election(current.original_replicas, isr):
+        return unclean_revert_error(topic, partition)
     return current.revert()

@@ -7,7 +7,6 @@ NotControllerError, which makes the controller resign.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 
@@ -140,14 +139,16 @@ class ZkWriter:
                         raise
 
     async def write_assignments(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> None:
-        """Write the topic znodes of ``updates`` (one write per topic, pipelined), then memory.
+        """Write the topic znodes of ``updates`` (one write per topic, pipelined on the worker pool
+        of :func:`~reassignd.controller.pipeline.for_each`), each then in memory.
         Topics without a topic id get one (reassignd writes version 3, as Kafka ≥ 2.8 does)."""
         ctx = self.ctx
         by_topic: dict[str, dict[int, ReplicaAssignment]] = {}
         for (topic, p), a in updates.items():
             by_topic.setdefault(topic, {})[p] = a
 
-        async def one(topic: str, parts: dict[int, ReplicaAssignment]) -> None:
+        async def one(item: tuple[str, dict[int, ReplicaAssignment]]) -> None:
+            topic, parts = item
             merged = {**ctx.assignments.get(topic, {}), **parts}
             topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
             znode = codec.TopicZnode(
@@ -161,4 +162,8 @@ class ZkWriter:
             for p, a in parts.items():
                 ctx.set_assignment((topic, p), a)
 
-        await asyncio.gather(*(one(t, parts) for t, parts in by_topic.items()))
+        # Structured: the first failure cancels the writes still in flight and is raised once
+        # every worker has stopped, so no write of this event outlives it (gather would leave
+        # the others running). Topics written before the failure are in memory too; the event
+        # fails and the controller reloads from ZooKeeper anyway.
+        await for_each(by_topic.items(), one)

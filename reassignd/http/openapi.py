@@ -55,7 +55,8 @@ _BAD_REQUEST = {
 _TOO_LARGE = {"413": _answer("request body over 10 MiB", ERROR)}
 _NOT_CONTROLLER = {
     "503": _answer(
-        "this instance is a standby (error 41 NOT_CONTROLLER) and says where the active one is",
+        "this instance is a standby (error 41 NOT_CONTROLLER) and says where the active one is; "
+        "only the active controller holds the cluster's data and changes it",
         ref("NotControllerError"),
     )
 }
@@ -177,11 +178,16 @@ def _paths() -> Json:
         },
         "/v1/brokers": {
             "get": _operation(
-                "listBrokers", "live brokers", "cluster", _read(_answer("brokers", ref("Brokers")))
+                "listBrokers",
+                "live brokers",
+                "cluster",
+                _read(_answer("brokers", ref("Brokers")), _NOT_CONTROLLER),
             )
         },
         "/v1/topics": {
-            "get": _operation("listTopics", "topics", "cluster", _read(_answer("topics", ref("Topics")))),
+            "get": _operation(
+                "listTopics", "topics", "cluster", _read(_answer("topics", ref("Topics")), _NOT_CONTROLLER)
+            ),
             "post": _operation(
                 "createTopics",
                 "CreateTopics",
@@ -196,7 +202,11 @@ def _paths() -> Json:
                 "describeTopic",
                 "one topic's partitions",
                 "cluster",
-                _read(_answer("the topic", ref("Topic")), {"404": _answer("no such topic (error 3)", ERROR)}),
+                _read(
+                    _answer("the topic", ref("Topic")),
+                    {"404": _answer("no such topic (error 3)", ERROR)},
+                    _NOT_CONTROLLER,
+                ),
                 parameters=[TOPIC],
             ),
             "delete": _operation(
@@ -236,7 +246,11 @@ def _paths() -> Json:
                 "listReassignments",
                 "ListPartitionReassignments",
                 "reassignments",
-                _read(_answer("partitions being reassigned", ref("ListReassignmentsResponse")), _BAD_REQUEST),
+                _read(
+                    _answer("partitions being reassigned", ref("ListReassignmentsResponse")),
+                    _BAD_REQUEST,
+                    _NOT_CONTROLLER,
+                ),
                 parameters=[
                     _query("topic", {"type": "string", "minLength": 1}, "only these topics", repeatable=True),
                     _query("partition", integer(0, INT32_MAX), "only these partitions", repeatable=True),

@@ -272,16 +272,42 @@ async def test_unknown_topic_is_404_with_kafka_error_3(
     }
 
 
-async def test_a_standby_answers_every_read(
+NOT_CONTROLLER_BODY = {
+    "error_code": 41,
+    "error_name": "NOT_CONTROLLER",
+    "error_message": "This is not the correct controller for this cluster.",
+    "active_controller": {"id": 9000, "http": "http://127.0.0.1:8080"},
+}
+
+
+async def test_a_standby_answers_its_status_and_health(
     client: TestClient[web.Request, web.Application], view: FakeView
 ) -> None:
     view.current = STANDBY
     status = await get_json(client, "/v1/status", 200)
     assert (status["controller_id"], status["active"]) == (9001, False)
     assert status["active_controller"] == {"id": 9000, "http": "http://127.0.0.1:8080"}
-    assert [b["id"] for b in (await get_json(client, "/v1/brokers", 200))["brokers"]] == [1, 2, 3]
-    assert await get_json(client, "/v1/topics", 200) == {"topics": []}
-    await get_json(client, "/v1/topics/orders", 404)
+    assert await get_json(client, "/healthz", 200) == {"status": "ok"}
+    assert await get_json(client, "/readyz", 200) == {"status": "ready"}
+    assert (await get_json(client, "/v1/openapi.json", 200))["openapi"].startswith("3.1")
+    assert (await client.get("/metrics")).status == 200
+
+
+@pytest.mark.parametrize("path", ["/v1/brokers", "/v1/topics", "/v1/topics/orders", "/v1/topics/nope"])
+async def test_a_standby_answers_data_reads_503_not_controller(
+    client: TestClient[web.Request, web.Application], view: FakeView, path: str
+) -> None:
+    """Not an empty 200: a standby's snapshot has no cluster data, and a client that reads
+    through it must learn where the data is."""
+    view.current = STANDBY
+    assert await get_json(client, path, 503) == NOT_CONTROLLER_BODY
+
+
+async def test_a_standby_that_knows_no_active_controller_says_so(
+    client: TestClient[web.Request, web.Application], view: FakeView
+) -> None:
+    view.current = replace(STANDBY, active_controller=None)
+    assert await get_json(client, "/v1/topics", 503) == {**NOT_CONTROLLER_BODY, "active_controller": None}
 
 
 async def test_unknown_route_is_404_invalid_request(client: TestClient[web.Request, web.Application]) -> None:

@@ -598,9 +598,18 @@ async def test_bad_list_filters_are_400_invalid_request(client: Client, query: s
     assert (reply["error_code"], reply["error_message"]) == (42, message)
 
 
-async def test_a_standby_lists_what_its_snapshot_has(client: Client, view: FakeView) -> None:
+async def test_a_standby_answers_the_list_not_controller(client: Client, view: FakeView) -> None:
     view.current = STANDBY
-    assert (await call(client, "GET", "/v1/reassignments", 200))["topics"] == []
+    expected = {
+        "error_code": 41,
+        "error_name": "NOT_CONTROLLER",
+        "error_message": "This is not the correct controller for this cluster.",
+        "active_controller": {"id": 9000, "http": "http://127.0.0.1:8080"},
+    }
+    assert await call(client, "GET", "/v1/reassignments", 503) == expected
+    assert await call(client, "GET", "/v1/reassignments?topic=orders&partition=0", 503) == expected
+    # a malformed filter is the client's error wherever it is sent
+    await call(client, "GET", "/v1/reassignments?partition=x", 400)
 
 
 def test_iso_utc() -> None:
@@ -829,7 +838,7 @@ async def test_agents_are_asked_only_when_there_is_something_to_show(
     async with TestClient(TestServer(build_app(view, SETTINGS))) as c:
         assert (await call(c, "GET", "/v1/reassignments?topic=nope", 200))["topics"] == []
         view.current = replace(STANDBY, brokers=brokers)
-        assert (await call(c, "GET", "/v1/reassignments", 200))["topics"] == []
+        await call(c, "GET", "/v1/reassignments", 503)
         assert agent.hits == 0
         view.current = replace(ACTIVE, brokers=brokers)
         await call(c, "GET", "/v1/reassignments?topic=orders&partition=0", 200)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import jsonschema_rs
@@ -33,7 +34,7 @@ from reassignd.http.topic_requests import (
     parse_delete_topics,
 )
 from tests.unit import test_http_quotas, test_http_reassignments, test_http_topics
-from tests.unit.fake_controller_view import SETTINGS, FakeView, call, serve
+from tests.unit.fake_controller_view import ACTIVE, SETTINGS, FakeView, call, serve
 
 DOC = openapi_document()
 METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
@@ -102,6 +103,36 @@ def test_every_operation_has_an_id_an_answer_and_the_error_object() -> None:
         if method != "GET":
             assert {"400", "503"} <= set(op["responses"]), f"{method} {path}"
             assert ("413" in op["responses"]) == ("requestBody" in op), f"{method} {path}"
+
+
+async def test_a_standby_answers_503_exactly_where_the_document_says() -> None:
+    """Every GET on a standby: the ones whose data only the active controller has answer 503
+    NOT_CONTROLLER and declare it; the others answer 200 and do not."""
+    standby = FakeView(current=replace(ACTIVE, controller_id=9001, active=False))
+    async with serve(standby) as c:
+        for method, path, op in operations():
+            if method != "GET":
+                continue
+            resp = await c.get(path.replace("{topic}", "orders"))
+            assert resp.status in (200, 503), f"{path}: {resp.status}"
+            assert (resp.status == 503) == declares_not_controller(op), path
+            if resp.status == 503:
+                assert (await resp.json())["active_controller"] == {
+                    "id": 9000,
+                    "http": "http://127.0.0.1:8080",
+                }
+
+
+def declares_not_controller(op: dict[str, Any]) -> bool:
+    answer = op["responses"].get("503", {})
+    return bool(answer) and answer["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/NotControllerError"
+    }
+
+
+def test_every_read_of_the_active_controllers_data_declares_503() -> None:
+    reads = {path for method, path, op in operations() if method == "GET" and declares_not_controller(op)}
+    assert reads == {"/v1/brokers", "/v1/topics", "/v1/topics/{topic}", "/v1/reassignments"}
 
 
 def test_bearer_auth_everywhere_but_the_public_endpoints() -> None:

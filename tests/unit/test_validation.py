@@ -6,7 +6,12 @@ import pytest
 
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.requests import CancelMode
-from reassignd.controller.validation import cancelled_assignment, validate_target
+from reassignd.controller.validation import (
+    cancelled_assignment,
+    revert_needs_unclean_election,
+    unclean_revert_error,
+    validate_target,
+)
 
 CURRENT = ReplicaAssignment.of([1, 2, 3])
 
@@ -64,3 +69,31 @@ def test_cancel_needing_an_unclean_election_is_refused_unless_allowed() -> None:
     )
     allowed = cancelled_assignment("t", 7, moving, [4, 5], CancelMode.CANCEL, unclean_allowed=True)
     assert allowed == ReplicaAssignment.of([1, 2, 3])
+
+
+@pytest.mark.parametrize(
+    ("original", "isr", "needs"),
+    [
+        ([1, 2, 3], [1, 4], False),
+        ([1, 2, 3], [3], False),
+        ([1, 2, 3], [4, 5], True),
+        ([1, 2, 3], [], True),
+    ],
+)
+def test_the_unclean_election_safety_rule(original: list[int], isr: list[int], needs: bool) -> None:
+    assert revert_needs_unclean_election(original, isr) is needs
+
+
+def test_stop_never_needs_an_unclean_election() -> None:
+    """Stop keeps the adding replicas already in the ISR, so some ISR member stays."""
+    moving = CURRENT.reassign_to([4, 5, 6])
+    stopped = cancelled_assignment("t", 7, moving, [4, 5], CancelMode.STOP, unclean_allowed=False)
+    assert stopped == ReplicaAssignment.of([1, 2, 3, 4, 5])
+
+
+def test_the_refusal_carries_kafkas_message() -> None:
+    error = unclean_revert_error("orders", 3)
+    assert (error.error_code, error.message) == (
+        39,
+        "Unable to revert partition assignment for orders-3 because it would require an unclean leader election.",
+    )

@@ -1,4 +1,7 @@
-"""The cluster view: status, brokers and topics, read from the last published snapshot."""
+"""The cluster view: status, brokers and topics, read from the last published snapshot.
+
+Brokers and topics are the active controller's data: a standby answers them 503 NOT_CONTROLLER
+with the active controller's id and URL (``reassignd.http.active``); its status answers always."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import time
 from aiohttp import web
 
 from reassignd.errors import UnknownTopicOrPartition
+from reassignd.http.active import active_snapshot
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import json_response
 from reassignd.http.shapes import brokers_json, status_json, topic_json, topics_json
@@ -31,18 +35,18 @@ async def status(request: web.Request) -> web.Response:
 
 @routes.get("/v1/brokers")
 async def brokers(request: web.Request) -> web.Response:
-    return json_response(brokers_json(request.app[VIEW].snapshot()))
+    return json_response(brokers_json(active_snapshot(request)))
 
 
 @routes.get("/v1/topics")
 async def topics(request: web.Request) -> web.Response:
-    return json_response(topics_json(request.app[VIEW].snapshot()))
+    return json_response(topics_json(active_snapshot(request)))
 
 
 @routes.get("/v1/topics/{topic}")
 async def topic(request: web.Request) -> web.Response:
     name = request.match_info["topic"]
-    found = request.app[VIEW].snapshot().topics.get(name)
+    found = active_snapshot(request).topics.get(name)
     if found is None:
         raise UnknownTopicOrPartition(f"Topic {name} does not exist.")
     return json_response(topic_json(found))

@@ -3,7 +3,8 @@
 - ``POST /v1/reassignments``: Kafka's request shape or a ``kafka-reassign-partitions`` plan,
   parsed strictly (400/42 before anything reaches the controller), then handed to the controller.
 - ``GET /v1/reassignments?topic=T&partition=P``: the last published snapshot's reassignments,
-  with byte-level progress asked from the broker agents (only when there is something to show).
+  with byte-level progress asked from the broker agents (only when there is something to show);
+  a standby answers 503 NOT_CONTROLLER (it knows no reassignment).
 - ``DELETE /v1/reassignments[/{topic}[/{partition}]]?mode=cancel|stop``: cancel every, one
   topic's or one partition's reassignment; answered in AlterPartitionReassignments' shape.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from reassignd.broker.protocol import ReplicasReport
+from reassignd.http.active import active_snapshot
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
 from reassignd.http.json_input import query_params
 from reassignd.http.keys import VIEW
@@ -36,8 +38,8 @@ async def alter_reassignments(request: web.Request) -> web.Response:
 
 @routes.get("/v1/reassignments")
 async def list_reassignments(request: web.Request) -> web.Response:
-    wanted = parse_list_query(request.query.items())
-    snapshot = request.app[VIEW].snapshot()
+    wanted = parse_list_query(request.query.items())  # a bad query is 400 on every instance
+    snapshot = active_snapshot(request)
     shown = wanted.select(snapshot.reassignments)
     reports: dict[int, ReplicasReport] = {}
     if shown:

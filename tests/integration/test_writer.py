@@ -1,0 +1,79 @@
+"""The controller's concurrent topic-znode writes (``ZkWriter.write_assignments``) against a real
+ZooKeeper: one event's writes fail or succeed as a unit — the first failure is raised, the writes
+still in flight are cancelled, nothing outlives the call, and memory holds exactly what was
+written."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.context import ControllerContext
+from reassignd.controller.writer import ZkWriter
+from reassignd.zk import codec, paths
+from reassignd.zk.client import Fence, MultiFailedError, NoNodeError, NotControllerError, ZkClient
+
+TOPICS = [f"t{i:02d}" for i in range(40)]
+ORIGINAL = ReplicaAssignment((1, 2))
+MOVED = ORIGINAL.reassign_to((2, 3))
+
+
+async def setup(zk: ZkClient, topics: list[str]) -> tuple[ZkWriter, ControllerContext]:
+    await zk.create("/controller_epoch", b"1")
+    await zk.ensure_path(paths.BROKER_TOPICS)
+    ctx = ControllerContext(1, 0)
+    for t in topics:
+        await zk.create(paths.topic(t), codec.encode_topic(codec.TopicZnode({0: ORIGINAL.replicas})))
+        ctx.put_topic(t, None, {0: ORIGINAL})
+    problems: list[str] = []
+    return ZkWriter(zk, Fence("/controller_epoch", 0), ctx, lambda p, r, k: problems.append(p)), ctx
+
+
+def leftovers(before: set[asyncio.Task[object]]) -> set[asyncio.Task[object]]:
+    return {t for t in asyncio.all_tasks() if t not in before and not t.done()}
+
+
+async def in_zookeeper(zk: ZkClient, topic: str) -> ReplicaAssignment | None:
+    znode = await zk.get_or_none(paths.topic(topic))
+    if znode is None:
+        return None
+    decoded = codec.decode_topic(znode.data)
+    return ReplicaAssignment(decoded.partitions[0], decoded.adding.get(0, ()), decoded.removing.get(0, ()))
+
+
+async def test_all_topics_written_then_in_memory(zk: ZkClient) -> None:
+    writer, ctx = await setup(zk, TOPICS)
+    await writer.write_assignments({(t, 0): MOVED for t in TOPICS})
+    for t in TOPICS:
+        assert await in_zookeeper(zk, t) == MOVED
+        assert ctx.assignment((t, 0)) == MOVED
+        assert ctx.topic_ids[t] is not None
+
+
+async def test_a_failed_write_fails_the_whole_call_and_leaves_nothing_running(zk: ZkClient) -> None:
+    writer, ctx = await setup(zk, TOPICS)
+    await zk.delete(paths.topic("t05"))  # deleted behind the controller's back: its write fails
+    before = set(asyncio.all_tasks())
+    with pytest.raises(MultiFailedError) as failed:
+        await writer.write_assignments({(t, 0): MOVED for t in TOPICS})
+    assert isinstance(failed.value.cause, NoNodeError)
+    assert leftovers(before) == set()
+    # memory claims no write ZooKeeper does not have
+    for t in TOPICS:
+        if ctx.assignment((t, 0)) == MOVED:
+            assert await in_zookeeper(zk, t) == MOVED, t
+    assert ctx.assignment(("t05", 0)) == ORIGINAL
+
+
+async def test_a_lost_fence_fails_the_call_and_writes_nothing(zk: ZkClient) -> None:
+    writer, ctx = await setup(zk, TOPICS)
+    await zk.set("/controller_epoch", b"2", 0)  # another controller was elected
+    before = set(asyncio.all_tasks())
+    with pytest.raises(NotControllerError):
+        await writer.write_assignments({(t, 0): MOVED for t in TOPICS})
+    assert leftovers(before) == set()
+    for t in TOPICS:
+        assert await in_zookeeper(zk, t) == ORIGINAL
+        assert ctx.assignment((t, 0)) == ORIGINAL
