@@ -2,7 +2,8 @@
 
 - ``POST /control/leader_and_isr``, ``/control/stop_replica``, ``/control/update_metadata``: the
   controller's requests (BROKERS.md), processed one at a time; a malformed body is 400 with
-  error_code 42.
+  error_code 42, a body over ``MAX_CONTROL_BODY_BYTES`` is 413 (the controller splits it). A full
+  LeaderAndIsr that completes its set deletes the strays (state.py) and logs each.
 - ``GET /replicas``: the agent's progress report.
 - ``POST /replication/fetch``: served to followers when this agent leads.
 """
@@ -21,6 +22,7 @@ from reassignd.broker.protocol import (
     FETCH_PATH,
     INVALID_REQUEST,
     LEADER_AND_ISR_PATH,
+    MAX_CONTROL_BODY_BYTES,
     REPLICAS_PATH,
     STOP_REPLICA_PATH,
     UPDATE_METADATA_PATH,
@@ -76,7 +78,7 @@ class ControlRoutes:
         self._log = logging.getLogger(f"reassignd.broker.{mgr.broker_id}.control")
 
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_CONTROL_BODY_BYTES)
         app.router.add_post(LEADER_AND_ISR_PATH, self.leader_and_isr)
         app.router.add_post(STOP_REPLICA_PATH, self.stop_replica)
         app.router.add_post(UPDATE_METADATA_PATH, self.update_metadata)
@@ -113,9 +115,25 @@ class ControlRoutes:
         async def apply() -> ControlResponse:
             hosted = {p.topic for p in body.partition_states if self._mgr.broker_id in p.replicas}
             await self._hooks.ensure_topics(hosted)
-            return self._mgr.leader_and_isr(body, self._clock())
+            response = self._mgr.leader_and_isr(body, self._clock())
+            if body.full is not None and response.full_complete and response.error_code == 0:
+                self._log_full(body, response)
+            return response
 
         return await self._handle("LeaderAndIsr", apply)
+
+    def _log_full(self, body: LeaderAndIsrRequest, response: ControlResponse) -> None:
+        assert body.full is not None
+        what = f"full LeaderAndIsr {body.full.id} of controller epoch {body.header.controller_epoch}"
+        for topic, partition in response.deleted_replicas:
+            self._log.info("deleted stray replica %s-%d: not named by %s", topic, partition, what)
+        if response.deleted_replicas:
+            self._log.info(
+                "%s complete (%d partitions): deleted %d stray replicas",
+                what,
+                body.full.total_partitions,
+                len(response.deleted_replicas),
+            )
 
     async def stop_replica(self, request: web.Request) -> web.Response:
         body = await _parse(request, StopReplicaRequest.from_json)

@@ -1,11 +1,50 @@
 """The control channel's wire format (BROKERS.md): controller → broker agent, HTTP/JSON.
 
 Shared by the controller (which builds and sends these) and the agent (which parses them). Pure.
+
+**Body size.** The agent accepts bodies up to :data:`MAX_CONTROL_BODY_BYTES` (its aiohttp
+``client_max_size``; more is answered 413). The controller encodes with :func:`encode_request`
+(compact JSON) and keeps every body below :data:`MAX_REQUEST_BYTES`, splitting by bytes as well as
+by partition count; :func:`state_size` and friends give a partition's encoded size without encoding
+it, and :func:`split_request` halves a request the agent refused as too large.
+
+**Full LeaderAndIsr (KIP-516's ``type``).** A LeaderAndIsr is ``"type": "incremental"`` (the
+default when the field is absent: every request before KIP-516) or ``"type": "full"``. A full
+request names *every* partition the broker should host; the agent applies its states as usual
+and, once it holds the complete set, deletes every replica it hosts that the set does not name.
+A set too big for one body is sent as several chunks, each an ordinary LeaderAndIsr with::
+
+    "type": "full",
+    "full": {"id": 17, "total_partitions": 5000, "kept_topics": []},
+    "partition_states": [...],                       # named, with the state to apply
+    "partitions_without_state": [{"topic": "t", "partition": 3}],   # named, nothing to apply
+
+- ``id`` identifies the set; the agent keys a set by (controller epoch, broker epoch, id), so ``id``
+  only needs to be unique (and increasing) within one controller epoch. Every chunk of a set
+  carries the same ``full`` object.
+- ``total_partitions`` is the number of distinct partitions the whole set names (states and
+  ``partitions_without_state`` together). The set is complete when the agent has received that
+  many distinct names under the set's key. Counting partitions rather than chunks lets the
+  controller split any chunk again (HTTP 413) without renumbering, makes a resent chunk harmless,
+  and means a chunk that is never delivered leaves the set incomplete: nothing is deleted.
+- ``partitions_without_state`` names partitions whose replica set contains the broker but whose
+  state znode the controller has not got (not created yet, or undecodable): kept, not applied.
+- ``kept_topics`` are topics whose assignment the controller could not read (an undecodable topic
+  znode): every replica of them is kept.
+- Only chunks that pass the header checks count (current broker epoch, controller epoch not
+  stale): a full request from a stale controller deletes nothing. A chunk of another set discards
+  the incomplete one (a newer full request starts over); a set already complete is not completed
+  again by a resent chunk.
+
+The response to a full chunk also carries ``"full_complete": bool`` and ``"deleted_replicas":
+[{"topic", "partition"}]`` (what the agent deleted when this chunk completed the set).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, TypeGuard
 
 LEADER_AND_ISR_PATH = "/control/leader_and_isr"
@@ -14,8 +53,17 @@ UPDATE_METADATA_PATH = "/control/update_metadata"
 REPLICAS_PATH = "/replicas"
 FETCH_PATH = "/replication/fetch"
 
+# The agent's body limit (aiohttp's client_max_size on its control listener), and the size the
+# controller keeps every request below: a quarter of headroom for estimation slack.
+MAX_CONTROL_BODY_BYTES = 1024 * 1024
+MAX_REQUEST_BYTES = MAX_CONTROL_BODY_BYTES * 3 // 4
+
+INCREMENTAL = "incremental"
+FULL = "full"
+
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
+MESSAGE_TOO_LARGE = 10
 STALE_CONTROLLER_EPOCH = 11
 STALE_BROKER_EPOCH = 77
 INVALID_REQUEST = 42
@@ -198,26 +246,88 @@ class Header:
         return Header(_int(obj, "controller_id"), _int(obj, "controller_epoch"), _int(obj, "broker_epoch"))
 
 
+TopicPartition = tuple[str, int]
+
+
+def _tp_json(tp: TopicPartition) -> dict[str, Any]:
+    return {"topic": tp[0], "partition": tp[1]}
+
+
+def _tp_from_json(raw: Any, what: str) -> TopicPartition:
+    obj = _obj(raw, what)
+    return (_str(obj, "topic"), _int(obj, "partition"))
+
+
+@dataclass(frozen=True, slots=True)
+class FullSet:
+    """The ``full`` object of every chunk of a full LeaderAndIsr (module docstring)."""
+
+    id: int
+    total_partitions: int  # distinct partitions named by the whole set
+    kept_topics: tuple[str, ...] = ()  # topics whose assignment the controller could not read
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "total_partitions": self.total_partitions,
+            "kept_topics": list(self.kept_topics),
+        }
+
+    @staticmethod
+    def from_json(raw: Any) -> FullSet:
+        obj = _obj(raw, "field 'full'")
+        total = _int(obj, "total_partitions")
+        if total < 0:
+            raise WireError("field 'total_partitions' must not be negative")
+        kept = _list(obj, "kept_topics")
+        if not all(isinstance(t, str) for t in kept):
+            raise WireError("field 'kept_topics' must be a list of strings")
+        return FullSet(_int(obj, "id"), total, tuple(kept))
+
+
 @dataclass(frozen=True, slots=True)
 class LeaderAndIsrRequest:
     header: Header
     partition_states: tuple[WirePartitionState, ...]
     live_leaders: tuple[LiveBroker, ...] = ()
+    full: FullSet | None = None  # None: an incremental request
+    partitions_without_state: tuple[TopicPartition, ...] = ()  # full requests only
+
+    @property
+    def type(self) -> str:
+        return INCREMENTAL if self.full is None else FULL
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             **self.header.to_json(),
             "partition_states": [p.to_json() for p in self.partition_states],
             "live_leaders": [b.to_json() for b in self.live_leaders],
         }
+        if self.full is not None:
+            out["type"] = FULL
+            out["full"] = self.full.to_json()
+            out["partitions_without_state"] = [_tp_json(tp) for tp in self.partitions_without_state]
+        return out
 
     @staticmethod
     def from_json(raw: Any) -> LeaderAndIsrRequest:
         obj = _obj(raw, "request")
+        kind = obj.get("type", INCREMENTAL)
+        full = None
+        without: tuple[TopicPartition, ...] = ()
+        if kind == FULL:
+            full = FullSet.from_json(obj.get("full"))
+            without = tuple(
+                _tp_from_json(p, "partition without state") for p in _list(obj, "partitions_without_state")
+            )
+        elif kind != INCREMENTAL:
+            raise WireError(f"field 'type' must be '{INCREMENTAL}' or '{FULL}'")
         return LeaderAndIsrRequest(
             Header.from_json(obj),
             tuple(WirePartitionState.from_json(p) for p in _list(obj, "partition_states")),
             tuple(LiveBroker.from_json(b) for b in _list(obj, "live_leaders")),
+            full,
+            without,
         )
 
 
@@ -313,12 +423,20 @@ class PartitionError:
 class ControlResponse:
     error_code: int
     partition_errors: tuple[PartitionError, ...] = ()
+    # full LeaderAndIsr only: whether the set is complete, and what its completion deleted
+    full_complete: bool | None = None
+    deleted_replicas: tuple[TopicPartition, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "error_code": self.error_code,
             "partition_errors": [e.to_json() for e in self.partition_errors],
         }
+        if self.full_complete is not None:
+            out["full_complete"] = self.full_complete
+        if self.full_complete is not None or self.deleted_replicas:
+            out["deleted_replicas"] = [_tp_json(tp) for tp in self.deleted_replicas]
+        return out
 
     @staticmethod
     def from_json(raw: Any) -> ControlResponse:
@@ -327,7 +445,146 @@ class ControlResponse:
         for e in _list(obj, "partition_errors"):
             eo = _obj(e, "partition error")
             errors.append(PartitionError(_str(eo, "topic"), _int(eo, "partition"), _int(eo, "error_code")))
-        return ControlResponse(_int(obj, "error_code"), tuple(errors))
+        complete = obj.get("full_complete")
+        if complete is not None and not isinstance(complete, bool):
+            raise WireError("field 'full_complete' must be a boolean")
+        deleted = tuple(_tp_from_json(d, "deleted replica") for d in _list(obj, "deleted_replicas"))
+        return ControlResponse(_int(obj, "error_code"), tuple(errors), complete, deleted)
+
+
+# --- encoding, sizes and splitting (the controller keeps bodies below the agent's limit) -------
+
+_COMPACT = (",", ":")
+
+
+def encode_request(request: ControlRequest) -> bytes:
+    """The body the controller sends: compact JSON (ASCII, so characters are bytes)."""
+    return json.dumps(request.to_json(), separators=_COMPACT).encode()
+
+
+def _encoded_len(obj: Any) -> int:
+    return len(json.dumps(obj, separators=_COMPACT))
+
+
+@lru_cache(maxsize=65536)
+def str_size(s: str) -> int:
+    """Encoded size of a JSON string (quotes and escapes included)."""
+    return _encoded_len(s)
+
+
+def _int_size(v: int) -> int:
+    return 1 if 0 <= v < 10 else len(str(v))
+
+
+def ints_size(xs: tuple[int, ...]) -> int:
+    """Encoded size of a JSON list of integers."""
+    if not xs:
+        return 2
+    n = 1 + len(xs)
+    for v in xs:
+        n += 1 if 0 <= v < 10 else len(str(v))
+    return n
+
+
+# fixed parts of each item (keys, braces, separators), measured once from minimal items
+_STATE_FIXED = _encoded_len(WirePartitionState("", 0, 0, 0, 0, (), 0, ()).to_json()) - (2 + 5 + 4 * 2 + 5)
+_STATE_FIXED_NO_NEW = _encoded_len(
+    WirePartitionState("", 0, 0, 0, 0, (), 0, ()).to_json(with_is_new=False)
+) - (2 + 5 + 4 * 2)
+_TP_FIXED = _encoded_len(_tp_json(("", 0))) - (2 + 1)
+_STOP_FIXED = _encoded_len(StopReplicaPartition("", 0, 0, False).to_json()) - (2 + 1 + 1 + 5)
+
+
+def state_size(ws: WirePartitionState, *, with_is_new: bool = True) -> int:
+    """Encoded size of ``ws.to_json(with_is_new=...)``, without encoding it (this runs for every
+    state sent, so it adds lengths rather than encoding)."""
+    size = (
+        str_size(ws.topic)
+        + _int_size(ws.partition)
+        + _int_size(ws.controller_epoch)
+        + _int_size(ws.leader)
+        + _int_size(ws.leader_epoch)
+        + _int_size(ws.partition_epoch)
+        + ints_size(ws.isr)
+        + ints_size(ws.replicas)
+        + ints_size(ws.adding_replicas)
+        + ints_size(ws.removing_replicas)
+    )
+    if not with_is_new:
+        return _STATE_FIXED_NO_NEW + size
+    return _STATE_FIXED + size + (4 if ws.is_new else 5)
+
+
+def tp_size(tp: TopicPartition) -> int:
+    """Encoded size of ``{"topic": ..., "partition": ...}``."""
+    return _TP_FIXED + str_size(tp[0]) + _int_size(tp[1])
+
+
+def stop_partition_size(p: StopReplicaPartition) -> int:
+    """Encoded size of ``p.to_json()``."""
+    return (
+        _STOP_FIXED
+        + str_size(p.topic)
+        + _int_size(p.partition)
+        + _int_size(p.leader_epoch)
+        + (4 if p.delete_partition else 5)
+    )
+
+
+def split_request(request: ControlRequest) -> tuple[ControlRequest, ControlRequest] | None:
+    """``request`` as two requests of about half the partitions each (None if it names fewer than
+    two). A full LeaderAndIsr chunk's halves keep its ``full`` object: the set still counts its
+    partitions, so it completes once both halves are delivered."""
+    match request:
+        case LeaderAndIsrRequest():
+            states, without = request.partition_states, request.partitions_without_state
+            n = len(states) + len(without)
+            if n < 2:
+                return None
+            mid = n // 2
+            cut = max(0, mid - len(states))
+
+            def half(
+                ss: tuple[WirePartitionState, ...], ws: tuple[TopicPartition, ...]
+            ) -> LeaderAndIsrRequest:
+                leaders = {s.leader for s in ss}
+                return replace(
+                    request,
+                    partition_states=ss,
+                    partitions_without_state=ws,
+                    live_leaders=tuple(b for b in request.live_leaders if b.broker_id in leaders),
+                )
+
+            return half(states[:mid], without[:cut]), half(states[mid:], without[cut:])
+        case UpdateMetadataRequest():
+            if len(request.partition_states) < 2:
+                return None
+            mid = len(request.partition_states) // 2
+            return (
+                replace(request, partition_states=request.partition_states[:mid]),
+                replace(request, partition_states=request.partition_states[mid:]),
+            )
+        case StopReplicaRequest():
+            if len(request.partitions) < 2:
+                return None
+            mid = len(request.partitions) // 2
+            return (
+                replace(request, partitions=request.partitions[:mid]),
+                replace(request, partitions=request.partitions[mid:]),
+            )
+
+
+def partitions_of(request: ControlRequest) -> list[TopicPartition]:
+    """Every partition a request names."""
+    match request:
+        case LeaderAndIsrRequest():
+            return [(s.topic, s.partition) for s in request.partition_states] + list(
+                request.partitions_without_state
+            )
+        case UpdateMetadataRequest():
+            return [(s.topic, s.partition) for s in request.partition_states]
+        case StopReplicaRequest():
+            return [(p.topic, p.partition) for p in request.partitions]
 
 
 # --- replication between agents (follower → leader), and the agent's progress report ------------
@@ -542,17 +799,28 @@ class ReplicaInfo:
 
 @dataclass(frozen=True, slots=True)
 class ReplicasReport:
-    """``GET /replicas``: every replica the agent hosts (nothing it was told to delete)."""
+    """``GET /replicas``: every replica the agent hosts (nothing it was told to delete), and how
+    many full LeaderAndIsr sets it completed and stray replicas those deleted (since it started)."""
 
     broker_id: int
     replicas: tuple[ReplicaInfo, ...]
+    full_requests_completed: int = 0
+    stray_replicas_deleted: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"broker_id": self.broker_id, "replicas": [r.to_json() for r in self.replicas]}
+        return {
+            "broker_id": self.broker_id,
+            "replicas": [r.to_json() for r in self.replicas],
+            "full_requests_completed": self.full_requests_completed,
+            "stray_replicas_deleted": self.stray_replicas_deleted,
+        }
 
     @staticmethod
     def from_json(raw: Any) -> ReplicasReport:
         obj = _obj(raw, "report")
         return ReplicasReport(
-            _int(obj, "broker_id"), tuple(ReplicaInfo.from_json(r) for r in _list(obj, "replicas"))
+            _int(obj, "broker_id"),
+            tuple(ReplicaInfo.from_json(r) for r in _list(obj, "replicas")),
+            _int(obj, "full_requests_completed") if "full_requests_completed" in obj else 0,
+            _int(obj, "stray_replicas_deleted") if "stray_replicas_deleted" in obj else 0,
         )

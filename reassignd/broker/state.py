@@ -3,6 +3,11 @@
 No I/O and no clock: the shell (control.py, fetcher.py, isr.py, agent.py) passes ``now`` and does
 every await itself. No method awaits, so each one runs atomically on the event loop.
 
+A full LeaderAndIsr (KIP-516, protocol.py's docstring) may come in chunks: the manager gathers the
+partitions a set names under its key (controller epoch, broker epoch, set id) and, when the chunk
+that completes it has been applied, deletes every hosted replica the set does not name (nor an
+incremental LeaderAndIsr applied while the set was incomplete, nor one of its ``kept_topics``).
+
 Every change of a replica goes through :meth:`ReplicaManager.put` / :meth:`ReplicaManager.remove`,
 which keep the indices that make the agent's work proportional to what changes rather than to what
 it hosts: the partitions followed per leader, the led ones, the led ones that grow, per topic; and
@@ -68,6 +73,17 @@ class Bandwidth:
 
 
 @dataclass(slots=True)
+class PendingFull:
+    """A full LeaderAndIsr set being received: what its chunks so far named."""
+
+    key: tuple[int, int, int]  # (controller epoch, broker epoch, set id)
+    total_partitions: int
+    named: set[TopicPartition] = field(default_factory=set)
+    kept_topics: set[str] = field(default_factory=set)
+    touched: set[TopicPartition] = field(default_factory=set)  # by incremental requests meanwhile
+
+
+@dataclass(slots=True)
 class LeaderSession:
     """The leader's side of one follower's incremental fetch session (sessions.py): the
     partitions in it (with the leader epoch the follower last gave), the time of its latest fetch,
@@ -123,6 +139,13 @@ class ReplicaManager:
         self.isr_candidates: set[TopicPartition] = set()  # led partitions whose ISR may change now
         self.fetch_dirty: dict[int, set[TopicPartition]] = {}  # leader -> followed partitions changed
         self.sessions: dict[int, LeaderSession] = {}  # as leader: follower id -> its fetch session
+        # full LeaderAndIsr sets: the one being received, the key of the latest one started or
+        # completed, and counters for the report
+        self.pending_full: PendingFull | None = None
+        self._latest_full: tuple[int, int, int] | None = None
+        self._completed_full: tuple[int, int, int] | None = None
+        self.full_requests_completed = 0
+        self.stray_replicas_deleted = 0
 
     @property
     def replicas(self) -> Mapping[TopicPartition, Replica]:
@@ -323,7 +346,50 @@ class ReplicaManager:
                 self.put(rm.became(known, state, self.broker_id, initial, now))
                 code = NONE
             errors.append(PartitionError(state.topic, state.partition, code))
-        return ControlResponse(NONE, tuple(errors))
+        if request.full is None:
+            if self.pending_full is not None:
+                self.pending_full.touched.update((s.topic, s.partition) for s in request.partition_states)
+            return ControlResponse(NONE, tuple(errors))
+        complete, deleted = self._full_chunk(request)
+        return ControlResponse(NONE, tuple(errors), complete, deleted)
+
+    def _full_chunk(self, request: LeaderAndIsrRequest) -> tuple[bool, tuple[TopicPartition, ...]]:
+        """Gather one chunk of a full set (its header already checked): whether the set is
+        complete, and the strays its completion deleted."""
+        full = request.full
+        assert full is not None
+        h = request.header
+        key = (h.controller_epoch, h.broker_epoch, full.id)
+        if key == self._completed_full:
+            return True, ()  # a resent chunk of the set already completed: nothing more to do
+        latest = self._latest_full
+        if latest is not None and latest[:2] == key[:2] and key[2] < latest[2]:
+            return False, ()  # a chunk of a set this controller has since replaced
+        pending = self.pending_full
+        if pending is None or pending.key != key:  # a new set: an incomplete older one is dropped
+            pending = self.pending_full = PendingFull(key, full.total_partitions)
+            self._latest_full = key
+        pending.named.update((s.topic, s.partition) for s in request.partition_states)
+        pending.named.update(request.partitions_without_state)
+        pending.kept_topics.update(full.kept_topics)
+        if len(pending.named) < pending.total_partitions:
+            return False, ()
+        self.pending_full = None
+        if len(pending.named) > pending.total_partitions:
+            return False, ()  # more names than the set announced: inconsistent, delete nothing
+        self._completed_full = key
+        strays = tuple(
+            sorted(
+                tp
+                for tp in self._replicas
+                if tp not in pending.named and tp not in pending.touched and tp[0] not in pending.kept_topics
+            )
+        )
+        for tp in strays:
+            self.remove(tp)
+        self.full_requests_completed += 1
+        self.stray_replicas_deleted += len(strays)
+        return True, strays
 
     def stop_replica(self, request: StopReplicaRequest, now: float) -> ControlResponse:
         error = self.check_header(request.header)
@@ -391,7 +457,9 @@ class ReplicaManager:
                     in_isr=(self.broker_id in r.isr) if r.role is Role.LEADER else r.in_isr,
                 )
             )
-        return ReplicasReport(self.broker_id, tuple(infos))
+        return ReplicasReport(
+            self.broker_id, tuple(infos), self.full_requests_completed, self.stray_replicas_deleted
+        )
 
 
 def _all_failed(code: int, tps: Iterable[TopicPartition]) -> ControlResponse:

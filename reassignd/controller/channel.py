@@ -1,9 +1,21 @@
 """The control channel: one ordered send queue per live broker, one request in flight each.
 
 Requests are POSTed as JSON to the broker's CONTROL endpoint (BROKERS.md). A request that fails
-to reach the broker (connection refused, timeout, 5xx) is retried with exponential backoff until
-it succeeds or the broker is removed. Responses are handed to ``on_response`` (called on the
-event loop, never blocking) so the controller can turn them into events.
+to reach the broker (connection refused, timeout, 5xx, 408/425/429) is retried with exponential
+backoff until it succeeds or the broker is removed. Responses are handed to ``on_response``
+(called on the event loop, never blocking) so the controller can turn them into events.
+
+Permanent failures are never retried:
+
+- a body over the agent's limit (``MAX_CONTROL_BODY_BYTES``, or answered 413) is split in two
+  (``split_request``) and the halves are sent in its place, each answered on its own; a request
+  naming a single partition that still does not fit is dropped, logged as an error, counted
+  (``reassignd_control_requests{outcome="dropped"}``) and answered to ``on_response`` with error 10
+  MESSAGE_TOO_LARGE for each of its partitions. A dropped chunk of a full LeaderAndIsr leaves its
+  set incomplete, so the agent deletes nothing;
+- any other answer whose body is not a control response (an unknown route, 405, a broken agent)
+  is dropped the same way with error 42 INVALID_REQUEST. An agent's own refusal (400 with
+  ``error_code`` 42, a stale epoch) is a response, as before.
 """
 
 from __future__ import annotations
@@ -11,18 +23,45 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import aiohttp
 
-from reassignd.broker.protocol import ControlRequest, ControlResponse, WireError, path_of
+from reassignd.broker.protocol import (
+    INVALID_REQUEST,
+    MAX_CONTROL_BODY_BYTES,
+    MESSAGE_TOO_LARGE,
+    ControlRequest,
+    ControlResponse,
+    PartitionError,
+    encode_request,
+    partitions_of,
+    path_of,
+    split_request,
+)
 from reassignd.controller.metrics import ControllerMetrics
 
 log = logging.getLogger(__name__)
 
 ResponseCallback = Callable[[int, ControlRequest, ControlResponse], None]
+
+TRANSIENT_4XX = frozenset({408, 425, 429})  # Request Timeout, Too Early, Too Many Requests
+_JSON = {"Content-Type": "application/json"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """The request was too large: send these in its place."""
+
+    halves: tuple[ControlRequest, ControlRequest]
+
+
+def failed_response(request: ControlRequest, code: int) -> ControlResponse:
+    """The answer of a request the channel gave up on: ``code`` for it and each partition."""
+    return ControlResponse(code, tuple(PartitionError(t, p, code) for t, p in partitions_of(request)))
 
 
 @dataclass(slots=True)
@@ -110,22 +149,35 @@ class ControlChannel:
                 queue.wakeup.clear()
                 await queue.wakeup.wait()
             request = queue.pending[0]
-            response = await self._deliver(queue, request)
+            outcome = await self._deliver(queue, request)
             queue.pending.popleft()
+            if isinstance(outcome, _Split):
+                queue.pending.extendleft(reversed(outcome.halves))  # first half first, at once
+                continue
             if self._on_response is not None:
-                self._on_response(queue.broker_id, request, response)
+                self._on_response(queue.broker_id, request, outcome)
 
-    async def _deliver(self, queue: _BrokerQueue, request: ControlRequest) -> ControlResponse:
+    async def _deliver(self, queue: _BrokerQueue, request: ControlRequest) -> ControlResponse | _Split:
         assert self._session is not None
         kind = type(request).__name__
         backoff = self._backoff_s
-        body = request.to_json()
+        body = encode_request(request)
+        if len(body) > MAX_CONTROL_BODY_BYTES:
+            return self._too_large(queue, request, kind, len(body), "over the agents' body limit")
         while True:
             try:
-                async with self._session.post(queue.url + path_of(request), json=body) as resp:
-                    if resp.status < 500:
-                        payload = await resp.json(content_type=None)
-                        response = ControlResponse.from_json(payload)
+                async with self._session.post(queue.url + path_of(request), data=body, headers=_JSON) as resp:
+                    status = resp.status
+                    if status == 413:
+                        return self._too_large(queue, request, kind, len(body), "refused with HTTP 413")
+                    if status < 500 and status not in TRANSIENT_4XX:
+                        raw = await resp.read()
+                        try:
+                            response = ControlResponse.from_json(json.loads(raw))
+                        except (ValueError, RecursionError) as e:  # WireError and JSON errors too
+                            return self._drop(
+                                queue, request, kind, f"HTTP {status} without a control response ({e})"
+                            )
                         outcome = "ok" if response.error_code == 0 else f"error_{response.error_code}"
                         self._metrics.control_requests.labels(kind, outcome).inc()
                         if response.error_code != 0:
@@ -136,10 +188,8 @@ class ControlChannel:
                                 response.error_code,
                             )
                         return response
-                    log.info(
-                        "broker %d answered %s with HTTP %d; retrying", queue.broker_id, kind, resp.status
-                    )
-            except (aiohttp.ClientError, TimeoutError, WireError, ValueError) as e:
+                    log.info("broker %d answered %s with HTTP %d; retrying", queue.broker_id, kind, status)
+            except (aiohttp.ClientError, TimeoutError) as e:
                 log.info(
                     "sending %s to broker %d failed (%s); retrying in %.1fs",
                     kind,
@@ -150,3 +200,41 @@ class ControlChannel:
             self._metrics.control_requests.labels(kind, "retry").inc()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, self._backoff_max_s)
+
+    def _too_large(
+        self, queue: _BrokerQueue, request: ControlRequest, kind: str, size: int, why: str
+    ) -> ControlResponse | _Split:
+        halves = split_request(request)
+        if halves is None:
+            return self._drop(
+                queue,
+                request,
+                kind,
+                f"{size} bytes {why}, and a single partition cannot be split",
+                MESSAGE_TOO_LARGE,
+            )
+        log.warning(
+            "%s of %d partitions for broker %d: %d bytes %s; sending it in two halves",
+            kind,
+            len(partitions_of(request)),
+            queue.broker_id,
+            size,
+            why,
+        )
+        self._metrics.control_requests.labels(kind, "split").inc()
+        return _Split(halves)
+
+    def _drop(
+        self, queue: _BrokerQueue, request: ControlRequest, kind: str, why: str, code: int = INVALID_REQUEST
+    ) -> ControlResponse:
+        tps = partitions_of(request)
+        log.error(
+            "dropping %s for broker %d (%d partitions: %s): %s",
+            kind,
+            queue.broker_id,
+            len(tps),
+            ", ".join(f"{t}-{p}" for t, p in tps[:5]) + (", ..." if len(tps) > 5 else ""),
+            why,
+        )
+        self._metrics.control_requests.labels(kind, "dropped").inc()
+        return failed_response(request, code)

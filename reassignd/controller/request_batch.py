@@ -2,17 +2,27 @@
 
 An event adds what it wants each broker to hear; :meth:`ControlBatch.build` turns that into
 ordered requests per broker: LeaderAndIsr first, then UpdateMetadata, then StopReplica, each
-split into chunks of bounded size.
+split into chunks of at most :data:`MAX_PARTITIONS_PER_REQUEST` partitions and
+:data:`MAX_REQUEST_BYTES` encoded bytes (the agent refuses bodies over ``MAX_CONTROL_BODY_BYTES``
+with 413; sizes are computed from the partitions, not by encoding, see protocol.py).
+
+A broker given :meth:`ControlBatch.add_full_leader_and_isr` gets a *full* LeaderAndIsr (KIP-516)
+instead of an incremental one: every partition whose replica set (adding and removing replicas
+included) contains it, with its state when the controller has one, plus whatever partitions the
+event added for it; the agent deletes every replica it hosts that the set does not name. Every
+chunk of the set carries the same ``full`` object (set id, number of partitions named).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Iterable, Iterator, Sequence
 
 from reassignd.broker.protocol import (
+    MAX_REQUEST_BYTES,
     ControlRequest,
+    FullSet,
     Header,
     LeaderAndIsrRequest,
     LiveBroker,
@@ -20,31 +30,63 @@ from reassignd.broker.protocol import (
     StopReplicaRequest,
     UpdateMetadataRequest,
     WirePartitionState,
+    encode_request,
+    state_size,
+    stop_partition_size,
+    tp_size,
 )
 from reassignd.controller.context import ControllerContext
 from reassignd.zk.codec import TopicPartition
 
 MAX_PARTITIONS_PER_REQUEST = 2000
 
+# set ids of full LeaderAndIsr requests: increasing within the process, so within one controller
+# epoch (the agent keys a set by controller epoch, broker epoch and id)
+_FULL_IDS = itertools.count(1)
 
-T = TypeVar("T")
+# the header's longest encoding: sizes are computed once for chunks shared by several brokers
+_WIDEST_EPOCH = -(2**63)
 
 
-def _chunks(items: list[T], size: int) -> Iterable[list[T]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+def chunk_ranges(
+    sizes: Sequence[int],
+    overhead: int,
+    *,
+    max_bytes: int = MAX_REQUEST_BYTES,
+    max_count: int = MAX_PARTITIONS_PER_REQUEST,
+) -> list[tuple[int, int]]:
+    """Consecutive ``[start, end)`` ranges of items, greedily as long as possible, such that
+    ``overhead`` (the request with an empty list) plus the items and the commas between them stays
+    within ``max_bytes``, and a range holds at most ``max_count`` items. A range always holds at
+    least one item, even one too big on its own (the channel drops what the agent then refuses)."""
+    ranges = []
+    start, used = 0, overhead
+    for i, size in enumerate(sizes):
+        count = i - start
+        extra = size + (1 if count else 0)
+        if count and (count >= max_count or used + extra > max_bytes):
+            ranges.append((start, i))
+            start, used, extra = i, overhead, size
+        used += extra
+    if start < len(sizes):
+        ranges.append((start, len(sizes)))
+    return ranges
 
 
 class ControlBatch:
-    def __init__(self, ctx: ControllerContext, controller_id: int) -> None:
+    def __init__(
+        self, ctx: ControllerContext, controller_id: int, *, full_ids: Iterator[int] = _FULL_IDS
+    ) -> None:
         self._ctx = ctx
         self._controller_id = controller_id
+        self._full_ids = full_ids
         self._leader_and_isr: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
+        self._full: set[int] = set()  # brokers to send a full LeaderAndIsr
         # groups of (partitions, brokers): each group's states are built and chunked once and the
         # chunks shared by its brokers (a failover sends every partition to every broker)
         self._update_metadata: list[tuple[list[TopicPartition], frozenset[int]]] = []
         self._stop_replica: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
-        self._wire_cache: dict[tuple[TopicPartition, bool], WirePartitionState | None] = {}
+        self._wire_cache: dict[tuple[TopicPartition, bool], tuple[WirePartitionState, int] | None] = {}
 
     def add_leader_and_isr(self, brokers: Iterable[int], tp: TopicPartition, *, is_new: bool = False) -> None:
         """Tell ``brokers`` the partition's current state (only live ones get it)."""
@@ -52,6 +94,13 @@ class ControlBatch:
             if b in self._ctx.brokers:
                 previous = self._leader_and_isr[b].get(tp, False)
                 self._leader_and_isr[b][tp] = previous or is_new
+
+    def add_full_leader_and_isr(self, broker_id: int) -> None:
+        """Send ``broker_id`` (if live) a full LeaderAndIsr: every partition whose replica set
+        contains it, as the context has it when the batch is built, merged with the partitions
+        :meth:`add_leader_and_isr` added for it (their ``is_new`` kept)."""
+        if broker_id in self._ctx.brokers:
+            self._full.add(broker_id)
 
     def add_update_metadata(
         self, partitions: Iterable[TopicPartition], brokers: Iterable[int] | None = None
@@ -66,13 +115,15 @@ class ControlBatch:
             previous = self._stop_replica[broker].get(tp, False)
             self._stop_replica[broker][tp] = previous or delete
 
-    def _wire_state(self, tp: TopicPartition, is_new: bool) -> WirePartitionState | None:
+    def _wire_state(self, tp: TopicPartition, is_new: bool) -> tuple[WirePartitionState, int] | None:
+        """The partition's state on the wire and its encoded size in a LeaderAndIsr."""
         key = (tp, is_new)
         if key in self._wire_cache:
             return self._wire_cache[key]
         ws = self._make_wire_state(tp, is_new)
-        self._wire_cache[key] = ws
-        return ws
+        sized = None if ws is None else (ws, state_size(ws))
+        self._wire_cache[key] = sized
+        return sized
 
     def _make_wire_state(self, tp: TopicPartition, is_new: bool) -> WirePartitionState | None:
         a = self._ctx.assignment(tp)
@@ -102,6 +153,52 @@ class ControlBatch:
                 out.append(LiveBroker(b, reg.rack, tuple(str(e) for e in reg.endpoints)))
         return tuple(out)
 
+    def _hosted_by(self, brokers: set[int]) -> dict[int, list[TopicPartition]]:
+        """For each of ``brokers``, every partition whose replica set contains it (one pass)."""
+        out: dict[int, list[TopicPartition]] = {b: [] for b in brokers}
+        for topic, parts in self._ctx.assignments.items():
+            for p, a in parts.items():
+                for r in a.replicas:
+                    hosted = out.get(r)
+                    if hosted is not None:
+                        hosted.append((topic, p))
+        return out
+
+    def _leader_and_isr_chunks(
+        self,
+        header: Header,
+        parts: dict[TopicPartition, bool],
+        full: FullSet | None,
+    ) -> list[LeaderAndIsrRequest]:
+        sized: list[tuple[WirePartitionState, int]] = []
+        without: list[TopicPartition] = []
+        for tp, new in parts.items():
+            ws = self._wire_state(tp, new)
+            if ws is not None:
+                sized.append(ws)
+            elif full is not None:
+                without.append(tp)
+        states = [ws for ws, _ in sized]
+        leaders = self._live_brokers({ws.leader for ws in states})
+        skeleton = LeaderAndIsrRequest(header, (), leaders, full)
+        out = []
+        overhead = len(encode_request(skeleton))
+        for i, j in chunk_ranges([size for _, size in sized], overhead):
+            chunk = tuple(states[i:j])
+            chunk_leaders = {ws.leader for ws in chunk}
+            out.append(
+                LeaderAndIsrRequest(
+                    header, chunk, tuple(b for b in leaders if b.broker_id in chunk_leaders), full
+                )
+            )
+        if full is not None:
+            overhead = len(encode_request(LeaderAndIsrRequest(header, (), (), full)))
+            for i, j in chunk_ranges([tp_size(tp) for tp in without], overhead):
+                out.append(LeaderAndIsrRequest(header, (), (), full, tuple(without[i:j])))
+            if not out:  # the broker should host nothing: one empty set, so it deletes everything
+                out.append(LeaderAndIsrRequest(header, (), (), full))
+        return out
+
     def build(self) -> dict[int, list[ControlRequest]]:
         out: dict[int, list[ControlRequest]] = defaultdict(list)
         ctx = self._ctx
@@ -109,20 +206,34 @@ class ControlBatch:
         def header(b: int) -> Header:
             return Header(self._controller_id, ctx.epoch, ctx.broker_epochs[b])
 
-        for b, parts in self._leader_and_isr.items():
+        full_brokers = {b for b in self._full if b in ctx.brokers}
+        hosted = self._hosted_by(full_brokers) if full_brokers else {}
+        kept_topics = tuple(sorted(ctx.malformed_topics))
+        for b in sorted(set(self._leader_and_isr) | full_brokers):
             if b not in ctx.brokers:
                 continue
-            states = [ws for tp, new in parts.items() if (ws := self._wire_state(tp, new)) is not None]
-            leaders = {ws.leader for ws in states}
-            for chunk in _chunks(states, MAX_PARTITIONS_PER_REQUEST):
-                out[b].append(LeaderAndIsrRequest(header(b), tuple(chunk), self._live_brokers(leaders)))
+            parts = self._leader_and_isr.get(b, {})
+            full = None
+            if b in full_brokers:
+                named = dict.fromkeys(hosted[b], False)
+                for tp, new in parts.items():
+                    if ctx.assignment(tp) is not None:
+                        named[tp] = named.get(tp, False) or new
+                parts = named
+                full = FullSet(next(self._full_ids), len(named), kept_topics)
+            out[b].extend(self._leader_and_isr_chunks(header(b), parts, full))
         live = self._live_brokers(ctx.brokers)
+        widest = Header(self._controller_id, ctx.epoch, _WIDEST_EPOCH)
         merged: dict[frozenset[int], dict[TopicPartition, None]] = {}
         for tps, brokers in self._update_metadata:
             merged.setdefault(brokers, {}).update(dict.fromkeys(tps))
         for brokers, members in merged.items():
-            states = [ws for tp in members if (ws := self._wire_state(tp, False)) is not None]
-            chunks = [tuple(c) for c in _chunks(states, MAX_PARTITIONS_PER_REQUEST)] or [()]
+            sized = [ws for tp in members if (ws := self._wire_state(tp, False)) is not None]
+            states = [ws for ws, _ in sized]
+            # sizes as in a LeaderAndIsr: an upper bound here (UpdateMetadata's states omit is_new)
+            overhead = len(encode_request(UpdateMetadataRequest(widest, (), live)))
+            ranges = chunk_ranges([size for _, size in sized], overhead)
+            chunks = [tuple(states[i:j]) for i, j in ranges] or [()]
             for b in sorted(brokers):
                 if b in ctx.brokers:
                     out[b].extend(UpdateMetadataRequest(header(b), chunk, live) for chunk in chunks)
@@ -135,6 +246,7 @@ class ControlBatch:
                 )
                 for tp, delete in sorted(stops.items())
             ]
-            for stop_chunk in _chunks(items, MAX_PARTITIONS_PER_REQUEST):
-                out[b].append(StopReplicaRequest(header(b), tuple(stop_chunk)))
+            overhead = len(encode_request(StopReplicaRequest(header(b), ())))
+            for i, j in chunk_ranges([stop_partition_size(p) for p in items], overhead):
+                out[b].append(StopReplicaRequest(header(b), tuple(items[i:j])))
         return dict(out)
