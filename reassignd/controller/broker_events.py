@@ -124,9 +124,8 @@ class BrokerEvents(PartitionEvents):
         batch = ControlBatch(ctx, self.settings.controller_id)
         batch.add_update_metadata(ctx.states, brokers=started)
         batch.add_update_metadata([], brokers=set(ctx.brokers) - set(started))
-        for b in started:
-            for tp in ctx.partitions_on_broker(b):
-                batch.add_leader_and_isr([b], tp)
+        for b in started:  # full LeaderAndIsr: a bounced broker deletes its stray replicas
+            batch.add_full_leader_and_isr(b)
         live = ctx.live_broker_ids
         needs_online = [
             tp

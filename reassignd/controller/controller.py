@@ -442,10 +442,8 @@ class Controller(ClientRequests):
         phase("states")
         batch = ControlBatch(ctx, self.settings.controller_id)
         await self._online_partitions(all_tps, batch)
-        for topic, parts in ctx.assignments.items():
-            for p, a in parts.items():
-                if (topic, p) in ctx.states:
-                    batch.add_leader_and_isr(a.replicas, (topic, p))
+        for b in ctx.brokers:  # full LeaderAndIsr (KIP-516): each broker deletes its stray replicas
+            batch.add_full_leader_and_isr(b)
         batch.add_update_metadata(ctx.states)
         phase("online")
         await self._load_topic_deletions()
