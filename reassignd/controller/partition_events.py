@@ -143,9 +143,16 @@ class PartitionEvents(ControllerCore):
         ctx = self._require_ctx()
         names = set(await self._children(paths.BROKER_TOPICS, TopicsChanged()))
         known = set(ctx.assignments)
-        for gone in known - names:
-            log.info("topic %s was removed", gone)
+        stray = ControlBatch(ctx, self.settings.controller_id)
+        for gone in sorted(known - names):
+            # removed behind the controller's back (not through /admin/delete_topics): its
+            # replicas would stay on the brokers forever (Kafka leaks them); delete them
+            log.info("topic %s was removed: deleting its replicas", gone)
+            for p, a in ctx.assignments[gone].items():
+                for b in a.replicas:
+                    stray.add_stop_replica(b, (gone, p), delete=True)
             ctx.remove_topic(gone)
+        self._send(stray)
         ctx.malformed_topics &= names
         new = sorted(names - known - ctx.malformed_topics)
         if new:
