@@ -2,6 +2,12 @@
 
 Bound to 127.0.0.1 on a free port, admin server off, the four-letter words aiozk needs
 whitelisted, data in a temporary directory. Ready when ``ruok`` answers ``imok``.
+
+Faults for tests: ``freeze()`` / ``thaw()`` stop and resume the server process (SIGSTOP /
+SIGCONT: sockets stay open and nothing is answered; sessions past their timeout expire once it
+resumes, unless their clients get through first), and
+``restart()`` stops it and starts it again on the same port with the same data (sessions that
+reconnect within their timeout survive, as with a real server restart).
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -60,6 +67,7 @@ class LocalZooKeeper:
         self.data_dir = data_dir or Path(tempfile.mkdtemp(prefix="reassignd-zk-"))
         self.log_path = log_path or self.data_dir / "zookeeper.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.frozen = False
 
     @property
     def connect(self) -> str:
@@ -119,16 +127,53 @@ class LocalZooKeeper:
         raise ZooKeeperUnavailable(f"zookeeper did not answer ruok within {timeout_s} s; see {self.log_path}")
 
     def stop(self) -> None:
+        """Stop the server and, when the data directory is this object's own, remove it."""
+        self._stop_process()
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def _stop_process(self, *, kill: bool = False) -> None:
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+            if self.frozen:
+                # a stopped process would only act on SIGTERM once continued
+                self.process.send_signal(signal.SIGCONT)
+            if kill:
+                self.process.kill()
+            else:
+                self.process.terminate()
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
         self.process = None
-        if self._own_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+        self.frozen = False
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self.process is None or self.process.poll() is not None:
+            raise ZooKeeperUnavailable("zookeeper is not running")
+        return self.process
+
+    def freeze(self) -> None:
+        """Stop the server process (SIGSTOP): connections stay open but nothing is answered.
+        ``thaw()`` resumes it; sessions idle past their timeout by then expire."""
+        self._running().send_signal(signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        """Resume a frozen server (SIGCONT). A no-op when it is not frozen."""
+        if self.frozen:
+            self._running().send_signal(signal.SIGCONT)
+            self.frozen = False
+
+    def restart(self, *, kill: bool = False, down_s: float = 0.0, timeout_s: float = 30.0) -> LocalZooKeeper:
+        """Stop the server (SIGTERM, or SIGKILL with ``kill``), stay down ``down_s`` seconds, then
+        start it again on the same port and data directory: znodes are kept, and sessions whose
+        clients reconnect within their timeout survive."""
+        self._stop_process(kill=kill)
+        if down_s > 0:
+            time.sleep(down_s)
+        return self.start(timeout_s)
 
     def __enter__(self) -> LocalZooKeeper:
         return self.start()

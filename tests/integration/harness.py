@@ -115,6 +115,40 @@ class Procs:
             ["broker", "--zk", self.zk_connect, "--id", str(broker_id), "--session-timeout-s", "2", *extra],
         )
 
+    def controller_via(
+        self, zk_connect: str, controller_id: int = 9000, session_timeout_s: float = 2.0, *extra: str
+    ) -> ControllerProc:
+        """A controller whose ``--zk`` is ``zk_connect`` (e.g. a proxy in front of ZooKeeper)
+        rather than this test's connect string."""
+        port = free_port()
+        proc = self.start(
+            f"controller-{controller_id}",
+            [
+                "controller",
+                "--zk",
+                zk_connect,
+                "--controller-id",
+                str(controller_id),
+                "--http",
+                f"127.0.0.1:{port}",
+                "--session-timeout-s",
+                str(session_timeout_s),
+                *extra,
+            ],
+        )
+        return ControllerProc(proc, f"http://127.0.0.1:{port}", controller_id)
+
+    def restart(self, proc: Proc) -> Proc:
+        """Start ``proc``'s command line again (same flags, so the same ports) once it is dead;
+        the new process logs to a file of its own."""
+        proc.close()
+        name = proc.log_path.stem.rsplit("-", 1)[0]
+        return self.start(name, proc.args)
+
+    def restart_controller(self, c: ControllerProc) -> ControllerProc:
+        """The same controller (id, flags, HTTP URL) started again once it is dead."""
+        return ControllerProc(self.restart(c.proc), c.url, c.controller_id)
+
     def close(self) -> None:
         for proc in self.started:
             proc.close()

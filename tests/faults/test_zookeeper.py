@@ -1,0 +1,25 @@
+"""ZooKeeper itself fails: frozen past every timeout, restarted mid-move (a server of the
+module's own, never the session-wide one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.faults import scenarios
+from tests.faults.scenarios import Env
+
+SEEDS = (11,)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_frozen_zookeeper_then_some_controller_is_active_again(own_env: Env, seed: int) -> None:
+    outcome = await scenarios.zookeeper_freeze(own_env, seed)
+    scenarios.assert_clean(outcome, own_env)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_zookeeper_restarted_mid_move(own_env: Env, seed: int) -> None:
+    outcome = await scenarios.zookeeper_restart(own_env, seed)
+    scenarios.assert_clean(outcome, own_env)
