@@ -1,0 +1,185 @@
+"""A ZooKeeper made of dicts, for the property tests of the controller's core. Pure, no I/O.
+
+It answers the :class:`~reassignd.zk.client.ZkClient` calls the core makes (``get``,
+``get_or_none``, ``get_many``, ``exists``, ``children``, ``multi``, ``fenced_multi``) with
+ZooKeeper's rules: versions checked on every conditional write, a multi applies all or nothing
+(``MultiFailedError`` naming the op), a failed fencing check raises ``NotControllerError``,
+creates need the parent, deletes need no children, a zxid per write (``czxid`` is a broker's
+epoch). The model's own writes (a broker registering, an agent changing an ISR, a tool writing a
+topic znode) use the synchronous ``create``/``set``/``delete``, unfenced, as those clients do.
+Watches are not simulated: the model delivers the notifications itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from reassignd.zk.client import (
+    BadVersionError,
+    Check,
+    Create,
+    Delete,
+    Fence,
+    MultiFailedError,
+    NodeExistsError,
+    NoNodeError,
+    NotControllerError,
+    NotEmptyError,
+    Op,
+    SetData,
+    Stat,
+    WatchCallback,
+    ZkError,
+    Znode,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    data: bytes | None
+    version: int
+    czxid: int
+    mzxid: int
+
+
+def _parent(path: str) -> str:
+    head = path.rsplit("/", 1)[0]
+    return head or "/"
+
+
+class SimZooKeeper:
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {"/": _Node(None, 0, 0, 0)}
+        self.zxid = 0
+
+    # --- the model's side (unfenced) ---------------------------------------------------------------
+
+    def create(self, path: str, data: bytes | None = None) -> Stat:
+        self.nodes = self._apply(self.nodes, [Create(path, data)], multi=False)
+        return self.stat(path)
+
+    def set(self, path: str, data: bytes, version: int) -> Stat:
+        self.nodes = self._apply(self.nodes, [SetData(path, data, version)], multi=False)
+        return self.stat(path)
+
+    def delete(self, path: str) -> None:
+        self.nodes = self._apply(self.nodes, [Delete(path)], multi=False)
+
+    def data(self, path: str) -> bytes | None:
+        return self.nodes[path].data
+
+    def version(self, path: str) -> int:
+        return self.nodes[path].version
+
+    def has(self, path: str) -> bool:
+        return path in self.nodes
+
+    def child_names(self, path: str) -> list[str]:
+        return self._children(self.nodes, path)
+
+    def stat(self, path: str) -> Stat:
+        node = self.nodes[path]
+        return Stat(
+            czxid=node.czxid,
+            mzxid=node.mzxid,
+            version=node.version,
+            cversion=0,
+            ephemeral_owner=0,
+            num_children=len(self._children(self.nodes, path)),
+            data_length=len(node.data or b""),
+        )
+
+    def snapshot(self) -> dict[str, tuple[bytes | None, int]]:
+        return {p: (n.data, n.version) for p, n in self.nodes.items()}
+
+    # --- the ZkClient calls of the controller's core --------------------------------------------
+
+    async def get(self, path: str, watch: WatchCallback | None = None) -> Znode:
+        if path not in self.nodes:
+            raise NoNodeError(f"no node {path}", path)
+        return Znode(path, self.nodes[path].data, self.stat(path))
+
+    async def get_or_none(self, path: str, watch: WatchCallback | None = None) -> Znode | None:
+        return Znode(path, self.nodes[path].data, self.stat(path)) if path in self.nodes else None
+
+    async def get_many(self, paths: Sequence[str]) -> list[Znode | None]:
+        return [await self.get_or_none(p) for p in paths]
+
+    async def exists(self, path: str, watch: WatchCallback | None = None) -> Stat | None:
+        return self.stat(path) if path in self.nodes else None
+
+    async def children(self, path: str, watch: WatchCallback | None = None) -> list[str]:
+        if path not in self.nodes:
+            raise NoNodeError(f"no node {path}", path)
+        return self._children(self.nodes, path)
+
+    async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
+        self.nodes = self._apply(self.nodes, ops)
+        return [
+            self.stat(op.path) if isinstance(op, SetData) else op.path if isinstance(op, Create) else None
+            for op in ops
+        ]
+
+    async def fenced_multi(self, fence: Fence, ops: Sequence[Op]) -> list[Stat | str | None]:
+        node = self.nodes.get(fence.path)
+        if node is None or node.version != fence.version:
+            raise NotControllerError(f"fence {fence.path}@{fence.version} failed", fence.path)
+        return await self.multi(ops)
+
+    # --- all or nothing ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _children(nodes: dict[str, _Node], path: str) -> list[str]:
+        prefix = "/" if path == "/" else path + "/"
+        return sorted(
+            p[len(prefix) :]
+            for p in nodes
+            if p != "/" and p.startswith(prefix) and "/" not in p[len(prefix) :]
+        )
+
+    def _apply(self, nodes: dict[str, _Node], ops: Sequence[Op], *, multi: bool = True) -> dict[str, _Node]:
+        """The nodes after ``ops``, or MultiFailedError (nothing applied); outside a multi, the
+        op's own error."""
+        out = dict(nodes)
+        zxid = self.zxid
+        for index, op in enumerate(ops):
+            zxid += 1
+            try:
+                self._one(out, op, zxid)
+            except ZkError as e:
+                if not multi:
+                    raise
+                raise MultiFailedError(index, e) from None
+        self.zxid = zxid
+        return out
+
+    @staticmethod
+    def _one(out: dict[str, _Node], op: Op, zxid: int) -> None:
+        node = out.get(op.path)
+        match op:
+            case Create(path=path, data=data):
+                if node is not None:
+                    raise NodeExistsError(f"node {path} exists", path)
+                if _parent(path) not in out:
+                    raise NoNodeError(f"no parent of {path}", path)
+                out[path] = _Node(data, 0, zxid, zxid)
+            case SetData(path=path, data=data, version=version):
+                if node is None:
+                    raise NoNodeError(f"no node {path}", path)
+                if version not in (-1, node.version):
+                    raise BadVersionError(f"{path} is at version {node.version}, not {version}", path)
+                out[path] = replace(node, data=data, version=node.version + 1, mzxid=zxid)
+            case Delete(path=path, version=version):
+                if node is None:
+                    raise NoNodeError(f"no node {path}", path)
+                if version not in (-1, node.version):
+                    raise BadVersionError(f"{path} is at version {node.version}, not {version}", path)
+                if SimZooKeeper._children(out, path):
+                    raise NotEmptyError(f"{path} has children", path)
+                del out[path]
+            case Check(path=path, version=version):
+                if node is None:
+                    raise NoNodeError(f"no node {path}", path)
+                if node.version != version:
+                    raise BadVersionError(f"{path} is at version {node.version}, not {version}", path)
