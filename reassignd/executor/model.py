@@ -1,0 +1,187 @@
+"""A batch of moves and everything the executor records about it. Pure values.
+
+A :class:`BatchSpec` is what a client submitted, with the controller's defaults filled in; it never
+changes. A :class:`Batch` is the spec plus what became of it: one :class:`Move` per accepted
+partition, one :class:`Refusal` per refused one, the batch's state, and the throttle values it
+replaced. Every change is a new value (``dataclasses.replace``), made by the functions of
+``submit.py`` and ``lifecycle.py``.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+TopicPartition = tuple[str, int]
+Replicas = tuple[int, ...]
+# What a batch replaced, per broker or topic: config key -> its value before (None: it was unset).
+ThrottleValues = Mapping[str, str | None]
+
+# Longer messages are cut (a 1,000-broker "live broker list" stays out of the journal): at most
+# this many bytes once written as a JSON string.
+ERROR_MESSAGE_MAX_BYTES = 320
+_BATCH_ID = re.compile(r"[A-Za-z0-9._-]{1,249}")  # a znode name, like a topic's
+
+
+class BatchState(enum.StrEnum):
+    PENDING = "pending"  # accepted, nothing started yet
+    RUNNING = "running"
+    PAUSED = "paused"  # starts nothing new; moves in flight go on
+    COMPLETED = "completed"
+    STOPPED = "stopped"  # pending dropped, running reverted
+    ROLLED_BACK = "rolled_back"  # stopped, and a reverse batch was created
+    FAILED = "failed"  # every move ended, at least one failed
+
+    @property
+    def unfinished(self) -> bool:
+        return self in _UNFINISHED
+
+
+_UNFINISHED = frozenset({BatchState.PENDING, BatchState.RUNNING, BatchState.PAUSED})
+
+
+class MoveState(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class Strategy(enum.StrEnum):
+    """Cruise Control's replica movement strategies, chained in the order given."""
+
+    SMALL_FIRST = "small_first"
+    LARGE_FIRST = "large_first"
+    POSTPONE_UNDER_REPLICATED = "postpone_under_replicated"
+    SPREAD_BROKERS = "spread_brokers"  # round-robin across destination brokers
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Caps a batch starts its moves under, counted over every move in flight in the cluster."""
+
+    moves_per_broker: int  # incoming (AR) and, separately, outgoing (RR) moves per broker
+    moves_in_cluster: int
+    leader_moves_per_broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSpec:
+    topic: str
+    partition: int
+    replicas: Replicas  # the target
+    expected_replicas: Replicas | None = None  # what the plan assumed, in order
+
+    @property
+    def tp(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSpec:
+    batch_id: str
+    partitions: tuple[PartitionSpec, ...]
+    limits: Limits
+    plan_id: str | None = None
+    priority: int = 0  # higher runs first
+    throttle_bytes_per_s: int | None = None
+    strategy: tuple[Strategy, ...] = ()
+
+
+def spec_error(spec: BatchSpec) -> str | None:
+    """Why a spec cannot be a batch at all (HTTP 400, nothing written), or None."""
+    if not _BATCH_ID.fullmatch(spec.batch_id) or spec.batch_id in (".", ".."):
+        return f"batch_id {spec.batch_id!r} must be 1-249 characters of A-Z, a-z, 0-9, '.', '_', '-'"
+    for name in ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker"):
+        if getattr(spec.limits, name) < 1:
+            return f"limits.{name} must be at least 1"
+    if spec.throttle_bytes_per_s is not None and spec.throttle_bytes_per_s < 1:
+        return "throttle_bytes_per_s must be at least 1"
+    if len(set(spec.strategy)) != len(spec.strategy):
+        return "strategy names a strategy twice"
+    if {Strategy.SMALL_FIRST, Strategy.LARGE_FIRST} <= set(spec.strategy):
+        return "strategy cannot hold both small_first and large_first"
+    seen: set[TopicPartition] = set()
+    for p in spec.partitions:
+        if p.tp in seen:
+            return f"partition {p.topic}-{p.partition} is listed twice"
+        seen.add(p.tp)
+    return None
+
+
+def canonical_body(spec: BatchSpec) -> tuple[object, ...]:
+    """What makes two submissions of one ``batch_id`` the same batch: every field of the spec but
+    the id, partitions in (topic, partition) order (their order in the body does not count),
+    replica lists and strategies in their own order (it does). An omitted optional field and
+    its default are equal because the spec holds the resolved value."""
+    partitions = tuple(
+        sorted((p.topic, p.partition, p.replicas, p.expected_replicas) for p in spec.partitions)
+    )
+    return (spec.plan_id, spec.priority, partitions, spec.throttle_bytes_per_s, spec.limits, spec.strategy)
+
+
+def _json_bytes(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+def capped(message: str | None) -> str | None:
+    """``message`` cut to fit ERROR_MESSAGE_MAX_BYTES as a JSON string, marked with ``...``."""
+    if message is None or _json_bytes(message) <= ERROR_MESSAGE_MAX_BYTES:
+        return message
+    cut = message[: ERROR_MESSAGE_MAX_BYTES // 2]
+    while _json_bytes(cut) + 3 > ERROR_MESSAGE_MAX_BYTES:
+        cut = cut[: len(cut) * 3 // 4]
+    return cut + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One accepted partition. ``previous`` is the replicas before the move, in their order:
+    recorded at submission, refreshed when the move starts; cancel, stop and rollback restore it."""
+
+    target: Replicas
+    previous: Replicas
+    state: MoveState = MoveState.PENDING
+    started_ms: int | None = None
+    finished_ms: int | None = None
+    error_message: str | None = None  # why it failed or was cancelled, when not by the batch
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A partition refused at submission: its error code and message."""
+
+    error_code: int
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    spec: BatchSpec
+    state: BatchState
+    created_ms: int
+    updated_ms: int
+    moves: Mapping[TopicPartition, Move]  # accepted partitions, in the spec's order
+    refusals: Mapping[TopicPartition, Refusal] = field(default_factory=dict)
+    chunk_size: int = 1  # partitions per journal chunk, fixed at submission (journal.py)
+    broker_throttles: Mapping[int, ThrottleValues] = field(default_factory=dict)
+    topic_throttles: Mapping[str, ThrottleValues] = field(default_factory=dict)
+    rollback_of: str | None = None  # the batch this one reverses
+    rollback_batch_id: str | None = None  # the batch that reverses this one
+
+    @property
+    def batch_id(self) -> str:
+        return self.spec.batch_id
+
+    def in_state(self, state: MoveState) -> Iterator[tuple[TopicPartition, Move]]:
+        return ((tp, m) for tp, m in self.moves.items() if m.state is state)
+
+    def counts(self) -> dict[MoveState, int]:
+        counts = dict.fromkeys(MoveState, 0)
+        for move in self.moves.values():
+            counts[move.state] += 1
+        return counts

@@ -1,0 +1,76 @@
+"""A new controller's view of a journaled batch: what its moves became while no controller
+watched, and what is left to do. Pure.
+
+The journal is written before the topic znodes, both when a move starts (so its ``previous``
+replicas are durable before anything moves) and when a batch stops (so a stop is never lost).
+A crash between the two writes leaves one of these, each read from the partition as ZooKeeper has
+it now (:class:`ObservedPartition`):
+
+- a ``running`` move whose partition moves to its target: still running (phases U/A/B resume it);
+- a ``running`` move whose partition sits at its target: completed;
+- a ``running`` move whose partition sits at its ``previous`` replicas: its start never reached
+  the topic znode, so it is ``pending`` again (started once, by the scheduler, later);
+- a ``running`` move whose partition is elsewhere: someone else moved it, ``cancelled``;
+- a ``pending`` move whose partition already moves to its target: ``running``;
+- a move of a partition that no longer exists: ``failed``;
+- a move a stop cancelled whose partition still moves to its target: a :class:`Revert` to make.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reassignd.executor.lifecycle import Revert, moves_cancelled, moves_completed, moves_failed
+from reassignd.executor.model import Batch, BatchState, Move, MoveState, Replicas, TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedPartition:
+    replicas: Replicas  # RS, in order
+    target: Replicas | None = None  # TRS of the reassignment in flight; None when not moving
+
+
+Observe = Callable[[TopicPartition], ObservedPartition | None]
+
+GONE = "the partition no longer exists"
+MOVED_ELSEWHERE = "the partition was moved outside the batch"
+
+
+def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple[Revert, ...]]:
+    completed: list[TopicPartition] = []
+    cancelled: dict[TopicPartition, str | None] = {}
+    failed: dict[TopicPartition, str] = {}
+    restarted: dict[TopicPartition, Move] = {}
+    reverts: list[Revert] = []
+    stopped = batch.state in (BatchState.STOPPED, BatchState.ROLLED_BACK)
+    for tp, move in batch.moves.items():
+        if move.state not in (MoveState.PENDING, MoveState.RUNNING, MoveState.CANCELLED):
+            continue
+        seen = observe(tp)
+        if move.state is MoveState.CANCELLED:
+            if stopped and seen is not None and seen.target == move.target:
+                reverts.append(Revert(tp[0], tp[1], move.previous, move.target))
+        elif seen is None:
+            failed[tp] = GONE
+        elif move.state is MoveState.PENDING:
+            if seen.target == move.target:
+                restarted[tp] = dataclasses.replace(move, state=MoveState.RUNNING, started_ms=now_ms)
+        elif seen.target == move.target:
+            pass
+        elif seen.target is None and seen.replicas == move.target:
+            completed.append(tp)
+        elif seen.target is None and seen.replicas == move.previous:
+            restarted[tp] = dataclasses.replace(move, state=MoveState.PENDING, started_ms=None)
+        else:
+            cancelled[tp] = MOVED_ELSEWHERE
+    if restarted:
+        moves = {**batch.moves, **restarted}
+        running = any(m.state is MoveState.RUNNING for m in moves.values())
+        state = BatchState.RUNNING if batch.state is BatchState.PENDING and running else batch.state
+        batch = dataclasses.replace(batch, moves=moves, state=state, updated_ms=max(batch.updated_ms, now_ms))
+    batch = moves_completed(batch, completed, now_ms)
+    batch = moves_cancelled(batch, cancelled, now_ms)
+    batch = moves_failed(batch, failed, now_ms)
+    return batch, tuple(reverts)

@@ -1,0 +1,356 @@
+"""The batch journal: a batch survives encode -> decode whatever became of it, a 20,000-partition
+batch is split into chunks under 900 KiB that stay under it as its moves end, and a malformed
+journal is refused with one line saying what and where."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reassignd.executor import paths
+from reassignd.executor.journal import (
+    CHUNK_BUDGET_BYTES,
+    JournalTooLarge,
+    _entry,
+    _entry_fast,
+    chunk_count,
+    chunks_of,
+    decode_batch,
+    encode_batch,
+    encode_chunk,
+    encode_head,
+    partitions_per_chunk,
+)
+from reassignd.executor.lifecycle import moves_failed, moves_started, rollback, throttles_recorded
+from reassignd.executor.model import (
+    Batch,
+    BatchSpec,
+    BatchState,
+    Limits,
+    Move,
+    MoveState,
+    PartitionSpec,
+    Refusal,
+    Strategy,
+    capped,
+)
+from reassignd.executor.submit import submit
+from reassignd.zk.codec import CodecError
+from tests.unit.test_executor_batches import LIMITS, Cluster, move, spec, submitted
+
+
+def round_trip(batch: Batch) -> Batch:
+    znodes = encode_batch(batch)
+    return decode_batch(znodes.head, znodes.chunks)
+
+
+def a_lived_batch() -> Batch:
+    c = Cluster({("orders", p): (1, 2, 3) for p in range(4)})
+    s = spec(move(0), move(1), move(2, (4, 4, 5)), move(3, expected=None), plan_id="plan-7f3a", priority=-2)
+    s = dataclasses.replace(
+        s, throttle_bytes_per_s=52428800, strategy=(Strategy.SPREAD_BROKERS, Strategy.LARGE_FIRST)
+    )
+    batch = submitted(s, c)
+    batch = moves_started(batch, {("orders", 0): (1, 2, 3), ("orders", 1): (1, 2, 3)}, 2000)
+    batch = moves_failed(batch, {("orders", 1): "broker 5 left"}, 3000)
+    batch = throttles_recorded(
+        batch,
+        {4: {"leader.replication.throttled.rate": None, "follower.replication.throttled.rate": "1000"}},
+        {"orders": {"leader.replication.throttled.replicas": "0:1"}},
+        3500,
+    )
+    return rollback(batch, {"b-1": batch}, c.current, c.validate, 4000).batch
+
+
+def test_a_batch_that_lived_round_trips() -> None:
+    batch = a_lived_batch()
+    assert batch.refusals and batch.broker_throttles and batch.rollback_batch_id
+    assert round_trip(batch) == batch
+    head = json.loads(encode_head(batch))
+    assert head["state"] == "rolled_back" and head["chunks"] == 1 and head["partitions"] == 4
+    assert head["throttles"]["brokers"] == {
+        "4": {"leader.replication.throttled.rate": None, "follower.replication.throttled.rate": "1000"}
+    }
+    entries = json.loads(encode_chunk(batch, 0))["partitions"]
+    assert entries[0] == {
+        "topic": "orders",
+        "partition": 0,
+        "replicas": [4, 5, 6],
+        "expected_replicas": [1, 2, 3],
+        "state": "cancelled",
+        "previous": [1, 2, 3],
+        "started_ms": 2000,
+        "finished_ms": 4000,
+    }
+    assert entries[2]["error_code"] == 39 and "state" not in entries[2]
+
+
+def big_batch(n: int = 20_000) -> Batch:
+    partitions = tuple(
+        PartitionSpec(f"topic-{p % 500:03d}", p // 500, (p % 24 + 1, (p + 7) % 24 + 1, (p + 13) % 24 + 1))
+        for p in range(n)
+    )
+    before = (101, 102, 103)
+    return submit(BatchSpec("big", partitions, LIMITS), {}, lambda tp: before, lambda p: None, 1000).batch
+
+
+@pytest.mark.timeout(60)
+def test_a_20000_partition_batch_is_chunked_under_900_kib_for_its_whole_life() -> None:
+    batch = big_batch()
+    znodes = encode_batch(batch)
+    assert len(znodes.chunks) == chunk_count(batch) > 1
+    assert all(len(chunk) < CHUNK_BUDGET_BYTES for chunk in znodes.chunks)
+    assert decode_batch(znodes.head, znodes.chunks) == batch
+    # every move failed with the longest message: the chunks grow, and stay under the budget
+    worst = capped("x" * 10_000)
+    batch = moves_started(batch, {tp: m.previous for tp, m in batch.moves.items()}, 1_700_000_000_000)
+    batch = moves_failed(batch, dict.fromkeys(batch.moves, worst), 9_999_999_999_999)
+    grown = encode_batch(batch)
+    assert len(grown.chunks) == len(znodes.chunks)
+    assert all(len(chunk) < CHUNK_BUDGET_BYTES <= 1024 * 1024 for chunk in grown.chunks)
+    assert max(map(len, grown.chunks)) > 2 * max(map(len, znodes.chunks))
+    assert decode_batch(grown.head, grown.chunks) == batch
+
+
+def test_a_change_rewrites_only_the_chunks_it_touches() -> None:
+    batch = big_batch(5000)
+    size = batch.chunk_size
+    tps = [batch.spec.partitions[i].tp for i in (0, size + 1, 2 * size)]
+    assert chunks_of(batch, tps) == {0, 1, 2}
+    before = encode_batch(batch)
+    after = encode_batch(moves_started(batch, {tps[1]: (101, 102, 103)}, 5))
+    assert [i for i, (a, b) in enumerate(zip(before.chunks, after.chunks, strict=True)) if a != b] == [1]
+
+
+def test_chunk_size_follows_the_longest_entry() -> None:
+    small = spec(move(0))
+    wide = spec(PartitionSpec("t" * 249, 0, tuple(range(1_000_000_000, 1_000_000_100))))
+    assert partitions_per_chunk(small) > 4 * partitions_per_chunk(wide) >= 1
+
+
+def test_a_znode_over_the_limit_is_refused_before_it_is_sent() -> None:
+    huge = {f"topic-{i}": {"leader.replication.throttled.replicas": "0:1," * 100} for i in range(3000)}
+    batch = dataclasses.replace(submitted(spec(move(0))), topic_throttles=huge)
+    with pytest.raises(JournalTooLarge, match=r"batch journal head is \d+ bytes, over the"):
+        encode_head(batch)
+
+
+# --- malformed journals --------------------------------------------------------------------------
+
+GOOD = encode_batch(a_lived_batch())
+
+
+def head_with(**changes: object) -> bytes:
+    obj = json.loads(GOOD.head) | changes
+    return json.dumps({k: v for k, v in obj.items() if v is not ...}).encode()
+
+
+def chunk_with(entry: int = 0, **changes: object) -> bytes:
+    obj = json.loads(GOOD.chunks[0])
+    obj["partitions"][entry] = {k: v for k, v in (obj["partitions"][entry] | changes).items() if v is not ...}
+    return json.dumps(obj).encode()
+
+
+@pytest.mark.parametrize(
+    ("head", "chunks", "reason"),
+    [
+        (b"", GOOD.chunks, "znode data is empty"),
+        (b"{", GOOD.chunks, "invalid JSON at byte 2"),
+        (head_with(version=2), GOOD.chunks, "unsupported version 2 (expected 1)"),
+        (
+            head_with(state="done"),
+            GOOD.chunks,
+            "field 'state' must be one of pending, running, paused, completed",
+        ),
+        (
+            head_with(limits={"moves_per_broker": 0}),
+            GOOD.chunks,
+            "field 'limits.moves_per_broker' must be between 1",
+        ),
+        (head_with(strategy=["fast"]), GOOD.chunks, "field 'strategy[0]' must be one of small_first"),
+        (head_with(priority="0"), GOOD.chunks, "field 'priority' must be an integer, got string"),
+        (head_with(chunk_size=...), GOOD.chunks, "missing field 'chunk_size'"),
+        (head_with(chunks=3), GOOD.chunks, "field 'chunks' is 3; 4 partitions of"),
+        (
+            head_with(throttles={"brokers": {"x": {}}, "topics": {}}),
+            GOOD.chunks,
+            'has key "x", which is not a broker id',
+        ),
+        (
+            head_with(throttles={"brokers": {}, "topics": {"t": {"k": 1}}}),
+            GOOD.chunks,
+            'field \'throttles.topics["t"]["k"]\' must be a string, got number',
+        ),
+        (GOOD.head, (), "the head names 1 chunks, found 0"),
+        (GOOD.head, (None,), "chunk 0: znode data is null"),
+        (
+            GOOD.head,
+            (GOOD.chunks[0].replace(b'"index":0', b'"index":1'),),
+            "chunk 0: field 'index' is 1, expected 0",
+        ),
+        (GOOD.head, (chunk_with(state="moving"),), "chunk 0: field 'partitions[0].state' must be one of"),
+        (GOOD.head, (chunk_with(previous=[1, 1]),), "chunk 0: field 'partitions[0].previous' has duplicate"),
+        (GOOD.head, (chunk_with(2, state="pending"),), "chunk 0: field 'partitions[2]' has both 'state' and"),
+        (
+            GOOD.head,
+            (chunk_with(state=..., previous=...),),
+            "chunk 0: field 'partitions[0]' has neither 'state'",
+        ),
+        (
+            GOOD.head,
+            (chunk_with(started_ms=-1),),
+            "chunk 0: field 'partitions[0].started_ms' must be between 0",
+        ),
+        (GOOD.head, (chunk_with(1, partition=0),), "partition orders-0 is listed twice"),
+        (GOOD.head, (GOOD.chunks[0].replace(b',"expected_replicas":[1,2,3]', b"", 1) + b" ",), None),
+    ],
+)
+def test_a_malformed_journal_is_refused_with_a_reason(
+    head: bytes, chunks: tuple[bytes | None, ...], reason: str | None
+) -> None:
+    if reason is None:  # (the last row: well-formed, to show the rows above differ only where they say)
+        decode_batch(head, chunks)
+        return
+    with pytest.raises(CodecError) as e:
+        decode_batch(head, chunks)
+    assert reason in e.value.reason
+    assert "\n" not in e.value.reason
+
+
+def test_chunk_paths_sort_in_index_order() -> None:
+    assert paths.batch("b-1") == "/reassignd/batches/b-1"
+    names = [paths.chunk_name(i) for i in (0, 9, 10, 123_456)]
+    assert names == sorted(names) and paths.batch_chunk("b-1", 10) == "/reassignd/batches/b-1/chunk_000010"
+    assert [paths.chunk_index(n) for n in [*names, "chunk_1", "other"]] == [0, 9, 10, 123_456, None, None]
+    with pytest.raises(ValueError, match="out of range"):
+        paths.chunk_name(1_000_000)
+
+
+# --- property ------------------------------------------------------------------------------------
+
+texts = st.text(st.characters(codec="utf-8"), max_size=12)
+replica_lists = st.lists(st.integers(-(2**31), 2**31 - 1), max_size=4).map(tuple)
+recorded = st.lists(st.integers(0, 2**31 - 1), max_size=4, unique=True).map(tuple)
+ms = st.integers(0, 2**63 - 1)
+throttles = st.dictionaries(texts, st.none() | texts, max_size=2)
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> Batch:
+    tps = draw(st.lists(st.tuples(texts, st.integers(0, 2**31 - 1)), unique=True, max_size=12))
+    partitions = tuple(
+        PartitionSpec(t, p, draw(replica_lists), draw(st.none() | replica_lists)) for t, p in tps
+    )
+    spec = BatchSpec(
+        batch_id=draw(st.from_regex(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,20}", fullmatch=True)),
+        partitions=partitions,
+        limits=draw(st.builds(Limits, st.integers(1, 2**31 - 1), st.integers(1, 9), st.integers(1, 9))),
+        plan_id=draw(st.none() | texts),
+        priority=draw(st.integers(-(2**31), 2**31 - 1)),
+        throttle_bytes_per_s=draw(st.none() | st.integers(1, 2**63 - 1)),
+        strategy=tuple(
+            draw(
+                st.lists(
+                    st.sampled_from(
+                        [Strategy.SMALL_FIRST, Strategy.POSTPONE_UNDER_REPLICATED, Strategy.SPREAD_BROKERS]
+                    ),
+                    unique=True,
+                )
+            )
+        ),
+    )
+    moves: dict[tuple[str, int], Move] = {}
+    refusals: dict[tuple[str, int], Refusal] = {}
+    for p in partitions:
+        if draw(st.booleans()):
+            moves[p.tp] = Move(
+                p.replicas,
+                draw(recorded),
+                draw(st.sampled_from(list(MoveState))),
+                draw(st.none() | ms),
+                draw(st.none() | ms),
+                draw(st.none() | texts),
+            )
+        else:
+            refusals[p.tp] = Refusal(draw(st.integers(-(2**31), 2**31 - 1)), draw(st.none() | texts))
+    return Batch(
+        spec=spec,
+        state=draw(st.sampled_from(list(BatchState))),
+        created_ms=draw(ms),
+        updated_ms=draw(ms),
+        moves=moves,
+        refusals=refusals,
+        chunk_size=draw(st.integers(1, 5)),
+        broker_throttles=draw(st.dictionaries(st.integers(0, 2**31 - 1), throttles, max_size=3)),
+        topic_throttles=draw(st.dictionaries(texts, throttles, max_size=3)),
+        rollback_of=draw(st.none() | texts),
+        rollback_batch_id=draw(st.none() | texts),
+    )
+
+
+@pytest.mark.timeout(60)
+@settings(max_examples=150, deadline=None)
+@given(batches())
+def test_decode_of_encode_is_the_batch(batch: Batch) -> None:
+    assert round_trip(batch) == batch
+    for chunk in encode_batch(batch).chunks:  # and what the encoder writes is read on the fast path
+        assert all(_entry_fast(item) is not None for item in json.loads(chunk)["partitions"])
+
+
+values = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**64), 2**64)
+    | texts
+    | st.lists(st.integers(-(2**32), 2**32), max_size=3)
+)
+KEYS = [
+    "topic",
+    "partition",
+    "replicas",
+    "expected_replicas",
+    "state",
+    "previous",
+    "started_ms",
+    "finished_ms",
+]
+
+
+@st.composite
+def entries(draw: st.DrawFn) -> dict[str, object]:
+    """A valid journal entry (a move's or a refusal's) with up to two fields broken or gone."""
+    entry: dict[str, object] = {"topic": draw(texts), "partition": draw(st.integers(0, 2**31 - 1))}
+    entry["replicas"] = list(draw(replica_lists))
+    if draw(st.booleans()):
+        entry["state"], entry["previous"] = (
+            draw(st.sampled_from(["running", "completed"])),
+            list(draw(recorded)),
+        )
+        entry.update(draw(st.fixed_dictionaries({}, optional={"started_ms": ms, "finished_ms": ms})))
+    else:
+        entry["error_code"] = draw(st.integers(-(2**31), 2**31 - 1))
+    entry.update(draw(st.fixed_dictionaries({}, optional={"expected_replicas": replica_lists.map(list)})))
+    entry.update(draw(st.fixed_dictionaries({}, optional={"error_message": texts})))
+    for key in draw(st.lists(st.sampled_from([*KEYS, "error_code", "error_message"]), max_size=2)):
+        if draw(st.booleans()):
+            entry[key] = draw(values)
+        else:
+            entry.pop(key, None)
+    return entry
+
+
+@pytest.mark.timeout(60)
+@settings(max_examples=250, deadline=None)
+@given(entries())
+def test_the_fast_entry_reader_agrees_with_the_strict_one(entry: dict[str, object]) -> None:
+    fast = _entry_fast(entry)
+    try:
+        strict = _entry(entry, "partitions[0]")
+    except CodecError:
+        assert fast is None
+    else:
+        assert fast is None or fast == strict
