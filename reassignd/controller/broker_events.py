@@ -100,10 +100,23 @@ class BrokerEvents(PartitionEvents):
         elect a new leader (unclean when no ISR member lives and the topic allows it); dead
         replicas leave the ISR (never emptying it)."""
         ctx = self._require_ctx()
+        # decided from ZooKeeper, not the cache: a leader's agent may have added a dead broker to
+        # an ISR that the controller has not read yet (Kafka reads them too)
+        dead_set = set(dead)
+        hosted = [
+            (t, p)
+            for t, parts in ctx.assignments.items()
+            for p, a in parts.items()
+            if not dead_set.isdisjoint(a.replicas)
+        ]
+        states, _ = await loader.read_states(self.zk, hosted, self._report)
+        for tp, fresh in states.items():
+            ctx.set_state(tp, fresh)
         affected = [
             tp
-            for tp, li in ctx.states.items()
-            if li.state.leader in dead or any(r in dead for r in li.state.isr)
+            for tp in hosted
+            if (li := ctx.states.get(tp)) is not None
+            and (li.state.leader in dead_set or not dead_set.isdisjoint(li.state.isr))
         ]
         changed = await self._elect(
             affected,

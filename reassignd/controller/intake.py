@@ -31,6 +31,7 @@ from reassignd.controller.validation import (
     cancelled_assignment,
     replica_list_error,
     revert_needs_unclean_election,
+    unclean_retarget_error,
     validate_target,
 )
 from reassignd.controller.writer import ZkWriter
@@ -126,6 +127,18 @@ class Intake:
                     if target is None and (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
                 }
             )
+        # the same rule for re-targets: a new RS keeping no replica of the ISR (cached ISR first,
+        # then confirmed from ZooKeeper by refused_reverts)
+        retargets = {
+            tp: new.replicas
+            for tp, target in targets.items()
+            if target is not None
+            and (a := ctx.assignment(tp)) is not None
+            and a.is_being_reassigned
+            and replica_list_error(target) is None
+            and revert_needs_unclean_election((new := a.reassign_to(target)).replicas, self._isr(tp))
+        }
+        refused_retargets = await self.refused_reverts(retargets)
         for tp, target in targets.items():
             current = ctx.assignment(tp)
             outcome: ReplicaAssignment | ReassigndError | None
@@ -153,6 +166,8 @@ class Intake:
             else:
                 deleting = tp[0] in ctx.topics_to_delete
                 outcome = validate_target(target, current, live, topic_deleting=deleting)
+                if outcome is None and tp in refused_retargets:
+                    outcome = unclean_retarget_error(tp[0], tp[1], target)
                 if outcome is None:
                     assert current is not None
                     outcome = current.reassign_to(target)

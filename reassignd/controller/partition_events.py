@@ -262,11 +262,13 @@ class PartitionEvents(ControllerCore):
         of the event goes out."""
         ctx = self._require_ctx()
         live = ctx.live_broker_ids
+        reassigner = self._reassigner()
         leaderless = [
             tp
-            for tp in self._reassigner().completed
+            for tp in dict.fromkeys([*reassigner.completed, *sorted(reassigner.leaderless)])
             if (li := ctx.states.get(tp)) and li.state.leader not in live
         ]
+        reassigner.leaderless.clear()
         if leaderless:
             await self._online_partitions(leaderless, batch)
         completed = bool(self._reassigner().completed)

@@ -57,6 +57,8 @@ class Reassigner:
         self._report = report
         self.meta: dict[TopicPartition, ReassignmentMeta] = {}
         self.completed: list[TopicPartition] = []  # of the current event, for the legacy znode
+        # of the current event: partitions a removal left without a leader (the event's end elects)
+        self.leaderless: set[TopicPartition] = set()
 
     # --- entry points -----------------------------------------------------------------------------
 
@@ -198,10 +200,15 @@ class Reassigner:
         self, dropped: Mapping[TopicPartition, tuple[int, ...]], batch: ControlBatch
     ) -> None:
         """Replicas leaving RS outside phase B (a re-target or a cancel): Offline (out of the
-        ISR, which never empties; leader −1 if it was one of them), then StopReplica with delete."""
+        ISR, which never empties), then StopReplica with delete. When the leader is one of them
+        the first live ISR member of the new RS leads at once (Kafka would leave the partition
+        without a leader until some later election); with none, the leader is −1 and the event's
+        end elects (unclean if the topic allows it)."""
         if not dropped:
             return
-        epoch = self.ctx.epoch
+        ctx = self.ctx
+        epoch = ctx.epoch
+        live = ctx.live_broker_ids
 
         def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState | None:
             gone = set(dropped[tp])
@@ -209,7 +216,14 @@ class Reassigner:
             if s.leader not in gone and not gone & set(s.isr):
                 return None
             isr = tuple(r for r in s.isr if r not in gone) or s.isr
-            leader = NO_LEADER if s.leader in gone else s.leader
+            leader = s.leader
+            if leader in gone:
+                a = ctx.assignment(tp)
+                rs = a.replicas if a is not None else ()
+                candidates = [r for r in rs if r in live and r in isr and r not in gone]
+                leader = candidates[0] if candidates else NO_LEADER
+            if leader == NO_LEADER:
+                self.leaderless.add(tp)
             return codec.PartitionState(leader, s.leader_epoch + 1, epoch, isr)
 
         await self._refresh_states(list(dropped))

@@ -69,6 +69,15 @@ def unclean_revert_error(topic: str, partition: int) -> InvalidReplicaAssignment
     )
 
 
+def unclean_retarget_error(topic: str, partition: int, target: Sequence[int]) -> InvalidReplicaAssignment:
+    """The same safety rule for a re-target: the new replica set would keep none of the ISR (every
+    in-sync replica is an adding one the new target drops)."""
+    return InvalidReplicaAssignment(
+        f"Unable to reassign partition {topic}-{partition} to {_fmt(target)} because it would "
+        "require an unclean leader election."
+    )
+
+
 def cancelled_assignment(
     topic: str,
     partition: int,

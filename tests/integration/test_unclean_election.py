@@ -185,6 +185,13 @@ async def test_a_cancel_needing_an_unclean_election_is_refused_on_every_path_unl
     assert await unclean_count(c) == 1
     code, single = await c.delete("/v1/reassignments/keep/0")
     assert code == 200 and single["responses"][0]["partitions"][0]["error_code"] == 39
+    # the same rule for a re-target that would drop every in-sync replica (2, an adding one)
+    retarget = await alter(c, {("keep", 0): [3, 1]})
+    assert retarget[("keep", 0)]["error_code"] == 39
+    assert (
+        retarget[("keep", 0)]["error_message"] == f"Unable to reassign partition keep-0 to [3, 1] {refused}"
+    )
+    assert await moving(zk, "keep")
 
     # a sequenced request naming the original replicas (a cancel): skipped and reported
     data = codec.encode_reassignment_request(codec.ReassignmentRequest({("keep", 0): (1,)}))

@@ -22,13 +22,11 @@ stop, or was a removing replica at completion — and completion happens only wi
 no replica in a partition's replica set is told to delete itself; a fenced-out controller
 changes nothing in ZooKeeper.
 
-Four real bugs (outside the pure functions) are tolerated by the machine while
-``tolerate_known_bugs`` is set, each pinned by a minimal ``xfail(strict=True)`` example at the
-end of this file: a re-target that drops the (adding) leader elects no other; a re-target may
-drop the last in-sync replica (the cancel safety rule does not cover re-targets); a cancel let
-through by ``unclean.leader.election.enable`` elects no leader; a broker failure decides from the
-cached ISR, so a dead broker an agent had just added stays in the ISR. When one is fixed, its
-example passes (and fails as XPASS): drop the tolerance with it.
+The examples at the end of this file pin four bugs these properties found and that are fixed:
+a re-target that drops the (adding) leader elects another at once; a re-target is refused when
+it would drop every in-sync replica (the cancel safety rule covers re-targets); a cancel let
+through by ``unclean.leader.election.enable`` elects a leader; a broker failure decides from the
+states in ZooKeeper, so a dead broker an agent had just added leaves the ISR.
 """
 
 from __future__ import annotations
@@ -150,12 +148,6 @@ class CoreMachine(RuleBasedStateMachine):
         self.agent_wrote: dict[TopicPartition, tuple[int, ...]] = {}  # the ISR each agent wrote
         self.deleted_replicas: list[tuple[TopicPartition, int]] = []
         self.died: set[int] = set()
-        # known races and bugs the invariants tolerate (each reported, with its own test):
-        # dead brokers an agent put in an ISR that the controller had not read when they died
-        self.raced: dict[TopicPartition, set[int]] = {}
-        # partitions left leaderless by a re-target that dropped their (adding) leader
-        self.dropped_leader: set[TopicPartition] = set()
-        self.tolerate_known_bugs = True
         self.elections_ran = False
 
     def teardown(self) -> None:
@@ -291,13 +283,26 @@ class CoreMachine(RuleBasedStateMachine):
             else:
                 self.ghost_ors.pop(tp, None)
                 self.ghost_trs.pop(tp, None)
-        zk_now = self._zk_partitions()
-        for tp, new in updates.items():
-            state = zk_now[tp].state
-            if state is not None and state.leader in set(zk_now[tp].assignment.replicas) - set(new.replicas):
-                self.dropped_leader.add(tp)
         batch = ControlBatch(self.ctx, CONTROLLER_ID)
-        await self.active.reassigner.reassign(updates, Source.API, 0, batch)
+        reassigner = self.active.reassigner
+        await reassigner.reassign(updates, Source.API, 0, batch)
+        await self._after_reassignments(batch)
+
+    async def _after_reassignments(self, batch: ControlBatch) -> None:
+        """PartitionEvents._after_reassignments: completed partitions and those a removal left
+        without a leader get an election (unclean if the topic allows it)."""
+        assert self.active is not None
+        reassigner, live = self.active.reassigner, self.ctx.live_broker_ids
+        leaderless = [
+            tp
+            for tp in dict.fromkeys([*reassigner.completed, *sorted(reassigner.leaderless)])
+            if (li := self.ctx.states.get(tp)) and li.state.leader not in live
+        ]
+        reassigner.leaderless.clear()
+        reassigner.completed.clear()
+        if leaderless:
+            await self._online(leaderless, batch)
+            self.elections_ran = True
         await self._after(batch)
 
     async def _alter(self, wanted: dict[TopicPartition, tuple[int, ...]]) -> None:
@@ -320,6 +325,10 @@ class CoreMachine(RuleBasedStateMachine):
             if error is not None:
                 continue
             new = current.reassign_to(target)
+            li = ctx.states.get(tp)
+            isr = li.state.isr if li else ()
+            if current.is_being_reassigned and not set(new.replicas) & set(isr) and not self._unclean(tp[0]):
+                continue  # Intake.alter refuses it: 39, it would need an unclean leader election
             # always relative to ORS: the same as a move of a partition sitting at ORS
             assert new == ReplicaAssignment(ors).reassign_to(target)
             assert new.target_replicas == target
@@ -384,7 +393,7 @@ class CoreMachine(RuleBasedStateMachine):
             watched = [tp for tp in tps if tp in ctx.reassigning]
             self.pending_isr -= set(watched)
             await reassigner.check(watched, batch)
-        await self._after(batch)
+        await self._after_reassignments(batch)
 
     async def _brokers_changed(self) -> None:
         """BrokerEvents._on_brokers_changed: failures first, then startups."""
@@ -403,11 +412,6 @@ class CoreMachine(RuleBasedStateMachine):
             ctx.remove_broker(b)
         if dead | bounced:
             await self._on_broker_failure(dead | bounced)
-            zk_now = self._zk_partitions()
-            for tp in self.pending_isr & set(zk_now):
-                state = zk_now[tp].state
-                if state is not None and (raced := set(state.isr) & dead):
-                    self.raced.setdefault(tp, set()).update(raced)
         for b in new | bounced:
             ctx.add_broker(*current[b])
         if new | bounced:
@@ -417,10 +421,15 @@ class CoreMachine(RuleBasedStateMachine):
         assert self.active is not None
         ctx = self.ctx
         live = ctx.live_broker_ids
+        hosted = [tp for tp in ctx.all_partitions() if set(self._replicas(tp)) & dead]
+        states, _ = await loader.read_states(self.client, hosted, self._report)
+        for tp, fresh in states.items():  # from ZooKeeper, not the cache (as BrokerEvents does)
+            ctx.set_state(tp, fresh)
         affected = [
             tp
-            for tp, li in ctx.states.items()
-            if li.state.leader in dead or any(r in dead for r in li.state.isr)
+            for tp in hosted
+            if (li := ctx.states.get(tp)) is not None
+            and (li.state.leader in dead or any(r in dead for r in li.state.isr))
         ]
         batch = ControlBatch(ctx, CONTROLLER_ID)
         changed = await self.active.writer.update_states(
@@ -481,9 +490,6 @@ class CoreMachine(RuleBasedStateMachine):
                 else:
                     out[(topic, p)] = Seen(a, None, -1)
         return out
-
-    def _tolerated(self, known: set[int]) -> set[int]:
-        return known if self.tolerate_known_bugs else set()
 
     def _zk_live(self) -> set[int]:
         return {int(b) for b in self.zk.child_names(paths.BROKER_IDS)}
@@ -751,7 +757,7 @@ class CoreMachine(RuleBasedStateMachine):
             if s is None:
                 continue
             assert s.isr, (tp, s)
-            if tp not in self.pending_isr and set(s.isr) - live - self._tolerated(self.raced.get(tp, set())):
+            if tp not in self.pending_isr and set(s.isr) - live:
                 # a dead broker stays in the ISR only as its last member, the partition offline
                 assert s.leader == NO_LEADER and len(s.isr) == 1, (tp, s, live)
             assert s.controller_epoch <= ctx.epoch
@@ -759,7 +765,7 @@ class CoreMachine(RuleBasedStateMachine):
                 assert s.leader in s.isr, (tp, s)
                 assert s.leader in rs, (tp, a, s)
                 assert s.leader in live, (tp, s, live)
-            elif not (tp in self.dropped_leader and self.tolerate_known_bugs):
+            else:
                 assert not [r for r in a.replicas if r in live and r in s.isr], (tp, a, s, live)
                 if self.elections_ran and self._unclean(tp[0]):
                     assert not [r for r in a.replicas if r in live], ("unclean", tp, a, s, live)
@@ -777,13 +783,6 @@ class CoreMachine(RuleBasedStateMachine):
         for tp, broker_id in self.deleted_replicas:  # StopReplica(delete) only off the replicas
             if (seen := now.get(tp)) is not None and tp[0] not in self.ctx.topics_to_delete:
                 assert broker_id not in seen.assignment.replicas, (tp, broker_id, seen)
-        states = {tp: seen.state for tp, seen in now.items() if seen.state is not None}
-        self.raced = {
-            tp: dead for tp, dead in self.raced.items() if tp in states and dead & set(states[tp].isr)
-        }
-        self.dropped_leader = {
-            tp for tp in self.dropped_leader if tp in states and states[tp].leader == NO_LEADER
-        }
         self.seen = now
         self.requested.clear()
         self.retargeted.clear()
@@ -826,12 +825,9 @@ class CoreMachine(RuleBasedStateMachine):
         # only the unclean-election permission may, and then an unclean election follows
         synced = set(s0.isr) & set(a0.replicas)
         if synced and not set(s1.isr) & set(a1.replicas) and not self.died:
-            retarget = tp in self.retargeted and synced <= dropped
-            if not (retarget and self.tolerate_known_bugs):  # test_retarget_keeps_an_in_sync_replica
-                assert self._unclean(tp[0]), ("in-sync replicas all dropped", tp, a0, s0, a1, s1)
-            if not self.tolerate_known_bugs:  # test_unclean_cancel_elects_a_leader
-                offline_with_live = s1.leader == NO_LEADER and set(a1.replicas) & live
-                assert not offline_with_live, ("no unclean election", tp, a1, s1)
+            assert self._unclean(tp[0]), ("in-sync replicas all dropped", tp, a0, s0, a1, s1)
+            offline_with_live = s1.leader == NO_LEADER and set(a1.replicas) & live
+            assert not offline_with_live, ("no unclean election", tp, a1, s1)
         # out of the ISR: a broker that is dead or died in this step, a replica dropped from RS
         # now, RR at completion
         left_isr = {r for r in s0.isr if r in a0.replicas and r not in s1.isr}
@@ -864,9 +860,8 @@ TP0 = ("t0", 0)
 
 def _machine(rf: int) -> CoreMachine:
     """t0 with one partition on brokers 1..rf, leader 1; five live brokers. Every step is checked
-    by the machine's invariants, with no known bug tolerated."""
+    by the machine's invariants."""
     machine = CoreMachine()
-    machine.tolerate_known_bugs = False
     machine.start(perm=list(BROKERS), partitions=1, rf=rf)
     machine.after_each_step()
     return machine
@@ -896,7 +891,6 @@ def test_invariants_hold_on_a_plain_move() -> None:
         machine.teardown()
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: a re-target that drops the leader elects no other")
 def test_retarget_that_drops_the_leader_elects_another() -> None:
     """Reassigner.reassign stops a dropped adding replica that leads (leader −1) and phase A
     elects nobody: the partition stays offline with a live in-sync replica (2) until some broker
@@ -914,7 +908,6 @@ def test_retarget_that_drops_the_leader_elects_another() -> None:
         machine.teardown()
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: a re-target may delete the last in-sync replica")
 def test_retarget_keeps_an_in_sync_replica() -> None:
     """ORS [1] moving to [2, 3]: 2 caught up and leads after 1 bounced (1 out of sync). A
     re-target to [3, 4] is accepted (validate_target) and drops 2, the only in-sync replica:
@@ -936,7 +929,6 @@ def test_retarget_keeps_an_in_sync_replica() -> None:
         machine.teardown()
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: a cancel allowed by unclean election leaves no leader")
 def test_unclean_cancel_elects_a_leader() -> None:
     """With unclean.leader.election.enable=true a cancel whose ORS is out of sync is accepted
     (CONTROLLER.md), but nothing elects: the partition ends on [1] (live) with leader −1 and the
@@ -956,7 +948,6 @@ def test_unclean_cancel_elects_a_leader() -> None:
         machine.teardown()
 
 
-@pytest.mark.xfail(strict=True, reason="known race: broker failure decided on the cached ISR")
 def test_broker_failure_removes_it_from_the_isr_in_zookeeper() -> None:
     """3 catches up and its leader's agent adds it to the ISR; 3 dies before the controller has
     read that write (its IsrChangeNotification lingers, or is queued behind the BrokersChanged).
