@@ -23,6 +23,7 @@ ThrottleValues = Mapping[str, str | None]
 # Longer messages are cut (a 1,000-broker "live broker list" stays out of the journal): at most
 # this many bytes once written as a JSON string.
 ERROR_MESSAGE_MAX_BYTES = 320
+PLAN_ID_MAX = 1000
 _BATCH_ID = re.compile(r"[A-Za-z0-9._-]{1,249}")  # a znode name, like a topic's
 
 
@@ -99,6 +100,8 @@ def spec_error(spec: BatchSpec) -> str | None:
     for name in ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker"):
         if getattr(spec.limits, name) < 1:
             return f"limits.{name} must be at least 1"
+    if spec.plan_id is not None and len(spec.plan_id) > PLAN_ID_MAX:
+        return f"plan_id must be at most {PLAN_ID_MAX} characters"
     if spec.throttle_bytes_per_s is not None and spec.throttle_bytes_per_s < 1:
         return "throttle_bytes_per_s must be at least 1"
     if len(set(spec.strategy)) != len(spec.strategy):

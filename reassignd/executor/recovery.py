@@ -13,7 +13,8 @@ it now (:class:`ObservedPartition`):
 - a ``running`` move whose partition is elsewhere: someone else moved it, ``cancelled``;
 - a ``pending`` move whose partition already moves to its target: ``running``;
 - a move of a partition that no longer exists: ``failed``;
-- a move a stop cancelled whose partition still moves to its target: a :class:`Revert` to make.
+- a started move a stop cancelled whose partition still moves to its target: a :class:`Revert`
+  to make (a move that never started is not reverted: whoever moves it now, it is not the batch).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
             continue
         seen = observe(tp)
         if move.state is MoveState.CANCELLED:
-            if stopped and seen is not None and seen.target == move.target:
+            started = move.started_ms is not None
+            if stopped and started and seen is not None and seen.target == move.target:
                 reverts.append(Revert(tp[0], tp[1], move.previous, move.target))
         elif seen is None:
             failed[tp] = GONE

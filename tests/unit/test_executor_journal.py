@@ -212,7 +212,7 @@ def chunk_with(entry: int = 0, **changes: object) -> bytes:
 def test_a_malformed_journal_is_refused_with_a_reason(
     head: bytes, chunks: tuple[bytes | None, ...], reason: str | None
 ) -> None:
-    if reason is None:  # (the last row: well-formed, to show the rows above differ only where they say)
+    if reason is None:  # the last row: a chunk without an optional field, with trailing space, is fine
         decode_batch(head, chunks)
         return
     with pytest.raises(CodecError) as e:
