@@ -11,8 +11,10 @@ and runs that raised.
     python bench/faults.py                                   # 50 seeds of the default kinds
     python bench/faults.py --seeds 5 --kinds controller_kills,proxy_cut_phase_a
     python bench/faults.py --kinds all --json results.json
+    python bench/faults.py --kinds controller_kills --partitions 1000
 
-Default kinds: controller kills, ZooKeeper freezes and restarts, agent kills and every proxy cut.
+Default kinds: controller kills, ZooKeeper freezes and restarts, agent kills, every proxy cut and
+the proxy outage (slow, then gone past the session timeout).
 ``all`` adds the KIP-236 cancel, topic re-creation and unclean-election scenarios. Logs of runs
 with violations are kept (their directory is printed); ``--keep-logs`` keeps every run's.
 """
@@ -37,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.faults` f
 from reassignd.zk.client import ZkClient, ZkError, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
 from tests.faults import invariants
-from tests.faults.scenarios import GRACE_S, SCENARIOS, Env, Outcome
+from tests.faults.scenarios import GRACE_S, SCENARIOS, Env, Outcome, controller_kills
 from tests.integration.harness import Procs
 
 DEFAULT_KINDS = (
@@ -50,6 +52,7 @@ DEFAULT_KINDS = (
     "proxy_cut_phase_a",
     "proxy_cut_broker_failure",
     "proxy_cut_failover_load",
+    "proxy_outage",
 )
 
 
@@ -123,7 +126,7 @@ def table(tallies: dict[str, Tally]) -> str:
 
 
 async def run_one(
-    server: LocalZooKeeper, kind: str, seed: int, log_root: Path, timeout_s: float
+    server: LocalZooKeeper, kind: str, seed: int, log_root: Path, timeout_s: float, partitions: int
 ) -> tuple[Outcome | None, str]:
     if server.process is None or server.process.poll() is not None:
         server.start()
@@ -140,7 +143,10 @@ async def run_one(
         await zk.start()
         env = Env(procs, zk, connect, server)
         async with asyncio.timeout(timeout_s):
-            outcome = await SCENARIOS[kind](env, seed)
+            if kind == "controller_kills":
+                outcome = await controller_kills(env, seed, partitions)
+            else:
+                outcome = await SCENARIOS[kind](env, seed)
         detail = "; ".join([*outcome.violations[:5], *outcome.offline[:3]])
     except Exception:  # a run that raised is counted as an error, the bench goes on
         detail = traceback.format_exc(limit=3).strip().splitlines()[-1]
@@ -181,7 +187,9 @@ async def main_async(args: argparse.Namespace) -> int:
         for kind in kinds:
             for seed in seeds:
                 started = time.monotonic()
-                outcome, detail = await run_one(server, kind, seed, log_root, args.run_timeout_s)
+                outcome, detail = await run_one(
+                    server, kind, seed, log_root, args.run_timeout_s, args.partitions
+                )
                 took = time.monotonic() - started
                 tallies[kind].add(outcome, took)
                 clean = outcome is not None and not outcome.violations and not outcome.offline
@@ -230,12 +238,15 @@ def main() -> None:
         default=",".join(DEFAULT_KINDS),
         help=f"comma-separated scenario kinds, or 'all' (known: {', '.join(SCENARIOS)})",
     )
+    parser.add_argument(
+        "--partitions", type=int, default=500, help="partitions moved by controller_kills (default 500)"
+    )
     parser.add_argument("--run-timeout-s", type=float, default=300.0, help="bound of one run")
     parser.add_argument("--log-dir", help="where process logs go (default: a new temporary directory)")
     parser.add_argument("--keep-logs", action="store_true", help="keep the logs of clean runs too")
     parser.add_argument("--json", help="also write every run's outcome to this file")
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=logging.ERROR)  # the bench's own sessions do expire in some scenarios
     sys.exit(asyncio.run(main_async(args)))
 
 

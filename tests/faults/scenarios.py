@@ -275,10 +275,17 @@ async def finish(
         return await invariants.check(env.zk, expected, controllers.urls, expected_live=expected_live)
 
     outcome.violations.extend(await invariants.settle(probe, settle_s))
+    active = await controllers.active()
+    outcome.notes.append(f"active at the end: {None if active is None else active.controller_id}")
     if sampler is not None:
         await sampler.stop()
         outcome.offline.extend(sampler.offline(GRACE_S))
         outcome.offline_samples = sampler.samples_offline
+        longest = max((d for _, _, d in sampler.episodes), default=0.0)
+        outcome.notes.append(
+            f"sampler: {sampler.rounds} rounds, {sampler.samples_offline} offline samples, "
+            f"longest offline episode {longest:.1f}s"
+        )
     return outcome
 
 
@@ -866,6 +873,45 @@ async def _cut_failover_load(
     return await finish(env, out, after, controllers, sampler)
 
 
+async def proxy_outage(env: Env, seed: int) -> Outcome:
+    """The active controller's ZooKeeper link turns slow (replies delayed by up to 1.5 s), then
+    goes away for longer than the session timeout (connections cut and refused) while partitions
+    move: its session expires, the standby takes over, the moves complete."""
+    rng = random.Random(seed)
+    out = Outcome("proxy_outage", seed)
+    async with proxy.ZkProxy(env.zk_port) as px:
+        controllers = Controllers(env)
+        await set_rate(env.zk, None, "300000")
+        if await _proxied_active(env, out, controllers, px.connect(env.chroot), 4) is None:
+            return out
+        before, after = _moves(rng, 8, (1, 2), (3, 4), 2)
+        before, after = _renamed(before, "po"), _renamed(after, "po")
+        await make_topic(env.zk, "po", _by_partition(before), initial_bytes=400_000)
+        await wait_online(env.zk, tps_of(before))
+        sampler = await OfflineSampler(env.zk_connect, ["po"]).start()
+        try:
+            if not await controllers.alter(after):
+                out.violations.append(Violation("scenario", "the reassignment was never accepted"))
+            await asyncio.sleep(rng.uniform(0.2, 1.5))
+            delay_ms, slow_s = rng.uniform(200, 1500), rng.uniform(1.0, 3.0)
+            px.set_delay(delay_ms)
+            await asyncio.sleep(slow_s)
+            away_s = SESSION_TIMEOUT_S + rng.uniform(0.5, 3.0)
+            out.notes.append(
+                f"replies delayed {delay_ms:.0f} ms for {slow_s:.1f}s, then the link away for {away_s:.1f}s"
+            )
+            px.refuse_for(away_s)
+            px.cut_all()
+            await asyncio.sleep(away_s)
+            px.set_delay(0)
+        except BaseException:
+            await sampler.stop()
+            raise
+        out = await finish(env, out, after, controllers, sampler)
+        out.notes.append(f"proxy: {px.connections_refused} connections refused, {px.writes_seen} writes seen")
+    return out
+
+
 SCENARIOS: dict[str, Callable[[Env, int], Awaitable[Outcome]]] = {
     "controller_kills": controller_kills,
     "zookeeper_freeze": zookeeper_freeze,
@@ -876,6 +922,7 @@ SCENARIOS: dict[str, Callable[[Env, int], Awaitable[Outcome]]] = {
     "recreate_topic_znode": functools.partial(recreate_topic, via="znode"),
     "unclean_election": unclean_election,
     **{f"proxy_cut_{point}": functools.partial(proxy_cut, point=point) for point in CUT_POINTS},
+    "proxy_outage": proxy_outage,
 }
 NEEDS_OWN_ZOOKEEPER = frozenset({"zookeeper_freeze", "zookeeper_restart"})
 

@@ -8,6 +8,8 @@ import pytest
 from tests.faults import scenarios
 from tests.faults.scenarios import Env
 
+pytestmark = pytest.mark.faults
+
 SEEDS = (3,)
 
 

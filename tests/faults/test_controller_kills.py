@@ -7,7 +7,9 @@ import pytest
 from tests.faults import scenarios
 from tests.faults.scenarios import Env
 
-SEEDS = (7,)
+pytestmark = [pytest.mark.faults, pytest.mark.slow]
+
+SEEDS = (7, 8)
 
 
 @pytest.mark.timeout(240)

@@ -17,11 +17,14 @@ from tests.faults.invariants import OfflineSampler
 from tests.faults.scenarios import Env
 from tests.integration.harness import active_one
 
+pytestmark = pytest.mark.faults
+
 
 def _frame(request: _wire.Request, xid: int) -> bytes:
     return request.serialize(xid)
 
 
+@pytest.mark.timeout(10)
 def test_requests_are_decoded_with_their_paths() -> None:
     create = proxy.decode_request(_frame(_wire.create("/c/a", b"x", ephemeral=True), 7))
     assert (create.xid, create.opcode, create.paths, create.is_write) == (7, proxy.CREATE, ("/c/a",), True)

@@ -1,6 +1,6 @@
 """The controller's ZooKeeper connection cut right after the server applied one of its writes
 (the reply never reaches it): during the election, phase U, phase A, a broker failure's state
-writes and the failover load."""
+writes and the failover load; and its link slow, then gone past the session timeout."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import pytest
 
 from tests.faults import scenarios
 from tests.faults.scenarios import CUT_POINTS, Env
+
+pytestmark = pytest.mark.faults
 
 SEEDS = (5,)
 
@@ -17,4 +19,11 @@ SEEDS = (5,)
 @pytest.mark.parametrize("point", CUT_POINTS)
 async def test_connection_cut_after_a_write(env: Env, seed: int, point: str) -> None:
     outcome = await scenarios.proxy_cut(env, seed, point)
+    scenarios.assert_clean(outcome, env)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_slow_then_lost_link_to_zookeeper_mid_move(env: Env, seed: int) -> None:
+    outcome = await scenarios.proxy_outage(env, seed)
     scenarios.assert_clean(outcome, env)

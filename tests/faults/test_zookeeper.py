@@ -8,9 +8,12 @@ import pytest
 from tests.faults import scenarios
 from tests.faults.scenarios import Env
 
+pytestmark = pytest.mark.faults
+
 SEEDS = (11,)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("seed", SEEDS)
 async def test_frozen_zookeeper_then_some_controller_is_active_again(own_env: Env, seed: int) -> None:
