@@ -13,6 +13,8 @@ from reassignd.controller.broker_events import BrokerEvents
 from reassignd.controller.events import (
     AlterQuotasRequested,
     ApiPartitionReassignment,
+    BatchControlRequested,
+    BatchSubmitRequested,
     CancelReassignmentsRequested,
     CreatePartitionsRequested,
     CreateTopicsRequested,
@@ -33,7 +35,10 @@ from reassignd.controller.requests import (
     TopicResult,
     TopicsResult,
 )
+from reassignd.controller.snapshot import BatchAction, BatchControlResult
 from reassignd.errors import NotController, ReassigndError, RequestTimedOut
+from reassignd.executor.model import BatchSpec
+from reassignd.executor.submit import SubmitResult
 from reassignd.quotas.config_changes import reread_quota_entities
 from reassignd.quotas.config_store import alter_quota, describe_quotas, load_quota_configs
 from reassignd.zk import codec, paths
@@ -61,6 +66,20 @@ class ClientRequests(BrokerEvents):
 
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult:
         return await self._request(lambda reply: CancelReassignmentsRequested(request, reply))
+
+    async def submit_batch(self, spec: BatchSpec) -> SubmitResult:
+        if not self.active:
+            raise NotController()
+        reply: asyncio.Future[SubmitResult] = asyncio.get_running_loop().create_future()
+        self.queue.put(BatchSubmitRequested(spec, reply))
+        return await reply
+
+    async def control_batch(self, batch_id: str, action: BatchAction) -> BatchControlResult:
+        if not self.active:
+            raise NotController()
+        reply: asyncio.Future[BatchControlResult] = asyncio.get_running_loop().create_future()
+        self.queue.put(BatchControlRequested(batch_id, action, reply))
+        return await reply
 
     async def _topics_request(
         self, make: Callable[[asyncio.Future[TopicsResult]], RequestEvent]

@@ -10,15 +10,19 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from typing import assert_never
 
 from reassignd.controller import election, loader
+from reassignd.controller.batches import BatchRunner
 from reassignd.controller.client_requests import ClientRequests
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.deletion import TopicDeleter
 from reassignd.controller.events import (
     AlterQuotasRequested,
     ApiPartitionReassignment,
+    BatchControlRequested,
+    BatchSubmitRequested,
     BrokerModified,
     BrokersChanged,
     CancelReassignmentsRequested,
@@ -28,6 +32,7 @@ from reassignd.controller.events import (
     CreatePartitionsRequested,
     CreateTopicsRequested,
     DeleteTopicsRequested,
+    ExecutorTick,
     ExtraReassignment,
     IsrChangeNotified,
     PartitionsModified,
@@ -88,6 +93,8 @@ class Controller(ClientRequests):
         finally:
             if self._reelect_timer is not None:
                 self._reelect_timer.cancel()
+            if self._executor_timer is not None:
+                self._executor_timer.cancel()
             for dropped in self.queue.clear():
                 if isinstance(dropped, RequestEvent):
                     self._fail(dropped, NotController("the controller is shutting down"))
@@ -143,6 +150,18 @@ class Controller(ClientRequests):
         finally:
             self.metrics.event_time_ms.labels(event_name(event)).observe((self._clock() - started) * 1000)
             self._publish()
+            self._schedule_executor_tick()
+
+    def _schedule_executor_tick(self) -> None:
+        """While some batch has work, an ExecutorTick every ``batch_tick_s``."""
+        if self._executor_timer is not None or self.runner is None or not self.runner.has_work:
+            return
+
+        def fire() -> None:
+            self._executor_timer = None
+            self.queue.put(ExecutorTick())
+
+        self._executor_timer = asyncio.get_running_loop().call_later(self.settings.batch_tick_s, fire)
 
     async def _move_controller(self, reason: str) -> None:
         """Resign and, if ``/controller`` is still this session's, delete it (fenced) so any
@@ -282,6 +301,23 @@ class Controller(ClientRequests):
             case StopReplicaConfirmed(broker_id=broker_id, request=stop, response=response):
                 if self.active and self._deleter().confirmed(broker_id, stop, response):
                     await self._resume_deletions()
+            case BatchSubmitRequested(spec=spec, reply=submit_reply):
+                batch = self._batch()
+                submitted = await self._runner().submit(spec, batch)
+                await self._after_reassignments(batch)
+                if not submit_reply.done():
+                    submit_reply.set_result(submitted)
+            case BatchControlRequested(batch_id=batch_id, action=action, reply=control_reply):
+                batch = self._batch()
+                controlled = await self._runner().control(batch_id, action, batch)
+                await self._after_reassignments(batch)
+                if not control_reply.done():
+                    control_reply.set_result(controlled)
+            case ExecutorTick():
+                if self.active:
+                    batch = self._batch()
+                    await self._runner().tick(batch)
+                    await self._after_reassignments(batch)
             case _:
                 assert_never(event)
 
@@ -362,6 +398,16 @@ class Controller(ClientRequests):
         self.quotas = QuotaManager(self.settings.quota_window_num, self.settings.quota_window_size_s)
         self.topics = TopicMutations(self.zk, self.ctx, self.writer, self.quotas, self._clock)
         self.deleter = TopicDeleter(self.zk, self.ctx, self.writer)
+        self.runner = BatchRunner(
+            self.zk,
+            self.ctx,
+            self.writer,
+            self.reassigner,
+            self.intake,
+            self.settings,
+            self._report,
+            lambda: int(time.time() * 1000),
+        )
         self._config_changes = ConfigChangeReader(self._report)
         self._active_controller = ActiveController(self.settings.controller_id, self.http_url)
         self.metrics.active.set(1)
@@ -391,6 +437,7 @@ class Controller(ClientRequests):
         self.sequenced = None
         self.topics = None
         self.deleter = None
+        self.runner = None
         self.quotas = None
         self._config_changes = None
         self._active_controller = None
@@ -460,6 +507,7 @@ class Controller(ClientRequests):
         handled = intake.legacy_partitions() | set(sequenced.status)
         await self._reassigner().resume(sorted(ctx.reassigning - handled), batch)
         await self._reassigner().resume(sorted(set(sequenced.status) & ctx.reassigning), batch)
+        await self._runner().load(batch)
         phase("reassignments")
         await self._after_reassignments(batch)
         phase("requests")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from prometheus_client import CollectorRegistry
 
 from reassignd.broker.protocol import ControlRequest, ControlResponse, StopReplicaRequest
+from reassignd.controller.batches import BatchRunner
 from reassignd.controller.channel import ControlChannel
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.deletion import TopicDeleter
@@ -84,6 +85,7 @@ class ControllerCore:
         self.sequenced: SequencedRequests | None = None
         self.topics: TopicMutations | None = None
         self.deleter: TopicDeleter | None = None
+        self.runner: BatchRunner | None = None
         self.quotas: QuotaManager | None = None
         self._quota_configs: dict[ConfigKey, float] = {}
         self._config_changes: ConfigChangeReader | None = None
@@ -93,6 +95,7 @@ class ControllerCore:
         self._armed: dict[tuple[str, str], WatchCallback] = {}
         self._reelect_timer: asyncio.TimerHandle | None = None
         self._reelect_backoff_s = 0.1
+        self._executor_timer: asyncio.TimerHandle | None = None
         self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
         self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
         self._topic_views: dict[str, TopicView] = {}
@@ -220,6 +223,11 @@ class ControllerCore:
             raise NotControllerError("not the active controller")
         return self.deleter
 
+    def _runner(self) -> BatchRunner:
+        if self.runner is None:
+            raise NotControllerError("not the active controller")
+        return self.runner
+
     def _batch(self) -> ControlBatch:
         return ControlBatch(self._require_ctx(), self.settings.controller_id)
 
@@ -305,6 +313,7 @@ class ControllerCore:
             topics=dict(self._topic_views),
             problems=tuple(self._problems),
             reassignments=dict(sorted(self._reassignments.items())),
+            batches=self.runner.snapshot() if self.runner is not None else {},
         )
         self.metrics.partitions.set(len(ctx.states))
         self.metrics.reassigning_partitions.set(len(ctx.reassigning))

@@ -22,6 +22,9 @@ from reassignd.controller.requests import (
     QuotaAlterationResult,
     TopicsResult,
 )
+from reassignd.controller.snapshot import BatchAction, BatchControlResult
+from reassignd.executor.model import BatchSpec
+from reassignd.executor.submit import SubmitResult
 from reassignd.zk.codec import TopicPartition
 
 
@@ -157,6 +160,28 @@ class AlterQuotasRequested:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchSubmitRequested:
+    """POST /v1/batches."""
+
+    spec: BatchSpec
+    reply: asyncio.Future[SubmitResult] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchControlRequested:
+    """POST /v1/batches/{id}/pause|resume|stop|rollback."""
+
+    batch_id: str
+    action: BatchAction
+    reply: asyncio.Future[BatchControlResult] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorTick:
+    """The batch executor's timer: start what the caps allow, follow what runs."""
+
+
+@dataclass(frozen=True, slots=True)
 class QuotaConfigChanged:
     """Children of ``/config/changes`` changed."""
 
@@ -172,6 +197,8 @@ class StopReplicaConfirmed:
 
 RequestEvent = (
     ApiPartitionReassignment
+    | BatchSubmitRequested
+    | BatchControlRequested
     | CancelReassignmentsRequested
     | CreateTopicsRequested
     | DeleteTopicsRequested
@@ -204,6 +231,9 @@ ControllerEvent = (
     | AlterQuotasRequested
     | QuotaConfigChanged
     | StopReplicaConfirmed
+    | BatchSubmitRequested
+    | BatchControlRequested
+    | ExecutorTick
 )
 
 

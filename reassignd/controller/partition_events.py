@@ -271,6 +271,9 @@ class PartitionEvents(ControllerCore):
         reassigner.leaderless.clear()
         if leaderless:
             await self._online_partitions(leaderless, batch)
+        if self.runner is not None:  # batch moves that ended free their slots for others at once
+            await self.runner.sync(batch)
+            await self.runner.tick(batch)
         completed = bool(self._reassigner().completed)
         await self._sequenced().after_completions(list(self._reassigner().completed))
         await self._intake().after_completions()

@@ -21,3 +21,10 @@ class ControllerSettings:
     quota_window_size_s: float = 1.0
     events_bootstrap: str | None = None
     events_topic: str = "reassignd.events"
+    # the batch executor: defaults of a batch's limits, the stuck-move rule, the scheduler's tick
+    batch_moves_per_broker: int = 5  # Cruise Control's default concurrency per broker
+    batch_moves_in_cluster: int = 1000
+    batch_leader_moves_per_broker: int = 1000
+    batch_stuck_after_s: float = 600.0
+    batch_stuck_below_bytes_per_s: float = 1024.0 * 1024.0
+    batch_tick_s: float = 1.0

@@ -6,6 +6,7 @@ event that changed state; HTTP handlers read the latest one and never touch cont
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -24,6 +25,8 @@ from reassignd.controller.requests import (
     QuotaDescription,
     TopicsResult,
 )
+from reassignd.executor.model import Batch, BatchSpec
+from reassignd.executor.submit import SubmitResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,7 @@ class ClusterSnapshot:
     topics: Mapping[str, TopicView] = field(default_factory=dict)  # empty on a standby
     problems: tuple[Problem, ...] = ()
     reassignments: Mapping[tuple[str, int], ReassignmentView] = field(default_factory=dict)
+    batches: Mapping[str, Batch] = field(default_factory=dict)  # the executor's, by id
 
     @property
     def partition_count(self) -> int:
@@ -113,6 +117,19 @@ class ClusterSnapshot:
     @property
     def reassigning_count(self) -> int:
         return sum(t.reassigning_partitions for t in self.topics.values())
+
+
+class BatchAction(enum.StrEnum):
+    PAUSE = "pause"
+    RESUME = "resume"
+    STOP = "stop"
+    ROLLBACK = "rollback"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchControlResult:
+    batch: Batch  # the batch after the action
+    rollback_batch_id: str | None = None  # rollback: the reverse batch it created
 
 
 class ControllerView(Protocol):
@@ -125,6 +142,17 @@ class ControllerView(Protocol):
         ...
 
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult: ...
+
+    async def submit_batch(self, spec: BatchSpec) -> SubmitResult:
+        """POST /v1/batches (defaults already filled in). Raises NotController on a standby,
+        BatchIdInUse (10004, HTTP 409) for a known id with another body, InvalidRequest for a
+        spec refused whole."""
+        ...
+
+    async def control_batch(self, batch_id: str, action: BatchAction) -> BatchControlResult:
+        """pause / resume / stop / rollback. Raises NotController, UnknownBatch (HTTP 404),
+        BatchStateError (42: the batch's state does not allow it)."""
+        ...
 
     async def create_topics(self, request: CreateTopics) -> TopicsResult:
         """Answers once every new partition has a leader (7 per topic past ``timeout_ms``; the

@@ -42,3 +42,7 @@ class BatchIdInUse(_ExecutorError):
 
 class BatchStateError(InvalidRequest):
     """A control request the batch's state does not allow (pause a completed batch)."""
+
+
+class UnknownBatch(InvalidRequest):
+    """No batch has this id (HTTP 404)."""
