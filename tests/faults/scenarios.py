@@ -398,9 +398,14 @@ async def controller_kills(env: Env, seed: int, partitions: int = 500) -> Outcom
         if not await controllers.alter(after):
             out.violations.append(Violation("scenario", "the reassignment was never accepted"))
         started = time.monotonic()
-        kills = rng.choice((2, 3))
-        for i in range(kills):
-            if rng.random() < 0.5:
+        # two or three kills, each at a seeded time or right after completions; at least one of
+        # the latter (when the controller that completed moves may not have told the old
+        # replicas to go yet)
+        timed = [rng.random() < 0.5 for _ in range(rng.choice((2, 3)))]
+        if all(timed):
+            timed[rng.randrange(len(timed))] = False
+        for i, at_seeded_time in enumerate(timed):
+            if at_seeded_time:
                 await asyncio.sleep(rng.uniform(0.2, 3.0))
                 how = "at a seeded time"
             else:
