@@ -1,0 +1,246 @@
+"""The batch executor end to end: real ZooKeeper, controller and agent processes, real HTTP.
+
+Moves last a few seconds each (a topic of 200 kB partitions, brokers replicating at 100 kB/s), so
+the tests can sample what is in flight while batches run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import Any
+
+import pytest
+
+from reassignd.executor import journal
+from reassignd.executor import paths as batch_paths
+from reassignd.executor.model import Batch, MoveState
+from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient
+from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
+from tests.integration.test_reassignment import (
+    FAST,
+    completed,
+    listed,
+    make_topic,
+    set_broker_rate,
+    topic_znode,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+TP = tuple[str, int]
+SIZE = 200_000
+RATE = "100000"
+
+
+async def cluster(procs: Procs, zk: ZkClient, brokers: int, standby: bool = False) -> list[ControllerProc]:
+    controllers = [procs.controller(9000, 2.0)]
+    if standby:
+        controllers.append(procs.controller(9001, 2.0))
+    active, _ = await active_one(*controllers)
+    await set_broker_rate(zk, None, RATE)
+    procs.cluster(brokers)
+    await wait_brokers(active, set(range(1, brokers + 1)))
+    return [active, *(c for c in controllers if c is not active)]  # the active one first
+
+
+def batch_body(batch_id: str, moves: dict[TP, list[int]], **extra: Any) -> dict[str, Any]:
+    return {
+        "batch_id": batch_id,
+        "partitions": [{"topic": t, "partition": p, "replicas": r} for (t, p), r in moves.items()],
+        **extra,
+    }
+
+
+async def submit(c: ControllerProc, body: dict[str, Any]) -> dict[str, Any]:
+    code, resp = await c.post("/v1/batches", body)
+    assert code == 200, resp
+    return dict(resp)
+
+
+async def status(c: ControllerProc, batch_id: str) -> dict[str, Any]:
+    code, resp = await c.get(f"/v1/batches/{batch_id}")
+    assert code == 200, resp
+    return dict(resp)
+
+
+async def state_is(c: ControllerProc, batch_id: str, *states: str) -> dict[str, Any] | None:
+    s = await status(c, batch_id)
+    return s if s["state"] in states else None
+
+
+async def journaled(zk: ZkClient, batch_id: str) -> Batch:
+    path = batch_paths.batch(batch_id)
+    head = await zk.get(path)
+    names = sorted(await zk.children(path))
+    chunks = [(await zk.get(f"{path}/{n}")).data for n in names]
+    return journal.decode_batch(head.data, chunks)
+
+
+class InFlight:
+    """Samples GET /v1/reassignments: the most moves each broker had coming in and going out."""
+
+    def __init__(self, c: ControllerProc) -> None:
+        self.c = c
+        self.incoming: collections.Counter[int] = collections.Counter()
+        self.outgoing: collections.Counter[int] = collections.Counter()
+        self.samples = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                moving = await listed(self.c)
+            except (AssertionError, OSError):
+                moving = {}
+            inc: collections.Counter[int] = collections.Counter()
+            out: collections.Counter[int] = collections.Counter()
+            for m in moving.values():
+                inc.update(m["adding_replicas"])
+                out.update(m["removing_replicas"])
+            for b, n in inc.items():
+                self.incoming[b] = max(self.incoming[b], n)
+            for b, n in out.items():
+                self.outgoing[b] = max(self.outgoing[b], n)
+            self.samples += 1
+            await asyncio.sleep(0.1)
+
+    def __enter__(self) -> InFlight:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="in-flight-sampler")
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
+async def test_two_batches_in_flight_respect_per_broker_caps(procs: Procs, zk: ZkClient) -> None:
+    [c] = await cluster(procs, zk, 6)
+    await make_topic(zk, "t", {p: (1, 2) for p in range(12)}, initial_bytes=SIZE)
+    limits = {"moves_per_broker": 2, "moves_in_cluster": 10, "leader_moves_per_broker": 10}
+    a = {("t", p): [3, 4] for p in range(6)}
+    b = {("t", p): [5, 6] for p in range(6, 12)}
+    with InFlight(c) as sampled:
+        first = await submit(c, batch_body("a", a, limits=limits, plan_id="plan-1"))
+        second = await submit(c, batch_body("b", b, limits=limits, priority=1))
+        assert all(p["error_code"] == 0 for p in first["partitions"] + second["partitions"])
+        assert first["batch"]["plan_id"] == "plan-1"
+        for batch_id in ("a", "b"):
+            done = await eventually(
+                lambda i=batch_id: state_is(c, i, "completed"), timeout_s=120, what=f"batch {batch_id} completes"
+            )
+            assert done["counts"]["completed"] == 6
+    assert sampled.samples > 10
+    # every move leaves brokers 1 and 2, so no more than two ran at once, across both batches
+    assert max(sampled.outgoing.values()) <= 2, sampled.outgoing
+    assert max(sampled.incoming.values()) <= 2, sampled.incoming
+    assert sampled.outgoing[1] == 2  # the cap was used, not just respected
+    z = await topic_znode(zk, "t")
+    assert {p: z.partitions[p] for p in range(12)} == {p: (3, 4) if p < 6 else (5, 6) for p in range(12)}
+    assert not z.adding and not z.removing
+
+
+async def test_a_standby_resumes_a_batch_after_the_active_controller_is_killed(
+    procs: Procs, zk: ZkClient
+) -> None:
+    first, second = await cluster(procs, zk, 4, standby=True)
+    await make_topic(zk, "t", {p: (1, 2) for p in range(8)}, initial_bytes=SIZE)
+    limits = {"moves_per_broker": 2, "moves_in_cluster": 10, "leader_moves_per_broker": 10}
+    await submit(c=first, body=batch_body("k", {("t", p): [3, 4] for p in range(8)}, limits=limits))
+
+    async def some_done() -> bool:
+        s = await status(first, "k")
+        return s["counts"]["completed"] >= 1 and s["counts"]["pending"] >= 1
+
+    await eventually(some_done, timeout_s=60, what="the batch half-way")
+    first.proc.kill()
+    await active_one(second)
+    done = await eventually(
+        lambda: state_is(second, "k", "completed"), timeout_s=120, what="resumed to the end"
+    )
+    assert done["counts"]["completed"] == 8
+    for p in range(8):
+        assert await completed(zk, "t", p, (3, 4))
+    written = await journaled(zk, "k")
+    assert all(m.state is MoveState.COMPLETED and m.previous == (1, 2) for m in written.moves.values())
+
+
+async def test_stop_half_way_then_rollback(procs: Procs, zk: ZkClient) -> None:
+    [c] = await cluster(procs, zk, 6)
+    # replicas in an order that a cancel computed as RS − AR would not give back
+    await make_topic(zk, "t", {p: (3, 5, 6) if p % 2 else (6, 5, 3) for p in range(8)}, initial_bytes=SIZE)
+    before = (await topic_znode(zk, "t")).partitions
+    limits = {"moves_per_broker": 1, "moves_in_cluster": 10, "leader_moves_per_broker": 10}
+    moves = {("t", p): [1, 2, 4] for p in range(8)}
+    await submit(c, batch_body("s", moves, limits=limits))
+
+    async def some_done() -> dict[str, Any] | None:
+        s = await status(c, "s")
+        return s if s["counts"]["completed"] >= 2 and s["counts"]["running"] >= 1 else None
+
+    await eventually(some_done, timeout_s=90, what="two moves done, one running")
+    code, stopped = await c.post("/v1/batches/s/stop", {})
+    assert code == 200, stopped
+    assert stopped["state"] == "stopped"
+
+    async def settled() -> bool:
+        return not await listed(c)
+
+    await eventually(settled, timeout_s=60, what="nothing moving after the stop")
+    after_stop = await journaled(zk, "s")
+    done = {tp for tp, m in after_stop.moves.items() if m.state is MoveState.COMPLETED}
+    assert 2 <= len(done) < 8
+    z = await topic_znode(zk, "t")
+    for p in range(8):
+        if ("t", p) in done:
+            assert z.partitions[p] == (1, 2, 4)
+        else:  # reverted or never started: exactly as before, in order
+            assert z.partitions[p] == before[p], (p, z.partitions[p], before[p])
+            assert after_stop.moves[("t", p)].state is MoveState.CANCELLED
+
+    await set_broker_rate(zk, None, FAST)
+    code, rolled = await c.post("/v1/batches/s/rollback", {})
+    assert code == 200, rolled
+    reverse = rolled["rollback_batch_id"]
+    await eventually(
+        lambda: state_is(c, reverse, "completed"), timeout_s=90, what="the rollback batch completes"
+    )
+    z = await topic_znode(zk, "t")
+    assert {p: z.partitions[p] for p in range(8)} == dict(before)
+    assert (await status(c, "s"))["state"] == "rolled_back"
+
+
+async def test_refusals_idempotency_and_conflicts(procs: Procs, zk: ZkClient) -> None:
+    [c] = await cluster(procs, zk, 4)
+    await make_topic(zk, "t", {p: (1, 2) for p in range(4)}, initial_bytes=SIZE * 50)
+    body = {
+        "batch_id": "x",
+        "partitions": [
+            {"topic": "t", "partition": 0, "replicas": [3, 4], "expected_replicas": [1, 2]},
+            {"topic": "t", "partition": 1, "replicas": [3, 4], "expected_replicas": [2, 1]},
+            {"topic": "t", "partition": 9, "replicas": [3, 4]},
+        ],
+        "limits": {"moves_per_broker": 1},
+    }
+    first = await submit(c, body)
+    codes = [p["error_code"] for p in first["partitions"]]
+    assert codes == [0, 10002, 3]
+    assert first["partitions"][1]["error_name"] == "STALE_PLAN"
+    again = await submit(c, body)
+    assert again["batch"]["batch_id"] == "x" and again["partitions"] == first["partitions"]
+    code, conflict = await c.post("/v1/batches", {**body, "priority": 5})
+    assert code == 409 and conflict["error_code"] == 10004
+    other = await submit(c, batch_body("y", {("t", 0): [4, 3], ("t", 2): [3, 4]}))
+    assert [p["error_code"] for p in other["partitions"]] == [10003, 0]
+    assert other["partitions"][0]["error_name"] == "BATCH_CONFLICT"
+    code, bad = await c.post("/v1/batches", {"batch_id": "z", "partitions": [{"topic": "t"}]})
+    assert code == 400 and bad["error_code"] == 42
+    assert await zk.exists(batch_paths.batch("z")) is None
+    code, _ = await c.get("/v1/batches/nope")
+    assert code == 404
+    # the journal holds what the API answered
+    written = await journaled(zk, "x")
+    assert set(written.moves) == {("t", 0)} and set(written.refusals) == {("t", 1), ("t", 9)}
+    assert await zk.exists(paths.topic("t")) is not None
+    assert codec.decode_topic((await zk.get(paths.topic("t"))).data).partitions[1] == (1, 2)
