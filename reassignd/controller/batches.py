@@ -39,8 +39,27 @@ from reassignd.executor.model import Batch, BatchSpec, BatchState, Move, MoveSta
 from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
-from reassignd.zk import codec
-from reassignd.zk.client import Create, Op, SetData, ZkClient
+from reassignd.executor.throttles import (
+    BROKER_KEYS,
+    FOLLOWER_REPLICAS,
+    LEADER_REPLICAS,
+    TOPIC_KEYS,
+    RunningCopy,
+    merged_replicas,
+    owned_elsewhere,
+    rate_value,
+    wanted,
+)
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    BadVersionError,
+    Create,
+    MultiFailedError,
+    NodeExistsError,
+    Op,
+    SetData,
+    ZkClient,
+)
 
 log = logging.getLogger(__name__)
 
@@ -288,6 +307,137 @@ class BatchRunner:
             await self._update(lifecycle.moves_started(self.batches[batch_id], started, now))
         log.info("batches: starting %d moves", len(updates))
         await self.reassigner.reassign(updates, Source.BATCH, now, batch)
+
+    # --- owned throttles (executor/throttles.py says what and why) -------------------------------
+
+    async def throttles(self) -> None:
+        """Every batch's throttles as its running moves need them: set (the previous values
+        journaled first), or restored (the config first, then the journal forgets them)."""
+        for batch_id in sorted(self.batches):
+            await self._throttles(self.batches[batch_id])
+
+    async def _throttles(self, b: Batch) -> None:
+        rate = b.spec.throttle_bytes_per_s
+        if rate is None and not b.broker_throttles and not b.topic_throttles:
+            return
+        running: list[RunningCopy] = []
+        if rate is not None and b.state.unfinished:
+            for tp, _m in b.in_state(MoveState.RUNNING):
+                a = self.ctx.assignment(tp)
+                if a is not None and a.is_being_reassigned:
+                    running.append(RunningCopy(tp, a.original_replicas, a.adding))
+        w = wanted(running)
+        other_brokers, other_topics = owned_elsewhere(
+            (o.broker_throttles, o.topic_throttles) for o in self.batches.values() if o.batch_id != b.batch_id
+        )
+        now = self._now_ms()
+        # set: record what is there before changing it
+        brokers = sorted(w.brokers - other_brokers)
+        topics = sorted(set(w.leader_entries) | set(w.follower_entries))
+        configs: dict[str, dict[str, str] | None] = {}
+        for broker in brokers:
+            configs[paths.config_broker(broker)] = await self._read_config(paths.config_broker(broker))
+        for topic in topics:
+            configs[paths.config_topic(topic)] = await self._read_config(paths.config_topic(topic))
+        record_brokers = {
+            broker: {k: c.get(k) for k in BROKER_KEYS}
+            for broker in brokers
+            if broker not in b.broker_throttles and (c := configs[paths.config_broker(broker)]) is not None
+        }
+        record_topics = {
+            topic: {k: c.get(k) for k in TOPIC_KEYS}
+            for topic in topics
+            if topic not in b.topic_throttles
+            and topic not in other_topics
+            and (c := configs[paths.config_topic(topic)]) is not None
+        }
+        if record_brokers or record_topics:
+            await self._update(lifecycle.throttles_recorded(b, record_brokers, record_topics, now))
+        assert rate is not None or not brokers
+        for broker in brokers:
+            config = configs[paths.config_broker(broker)]
+            if config is not None and rate is not None:
+                value = rate_value(rate)
+                await self._write_config(paths.config_broker(broker), dict.fromkeys(BROKER_KEYS, value))
+        for topic in topics:
+            config = configs[paths.config_topic(topic)]
+            if config is None:
+                continue
+            changes: dict[str, str | None] = {}
+            for key, entries in (
+                (LEADER_REPLICAS, w.leader_entries),
+                (FOLLOWER_REPLICAS, w.follower_entries),
+            ):
+                listed = merged_replicas(config.get(key), entries.get(topic, frozenset()))
+                if listed is not None:
+                    changes[key] = listed
+            if changes:
+                await self._write_config(paths.config_topic(topic), changes)
+        # restore what no running move needs any more
+        b = self.batches[b.batch_id]
+        done_brokers = sorted(set(b.broker_throttles) - w.brokers)
+        done_topics = sorted(set(b.topic_throttles) - set(topics))
+        for broker in done_brokers:
+            path = paths.config_broker(broker)
+            config = await self._read_config(path)
+            ours = rate_value(rate) if rate is not None else None
+            if config is not None:
+                previous = b.broker_throttles[broker]
+                await self._write_config(
+                    path,
+                    {k: previous.get(k) for k in BROKER_KEYS if ours is not None and config.get(k) == ours},
+                )
+        for topic in done_topics:
+            await self._write_config(paths.config_topic(topic), dict(b.topic_throttles[topic]))
+        if done_brokers or done_topics:
+            await self._update(lifecycle.throttles_restored(b, done_brokers, done_topics, now))
+            log.info(
+                "batch %s restored the throttles of brokers %s, topics %s",
+                b.batch_id,
+                done_brokers,
+                done_topics,
+            )
+
+    async def _read_config(self, path: str) -> dict[str, str] | None:
+        """An entity config (empty when absent); None when it cannot be decoded (reported, left
+        alone: the batch then neither throttles nor restores it)."""
+        znode = await self.zk.get_or_none(path)
+        if znode is None or not znode.data:
+            return {}
+        try:
+            return dict(codec.decode_entity_config(znode.data))
+        except codec.CodecError as e:
+            self._report(path, f"{e.reason}; the batch does not throttle it", "entity_config")
+            return None
+
+    async def _write_config(self, path: str, changes: Mapping[str, str | None]) -> None:
+        """Merge ``changes`` (None: remove the key) into an entity config, with a config change
+        notification (Kafka's tools and brokers follow it), fenced; re-read on a race."""
+        if not changes:
+            return
+        notification = codec.encode_config_change(paths.entity_path(path))
+        for _ in range(5):
+            znode = await self.zk.get_or_none(path)
+            config = dict(codec.decode_entity_config(znode.data)) if znode is not None and znode.data else {}
+            new = dict(config)
+            for key, value in changes.items():
+                if value is None:
+                    new.pop(key, None)
+                else:
+                    new[key] = value
+            if new == config:
+                return
+            data = codec.encode_entity_config(new)
+            write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
+            try:
+                await self.writer.fenced(
+                    [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
+                )
+                return
+            except MultiFailedError as e:
+                if not isinstance(e.cause, BadVersionError | NodeExistsError):
+                    raise
+        raise codec.CodecError(f"{path} kept changing while the batch set its throttles")
 
     def snapshot(self) -> Mapping[str, Batch]:
         return dict(self.batches)

@@ -274,6 +274,7 @@ class PartitionEvents(ControllerCore):
         if self.runner is not None:  # batch moves that ended free their slots for others at once
             await self.runner.sync(batch)
             await self.runner.tick(batch)
+            await self.runner.throttles()
         completed = bool(self._reassigner().completed)
         await self._sequenced().after_completions(list(self._reassigner().completed))
         await self._intake().after_completions()

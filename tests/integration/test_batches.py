@@ -128,7 +128,9 @@ async def test_two_batches_in_flight_respect_per_broker_caps(procs: Procs, zk: Z
         assert first["batch"]["plan_id"] == "plan-1"
         for batch_id in ("a", "b"):
             done = await eventually(
-                lambda i=batch_id: state_is(c, i, "completed"), timeout_s=120, what=f"batch {batch_id} completes"
+                lambda i=batch_id: state_is(c, i, "completed"),
+                timeout_s=120,
+                what=f"batch {batch_id} completes",
             )
             assert done["counts"]["completed"] == 6
     assert sampled.samples > 10
@@ -244,3 +246,89 @@ async def test_refusals_idempotency_and_conflicts(procs: Procs, zk: ZkClient) ->
     assert set(written.moves) == {("t", 0)} and set(written.refusals) == {("t", 1), ("t", 9)}
     assert await zk.exists(paths.topic("t")) is not None
     assert codec.decode_topic((await zk.get(paths.topic("t"))).data).partitions[1] == (1, 2)
+
+
+async def config_of(zk: ZkClient, path: str) -> dict[str, str] | None:
+    znode = await zk.get_or_none(path)
+    return None if znode is None else dict(codec.decode_entity_config(znode.data))
+
+
+async def put_config(zk: ZkClient, path: str, config: dict[str, str]) -> None:
+    await zk.create(path, codec.encode_entity_config(config), make_parents=True)
+
+
+THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+
+
+async def throttled(zk: ZkClient, broker: int, rate: str) -> bool:
+    config = await config_of(zk, paths.config_broker(broker)) or {}
+    return all(config.get(k) == rate for k in THROTTLE_KEYS)
+
+
+async def test_a_batch_owns_its_throttles_and_restores_them_exactly(procs: Procs, zk: ZkClient) -> None:
+    [c] = await cluster(procs, zk, 5)
+    operator_4 = {"leader.replication.throttled.rate": "12345", "some.other.key": "kept"}
+    await put_config(zk, paths.config_broker(4), operator_4)
+    await put_config(zk, paths.config_broker(5), {"follower.replication.throttled.rate": "777"})
+    untouched = await zk.get(paths.config_broker(5))
+    await put_config(
+        zk,
+        paths.config_topic("t"),
+        {"reassignd.sim.initial.bytes": str(SIZE * 5), "follower.replication.throttled.replicas": "0:9"},
+    )
+    await make_topic(zk, "t", {p: (1, 2) for p in range(3)})
+    body = batch_body("th", {("t", p): [3, 4] for p in range(3)}, throttle_bytes_per_s=60000)
+    await submit(c, body)
+    for b in (1, 2, 3, 4):
+        await eventually(lambda b=b: throttled(zk, b, "60000"), what=f"broker {b} throttled by the batch")
+    topic_config = await config_of(zk, paths.config_topic("t"))
+    assert topic_config is not None
+    followers = set(topic_config["follower.replication.throttled.replicas"].split(","))
+    assert {"0:9", "0:3", "0:4"} <= followers
+    assert "0:1" in topic_config["leader.replication.throttled.replicas"]
+    status_now = await status(c, "th")
+    assert set(status_now["throttles"]["brokers"]) == {1, 2, 3, 4}
+
+    await eventually(lambda: state_is(c, "th", "completed"), timeout_s=120, what="the batch completes")
+
+    async def restored() -> bool:
+        one = await config_of(zk, paths.config_broker(1)) or {}
+        return (
+            not any(k in one for k in THROTTLE_KEYS)
+            and await config_of(zk, paths.config_broker(4)) == operator_4
+        )
+
+    await eventually(restored, what="broker throttles restored exactly")
+    topic_config = await config_of(zk, paths.config_topic("t"))
+    assert topic_config == {
+        "reassignd.sim.initial.bytes": str(SIZE * 5),
+        "follower.replication.throttled.replicas": "0:9",
+    }
+    assert (await zk.get(paths.config_broker(5))).stat.version == untouched.stat.version
+    written = await journaled(zk, "th")
+    assert not written.broker_throttles and not written.topic_throttles
+
+
+async def test_throttles_restored_after_a_crash_and_a_stop(procs: Procs, zk: ZkClient) -> None:
+    first, second = await cluster(procs, zk, 4, standby=True)
+    await put_config(zk, paths.config_broker(3), {"leader.replication.throttled.rate": "999"})
+    await make_topic(zk, "t", {p: (1, 2) for p in range(4)}, initial_bytes=SIZE * 50)
+    await submit(first, batch_body("cs", {("t", p): [3, 4] for p in range(4)}, throttle_bytes_per_s=50000))
+    await eventually(lambda: throttled(zk, 3, "50000"), what="broker 3 throttled by the batch")
+    first.proc.kill()
+    await active_one(second)
+    await eventually(lambda: state_is(second, "cs", "running"), what="the standby has the batch")
+    code, stopped = await second.post("/v1/batches/cs/stop", {})
+    assert code == 200 and stopped["state"] == "stopped"
+
+    async def restored() -> bool:
+        configs = [await config_of(zk, paths.config_broker(b)) or {} for b in (1, 2, 4)]
+        return all(not any(k in c for k in THROTTLE_KEYS) for c in configs) and await config_of(
+            zk, paths.config_broker(3)
+        ) == {"leader.replication.throttled.rate": "999"}
+
+    await eventually(restored, what="every throttle back as it was")
+    topic_config = await config_of(zk, paths.config_topic("t")) or {}
+    assert "follower.replication.throttled.replicas" not in topic_config
+    for p in range(4):
+        assert await completed(zk, "t", p, (1, 2))
