@@ -43,6 +43,7 @@ from reassignd.controller.snapshot import (
 from reassignd.controller.topics import TopicMutations
 from reassignd.controller.writer import ZkWriter
 from reassignd.errors import ReassigndError
+from reassignd.executor.model import BatchState, MoveState
 from reassignd.quotas.config_changes import ConfigChangeReader
 from reassignd.quotas.entities import ConfigKey
 from reassignd.quotas.manager import QuotaManager
@@ -294,6 +295,7 @@ class ControllerCore:
             )
             self.metrics.partitions.set(0)
             self.metrics.reassigning_partitions.set(0)
+            self._batch_metrics()
             return
         self._reassignment_views(ctx, ctx.dirty_topics)
         for topic in ctx.dirty_topics:
@@ -318,6 +320,17 @@ class ControllerCore:
         self.metrics.partitions.set(len(ctx.states))
         self.metrics.reassigning_partitions.set(len(ctx.reassigning))
         self.metrics.live_brokers.set(len(ctx.brokers))
+        self._batch_metrics()
+
+    def _batch_metrics(self) -> None:
+        batches = self.runner.batches.values() if self.runner is not None else ()
+        for state in BatchState:
+            self.metrics.batches.labels(state.value).set(sum(1 for b in batches if b.state is state))
+        for move_state in MoveState:
+            count = sum(1 for b in batches for _ in b.in_state(move_state))
+            self.metrics.batch_moves.labels(move_state.value).set(count)
+        self.metrics.batch_throttles.labels("broker").set(sum(len(b.broker_throttles) for b in batches))
+        self.metrics.batch_throttles.labels("topic").set(sum(len(b.topic_throttles) for b in batches))
         self.metrics.offline_partitions.set(sum(self._offline_by_topic.values()))
 
     def _update_quota_metrics(self) -> None:

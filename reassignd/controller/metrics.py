@@ -60,6 +60,18 @@ class ControllerMetrics:
             registry=r,
         )
         self.live_brokers = Gauge("reassignd_controller_live_brokers", "Registered broker agents", registry=r)
+        self.batches = Gauge(
+            "reassignd_batches", "Batches the active controller knows, by state", ["state"], registry=r
+        )
+        self.batch_moves = Gauge(
+            "reassignd_batch_moves", "Moves of every batch, by state", ["state"], registry=r
+        )
+        self.batch_throttles = Gauge(
+            "reassignd_batch_throttles",
+            "Throttles batches have set and not yet restored, by kind (broker, topic)",
+            ["kind"],
+            registry=r,
+        )
         self.decode_errors = Counter(
             "reassignd_controller_znode_decode_errors",
             "Znodes that could not be decoded, by kind",

@@ -141,6 +141,11 @@ async def test_two_batches_in_flight_respect_per_broker_caps(procs: Procs, zk: Z
     z = await topic_znode(zk, "t")
     assert {p: z.partitions[p] for p in range(12)} == {p: (3, 4) if p < 6 else (5, 6) for p in range(12)}
     assert not z.adding and not z.removing
+    code, metrics = await c.get("/metrics")
+    assert code == 200
+    assert 'reassignd_batches{state="completed"} 2.0' in metrics
+    assert 'reassignd_batch_moves{state="completed"} 12.0' in metrics
+    assert 'reassignd_batch_moves{state="running"} 0.0' in metrics
 
 
 async def test_a_standby_resumes_a_batch_after_the_active_controller_is_killed(
