@@ -374,11 +374,12 @@ class _Conn:
                 frame = await self._read_frame(self.client_reader)
                 request = decode_request(frame)
                 cut = self.proxy._observe(request)
+                if cut is not None:
+                    self.cut = cut  # before forwarding: its reply must not slip through
+                    log.info("proxy: cutting after forwarding %s", request)
                 self.up_writer.write(_INT.pack(len(frame)) + frame)
                 await self.up_writer.drain()
                 if cut is not None:
-                    log.info("proxy: cutting after forwarding %s", request)
-                    self.cut = cut
                     return  # nothing after it reaches ZooKeeper; wait for its reply
 
     async def _server_to_queue(self) -> None:
