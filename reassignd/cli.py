@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import uvloop
 
+from reassignd.admin.batch_command import AdminBatchCommand
 from reassignd.admin.command_line import AdminReassignCommand
 from reassignd.config import (
     BrokerCommand,
@@ -47,7 +48,7 @@ async def serve(command: Command, stop: asyncio.Event) -> None:
             from reassignd.broker.agent import run_agents  # noqa: PLC0415
 
             await run_agents(list(cluster), stop)
-        case AdminReassignCommand():
+        case AdminReassignCommand() | AdminBatchCommand():
             raise TypeError("admin clients run once (see run()), not until stopped")
 
 
@@ -80,7 +81,9 @@ def command_name(argv: Sequence[str]) -> str:
         if arg in ("controller", "broker", "cluster"):
             return arg
         if arg == "admin":
-            return " ".join(argv[i : i + 2]) if list(argv[i + 1 : i + 2]) == ["reassign"] else arg
+            return (
+                " ".join(argv[i : i + 2]) if list(argv[i + 1 : i + 2]) in (["reassign"], ["batch"]) else arg
+            )
     return ""
 
 
@@ -96,6 +99,10 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
         from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
 
         return run_reassign(command.settings, sys.stdout, sys.stderr)
+    if isinstance(command, AdminBatchCommand):
+        from reassignd.admin.batch import run_batch  # noqa: PLC0415 (only this client)
+
+        return run_batch(command.settings, sys.stdout, sys.stderr)
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             runner.run(serve_until_signalled(command))

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reassignd.admin import settings as admin
+from reassignd.admin.batch_command import AdminBatchCommand, BatchVerb, add_batch_parser, batch_settings
+from reassignd.admin.batch_file import BatchBody
 from reassignd.admin.command_line import AdminReassignCommand, add_reassign_parser, reassign_settings
 from reassignd.admin.plan import Plan
 from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S, BrokerSettings, cluster_settings
@@ -307,7 +309,7 @@ class ClusterCommand:
     log: LogSettings = field(default_factory=LogSettings)
 
 
-Command = ControllerCommand | BrokerCommand | ClusterCommand | AdminReassignCommand
+Command = ControllerCommand | BrokerCommand | ClusterCommand | AdminReassignCommand | AdminBatchCommand
 
 
 # --- pure resolution ----------------------------------------------------------------------------------
@@ -417,6 +419,27 @@ def resolve_admin_reassign(
         raise ConfigError(str(e)) from None
     log = LogSettings(_str(values, "log-level"), "json" if values["log-format"] == "json" else "text")
     return AdminReassignCommand(settings, log)
+
+
+def resolve_admin_batch(
+    verb: BatchVerb,
+    batch_file: str | None,
+    batch_id: str | None,
+    flags: Mapping[str, object],
+    env: Mapping[str, str],
+    file: Mapping[str, object],
+    file_source: str = "config file",
+    read_file: Callable[[str], tuple[BatchBody, ...]] | None = None,
+) -> AdminBatchCommand:
+    """``reassignd admin batch``: connection options merged as for any command, then the verb's
+    argument and batch file checked (exit 2)."""
+    values = _merge("admin", flags, env, file, file_source)
+    try:
+        settings = batch_settings(verb, batch_file, batch_id, values, read_file)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    log = LogSettings(_str(values, "log-level"), "json" if values["log-format"] == "json" else "text")
+    return AdminBatchCommand(settings, log)
 
 
 def _str(values: Mapping[str, object], flag: str) -> str:
@@ -537,6 +560,7 @@ def build_parser() -> argparse.ArgumentParser:
         if command == "admin":
             clients = sub.add_subparsers(dest="admin_client", metavar="CLIENT")
             add_reassign_parser(clients, functools.partial(_add_options, options=options))
+            add_batch_parser(clients, functools.partial(_add_options, options=options))
         else:
             _add_options(sub, options)
     return parser
@@ -581,9 +605,16 @@ def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
             2, "reassignd: error: choose a command: controller, broker, cluster, admin (see --help)\n"
         )
     if command == "admin" and args.get("admin_client") is None:
-        parser.exit(2, "reassignd admin: error: choose a client: reassign (see reassignd admin --help)\n")
+        parser.exit(
+            2, "reassignd admin: error: choose a client: reassign, batch (see reassignd admin --help)\n"
+        )
+    if command == "admin" and args.get("admin_client") == "batch" and args.get("batch_verb") is None:
+        verbs = ", ".join(v.value for v in BatchVerb)
+        parser.exit(2, f"reassignd admin batch: error: choose a verb: {verbs} (see --help)\n")
     admin_client, verb = args.pop("admin_client", None), args.pop("verb", None)
     plan_path = args.pop("reassignment_json_file", None)
+    batch_verb, batch_file = args.pop("batch_verb", None), args.pop("batch_file", None)
+    batch_id = args.pop("batch_id", None)
     config_path = args.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
     file: dict[str, object] = {}
     if config_path:
@@ -592,6 +623,10 @@ def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
     if admin_client == "reassign":
         assert isinstance(verb, admin.Verb), "argparse requires exactly one verb"
         return resolve_admin_reassign(verb, plan_path, flags, env, file, config_path or "config file")
+    if admin_client == "batch":
+        return resolve_admin_batch(
+            BatchVerb(batch_verb), batch_file, batch_id, flags, env, file, config_path or "config file"
+        )
     resolved = resolve(command, flags, env, file, config_path or "config file")
     check_files(resolved)
     return resolved

@@ -16,7 +16,7 @@ from reassignd.http import auth
 from reassignd.http.agent_reports import agent_session
 from reassignd.http.keys import SETTINGS, TOKENS, VIEW
 from reassignd.http.middleware import auth_middleware, error_middleware
-from reassignd.http.routes import cluster, docs, health, quotas, reassignments, topics
+from reassignd.http.routes import batches, cluster, docs, health, quotas, reassignments, topics
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger bodies: 413
 
@@ -24,6 +24,7 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     health.routes,
     cluster.routes,
     reassignments.routes,
+    batches.routes,
     topics.routes,
     quotas.routes,
     docs.routes,

@@ -9,6 +9,7 @@ import functools
 from importlib import metadata
 from typing import Any
 
+from reassignd.http.batch_requests import BATCH_ID_PATTERN
 from reassignd.http.json_input import INT32_MAX
 from reassignd.http.openapi_schemas import SCHEMAS, Schema, array, integer, ref
 
@@ -111,6 +112,7 @@ def _query(name: str, schema: Schema, description: str, *, repeatable: bool = Fa
 
 
 TOPIC = _path_param("topic", {"type": "string", "minLength": 1})
+BATCH_ID = _path_param("batch_id", {"type": "string", "pattern": f"^{BATCH_ID_PATTERN}$"})
 PARTITION = _path_param("partition", integer(0, INT32_MAX))
 MODE = _query(
     "mode",
@@ -124,6 +126,64 @@ CLIENT_ID = {
     "description": "the client id quotas are charged to (empty when absent); logged",
     "schema": {"type": "string"},
 }
+
+
+_UNKNOWN_BATCH = {"404": _answer("no batch has this id (error 42)", ERROR)}
+_CONTROLS = {
+    "pause": "pause a batch: it starts nothing new, moves in flight go on",
+    "resume": "resume a paused batch",
+    "stop": "stop a batch: pending moves dropped, running ones reverted to their previous replicas",
+    "rollback": "stop a batch, then move each of its completed partitions back in a new batch "
+    "(named in rollback_batch_id)",
+}
+
+
+def _batch_paths() -> Json:
+    status = _answer("the batch's status", ref("BatchStatusWithRunning"))
+    paths: Json = {
+        "/v1/batches": {
+            "get": _operation(
+                "listBatches",
+                "every batch the active controller knows, with its progress (no running moves)",
+                "batches",
+                _read(_answer("batches, oldest first", ref("Batches")), _NOT_CONTROLLER),
+            ),
+            "post": _operation(
+                "submitBatch",
+                "submit a batch of moves to the executor",
+                "batches",
+                {
+                    **_write(_answer("the batch and per-partition results", ref("SubmitBatchResponse"))),
+                    "409": _answer(
+                        "the batch id names a batch submitted with another body (error 10004 BATCH_ID_IN_USE)",
+                        ERROR,
+                    ),
+                },
+                body=ref("SubmitBatchRequest"),
+            ),
+        },
+        "/v1/batches/{batch_id}": {
+            "get": _operation(
+                "describeBatch",
+                "one batch's status, with its moves in flight",
+                "batches",
+                _read(status, _UNKNOWN_BATCH, _NOT_CONTROLLER),
+                parameters=[BATCH_ID],
+            )
+        },
+    }
+    for action, summary in _CONTROLS.items():
+        responses = {
+            **_write(status, body=False),
+            **_UNKNOWN_BATCH,
+            "400": _answer(
+                "the batch's state does not allow this (error 42), or an unknown query parameter", ERROR
+            ),
+        }
+        paths[f"/v1/batches/{{batch_id}}/{action}"] = {
+            "post": _operation(f"{action}Batch", summary, "batches", responses, parameters=[BATCH_ID])
+        }
+    return paths
 
 
 def _paths() -> Json:
@@ -277,6 +337,7 @@ def _paths() -> Json:
                 parameters=[TOPIC, PARTITION, MODE],
             )
         },
+        **_batch_paths(),
         "/v1/quotas": {
             "get": _operation(
                 "describeQuotas",

@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from reassignd.errors import ReassigndError, error_name
+from reassignd.executor.errors import UnknownBatch
 from reassignd.http.auth import AuthenticationFailed
 
 # HTTP status of a top-level error, by Kafka code; anything else a client did wrong is 400.
@@ -20,6 +21,7 @@ HTTP_STATUS_BY_ERROR_CODE: dict[int, int] = {
     41: 503,  # NOT_CONTROLLER
     42: 400,  # INVALID_REQUEST
     89: 429,  # THROTTLING_QUOTA_EXCEEDED
+    10004: 409,  # BATCH_ID_IN_USE: the batch id names a batch with another body
 }
 
 UNKNOWN_SERVER_ERROR = -1
@@ -29,6 +31,8 @@ INVALID_REQUEST = 42
 def http_status(error: ReassigndError) -> int:
     if isinstance(error, AuthenticationFailed):
         return 401
+    if isinstance(error, UnknownBatch):  # 42, but a resource that is not there: 404
+        return 404
     return HTTP_STATUS_BY_ERROR_CODE.get(error.error_code, 400)
 
 

@@ -1,11 +1,17 @@
-"""A fake ControllerView for the HTTP tests of topic mutations and quotas: it records every
-request that reaches the "controller" and answers with what the test set (or raises)."""
+"""A fake ControllerView for the HTTP tests of topic mutations, quotas and batches: it records every
+request that reaches the "controller" and answers with what the test set (or raises).
+
+Batches behave as the real controller's do, over the executor's pure functions (``submit``,
+``pause``, ``resume``, ``stop``, ``rollback``): a partition's replicas are the snapshot's, live
+brokers the snapshot's brokers, and every change is published in the snapshot's ``batches``.
+Nothing ever moves: the test changes moves' states itself (``set_batch``)."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +19,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
+from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -28,9 +35,16 @@ from reassignd.controller.requests import (
     TopicsResult,
 )
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import ActiveController, ClusterSnapshot
+from reassignd.controller.snapshot import ActiveController, BatchAction, BatchControlResult, ClusterSnapshot
+from reassignd.controller.validation import validate_target
+from reassignd.errors import NotController, ReassigndError
+from reassignd.executor import lifecycle
+from reassignd.executor.errors import UnknownBatch
+from reassignd.executor.model import Batch, BatchSpec, PartitionSpec, Replicas, TopicPartition
+from reassignd.executor.submit import SubmitResult, submit
 from reassignd.http import build_app
 from reassignd.http.auth import Principal
+from reassignd.http.batch_progress import partition_view
 
 Client = TestClient[web.Request, web.Application]
 Request = (
@@ -62,9 +76,63 @@ class FakeView:
     requests: list[Request] = field(default_factory=list)
     described: list[tuple[str | None, str | None]] = field(default_factory=list)
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    submitted: list[BatchSpec] = field(default_factory=list)
+    controlled: list[tuple[str, BatchAction]] = field(default_factory=list)
+    now_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
 
     def snapshot(self) -> ClusterSnapshot:
         return self.current
+
+    # --- batches, as the controller runs them (without the moves) ---------------------------------
+
+    def _replicas(self, tp: TopicPartition) -> Replicas | None:
+        view = partition_view(self.current, tp)
+        return None if view is None else view.replicas
+
+    def _validate(self, p: PartitionSpec) -> ReassigndError | None:
+        view = partition_view(self.current, p.tp)
+        current = None if view is None else ReplicaAssignment(view.replicas)
+        return validate_target(p.replicas, current, self.current.brokers, topic_deleting=False)
+
+    def set_batch(self, *batches: Batch) -> None:
+        """Publish ``batches`` (new ones or new states of known ones) in the snapshot."""
+        known = dict(self.current.batches)
+        known.update((b.batch_id, b) for b in batches)
+        self.current = dataclasses.replace(self.current, batches=known)
+
+    async def submit_batch(self, spec: BatchSpec) -> SubmitResult:
+        self.submitted.append(spec)
+        if self.fail_with is not None:
+            raise self.fail_with
+        if not self.current.active:
+            raise NotController()
+        result = submit(spec, self.current.batches, self._replicas, self._validate, self.now_ms())
+        if result.created:
+            self.set_batch(result.batch)
+        return result
+
+    async def control_batch(self, batch_id: str, action: BatchAction) -> BatchControlResult:
+        self.controlled.append((batch_id, action))
+        if self.fail_with is not None:
+            raise self.fail_with
+        if not self.current.active:
+            raise NotController()
+        batch = self.current.batches.get(batch_id)
+        if batch is None:
+            raise UnknownBatch(f"no batch {batch_id!r}")
+        now = self.now_ms()
+        match action:
+            case BatchAction.PAUSE:
+                self.set_batch(lifecycle.pause(batch, now))
+            case BatchAction.RESUME:
+                self.set_batch(lifecycle.resume(batch, now))
+            case BatchAction.STOP:
+                self.set_batch(lifecycle.stop(batch, now)[0])
+            case BatchAction.ROLLBACK:
+                outcome = lifecycle.rollback(batch, self.current.batches, self._replicas, self._validate, now)
+                self.set_batch(outcome.batch, outcome.reverse.batch)
+                return BatchControlResult(self.current.batches[batch_id], outcome.reverse.batch.batch_id)
+        return BatchControlResult(self.current.batches[batch_id])
 
     def _record(self, request: Request) -> None:
         self.requests.append(request)

@@ -22,6 +22,7 @@ from reassignd.controller.requests import Caller
 from reassignd.errors import InvalidRequest
 from reassignd.http import build_app
 from reassignd.http.auth import PUBLIC_PATHS, Principal, Role
+from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import INT32_MAX
 from reassignd.http.openapi import openapi_document
 from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
@@ -33,7 +34,7 @@ from reassignd.http.topic_requests import (
     parse_create_topics,
     parse_delete_topics,
 )
-from tests.unit import test_http_quotas, test_http_reassignments, test_http_topics
+from tests.unit import test_http_batches, test_http_quotas, test_http_reassignments, test_http_topics
 from tests.unit.fake_controller_view import ACTIVE, SETTINGS, FakeView, call, serve
 
 DOC = openapi_document()
@@ -45,6 +46,7 @@ PARSERS: dict[str, Callable[[bytes], object]] = {
     "/v1/topics/delete": lambda raw: parse_delete_topics(raw, Caller()),
     "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Caller()),
     "/v1/quotas": parse_alter_quotas,
+    "/v1/batches": lambda raw: parse_submit_body(raw, BatchDefaults.of(SETTINGS), lambda: "b-1"),
 }
 
 
@@ -113,7 +115,7 @@ async def test_a_standby_answers_503_exactly_where_the_document_says() -> None:
         for method, path, op in operations():
             if method != "GET":
                 continue
-            resp = await c.get(path.replace("{topic}", "orders"))
+            resp = await c.get(path.replace("{topic}", "orders").replace("{batch_id}", "b-1"))
             assert resp.status in (200, 503), f"{path}: {resp.status}"
             assert (resp.status == 503) == declares_not_controller(op), path
             if resp.status == 503:
@@ -132,7 +134,14 @@ def declares_not_controller(op: dict[str, Any]) -> bool:
 
 def test_every_read_of_the_active_controllers_data_declares_503() -> None:
     reads = {path for method, path, op in operations() if method == "GET" and declares_not_controller(op)}
-    assert reads == {"/v1/brokers", "/v1/topics", "/v1/topics/{topic}", "/v1/reassignments"}
+    assert reads == {
+        "/v1/brokers",
+        "/v1/topics",
+        "/v1/topics/{topic}",
+        "/v1/reassignments",
+        "/v1/batches",
+        "/v1/batches/{batch_id}",
+    }
 
 
 def test_bearer_auth_everywhere_but_the_public_endpoints() -> None:
@@ -169,8 +178,10 @@ def parser_accepts(path: str, raw: bytes) -> bool:
     return True
 
 
-def test_every_post_route_has_a_parser_here() -> None:
-    assert {path for method, path, _ in operations() if method == "POST"} == set(PARSERS)
+def test_every_post_route_with_a_body_has_a_parser_here() -> None:
+    assert {path for method, path, op in operations() if method == "POST" and "requestBody" in op} == set(
+        PARSERS
+    )
 
 
 def request_objects(schema: Any) -> Iterator[dict[str, Any]]:
@@ -189,7 +200,8 @@ def request_objects(schema: Any) -> Iterator[dict[str, Any]]:
     [
         n
         for n in SCHEMAS
-        if n.endswith("Request") or n in ("NewTopic", "KafkaAlterReassignments", "ReassignmentPlan")
+        if n.endswith("Request")
+        or n in ("NewTopic", "KafkaAlterReassignments", "ReassignmentPlan", "BatchPartitionSpec")
     ],
 )
 def test_request_objects_are_closed(name: str) -> None:
@@ -224,6 +236,19 @@ VALID: list[tuple[str, Any]] = [
         },
     ),
     ("/v1/quotas", {"entries": [test_http_quotas.entry({})]}),
+    ("/v1/batches", test_http_batches.FULL),
+    ("/v1/batches", {"partitions": []}),
+    (
+        "/v1/batches",
+        {
+            "partitions": [{"topic": "", "partition": 0, "replicas": [], "expected_replicas": None}],
+            "plan_id": None,
+            "throttle_bytes_per_s": None,
+            "limits": {"moves_in_cluster": INT32_MAX},
+            "strategy": ["large_first", "spread_brokers"],
+            "batch_id": "a.b_c-D.rollback",
+        },
+    ),
 ]
 
 
@@ -249,6 +274,7 @@ MALFORMED = [
     *(("/v1/reassignments", raw, message) for raw, message in test_http_reassignments.MALFORMED),
     *test_http_topics.CASES,
     *(("/v1/quotas", raw, message) for raw, message in test_http_quotas.MALFORMED),
+    *(("/v1/batches", raw, message) for raw, message in test_http_batches.MALFORMED),
 ]
 
 
@@ -277,8 +303,8 @@ def _integral(value: Any) -> Any:
 _LOADED = schemathesis.openapi.from_dict(DOC)
 _BODY_CASES = [
     (method, path, mode)
-    for method, path, _ in operations()
-    if method == "POST"
+    for method, path, op in operations()
+    if method == "POST" and "requestBody" in op
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 ]
 

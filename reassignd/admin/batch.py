@@ -1,0 +1,113 @@
+"""``reassignd admin batch``: the controller's batch endpoints from the command line.
+
+The imperative shell: each verb asks the HTTP API (:mod:`reassignd.admin.api`, which finds the
+active controller from any instance), then prints what :mod:`reassignd.admin.batch_report` makes
+of the answers. Exit codes: 0 done; 1 a refused partition, a batch the controller would not take
+(its id in use with another body) or a failure of the run (one line on stderr). A batch file that
+cannot be used never gets here: the command line refuses it (exit 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO, TypeVar
+from urllib.parse import quote
+
+import uvloop
+
+from reassignd.admin import batch_report as report
+from reassignd.admin.api import AdminError, ApiError, ControllerApi
+from reassignd.admin.batch_command import BatchSettings, BatchVerb
+from reassignd.admin.batch_file import BatchBody
+from reassignd.admin.shapes import ResponseError
+
+BATCHES = "/v1/batches"
+# Answers about one batch of a file; the others are still submitted. Any other failure ends the run.
+_PER_BATCH_STATUS = (400, 409)
+
+T = TypeVar("T")
+
+
+def _decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
+    try:
+        return decode(body)
+    except ResponseError as e:
+        raise AdminError(f"unexpected answer from the controller to {what}: {e}") from None
+
+
+def _say(out: TextIO, lines: str | Iterable[str]) -> None:
+    for line in [lines] if isinstance(lines, str) else lines:
+        print(line, file=out)
+    out.flush()
+
+
+def _batch_path(batch_id: str, action: str | None = None) -> str:
+    path = f"{BATCHES}/{quote(batch_id, safe='')}"
+    return path if action is None else f"{path}/{action}"
+
+
+async def submit(api: ControllerApi, bodies: Iterable[BatchBody], out: TextIO) -> int:
+    """Each batch in order; one the controller refuses whole is reported and the next goes on."""
+    failed = False
+    for b in bodies:
+        try:
+            answer = await api.post(BATCHES, b.body)
+        except ApiError as e:
+            if e.status not in _PER_BATCH_STATUS:
+                raise
+            name = b.batch_id if b.batch_id is not None else b.where or "the batch"
+            _say(out, f"Batch {name} not submitted: {e}")
+            failed = True
+            continue
+        submitted = _decoded(report.decode_submitted, answer, f"POST {BATCHES}")
+        _say(out, report.submitted_lines(submitted))
+        failed = failed or bool(submitted.refused)
+    return 1 if failed else 0
+
+
+async def list_batches(api: ControllerApi, out: TextIO) -> int:
+    _say(out, report.list_lines(_decoded(report.decode_list, await api.get(BATCHES), f"GET {BATCHES}")))
+    return 0
+
+
+async def describe(api: ControllerApi, batch_id: str, out: TextIO) -> int:
+    path = _batch_path(batch_id)
+    _say(out, report.describe_lines(_decoded(report.decode_status, await api.get(path), f"GET {path}")))
+    return 0
+
+
+async def control(api: ControllerApi, batch_id: str, action: str, out: TextIO) -> int:
+    path = _batch_path(batch_id, action)
+    status = _decoded(report.decode_status, await api.post(path, {}), f"POST {path}")
+    _say(out, report.control_line(action, status))
+    return 0
+
+
+async def run_verb(settings: BatchSettings, out: TextIO) -> int:
+    async with ControllerApi.open(
+        settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
+    ) as api:
+        verb = settings.verb
+        if verb is BatchVerb.SUBMIT:
+            return await submit(api, settings.bodies, out)
+        if verb is BatchVerb.LIST:
+            return await list_batches(api, out)
+        assert settings.batch_id is not None, f"{verb.value} names a batch"
+        if verb is BatchVerb.DESCRIBE:
+            return await describe(api, settings.batch_id, out)
+        return await control(api, settings.batch_id, verb.value, out)
+
+
+def run_batch(settings: BatchSettings, out: TextIO, err: TextIO) -> int:
+    """Run one verb to its end; a failure of the run is one line on ``err`` and exit 1."""
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(run_verb(settings, out))
+    except AdminError as e:
+        reason = str(e)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    out.flush()
+    print(f"reassignd admin batch: error: {reason}", file=err)
+    return 1

@@ -1,0 +1,144 @@
+"""The batch executor's endpoints (HTTP_API.md, "Batches").
+
+- ``POST /v1/batches`` (admin): the body parsed strictly and checked whole
+  (:func:`~reassignd.executor.model.spec_error`) before the controller sees it (400/42 naming the
+  field, nothing submitted), defaults from the controller's settings, a missing ``batch_id``
+  generated (``b-<32 hex digits>``). The same id with another body is 409, error 10004.
+- ``GET /v1/batches``, ``GET /v1/batches/{batch_id}`` (viewer): the active controller's batches
+  with byte-level progress from the broker agents; a standby answers 503 NOT_CONTROLLER (it knows
+  no batch), an unknown id 404.
+- ``POST /v1/batches/{batch_id}/pause|resume|stop|rollback`` (admin): the batch's status after the
+  action; a rollback's names the reverse batch in ``rollback_batch_id``. An unknown id is 404, an
+  action the batch's state does not allow 400 (error 42).
+
+Errors the controller raises go through the error middleware.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from reassignd.broker.protocol import ReplicasReport
+from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.snapshot import BatchAction, ClusterSnapshot
+from reassignd.errors import InvalidRequest
+from reassignd.executor.errors import UnknownBatch
+from reassignd.executor.model import Batch, spec_error
+from reassignd.executor.progress import BatchStatus, StuckRule, batch_status
+from reassignd.executor.submit import partition_outcomes
+from reassignd.http.active import active_snapshot
+from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.batch_progress import batch_inputs, brokers_to_ask
+from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
+from reassignd.http.batch_shapes import list_json, status_json, submit_json
+from reassignd.http.json_input import query_params
+from reassignd.http.keys import SETTINGS, VIEW
+from reassignd.http.progress import index_reports
+from reassignd.http.responses import json_response
+
+routes = web.RouteTableDef()
+
+
+def new_batch_id() -> str:
+    return f"b-{uuid.uuid4().hex}"
+
+
+def stuck_rule(settings: ControllerSettings) -> StuckRule:
+    return StuckRule(
+        after_ms=round(settings.batch_stuck_after_s * 1000),
+        below_bytes_per_s=settings.batch_stuck_below_bytes_per_s,
+    )
+
+
+async def _statuses(
+    request: web.Request, snapshot: ClusterSnapshot, batches: Sequence[Batch]
+) -> list[BatchStatus]:
+    """Each batch's status, with what the agents report now (one request per agent involved)."""
+    reports: dict[int, ReplicasReport] = {}
+    wanted = brokers_to_ask(batches, snapshot)
+    if wanted:
+        reports = await fetch_reports(request.app[AGENT_SESSION], agent_urls(snapshot.brokers, wanted))
+    replicas = index_reports(reports)
+    rule = stuck_rule(request.app[SETTINGS])
+    now_ms = int(time.time() * 1000)
+    statuses = []
+    for batch in batches:
+        inputs = batch_inputs(batch, snapshot, replicas)
+        statuses.append(batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule))
+    return statuses
+
+
+@routes.post("/v1/batches")
+async def submit_batch(request: web.Request) -> web.Response:
+    query_params(request.query.items(), ())
+    defaults = BatchDefaults.of(request.app[SETTINGS])
+    spec = parse_submit_body(await request.read(), defaults, new_batch_id)  # over the limit: 413
+    if (reason := spec_error(spec)) is not None:
+        raise InvalidRequest(reason)
+    view = request.app[VIEW]
+    result = await view.submit_batch(spec)
+    snapshot = view.snapshot()
+    # the batch as the controller published it once the submission's event ended (its first moves
+    # may have started), unless the snapshot is behind the answer
+    published = snapshot.batches.get(spec.batch_id)
+    batch = result.batch
+    if (
+        published is not None
+        and published.created_ms == batch.created_ms
+        and published.updated_ms >= batch.updated_ms
+    ):
+        batch = published
+    [status] = await _statuses(request, snapshot, [batch])
+    return json_response(submit_json(status, partition_outcomes(batch), created=result.created))
+
+
+@routes.get("/v1/batches")
+async def list_batches(request: web.Request) -> web.Response:
+    snapshot = active_snapshot(request)
+    return json_response(list_json(await _statuses(request, snapshot, list(snapshot.batches.values()))))
+
+
+@routes.get("/v1/batches/{batch_id}")
+async def describe_batch(request: web.Request) -> web.Response:
+    snapshot = active_snapshot(request)
+    batch_id = request.match_info["batch_id"]
+    batch = snapshot.batches.get(batch_id)
+    if batch is None:
+        raise UnknownBatch(f"no batch {batch_id!r}")
+    [status] = await _statuses(request, snapshot, [batch])
+    return json_response(status_json(status))
+
+
+async def _control(request: web.Request, action: BatchAction) -> web.Response:
+    query_params(request.query.items(), ())
+    view = request.app[VIEW]
+    result = await view.control_batch(request.match_info["batch_id"], action)
+    [status] = await _statuses(request, view.snapshot(), [result.batch])
+    body = status_json(status)
+    if result.rollback_batch_id is not None:
+        body["rollback_batch_id"] = result.rollback_batch_id
+    return json_response(body)
+
+
+@routes.post("/v1/batches/{batch_id}/pause")
+async def pause_batch(request: web.Request) -> web.Response:
+    return await _control(request, BatchAction.PAUSE)
+
+
+@routes.post("/v1/batches/{batch_id}/resume")
+async def resume_batch(request: web.Request) -> web.Response:
+    return await _control(request, BatchAction.RESUME)
+
+
+@routes.post("/v1/batches/{batch_id}/stop")
+async def stop_batch(request: web.Request) -> web.Response:
+    return await _control(request, BatchAction.STOP)
+
+
+@routes.post("/v1/batches/{batch_id}/rollback")
+async def rollback_batch(request: web.Request) -> web.Response:
+    return await _control(request, BatchAction.ROLLBACK)
