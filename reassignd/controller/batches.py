@@ -174,6 +174,7 @@ class BatchRunner:
                 len(result.batch.refusals),
             )
             await self.tick(batch)
+            return SubmitResult(self.batches[spec.batch_id], created=True)  # as the tick left it
         return result
 
     async def control(self, batch_id: str, action: BatchAction, batch: ControlBatch) -> BatchControlResult:

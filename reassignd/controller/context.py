@@ -37,6 +37,13 @@ class ControllerContext:
     malformed_topics: set[str] = field(default_factory=set)
     topics_to_delete: set[str] = field(default_factory=set)
     dirty_topics: set[str] = field(default_factory=set)
+    # each moving partition's replicas before its move, in their order (/reassignd/origins/<t>),
+    # and the topics whose origins znode exists (or may: a stale one is overwritten)
+    origins: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
+    origin_znodes: set[str] = field(default_factory=set)
+
+    def origin(self, tp: TopicPartition) -> tuple[int, ...] | None:
+        return self.origins.get(tp[0], {}).get(tp[1])
 
     # --- brokers ---
     @property
@@ -65,6 +72,7 @@ class ControllerContext:
             self.malformed_states.discard((topic, p))
             self.reassigning.discard((topic, p))
         self.topic_ids.pop(topic, None)
+        self.origins.pop(topic, None)
         self.dirty_topics.add(topic)
 
     def assignment(self, tp: TopicPartition) -> ReplicaAssignment | None:

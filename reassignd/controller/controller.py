@@ -455,6 +455,29 @@ class Controller(ClientRequests):
                 self._fail(dropped, NotController())
         await self.channel.remove_all()
 
+    async def _load_origins(self, ctx: ControllerContext) -> None:
+        """The recorded replica order before each move (for the topics with moves in flight); a
+        record that does not match a partition's ORS as a set is ignored."""
+        moving = sorted({t for t, _ in ctx.reassigning})
+        for topic, znode in zip(
+            moving, await self.zk.get_many([paths.topic_origins(t) for t in moving]), strict=True
+        ):
+            if znode is None:
+                continue
+            ctx.origin_znodes.add(topic)
+            try:
+                recorded = codec.decode_origins(znode.data)
+            except codec.CodecError as e:
+                self._report(paths.topic_origins(topic), e.reason, "origins")
+                continue
+            ctx.origins[topic] = {
+                p: r
+                for p, r in recorded.items()
+                if (a := ctx.assignment((topic, p))) is not None
+                and a.is_being_reassigned
+                and set(r) == set(a.original_replicas)
+            }
+
     async def _on_controller_failover(self) -> None:
         """Kafka's onControllerFailover, in the order of CONTROLLER.md."""
         ctx = self._require_ctx()
@@ -486,6 +509,7 @@ class Controller(ClientRequests):
         ctx.states.update(states)
         ctx.malformed_states.update(malformed)
         ctx.dirty_topics.update(znodes)
+        await self._load_origins(ctx)
         phase("states")
         batch = ControlBatch(ctx, self.settings.controller_id)
         await self._online_partitions(all_tps, batch)

@@ -91,7 +91,12 @@ class TopicDeleter:
             ops.append(Delete(part_path))
         if partitions or await self.zk.exists(parts_path):
             ops.append(Delete(parts_path))
-        for path in (paths.topic(topic), paths.config_topic(topic), paths.delete_topic(topic)):
+        for path in (
+            paths.topic(topic),
+            paths.topic_origins(topic),
+            paths.config_topic(topic),
+            paths.delete_topic(topic),
+        ):
             if await self.zk.exists(path) is not None:
                 ops.append(Delete(path))
         if ops:

@@ -29,6 +29,7 @@ from reassignd.controller.requests import (
 from reassignd.controller.topic_configs import read_topic_configs
 from reassignd.controller.validation import (
     cancelled_assignment,
+    in_origin_order,
     replica_list_error,
     revert_needs_unclean_election,
     unclean_retarget_error,
@@ -152,6 +153,10 @@ class Intake:
                     request.mode,
                     unclean_allowed=tp not in refused,
                 )
+                if isinstance(outcome, ReplicaAssignment) and current is not None:
+                    legacy = self.legacy.get(tp)
+                    origin = ctx.origin(tp) or (legacy.original_replicas if legacy is not None else None)
+                    outcome = in_origin_order(outcome, current, origin)
                 if tp in refused:
                     log.warning(
                         "cancel of %s-%d refused: no original replica %s is in the ISR %s and the topic does "

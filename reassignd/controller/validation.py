@@ -97,3 +97,14 @@ def cancelled_assignment(
     if not unclean_allowed and revert_needs_unclean_election(current.original_replicas, isr):
         return unclean_revert_error(topic, partition)
     return current.revert()
+
+
+def in_origin_order(
+    outcome: ReplicaAssignment, current: ReplicaAssignment, origin: Sequence[int] | None
+) -> ReplicaAssignment:
+    """A cancel or stop with the original replicas in the order they had before the move (so the
+    preferred leader does not change), when that order is known and matches ORS as a set;
+    Kafka's RS − AR order otherwise."""
+    if origin is None or set(origin) != set(current.original_replicas):
+        return outcome
+    return ReplicaAssignment(tuple(origin) + tuple(r for r in outcome.replicas if r not in origin))

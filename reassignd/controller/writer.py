@@ -138,6 +138,39 @@ class ZkWriter:
                     if not isinstance(one.cause, NoNodeError):
                         raise
 
+    async def _write_with_origins(self, topic: str, write: Op, origins: dict[int, tuple[int, ...]]) -> None:
+        """The topic znode and its origins in one multi: the exact replica order a cancel restores
+        is durable exactly when the move is. An origins znode of an earlier topic of that name may
+        linger: a create that finds it overwrites it."""
+        ctx, path = self.ctx, paths.topic_origins(topic)
+        exists = topic in ctx.origin_znodes
+        for _ in range(2):
+            if origins:
+                data = codec.encode_origins(origins)
+                op: Op = SetData(path, data, -1) if exists else Create(path, data)
+            else:
+                op = Delete(path)
+            try:
+                await self.fenced([write, op])
+                break
+            except MultiFailedError as e:
+                if e.index != 1 or not isinstance(e.cause, NodeExistsError | NoNodeError):
+                    raise
+                if not origins:  # nothing to delete: write the topic alone
+                    await self.fenced([write])
+                    break
+                if isinstance(e.cause, NoNodeError) and not exists:  # no parent (created at startup)
+                    await self.zk.ensure_path(paths.ORIGINS)
+                exists = isinstance(e.cause, NodeExistsError)
+        else:
+            raise MultiFailedError(1, NodeExistsError("origins znode kept changing", path))
+        if origins:
+            ctx.origins[topic] = origins
+            ctx.origin_znodes.add(topic)
+        else:
+            ctx.origins.pop(topic, None)
+            ctx.origin_znodes.discard(topic)
+
     async def write_assignments(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> None:
         """Write the topic znodes of ``updates`` (one write per topic, pipelined on the worker pool
         of :func:`~reassignd.controller.pipeline.for_each`), each then in memory.
@@ -149,7 +182,8 @@ class ZkWriter:
 
         async def one(item: tuple[str, dict[int, ReplicaAssignment]]) -> None:
             topic, parts = item
-            merged = {**ctx.assignments.get(topic, {}), **parts}
+            before = ctx.assignments.get(topic, {})
+            merged = {**before, **parts}
             topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
             znode = codec.TopicZnode(
                 {p: a.replicas for p, a in merged.items()},
@@ -157,7 +191,12 @@ class ZkWriter:
                 {p: a.removing for p, a in merged.items() if a.removing},
                 topic_id,
             )
-            await self.fenced([SetData(paths.topic(topic), codec.encode_topic(znode), -1)])
+            write = SetData(paths.topic(topic), codec.encode_topic(znode), -1)
+            origins = origins_after(ctx.origins.get(topic, {}), before, parts)
+            if origins == ctx.origins.get(topic, {}):
+                await self.fenced([write])
+            else:
+                await self._write_with_origins(topic, write, origins)
             ctx.topic_ids[topic] = topic_id
             for p, a in parts.items():
                 ctx.set_assignment((topic, p), a)
@@ -167,3 +206,22 @@ class ZkWriter:
         # the others running). Topics written before the failure are in memory too; the event
         # fails and the controller reloads from ZooKeeper anyway.
         await for_each(by_topic.items(), one)
+
+
+def origins_after(
+    origins: Mapping[int, tuple[int, ...]],
+    before: Mapping[int, ReplicaAssignment],
+    after: Mapping[int, ReplicaAssignment],
+) -> dict[int, tuple[int, ...]]:
+    """A topic's origins once ``after`` is written: a partition that starts moving records its
+    replicas as they were (in their order); one moving already keeps its record (a re-target is
+    relative to the same origin); one that stops moving drops it. Pure."""
+    out = dict(origins)
+    for p, a in after.items():
+        if not a.is_being_reassigned:
+            out.pop(p, None)
+            continue
+        if p not in out:
+            old = before.get(p)
+            out[p] = old.replicas if old is not None and not old.is_being_reassigned else a.original_replicas
+    return out

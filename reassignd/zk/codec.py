@@ -413,6 +413,27 @@ def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEn
     return tuple(entries)
 
 
+# --- reassignd's origins: each moving partition's replicas before its move, in their order ----------
+
+
+def encode_origins(origins: Mapping[int, tuple[int, ...]]) -> bytes:
+    """``{"version":1,"partitions":{"0":[3,5,6]}}``: ``/reassignd/origins/<topic>``."""
+    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(origins.items())}}
+    return dump("origins", obj, decode_origins)
+
+
+def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
+    obj = load_object(data)
+    read_version(obj, (1,))
+    parts = read_object(get_field(obj, "partitions"), "partitions")
+    out: dict[int, tuple[int, ...]] = {}
+    for key, value in parts.items():
+        if not key.isdigit():
+            raise CodecError(f"field 'partitions' has a key that is not a partition id: {quote(key)}")
+        out[int(key)] = read_replicas(value, field_name("partitions", key), recorded=False)
+    return out
+
+
 # --- KIP-236 sequenced protocol ------------------------------------------------------------------
 
 

@@ -60,7 +60,16 @@ PERSISTENT_PATHS: tuple[str, ...] = (
     CONFIG_CHANGES,
     CLUSTER,
     REASSIGND,
+    f"{REASSIGND}/origins",
 )
+
+
+ORIGINS = f"{REASSIGND}/origins"
+
+
+def topic_origins(name: str) -> str:
+    """reassignd's record of each moving partition's replicas before its move, in their order."""
+    return f"{ORIGINS}/{name}"
 
 
 def broker(broker_id: int) -> str:

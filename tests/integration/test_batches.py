@@ -337,3 +337,44 @@ async def test_throttles_restored_after_a_crash_and_a_stop(procs: Procs, zk: ZkC
     assert "follower.replication.throttled.replicas" not in topic_config
     for p in range(4):
         assert await completed(zk, "t", p, (1, 2))
+
+
+async def test_a_cancel_restores_the_exact_replica_order(procs: Procs, zk: ZkClient) -> None:
+    """[3, 5, 6] moving to [6, 1, 5]: Kafka's cancel gives RS − AR = [6, 5, 3]; reassignd gives
+    back [3, 5, 6] — for an API move, a legacy-znode move and after a failover."""
+    first, second = await cluster(procs, zk, 6, standby=True)
+    await make_topic(zk, "o", {p: (3, 5, 6) for p in range(3)}, initial_bytes=SIZE * 50)
+    code, resp = await first.post(
+        "/v1/reassignments",
+        {"topics": [{"name": "o", "partitions": [{"partition": 0, "replicas": [6, 1, 5]}]}]},
+    )
+    assert code == 200 and resp["responses"][0]["partitions"][0]["error_code"] == 0
+    await zk.create(
+        paths.REASSIGN_PARTITIONS,
+        codec.encode_legacy_reassignment(
+            (
+                codec.LegacyReassignmentEntry("o", 1, (6, 1, 5)),
+                codec.LegacyReassignmentEntry("o", 2, (6, 1, 5)),
+            )
+        ),
+    )
+
+    async def moving() -> bool:
+        z = await topic_znode(zk, "o")
+        return all(z.partitions[p] == (6, 1, 5, 3) for p in range(3))
+
+    await eventually(moving, what="three moves in flight")
+    for p in (0, 1):
+        code, cancelled = await first.delete(f"/v1/reassignments/o/{p}")
+        assert code == 200 and cancelled["responses"][0]["partitions"][0]["error_code"] == 0
+        await eventually(lambda p=p: completed(zk, "o", p, (3, 5, 6)), what=f"o-{p} back to [3, 5, 6]")
+    first.proc.kill()
+    await active_one(second)
+    code, cancelled = await second.delete("/v1/reassignments/o/2")
+    assert code == 200 and cancelled["responses"][0]["partitions"][0]["error_code"] == 0
+    await eventually(lambda: completed(zk, "o", 2, (3, 5, 6)), what="o-2 back to [3, 5, 6] after a failover")
+    await eventually(lambda: _gone(zk, paths.topic_origins("o")), what="the origins record removed")
+
+
+async def _gone(zk: ZkClient, path: str) -> bool:
+    return await zk.exists(path) is None

@@ -130,6 +130,8 @@ class CoreMachine(RuleBasedStateMachine):
             paths.DELETE_TOPICS,
             paths.CONFIG,
             paths.CONFIG_TOPICS,
+            paths.REASSIGND,
+            paths.ORIGINS,
         ):
             self.zk.create(path)
         self.zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
