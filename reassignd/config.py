@@ -207,6 +207,35 @@ CONTROLLER_OPTIONS = (
         1.0,
         "S",
     ),
+    Option(
+        "batch-moves-per-broker",
+        _integer(1),
+        "a batch's default cap of concurrent incoming (and outgoing) moves per broker",
+        5,
+        "N",
+    ),
+    Option("batch-moves-in-cluster", _integer(1), "a batch's default cap of moves in the cluster", 1000, "N"),
+    Option(
+        "batch-leader-moves-per-broker",
+        _integer(1),
+        "a batch's default cap of concurrent leadership changes per broker",
+        1000,
+        "N",
+    ),
+    Option(
+        "batch-stuck-after-s",
+        _number(0, inclusive=False),
+        "a move running longer than this and slower than --batch-stuck-below-bytes-per-s is stuck",
+        600.0,
+        "S",
+    ),
+    Option(
+        "batch-stuck-below-bytes-per-s",
+        _number(0, inclusive=True),
+        "the rate under which a long move is stuck",
+        1048576.0,
+        "B",
+    ),
     SESSION_TIMEOUT,
     LOG_LEVEL,
     LOG_FORMAT,
@@ -491,6 +520,11 @@ def _controller_settings(values: Mapping[str, object]) -> ControllerSettings:
         events_topic=_str(values, "events-topic"),
         quota_window_num=_int(values, "quota-window-num"),
         quota_window_size_s=_float(values, "quota-window-size-s"),
+        batch_moves_per_broker=_int(values, "batch-moves-per-broker"),
+        batch_moves_in_cluster=_int(values, "batch-moves-in-cluster"),
+        batch_leader_moves_per_broker=_int(values, "batch-leader-moves-per-broker"),
+        batch_stuck_after_s=_float(values, "batch-stuck-after-s"),
+        batch_stuck_below_bytes_per_s=_float(values, "batch-stuck-below-bytes-per-s"),
     )
 
 
