@@ -323,6 +323,16 @@ async def test_throttles_restored_after_a_crash_and_a_stop(procs: Procs, zk: ZkC
     first.proc.kill()
     await active_one(second)
     await eventually(lambda: state_is(second, "cs", "running"), what="the standby has the batch")
+
+    async def remaining() -> float | None:
+        code, text = await second.get("/metrics")
+        assert code == 200
+        for line in text.splitlines():
+            if line.startswith('reassignd_batch_bytes_remaining{batch="cs"}'):
+                return float(line.rsplit(" ", 1)[1]) or None
+        return None
+
+    assert await eventually(remaining, what="the batch's remaining bytes in /metrics") > 0
     code, stopped = await second.post("/v1/batches/cs/stop", {})
     assert code == 200 and stopped["state"] == "stopped"
 

@@ -54,7 +54,7 @@ def stuck_rule(settings: ControllerSettings) -> StuckRule:
     )
 
 
-async def _statuses(
+async def batch_statuses(
     request: web.Request, snapshot: ClusterSnapshot, batches: Sequence[Batch]
 ) -> list[BatchStatus]:
     """Each batch's status, with what the agents report now (one request per agent involved)."""
@@ -92,14 +92,14 @@ async def submit_batch(request: web.Request) -> web.Response:
         and published.updated_ms >= batch.updated_ms
     ):
         batch = published
-    [status] = await _statuses(request, snapshot, [batch])
+    [status] = await batch_statuses(request, snapshot, [batch])
     return json_response(submit_json(status, partition_outcomes(batch), created=result.created))
 
 
 @routes.get("/v1/batches")
 async def list_batches(request: web.Request) -> web.Response:
     snapshot = active_snapshot(request)
-    return json_response(list_json(await _statuses(request, snapshot, list(snapshot.batches.values()))))
+    return json_response(list_json(await batch_statuses(request, snapshot, list(snapshot.batches.values()))))
 
 
 @routes.get("/v1/batches/{batch_id}")
@@ -109,7 +109,7 @@ async def describe_batch(request: web.Request) -> web.Response:
     batch = snapshot.batches.get(batch_id)
     if batch is None:
         raise UnknownBatch(f"no batch {batch_id!r}")
-    [status] = await _statuses(request, snapshot, [batch])
+    [status] = await batch_statuses(request, snapshot, [batch])
     return json_response(status_json(status))
 
 
@@ -117,7 +117,7 @@ async def _control(request: web.Request, action: BatchAction) -> web.Response:
     query_params(request.query.items(), ())
     view = request.app[VIEW]
     result = await view.control_batch(request.match_info["batch_id"], action)
-    [status] = await _statuses(request, view.snapshot(), [result.batch])
+    [status] = await batch_statuses(request, view.snapshot(), [result.batch])
     body = status_json(status)
     if result.rollback_batch_id is not None:
         body["rollback_batch_id"] = result.rollback_batch_id

@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
+from reassignd.http.batch_metrics import collector_for
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import json_response
+from reassignd.http.routes.batches import batch_statuses
 from reassignd.http.shapes import readiness
 
 routes = web.RouteTableDef()
@@ -28,7 +30,13 @@ async def readyz(request: web.Request) -> web.Response:
 
 @routes.get("/metrics")
 async def metrics(request: web.Request) -> web.Response:
+    view = request.app[VIEW]
+    snapshot = view.snapshot()
+    unfinished = [b for b in snapshot.batches.values() if b.state.unfinished] if snapshot.active else []
+    collector_for(view.metrics_registry).statuses = (
+        await batch_statuses(request, snapshot, unfinished) if unfinished else ()
+    )
     # Plain generate_latest (text format 0.0.4) unless the scraper asks for OpenMetrics.
     encode, content_type = choose_encoder(request.headers.get("Accept", ""))
-    body = encode(request.app[VIEW].metrics_registry)
+    body = encode(view.metrics_registry)
     return web.Response(body=body, headers={"Content-Type": content_type})
