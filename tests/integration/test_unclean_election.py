@@ -124,7 +124,8 @@ async def test_dead_isr_elects_an_out_of_sync_replica_only_when_allowed(procs: P
     await set_config(zk, paths.config_broker(3), **{RATE: FAST})
     brokers[1] = procs.broker(1)
     await eventually(lambda: led_by(zk, "on", 3, (3, 1)), timeout_s=60, what="broker 1 rejoins on-0's ISR")
-    await eventually(lambda: led_by(zk, "pinned", 1, (1,)), what="pinned-0: clean election of broker 1")
+    # (broker 3, fast again, may rejoin pinned-0's ISR right after: only the leader is checked)
+    await eventually(lambda: led_by(zk, "pinned", 1), what="pinned-0: clean election of broker 1")
     assert await unclean_count(c) == 2
 
 
