@@ -2,7 +2,8 @@
 
 Each loop keeps an incremental fetch session with its leader's agent (``POST /replication/fetch`` on
 its CONTROL endpoint; sessions.py decides what each request lists, replication.py the sizes within
-the broker's inbound bandwidth and follower throttle). A loop fetches once per fetch interval while
+the broker's inbound bandwidth and follower throttle, shared fairly among the partitions of every
+loop: bandwidth.py). A loop fetches once per fetch interval while
 anything moves, and at once when a control request changed what it follows; when all its
 partitions are quiet (caught up, nothing new at the leader) it slows down to one small request per
 idle interval, which keeps the session (and the follower's place in the ISR) alive. The leader's
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable
 import aiohttp
 
 from reassignd.broker.protocol import FETCH_PATH, FetchResponse, WireError
+from reassignd.broker.replication import fetch_failed
 from reassignd.broker.sessions import FollowerSession, apply_session_fetch, session_request
 from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
@@ -109,6 +111,7 @@ class Fetchers:
                 await self._pause(wake, interval)
                 continue
             if url is None:  # the leader is not registered (yet): wait for it
+                fetch_failed(self._mgr, request)
                 session.restart()
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
@@ -119,6 +122,7 @@ class Fetchers:
                     payload = json.loads(await resp.read())
                 response = FetchResponse.from_json(payload)
             except (aiohttp.ClientError, TimeoutError, WireError, ValueError) as e:
+                fetch_failed(self._mgr, request)  # its grants go back to the inbound bucket
                 self._log.info(
                     "fetch from broker %d at %s failed (%s); retrying in %.1fs", leader, url, e, backoff
                 )
@@ -127,6 +131,9 @@ class Fetchers:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_S)
                 continue
+            except BaseException:  # cancelled (the leader changed, or the agent stops)
+                fetch_failed(self._mgr, request)
+                raise
             backoff = interval
             outcome = apply_session_fetch(self._mgr, session, request, response, self._clock())
             if outcome.refused:

@@ -4,14 +4,21 @@ serves within its bandwidth and KIP-73 throttles, and what the follower does wit
 Functions of a :class:`ReplicaManager` and an injected ``now``; the HTTP round trip is fetcher.py's.
 The functions here handle one fetch of explicitly listed partitions (a sessionless fetch lists
 every partition followed from that leader); sessions.py builds incremental fetch sessions on them.
+
+Bandwidth is shared per partition, not per fetch (bandwidth.py): the follower asks, for each
+partition, the credit it earned in the inbound bucket since its last fetch (its fair share of the
+broker's bandwidth in, among every partition behind, whichever leader serves it), and gives back
+what the leader did not send; the leader serves each (partition, follower) at most the credit it
+earned in the outbound bucket (its fair share of the bandwidth out, among every follower behind).
+Each side tells its bucket the lags it learns, so that only partitions behind share the rate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 
 from reassignd.broker import replica as rm
+from reassignd.broker.bandwidth import Take
 from reassignd.broker.protocol import (
     FENCED_LEADER_EPOCH,
     NONE,
@@ -23,9 +30,10 @@ from reassignd.broker.protocol import (
     FetchResponse,
 )
 from reassignd.broker.replica import Replica, Role, TopicPartition
-from reassignd.broker.state import ReplicaManager
-from reassignd.broker.throttle import allocate_throttled, grant
+from reassignd.broker.state import ReplicaManager, ServedKey
+from reassignd.broker.throttle import MAX_GRANT
 
+GROWTH_WINDOW_S = 0.5  # a growing log's demand counts this much growth beyond its known lag
 SKIPPED = -1  # apply_answer: the partition changed while the fetch was in flight
 REFUSED = -2  # apply_answer: the leader answered an error code
 
@@ -41,22 +49,29 @@ def fetching_from(mgr: ReplicaManager, r: Replica | None, leader: int) -> bool:
     )
 
 
-def _follower_throttled(mgr: ReplicaManager, r: Replica) -> bool:
+def demand(mgr: ReplicaManager, topic: str, lag: int) -> int:
+    """Bytes a partition ``lag`` bytes behind wants: its lag, plus what its leader will have grown
+    by the time the fetch spends the credit (else a follower of a growing log, asking only for the
+    lag it knew, would stay one fetch behind and out of the ISR)."""
+    return max(0, lag) + int(mgr.topic_config(topic).produce_bytes_per_s * GROWTH_WINDOW_S)
+
+
+def follower_throttled(mgr: ReplicaManager, r: Replica) -> bool:
     return not r.in_isr and mgr.topic_config(r.topic).follower_throttled.covers(r.partition, mgr.broker_id)
 
 
 def fetch_partitions(
     mgr: ReplicaManager, followed: Sequence[Replica], now: float
 ) -> tuple[FetchPartition, ...]:
-    """What to ask for ``followed``, the inbound budget split fairly (every partition is asked for,
-    even with 0 bytes, so the leader sees it keep up)."""
-    shares = allocate_throttled(
-        grant(mgr.bandwidth.inbound.available(now)),
-        grant(mgr.bandwidth.follower_throttle.available(now)),
-        [max(0, r.leader_log_end_offset - r.log_end_offset) for r in followed],
-        [_follower_throttled(mgr, r) for r in followed],
-        spread_leftover=True,
-    )
+    """What to ask for ``followed``: each partition's credit in the inbound bucket, plus an even
+    split of what no partition behind could use (every partition is asked for, even with 0 bytes,
+    so the leader sees it keep up)."""
+    bucket = mgr.inbound
+    flags = [follower_throttled(mgr, r) for r in followed]
+    for r, throttled in zip(followed, flags, strict=True):
+        bucket.want(r.tp, demand(mgr, r.topic, r.lag_bytes), throttled, now)
+    bucket.advance(now)
+    shares = bucket.take([Take(r.tp, MAX_GRANT, t) for r, t in zip(followed, flags, strict=True)])
     return tuple(
         FetchPartition(r.topic, r.partition, r.leader_epoch, r.log_end_offset, share)
         for r, share in zip(followed, shares, strict=True)
@@ -97,10 +112,12 @@ def served(
 def serve_partitions(
     mgr: ReplicaManager, follower: int, partitions: Iterable[FetchPartition], now: float
 ) -> list[FetchedPartition]:
-    """As leader: record each follower's progress and serve bytes within the outbound bandwidth and
-    the leader throttle (which applies to listed replicas whose follower is outside the ISR)."""
+    """As leader: record each follower's progress and serve each partition its credit in the
+    outbound bucket (the leader throttle covers listed replicas whose follower is outside the ISR)."""
     results: list[FetchedPartition | None] = []  # None: served, filled in below
-    serving: list[tuple[int, Replica, int, bool]] = []  # (index in results, replica, need, throttled)
+    serving: list[tuple[int, Replica, int, bool]] = []  # (index in results, replica, lag, throttled)
+    asks: list[Take[ServedKey]] = []
+    bucket = mgr.outbound
     for p in partitions:
         r = mgr.replicas.get((p.topic, p.partition))
         code = refusal(mgr, r, follower, p.leader_epoch)
@@ -111,27 +128,20 @@ def serve_partitions(
         throttled = follower not in r.isr and mgr.topic_config(r.topic).leader_throttled.covers(
             r.partition, mgr.broker_id
         )
-        serving.append((len(results), r, min(max(0, p.max_bytes), r.log_end_offset - offset), throttled))
+        lag = r.log_end_offset - offset
+        bucket.want((r.tp, follower), demand(mgr, r.topic, lag), throttled, now)
+        serving.append((len(results), r, lag, throttled))
+        asks.append(Take((r.tp, follower), min(max(0, p.max_bytes), lag), throttled))
         results.append(None)
     if not serving:
         return [a for a in results if a is not None]
-    shares = allocate_throttled(
-        grant(mgr.bandwidth.outbound.available(now)),
-        grant(mgr.bandwidth.leader_throttle.available(now)),
-        [need for _, _, need, _ in serving],
-        [throttled for _, _, _, throttled in serving],
-    )
-    for (index, r, _, _), share in zip(serving, shares, strict=True):
+    bucket.advance(now)
+    shares = bucket.take(asks)
+    for (index, r, lag, throttled), share in zip(serving, shares, strict=True):
+        bucket.want((r.tp, follower), demand(mgr, r.topic, lag - share), throttled, now)
         results[index] = FetchedPartition(
             r.topic, r.partition, NONE, share, r.log_end_offset, r.high_watermark, follower in r.isr
         )
-    throttled_served = sum(s for (_, _, _, throttled), s in zip(serving, shares, strict=True) if throttled)
-    bw = mgr.bandwidth
-    mgr.bandwidth = replace(
-        bw,
-        outbound=bw.outbound.take(sum(shares), now),
-        leader_throttle=bw.leader_throttle.take(throttled_served, now),
-    )
     return [a for a in results if a is not None]
 
 
@@ -140,32 +150,25 @@ def serve_fetch(mgr: ReplicaManager, request: FetchRequest, now: float) -> Fetch
     return FetchResponse(NONE, tuple(serve_partitions(mgr, request.replica_id, request.partitions, now)))
 
 
-class Received:
-    """Bytes a follower received in one fetch, for its bandwidth buckets."""
-
-    def __init__(self) -> None:
-        self.total = 0
-        self.throttled = 0
-
-    def charge(self, mgr: ReplicaManager, now: float) -> None:
-        bw = mgr.bandwidth
-        mgr.bandwidth = replace(
-            bw,
-            inbound=bw.inbound.take(self.total, now),
-            follower_throttle=bw.follower_throttle.take(self.throttled, now),
-        )
-
-
 def apply_answer(
-    mgr: ReplicaManager,
-    leader: int,
-    p: FetchPartition,
-    answer: FetchedPartition | None,
-    received: Received,
-    now: float,
+    mgr: ReplicaManager, leader: int, p: FetchPartition, answer: FetchedPartition | None, now: float
 ) -> int:
-    """As follower: take what the leader sent for ``p``. Returns the bytes taken, SKIPPED (no
-    answer, or the partition changed while the fetch was in flight) or REFUSED (an error code)."""
+    """As follower: take what the leader sent for ``p``, and give the inbound bucket back what was
+    granted but not sent. Returns the bytes taken, SKIPPED (no answer, or the partition changed
+    while the fetch was in flight) or REFUSED (an error code)."""
+    n = _take_answer(mgr, leader, p, answer, now)
+    tp = (p.topic, p.partition)
+    r = mgr.replicas.get(tp)
+    throttled = r is not None and follower_throttled(mgr, r)
+    if r is not None and fetching_from(mgr, r, leader):
+        mgr.inbound.want(tp, demand(mgr, r.topic, r.lag_bytes), throttled, now)
+    mgr.inbound.refund(tp, p.max_bytes - max(0, n), throttled)
+    return n
+
+
+def _take_answer(
+    mgr: ReplicaManager, leader: int, p: FetchPartition, answer: FetchedPartition | None, now: float
+) -> int:
     tp = (p.topic, p.partition)
     r = mgr.replicas.get(tp)
     if answer is None or r is None or not fetching_from(mgr, r, leader):
@@ -178,11 +181,16 @@ def apply_answer(
     unchanged = (answer.log_end_offset, answer.in_isr) == (r.leader_log_end_offset, r.in_isr)
     if n == 0 and unchanged and r.log_end_offset <= answer.log_end_offset:
         return 0  # nothing new (and a fetch rate meter decays by itself)
-    if _follower_throttled(mgr, r):
-        received.throttled += n
-    received.total += n
     mgr.put(rm.fetched(r, n, answer.log_end_offset, answer.in_isr, now))
     return n
+
+
+def fetch_failed(mgr: ReplicaManager, request: FetchRequest) -> None:
+    """As follower: nothing of ``request`` arrived; what it was granted goes back."""
+    for p in request.partitions:
+        tp = (p.topic, p.partition)
+        r = mgr.replicas.get(tp)
+        mgr.inbound.refund(tp, p.max_bytes, r is not None and follower_throttled(mgr, r))
 
 
 def answers_by_partition(response: FetchResponse) -> Mapping[TopicPartition, FetchedPartition]:
@@ -195,11 +203,9 @@ def apply_fetch(
     """As follower: take what the leader sent. Partitions whose state changed while the fetch was in
     flight are skipped. Returns the partitions the leader refused (an error code)."""
     refused = []
-    received = Received()
     answers = answers_by_partition(response)
     for p in request.partitions:
         tp = (p.topic, p.partition)
-        if apply_answer(mgr, leader, p, answers.get(tp), received, now) == REFUSED:
+        if apply_answer(mgr, leader, p, answers.get(tp), now) == REFUSED:
             refused.append(tp)
-    received.charge(mgr, now)
     return refused

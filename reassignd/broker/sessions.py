@@ -42,11 +42,12 @@ from reassignd.broker.replica import TopicPartition
 from reassignd.broker.replication import (
     REFUSED,
     SKIPPED,
-    Received,
     answers_by_partition,
     apply_answer,
+    demand,
     fetch_partitions,
     fetching_from,
+    follower_throttled,
     refusal,
     serve_fetch,
     serve_partitions,
@@ -143,12 +144,11 @@ def apply_session_fetch(
     s.epoch = next_epoch(request.session_epoch)
     answers = answers_by_partition(response)
     refused: list[TopicPartition] = []
-    received = Received()
     listed: set[TopicPartition] = set()
     for p in request.partitions:
         tp = (p.topic, p.partition)
         listed.add(tp)
-        n = apply_answer(mgr, s.leader, p, answers.get(tp), received, now)
+        n = apply_answer(mgr, s.leader, p, answers.get(tp), now)
         r = mgr.replicas.get(tp)
         if n == REFUSED:
             refused.append(tp)
@@ -159,7 +159,6 @@ def apply_session_fetch(
     for tp, answer in answers.items():
         if tp not in listed:
             _heard(mgr, s, tp, answer, refused, now)
-    received.charge(mgr, now)
     busy = bool(request.partitions or response.partitions or s.active or s.retry)
     return FetchOutcome(tuple(refused), busy=busy)
 
@@ -184,6 +183,8 @@ def _heard(
     if (answer.log_end_offset, answer.in_isr) != (r.leader_log_end_offset, r.in_isr):
         r = rm.fetched(r, 0, answer.log_end_offset, answer.in_isr, now)
         mgr.put(r)
+        lag = demand(mgr, r.topic, r.lag_bytes)
+        mgr.inbound.want(tp, lag, follower_throttled(mgr, r), now)  # credit before its listing
     if s.retry.pop(tp, None) is not None or r.leader_log_end_offset > r.log_end_offset:
         s.active[tp] = None  # refused before, served now: fetch it for real
 

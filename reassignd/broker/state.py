@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from reassignd.broker import replica as rm
+from reassignd.broker.bandwidth import FairBucket
 from reassignd.broker.protocol import (
     FENCED_LEADER_EPOCH,
     NONE,
@@ -39,37 +40,22 @@ from reassignd.broker.protocol import (
 )
 from reassignd.broker.replica import Replica, Role, TopicPartition
 from reassignd.broker.sim_config import BrokerSimConfig, TopicSimConfig, topic_sim_config
-from reassignd.broker.throttle import TokenBucket
 
 NO_EPOCH = -1  # StopReplica sentinels that bypass the leader-epoch check (Kafka's NoEpoch,
 EPOCH_DURING_DELETE = -2  # EpochDuringDelete)
 
 
-@dataclass(frozen=True, slots=True)
-class Bandwidth:
-    """The broker's replication buckets: its bandwidth each way and the KIP-73 throttles."""
+ServedKey = tuple[TopicPartition, int]  # (partition, follower): what a leader serves
 
-    inbound: TokenBucket
-    outbound: TokenBucket
-    leader_throttle: TokenBucket
-    follower_throttle: TokenBucket
 
-    @staticmethod
-    def of(config: BrokerSimConfig, now: float) -> Bandwidth:
-        return Bandwidth(
-            TokenBucket.full(config.replication_bytes_per_s, now),
-            TokenBucket.full(config.replication_bytes_per_s, now),
-            TokenBucket.full(config.leader_throttled_rate, now),
-            TokenBucket.full(config.follower_throttled_rate, now),
-        )
+def inbound_bucket(config: BrokerSimConfig, now: float) -> FairBucket[TopicPartition]:
+    """The follower side: the broker's bandwidth in, with the follower throttle."""
+    return FairBucket(config.replication_bytes_per_s, config.follower_throttled_rate, now)
 
-    def with_config(self, config: BrokerSimConfig, now: float) -> Bandwidth:
-        return Bandwidth(
-            self.inbound.with_rate(config.replication_bytes_per_s, now),
-            self.outbound.with_rate(config.replication_bytes_per_s, now),
-            self.leader_throttle.with_rate(config.leader_throttled_rate, now),
-            self.follower_throttle.with_rate(config.follower_throttled_rate, now),
-        )
+
+def outbound_bucket(config: BrokerSimConfig, now: float) -> FairBucket[ServedKey]:
+    """The leader side: the broker's bandwidth out, with the leader throttle."""
+    return FairBucket(config.replication_bytes_per_s, config.leader_throttled_rate, now)
 
 
 @dataclass(slots=True)
@@ -129,7 +115,8 @@ class ReplicaManager:
         self.topic_configs: dict[str, TopicSimConfig] = {}
         self._default_topic_config = topic_sim_config(None, default_produce_bytes_per_s)
         self.broker_config = BrokerSimConfig(replication_bytes_per_s)
-        self.bandwidth = Bandwidth.of(self.broker_config, now)
+        self.inbound = inbound_bucket(self.broker_config, now)  # shared by every partition followed
+        self.outbound = outbound_bucket(self.broker_config, now)  # by every (partition, follower) served
         # indices (kept by put/remove)
         self.followed: dict[int, set[TopicPartition]] = {}  # leader -> partitions fetched from it
         self.led: set[TopicPartition] = set()
@@ -179,6 +166,9 @@ class ReplicaManager:
         old = self._replicas.pop(tp, None)
         if old is not None:
             self._reindex(tp, old, None)
+            self.inbound.forget(tp)  # its share of the bandwidth goes to the others at once
+            for b in old.replicas:
+                self.outbound.forget((tp, b))
 
     def _reindex(self, tp: TopicPartition, old: Replica | None, new: Replica | None) -> None:
         if old is None and new is not None:
@@ -294,7 +284,8 @@ class ReplicaManager:
 
     def set_broker_config(self, config: BrokerSimConfig, now: float) -> None:
         self.broker_config = config
-        self.bandwidth = self.bandwidth.with_config(config, now)
+        self.inbound.with_rates(config.replication_bytes_per_s, config.follower_throttled_rate, now)
+        self.outbound.with_rates(config.replication_bytes_per_s, config.leader_throttled_rate, now)
 
     def hosted_topics(self) -> set[str]:
         return set(self._by_topic)
