@@ -33,6 +33,12 @@ if ! command -v java >/dev/null 2>&1; then
     apt_install default-jre-headless
 fi
 
+# Debian's Chromium for the status-page browser test (Playwright drives it by executable_path;
+# no browser is ever downloaded). Skipped with REASSIGND_NO_BROWSER=1 (the test then skips).
+if [ "${REASSIGND_NO_BROWSER:-0}" != 1 ] && [ ! -x /usr/bin/chromium ]; then
+    apt_install chromium
+fi
+
 # 2. A Python >= 3.11 and a venv in .venv.
 python=${PYTHON:-}
 if [ -z "$python" ]; then
@@ -59,11 +65,11 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
     "$python" -m venv .venv
 fi
 
-# 3. The package, editable, with the dev tools; skipped when pyproject.toml did not change.
+# 3. The package, editable, with the dev tools and the feeder extra (PySpark); skipped when pyproject.toml did not change.
 stamp=.venv/.reassignd-installed
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import reassignd' 2>/dev/null; then
-    echo "bootstrap: pip install -e '.[dev]'"
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off -e '.[dev]'
+    echo "bootstrap: pip install -e '.[dev,feeder]'"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off -e '.[dev,feeder]'
     echo "$want" >"$stamp"
 fi
