@@ -163,8 +163,10 @@ class BatchRunner:
             p.replicas, self.ctx.assignment(p.tp), self.ctx.live_broker_ids, topic_deleting=deleting
         )
 
-    async def submit(self, spec: BatchSpec, batch: ControlBatch) -> SubmitResult:
-        result = submit(spec, self.batches, self._current, self._validate, self._now_ms())
+    async def submit(
+        self, spec: BatchSpec, batch: ControlBatch, sizes: Mapping[TopicPartition, int]
+    ) -> SubmitResult:
+        result = submit(spec, self.batches, self._current, self._validate, self._now_ms(), sizes)
         if result.created:
             await self._write(result.batch, None)
             log.info(
@@ -274,6 +276,15 @@ class BatchRunner:
             return None  # gone, or moving outside the batch: sync decides its fate
         return move_shape(tp, a.replicas, move.target, self._leader(tp))
 
+    def _sizes(self) -> dict[TopicPartition, int]:
+        """The pending moves' sizes as recorded at submission (the size strategies' keys)."""
+        return {
+            tp: move.size_bytes
+            for b in self.batches.values()
+            for tp, move in b.moves.items()
+            if move.state is MoveState.PENDING and move.size_bytes is not None
+        }
+
     def _under_replicated(self) -> set[TopicPartition]:
         out = set()
         for topic, parts in self.ctx.assignments.items():
@@ -291,7 +302,11 @@ class BatchRunner:
         if not any(q.pending for q in queues):
             return
         starts = choose_moves(
-            self._running(), queues, self.settings.batch_moves_in_cluster, {}, self._under_replicated()
+            self._running(),
+            queues,
+            self.settings.batch_moves_in_cluster,
+            self._sizes(),
+            self._under_replicated(),
         )
         if not starts:
             return

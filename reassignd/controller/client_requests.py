@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from reassignd.controller.broker_events import BrokerEvents
 from reassignd.controller.events import (
@@ -67,11 +67,13 @@ class ClientRequests(BrokerEvents):
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult:
         return await self._request(lambda reply: CancelReassignmentsRequested(request, reply))
 
-    async def submit_batch(self, spec: BatchSpec) -> SubmitResult:
+    async def submit_batch(
+        self, spec: BatchSpec, sizes: Mapping[TopicPartition, int] | None = None
+    ) -> SubmitResult:
         if not self.active:
             raise NotController()
         reply: asyncio.Future[SubmitResult] = asyncio.get_running_loop().create_future()
-        self.queue.put(BatchSubmitRequested(spec, reply))
+        self.queue.put(BatchSubmitRequested(spec, reply, dict(sizes or {})))
         return await reply
 
     async def control_batch(self, batch_id: str, action: BatchAction) -> BatchControlResult:

@@ -301,9 +301,9 @@ class Controller(ClientRequests):
             case StopReplicaConfirmed(broker_id=broker_id, request=stop, response=response):
                 if self.active and self._deleter().confirmed(broker_id, stop, response):
                     await self._resume_deletions()
-            case BatchSubmitRequested(spec=spec, reply=submit_reply):
+            case BatchSubmitRequested(spec=spec, reply=submit_reply, sizes=sizes):
                 batch = self._batch()
-                submitted = await self._runner().submit(spec, batch)
+                submitted = await self._runner().submit(spec, batch, sizes)
                 await self._after_reassignments(batch)
                 if not submit_reply.done():
                     submit_reply.set_result(submitted)

@@ -8,6 +8,7 @@ re-reads ZooKeeper, so duplicate or coalesced notifications are harmless.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reassignd.broker.protocol import ControlResponse, StopReplicaRequest
@@ -165,6 +166,7 @@ class BatchSubmitRequested:
 
     spec: BatchSpec
     reply: asyncio.Future[SubmitResult] = field(compare=False, repr=False)
+    sizes: Mapping[TopicPartition, int] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

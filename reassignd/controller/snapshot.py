@@ -27,6 +27,7 @@ from reassignd.controller.requests import (
 )
 from reassignd.executor.model import Batch, BatchSpec
 from reassignd.executor.submit import SubmitResult
+from reassignd.zk.codec import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +144,11 @@ class ControllerView(Protocol):
 
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult: ...
 
-    async def submit_batch(self, spec: BatchSpec) -> SubmitResult:
-        """POST /v1/batches (defaults already filled in). Raises NotController on a standby,
+    async def submit_batch(
+        self, spec: BatchSpec, sizes: Mapping[TopicPartition, int] | None = None
+    ) -> SubmitResult:
+        """POST /v1/batches (defaults already filled in; ``sizes`` the partitions' sizes in bytes as
+        their leaders reported them, for the size strategies). Raises NotController on a standby,
         BatchIdInUse (10004, HTTP 409) for a known id with another body, InvalidRequest for a
         spec refused whole."""
         ...

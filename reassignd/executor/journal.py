@@ -77,9 +77,9 @@ INT32_MIN = -INT32_MAX - 1
 _E = TypeVar("_E", bound=StrEnum)
 _BROKER_KEY = re.compile(r"0|[1-9][0-9]{0,9}")
 # What an accepted entry may gain after submission, at its longest (see partitions_per_chunk).
-_MUTABLE_BYTES = len(',"state":"completed","previous":[],"started_ms":,"finished_ms":,"error_message":') + (
-    2 * 19 + ERROR_MESSAGE_MAX_BYTES
-)
+_MUTABLE_BYTES = len(
+    ',"state":"completed","previous":[],"started_ms":,"finished_ms":,"error_message":,"size_bytes":'
+) + (3 * 19 + ERROR_MESSAGE_MAX_BYTES)
 
 
 class JournalTooLarge(ValueError):
@@ -153,6 +153,7 @@ def encode_chunk(batch: Batch, index: int) -> bytes:
                 ("started_ms", move.started_ms),
                 ("finished_ms", move.finished_ms),
                 ("error_message", move.error_message),
+                ("size_bytes", move.size_bytes),
             ):
                 if value is not None:
                     entry[key] = value
@@ -360,10 +361,10 @@ def _entry_fast(item: object) -> JournalEntry | None:
     if type(state) is not str or (state := _STATES.get(state)) is None or "error_code" in item:
         return None
     previous = fast_replicas(item.get("previous"), allow_empty=True)
-    started, finished = item.get("started_ms"), item.get("finished_ms")
-    if previous is None or not all(t is None or fast_int(t, hi=INT64_MAX) for t in (started, finished)):
+    started, finished, size = item.get("started_ms"), item.get("finished_ms"), item.get("size_bytes")
+    if previous is None or not all(t is None or fast_int(t, hi=INT64_MAX) for t in (started, finished, size)):
         return None
-    return JournalEntry(spec, Move(replicas, previous, state, started, finished, message), None)
+    return JournalEntry(spec, Move(replicas, previous, state, started, finished, message, size), None)
 
 
 def _entry(item: object, where: str) -> JournalEntry:
@@ -393,5 +394,6 @@ def _entry(item: object, where: str) -> JournalEntry:
         started_ms=read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms")),
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,
+        size_bytes=read_optional(entry, "size_bytes", lambda v, _: _ms(v, at + "size_bytes")),
     )
     return JournalEntry(spec, move, None)

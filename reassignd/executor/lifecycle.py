@@ -203,7 +203,8 @@ def rollback(
         strategy=batch.spec.strategy,
     )
     others = {**batches, batch.batch_id: stopped}
-    reverse = submit(spec, others, current, validate, now_ms)
+    sizes = {tp: m.size_bytes for tp, m in batch.moves.items() if m.size_bytes is not None}
+    reverse = submit(spec, others, current, validate, now_ms, sizes)
     reverse = SubmitResult(dataclasses.replace(reverse.batch, rollback_of=batch.batch_id), reverse.created)
     original = dataclasses.replace(
         stopped,

@@ -152,6 +152,7 @@ class Move:
     started_ms: int | None = None
     finished_ms: int | None = None
     error_message: str | None = None  # why it failed or was cancelled, when not by the batch
+    size_bytes: int | None = None  # the partition's size when submitted (its leader's report), if known
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,9 +105,13 @@ def submit(
     current: CurrentReplicas,
     validate: Validator,
     now_ms: int,
+    sizes: Mapping[TopicPartition, int] | None = None,
 ) -> SubmitResult:
     """The batch ``spec`` makes (or the one it already made). Raises InvalidRequest (42, HTTP 400)
-    for a spec that cannot be a batch, BatchIdInUse (10004, HTTP 409) for a reused id."""
+    for a spec that cannot be a batch, BatchIdInUse (10004, HTTP 409) for a reused id. ``sizes``
+    (bytes, as the partitions' leaders reported them) are kept on the moves for the scheduler's
+    size strategies; they are not part of the batch's body (a resubmission with other sizes is the
+    same batch)."""
     if (reason := spec_error(spec)) is not None:
         raise InvalidRequest(reason)
     existing = batches.get(spec.batch_id)
@@ -127,7 +131,7 @@ def submit(
         if replicas == p.replicas:  # nothing to move: done at once
             moves[p.tp] = Move(p.replicas, replicas, MoveState.COMPLETED, now_ms, now_ms)
         else:
-            moves[p.tp] = Move(p.replicas, replicas)
+            moves[p.tp] = Move(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp))
     pending = any(m.state is MoveState.PENDING for m in moves.values())
     batch = Batch(
         spec=spec,

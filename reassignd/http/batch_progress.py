@@ -53,6 +53,22 @@ def _moving_to_target(snapshot: ClusterSnapshot, tp: TopicPartition, move: Move)
     return r if r is not None and r.target_replicas == move.target else None
 
 
+def leaders_of(snapshot: ClusterSnapshot, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """Each partition's leader, for those that have one."""
+    return {tp: leader for tp in tps if (leader := _leader(snapshot, tp)) is not None}
+
+
+def leader_sizes(
+    leaders: Mapping[TopicPartition, int], replicas: Mapping[ReplicaKey, ReplicaInfo]
+) -> dict[TopicPartition, int]:
+    """Each partition's size: its leader's log end offset, where the leader reported it."""
+    return {
+        tp: max(0, report.log_end_offset)
+        for tp, leader in leaders.items()
+        if (report := replicas.get((leader, *tp))) is not None
+    }
+
+
 def brokers_to_ask(batches: Iterable[Batch], snapshot: ClusterSnapshot) -> set[int]:
     brokers: set[int] = set()
     for batch in batches:

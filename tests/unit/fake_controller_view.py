@@ -100,13 +100,15 @@ class FakeView:
         known.update((b.batch_id, b) for b in batches)
         self.current = dataclasses.replace(self.current, batches=known)
 
-    async def submit_batch(self, spec: BatchSpec) -> SubmitResult:
+    async def submit_batch(
+        self, spec: BatchSpec, sizes: Mapping[TopicPartition, int] | None = None
+    ) -> SubmitResult:
         self.submitted.append(spec)
         if self.fail_with is not None:
             raise self.fail_with
         if not self.current.active:
             raise NotController()
-        result = submit(spec, self.current.batches, self._replicas, self._validate, self.now_ms())
+        result = submit(spec, self.current.batches, self._replicas, self._validate, self.now_ms(), sizes)
         if result.created:
             self.set_batch(result.batch)
         return result

@@ -95,7 +95,10 @@ def big_batch(n: int = 20_000) -> Batch:
         for p in range(n)
     )
     before = (101, 102, 103)
-    return submit(BatchSpec("big", partitions, LIMITS), {}, lambda tp: before, lambda p: None, 1000).batch
+    sizes = {p.tp: 2**63 - 1 for p in partitions}  # the longest size a move can record
+    return submit(
+        BatchSpec("big", partitions, LIMITS), {}, lambda tp: before, lambda p: None, 1000, sizes
+    ).batch
 
 
 @pytest.mark.timeout(60)
@@ -124,6 +127,18 @@ def test_a_change_rewrites_only_the_chunks_it_touches() -> None:
     before = encode_batch(batch)
     after = encode_batch(moves_started(batch, {tps[1]: (101, 102, 103)}, 5))
     assert [i for i, (a, b) in enumerate(zip(before.chunks, after.chunks, strict=True)) if a != b] == [1]
+
+
+def test_a_moves_size_is_journaled_and_read_back_on_both_paths() -> None:
+    c = Cluster({("orders", p): (1, 2, 3) for p in range(2)})
+    batch = submit(spec(move(0), move(1)), {}, c.current, c.validate, 1000, {("orders", 0): 7_340_032}).batch
+    assert [m.size_bytes for m in batch.moves.values()] == [7_340_032, None]
+    entries = json.loads(encode_chunk(batch, 0))["partitions"]
+    assert entries[0]["size_bytes"] == 7_340_032 and "size_bytes" not in entries[1]
+    assert round_trip(batch) == batch
+    assert _entry_fast(entries[0]) == _entry(entries[0], "partitions[0]")
+    with pytest.raises(CodecError, match="size_bytes"):
+        _entry({**entries[0], "size_bytes": -1}, "partitions[0]")
 
 
 def test_chunk_size_follows_the_longest_entry() -> None:
@@ -274,6 +289,7 @@ def batches(draw: st.DrawFn) -> Batch:
                 draw(st.none() | ms),
                 draw(st.none() | ms),
                 draw(st.none() | texts),
+                draw(st.none() | ms),
             )
         else:
             refusals[p.tp] = Refusal(draw(st.integers(-(2**31), 2**31 - 1)), draw(st.none() | texts))
@@ -317,6 +333,7 @@ KEYS = [
     "previous",
     "started_ms",
     "finished_ms",
+    "size_bytes",
 ]
 
 
@@ -330,7 +347,9 @@ def entries(draw: st.DrawFn) -> dict[str, object]:
             draw(st.sampled_from(["running", "completed"])),
             list(draw(recorded)),
         )
-        entry.update(draw(st.fixed_dictionaries({}, optional={"started_ms": ms, "finished_ms": ms})))
+        entry.update(
+            draw(st.fixed_dictionaries({}, optional={"started_ms": ms, "finished_ms": ms, "size_bytes": ms}))
+        )
     else:
         entry["error_code"] = draw(st.integers(-(2**31), 2**31 - 1))
     entry.update(draw(st.fixed_dictionaries({}, optional={"expected_replicas": replica_lists.map(list)})))

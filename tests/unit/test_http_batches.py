@@ -767,8 +767,8 @@ async def test_submit_answers_the_batch_as_published_once_its_event_ended(
     """The controller starts the first moves in the submission's own event: the answer shows them."""
     submit = view.submit_batch
 
-    async def submit_and_start(spec: BatchSpec) -> Any:
-        result = await submit(spec)
+    async def submit_and_start(spec: BatchSpec, sizes: Any = None) -> Any:
+        result = await submit(spec, sizes)
         view.set_batch(lifecycle.moves_started(result.batch, {("orders", 0): (1, 2, 3)}, NOV_23_10H_MS + 5))
         return result
 

@@ -27,12 +27,12 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import BatchAction, ClusterSnapshot
 from reassignd.errors import InvalidRequest
 from reassignd.executor.errors import UnknownBatch
-from reassignd.executor.model import Batch, spec_error
+from reassignd.executor.model import Batch, BatchSpec, Strategy, TopicPartition, spec_error
 from reassignd.executor.progress import BatchStatus, StuckRule, batch_status
 from reassignd.executor.submit import partition_outcomes
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
-from reassignd.http.batch_progress import batch_inputs, brokers_to_ask
+from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.batch_shapes import list_json, status_json, submit_json
 from reassignd.http.json_input import query_params
@@ -41,6 +41,7 @@ from reassignd.http.progress import index_reports
 from reassignd.http.responses import json_response
 
 routes = web.RouteTableDef()
+SIZE_STRATEGIES = frozenset({Strategy.SMALL_FIRST, Strategy.LARGE_FIRST})
 
 
 def new_batch_id() -> str:
@@ -72,6 +73,19 @@ async def batch_statuses(
     return statuses
 
 
+async def submitted_sizes(
+    request: web.Request, snapshot: ClusterSnapshot, spec: BatchSpec
+) -> dict[TopicPartition, int]:
+    """The partitions' sizes, from their leaders' agents, when the strategy orders by size (the
+    controller keeps them on the moves; a leader that does not answer leaves its partitions at 0)."""
+    if not SIZE_STRATEGIES.intersection(spec.strategy):
+        return {}
+    leaders = leaders_of(snapshot, (p.tp for p in spec.partitions))
+    urls = agent_urls(snapshot.brokers, set(leaders.values()))
+    reports = await fetch_reports(request.app[AGENT_SESSION], urls) if urls else {}
+    return leader_sizes(leaders, index_reports(reports))
+
+
 @routes.post("/v1/batches")
 async def submit_batch(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
@@ -80,7 +94,7 @@ async def submit_batch(request: web.Request) -> web.Response:
     if (reason := spec_error(spec)) is not None:
         raise InvalidRequest(reason)
     view = request.app[VIEW]
-    result = await view.submit_batch(spec)
+    result = await view.submit_batch(spec, await submitted_sizes(request, view.snapshot(), spec))
     snapshot = view.snapshot()
     # the batch as the controller published it once the submission's event ended (its first moves
     # may have started), unless the snapshot is behind the answer
