@@ -388,3 +388,28 @@ async def test_a_cancel_restores_the_exact_replica_order(procs: Procs, zk: ZkCli
 
 async def _gone(zk: ZkClient, path: str) -> bool:
     return await zk.exists(path) is None
+
+
+async def test_size_strategies_start_moves_in_size_order(procs: Procs, zk: ZkClient) -> None:
+    """One move at a time (a cap of 1 per broker): large_first starts the largest partition first,
+    small_first the smallest, whatever the order of the body (the sizes come from the leaders)."""
+    [c] = await cluster(procs, zk, 3)
+    sizes = {"a": 100_000, "b": 300_000, "c": 200_000}
+    for topic, size in sizes.items():
+        await make_topic(zk, topic, {0: (1, 2)}, initial_bytes=size)
+    limits = {"moves_per_broker": 1, "moves_in_cluster": 10, "leader_moves_per_broker": 10}
+
+    async def started_order(batch_id: str) -> list[str]:
+        await eventually(
+            lambda: state_is(c, batch_id, "completed"), timeout_s=120, what=f"{batch_id} completes"
+        )
+        moves = (await journaled(zk, batch_id)).moves
+        assert all(m.size_bytes == sizes[t] for (t, _), m in moves.items()), moves
+        return [t for (t, _), m in sorted(moves.items(), key=lambda kv: kv[1].started_ms or 0)]
+
+    there = {(t, 0): [3, 2] for t in ("a", "c", "b")}  # the body's order is neither size order
+    await submit(c, batch_body("large", there, limits=limits, strategy=["large_first"]))
+    assert await started_order("large") == ["b", "c", "a"]
+    back = {(t, 0): [1, 2] for t in ("c", "b", "a")}
+    await submit(c, batch_body("small", back, limits=limits, strategy=["small_first"]))
+    assert await started_order("small") == ["a", "c", "b"]
