@@ -1,0 +1,187 @@
+"""``reassignd feed ...``: the feeder's command line (``plan`` here; more verbs plug in alike).
+
+``reassignd feed`` is dispatched by :mod:`reassignd.cli` before the daemon commands' parser, so
+this module owns its parser. Every flag also reads ``REASSIGND_<FLAG>`` and the ``--config`` file
+(top-level keys or a ``[feed]`` table; keys of other commands are ignored); flag > environment >
+file. Exit codes: 0 done, 2 bad arguments or input (one line on stderr), 1 anything else.
+
+Nothing here imports pyspark: the Spark job is imported when a plan runs, and its absence is a
+one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+from reassignd.admin.settings import BOOTSTRAP_HELP, REQUEST_TIMEOUT_S, parse_controller_url
+from reassignd.feeder.goals import GOAL_HELP, GoalError, check_topics_regex, parse_broker_ids
+
+ENV_PREFIX = "REASSIGND_"
+DESCRIPTION = "Plan reassignments with Spark and feed them to the controller as batches."
+PLAN_DESCRIPTION = (
+    "Compute a plan for the goals (a PySpark job, local[*] unless --master says otherwise); write "
+    "DIR/plan.json, DIR/rollback.json, DIR/batches.json and DIR/summary.txt; print the summary."
+)
+
+
+class UsageError(Exception):
+    """Bad arguments or input; ``str(error)`` is a one-line reason (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message} (see --help)")
+
+
+@dataclass(frozen=True, slots=True)
+class Verb:
+    """One ``reassignd feed`` verb: how to declare its flags and how to run it."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[dict[str, Any], IO[str], IO[str]], int]  # merged values -> exit code
+    required: tuple[str, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _plan_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bootstrap-controller", metavar="URL", help=BOOTSTRAP_HELP)
+    p.add_argument("--auth-token", metavar="TOKEN", help="bearer token for the controller's HTTP API")
+    p.add_argument(
+        "--request-timeout-s", metavar="S", help=f"HTTP timeout, seconds (default {REQUEST_TIMEOUT_S:g})"
+    )
+    p.add_argument(
+        "--goal", action="append", metavar="GOAL", help=f"repeatable, applied in order: {GOAL_HELP}"
+    )
+    p.add_argument("--out", metavar="DIR", help="directory for the plan files (required unless --dry-run)")
+    p.add_argument(
+        "--topics", metavar="REGEX", help="only partitions of topics matching REGEX (whole name) move"
+    )
+    p.add_argument("--exclude-brokers", metavar="B,...", help="brokers that never receive a replica")
+    p.add_argument("--max-move-bytes", metavar="N", help="copy at most N bytes in total")
+    p.add_argument(
+        "--sizes", metavar="FILE", help="partition sizes: the JSON kafka-log-dirs --describe prints"
+    )
+    p.add_argument(
+        "--cluster-file",
+        metavar="FILE",
+        help="topics and brokers: kafka-topics --describe output or a snapshot JSON (instead of the controller)",
+    )
+    p.add_argument("--batch-size", metavar="N", help="moves per batch (default 100)")
+    p.add_argument("--seed", metavar="N", help="breaks ties between equal brokers (default 0)")
+    p.add_argument("--tasks", metavar="N", help="Spark tasks (groups of partitions); default: one per 50,000")
+    p.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    p.add_argument(
+        "--dry-run", action="store_const", const=True, help="print the summary only, write nothing"
+    )
+    p.add_argument("--log-level", metavar="LEVEL", help="log level of the feeder (default warning)")
+
+
+def _run_plan(values: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> int:
+    from reassignd.feeder.plan_command import plan_settings, run_plan_command  # noqa: PLC0415
+
+    return run_plan_command(plan_settings(values), stdout, stderr)
+
+
+VERBS: dict[str, Verb] = {
+    "plan": Verb("plan", PLAN_DESCRIPTION, _plan_arguments, _run_plan, required=("goal",)),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="reassignd feed", description=DESCRIPTION, allow_abbrev=False)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb in VERBS.values():
+        sub = verbs.add_parser(
+            verb.name,
+            help=verb.help,
+            description=verb.help,
+            allow_abbrev=False,
+            argument_default=argparse.SUPPRESS,
+        )
+        sub.add_argument(
+            "--config", metavar="FILE", help="TOML file with the flags as keys ([feed] table or top level)"
+        )
+        verb.add_arguments(sub)
+    return parser
+
+
+def _file_values(path: str) -> dict[str, Any]:
+    try:
+        with Path(path).open("rb") as f:
+            doc = tomllib.load(f)
+    except OSError as e:
+        raise UsageError(f"cannot read config file {path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"config file {path}: invalid TOML: {e}") from None
+    values = {k.replace("-", "_"): v for k, v in doc.items() if not isinstance(v, dict)}
+    table = doc.get("feed", {})
+    if not isinstance(table, dict):
+        raise UsageError(f"config file {path}: [feed] must be a table")
+    values.update({k.replace("-", "_"): v for k, v in table.items()})
+    return values
+
+
+def merge_values(verb: Verb, args: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """flag > ``REASSIGND_<FLAG>`` > config file, for the flags ``verb`` declares."""
+    probe = _Parser(prog="probe", add_help=False, argument_default=argparse.SUPPRESS)
+    verb.add_arguments(probe)
+    dests = [a.dest for a in probe._actions]
+    config = args.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
+    file = _file_values(config) if config else {}
+    values: dict[str, Any] = dict(verb.defaults)
+    for dest in dests:
+        if dest in args:
+            values[dest] = args[dest]
+        elif ENV_PREFIX + dest.upper() in env:
+            raw = env[ENV_PREFIX + dest.upper()]
+            values[dest] = raw.split(",") if dest == "goal" else raw
+        elif dest in file:
+            values[dest] = file[dest]
+    for dest in verb.required:
+        if values.get(dest) in (None, [], ""):
+            raise UsageError(f"reassignd feed {verb.name}: error: missing --{dest.replace('_', '-')}")
+    return values
+
+
+def run_feed(argv: Sequence[str], env: Mapping[str, str], stdout: IO[str], stderr: IO[str]) -> int:
+    """``reassignd feed VERB ...``: parse, merge, run. 2 with one line for bad arguments."""
+    parser = build_parser()
+    try:
+        args = vars(parser.parse_args(list(argv)))
+        name = args.pop("verb", None)
+        if name is None:
+            raise UsageError(f"reassignd feed: error: choose a verb: {', '.join(VERBS)} (see --help)")
+        verb = VERBS[name]
+        values = merge_values(verb, args, env)
+        return verb.run(values, stdout, stderr)
+    except (UsageError, GoalError) as e:
+        print(str(e), file=stderr)
+        return 2
+    except SystemExit as e:  # --help
+        return int(e.code or 0) if isinstance(e.code, int) else 0
+
+
+def main() -> None:
+    import sys  # noqa: PLC0415
+
+    sys.exit(run_feed(sys.argv[1:], os.environ, sys.stdout, sys.stderr))
+
+
+# Re-exported for the plan settings: parsers of the flag values.
+__all__ = [
+    "VERBS",
+    "UsageError",
+    "Verb",
+    "check_topics_regex",
+    "parse_broker_ids",
+    "parse_controller_url",
+    "run_feed",
+]

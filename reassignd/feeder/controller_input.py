@@ -1,0 +1,57 @@
+"""Reading the cluster from a controller's HTTP API: brokers with racks, every topic's
+assignment, and partition sizes from ``GET /v1/log-dirs`` (sizes 0, with a warning, when the
+controller has no such route).
+
+The answers are turned into the snapshot JSON (:func:`reassignd.feeder.inputs.parse_snapshot`),
+so a cluster read from a controller and one read from a file go through the same checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from reassignd.admin.api import ApiError, ControllerApi
+from reassignd.feeder.inputs import parse_log_dirs, parse_snapshot
+from reassignd.feeder.model import Cluster, TopicPartition, with_sizes
+
+CONCURRENT_READS = 16
+
+
+async def read_cluster(
+    bootstrap: str,
+    token: str | None,
+    timeout_s: float,
+    *,
+    want_sizes: bool,
+    warn: Callable[[str], None],
+) -> Cluster:
+    async with ControllerApi.open(bootstrap, token, timeout_s) as api:
+        brokers = await api.get("/v1/brokers")
+        listing = await api.get("/v1/topics")
+        names = [t["name"] for t in listing.get("topics", []) if isinstance(t, dict) and "name" in t]
+        gate = asyncio.Semaphore(CONCURRENT_READS)
+
+        async def one(name: str) -> Any:
+            async with gate:
+                try:
+                    return await api.get(f"/v1/topics/{quote(name, safe='')}")
+                except ApiError as e:
+                    if e.status == 404 or e.error_code == 3:  # deleted meanwhile
+                        return None
+                    raise
+
+        topics = [t for t in await asyncio.gather(*(one(n) for n in names)) if t is not None]
+        sizes: dict[TopicPartition, int] = {}
+        if want_sizes:
+            try:
+                sizes = parse_log_dirs(await api.get("/v1/log-dirs"), f"{api.base_url}/v1/log-dirs")
+            except ApiError as e:
+                if e.status != 404:
+                    raise
+                warn("the controller has no GET /v1/log-dirs: every partition counts as 0 bytes")
+    source = f"{bootstrap} (GET /v1/brokers, /v1/topics)"
+    cluster = parse_snapshot({"brokers": brokers.get("brokers"), "topics": topics}, source)
+    return with_sizes(cluster, sizes)

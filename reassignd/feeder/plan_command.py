@@ -1,0 +1,237 @@
+"""``reassignd feed plan``: settings from the merged flag values, then the run: read the
+cluster, plan on Spark, write the files, print the summary.
+
+Exit codes: 2 for bad arguments or unusable input (one line naming the file and place), 1 for
+anything else (controller unreachable, pyspark missing, Spark failing), never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from reassignd.admin.api import AdminError
+from reassignd.admin.settings import REQUEST_TIMEOUT_S, parse_controller_url
+from reassignd.feeder.command_line import UsageError
+from reassignd.feeder.goals import (
+    AddBrokers,
+    Decommission,
+    Goal,
+    GoalError,
+    PlanOptions,
+    ReplicationFactor,
+    check_topics_regex,
+    parse_broker_ids,
+    parse_goal,
+)
+from reassignd.feeder.inputs import InputError, parse_cluster_file, parse_sizes_file
+from reassignd.feeder.model import Cluster, with_sizes
+from reassignd.feeder.outputs import (
+    DEFAULT_BATCH_SIZE,
+    batches_document,
+    plan_file,
+    rollback_file,
+    summary_text,
+)
+from reassignd.feeder.planner import PlanResult
+
+log = logging.getLogger("reassignd.feeder")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSettings:
+    goals: tuple[Goal, ...]
+    options: PlanOptions
+    out: str | None
+    dry_run: bool = False
+    bootstrap_controller: str | None = None
+    auth_token: str | None = None
+    request_timeout_s: float = REQUEST_TIMEOUT_S
+    sizes: str | None = None
+    cluster_file: str | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    tasks: int | None = None
+    master: str | None = None  # None: spark-submit's, else local[*]
+
+
+def _int(values: dict[str, Any], key: str, minimum: int) -> int | None:
+    raw = values.get(key)
+    if raw is None:
+        return None
+    try:
+        number = int(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"--{key.replace('_', '-')}: expected an integer, got {raw!r}") from None
+    if number < minimum:
+        raise UsageError(f"--{key.replace('_', '-')}: must be >= {minimum}, got {number}")
+    return number
+
+
+def plan_settings(values: dict[str, Any]) -> PlanSettings:
+    goals_raw = values.get("goal") or []
+    goals = tuple(parse_goal(str(g)) for g in (goals_raw if isinstance(goals_raw, list) else [goals_raw]))
+    bootstrap = values.get("bootstrap_controller")
+    if bootstrap is not None:
+        try:
+            bootstrap = parse_controller_url(bootstrap)
+        except ValueError as e:
+            raise UsageError(f"--bootstrap-controller: {e}") from None
+    if bootstrap is None and values.get("cluster_file") is None:
+        raise UsageError(
+            "feed plan needs --bootstrap-controller URL or --cluster-file FILE (the cluster to plan for)"
+        )
+    dry_run = bool(values.get("dry_run"))
+    if not dry_run and not values.get("out"):
+        raise UsageError("feed plan needs --out DIR (or --dry-run)")
+    exclude = values.get("exclude_brokers")
+    topics = values.get("topics")
+    timeout = values.get("request_timeout_s")
+    try:
+        timeout_s = REQUEST_TIMEOUT_S if timeout is None else float(timeout)
+    except ValueError:
+        raise UsageError(f"--request-timeout-s: expected a number, got {timeout!r}") from None
+    options = PlanOptions(
+        topics=None if topics is None else check_topics_regex(str(topics)),
+        exclude_brokers=frozenset()
+        if exclude is None
+        else parse_broker_ids(str(exclude), "--exclude-brokers"),
+        max_move_bytes=_int(values, "max_move_bytes", 0),
+        seed=_int(values, "seed", 0) or 0,
+    )
+    return PlanSettings(
+        goals=goals,
+        options=options,
+        out=values.get("out"),
+        dry_run=dry_run,
+        bootstrap_controller=bootstrap,
+        auth_token=values.get("auth_token"),
+        request_timeout_s=timeout_s,
+        sizes=values.get("sizes"),
+        cluster_file=values.get("cluster_file"),
+        batch_size=_int(values, "batch_size", 1) or DEFAULT_BATCH_SIZE,
+        tasks=_int(values, "tasks", 1),
+        master=values.get("master") or None,
+    )
+
+
+def _read(path: str, flag: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise InputError(f"cannot read {flag} {path}: {reason}") from None
+
+
+def check_goals(goals: tuple[Goal, ...], cluster: Cluster) -> None:
+    """Goals that name brokers or topics the cluster does not have: GoalError."""
+    topics = {r[0] for r in cluster.rows}
+    for goal in goals:
+        match goal:
+            case Decommission(brokers=b) | AddBrokers(brokers=b):
+                unknown = sorted(b - set(cluster.racks))
+                if unknown:
+                    raise GoalError(
+                        f"goal {goal}: unknown brokers {unknown} (the cluster has {cluster.broker_ids[:20]})"
+                    )
+            case ReplicationFactor(topic=t) if t not in topics:
+                raise GoalError(f"goal {goal}: no topic {t!r} in the cluster")
+
+
+def load_cluster(settings: PlanSettings, stderr: IO[str]) -> Cluster:
+    def warn(message: str) -> None:
+        print(f"reassignd feed plan: warning: {message}", file=stderr)
+
+    if settings.cluster_file is not None:
+        cluster = parse_cluster_file(_read(settings.cluster_file, "--cluster-file"), settings.cluster_file)
+        if all(r is None for r in cluster.racks.values()):
+            warn(f"{settings.cluster_file} gives no racks: placement cannot keep replicas on distinct racks")
+    else:
+        assert settings.bootstrap_controller is not None
+        cluster = asyncio.run(_read_controller(settings, want_sizes=settings.sizes is None, warn=warn))
+    if settings.sizes is not None:
+        cluster = with_sizes(cluster, parse_sizes_file(_read(settings.sizes, "--sizes"), settings.sizes))
+    elif settings.cluster_file is not None and not any(r[2] for r in cluster.rows):
+        warn("no --sizes: every partition counts as 0 bytes (bytes goals have nothing to balance)")
+    return cluster
+
+
+async def _read_controller(settings: PlanSettings, *, want_sizes: bool, warn: Any) -> Cluster:
+    from reassignd.feeder.controller_input import read_cluster  # noqa: PLC0415 (aiohttp only here)
+
+    assert settings.bootstrap_controller is not None
+    return await read_cluster(
+        settings.bootstrap_controller,
+        settings.auth_token,
+        settings.request_timeout_s,
+        want_sizes=want_sizes,
+        warn=warn,
+    )
+
+
+def write_outputs(
+    result: PlanResult, settings: PlanSettings, now: datetime.datetime
+) -> tuple[str, dict[str, Any]]:
+    created_at = now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    document = batches_document(result, created_at, settings.batch_size)
+    summary = summary_text(result, document)
+    if not settings.dry_run:
+        assert settings.out is not None
+        out = Path(settings.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "plan.json").write_text(plan_file(result), encoding="utf-8")
+        (out / "rollback.json").write_text(rollback_file(result), encoding="utf-8")
+        (out / "batches.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        (out / "summary.txt").write_text(summary, encoding="utf-8")
+    return summary, document
+
+
+def run_plan_command(settings: PlanSettings, stdout: IO[str], stderr: IO[str]) -> int:
+    try:
+        cluster = load_cluster(settings, stderr)
+        check_goals(settings.goals, cluster)
+    except (InputError, GoalError) as e:
+        print(f"reassignd feed plan: error: {e}", file=stderr)
+        return 2
+    except AdminError as e:
+        print(f"reassignd feed plan: error: {e}", file=stderr)
+        return 1
+    from reassignd.feeder.spark_job import SparkMissing, plan_on_spark, spark_session  # noqa: PLC0415
+
+    try:
+        session = spark_session(settings.master)
+    except SparkMissing as e:
+        print(f"reassignd feed plan: error: {e}", file=stderr)
+        return 1
+    except Exception as e:  # a JVM that cannot start: one line, not a trace
+        print(
+            f"reassignd feed plan: error: cannot start Spark ({settings.master or 'local[*]'}): {e}".splitlines()[
+                0
+            ],
+            file=stderr,
+        )
+        return 1
+    try:
+        result = plan_on_spark(session, cluster, settings.goals, settings.options, settings.tasks)
+    except GoalError as e:
+        print(f"reassignd feed plan: error: {e}", file=stderr)
+        return 2
+    except Exception as e:  # whatever Spark raised: one line, not a trace
+        print(
+            f"reassignd feed plan: error: the Spark job failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+            file=stderr,
+        )
+        return 1
+    finally:
+        session.stop()
+    try:
+        summary, _ = write_outputs(result, settings, datetime.datetime.now(datetime.UTC))
+    except OSError as e:
+        print(f"reassignd feed plan: error: cannot write to {settings.out}: {e.strerror or e}", file=stderr)
+        return 1
+    stdout.write(summary)
+    return 0

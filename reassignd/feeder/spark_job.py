@@ -1,0 +1,140 @@
+"""The plan on Spark: each group of partitions is one task; loads are aggregated by Spark.
+
+Imported only by ``reassignd feed plan`` (pyspark is an optional extra; the controller never
+imports this module). The RDD holds ``(group, rows)`` pairs, one per Spark partition; a step maps
+every group through :func:`reassignd.feeder.moves.plan_group` with its own budget slice, and the
+loads are a ``reduceByKey`` over ``((group, broker), load)``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reassignd.feeder.budget import Step, TaskBudget
+from reassignd.feeder.goals import Goal, PlanOptions
+from reassignd.feeder.loads import Load, add_loads, group_loads
+from reassignd.feeder.model import CURRENT, ORIGINAL, Cluster, Row, split_groups
+from reassignd.feeder.moves import plan_group
+from reassignd.feeder.planner import PlanResult, group_count, run_plan, selector
+
+if TYPE_CHECKING:
+    from pyspark import RDD
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+COPIED = -1  # the broker key under which a group reports the bytes its moves copy
+
+
+class SparkMissing(RuntimeError):
+    """pyspark is not installed; ``str(error)`` says how to install it."""
+
+
+QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n
+"""
+
+
+def _quiet_log_config() -> str:
+    """A log4j2 file that keeps Spark's JVM to errors (written once per process)."""
+    path = Path(tempfile.gettempdir()) / f"reassignd-feeder-log4j2-{os.getuid()}.properties"
+    if not path.exists() or path.read_text() != QUIET_LOG4J2:
+        path.write_text(QUIET_LOG4J2)
+    return str(path)
+
+
+def spark_session(master: str | None, app_name: str = "reassignd-feed-plan") -> SparkSession:
+    """A session on ``master``; None: the one spark-submit gave, else ``local[*]``."""
+    try:
+        from pyspark.sql import SparkSession  # noqa: PLC0415 (optional dependency)
+    except ImportError:
+        raise SparkMissing(
+            "feed plan needs pyspark: pip install 'reassignd[feeder]' (and a Java 17 runtime)"
+        ) from None
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+        master = DEFAULT_MASTER
+    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
+    session = (
+        builder.appName(app_name)
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log_config()}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _load_items(item: tuple[int, list[Row]], topics: str | None) -> Iterator[tuple[tuple[int, int], Load]]:
+    g, rows = item
+    pattern = selector(topics)
+    loads, copied = group_loads(
+        rows, (lambda t: True) if pattern is None else (lambda t: pattern.fullmatch(t) is not None)
+    )
+    for b, v in loads.items():
+        yield (g, b), v
+    yield (g, COPIED), (copied, 0, 0, 0, 0, 0)
+
+
+class SparkGroups:
+    def __init__(self, rdd: RDD[tuple[int, list[Row]]], n: int) -> None:
+        self.rdd = rdd
+        self.n = n
+
+    def loads(self, topics: str | None) -> tuple[list[dict[int, Load]], int]:
+        pairs = self.rdd.flatMap(lambda item: _load_items(item, topics)).reduceByKey(add_loads).collect()
+        out: list[dict[int, Load]] = [{} for _ in range(self.n)]
+        copied = 0
+        for (g, b), v in pairs:
+            if b == COPIED:
+                copied += v[0]
+            else:
+                out[g][b] = v
+        return out, copied
+
+    def apply(
+        self,
+        step: Step,
+        budgets: Sequence[TaskBudget],
+        racks: Mapping[int, str | None],
+        rank: Mapping[int, int],
+        topics: str | None,
+    ) -> SparkGroups:
+        sc = self.rdd.context
+        shared = sc.broadcast((step, list(budgets), dict(racks), dict(rank), topics))
+
+        def plan(item: tuple[int, list[Row]]) -> tuple[int, list[Row]]:
+            s, bs, rk, rn, tp = shared.value
+            g, rows = item
+            return g, plan_group(rows, s, bs[g], rk, rn, tp)
+
+        planned = self.rdd.map(plan, preservesPartitioning=True).cache()
+        planned.count()
+        self.rdd.unpersist()
+        return SparkGroups(planned, self.n)
+
+    def changed(self) -> list[Row]:
+        return self.rdd.flatMap(lambda item: [r for r in item[1] if r[CURRENT] != r[ORIGINAL]]).collect()
+
+
+def plan_on_spark(
+    session: Any,
+    cluster: Cluster,
+    goals: Sequence[Goal],
+    options: PlanOptions,
+    tasks: int | None = None,
+) -> PlanResult:
+    """The plan with one Spark task per group of partitions."""
+    n = group_count(len(cluster.rows), tasks)
+    groups = split_groups(cluster.rows, n)
+    rdd = session.sparkContext.parallelize(list(enumerate(groups)), len(groups)).cache()
+    return run_plan(cluster, goals, options, SparkGroups(rdd, len(groups)), len(groups))
