@@ -1,4 +1,4 @@
-"""The ``reassignd`` console script: ``controller``, ``broker``, ``cluster`` and ``admin`` (CLI.md).
+"""The ``reassignd`` console script: ``controller``, ``broker``, ``cluster``, ``admin`` and ``feed``.
 
 Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration (one line on
 stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
@@ -88,6 +88,10 @@ def command_name(argv: Sequence[str]) -> str:
 
 
 def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    if list(argv[:1]) == ["feed"]:  # the feeder owns its command line (no pyspark import here)
+        from reassignd.feeder.command_line import run_feed  # noqa: PLC0415
+
+        return run_feed(argv[1:], env, sys.stdout, sys.stderr)
     try:
         command = load_command(argv, env)
     except ConfigError as e:

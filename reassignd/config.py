@@ -34,7 +34,7 @@ from reassignd.http.auth import TokensFileError, check_bind, load_tokens
 from reassignd.log_setup import LEVELS, LogSettings
 
 ENV_PREFIX = "REASSIGND_"
-COMMANDS = ("controller", "broker", "cluster", "admin")
+COMMANDS = ("controller", "broker", "cluster", "admin", "feed")  # feed: its own parser (reassignd.feeder)
 
 
 class ConfigError(Exception):
@@ -597,6 +597,10 @@ def build_parser() -> argparse.ArgumentParser:
             add_batch_parser(clients, functools.partial(_add_options, options=options))
         else:
             _add_options(sub, options)
+    # Listed for --help only: reassignd.cli hands `reassignd feed ...` to reassignd.feeder.command_line.
+    subparsers.add_parser(
+        "feed", help="Plan reassignments with Spark and feed them as batches (reassignd feed --help)."
+    )
     return parser
 
 
