@@ -154,6 +154,7 @@ def merge_values(verb: Verb, args: dict[str, Any], env: Mapping[str, str]) -> di
 def run_feed(argv: Sequence[str], env: Mapping[str, str], stdout: IO[str], stderr: IO[str]) -> int:
     """``reassignd feed VERB ...``: parse, merge, run. 2 with one line for bad arguments."""
     parser = build_parser()
+    name = None
     try:
         args = vars(parser.parse_args(list(argv)))
         name = args.pop("verb", None)
@@ -163,7 +164,9 @@ def run_feed(argv: Sequence[str], env: Mapping[str, str], stdout: IO[str], stder
         values = merge_values(verb, args, env)
         return verb.run(values, stdout, stderr)
     except (UsageError, GoalError) as e:
-        print(str(e), file=stderr)
+        text = str(e)
+        prefix = f"reassignd feed{' ' + name if name else ''}: error: "
+        print(text if text.startswith("reassignd feed") else prefix + text, file=stderr)
         return 2
     except SystemExit as e:  # --help
         return int(e.code or 0) if isinstance(e.code, int) else 0

@@ -200,10 +200,16 @@ def run_plan_command(settings: PlanSettings, stdout: IO[str], stderr: IO[str]) -
     except AdminError as e:
         print(f"reassignd feed plan: error: {e}", file=stderr)
         return 1
-    from reassignd.feeder.spark_job import SparkMissing, plan_on_spark, spark_session  # noqa: PLC0415
+    from reassignd.feeder.spark_job import (  # noqa: PLC0415 (pyspark only when planning)
+        SparkMissing,
+        active_session,
+        plan_on_spark,
+        spark_session,
+    )
 
+    existing = active_session()  # a session this process already runs is used, not stopped
     try:
-        session = spark_session(settings.master)
+        session = existing or spark_session(settings.master)
     except SparkMissing as e:
         print(f"reassignd feed plan: error: {e}", file=stderr)
         return 1
@@ -227,7 +233,8 @@ def run_plan_command(settings: PlanSettings, stdout: IO[str], stderr: IO[str]) -
         )
         return 1
     finally:
-        session.stop()
+        if existing is None:
+            session.stop()
     try:
         summary, _ = write_outputs(result, settings, datetime.datetime.now(datetime.UTC))
     except OSError as e:

@@ -13,7 +13,7 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from reassignd.feeder.budget import Step, TaskBudget, make_step
@@ -126,7 +126,10 @@ def run_plan(
     for goal in goals:
         totals = total_loads(loads, racks)
         left = None if options.max_move_bytes is None else max(0, options.max_move_bytes - copied)
-        step, budgets = make_step(goal, loads, totals, racks, options, left)
+        # brokers an earlier goal decommissioned receive nothing from the later ones
+        gone = frozenset(b for s in steps for b in s.leaving)
+        step_options = replace(options, exclude_brokers=options.exclude_brokers | gone)
+        step, budgets = make_step(goal, loads, totals, racks, step_options, left)
         groups = groups.apply(step, budgets, racks, rank, options.topics)
         steps.append(step)
         loads, copied = groups.loads(options.topics)

@@ -52,6 +52,15 @@ def _quiet_log_config() -> str:
     return str(path)
 
 
+def active_session() -> SparkSession | None:
+    """The session this process already runs (a notebook's, a test's), if any."""
+    try:
+        from pyspark.sql import SparkSession  # noqa: PLC0415 (optional dependency)
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
+
+
 def spark_session(master: str | None, app_name: str = "reassignd-feed-plan") -> SparkSession:
     """A session on ``master``; None: the one spark-submit gave, else ``local[*]``."""
     try:

@@ -1,0 +1,43 @@
+"""Fixtures of the feeder tests: small clusters built with Kafka's placement, and one local Spark
+session per module that needs it (``local[2]``, no UI, quiet logs; stopped at the module's end)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from reassignd.controller.placement import BrokerMeta, assign_replicas
+from reassignd.feeder.model import Cluster, Row, build_cluster
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "spark: starts a local Spark session (a JVM, ~5 s)")
+
+
+def kafka_cluster(
+    brokers: int, racks: int, topics: int, partitions: int, rf: int = 3, seed: int = 1, sigma: float = 1.0
+) -> Cluster:
+    """Topics placed rack-aware as Kafka creates them, sizes log-normal."""
+    rng = random.Random(seed)
+    rack_of: dict[int, str | None] = {b: f"r{b % racks}" for b in range(1, brokers + 1)}
+    metas = [BrokerMeta(b, rack_of[b]) for b in sorted(rack_of)]
+    rows: list[Row] = []
+    for t in range(topics):
+        for p, replicas in assign_replicas(metas, partitions, rf, rng=rng).items():
+            size = int(rng.lognormvariate(20, sigma))
+            rows.append((f"topic-{t}", p, size, replicas, replicas))
+    return build_cluster(rack_of, rows)
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from reassignd.feeder.spark_job import spark_session  # noqa: PLC0415 (pyspark only here)
+
+    session = spark_session("local[2]", app_name="reassignd-tests")
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -1,0 +1,67 @@
+"""The plan's files: accepted by our own kafka-reassign-partitions parser and batch-file reader
+(what ``admin reassign --execute`` and ``admin batch submit`` read), rollback = the originals,
+batch ids derived from the plan id, predictions per broker."""
+
+from __future__ import annotations
+
+import json
+
+from reassignd.admin.batch_file import parse_batch_file
+from reassignd.admin.plan import parse_plan
+from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance
+from reassignd.feeder.model import CURRENT, ORIGINAL, SIZE
+from reassignd.feeder.outputs import batches_document, plan_file, plan_id, rollback_file, summary_text
+from reassignd.feeder.planner import plan_locally
+from tests.feeder.conftest import kafka_cluster
+
+
+def test_plan_and_rollback_are_reassign_plans() -> None:
+    cluster = kafka_cluster(brokers=9, racks=3, topics=5, partitions=20)
+    result = plan_locally(cluster, [Decommission(frozenset({4}))], PlanOptions())
+    plan = parse_plan(plan_file(result))
+    rollback = parse_plan(rollback_file(result))
+    assert plan.targets == {(r[0], r[1]): r[CURRENT] for r in result.moves}
+    assert rollback.targets == {(r[0], r[1]): r[ORIGINAL] for r in result.moves}
+    assert all(e.log_dirs == ("any",) * len(e.replicas) for e in plan.entries)
+
+
+def test_batches_are_post_bodies_with_expected_replicas() -> None:
+    cluster = kafka_cluster(brokers=9, racks=3, topics=5, partitions=20)
+    result = plan_locally(cluster, [Decommission(frozenset({4})), Rebalance("leaders")], PlanOptions())
+    doc = batches_document(result, "2026-11-24T00:00:00Z", batch_size=7)
+    bodies = parse_batch_file(json.dumps(doc).encode())
+    pid = plan_id(result)
+    assert doc["plan_id"] == pid and doc["goals"] == ["decommission:4", "rebalance:leaders"]
+    assert [b.batch_id for b in bodies] == [f"{pid}-{i:04d}" for i in range(1, len(bodies) + 1)]
+    assert all(b.partitions <= 7 for b in bodies)
+    sent = {(p["topic"], p["partition"]): p for b in doc["batches"] for p in b["partitions"]}
+    assert len(sent) == len(result.moves)
+    for row in result.moves:
+        p = sent[(row[0], row[1])]
+        assert (tuple(p["replicas"]), tuple(p["expected_replicas"])) == (row[CURRENT], row[ORIGINAL])
+    predicted = doc["predicted"]
+    assert predicted["bytes"] == result.copied_bytes == sum(b["bytes"] for b in predicted["batches"])
+    assert predicted["bytes_per_broker_after"]["4"] == 0
+    first_data_batch = next(b for b in predicted["batches"] if b["bytes"])
+    assert first_data_batch["makespan_s"] > 0
+    # leadership-only reorders come first: they copy nothing
+    first = doc["batches"][0]["partitions"][0]
+    assert set(first["replicas"]) == set(first["expected_replicas"])
+
+
+def test_plan_id_depends_on_the_moves_only() -> None:
+    cluster = kafka_cluster(brokers=9, racks=3, topics=5, partitions=20)
+    a = plan_locally(cluster, [Decommission(frozenset({4}))], PlanOptions())
+    b = plan_locally(cluster, [Decommission(frozenset({4}))], PlanOptions())
+    c = plan_locally(cluster, [Decommission(frozenset({5}))], PlanOptions())
+    assert plan_id(a) == plan_id(b) != plan_id(c)
+    assert batches_document(a, "x")["batches"] == batches_document(b, "y")["batches"]
+
+
+def test_summary_names_moves_bytes_and_balance() -> None:
+    cluster = kafka_cluster(brokers=9, racks=3, topics=5, partitions=20)
+    result = plan_locally(cluster, [Decommission(frozenset({4}))], PlanOptions())
+    text = summary_text(result, batches_document(result, "now"))
+    assert f"partitions moved: {len(result.moves)}" in text
+    assert f"({sum(r[SIZE] for r in result.moves)} bytes)" in text
+    assert "balance over 8 brokers" in text and "bytes     max/mean" in text

@@ -1,0 +1,119 @@
+"""The plan on a real local Spark session (``local[2]``, one per module): the same plan as the
+pure planner, and ``reassignd feed plan`` end to end on input files, its files accepted by the
+readers of ``admin reassign --execute`` and ``admin batch submit``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reassignd import cli
+from reassignd.admin.batch_command import read_batch_file
+from reassignd.admin.command_line import read_plan_file
+from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance
+from reassignd.feeder.model import CURRENT
+from reassignd.feeder.planner import plan_locally
+from reassignd.feeder.spark_job import plan_on_spark
+from tests.feeder.conftest import kafka_cluster
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+
+
+def test_spark_plans_what_the_pure_planner_plans(spark: Any) -> None:
+    cluster = kafka_cluster(brokers=12, racks=3, topics=12, partitions=30)
+    goals = [Decommission(frozenset({2, 7})), Rebalance("bytes")]
+    on_spark = plan_on_spark(spark, cluster, goals, PlanOptions(seed=3), tasks=3)
+    local = plan_locally(cluster, goals, PlanOptions(seed=3), tasks=3)
+    assert on_spark.moves == local.moves and on_spark.moves
+    assert on_spark.after == local.after and on_spark.before == local.before
+    assert on_spark.copied_bytes == local.copied_bytes
+
+
+def write_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    cluster = kafka_cluster(brokers=9, racks=3, topics=10, partitions=30)
+    snapshot = {
+        "brokers": [{"id": b, "rack": r} for b, r in cluster.racks.items()],
+        "topics": [
+            {
+                "name": t,
+                "partitions": [
+                    {"partition": r[1], "replicas": list(r[CURRENT])} for r in cluster.rows if r[0] == t
+                ],
+            }
+            for t in sorted({r[0] for r in cluster.rows})
+        ],
+    }
+    dirs: dict[int, list[dict[str, Any]]] = {}
+    for r in cluster.rows:
+        for b in r[CURRENT]:
+            dirs.setdefault(b, []).append(
+                {"partition": f"{r[0]}-{r[1]}", "size": r[2], "offsetLag": 0, "isFuture": False}
+            )
+    log_dirs = {
+        "version": 1,
+        "brokers": [
+            {"broker": b, "logDirs": [{"logDir": "/k", "error": None, "partitions": ps}]}
+            for b, ps in dirs.items()
+        ],
+    }
+    (tmp_path / "cluster.json").write_text(json.dumps(snapshot))
+    (tmp_path / "sizes.txt").write_text(
+        "Querying brokers for log directories information\n" + json.dumps(log_dirs) + "\n"
+    )
+    return tmp_path / "cluster.json", tmp_path / "sizes.txt"
+
+
+def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster_file, sizes = write_inputs(tmp_path)
+    out = tmp_path / "plan"
+    argv = [
+        "feed",
+        "plan",
+        "--cluster-file",
+        str(cluster_file),
+        "--sizes",
+        str(sizes),
+        "--master",
+        "local[2]",
+    ]
+    code = cli.run([*argv, "--goal", "decommission:4,8", "--batch-size", "20", "--out", str(out)], {})
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert sorted(p.name for p in out.iterdir()) == [
+        "batches.json",
+        "plan.json",
+        "rollback.json",
+        "summary.txt",
+    ]
+    assert printed.out == (out / "summary.txt").read_text()
+    plan, rollback = read_plan_file(str(out / "plan.json")), read_plan_file(str(out / "rollback.json"))
+    assert plan.partitions == rollback.partitions and plan.partitions
+    for tp, replicas in plan.targets.items():
+        assert not {4, 8} & set(replicas)
+        assert {4, 8} & set(rollback.targets[tp])
+    bodies = read_batch_file(str(out / "batches.json"))
+    assert sum(b.partitions for b in bodies) == len(plan.entries) and all(b.partitions <= 20 for b in bodies)
+    doc = json.loads((out / "batches.json").read_text())
+    assert (
+        doc["predicted"]["bytes_per_broker_after"]["4"]
+        == doc["predicted"]["bytes_per_broker_after"]["8"]
+        == 0
+    )
+    for body in doc["batches"]:
+        for p in body["partitions"]:
+            assert tuple(p["expected_replicas"]) == rollback.targets[(p["topic"], p["partition"])]
+
+    # --dry-run: the same summary, nothing written
+    dry = tmp_path / "dry"
+    assert (
+        cli.run(
+            [*argv, "--goal", "decommission:4,8", "--batch-size", "20", "--out", str(dry), "--dry-run"], {}
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.replace(str(dry), str(out)) == printed.out
+    assert not dry.exists()
+    assert spark.sparkContext.parallelize([1, 2]).sum() == 3  # the module's session was not stopped
