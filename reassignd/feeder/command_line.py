@@ -81,7 +81,6 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dry-run", action="store_const", const=True, help="print the summary only, write nothing"
     )
-    p.add_argument("--log-level", metavar="LEVEL", help="log level of the feeder (default warning)")
 
 
 def _run_plan(values: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> int:

@@ -57,9 +57,11 @@ def parse_topics_describe(text: str, source: str) -> Cluster:
     return _checked(dict.fromkeys(sorted(brokers)), rows, source)
 
 
-def _checked(racks: Mapping[int, str | None], rows: list[Row], source: str) -> Cluster:
+def _checked(
+    racks: Mapping[int, str | None], rows: list[Row], source: str, *, allow_offline: bool = False
+) -> Cluster:
     try:
-        return build_cluster(racks, rows)
+        return build_cluster(racks, rows, allow_offline=allow_offline)
     except ClusterError as e:
         raise InputError(f"{source}: {e}") from None
 
@@ -92,7 +94,9 @@ def _int(value: Any, path: str, source: str) -> int:
 
 
 def parse_snapshot(doc: Any, source: str) -> Cluster:
-    """Our snapshot JSON (already decoded)."""
+    """Our snapshot JSON (already decoded). Brokers that replicas name but ``brokers`` does not
+    list (brokers that are down) are offline: they keep their replicas unless a goal moves them
+    off, and receive nothing."""
     _expect(doc, dict, "$", source)
     racks: dict[int, str | None] = {}
     for i, b in enumerate(_expect(doc.get("brokers"), list, "brokers", source)):
@@ -114,7 +118,7 @@ def parse_snapshot(doc: Any, source: str) -> Cluster:
             ]
             size = _int(p.get("size_bytes", 0), f"{path}.size_bytes", source)
             rows.append(make_row(name, _int(p.get("partition"), f"{path}.partition", source), replicas, size))
-    return _checked(racks, rows, source)
+    return _checked(racks, rows, source, allow_offline=True)
 
 
 def parse_cluster_file(text: str, source: str) -> Cluster:

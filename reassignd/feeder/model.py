@@ -29,10 +29,12 @@ class ClusterError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Cluster:
-    """Brokers (id → rack, None when unset) and partitions, sorted by topic then partition."""
+    """Brokers (id → rack, None when unset) and partitions, sorted by topic then partition.
+    ``offline`` brokers hold replicas but are not registered: they receive nothing."""
 
     racks: Mapping[int, str | None]
     rows: tuple[Row, ...]
+    offline: frozenset[int] = frozenset()
 
     @property
     def broker_ids(self) -> list[int]:
@@ -44,8 +46,13 @@ def make_row(topic: str, partition: int, replicas: Sequence[int], size_bytes: in
     return (topic, partition, size_bytes, r, r)
 
 
-def build_cluster(racks: Mapping[int, str | None], rows: Iterable[Row]) -> Cluster:
-    """Checked: replicas name known brokers, once each; each partition appears once."""
+def build_cluster(
+    racks: Mapping[int, str | None], rows: Iterable[Row], *, allow_offline: bool = False
+) -> Cluster:
+    """Checked: replicas name known brokers (or, with ``allow_offline``, brokers not listed
+    become offline brokers without a rack), once each; each partition appears once."""
+    racks = dict(racks)
+    offline: set[int] = set()
     ordered = sorted(rows, key=lambda r: (r[TOPIC], r[PARTITION]))
     for i, row in enumerate(ordered):
         if i and ordered[i - 1][:2] == row[:2]:
@@ -58,19 +65,22 @@ def build_cluster(racks: Mapping[int, str | None], rows: Iterable[Row]) -> Clust
                 f"partition {row[TOPIC]}-{row[PARTITION]} lists a replica twice: {list(replicas)}"
             )
         unknown = [b for b in replicas if b not in racks]
-        if unknown:
+        if unknown and allow_offline:
+            offline.update(unknown)
+            racks.update(dict.fromkeys(unknown))
+        elif unknown:
             raise ClusterError(
                 f"partition {row[TOPIC]}-{row[PARTITION]} has replicas on unknown brokers {unknown}"
             )
         if row[SIZE] < 0:
             raise ClusterError(f"partition {row[TOPIC]}-{row[PARTITION]} has a negative size")
-    return Cluster(dict(racks), tuple(ordered))
+    return Cluster(racks, tuple(ordered), frozenset(offline))
 
 
 def with_sizes(cluster: Cluster, sizes: Mapping[TopicPartition, int]) -> Cluster:
     """The same cluster with each partition's size from ``sizes`` (kept when absent)."""
     rows = tuple((t, p, sizes.get((t, p), s), o, c) for t, p, s, o, c in cluster.rows)
-    return Cluster(cluster.racks, rows)
+    return Cluster(cluster.racks, rows, cluster.offline)
 
 
 def moved_bytes(row: Row) -> int:

@@ -153,6 +153,8 @@ def load_cluster(settings: PlanSettings, stderr: IO[str]) -> Cluster:
     else:
         assert settings.bootstrap_controller is not None
         cluster = asyncio.run(_read_controller(settings, want_sizes=settings.sizes is None, warn=warn))
+    if cluster.offline:
+        warn(f"brokers {sorted(cluster.offline)} hold replicas but are not registered: they receive nothing")
     if settings.sizes is not None:
         cluster = with_sizes(cluster, parse_sizes_file(_read(settings.sizes, "--sizes"), settings.sizes))
     elif settings.cluster_file is not None and not any(r[2] for r in cluster.rows):

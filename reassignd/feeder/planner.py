@@ -128,7 +128,7 @@ def run_plan(
         left = None if options.max_move_bytes is None else max(0, options.max_move_bytes - copied)
         # brokers an earlier goal decommissioned receive nothing from the later ones
         gone = frozenset(b for s in steps for b in s.leaving)
-        step_options = replace(options, exclude_brokers=options.exclude_brokers | gone)
+        step_options = replace(options, exclude_brokers=options.exclude_brokers | gone | cluster.offline)
         step, budgets = make_step(goal, loads, totals, racks, step_options, left)
         groups = groups.apply(step, budgets, racks, rank, options.topics)
         steps.append(step)

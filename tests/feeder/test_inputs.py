@@ -105,15 +105,24 @@ def test_snapshot_json() -> None:
         (
             {
                 "brokers": [{"id": 1}],
-                "topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": [1, 5]}]}],
+                "topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": [1, 1]}]}],
             },
-            r"t-0 has replicas on unknown brokers \[5\]",
+            r"t-0 lists a replica twice",
         ),
     ],
 )
 def test_snapshot_errors_name_the_path(doc: object, message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_cluster_file(json.dumps(doc), "snap.json")
+
+
+def test_brokers_not_listed_are_offline() -> None:
+    doc = {
+        "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}],
+        "topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": [1, 5]}]}],
+    }
+    cluster = parse_cluster_file(json.dumps(doc), "snap.json")
+    assert cluster.offline == {5} and cluster.racks[5] is None
 
 
 def test_invalid_json_is_an_input_error() -> None:

@@ -146,3 +146,14 @@ def test_later_goals_never_fill_a_decommissioned_broker() -> None:
         cluster, [Decommission(frozenset({3})), Rebalance("bytes"), Rebalance("replicas")], PlanOptions()
     )
     assert result.after[3][REPLICAS] == 0
+
+
+def test_an_offline_broker_is_emptied_and_receives_nothing() -> None:
+    base = kafka_cluster(brokers=9, racks=3, topics=6, partitions=20)
+    racks = {b: r for b, r in base.racks.items() if b != 4}
+    cluster = build_cluster(racks, base.rows, allow_offline=True)
+    assert cluster.offline == {4}
+    drained = plan_locally(cluster, [Decommission(frozenset({4}))], PlanOptions())
+    assert drained.after[4][REPLICAS] == 0
+    kept = plan_locally(cluster, [Rebalance("bytes")], PlanOptions())
+    assert kept.after[4][BYTES] <= kept.before[4][BYTES]
