@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reassignd.admin.plan import plan_json
+from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S
 from reassignd.feeder.loads import BYTES, LEADERS, REPLICAS, balance
 from reassignd.feeder.model import CURRENT, ORIGINAL, PARTITION, TOPIC, Row
 from reassignd.feeder.planner import PlanResult
@@ -73,6 +74,7 @@ def _prediction_json(batch_id: str, p: BatchPrediction) -> dict[str, Any]:
         "bytes_in_per_broker": {str(b): v for b, v in p.bytes_in.items()},
         "bytes_out_per_broker": {str(b): v for b, v in p.bytes_out.items()},
         "makespan_s": round(p.makespan_s, 3),
+        "lower_bound_s": round(p.lower_bound_s, 3),
     }
 
 
@@ -92,6 +94,8 @@ def batches_document(
             "moves": len(result.moves),
             "bytes": result.copied_bytes,
             "makespan_s": round(sum(p.makespan_s for p in predictions), 3),
+            "lower_bound_s": round(sum(p.lower_bound_s for p in predictions), 3),
+            "broker_bytes_per_s": DEFAULT_REPLICATION_BYTES_PER_S,
             "caps": {"moves_per_broker": MOVES_PER_BROKER, "moves_in_cluster": MOVES_IN_CLUSTER},
             "bytes_per_broker_before": {str(b): v[BYTES] for b, v in sorted(result.before.items())},
             "bytes_per_broker_after": {str(b): v[BYTES] for b, v in sorted(result.after.items())},
@@ -127,7 +131,8 @@ def summary_text(result: PlanResult, document: dict[str, Any]) -> str:
             lines.append(f"  {step.goal}: needs at least {step.lower_bound} {unit} moved")
     lines += [
         f"batches: {len(document['batches'])}, predicted makespan {predicted['makespan_s']:.0f} s "
-        f"(one batch after the other, each broker at its replication rate)",
+        f"(bound {predicted['lower_bound_s']:.0f} s; one batch after the other, "
+        f"{MOVES_PER_BROKER} moves per broker, {DEFAULT_REPLICATION_BYTES_PER_S / 2**20:.0f} MiB/s per broker)",
         f"balance over {len(holders)} brokers (max/mean, before -> after):",
         _balance_line("bytes", result, BYTES, holders),
         _balance_line("replicas", result, REPLICAS, holders),

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from reassignd.admin.batch_file import parse_batch_file
 from reassignd.admin.plan import parse_plan
 from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance
 from reassignd.feeder.model import CURRENT, ORIGINAL, SIZE
 from reassignd.feeder.outputs import batches_document, plan_file, plan_id, rollback_file, summary_text
 from reassignd.feeder.planner import plan_locally
+from reassignd.feeder.predict import predict_batch
 from tests.feeder.conftest import kafka_cluster
 
 
@@ -65,3 +68,20 @@ def test_summary_names_moves_bytes_and_balance() -> None:
     assert f"partitions moved: {len(result.moves)}" in text
     assert f"({sum(r[SIZE] for r in result.moves)} bytes)" in text
     assert "balance over 8 brokers" in text and "bytes     max/mean" in text
+
+
+def test_predicted_makespan_under_the_caps() -> None:
+    # six 1 GiB moves into broker 9, from three leaders: broker 9 takes in 6 GiB at 100 MiB/s
+    gib = 2**30
+    rows = [(f"t{i}", 0, gib, (1 + i % 3, 4), (9, 4)) for i in range(6)]
+    p = predict_batch(rows)
+    assert p.bytes == 6 * gib and p.bytes_in == {9: 6 * gib}
+    assert p.bytes_out == {1: 2 * gib, 2: 2 * gib, 3: 2 * gib}
+    assert p.lower_bound_s == pytest.approx(6 * gib / (100 * 2**20))
+    assert p.makespan_s == pytest.approx(p.lower_bound_s)  # broker 9 is never idle
+    # one move per broker at a time, and a leader-bound move: 2 GiB out of broker 1 alone
+    slow = predict_batch([("a", 0, gib, (1, 2), (3, 2)), ("b", 0, gib, (1, 2), (4, 2))], moves_per_broker=1)
+    assert slow.makespan_s == pytest.approx(2 * gib / (100 * 2**20))
+    serial = predict_batch([("a", 0, gib, (1, 2), (3, 2)), ("b", 0, gib, (5, 2), (3, 2))], moves_per_broker=1)
+    assert serial.makespan_s == pytest.approx(2 * gib / (100 * 2**20))  # both add to broker 3
+    assert predict_batch([("a", 0, gib, (1, 2), (2, 1))]).makespan_s == 0  # a reorder copies nothing
