@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from reassignd.admin.settings import BOOTSTRAP_HELP, REQUEST_TIMEOUT_S, parse_controller_url
-from reassignd.feeder.goals import GOAL_HELP, GoalError, check_topics_regex, parse_broker_ids
+from reassignd.admin.settings import BOOTSTRAP_HELP, REQUEST_TIMEOUT_S
+from reassignd.feeder.goals import GOAL_HELP, GoalError
 
 ENV_PREFIX = "REASSIGND_"
 DESCRIPTION = "Plan reassignments with Spark and feed them to the controller as batches."
@@ -58,7 +60,10 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
         "--request-timeout-s", metavar="S", help=f"HTTP timeout, seconds (default {REQUEST_TIMEOUT_S:g})"
     )
     p.add_argument(
-        "--goal", action="append", metavar="GOAL", help=f"repeatable, applied in order: {GOAL_HELP}"
+        "--goal",
+        action="append",
+        metavar="GOAL",
+        help=f"repeatable, applied in order: {GOAL_HELP} (REASSIGND_GOAL: several, ';' between)",
     )
     p.add_argument("--out", metavar="DIR", help="directory for the plan files (required unless --dry-run)")
     p.add_argument(
@@ -141,7 +146,8 @@ def merge_values(verb: Verb, args: dict[str, Any], env: Mapping[str, str]) -> di
             values[dest] = args[dest]
         elif ENV_PREFIX + dest.upper() in env:
             raw = env[ENV_PREFIX + dest.upper()]
-            values[dest] = raw.split(",") if dest == "goal" else raw
+            # several goals in one variable: separated by spaces or semicolons (goals hold commas)
+            values[dest] = [g for g in re.split(r"[;\s]+", raw) if g] if dest == "goal" else raw
         elif dest in file:
             values[dest] = file[dest]
     for dest in verb.required:
@@ -172,18 +178,4 @@ def run_feed(argv: Sequence[str], env: Mapping[str, str], stdout: IO[str], stder
 
 
 def main() -> None:
-    import sys  # noqa: PLC0415
-
     sys.exit(run_feed(sys.argv[1:], os.environ, sys.stdout, sys.stderr))
-
-
-# Re-exported for the plan settings: parsers of the flag values.
-__all__ = [
-    "VERBS",
-    "UsageError",
-    "Verb",
-    "check_topics_regex",
-    "parse_broker_ids",
-    "parse_controller_url",
-    "run_feed",
-]

@@ -121,6 +121,12 @@ def test_flags_from_environment_and_config_file(tmp_path: Path, snapshot: Path) 
     assert code == 2 and "from-file.json" in err
 
 
+def test_several_goals_in_one_variable(snapshot: Path) -> None:
+    env = {"REASSIGND_GOAL": "decommission:1,2; rf:nope=2"}
+    code, _, err = feed(["plan", "--cluster-file", str(snapshot), "--dry-run"], env)
+    assert code == 2 and "goal rf:nope=2: no topic 'nope'" in err  # decommission:1,2 parsed whole
+
+
 def test_unreachable_controller_is_exit_1() -> None:
     code, _, err = feed(
         ["plan", "--goal", "decommission:1", "--bootstrap-controller", "http://127.0.0.1:9", "--dry-run"]

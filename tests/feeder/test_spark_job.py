@@ -5,6 +5,8 @@ readers of ``admin reassign --execute`` and ``admin batch submit``."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from reassignd import cli
 from reassignd.admin.batch_command import read_batch_file
 from reassignd.admin.command_line import read_plan_file
+from reassignd.feeder import __main__ as feeder_main
 from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance
 from reassignd.feeder.model import CURRENT
 from reassignd.feeder.planner import plan_locally
@@ -117,3 +120,32 @@ def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.Capture
     assert capsys.readouterr().out.replace(str(dry), str(out)) == printed.out
     assert not dry.exists()
     assert spark.sparkContext.parallelize([1, 2]).sum() == 3  # the module's session was not stopped
+
+
+def test_the_same_entry_under_spark_submit(tmp_path: Path) -> None:
+    """The line the README gives for a Spark cluster, on local[1]: spark-submit's master is used."""
+    cluster_file, sizes = write_inputs(tmp_path)
+    spark_submit = Path(sys.executable).parent / "spark-submit"
+    entry = Path(feeder_main.__file__)
+    proc = subprocess.run(
+        [
+            str(spark_submit),
+            "--master",
+            "local[1]",
+            str(entry),
+            "plan",
+            "--cluster-file",
+            str(cluster_file),
+            "--sizes",
+            str(sizes),
+            "--goal",
+            "decommission:5",
+            "--dry-run",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("plan plan-") and "decommission:5" in proc.stdout
