@@ -175,6 +175,12 @@ def run_feed(argv: Sequence[str], env: Mapping[str, str], stdout: IO[str], stder
         return 2
     except SystemExit as e:  # --help
         return int(e.code or 0) if isinstance(e.code, int) else 0
+    except Exception as e:  # a bug or an environment problem: still one line, not a trace
+        print(
+            f"reassignd feed: error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+            file=stderr,
+        )
+        return 1
 
 
 def main() -> None:

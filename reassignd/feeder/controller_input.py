@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reassignd.admin.api import ApiError, ControllerApi
-from reassignd.feeder.inputs import parse_log_dirs, parse_snapshot
+from reassignd.feeder.inputs import InputError, parse_log_dirs, parse_snapshot
 from reassignd.feeder.model import Cluster, TopicPartition, with_sizes
 
 CONCURRENT_READS = 16
@@ -31,7 +31,10 @@ async def read_cluster(
     async with ControllerApi.open(bootstrap, token, timeout_s) as api:
         brokers = await api.get("/v1/brokers")
         listing = await api.get("/v1/topics")
-        names = [t["name"] for t in listing.get("topics", []) if isinstance(t, dict) and "name" in t]
+        listed = listing.get("topics") if isinstance(listing, dict) else None
+        if not isinstance(listed, list):
+            raise InputError(f'{api.base_url}/v1/topics: expected {{"topics": [...]}}')
+        names = [t["name"] for t in listed if isinstance(t, dict) and isinstance(t.get("name"), str)]
         gate = asyncio.Semaphore(CONCURRENT_READS)
 
         async def one(name: str) -> Any:
@@ -53,5 +56,6 @@ async def read_cluster(
                     raise
                 warn("the controller has no GET /v1/log-dirs: every partition counts as 0 bytes")
     source = f"{bootstrap} (GET /v1/brokers, /v1/topics)"
-    cluster = parse_snapshot({"brokers": brokers.get("brokers"), "topics": topics}, source)
+    registered = brokers.get("brokers") if isinstance(brokers, dict) else None
+    cluster = parse_snapshot({"brokers": registered, "topics": topics}, source)
     return with_sizes(cluster, sizes)
