@@ -78,6 +78,30 @@ def water_level(loads: Sequence[int], amount: int) -> int:
     return 0
 
 
+def band_budget(
+    loads: Mapping[int, int], movable: Mapping[int, int], metric: Metric, tolerance: float
+) -> tuple[dict[int, int], dict[int, int]]:
+    """What each broker sheds and may receive to bring every broker into the band around the
+    mean (mean × (1 ± tolerance) for bytes; floor..ceil of the mean for counts), moving no more
+    than the band needs: the excess above the band, or, when larger, the shortfall below it (then
+    taken from the brokers above the mean, in proportion to what they hold beyond it)."""
+    mean = sum(loads.values()) / max(1, len(loads))
+    if metric == "bytes":
+        upper, lower = int(mean * (1 + tolerance)), math.ceil(mean * (1 - tolerance))
+    else:
+        upper, lower = math.ceil(mean), math.floor(mean)
+    shed = {b: min(movable[b], max(0, load - upper)) for b, load in loads.items()}
+    shortfall = sum(max(0, lower - load) for load in loads.values())
+    extra = shortfall - sum(shed.values())
+    if extra > 0:
+        order = sorted(loads)
+        spare = [max(0, min(movable[b] - shed[b], loads[b] - shed[b] - math.ceil(mean))) for b in order]
+        for b, part in zip(order, apportion(min(extra, sum(spare)), spare), strict=True):
+            shed[b] += part
+    room = {d: 0 if shed[d] else max(0, upper - load) for d, load in loads.items()}
+    return shed, room
+
+
 def _index(metric: Metric, selected: bool) -> int:
     base = {"bytes": BYTES, "replicas": REPLICAS, "leaders": LEADERS}[metric]
     return base + (SEL_BYTES - BYTES if selected else 0)
@@ -161,13 +185,10 @@ def make_step(
             need = min(sum(room.values()), sum(excess))
             shed = dict(zip(olds, apportion(need, excess), strict=True))
             return _optional(goal, metric, dests, shed, room, groups, sel, move_bytes_left, need)
-        case Rebalance(metric=wanted):
-            m: Metric = wanted  # rebalance:bytes with every size 0 finds nothing to move
+        case Rebalance(metric=m):  # rebalance:bytes with every size 0 finds nothing to move
             full, sel = _index(m, False), _index(m, True)
-            mean = sum(totals[b][full] for b in pool) / max(1, len(pool))
-            upper = int(mean * (1 + options.tolerance)) if m == "bytes" else math.ceil(mean)
-            shed = {b: min(totals[b][sel], max(0, totals[b][full] - upper)) for b in pool}
-            room = {d: max(0, upper - totals[d][full]) for d in pool}
+            loads = {b: totals[b][full] for b in pool}
+            shed, room = band_budget(loads, {b: totals[b][sel] for b in pool}, m, options.tolerance)
             kind: StepKind = "leaders" if m == "leaders" else "move"
             step, budgets = _optional(
                 goal, m, pool, shed, room, groups, sel, move_bytes_left, sum(shed.values())

@@ -107,23 +107,24 @@ class _GroupPlanner:
             for b in self.rows[i][CURRENT]:
                 if self.shed_left.get(b, 0) > 0:
                     on.setdefault(b, []).append(i)
-        sources = sorted(on, key=lambda b: (-self.shed_left[b], self.rank[b]))
-        for s in sources:
-            candidates = sorted(on[s], key=lambda i: (-self.amount(self.rows[i]), i))
-            for i in candidates:
-                row = self.rows[i]
-                need = self.amount(row)
-                if self.shed_left[s] <= 0:
-                    break
-                if need > self.shed_left[s] or need == 0 or s not in row[CURRENT] or not self.affordable(row):
-                    continue
-                current = row[CURRENT]
-                others = [o for o in current if o != s]
-                shared = self.racks.get(s) is None or self.racks.get(s) in {self.racks.get(o) for o in others}
-                d = self.dests.best(others, current, need, must_fit=True, from_rack_shared=shared)
-                if d is not None:
-                    self.replace(i, s, d)
-                    self.shed_left[s] -= need
+        # largest first over every source, as longest-processing-time scheduling: the big
+        # replicas land while the emptiest brokers still have room, the small ones fill the rest
+        work = sorted(
+            ((i, s) for s, rows in on.items() for i in rows),
+            key=lambda w: (-self.amount(self.rows[w[0]]), w[0], self.rank[w[1]]),
+        )
+        for i, s in work:
+            row = self.rows[i]
+            need = self.amount(row)
+            if need > self.shed_left[s] or need == 0 or s not in row[CURRENT] or not self.affordable(row):
+                continue
+            current = row[CURRENT]
+            others = [o for o in current if o != s]
+            shared = self.racks.get(s) is None or self.racks.get(s) in {self.racks.get(o) for o in others}
+            d = self.dests.best(others, current, need, must_fit=True, from_rack_shared=shared)
+            if d is not None:
+                self.replace(i, s, d)
+                self.shed_left[s] -= need
 
     def lead(self, chosen: Sequence[int]) -> None:
         room = self.dests.room

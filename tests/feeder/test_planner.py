@@ -157,3 +157,14 @@ def test_an_offline_broker_is_emptied_and_receives_nothing() -> None:
     assert drained.after[4][REPLICAS] == 0
     kept = plan_locally(cluster, [Rebalance("bytes")], PlanOptions())
     assert kept.after[4][BYTES] <= kept.before[4][BYTES]
+
+
+def test_rebalance_after_adding_empty_brokers_fills_them_to_the_band() -> None:
+    base = kafka_cluster(brokers=9, racks=3, topics=30, partitions=10, sigma=0.5)
+    racks = {**base.racks, 10: "r1", 11: "r2", 12: "r0"}
+    cluster = build_cluster(racks, base.rows)
+    result = plan_locally(cluster, [Rebalance("bytes")], PlanOptions())
+    mean = sum(v[BYTES] for v in result.after.values()) / 12
+    assert all(abs(v[BYTES] - mean) <= 0.05 * mean for v in result.after.values())
+    # no more than the band needs: what the new brokers lacked, give or take a partition each
+    assert result.copied_bytes <= result.steps[0].lower_bound * 1.05
