@@ -14,7 +14,8 @@ balance after (max ÷ mean bytes per broker, over the brokers that keep data); t
 figures for ``kafka-reassign-partitions --generate``: every partition assigned afresh by Kafka's
 placement (``reassignd.controller.placement``, the topic-creation algorithm) over the target
 brokers. Lower bounds: decommission, the bytes on the decommissioned brokers; rebalance, the bytes
-above ``mean × 1.02`` on each broker (the band the planner aims at).
+above ``mean × 1.02`` on each broker or the bytes missing below ``mean × 0.98``, the larger (the
+band the planner aims at).
 
     python bench/plan.py                          # 100k partitions, then 1M
     python bench/plan.py --partitions 100000      # one size only
@@ -81,6 +82,11 @@ def kafka_generate(cluster: Cluster, targets: Sequence[int], seed: int) -> list[
     return out
 
 
+def min_ratio(loads: Mapping[int, int], keep: Sequence[int]) -> float:
+    mean = sum(loads[b] for b in keep) / len(keep)
+    return min(loads[b] for b in keep) / mean if mean else 1.0
+
+
 def figures(
     name: str, rows: Sequence[Row], keep: Sequence[int], lower_bound: int, seconds: float | None
 ) -> str:
@@ -89,7 +95,7 @@ def figures(
     wall = f"{seconds:7.1f} s" if seconds is not None else "      - "
     return (
         f"  {name:<22} wall {wall}  moved {moved / 2**40:8.2f} TiB = {moved / max(1, lower_bound):6.3f}× bound"
-        f"  balance after {balance(after[b] for b in keep):.3f}"
+        f"  balance after {balance(after[b] for b in keep):.3f} (min/mean {min_ratio(after, keep):.3f})"
     )
 
 
