@@ -138,6 +138,8 @@ def summary_text(result: PlanResult, document: dict[str, Any]) -> str:
         _balance_line("replicas", result, REPLICAS, holders),
         _balance_line("leaders", result, LEADERS, holders),
     ]
+    if not result.moves:
+        lines.append("nothing to move: the cluster already meets the goals (plan.json lists no partition)")
     for b, n in result.left_behind.items():
         lines.append(f"warning: broker {b} still holds {n} replicas (byte cap, or no broker could take them)")
     return "\n".join(lines) + "\n"

@@ -85,3 +85,13 @@ def test_predicted_makespan_under_the_caps() -> None:
     serial = predict_batch([("a", 0, gib, (1, 2), (3, 2)), ("b", 0, gib, (5, 2), (3, 2))], moves_per_broker=1)
     assert serial.makespan_s == pytest.approx(2 * gib / (100 * 2**20))  # both add to broker 3
     assert predict_batch([("a", 0, gib, (1, 2), (2, 1))]).makespan_s == 0  # a reorder copies nothing
+
+
+def test_nothing_to_move() -> None:
+    cluster = kafka_cluster(brokers=6, racks=3, topics=1, partitions=6, sigma=0.0)
+    result = plan_locally(cluster, [Rebalance("replicas")], PlanOptions())
+    assert result.moves == ()
+    document = batches_document(result, "now")
+    assert document["batches"] == [] and document["predicted"]["moves"] == 0
+    assert "nothing to move" in summary_text(result, document)
+    assert json.loads(plan_file(result)) == {"version": 1, "partitions": []}

@@ -7,6 +7,7 @@
 * rebalance:bytes fills no broker past the band (mean × (1 + tolerance)) and never makes the
   fullest broker fuller;
 * rf:TOPIC=N gives every partition of TOPIC N distinct replicas and keeps its preferred leader;
+* add:B moves replicas onto B only, and no more than B lacks of its fair share;
 * every plan keeps each partition's replicas distinct and its replication factor (but rf).
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance, ReplicationFactor
+from reassignd.feeder.goals import AddBrokers, Decommission, PlanOptions, Rebalance, ReplicationFactor
 from reassignd.feeder.loads import BYTES
 from reassignd.feeder.model import CURRENT, ORIGINAL, Cluster, Row, build_cluster
 from reassignd.feeder.planner import plan_locally
@@ -110,3 +111,20 @@ def test_replication_factor(cluster: Cluster, tasks: int, data: st.DataObject) -
             assert after[0] == row[CURRENT][0]
         else:
             assert after == row[CURRENT]
+
+
+@SETTINGS
+@given(clusters(), st.data(), st.integers(1, 4))
+def test_add_brokers(cluster: Cluster, data: st.DataObject, tasks: int) -> None:
+    brokers = cluster.broker_ids
+    new = frozenset(data.draw(st.lists(st.sampled_from(brokers), min_size=1, max_size=len(brokers) - 1)))
+    result = plan_locally(cluster, [AddBrokers(new)], PlanOptions(), tasks)
+    check_common(cluster, result.moves)
+    for row in result.moves:
+        assert set(row[CURRENT]) - set(row[ORIGINAL]) <= new
+        assert distinct_racks(row[CURRENT], cluster) >= distinct_racks(row[ORIGINAL], cluster)
+    metric = result.steps[0].metric
+    index = BYTES if metric == "bytes" else 1
+    mean = sum(v[index] for v in result.before.values()) / len(brokers)
+    for b in new:  # filled up to their fair share at most
+        assert result.after[b][index] <= max(result.before[b][index], int(mean))
