@@ -156,7 +156,13 @@ def load_cluster(settings: PlanSettings, stderr: IO[str]) -> Cluster:
     if cluster.offline:
         warn(f"brokers {sorted(cluster.offline)} hold replicas but are not registered: they receive nothing")
     if settings.sizes is not None:
-        cluster = with_sizes(cluster, parse_sizes_file(_read(settings.sizes, "--sizes"), settings.sizes))
+        sizes = parse_sizes_file(_read(settings.sizes, "--sizes"), settings.sizes)
+        unsized = sum(1 for r in cluster.rows if (r[0], r[1]) not in sizes)
+        if unsized:
+            warn(
+                f"{unsized} of {len(cluster.rows)} partitions have no size in {settings.sizes}: counted as 0 bytes"
+            )
+        cluster = with_sizes(cluster, sizes)
     elif settings.cluster_file is not None and not any(r[2] for r in cluster.rows):
         warn("no --sizes: every partition counts as 0 bytes (bytes goals have nothing to balance)")
     return cluster

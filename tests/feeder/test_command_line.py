@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from reassignd.feeder.command_line import run_feed
+from reassignd.feeder.plan_command import load_cluster, plan_settings
 
 SNAPSHOT = {
     "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(1, 7)],
@@ -102,6 +103,22 @@ def test_bad_input_files_name_the_file(tmp_path: Path, snapshot: Path) -> None:
         ]
     )
     assert code == 2 and f"{sizes}: no JSON object found" in err
+
+
+def test_partitions_without_a_size_are_reported(tmp_path: Path, snapshot: Path) -> None:
+    sizes = tmp_path / "sizes.json"
+    sizes.write_text(
+        json.dumps(
+            {"brokers": [{"broker": 2, "logDirs": [{"partitions": [{"partition": "t-0", "size": 5}]}]}]}
+        )
+    )
+    settings = plan_settings(
+        {"goal": ["decommission:1"], "cluster_file": str(snapshot), "sizes": str(sizes), "dry_run": True}
+    )
+    err = io.StringIO()
+    cluster = load_cluster(settings, err)
+    assert cluster.rows[0][2] == 5 and all(r[2] == 0 for r in cluster.rows[1:])
+    assert f"warning: 11 of 12 partitions have no size in {sizes}" in err.getvalue()
 
 
 def test_goals_naming_what_the_cluster_lacks(snapshot: Path) -> None:
