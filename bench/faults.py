@@ -14,7 +14,9 @@ and runs that raised.
     python bench/faults.py --kinds controller_kills --partitions 1000
 
 Default kinds: controller kills, ZooKeeper freezes and restarts, agent kills, every proxy cut and
-the proxy outage (slow, then gone past the session timeout).
+the proxy outage (slow, then gone past the session timeout), and the batch executor's writes cut
+(journal at submission and later, a throttle set and one restored, the exact origins) or its
+session expired mid-batch (tests/faults/batch_scenarios.py).
 ``all`` adds the KIP-236 cancel, topic re-creation and unclean-election scenarios. Logs of runs
 with violations are kept (their directory is printed); ``--keep-logs`` keeps every run's.
 """
@@ -39,7 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.faults` f
 from reassignd.zk.client import ZkClient, ZkError, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
 from tests.faults import invariants
-from tests.faults.scenarios import GRACE_S, SCENARIOS, Env, Outcome, controller_kills
+from tests.faults.batch_scenarios import BATCH_SCENARIOS
+from tests.faults.scenarios import GRACE_S, Env, Outcome, controller_kills
+from tests.faults.scenarios import SCENARIOS as CLUSTER_SCENARIOS
 from tests.integration.harness import Procs
 
 DEFAULT_KINDS = (
@@ -53,7 +57,9 @@ DEFAULT_KINDS = (
     "proxy_cut_broker_failure",
     "proxy_cut_failover_load",
     "proxy_outage",
+    *BATCH_SCENARIOS,
 )
+SCENARIOS = {**CLUSTER_SCENARIOS, **BATCH_SCENARIOS}
 
 
 @dataclass
