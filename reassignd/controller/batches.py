@@ -141,6 +141,23 @@ class BatchRunner:
             ]
         await self.writer.fenced(ops)
         self.batches[new.batch_id] = new
+        events = self.writer.events
+        if old is None:
+            events.emit(
+                "batch_submitted",
+                batch_id=new.batch_id,
+                plan_id=new.spec.plan_id,
+                state=str(new.state),
+                moves=len(new.moves),
+                refused=len(new.refusals),
+            )
+        elif old.state is not new.state:
+            events.emit(
+                "batch_state_changed",
+                batch_id=new.batch_id,
+                state=str(new.state),
+                previous_state=str(old.state),
+            )
 
     async def _update(self, new: Batch) -> None:
         old = self.batches.get(new.batch_id)

@@ -70,6 +70,12 @@ class BrokerEvents(PartitionEvents):
         if not (dead or new or bounced):
             return
         log.info("brokers changed: new %s, dead %s, bounced %s", sorted(new), sorted(dead), sorted(bounced))
+        for b in sorted(dead | bounced):
+            self.events.emit("broker_lost", broker_id=b, bounced=b in bounced)
+        for b in sorted(new | bounced):
+            self.events.emit(
+                "broker_registered", broker_id=b, rack=current[b][0].rack, broker_epoch=current[b][1]
+            )
         for b in dead | bounced:
             ctx.remove_broker(b)
             await self.channel.remove_broker(b)

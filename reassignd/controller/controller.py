@@ -367,8 +367,10 @@ class Controller(ClientRequests):
     async def _become_active(self, won: election.Won) -> None:
         log.info("elected as the active controller with epoch %d", won.epoch)
         self._epoch_seen = won.epoch
+        self.events.start_epoch(won.epoch)
+        self.events.emit("controller_elected", controller_id=self.settings.controller_id, epoch=won.epoch)
         self.ctx = ControllerContext(won.epoch, won.fence.version)
-        self.writer = ZkWriter(self.zk, won.fence, self.ctx, self._report)
+        self.writer = ZkWriter(self.zk, won.fence, self.ctx, self._report, self.events)
         self.reassigner = Reassigner(
             self.zk,
             self.ctx,
@@ -430,6 +432,12 @@ class Controller(ClientRequests):
         if self.ctx is None:
             return
         log.warning("resigning as the active controller: %s", reason)
+        self.events.emit(
+            "controller_resigned",
+            controller_id=self.settings.controller_id,
+            epoch=self.ctx.epoch,
+            reason=reason,
+        )
         self.ctx = None
         self.writer = None
         self.reassigner = None

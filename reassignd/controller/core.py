@@ -43,6 +43,7 @@ from reassignd.controller.snapshot import (
 from reassignd.controller.topics import TopicMutations
 from reassignd.controller.writer import ZkWriter
 from reassignd.errors import ReassigndError
+from reassignd.events.history import EventLog
 from reassignd.executor.model import BatchState, MoveState
 from reassignd.quotas.config_changes import ConfigChangeReader
 from reassignd.quotas.entities import ConfigKey
@@ -98,6 +99,8 @@ class ControllerCore:
         self._reelect_backoff_s = 0.1
         self._executor_timer: asyncio.TimerHandle | None = None
         self._problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
+        # what this instance decided, as event records (GET /v1/events, the Kafka stream)
+        self.events = EventLog()
         self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
         self._topic_views: dict[str, TopicView] = {}
         self._reassignments: dict[TopicPartition, ReassignmentView] = {}

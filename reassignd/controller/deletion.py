@@ -111,3 +111,4 @@ class TopicDeleter:
         self.ctx.topics_to_delete.discard(topic)
         self.ctx.remove_topic(topic)
         log.info("topic %s deleted", topic)
+        self.writer.events.emit("topic_deleted", topic=topic)

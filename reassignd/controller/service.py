@@ -14,6 +14,7 @@ import logging
 
 from reassignd.controller.controller import Controller
 from reassignd.controller.settings import ControllerSettings
+from reassignd.events.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.http.app import build_app
 from reassignd.http.server import HttpServer
 from reassignd.zk.client import ZkClient, ZkSettings
@@ -32,19 +33,47 @@ async def run_controller(settings: ControllerSettings, stop: asyncio.Event) -> N
         gc.set_threshold(*thresholds)
 
 
+def kafka_sink(settings: ControllerSettings, controller: Controller) -> KafkaSink | None:
+    """The event stream's Kafka sender, hooked to the controller's event log (None: no Kafka)."""
+    if settings.events_bootstrap_servers is None:
+        return None
+    sink = KafkaSink(
+        KafkaSettings(
+            bootstrap_servers=settings.events_bootstrap_servers,
+            topic=settings.events_topic,
+            buffer_records=settings.events_buffer_records,
+            security_protocol=settings.events_security_protocol,
+            sasl_mechanism=settings.events_sasl_mechanism,
+            sasl_username=settings.events_sasl_username,
+            sasl_password=settings.events_sasl_password,
+            ssl_cafile=settings.events_ssl_cafile,
+        ),
+        EventMetrics(controller.metrics.registry),
+    )
+    controller.events.sinks.append(sink.offer)
+    controller.events.sink_status["kafka"] = sink.status
+    return sink
+
+
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
     await zk.start()
     controller = Controller(settings, zk)
-    server = HttpServer(build_app(controller, settings), settings.http_host, settings.http_port)
+    sink = kafka_sink(settings, controller)
+    server = HttpServer(
+        build_app(controller, settings, event_log=controller.events), settings.http_host, settings.http_port
+    )
     try:
         controller.http_url = await server.start()
         async with asyncio.TaskGroup() as tg:
+            sink_task = None if sink is None else tg.create_task(sink.run(), name="events-to-kafka")
             loop_task = tg.create_task(controller.run(), name="controller-event-loop")
             stopper = tg.create_task(stop.wait(), name="controller-stop-signal")
             await asyncio.wait([loop_task, stopper], return_when=asyncio.FIRST_COMPLETED)
             loop_task.cancel()
             stopper.cancel()
+            if sink_task is not None:
+                sink_task.cancel()
     finally:
         log.info("controller %d stopping", settings.controller_id)
         with contextlib.suppress(Exception):

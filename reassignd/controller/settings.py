@@ -19,8 +19,15 @@ class ControllerSettings:
     control_retry_backoff_max_ms: int = 2000
     quota_window_num: int = 11
     quota_window_size_s: float = 1.0
-    events_bootstrap: str | None = None
+    # the event stream to Kafka (off without bootstrap servers); SASL/TLS passed to aiokafka
+    events_bootstrap_servers: str | None = None
     events_topic: str = "reassignd.events"
+    events_buffer_records: int = 10_000
+    events_security_protocol: str = "PLAINTEXT"
+    events_sasl_mechanism: str | None = None
+    events_sasl_username: str | None = None
+    events_sasl_password: str | None = None
+    events_ssl_cafile: str | None = None
     # the batch executor: defaults of a batch's limits, the stuck-move rule, the scheduler's tick
     batch_moves_per_broker: int = 5  # Cruise Control's default concurrency per broker
     batch_moves_in_cluster: int = 1000

@@ -14,6 +14,8 @@ from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.pipeline import for_each
+from reassignd.events.changes import assignment_changes, state_changes
+from reassignd.events.history import EventLog
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     BadVersionError,
@@ -36,8 +38,16 @@ Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
 
 
 class ZkWriter:
-    def __init__(self, zk: ZkClient, fence: Fence, ctx: ControllerContext, report: loader.Report) -> None:
+    def __init__(
+        self,
+        zk: ZkClient,
+        fence: Fence,
+        ctx: ControllerContext,
+        report: loader.Report,
+        events: EventLog | None = None,
+    ) -> None:
         self.zk = zk
+        self.events = events if events is not None else EventLog()  # records of what was written
         self.fence = fence
         self.ctx = ctx
         self._report = report
@@ -71,6 +81,8 @@ class ZkWriter:
             assert isinstance(stat, Stat)
             ctx.set_state(tp, LeaderIsr(new, stat.version))
             changed.append(tp)
+            for kind, fields in state_changes(tp, li.state, new):
+                self.events.emit(kind, **fields)
 
         for _attempt in range(5):
             writes = []
@@ -183,6 +195,7 @@ class ZkWriter:
         async def one(item: tuple[str, dict[int, ReplicaAssignment]]) -> None:
             topic, parts = item
             before = ctx.assignments.get(topic, {})
+            previous = {p: before.get(p) for p in parts}  # ``before`` is memory itself: it changes below
             merged = {**before, **parts}
             topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
             znode = codec.TopicZnode(
@@ -200,6 +213,8 @@ class ZkWriter:
             ctx.topic_ids[topic] = topic_id
             for p, a in parts.items():
                 ctx.set_assignment((topic, p), a)
+                for kind, fields in assignment_changes((topic, p), previous[p], a):
+                    self.events.emit(kind, **fields)
 
         # Structured: the first failure cancels the writes still in flight and is raised once
         # every worker has stopped, so no write of this event outlives it (gather would leave

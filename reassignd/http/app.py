@@ -12,11 +12,12 @@ from aiohttp import web
 
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import ControllerView
+from reassignd.events.history import EventLog
 from reassignd.http import auth
 from reassignd.http.agent_reports import agent_session
 from reassignd.http.keys import SETTINGS, TOKENS, VIEW
 from reassignd.http.middleware import auth_middleware, error_middleware
-from reassignd.http.routes import batches, cluster, docs, health, quotas, reassignments, topics
+from reassignd.http.routes import batches, cluster, docs, events, health, quotas, reassignments, topics
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger bodies: 413
 
@@ -28,6 +29,7 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     topics.routes,
     quotas.routes,
     docs.routes,
+    events.routes,
 )
 
 
@@ -36,6 +38,7 @@ def build_app(
     settings: ControllerSettings,
     *,
     tokens: Mapping[str, auth.Principal] | None = None,
+    event_log: EventLog | None = None,
 ) -> web.Application:
     """The HTTP API of one controller instance.
 
@@ -52,6 +55,7 @@ def build_app(
     app[VIEW] = view
     app[SETTINGS] = settings
     app[TOKENS] = tokens
+    app[events.EVENTS] = event_log if event_log is not None else EventLog()
     app.cleanup_ctx.append(agent_session)  # the ClientSession that asks broker agents for progress
     for table in ROUTE_TABLES:
         app.add_routes(table)

@@ -231,6 +231,41 @@ def _paths() -> Json:
                 "openapi", "this document", "meta", _read(_answer("OpenAPI 3.1", {"type": "object"}))
             )
         },
+        "/v1/events": {
+            "get": _operation(
+                "events",
+                "the controller's event records as server-sent events (text/event-stream): "
+                "id <controller_epoch>-<sequence>, event <type>, data the record's JSON",
+                "cluster",
+                _read(
+                    {
+                        "description": "the stream (history after Last-Event-ID first, then live)",
+                        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                    },
+                    _BAD_REQUEST,
+                ),
+                parameters=[
+                    _query("type", {"type": "string"}, "only records of these types", repeatable=True),
+                    _query("topic", {"type": "string"}, "only records about these topics", repeatable=True),
+                    _query("batch", {"type": "string"}, "only records about these batches", repeatable=True),
+                    _query(
+                        "last_event_id",
+                        {"type": "string", "pattern": "^[0-9]+-[0-9]+$"},
+                        "resume after this record (as the Last-Event-ID header)",
+                    ),
+                    _query(
+                        "heartbeat_s",
+                        {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+                        "heartbeat period",
+                    ),
+                    _query(
+                        "max_s",
+                        {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+                        "end the stream after",
+                    ),
+                ],
+            )
+        },
         "/v1/status": {
             "get": _operation(
                 "status", "this instance and the cluster", "cluster", _read(_answer("status", ref("Status")))

@@ -410,7 +410,23 @@ CLUSTER: dict[str, Schema] = {
             ),
             "uptime_s": INTEGER,
             "problems": array(shape({"path": STRING, "reason": STRING})),
-        }
+        },
+        {
+            "events": shape(
+                {"last_event_id": nullable(STRING), "history": INTEGER},
+                {
+                    "kafka": shape(
+                        {
+                            "topic": STRING,
+                            "connected": BOOLEAN,
+                            "sent": INTEGER,
+                            "dropped": INTEGER,
+                            "buffered": INTEGER,
+                        }
+                    )
+                },
+            )
+        },
     ),
     "Brokers": shape(
         {

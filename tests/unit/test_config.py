@@ -60,7 +60,7 @@ def test_every_flag_has_an_env_var() -> None:
         "REASSIGND_ZK": ZK,
         "REASSIGND_CONTROLLER_ID": "9001",
         "REASSIGND_HTTP": "127.0.0.1:0",
-        "REASSIGND_EVENTS_BOOTSTRAP": "k1:9092,k2:9092",
+        "REASSIGND_EVENTS_BOOTSTRAP_SERVERS": "k1:9092,k2:9092",
         "REASSIGND_EVENTS_TOPIC": "audit",
         "REASSIGND_SESSION_TIMEOUT_S": "2.5",
         "REASSIGND_LOG_LEVEL": "DEBUG",
@@ -74,7 +74,7 @@ def test_every_flag_has_an_env_var() -> None:
             http_host="127.0.0.1",
             http_port=0,
             session_timeout_s=2.5,
-            events_bootstrap="k1:9092,k2:9092",
+            events_bootstrap_servers="k1:9092,k2:9092",
             events_topic="audit",
         ),
         LogSettings("debug", "json"),
@@ -259,7 +259,14 @@ def reassignd(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     [
         (
             "controller",
-            ["--zk", "--controller-id", "--http", "--auth-tokens", "--events-bootstrap", "--events-topic"],
+            [
+                "--zk",
+                "--controller-id",
+                "--http",
+                "--auth-tokens",
+                "--events-bootstrap-servers",
+                "--events-topic",
+            ],
         ),
         ("broker", ["--zk", "--id", "--rack", "--host", "--control-port", "--replication-bytes-per-s"]),
         (

@@ -184,6 +184,7 @@ async def test_status_shape(client: TestClient[web.Request, web.Application]) ->
         "event_queue": {"size": 0, "queue_time_ms": {"p50": 0.2, "p99": 3.1}},
         "uptime_s": 5120,
         "problems": [{"path": "/brokers/topics/garbage", "reason": "invalid JSON at byte 1"}],
+        "events": {"last_event_id": None, "history": 0},
     }
 
 

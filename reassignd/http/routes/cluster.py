@@ -13,6 +13,7 @@ from reassignd.errors import UnknownTopicOrPartition
 from reassignd.http.active import active_snapshot
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import json_response
+from reassignd.http.routes.events import EVENTS
 from reassignd.http.shapes import brokers_json, status_json, topic_json, topics_json
 
 routes = web.RouteTableDef()
@@ -21,16 +22,16 @@ routes = web.RouteTableDef()
 @routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
     view = request.app[VIEW]
-    return json_response(
-        status_json(
-            view.snapshot(),
-            zk_connected=view.zk_connected,
-            zk_session_id=view.zk_session_id,
-            queue_size=view.queue_size(),
-            queue_time_ms=view.queue_time_percentiles_ms(),
-            uptime_s=time.monotonic() - view.started_at_s,
-        )
+    body = status_json(
+        view.snapshot(),
+        zk_connected=view.zk_connected,
+        zk_session_id=view.zk_session_id,
+        queue_size=view.queue_size(),
+        queue_time_ms=view.queue_time_percentiles_ms(),
+        uptime_s=time.monotonic() - view.started_at_s,
     )
+    body["events"] = request.app[EVENTS].status()
+    return json_response(body)
 
 
 @routes.get("/v1/brokers")

@@ -1,0 +1,170 @@
+"""Event records, the event log (numbering, history, resume, subscribers), SSE framing and the
+records a write's before and after make."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.events import sse
+from reassignd.events.changes import assignment_changes, state_changes
+from reassignd.events.history import EventLog
+from reassignd.events.records import Filters, make_record, parse_id
+from reassignd.zk.codec import PartitionState
+
+NOV_24 = 1_795_478_400_000  # 2026-11-24T00:00:00Z
+
+
+def a_log(history: int = 100) -> EventLog:
+    clock = iter(range(NOV_24, NOV_24 + 10_000))
+    return EventLog(history, clock_ms=lambda: next(clock))
+
+
+def test_a_record_is_its_fields_with_type_time_epoch_and_sequence() -> None:
+    log = a_log()
+    log.start_epoch(7)
+    r = log.emit("reassignment_started", topic="orders", partition=3, target_replicas=[4, 5, 6])
+    assert r.id == "7-1" and r.key == "orders-3"
+    assert json.loads(r.to_json()) == {
+        "type": "reassignment_started",
+        "time": "2026-11-24T00:00:00.000Z",
+        "controller_epoch": 7,
+        "sequence": 1,
+        "topic": "orders",
+        "partition": 3,
+        "target_replicas": [4, 5, 6],
+    }
+    assert log.emit("batch_submitted", batch_id="b-1").key == "b-1"
+    assert log.emit("topic_deleted", topic="orders").key == "orders"
+    assert log.emit("controller_elected", epoch=7).key is None
+
+
+def test_unknown_types_and_reserved_fields_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown event type"):
+        make_record("something_happened", 0, 1, 1, {})
+    with pytest.raises(ValueError, match="sequence"):
+        make_record("topic_created", 0, 1, 1, {"sequence": 3})
+
+
+def test_sequences_count_each_epoch_from_one_without_gaps() -> None:
+    log = a_log()
+    log.start_epoch(3)
+    ids = [log.emit("broker_lost", broker_id=b).id for b in (1, 2)]
+    log.start_epoch(3)  # the same term again: no restart
+    ids.append(log.emit("broker_lost", broker_id=3).id)
+    log.start_epoch(4)
+    ids.append(log.emit("controller_elected", epoch=4).id)
+    assert ids == ["3-1", "3-2", "3-3", "4-1"]
+
+
+def test_resume_from_the_history_and_a_gap_when_it_no_longer_reaches() -> None:
+    log = a_log(history=3)
+    log.start_epoch(1)
+    for b in range(5):
+        log.emit("broker_lost", broker_id=b)  # 1-1 .. 1-5; 1-3 .. 1-5 kept
+    after, complete = log.since(1, 3)
+    assert [r.id for r in after] == ["1-4", "1-5"] and complete
+    after, complete = log.since(1, 1)
+    assert [r.id for r in after] == ["1-3", "1-4", "1-5"] and not complete
+    log.start_epoch(2)
+    log.emit("controller_elected", epoch=2)
+    after, complete = log.since(1, 5)
+    assert [r.id for r in after] == ["2-1"] and complete
+    assert log.since(2, 1) == ([], True)
+
+
+async def test_subscribers_get_every_record_and_a_slow_one_is_closed() -> None:
+    log = a_log()
+    log.start_epoch(1)
+    fast, slow = log.subscribe(), log.subscribe(maxsize=2)
+    for b in range(3):
+        log.emit("broker_registered", broker_id=b)
+    assert [fast.queue.get_nowait().sequence for _ in range(3)] == [1, 2, 3]  # type: ignore[union-attr]
+    assert slow.closed and slow.queue.get_nowait() is None  # the end of its stream
+    log.emit("broker_registered", broker_id=9)
+    assert slow.queue.empty()
+
+
+def test_a_failing_sink_does_not_stop_the_log() -> None:
+    log = a_log()
+    seen: list[str] = []
+
+    def broken(_: object) -> None:
+        raise RuntimeError("boom")
+
+    log.sinks += [broken, lambda r: seen.append(r.id)]
+    log.emit("topic_created", topic="t")
+    assert seen == ["0-1"] and len(log.history) == 1
+
+
+def test_filters_and_ids() -> None:
+    log = a_log()
+    moved = log.emit("reassignment_completed", topic="orders", partition=1)
+    batch = log.emit("batch_state_changed", batch_id="b-1", state="running")
+    assert Filters().accepts(moved) and Filters().accepts(batch)
+    assert Filters(types=frozenset({"batch_state_changed"})).accepts(batch)
+    assert not Filters(types=frozenset({"batch_state_changed"})).accepts(moved)
+    assert Filters(topics=frozenset({"orders"})).accepts(moved)
+    assert not Filters(topics=frozenset({"orders"})).accepts(batch)
+    assert Filters(batches=frozenset({"b-1"})).accepts(batch) and not Filters(
+        batches=frozenset({"b-2"})
+    ).accepts(batch)
+    assert parse_id("12-345") == (12, 345)
+    assert parse_id("12") is None and parse_id("a-1") is None and parse_id("-1-2") is None
+
+
+def test_sse_framing() -> None:
+    log = a_log()
+    log.start_epoch(2)
+    r = log.emit("topic_created", topic="t", partitions=3)
+    assert sse.frame(r) == (
+        b'id: 2-1\nevent: topic_created\ndata: {"type":"topic_created","time":"2026-11-24T00:00:00.000Z",'
+        b'"controller_epoch":2,"sequence":1,"topic":"t","partitions":3}\n\n'
+    )
+    assert sse.heartbeat().startswith(b":") and sse.heartbeat().endswith(b"\n\n")
+    gap = sse.gap_frame("1-4", "2-1").decode()
+    assert gap.startswith("event: gap\ndata: ") and json.loads(gap.split("data: ")[1]) == {
+        "type": "gap",
+        "last_event_id": "1-4",
+        "first_available": "2-1",
+    }
+
+
+def ra(
+    replicas: tuple[int, ...], adding: tuple[int, ...] = (), removing: tuple[int, ...] = ()
+) -> ReplicaAssignment:
+    return ReplicaAssignment(replicas, adding, removing)
+
+
+def kinds(changes: object) -> list[str]:
+    return [k for k, _ in changes]  # type: ignore[attr-defined]
+
+
+def test_assignment_changes_name_what_happened() -> None:
+    tp = ("t", 0)
+    moving = ra((4, 1, 2, 3), adding=(4,), removing=(3,))  # [1,2,3] moving to [4,1,2]
+    assert kinds(assignment_changes(tp, ra((1, 2, 3)), moving)) == ["reassignment_started"]
+    [(_, started)] = assignment_changes(tp, ra((1, 2, 3)), moving)
+    assert started["original_replicas"] == list(moving.original_replicas)
+    assert started["target_replicas"] == list(moving.target_replicas)
+    elsewhere = ra((5, 1, 2, 3), adding=(5,), removing=(3,))
+    assert kinds(assignment_changes(tp, moving, elsewhere)) == ["reassignment_retargeted"]
+    assert kinds(assignment_changes(tp, moving, moving.completed())) == ["reassignment_completed"]
+    assert kinds(assignment_changes(tp, moving, ra(moving.original_replicas))) == ["reassignment_cancelled"]
+    assert kinds(assignment_changes(tp, ra((1, 2)), ra((2, 1)))) == []  # a reorder is no reassignment
+    assert kinds(assignment_changes(tp, None, ra((1, 2)))) == []  # a new partition: its topic's record
+
+
+def test_state_changes_name_leader_and_isr_changes() -> None:
+    tp = ("t", 0)
+    before = PartitionState(1, 5, 2, (1, 2, 3))
+    assert kinds(state_changes(tp, before, PartitionState(2, 6, 2, (2, 3)))) == [
+        "leader_changed",
+        "isr_changed",
+    ]
+    assert kinds(state_changes(tp, before, PartitionState(1, 5, 2, (1, 2)))) == ["isr_changed"]
+    assert kinds(state_changes(tp, before, PartitionState(1, 6, 3, (1, 2, 3)))) == []
+    [(_, leader)] = state_changes(tp, before, PartitionState(2, 6, 2, (1, 2, 3)))
+    assert leader == {"topic": "t", "partition": 0, "leader": 2, "previous_leader": 1, "leader_epoch": 6}
