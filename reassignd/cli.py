@@ -1,4 +1,5 @@
-"""The ``reassignd`` console script: ``controller``, ``broker``, ``cluster``, ``admin`` and ``feed``.
+"""The ``reassignd`` console script: ``controller``, ``broker``, ``cluster``, ``admin``, ``feed`` and
+``events``.
 
 Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration (one line on
 stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
@@ -92,6 +93,10 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
         from reassignd.feeder.command_line import run_feed  # noqa: PLC0415
 
         return run_feed(argv[1:], env, sys.stdout, sys.stderr)
+    if list(argv[:1]) == ["events"]:  # reads the event topic; its own small command line
+        from reassignd.events.tail import run_events  # noqa: PLC0415
+
+        return run_events(argv[1:])
     try:
         command = load_command(argv, env)
     except ConfigError as e:

@@ -196,6 +196,7 @@ class ZkWriter:
             topic, parts = item
             before = ctx.assignments.get(topic, {})
             previous = {p: before.get(p) for p in parts}  # ``before`` is memory itself: it changes below
+            origins_before = dict(ctx.origins.get(topic, {}))
             merged = {**before, **parts}
             topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
             znode = codec.TopicZnode(
@@ -213,7 +214,8 @@ class ZkWriter:
             ctx.topic_ids[topic] = topic_id
             for p, a in parts.items():
                 ctx.set_assignment((topic, p), a)
-                for kind, fields in assignment_changes((topic, p), previous[p], a):
+                origin = origins.get(p) or origins_before.get(p)
+                for kind, fields in assignment_changes((topic, p), previous[p], a, origin):
                     self.events.emit(kind, **fields)
 
         # Structured: the first failure cancels the writes still in flight and is raised once

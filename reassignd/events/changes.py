@@ -16,19 +16,28 @@ Change = tuple[str, dict[str, Any]]
 
 
 def assignment_changes(
-    tp: TopicPartition, before: ReplicaAssignment | None, after: ReplicaAssignment
+    tp: TopicPartition,
+    before: ReplicaAssignment | None,
+    after: ReplicaAssignment,
+    origin: tuple[int, ...] | None = None,
 ) -> Iterator[Change]:
-    """A reassignment started, re-targeted, completed or cancelled (with ORS and TRS)."""
+    """A reassignment started, re-targeted, completed or cancelled (with ORS and TRS). ``origin``
+    is the move's exact original replicas, in their order, when recorded (Kafka's RS − AR may
+    reorder them)."""
     where: dict[str, Any] = {"topic": tp[0], "partition": tp[1]}
     if before is None:
         return
+    if origin is not None:
+        ors = list(origin)
+    else:
+        ors = list(after.original_replicas if after.is_being_reassigned else before.original_replicas)
     was, now = before.is_being_reassigned, after.is_being_reassigned
     if now and not was:
         yield (
             "reassignment_started",
             {
                 **where,
-                "original_replicas": list(after.original_replicas),
+                "original_replicas": ors,
                 "target_replicas": list(after.target_replicas),
             },
         )
@@ -37,7 +46,7 @@ def assignment_changes(
             "reassignment_retargeted",
             {
                 **where,
-                "original_replicas": list(after.original_replicas),
+                "original_replicas": ors,
                 "previous_target_replicas": list(before.target_replicas),
                 "target_replicas": list(after.target_replicas),
             },
@@ -48,7 +57,7 @@ def assignment_changes(
             ("reassignment_completed" if done else "reassignment_cancelled"),
             {
                 **where,
-                "original_replicas": list(before.original_replicas),
+                "original_replicas": ors,
                 "target_replicas": list(before.target_replicas),
                 "replicas": list(after.replicas),
             },
