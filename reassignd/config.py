@@ -210,6 +210,13 @@ CONTROLLER_OPTIONS = (
         "N",
     ),
     Option(
+        "events-progress-interval-s",
+        _number(0, inclusive=True),
+        "seconds between reassignment_progress records of each moving partition (0: none)",
+        10.0,
+        "S",
+    ),
+    Option(
         "events-security-protocol",
         _choice("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"),
         "security protocol to Kafka",
@@ -548,6 +555,7 @@ def _controller_settings(values: Mapping[str, object]) -> ControllerSettings:
         events_bootstrap_servers=_opt_str(values, "events-bootstrap-servers"),
         events_topic=_str(values, "events-topic"),
         events_buffer_records=_int(values, "events-buffer-records"),
+        events_progress_interval_s=_float(values, "events-progress-interval-s"),
         events_security_protocol=_str(values, "events-security-protocol").upper(),
         events_sasl_mechanism=_opt_str(values, "events-sasl-mechanism"),
         events_sasl_username=_opt_str(values, "events-sasl-username"),

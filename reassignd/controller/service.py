@@ -16,6 +16,7 @@ from reassignd.controller.controller import Controller
 from reassignd.controller.settings import ControllerSettings
 from reassignd.events.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.http.app import build_app
+from reassignd.http.progress_events import report_progress
 from reassignd.http.server import HttpServer
 from reassignd.zk.client import ZkClient, ZkSettings
 
@@ -67,13 +68,22 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
         controller.http_url = await server.start()
         async with asyncio.TaskGroup() as tg:
             sink_task = None if sink is None else tg.create_task(sink.run(), name="events-to-kafka")
+            interval = settings.events_progress_interval_s
+            progress_task = (
+                tg.create_task(
+                    report_progress(controller, controller.events, interval), name="events-progress"
+                )
+                if interval > 0
+                else None
+            )
             loop_task = tg.create_task(controller.run(), name="controller-event-loop")
             stopper = tg.create_task(stop.wait(), name="controller-stop-signal")
             await asyncio.wait([loop_task, stopper], return_when=asyncio.FIRST_COMPLETED)
             loop_task.cancel()
             stopper.cancel()
-            if sink_task is not None:
-                sink_task.cancel()
+            for task in (sink_task, progress_task):
+                if task is not None:
+                    task.cancel()
     finally:
         log.info("controller %d stopping", settings.controller_id)
         with contextlib.suppress(Exception):

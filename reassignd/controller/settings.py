@@ -23,6 +23,7 @@ class ControllerSettings:
     events_bootstrap_servers: str | None = None
     events_topic: str = "reassignd.events"
     events_buffer_records: int = 10_000
+    events_progress_interval_s: float = 10.0  # reassignment_progress records; 0 = none
     events_security_protocol: str = "PLAINTEXT"
     events_sasl_mechanism: str | None = None
     events_sasl_username: str | None = None

@@ -175,7 +175,7 @@ async def completed_and_cancelled(c: ControllerProc, zk: ZkClient) -> None:
 
 
 async def test_the_sse_stream_shows_moves_live_and_resumes_without_loss(procs: Procs, zk: ZkClient) -> None:
-    [c] = await cluster(procs, zk)
+    [c] = await cluster(procs, zk, "--events-progress-interval-s", "0.5")
     with Stream(c.url) as live, Stream(c.url, query="?type=reassignment_completed&topic=t") as only_done:
         await completed_and_cancelled(c, zk)
         await eventually(
@@ -184,14 +184,22 @@ async def test_the_sse_stream_shows_moves_live_and_resumes_without_loss(procs: P
         await eventually(
             holds(lambda: "reassignment_cancelled" in live.of("t", 1)), what="t-1's record on the stream"
         )
-    assert [t for t in live.of("t", 0) if t.startswith("reassignment")] == [
+    assert [t for t in live.of("t", 0) if t.startswith("reassignment") and t != "reassignment_progress"] == [
         "reassignment_started",
         "reassignment_completed",
     ]
-    assert [t for t in live.of("t", 1) if t.startswith("reassignment")] == [
+    assert [t for t in live.of("t", 1) if t.startswith("reassignment") and t != "reassignment_progress"] == [
         "reassignment_started",
         "reassignment_cancelled",
     ]
+    t0 = live.of("t", 0)
+    assert (
+        "reassignment_progress" in t0[t0.index("reassignment_started") : t0.index("reassignment_completed")]
+    )
+    progress = [r for r in live.records if r["type"] == "reassignment_progress" and r["partition"] == 0]
+    assert all(r["bytes_total"] == 1_000_000 and 0 <= r["bytes_done"] <= 1_000_000 for r in progress), (
+        progress
+    )
     done = next(r for r in live.records if r["type"] == "reassignment_completed")
     assert (done["original_replicas"], done["target_replicas"], done["replicas"]) == ([1, 2], [3, 2], [3, 2])
     assert [r["type"] for r in only_done.records] == ["reassignment_completed"]
