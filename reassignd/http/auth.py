@@ -23,7 +23,8 @@ from pathlib import Path
 
 from reassignd.errors import ClusterAuthorizationFailed
 
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# health, metrics, and the status page's files (they hold no data: the page reads the API with a token)
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/", "/ui/app.js", "/ui/style.css"})
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 

@@ -231,6 +231,65 @@ def _paths() -> Json:
                 "openapi", "this document", "meta", _read(_answer("OpenAPI 3.1", {"type": "object"}))
             )
         },
+        "/": {
+            "get": _operation(
+                "statusPage",
+                "the status page (HTML; it reads this API with the user's token)",
+                "page",
+                {
+                    "200": {
+                        "description": "the page",
+                        "content": {"text/html": {"schema": {"type": "string"}}},
+                    }
+                },
+                public=True,
+            )
+        },
+        "/ui/app.js": {
+            "get": _operation(
+                "statusPageScript",
+                "the status page's script",
+                "page",
+                {
+                    "200": {
+                        "description": "the script",
+                        "content": {"text/javascript": {"schema": {"type": "string"}}},
+                    }
+                },
+                public=True,
+            )
+        },
+        "/ui/style.css": {
+            "get": _operation(
+                "statusPageStyle",
+                "the status page's style",
+                "page",
+                {
+                    "200": {
+                        "description": "the style",
+                        "content": {"text/css": {"schema": {"type": "string"}}},
+                    }
+                },
+                public=True,
+            )
+        },
+        "/v1/whoami": {
+            "get": _operation(
+                "whoami",
+                "the caller's user and role (the status page shows admin actions to admins)",
+                "cluster",
+                _read(
+                    _answer(
+                        "the caller",
+                        {
+                            "type": "object",
+                            "properties": {"user": {"type": "string"}, "role": {"enum": ["viewer", "admin"]}},
+                            "required": ["user", "role"],
+                        },
+                    )
+                ),
+            )
+        },
         "/v1/events": {
             "get": _operation(
                 "events",
