@@ -264,7 +264,8 @@ class ControllerCore:
                     adding_replicas=a.adding,
                     removing_replicas=a.removing,
                     target_replicas=a.target_replicas,
-                    original_replicas=a.original_replicas,
+                    # the exact order recorded before the move (Kafka's RS − AR may reorder it)
+                    original_replicas=ctx.origins.get(topic, {}).get(p) or a.original_replicas,
                     source=m.source.value if m else "api",
                     started_at_ms=m.started_at_ms if m else None,
                     leader=li.state.leader if li else -1,

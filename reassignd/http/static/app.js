@@ -4,7 +4,8 @@
 "use strict";
 
 const TOKEN_KEY = "reassignd.token";
-const state = { role: null, events: [], lastId: null, streaming: false };
+// "0-0": the first connection replays the controller's recent history into the events list
+const state = { role: null, events: [], lastId: "0-0", streaming: false };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -236,6 +237,7 @@ function onFrame(frame) {
   if (!data) return;
   const record = JSON.parse(data);
   if (id) state.lastId = id;
+  if (record.type === "gap") return;  // older records than the history holds: nothing to show
   if (record.type !== "reassignment_progress") addEvent(record);
   if (!pending) pending = setTimeout(() => { pending = null; refresh(); }, 250);
 }
