@@ -184,6 +184,7 @@ class ControllerCore:
         log.error("malformed znode %s skipped: %s", path, reason)
         self.metrics.decode_errors.labels(kind).inc()
         self._problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
+        self.events.emit("problem_reported", path=path, reason=reason, kind=kind)
 
     def _decode_controller(self, data: bytes | None) -> codec.ControllerInfo | None:
         try:

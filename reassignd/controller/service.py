@@ -17,6 +17,7 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.events.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.http.app import build_app
 from reassignd.http.progress_events import report_progress
+from reassignd.http.routes.batches import stuck_rule
 from reassignd.http.server import HttpServer
 from reassignd.zk.client import ZkClient, ZkSettings
 
@@ -71,7 +72,8 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             interval = settings.events_progress_interval_s
             progress_task = (
                 tg.create_task(
-                    report_progress(controller, controller.events, interval), name="events-progress"
+                    report_progress(controller, controller.events, interval, stuck_rule(settings)),
+                    name="events-progress",
                 )
                 if interval > 0
                 else None

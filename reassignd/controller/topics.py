@@ -91,7 +91,17 @@ class TopicMutations:
             admission = self.quotas.admit(user, client_id, cost(plan), now)
             admissions.append(admission)
             out.append(plan if admission.admitted else ThrottlingQuotaExceeded())
-        return out, response_throttle_ms(admissions, now, self._clock())
+        throttle_ms = response_throttle_ms(admissions, now, self._clock())
+        refused = sum(1 for a in admissions if not a.admitted)
+        if throttle_ms > 0:
+            self.writer.events.emit(
+                "quota_throttled",
+                user=user,
+                client_id=client_id,
+                throttle_time_ms=throttle_ms,
+                refused=refused,
+            )
+        return out, throttle_ms
 
     # --- CreateTopics ----------------------------------------------------------------------------
 
@@ -172,6 +182,7 @@ class TopicMutations:
                     {(name, p): ReplicaAssignment(tuple(r)) for p, r in item.new_assignment.items()}
                 )
                 added[name] = sorted(item.new_assignment)
+                self.writer.events.emit("partitions_added", topic=name, partitions=added[name])
             results.append(TopicResult(name))
         return TopicsResult(tuple(results), throttle), added
 

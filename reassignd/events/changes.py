@@ -52,9 +52,14 @@ def assignment_changes(
             },
         )
     elif was and not now:
-        done = set(after.replicas) == set(before.target_replicas)
+        if set(after.replicas) == set(before.target_replicas):
+            kind = "reassignment_completed"
+        elif set(after.replicas) == set(before.original_replicas):
+            kind = "reassignment_cancelled"
+        else:  # stopped: the adding replicas already in sync were kept
+            kind = "reassignment_stopped"
         yield (
-            ("reassignment_completed" if done else "reassignment_cancelled"),
+            kind,
             {
                 **where,
                 "original_replicas": ors,

@@ -1,48 +1,92 @@
-"""Periodic ``reassignment_progress`` records: every ``interval_s`` the active controller's moving
-partitions' byte-level progress (the same figures ``GET /v1/reassignments`` shows, asked from the
-agents) goes on the event stream, one record per partition whose adding replicas reported."""
+"""Periodic records from the agents' reports: every ``interval_s`` the active controller's moving
+partitions' byte-level progress (the figures ``GET /v1/reassignments`` shows) as
+``reassignment_progress``, one per partition whose adding replicas reported, and a
+``move_stuck`` record the first time a batch's move meets the stuck rule (running longer than
+``--batch-stuck-after-s`` and slower than ``--batch-stuck-below-bytes-per-s``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import aiohttp
 
-from reassignd.controller.snapshot import ControllerView
+from reassignd.broker.protocol import ReplicaInfo
+from reassignd.controller.snapshot import ClusterSnapshot, ControllerView, ReassignmentView
 from reassignd.events.history import EventLog
+from reassignd.executor.model import Batch, TopicPartition
+from reassignd.executor.progress import StuckRule, batch_status
 from reassignd.http.agent_reports import agent_urls, fetch_reports
-from reassignd.http.progress import index_reports, involved_brokers, reassignment_progress
+from reassignd.http.batch_progress import batch_inputs, brokers_to_ask
+from reassignd.http.progress import ReplicaKey, index_reports, involved_brokers, reassignment_progress
 
 log = logging.getLogger(__name__)
 
 
-async def report_progress(view: ControllerView, events: EventLog, interval_s: float) -> None:
+async def report_progress(view: ControllerView, events: EventLog, interval_s: float, rule: StuckRule) -> None:
+    stuck_reported: set[tuple[str, TopicPartition]] = set()
     async with aiohttp.ClientSession() as session:
         while True:
             await asyncio.sleep(interval_s)
             snapshot = view.snapshot()
-            if not snapshot.active or not snapshot.reassignments:
+            batches = [b for b in snapshot.batches.values() if b.state.unfinished] if snapshot.active else []
+            moving = list(snapshot.reassignments.values()) if snapshot.active else []
+            if not moving and not batches:
                 continue
-            moving = list(snapshot.reassignments.values())
+            wanted = involved_brokers(moving) | brokers_to_ask(batches, snapshot)
             try:
-                reports = await fetch_reports(session, agent_urls(snapshot.brokers, involved_brokers(moving)))
+                reports = await fetch_reports(session, agent_urls(snapshot.brokers, wanted))
             except (aiohttp.ClientError, OSError) as e:  # fetch_reports already tolerates one agent
                 log.debug("no progress this round: %r", e)
                 continue
-            replicas = index_reports(reports)
             if view.snapshot().controller_epoch != snapshot.controller_epoch:
                 continue  # resigned or re-elected meanwhile: these figures belong to no one
-            for r in moving:
-                p = reassignment_progress(r, replicas)
-                if p is not None:
-                    events.emit(
-                        "reassignment_progress",
-                        topic=r.topic,
-                        partition=r.partition,
-                        target_replicas=list(r.target_replicas),
-                        bytes_done=p.bytes_done,
-                        bytes_total=p.bytes_total,
-                        bytes_per_s=p.bytes_per_s,
-                        eta_s=p.eta_s,
-                    )
+            replicas = index_reports(reports)
+            _progress(events, moving, replicas)
+            _stuck(events, snapshot, batches, replicas, rule, stuck_reported)
+
+
+def _progress(
+    events: EventLog, moving: list[ReassignmentView], replicas: dict[ReplicaKey, ReplicaInfo]
+) -> None:
+    for r in moving:
+        p = reassignment_progress(r, replicas)
+        if p is not None:
+            events.emit(
+                "reassignment_progress",
+                topic=r.topic,
+                partition=r.partition,
+                target_replicas=list(r.target_replicas),
+                bytes_done=p.bytes_done,
+                bytes_total=p.bytes_total,
+                bytes_per_s=p.bytes_per_s,
+                eta_s=p.eta_s,
+            )
+
+
+def _stuck(
+    events: EventLog,
+    snapshot: ClusterSnapshot,
+    batches: list[Batch],
+    replicas: dict[ReplicaKey, ReplicaInfo],
+    rule: StuckRule,
+    reported: set[tuple[str, TopicPartition]],
+) -> None:
+    now_ms = int(time.time() * 1000)
+    for batch in batches:
+        inputs = batch_inputs(batch, snapshot, replicas)
+        status = batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule)
+        for tp in status.stuck:
+            if (batch.batch_id, tp) in reported:
+                continue
+            reported.add((batch.batch_id, tp))
+            progress = inputs.progress.get(tp)
+            events.emit(
+                "move_stuck",
+                batch_id=batch.batch_id,
+                topic=tp[0],
+                partition=tp[1],
+                bytes_done=None if progress is None else progress.bytes_done,
+                bytes_per_s=None if progress is None else round(progress.bytes_per_s),
+            )

@@ -319,3 +319,43 @@ async def test_events_tail_prints_the_records(procs: Procs, zk: ZkClient, tansu:
     assert {r["controller_epoch"] for r in printed} == {printed[0]["controller_epoch"]}
     gapless(printed)
     assert c.proc.alive
+
+
+async def test_stuck_moves_added_partitions_and_problems_are_records(procs: Procs, zk: ZkClient) -> None:
+    # every move is "stuck" at once under this rule: its record must appear, once per move
+    [c] = await cluster(
+        procs,
+        zk,
+        "--events-progress-interval-s",
+        "0.3",
+        "--batch-stuck-after-s",
+        "0.1",
+        "--batch-stuck-below-bytes-per-s",
+        "1000000000000",
+    )
+    await make_topic(zk, "s", {0: (1, 2), 1: (1, 2)}, initial_bytes=2_000_000)
+    with Stream(c.url) as live:
+        code, resp = await c.post(
+            "/v1/batches",
+            {"batch_id": "slow", "partitions": [{"topic": "s", "partition": 0, "replicas": [3, 2]}]},
+        )
+        assert code == 200, resp
+        await eventually(
+            holds(lambda: "move_stuck" in live.of("s", 0)), timeout_s=60, what="a move_stuck record"
+        )
+        await make_topic(zk, "p", {0: (3, 4)})
+        code, resp = await c.post("/v1/topics/partitions", {"topics": [{"name": "p", "count": 3}]})
+        assert code == 200 and resp["results"][0]["error_code"] == 0, resp
+        await eventually(
+            holds(lambda: any(r["type"] == "partitions_added" for r in live.records)), what="partitions_added"
+        )
+        await zk.create("/brokers/topics/garbage", b"{not json")
+        await eventually(
+            holds(lambda: any(r["type"] == "problem_reported" for r in live.records)), what="problem_reported"
+        )
+    stuck = [r for r in live.records if r["type"] == "move_stuck"]
+    assert [(r["batch_id"], r["topic"], r["partition"]) for r in stuck] == [("slow", "s", 0)]
+    added = next(r for r in live.records if r["type"] == "partitions_added")
+    assert (added["topic"], added["partitions"]) == ("p", [1, 2])
+    problem = next(r for r in live.records if r["type"] == "problem_reported")
+    assert problem["path"].endswith("/brokers/topics/garbage") and problem["reason"]

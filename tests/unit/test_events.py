@@ -153,6 +153,8 @@ def test_assignment_changes_name_what_happened() -> None:
     assert kinds(assignment_changes(tp, moving, elsewhere)) == ["reassignment_retargeted"]
     assert kinds(assignment_changes(tp, moving, moving.completed())) == ["reassignment_completed"]
     assert kinds(assignment_changes(tp, moving, ra(moving.original_replicas))) == ["reassignment_cancelled"]
+    kept = ra((1, 2, 3, 4))  # stopped: the in-sync adding replica 4 stays
+    assert kinds(assignment_changes(tp, moving, kept)) == ["reassignment_stopped"]
     assert kinds(assignment_changes(tp, ra((1, 2)), ra((2, 1)))) == []  # a reorder is no reassignment
     assert kinds(assignment_changes(tp, None, ra((1, 2)))) == []  # a new partition: its topic's record
 
