@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -181,6 +182,23 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
     throttle = resp["throttle_time_ms"]
     assert 0 < throttle <= 5000  # K = −10 at R = 2: 5000 ms
     assert int(headers["Retry-After"]) == -(-throttle // 1000)
+    # the throttling is a record on the event stream (its history, read to the end of max_s)
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            f"{c.url}/v1/events?type=quota_throttled&last_event_id=0-0&max_s=0.5",
+            headers={"Authorization": "Bearer viewer-token"},
+        ) as stream,
+    ):
+        text = await stream.text()
+    [data] = [line.removeprefix("data: ") for line in text.splitlines() if line.startswith("data: {")]
+    record = json.loads(data)
+    assert (record["type"], record["user"], record["throttle_time_ms"], record["refused"]) == (
+        "quota_throttled",
+        "alice",
+        throttle,
+        1,
+    )
     code, topics, _ = await call(c, "GET", "/v1/topics", token="viewer-token")
     assert {t["name"] for t in topics["topics"]} == {"a"}
     # another user has no quota: never throttled
