@@ -25,6 +25,7 @@ from reassignd.controller.partition_logic import (
 )
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.topic_configs import TopicConfigs, read_topic_configs, topics_of_entities
+from reassignd.events.changes import state_changes
 from reassignd.zk import codec, paths
 
 log = logging.getLogger(__name__)
@@ -180,6 +181,10 @@ class PartitionEvents(ControllerCore):
         self._send(batch)
         if znodes:
             log.info("new topics %s: %d partitions", sorted(znodes), len(tps))
+        for topic in sorted(znodes):
+            parts = ctx.assignments[topic]
+            rf = len(next(iter(parts.values())).replicas) if parts else 0
+            self.events.emit("topic_created", topic=topic, partitions=len(parts), replication_factor=rf)
 
     async def _on_partitions_modified(self, topic: str) -> None:
         ctx = self._require_ctx()
@@ -217,6 +222,7 @@ class PartitionEvents(ControllerCore):
         await self._online_partitions(tps, batch)
         self._send(batch)
         log.info("topic %s: new partitions %s", topic, added)
+        self.events.emit("partitions_added", topic=topic, partitions=added)
 
     async def _on_isr_change_notified(self) -> None:
         ctx = self._require_ctx()
@@ -239,7 +245,11 @@ class PartitionEvents(ControllerCore):
         known = [tp for tp in tps if ctx.assignment(tp) is not None]
         states, _ = await loader.read_states(self.zk, known, self._report)
         for tp, li in states.items():
+            before = ctx.states.get(tp)
             ctx.set_state(tp, li)
+            # the brokers' own ISR changes (the controller learns them from the notification)
+            for kind, fields in state_changes(tp, None if before is None else before.state, li.state):
+                self.events.emit(kind, **fields, by="broker")
         batch = ControlBatch(ctx, self.settings.controller_id)
         batch.add_update_metadata(states)
         await self._reassigner().check(states, batch)

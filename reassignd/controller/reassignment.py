@@ -25,6 +25,7 @@ from reassignd.controller.pipeline import for_each
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.requests import Source
 from reassignd.controller.writer import ZkWriter
+from reassignd.events.changes import state_changes
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
 
@@ -141,7 +142,11 @@ class Reassigner:
                 return
             li = loader.decode_state(path, znode.data, znode.stat.version, self._report)
             if li is not None:
+                before = ctx.states.get(tp)
                 ctx.set_state(tp, li)
+                if before is not None and before.version != li.version:  # a broker changed it
+                    for kind, fields in state_changes(tp, before.state, li.state):
+                        self.writer.events.emit(kind, **fields, by="broker")
 
         await for_each(tps, one)
 

@@ -151,12 +151,6 @@ class TopicMutations:
                 return
             raise
         log.info("created topic %s: %d partitions", plan.name, plan.num_partitions)
-        self.writer.events.emit(
-            "topic_created",
-            topic=plan.name,
-            partitions=plan.num_partitions,
-            replication_factor=len(next(iter(znode.partitions.values()), ())),
-        )
 
     # --- CreatePartitions -------------------------------------------------------------------------
 

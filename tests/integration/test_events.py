@@ -359,3 +359,27 @@ async def test_stuck_moves_added_partitions_and_problems_are_records(procs: Proc
     assert (added["topic"], added["partitions"]) == ("p", [1, 2])
     problem = next(r for r in live.records if r["type"] == "problem_reported")
     assert problem["path"].endswith("/brokers/topics/garbage") and problem["reason"]
+
+
+async def test_topics_created_and_the_brokers_isr_changes_are_records(procs: Procs, zk: ZkClient) -> None:
+    [c] = await cluster(procs, zk)
+    with Stream(c.url) as live:
+        code, resp = await c.post(
+            "/v1/topics", {"topics": [{"name": "api", "num_partitions": 2, "replication_factor": 2}]}
+        )
+        assert code == 200 and resp["topics"][0]["error_code"] == 0, resp
+        await make_topic(zk, "zk", {0: (1, 2)})  # as Kafka's tools did: the znode written directly
+        await alter(c, {("zk", 0): [3, 2]})
+        await eventually(lambda: completed(zk, "zk", 0, (3, 2)), timeout_s=60, what="zk-0 moved")
+        await eventually(
+            holds(lambda: "reassignment_completed" in live.of("zk", 0)), what="the completion on the stream"
+        )
+    created = [(r["topic"], r["partitions"]) for r in live.records if r["type"] == "topic_created"]
+    assert created == [("api", 2), ("zk", 1)]  # once each
+    # broker 3 joined the ISR by itself (an agent's write): the controller saw it and said so
+    joined = [
+        r
+        for r in live.records
+        if r["type"] == "isr_changed" and r.get("by") == "broker" and r["topic"] == "zk"
+    ]
+    assert any(3 in r["isr"] and 3 not in r["previous_isr"] for r in joined), joined
