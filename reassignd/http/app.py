@@ -17,7 +17,18 @@ from reassignd.http import auth
 from reassignd.http.agent_reports import agent_session
 from reassignd.http.keys import SETTINGS, TOKENS, VIEW
 from reassignd.http.middleware import auth_middleware, error_middleware
-from reassignd.http.routes import batches, cluster, docs, events, health, page, quotas, reassignments, topics
+from reassignd.http.routes import (
+    batches,
+    cluster,
+    docs,
+    events,
+    health,
+    log_dirs,
+    page,
+    quotas,
+    reassignments,
+    topics,
+)
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger bodies: 413
 
@@ -31,6 +42,7 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     docs.routes,
     events.routes,
     page.routes,
+    log_dirs.routes,
 )
 
 

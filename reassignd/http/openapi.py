@@ -330,6 +330,15 @@ def _paths() -> Json:
                 "status", "this instance and the cluster", "cluster", _read(_answer("status", ref("Status")))
             )
         },
+        "/v1/log-dirs": {
+            "get": _operation(
+                "describeLogDirs",
+                "replicas and their sizes per broker, in the JSON kafka-log-dirs --describe prints",
+                "cluster",
+                _read(_answer("log dirs", ref("LogDirs")), _BAD_REQUEST, _NOT_CONTROLLER),
+                parameters=[_query("broker", integer(0, INT32_MAX), "only these brokers", repeatable=True)],
+            )
+        },
         "/v1/brokers": {
             "get": _operation(
                 "listBrokers",

@@ -428,6 +428,36 @@ CLUSTER: dict[str, Schema] = {
             )
         },
     ),
+    "LogDirs": shape(
+        {
+            "version": {"const": 1},
+            "brokers": array(
+                shape(
+                    {
+                        "broker": INTEGER,
+                        "logDirs": array(
+                            shape(
+                                {
+                                    "logDir": STRING,
+                                    "error": nullable(STRING),
+                                    "partitions": array(
+                                        shape(
+                                            {
+                                                "partition": STRING,
+                                                "size": INTEGER,
+                                                "offsetLag": INTEGER,
+                                                "isFuture": BOOLEAN,
+                                            }
+                                        )
+                                    ),
+                                }
+                            )
+                        ),
+                    }
+                )
+            ),
+        }
+    ),
     "Brokers": shape(
         {
             "brokers": array(

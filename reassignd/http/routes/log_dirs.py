@@ -1,0 +1,71 @@
+"""``GET /v1/log-dirs`` (viewer; a standby answers 503): what DescribeLogDirs answers in Kafka,
+from the broker agents' replica reports, in the JSON ``kafka-log-dirs --describe`` prints, so the
+same readers take a real cluster's export and ours (``reassignd feed plan`` reads it for sizes):
+
+    {"version": 1, "brokers": [{"broker": 1, "logDirs": [{"logDir": "/sim", "error": null,
+      "partitions": [{"partition": "orders-0", "size": 1048576, "offsetLag": 0, "isFuture": false}]}]}]}
+
+``size`` is the replica's log end offset (the simulated log is its bytes), ``offsetLag`` how far
+it is behind its leader. A broker whose agent did not answer has one log dir with an ``error``
+and no partitions. ``?broker=`` (repeatable) asks only those brokers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aiohttp import web
+
+from reassignd.broker.protocol import ReplicasReport
+from reassignd.http.active import active_snapshot
+from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.json_input import fail, query_params
+from reassignd.http.responses import json_response
+
+routes = web.RouteTableDef()
+
+LOG_DIR = "/sim"
+
+
+def log_dirs_json(brokers: Iterable[int], reports: Mapping[int, ReplicasReport]) -> dict[str, Any]:
+    """Pure: the document for ``brokers`` from the reports that came back."""
+    out = []
+    for b in sorted(brokers):
+        report = reports.get(b)
+        if report is None:
+            out.append(
+                {
+                    "broker": b,
+                    "logDirs": [{"logDir": LOG_DIR, "error": "the agent did not answer", "partitions": []}],
+                }
+            )
+            continue
+        partitions = [
+            {
+                "partition": f"{r.topic}-{r.partition}",
+                "size": max(0, r.log_end_offset),
+                "offsetLag": max(0, r.lag_bytes),
+                "isFuture": False,
+            }
+            for r in sorted(report.replicas, key=lambda r: (r.topic, r.partition))
+        ]
+        out.append({"broker": b, "logDirs": [{"logDir": LOG_DIR, "error": None, "partitions": partitions}]})
+    return {"version": 1, "brokers": out}
+
+
+@routes.get("/v1/log-dirs")
+async def log_dirs(request: web.Request) -> web.Response:
+    found = query_params(request.query.items(), ("broker",))
+    wanted: set[int] | None = None
+    if "broker" in found:
+        wanted = set()
+        for text in found["broker"]:
+            if not text.isdigit() or int(text) > 2**31 - 1:
+                fail("broker", f"must be a broker id, got {text[:40]!r}")
+            wanted.add(int(text))
+    snapshot = active_snapshot(request)
+    brokers = set(snapshot.brokers) if wanted is None else wanted & set(snapshot.brokers)
+    urls = agent_urls(snapshot.brokers, brokers)
+    reports = await fetch_reports(request.app[AGENT_SESSION], urls) if urls else {}
+    return json_response(log_dirs_json(brokers, reports))
