@@ -94,8 +94,26 @@ def _run_plan(values: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> int:
     return run_plan_command(plan_settings(values), stdout, stderr)
 
 
+def _run_run(values: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> int:
+    from reassignd.feeder.run import run_feed_run  # noqa: PLC0415 (aiohttp client only when feeding)
+
+    return run_feed_run(values, stdout, stderr)
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    from reassignd.feeder.run import add_arguments  # noqa: PLC0415
+
+    add_arguments(p)
+
+
+RUN_DESCRIPTION = (
+    "Submit a plan's batches (DIR/batches.json) to POST /v1/batches, at most --max-pending unfinished "
+    "at once, and follow them to the end; a restarted run resumes without submitting a batch twice."
+)
+
 VERBS: dict[str, Verb] = {
     "plan": Verb("plan", PLAN_DESCRIPTION, _plan_arguments, _run_plan, required=("goal",)),
+    "run": Verb("run", RUN_DESCRIPTION, _run_arguments, _run_run, required=("plan", "bootstrap_controller")),
 }
 
 
