@@ -26,6 +26,7 @@ import uvloop
 
 from reassignd.demo_cluster import DemoFailed, LocalCluster, Stopped, say
 from reassignd.demo_plan import DemoOptions
+from reassignd.demo_spark import add_and_decommission
 from reassignd.demo_steps import Steps
 from reassignd.log_setup import LogSettings, configure_logging
 
@@ -56,6 +57,7 @@ class Demo:
         await self.steps.create_topic(live)
         await self.steps.drain()
         await self.steps.cancel_half_way()
+        await add_and_decommission(self.cluster, o)
         if o.keep_running:
             await self.steps.watch()
         say("\nthe demo is over")
