@@ -117,3 +117,24 @@ async def test_a_partition_moved_since_the_plan_is_refused_as_stale(
     assert f"refused {tp[0]}-{tp[1]} STALE_PLAN" in text
     z = await topic_znode(zk, tp[0])
     assert list(z.partitions[tp[1]]) == elsewhere  # not moved by the stale plan
+
+
+async def test_an_interrupted_feeder_stops_its_batches_when_told(
+    procs: Procs, zk: ZkClient, tmp_path: Path
+) -> None:
+    c = await cluster(procs, zk)
+    await set_broker_rate(zk, None, "100000")  # slow: the first batch is still running when interrupted
+    await plan_into(c, tmp_path / "plan", leaving=1)
+    log = tmp_path / "feeder.log"
+    with log.open("ab") as out:
+        feeder = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "reassignd", "feed", "run", str(tmp_path / "plan"), "--bootstrap-controller", c.url,
+            "--max-pending", "1", "--poll-s", "0.2", "--on-interrupt", "stop",
+            stdout=out, stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+    await eventually(lambda: _has_batches(c, 1), timeout_s=60, what="the first batch submitted")
+    feeder.send_signal(signal.SIGINT)
+    assert await asyncio.wait_for(feeder.wait(), 60) == 130, log.read_text()[-3000:]
+    [batch] = await batch_list(c)
+    assert batch["state"] == "stopped", batch
+    assert "stopped" in log.read_text()
