@@ -1,5 +1,5 @@
 """Command-line configuration: flags, ``REASSIGND_*`` environment variables and an optional TOML
-file, merged into one frozen settings object per subcommand (CLI.md).
+file, merged into one frozen settings object per subcommand.
 
 Precedence: flag > environment > file > default. Every flag ``--some-flag`` has the variable
 ``REASSIGND_SOME_FLAG`` and the file key ``some-flag`` (or ``some_flag``). File keys sit at the

@@ -1,4 +1,4 @@
-"""The controller's HTTP API as ``reassignd admin`` calls it (HTTP_API.md).
+"""The controller's HTTP API as ``reassignd admin`` calls it.
 
 One aiohttp session per run. The bootstrap URL may name any controller instance: its
 ``GET /v1/status`` names the active one, which every later request goes to. A write that still

@@ -1,7 +1,7 @@
 """``reassignd admin batch``: the batch endpoints' JSON as the client reads it, and the lines it
 prints. Pure.
 
-Each ``decode_*`` takes a decoded JSON body (HTTP_API.md, "Batches") and returns typed values, or
+Each ``decode_*`` takes a decoded JSON body (the README's "Batches") and returns typed values, or
 raises :class:`~reassignd.admin.shapes.ResponseError` (one line) when the body is not the
 documented shape. The lines reuse ``admin reassign``'s spelling of partitions, broker lists,
 bytes and progress (``orders-0``, ``4,5,6``, ``progress: 31% (125.0 MiB of 400.0 MiB), ...``).

@@ -1,4 +1,4 @@
-"""The controller's reassignment JSON as the client reads it (HTTP_API.md), and its requests. Pure.
+"""The controller's reassignment JSON as the client reads it, and its requests. Pure.
 
 Each ``decode_*`` takes a decoded JSON body and returns typed values, or raises
 :class:`ResponseError` (one line) when the body is not the documented shape.

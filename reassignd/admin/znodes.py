@@ -1,4 +1,4 @@
-"""KIP-236's client verbs, written straight into ZooKeeper (ZK_LAYOUT.md, CONTROLLER.md).
+"""KIP-236's client verbs, written straight into ZooKeeper (Kafka's ZooKeeper layout; docs/design.md, "KIP-236").
 
 - ``--rollback``: create ``/admin/reassign_cancel``; the controller rolls every pending legacy
   reassignment back to its ``original_replicas`` and starts nothing new while the znode exists.

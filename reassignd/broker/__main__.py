@@ -1,6 +1,6 @@
 """``python -m reassignd.broker``: one broker agent (or N with ``--brokers``) until SIGTERM/SIGINT.
 
-Flags as CLI.md's ``reassignd broker`` / ``reassignd cluster``; exit 0 on a clean stop, 2 on bad
+Flags as ``reassignd broker`` / ``reassignd cluster``; exit 0 on a clean stop, 2 on bad
 arguments, 1 on anything else.
 """
 

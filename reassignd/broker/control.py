@@ -1,7 +1,7 @@
 """The agent's HTTP listener (its CONTROL endpoint, also its PLAINTEXT one).
 
 - ``POST /control/leader_and_isr``, ``/control/stop_replica``, ``/control/update_metadata``: the
-  controller's requests (BROKERS.md), processed one at a time; a malformed body is 400 with
+  controller's requests, processed one at a time; a malformed body is 400 with
   error_code 42, a body over ``MAX_CONTROL_BODY_BYTES`` is 413 (the controller splits it). A full
   LeaderAndIsr that completes its set deletes the strays (state.py) and logs each.
 - ``GET /replicas``: the agent's progress report.

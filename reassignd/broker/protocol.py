@@ -1,4 +1,4 @@
-"""The control channel's wire format (BROKERS.md): controller → broker agent, HTTP/JSON.
+"""The control channel's wire format: controller → broker agent, HTTP/JSON.
 
 Shared by the controller (which builds and sends these) and the agent (which parses them). Pure.
 
@@ -213,7 +213,7 @@ class LiveBroker:
     def from_json(raw: Any) -> LiveBroker:
         obj = _obj(raw, "live broker")
         if "id" not in obj and "broker_id" in obj:
-            # BROKERS.md's live_leaders example: {"broker_id", "host", "port"}; reassignd's agents
+            # Kafka's live_leaders shape: {"broker_id", "host", "port"}; reassignd's agents
             # serve PLAINTEXT and CONTROL on that one port
             host, port = _str(obj, "host"), _int(obj, "port")
             return LiveBroker(

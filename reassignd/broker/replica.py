@@ -97,7 +97,7 @@ class Replica:
 
 
 def initial_log_end_offset(state: WirePartitionState, broker_id: int, initial_bytes: int) -> int:
-    """Size of a replica this agent has never seen (BROKERS.md): a new replica in the ISR (topic
+    """Size of a replica this agent has never seen: a new replica in the ISR (topic
     creation) and a leader start at the topic's initial size; any other starts empty."""
     if state.is_new:
         return initial_bytes if broker_id in state.isr else 0

@@ -1,6 +1,6 @@
 """The control channel: one ordered send queue per live broker, one request in flight each.
 
-Requests are POSTed as JSON to the broker's CONTROL endpoint (BROKERS.md). A request that fails
+Requests are POSTed as JSON to the broker's CONTROL endpoint. A request that fails
 to reach the broker (connection refused, timeout, 5xx, 408/425/429) is retried with exponential
 backoff until it succeeds or the broker is removed. Responses are handed to ``on_response``
 (called on the event loop, never blocking) so the controller can turn them into events.

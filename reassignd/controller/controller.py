@@ -487,7 +487,7 @@ class Controller(ClientRequests):
             }
 
     async def _on_controller_failover(self) -> None:
-        """Kafka's onControllerFailover, in the order of CONTROLLER.md."""
+        """Kafka's onControllerFailover, in the order of Kafka's KafkaController."""
         ctx = self._require_ctx()
         phases: list[tuple[str, float]] = []
         mark = self._clock()

@@ -1,4 +1,4 @@
-"""Topic deletion (Kafka's TopicDeletionManager, CONTROLLER.md Topics).
+"""Topic deletion (Kafka's TopicDeletionManager).
 
 A topic queued in ``/admin/delete_topics`` whose partitions are not being reassigned (the whole
 topic is checked) gets StopReplica(delete) on every replica; once every replica confirmed, the

@@ -1,4 +1,4 @@
-"""Controller election and the fencing token (ZK_LAYOUT.md, Cluster and controller).
+"""Controller election and the fencing token (Kafka's /controller and /controller_epoch).
 
 Read ``/controller_epoch`` (value E, version V); one multi creates the ephemeral ``/controller``
 and sets the epoch to E+1 expecting V. The new version of ``/controller_epoch`` is the fencing

@@ -1,4 +1,4 @@
-"""The controller's events: immutable values in one closed union (CONTROLLER.md, Events).
+"""The controller's events: immutable values in one closed union.
 
 Watch callbacks and HTTP handlers only build one of these and put it on the event queue; the
 single consumer handles it with an exhaustive ``match``. Watch events carry no data: the handler

@@ -369,7 +369,7 @@ class Intake:
     async def _persist(self) -> None:
         """Write the pending legacy set to /admin/reassign_partitions (deleted when empty, and
         its creation watch re-armed). What does not fit under ZooKeeper's 1 MiB goes to
-        /reassignd/legacy_overflow/chunk_N (ZK_LAYOUT.md: reassignd's own state)."""
+        /reassignd/legacy_overflow/chunk_N (under /reassignd, reassignd's own state)."""
         entries = tuple(self.legacy[tp] for tp in sorted(self.legacy))
         chunks: list[LegacyEntries] = []
         rest = entries

@@ -4,7 +4,7 @@ One call handles many partitions: phase U (new assignment; replicas no longer in
 deleted at once), the completion test (TRS ⊆ ISR, ISR read from ZooKeeper), phase A (leader
 epoch bump, LeaderAndIsr to ORS and AR, AR started) and phase B (leader moved into TRS, RR out of
 the ISR, stopped and deleted, topic znode written last). ZooKeeper writes are grouped: each topic
-znode once per phase, partition state writes pipelined (CONTROLLER.md, Batching).
+znode once per phase, partition state writes pipelined.
 
 reassignd goes further than Kafka in one place, and says so: the phase-B leader move and the
 removal of RR from the ISR are one state write per partition (the end state is Kafka's: leader in

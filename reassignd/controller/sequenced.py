@@ -1,4 +1,4 @@
-"""KIP-236's sequenced request protocol (ZK_LAYOUT.md, CONTROLLER.md Legacy and KIP-236 intake).
+"""KIP-236's sequenced request protocol (docs/design.md, "KIP-236").
 
 Clients create ``/admin/reassignment_requests/request_<seq>``; the controller applies them in
 sequence order (one children watch on the parent), keeps a status node

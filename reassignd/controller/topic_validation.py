@@ -1,4 +1,4 @@
-"""Per-topic validation of CreateTopics, CreatePartitions and DeleteTopics (HTTP_API.md). Pure.
+"""Per-topic validation of CreateTopics, CreatePartitions and DeleteTopics. Pure.
 
 Each function takes the request and a TopicCatalog of plain values and returns, per topic, the
 validated plan or the ReassigndError to answer with; nothing is raised for a refused topic. The
@@ -409,7 +409,7 @@ def validate_delete_topics(
     """One result per request entry, in request order. A name given more than once fails every
     copy with 42 (Kafka's KRaft controller; ZooKeeper mode silently merges them); an unknown topic
     gets 3; a topic already queued for deletion is accepted again. A topic with reassignments in
-    flight is accepted: its deletion waits for them (CONTROLLER.md, Topics)."""
+    flight is accepted: its deletion waits for them."""
     duplicates = _duplicated(names)
     results: list[TopicDeletion | ReassigndError] = []
     for name in names:

@@ -4,7 +4,7 @@ CreateTopics / CreatePartitions write the topic znode (config first, as Kafka's 
 does) and bring the new partitions online in the same event; DeleteTopics queues
 ``/admin/delete_topics/<t>`` and starts the deletion (``deletion.py``). Validation is Kafka's
 (``topic_validation.py``); only topics that pass it are charged, in request order, and only when
-not ``validate_only`` (QUOTAS.md).
+not ``validate_only``.
 """
 
 from __future__ import annotations

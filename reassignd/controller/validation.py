@@ -1,4 +1,4 @@
-"""Per-partition validation of API reassignment requests (CONTROLLER.md, Request validation). Pure.
+"""Per-partition validation of API reassignment requests. Pure.
 
 First failure wins. Messages are Kafka's (KafkaController.validateReplicas and friends), with
 replica lists printed as ``[1, 2, 3]``.

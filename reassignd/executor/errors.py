@@ -1,4 +1,4 @@
-"""The executor's errors (HTTP_API.md, "Batches"): reassignd's own codes 10002-10004.
+"""The executor's errors (the README's "Batches"): reassignd's own codes 10002-10004.
 
 Each carries its code and its name. ``reassignd/errors.py`` does not know these codes yet; until
 they join its ``ERROR_NAMES`` table, each class names itself (``error_name``), so a response built

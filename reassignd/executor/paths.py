@@ -1,4 +1,4 @@
-"""ZooKeeper paths of the batch journal (ZK_LAYOUT.md, "reassignd's own state").
+"""ZooKeeper paths of the batch journal (under /reassignd, reassignd's own state).
 
 ``/reassignd/batches/<batch_id>`` holds a batch's head (state, spec settings, the throttle values
 it replaced); its children ``chunk_000000``, ``chunk_000001``, ... hold its partitions, a fixed

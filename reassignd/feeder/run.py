@@ -266,4 +266,3 @@ def add_arguments(p: Any) -> None:
         choices=INTERRUPT_CHOICES,
         help="on Ctrl-C/SIGTERM without a terminal to ask: leave (default), stop or rollback the unfinished batches",
     )
-

@@ -1,4 +1,4 @@
-"""Bearer-token authentication and the two roles of HTTP_API.md (pure, plus one file loader).
+"""Bearer-token authentication and the two roles of the HTTP API (viewer, admin) (pure, plus one file loader).
 
 The tokens file is TOML, one table per token::
 

@@ -1,4 +1,4 @@
-"""The JSON shapes of the batch endpoints (HTTP_API.md, "Batches"). Pure: values in, JSON-ready
+"""The JSON shapes of the batch endpoints (the README's "Batches"). Pure: values in, JSON-ready
 dicts out.
 
 - A batch's status (``GET /v1/batches/{id}``, and the answer to every control request): what

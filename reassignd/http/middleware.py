@@ -73,7 +73,7 @@ def _http_error(request: web.Request, error: web.HTTPException) -> web.Response:
 
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Bearer tokens and roles (HTTP_API.md "Conventions"); health and metrics are public."""
+    """Bearer tokens and roles (the README's "HTTP API"); health and metrics are public."""
     needed = auth.required_role(request.method, request.path)
     if needed is not None:
         principal = auth.authenticate(request.app[TOKENS], request.headers.get("Authorization"))

@@ -478,7 +478,7 @@ def openapi_document() -> Json:
         "info": {
             "title": "reassignd",
             "version": _version(),
-            "description": "The HTTP API of a reassignd controller (HTTP_API.md): Kafka's admin "
+            "description": "The HTTP API of a reassignd controller: Kafka's admin "
             "messages in snake_case, Kafka's error codes and names. Request bodies are read "
             "strictly: an unknown field, a wrong type or an out-of-range value is refused with "
             "400 and error 42 INVALID_REQUEST naming the field, before anything changes. Integers "

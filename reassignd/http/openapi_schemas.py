@@ -3,7 +3,7 @@ responses. Pure data, built with a few small helpers.
 
 Request schemas state exactly what ``reassignment_requests``, ``topic_requests`` and
 ``quota_requests`` accept: every object is closed (``additionalProperties: false``), integers
-carry their ranges, nullable fields say so. Response schemas list the fields HTTP_API.md
+carry their ranges, nullable fields say so. Response schemas list the fields the README
 promises and leave objects open, so adding a field is not a breaking change.
 """
 

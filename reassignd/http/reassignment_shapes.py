@@ -1,6 +1,6 @@
 """The JSON shapes of AlterPartitionReassignments' response and ListPartitionReassignments.
 
-Pure: values in, JSON-ready dicts out (HTTP_API.md).
+Pure: values in, JSON-ready dicts out.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The JSON shapes of HTTP_API.md's read endpoints, built from a :class:`ClusterSnapshot`.
+"""The JSON shapes of the API's read endpoints, built from a :class:`ClusterSnapshot`.
 
 Pure: values in, JSON-ready dicts out; no aiohttp, no clock (``now_s`` is passed in).
 """

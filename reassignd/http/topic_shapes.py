@@ -1,6 +1,6 @@
 """The JSON answers of CreateTopics, DeleteTopics and CreatePartitions, and their Retry-After.
 
-Pure: :class:`TopicsResult` in, JSON-ready dicts out (HTTP_API.md). Per-topic errors carry
+Pure: :class:`TopicsResult` in, JSON-ready dicts out. Per-topic errors carry
 Kafka's default message when the controller gave none.
 """
 

@@ -5,7 +5,7 @@ A configured quota is keyed as it is stored: ``(user, client_id)`` with decoded 
 ``("alice", None)`` is ``/config/users/alice``, ``(None, "<default>")`` is
 ``/config/clients/<default>``.
 
-A request (user, client-id) takes the first configured match of QUOTAS.md's list. Its bucket is
+A request (user, client-id) takes the first configured match of Kafka's precedence list (KIP-599, as for client quotas). Its bucket is
 the matched entity with each ``<default>`` replaced by the request's own name, as Kafka's quota
 metric tags are: a default quota is a quota *per* user (or client-id, or pair), so every user
 under ``/config/users/<default>`` has a bucket of their own, while all client-ids of alice under
@@ -41,7 +41,7 @@ class QuotaEntity:
 class Resolution:
     """Which configured quota applies to a request, and the bucket it is charged to."""
 
-    level: int  # 1..8, QUOTAS.md's precedence (9 = unlimited is ``None``)
+    level: int  # 1..8, Kafka's quota precedence (9 = unlimited is ``None``)
     config_key: ConfigKey
     entity: QuotaEntity
     rate_per_s: float

@@ -1,4 +1,4 @@
-"""Strict JSON codecs for every znode of ZK_LAYOUT.md.
+"""Strict JSON codecs for every znode of Kafka's ZooKeeper layout (and reassignd's own).
 
 Each ``decode_*`` takes the raw bytes (``None`` for a znode with null data) and returns a typed
 value or raises :class:`CodecError` with a one-line human reason ("invalid JSON at byte 1",

@@ -1,6 +1,6 @@
 """Partition reassignment end to end: real ZooKeeper, controller and agent processes, real HTTP.
 
-Simulation speeds are configs in ZooKeeper (BROKERS.md): ``reassignd.sim.initial.bytes`` on the
+Simulation speeds are configs in ZooKeeper: ``reassignd.sim.initial.bytes`` on the
 topic sizes each partition, ``reassignd.sim.replication.bytes.per.s`` on a broker bounds its
 replication in each direction. A "slow" broker keeps a move in flight for the whole test; a
 "fast" one finishes it in a blink.

@@ -1,4 +1,4 @@
-"""ReplicaAssignment: the worked examples of CONTROLLER.md / seed 003 and Hypothesis invariants."""
+"""ReplicaAssignment: Kafka's worked examples (KIP-455) and Hypothesis invariants."""
 
 from __future__ import annotations
 

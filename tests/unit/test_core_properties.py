@@ -933,7 +933,7 @@ def test_retarget_keeps_an_in_sync_replica() -> None:
 
 def test_unclean_cancel_elects_a_leader() -> None:
     """With unclean.leader.election.enable=true a cancel whose ORS is out of sync is accepted
-    (CONTROLLER.md), but nothing elects: the partition ends on [1] (live) with leader −1 and the
+    (as Kafka does), but nothing elects: the partition ends on [1] (live) with leader −1 and the
     ISR [2] of a deleted replica, offline until a broker starts (and then only once broker events
     pass the topic's unclean setting on)."""
     machine = _machine(rf=1)  # [1]

@@ -31,7 +31,7 @@ def test_unconfigured_entities_are_unlimited() -> None:
 
 
 def test_worked_example_through_the_manager() -> None:
-    """QUOTAS.md: R = 10, window 10 × 1 s → 90, 90 admitted, the third 90 rejected (8000 ms)."""
+    """KIP-599: R = 10, window 10 × 1 s → 90, 90 admitted, the third 90 rejected (8000 ms)."""
     m = manager({("alice", None): 10.0})
     result = m.charge_in_order("alice", "app", [90, 90, 90], now_s=0.0)
     assert result == [OK, OK, Admission(admitted=False, throttle_ms=8000)]

@@ -1,4 +1,4 @@
-"""Guard against the stdlib ``http`` trap (STYLE.md): ``reassignd/http`` must never shadow it."""
+"""Guard against the stdlib ``http`` trap: ``reassignd/http`` must never shadow it."""
 
 from __future__ import annotations
 

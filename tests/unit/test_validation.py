@@ -1,4 +1,4 @@
-"""Per-partition validation of reassignment requests: CONTROLLER.md's table, first failure wins."""
+"""Per-partition validation of reassignment requests: Kafka's validation order, first failure wins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The batch executor's endpoints (HTTP_API.md, "Batches").
+"""The batch executor's endpoints (the README's "Batches").
 
 - ``POST /v1/batches`` (admin): the body parsed strictly and checked whole
   (:func:`~reassignd.executor.model.spec_error`) before the controller sees it (400/42 naming the
