@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from reassignd.demo import parse_options
-from reassignd.demo_plan import (
+from reassignd.demo.plan import (
     DemoOptions,
     alter_body,
     assignment_of,
@@ -21,7 +20,8 @@ from reassignd.demo_plan import (
     replacement,
     round_robin_assignment,
 )
-from reassignd.demo_text import (
+from reassignd.demo.story import parse_options
+from reassignd.demo.text import (
     bar,
     progress_cells,
     render,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from reassignd.demo_plan import fraction_done, ids, replica_load
+from reassignd.demo.plan import fraction_done, ids, replica_load
 
 BAR_WIDTH = 20
 

@@ -8,8 +8,8 @@ moves one more partition only to cancel that move half-way. It then stops everyt
 keeps the cluster running with ``--keep-running``). Ctrl-C or ``--duration-s`` stop it at any
 point. Process logs go to a temporary directory, printed at start.
 
-The machinery is in :mod:`reassignd.demo_cluster`, the steps in :mod:`reassignd.demo_steps`, the
-decisions and the printing (pure) in :mod:`reassignd.demo_plan` and :mod:`reassignd.demo_text`.
+The machinery is in :mod:`reassignd.demo.cluster`, the steps in :mod:`reassignd.demo.steps`, the
+decisions and the printing (pure) in :mod:`reassignd.demo.plan` and :mod:`reassignd.demo.text`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from collections.abc import Sequence
 
 import uvloop
 
-from reassignd.demo_cluster import DemoFailed, LocalCluster, Stopped, say
-from reassignd.demo_plan import DemoOptions
-from reassignd.demo_spark import add_and_decommission
-from reassignd.demo_steps import Steps
+from reassignd.demo.cluster import DemoFailed, LocalCluster, Stopped, say
+from reassignd.demo.plan import DemoOptions
+from reassignd.demo.spark import add_and_decommission
+from reassignd.demo.steps import Steps
 from reassignd.log_setup import LogSettings, configure_logging
 
 
@@ -152,7 +152,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     configure_logging(LogSettings(level="error"))
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         sys.exit(runner.run(run_demo(options)))
-
-
-if __name__ == "__main__":
-    main()

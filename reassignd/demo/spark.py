@@ -10,9 +10,9 @@ import importlib.util
 import sys
 import time
 
-from reassignd.demo_cluster import DemoFailed, LocalCluster, Stopped, say
-from reassignd.demo_plan import DemoOptions, racks_of
-from reassignd.demo_text import render_load, render_topic
+from reassignd.demo.cluster import DemoFailed, LocalCluster, Stopped, say
+from reassignd.demo.plan import DemoOptions, racks_of
+from reassignd.demo.text import render_load, render_topic
 
 
 async def _reassignd(cluster: LocalCluster, *args: str) -> None:

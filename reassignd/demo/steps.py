@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reassignd.broker.sim_config import INITIAL_BYTES, REPLICATION_BYTES_PER_S
-from reassignd.demo_cluster import DemoFailed, Json, LocalCluster, say
-from reassignd.demo_plan import (
+from reassignd.demo.cluster import DemoFailed, Json, LocalCluster, say
+from reassignd.demo.plan import (
     DemoOptions,
     MiB,
     alter_body,
@@ -26,7 +26,7 @@ from reassignd.demo_plan import (
     replica_load,
     round_robin_assignment,
 )
-from reassignd.demo_text import move, render, render_load, render_progress, render_topic
+from reassignd.demo.text import move, render, render_load, render_progress, render_topic
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NodeExistsError, ZkClient
 

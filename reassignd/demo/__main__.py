@@ -1,0 +1,3 @@
+from reassignd.demo.story import main
+
+main()
