@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.controller.service does
+    gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.service does
     logging.getLogger("reassignd.controller.controller").setLevel(logging.INFO)
     if args.zk:
         asyncio.run(run(f"{args.zk}/failover-{uuid.uuid4().hex[:8]}", args.topics, args.partitions))

@@ -138,7 +138,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.controller.service does
+    gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.service does
     with LocalZooKeeper() as server:
         asyncio.run(run(server, args.topics, args.partitions))
 

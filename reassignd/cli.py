@@ -38,7 +38,7 @@ async def serve(command: Command, stop: asyncio.Event) -> None:
     """Run the subcommand until ``stop`` is set."""
     match command:
         case ControllerCommand(settings=settings):
-            from reassignd.controller.service import run_controller  # noqa: PLC0415 (only this role)
+            from reassignd.service import run_controller  # noqa: PLC0415 (only this role)
 
             await run_controller(settings, stop)
         case BrokerCommand(settings=settings):

@@ -187,7 +187,7 @@ def test_without_pyspark_the_plan_says_how_to_install_it(snapshot: Path, tmp_pat
 
 def test_the_controller_and_the_cli_do_not_import_pyspark() -> None:
     proc = run_python(
-        "import sys, reassignd.cli, reassignd.controller.service, reassignd.feeder.command_line, reassignd.feeder.planner\n"
+        "import sys, reassignd.cli, reassignd.service, reassignd.feeder.command_line, reassignd.feeder.planner\n"
         "assert not [m for m in sys.modules if m.startswith('pyspark')], 'pyspark imported'\n"
     )
     assert proc.returncode == 0, proc.stderr

@@ -1,4 +1,6 @@
-"""The controller process's composition root: ZooKeeper session, controller, HTTP server.
+"""The controller process's composition root (outside the controller package, which never imports
+the HTTP layer): ZooKeeper session, controller, HTTP server, the event stream's Kafka sender and
+progress reporter.
 
 ``run_controller(settings, stop)`` runs until ``stop`` is set, then shuts down cleanly: the event
 loop is cancelled, the HTTP server stops, and the ZooKeeper session is closed so ``/controller``
