@@ -18,7 +18,9 @@ from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 
-from reassignd.broker.protocol import (
+from reassignd.broker.sessions import serve
+from reassignd.broker.state import ReplicaManager
+from reassignd.control.protocol import (
     FETCH_PATH,
     INVALID_REQUEST,
     LEADER_AND_ISR_PATH,
@@ -33,8 +35,6 @@ from reassignd.broker.protocol import (
     UpdateMetadataRequest,
     WireError,
 )
-from reassignd.broker.sessions import serve
-from reassignd.broker.state import ReplicaManager
 from reassignd.zk.client import ZkError
 
 REGISTRATION_WAIT_S = 5.0

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from reassignd.broker.protocol import WirePartitionState
+from reassignd.control.protocol import WirePartitionState
 
 TopicPartition = tuple[str, int]
 RATE_WINDOW_S = 1.0  # time constant of the fetch-rate estimate

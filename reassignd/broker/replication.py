@@ -19,7 +19,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import Take
-from reassignd.broker.protocol import (
+from reassignd.broker.replica import Replica, Role, TopicPartition
+from reassignd.broker.state import ReplicaManager, ServedKey
+from reassignd.broker.throttle import MAX_GRANT
+from reassignd.control.protocol import (
     FENCED_LEADER_EPOCH,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
@@ -29,9 +32,6 @@ from reassignd.broker.protocol import (
     FetchRequest,
     FetchResponse,
 )
-from reassignd.broker.replica import Replica, Role, TopicPartition
-from reassignd.broker.state import ReplicaManager, ServedKey
-from reassignd.broker.throttle import MAX_GRANT
 
 GROWTH_WINDOW_S = 0.5  # a growing log's demand counts this much growth beyond its known lag
 SKIPPED = -1  # apply_answer: the partition changed while the fetch was in flight

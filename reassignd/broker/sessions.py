@@ -30,14 +30,6 @@ import itertools
 from dataclasses import dataclass, field
 
 from reassignd.broker import replica as rm
-from reassignd.broker.protocol import (
-    FETCH_SESSION_ID_NOT_FOUND,
-    INVALID_FETCH_SESSION_EPOCH,
-    NONE,
-    FetchedPartition,
-    FetchRequest,
-    FetchResponse,
-)
 from reassignd.broker.replica import TopicPartition
 from reassignd.broker.replication import (
     REFUSED,
@@ -54,6 +46,14 @@ from reassignd.broker.replication import (
     served,
 )
 from reassignd.broker.state import LeaderSession, ReplicaManager
+from reassignd.control.protocol import (
+    FETCH_SESSION_ID_NOT_FOUND,
+    INVALID_FETCH_SESSION_EPOCH,
+    NONE,
+    FetchedPartition,
+    FetchRequest,
+    FetchResponse,
+)
 
 MAX_EPOCH = 2**31 - 1
 REFUSED_BACKOFF_S = 1.0

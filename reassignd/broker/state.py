@@ -22,7 +22,9 @@ from dataclasses import dataclass, field, replace
 
 from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import FairBucket
-from reassignd.broker.protocol import (
+from reassignd.broker.replica import Replica, Role, TopicPartition
+from reassignd.broker.sim_config import BrokerSimConfig, TopicSimConfig, topic_sim_config
+from reassignd.control.protocol import (
     FENCED_LEADER_EPOCH,
     NONE,
     STALE_BROKER_EPOCH,
@@ -38,8 +40,6 @@ from reassignd.broker.protocol import (
     StopReplicaRequest,
     UpdateMetadataRequest,
 )
-from reassignd.broker.replica import Replica, Role, TopicPartition
-from reassignd.broker.sim_config import BrokerSimConfig, TopicSimConfig, topic_sim_config
 
 NO_EPOCH = -1  # StopReplica sentinels that bypass the leader-epoch check (Kafka's NoEpoch,
 EPOCH_DURING_DELETE = -2  # EpochDuringDelete)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from reassignd.broker.protocol import (
+from reassignd.control.protocol import (
     INVALID_REQUEST,
     MAX_CONTROL_BODY_BYTES,
     MESSAGE_TOO_LARGE,

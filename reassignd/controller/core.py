@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry
 
-from reassignd.broker.protocol import ControlRequest, ControlResponse, StopReplicaRequest
+from reassignd.control.protocol import ControlRequest, ControlResponse, StopReplicaRequest
 from reassignd.controller.batches import BatchRunner
 from reassignd.controller.channel import ControlChannel
 from reassignd.controller.context import ControllerContext

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from reassignd.broker.protocol import ControlResponse, StopReplicaRequest
+from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.writer import ZkWriter

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from reassignd.broker.protocol import ControlResponse, StopReplicaRequest
+from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller.requests import (
     AlterQuotas,
     AlterReassignments,

@@ -19,7 +19,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
-from reassignd.broker.protocol import (
+from reassignd.control.protocol import (
     MAX_REQUEST_BYTES,
     ControlRequest,
     FullSet,

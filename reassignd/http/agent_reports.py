@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 import aiohttp
 from aiohttp import web
 
-from reassignd.broker.protocol import REPLICAS_PATH, ReplicasReport
+from reassignd.control.protocol import REPLICAS_PATH, ReplicasReport
 from reassignd.controller.snapshot import BrokerView
 from reassignd.http.json_input import loads_strict
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from reassignd.broker.protocol import ReplicaInfo
+from reassignd.control.protocol import ReplicaInfo
 from reassignd.controller.snapshot import ClusterSnapshot, PartitionView, ReassignmentView
 from reassignd.executor.model import Batch, Move, MoveState, TopicPartition
 from reassignd.executor.progress import MoveProgress

@@ -12,7 +12,7 @@ import time
 
 import aiohttp
 
-from reassignd.broker.protocol import ReplicaInfo
+from reassignd.control.protocol import ReplicaInfo
 from reassignd.controller.snapshot import ClusterSnapshot, ControllerView, ReassignmentView
 from reassignd.events.history import EventLog
 from reassignd.executor.model import Batch, TopicPartition

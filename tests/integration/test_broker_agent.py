@@ -26,7 +26,8 @@ import aiohttp
 import pytest
 
 from reassignd.broker.agent import run_agents
-from reassignd.broker.protocol import (
+from reassignd.broker.settings import BrokerSettings, cluster_settings
+from reassignd.control.protocol import (
     LEADER_AND_ISR_PATH,
     REPLICAS_PATH,
     STOP_REPLICA_PATH,
@@ -41,7 +42,6 @@ from reassignd.broker.protocol import (
     WirePartitionState,
     path_of,
 )
-from reassignd.broker.settings import BrokerSettings, cluster_settings
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient, ZkSettings
 

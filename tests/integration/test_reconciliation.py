@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from reassignd.broker.protocol import (
+from reassignd.control.protocol import (
     LEADER_AND_ISR_PATH,
     MAX_CONTROL_BODY_BYTES,
     FullSet,

@@ -13,17 +13,17 @@ from hypothesis import strategies as st
 
 from reassignd.broker.bandwidth import FairBucket, Take
 from reassignd.broker.isr_plan import plan_isr_updates
-from reassignd.broker.protocol import (
+from reassignd.broker.sessions import FollowerSession, apply_session_fetch, serve, session_request
+from reassignd.broker.sim_config import BrokerSimConfig, topic_sim_config
+from reassignd.broker.state import ReplicaManager
+from reassignd.broker.throttle import MAX_GRANT, allocate, allocate_throttled
+from reassignd.control.protocol import (
     FetchRequest,
     FetchResponse,
     Header,
     LeaderAndIsrRequest,
     WirePartitionState,
 )
-from reassignd.broker.sessions import FollowerSession, apply_session_fetch, serve, session_request
-from reassignd.broker.sim_config import BrokerSimConfig, topic_sim_config
-from reassignd.broker.state import ReplicaManager
-from reassignd.broker.throttle import MAX_GRANT, allocate, allocate_throttled
 
 needs_st = st.lists(st.integers(0, 10**6), max_size=30)
 

@@ -4,7 +4,8 @@ nothing."""
 
 from __future__ import annotations
 
-from reassignd.broker.protocol import (
+from reassignd.broker.state import ReplicaManager
+from reassignd.control.protocol import (
     STALE_BROKER_EPOCH,
     STALE_CONTROLLER_EPOCH,
     ControlResponse,
@@ -15,7 +16,6 @@ from reassignd.broker.protocol import (
     StopReplicaRequest,
     WirePartitionState,
 )
-from reassignd.broker.state import ReplicaManager
 
 BROKER = 1
 EPOCH = 1001  # the broker epoch

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reassignd.broker import replica as rm
-from reassignd.broker.protocol import WirePartitionState
 from reassignd.broker.replica import FollowerProgress, RateMeter, Role
+from reassignd.control.protocol import WirePartitionState
 
 ME = 1
 LAG_S = 30.0

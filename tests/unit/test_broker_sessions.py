@@ -13,7 +13,18 @@ from reassignd.broker.isr_plan import (
     plan_isr_updates,
     review_isr,
 )
-from reassignd.broker.protocol import (
+from reassignd.broker.sessions import (
+    MAX_PARTITIONS_PER_FETCH,
+    REFUSED_BACKOFF_S,
+    FetchOutcome,
+    FollowerSession,
+    apply_session_fetch,
+    serve,
+    session_request,
+)
+from reassignd.broker.sim_config import topic_sim_config
+from reassignd.broker.state import ReplicaManager
+from reassignd.control.protocol import (
     FETCH_SESSION_ID_NOT_FOUND,
     INVALID_FETCH_SESSION_EPOCH,
     NOT_LEADER_OR_FOLLOWER,
@@ -26,17 +37,6 @@ from reassignd.broker.protocol import (
     StopReplicaRequest,
     WirePartitionState,
 )
-from reassignd.broker.sessions import (
-    MAX_PARTITIONS_PER_FETCH,
-    REFUSED_BACKOFF_S,
-    FetchOutcome,
-    FollowerSession,
-    apply_session_fetch,
-    serve,
-    session_request,
-)
-from reassignd.broker.sim_config import topic_sim_config
-from reassignd.broker.state import ReplicaManager
 
 LAG_S = 30.0
 

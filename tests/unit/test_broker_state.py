@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from reassignd.broker.bandwidth import BURST_S
 from reassignd.broker.isr_plan import isr_conflicted, isr_written, plan_isr_updates
-from reassignd.broker.protocol import (
+from reassignd.broker.replica import Role
+from reassignd.broker.replication import apply_fetch, fetch_leaders, fetch_request, serve_fetch
+from reassignd.broker.sim_config import BrokerSimConfig, topic_sim_config
+from reassignd.broker.state import ReplicaManager, control_url
+from reassignd.control.protocol import (
     FENCED_LEADER_EPOCH,
     NOT_LEADER_OR_FOLLOWER,
     STALE_BROKER_EPOCH,
@@ -22,10 +26,6 @@ from reassignd.broker.protocol import (
     UpdateMetadataRequest,
     WirePartitionState,
 )
-from reassignd.broker.replica import Role
-from reassignd.broker.replication import apply_fetch, fetch_leaders, fetch_request, serve_fetch
-from reassignd.broker.sim_config import BrokerSimConfig, topic_sim_config
-from reassignd.broker.state import ReplicaManager, control_url
 from reassignd.zk.codec import PartitionState
 
 GiB = 1024**3

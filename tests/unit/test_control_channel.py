@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 from aiohttp import web
 
-from reassignd.broker.protocol import (
+from reassignd.control.protocol import (
     INVALID_REQUEST,
     LEADER_AND_ISR_PATH,
     MAX_CONTROL_BODY_BYTES,

@@ -51,7 +51,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from reassignd.broker.protocol import ControlResponse, StopReplicaRequest
+from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext, LeaderIsr

@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from reassignd.broker.protocol import ReplicasReport
+from reassignd.control.protocol import ReplicasReport
 from reassignd.controller.snapshot import (
     BatchAction,
     BrokerView,

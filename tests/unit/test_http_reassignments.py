@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from reassignd.broker.protocol import ReplicaInfo, ReplicasReport
+from reassignd.control.protocol import ReplicaInfo, ReplicasReport
 from reassignd.controller.requests import (
     AlterReassignments,
     AlterResult,

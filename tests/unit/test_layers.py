@@ -30,6 +30,7 @@ FORBIDDEN = {
     "zk": ("reassignd.controller", "reassignd.http", "reassignd.executor", "reassignd.broker"),
     "quotas": ("reassignd.controller", "reassignd.http"),
     "events": ("reassignd.http", "reassignd.admin", "reassignd.feeder"),
+    "control": ("reassignd.controller", "reassignd.broker", "reassignd.http", "reassignd.zk"),
     "broker": ("reassignd.controller", "reassignd.http", "reassignd.feeder"),
     # (admin still shares the HTTP layer's strict JSON readers and the controller's pure topic
     # validation: one owner for each is to come)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reassignd.broker.protocol import (
+from reassignd.control.protocol import (
     MAX_CONTROL_BODY_BYTES,
     MAX_REQUEST_BYTES,
     ControlRequest,

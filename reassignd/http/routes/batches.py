@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
-from reassignd.broker.protocol import ReplicasReport
+from reassignd.control.protocol import ReplicasReport
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import BatchAction, ClusterSnapshot
 from reassignd.errors import InvalidRequest

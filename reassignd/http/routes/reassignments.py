@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from reassignd.broker.protocol import ReplicasReport
+from reassignd.control.protocol import ReplicasReport
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
 from reassignd.http.json_input import query_params
