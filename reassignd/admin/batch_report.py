@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.admin.plan import Replicas, TopicPartition, ids_text, tp_text
+from reassignd.admin.plan import Replicas, ids_text, tp_text
 from reassignd.admin.report import bytes_text, progress_text, result_text
 from reassignd.admin.shapes import PartitionResult, Progress, ResponseError
 from reassignd.errors import error_name
+from reassignd.topic_partition import TopicPartition
 
 UNFINISHED = ("pending", "running", "paused")
 MOVE_STATES = ("pending", "running", "completed", "cancelled", "failed")

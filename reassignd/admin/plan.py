@@ -23,13 +23,13 @@ from typing import Any, NoReturn
 
 from reassignd.controller.topic_validation import topic_name_error
 from reassignd.http.json_input import is_int, json_type, loads_strict
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import LegacyReassignmentEntry
 
 PLAN_VERSION = 1  # the only version kafka-reassign-partitions knows
 ANY_LOG_DIR = "any"
 INT32_MAX = 2**31 - 1
 
-TopicPartition = tuple[str, int]
 Replicas = tuple[int, ...]
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from reassignd.admin.plan import Replicas, TopicPartition, ids_text, plan_json, tp_text
+from reassignd.admin.plan import Replicas, ids_text, plan_json, tp_text
 from reassignd.admin.shapes import PartitionResult, Progress, Reassignment
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import LegacyReassignmentEntry
 
 NONE_ACTIVE = "None of the specified partition reassignments are active."

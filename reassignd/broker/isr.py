@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable
 
 from reassignd.broker.isr_plan import IsrSchedule, IsrUpdate, isr_conflicted, isr_written, review_isr
-from reassignd.broker.replica import TopicPartition
 from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import paths
 from reassignd.zk.client import BadVersionError, NoNodeError, ZkClient, ZkError
 from reassignd.zk.codec import CodecError, decode_partition_state, encode_isr_change, encode_partition_state

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reassignd.broker import replica as rm
-from reassignd.broker.replica import Role, TopicPartition
+from reassignd.broker.replica import Role
 from reassignd.broker.state import ReplicaManager
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import PartitionState
 
 

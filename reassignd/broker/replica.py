@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from reassignd.control.protocol import WirePartitionState
+from reassignd.topic_partition import TopicPartition
 
-TopicPartition = tuple[str, int]
 RATE_WINDOW_S = 1.0  # time constant of the fetch-rate estimate
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import Take
-from reassignd.broker.replica import Replica, Role, TopicPartition
+from reassignd.broker.replica import Replica, Role
 from reassignd.broker.state import ReplicaManager, ServedKey
 from reassignd.broker.throttle import MAX_GRANT
 from reassignd.control.protocol import (
@@ -32,6 +32,7 @@ from reassignd.control.protocol import (
     FetchRequest,
     FetchResponse,
 )
+from reassignd.topic_partition import TopicPartition
 
 GROWTH_WINDOW_S = 0.5  # a growing log's demand counts this much growth beyond its known lag
 SKIPPED = -1  # apply_answer: the partition changed while the fetch was in flight

@@ -30,7 +30,6 @@ import itertools
 from dataclasses import dataclass, field
 
 from reassignd.broker import replica as rm
-from reassignd.broker.replica import TopicPartition
 from reassignd.broker.replication import (
     REFUSED,
     SKIPPED,
@@ -54,6 +53,7 @@ from reassignd.control.protocol import (
     FetchRequest,
     FetchResponse,
 )
+from reassignd.topic_partition import TopicPartition
 
 MAX_EPOCH = 2**31 - 1
 REFUSED_BACKOFF_S = 1.0

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import FairBucket
-from reassignd.broker.replica import Replica, Role, TopicPartition
+from reassignd.broker.replica import Replica, Role
 from reassignd.broker.sim_config import BrokerSimConfig, TopicSimConfig, topic_sim_config
 from reassignd.control.protocol import (
     FENCED_LEADER_EPOCH,
@@ -40,6 +40,7 @@ from reassignd.control.protocol import (
     StopReplicaRequest,
     UpdateMetadataRequest,
 )
+from reassignd.topic_partition import TopicPartition
 
 NO_EPOCH = -1  # StopReplica sentinels that bypass the leader-epoch check (Kafka's NoEpoch,
 EPOCH_DURING_DELETE = -2  # EpochDuringDelete)

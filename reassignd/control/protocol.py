@@ -47,6 +47,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, TypeGuard
 
+from reassignd.topic_partition import TopicPartition
+
 LEADER_AND_ISR_PATH = "/control/leader_and_isr"
 STOP_REPLICA_PATH = "/control/stop_replica"
 UPDATE_METADATA_PATH = "/control/update_metadata"
@@ -244,9 +246,6 @@ class Header:
     @staticmethod
     def from_json(obj: dict[str, Any]) -> Header:
         return Header(_int(obj, "controller_id"), _int(obj, "controller_epoch"), _int(obj, "broker_epoch"))
-
-
-TopicPartition = tuple[str, int]
 
 
 def _tp_json(tp: TopicPartition) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from reassignd.executor.throttles import (
     rate_value,
     wanted,
 )
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     BadVersionError,
@@ -62,8 +63,6 @@ from reassignd.zk.client import (
 )
 
 log = logging.getLogger(__name__)
-
-TopicPartition = codec.TopicPartition
 
 
 class BatchRunner:

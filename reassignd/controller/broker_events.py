@@ -21,8 +21,6 @@ from reassignd.zk import codec, paths
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
-
 
 class BrokerEvents(PartitionEvents):
     """Event handlers for brokers appearing, bouncing and disappearing (Kafka's onBrokerStartup and"""

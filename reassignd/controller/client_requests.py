@@ -41,14 +41,13 @@ from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
 from reassignd.quotas.config_changes import reread_quota_entities
 from reassignd.quotas.config_store import alter_quota, describe_quotas, load_quota_configs
-from reassignd.zk import codec, paths
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import paths
 from reassignd.zk.client import (
     NotControllerError,
 )
 
 log = logging.getLogger(__name__)
-
-TopicPartition = codec.TopicPartition
 
 
 class ClientRequests(BrokerEvents):

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.snapshot import BrokerView, PartitionView, TopicView
-from reassignd.zk.codec import BrokerRegistration, PartitionState, TopicPartition
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk.codec import BrokerRegistration, PartitionState
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,6 @@ from reassignd.zk.client import (
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
 
 REELECT_BACKOFF_MIN_S = 0.1
 REELECT_BACKOFF_MAX_S = 2.0

@@ -49,6 +49,7 @@ from reassignd.quotas.config_changes import ConfigChangeReader
 from reassignd.quotas.entities import ConfigKey
 from reassignd.quotas.manager import QuotaManager
 from reassignd.quotas.metrics import QuotaMetrics
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     NotControllerError,
@@ -58,7 +59,6 @@ from reassignd.zk.client import (
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
 
 MAX_PROBLEMS = 100
 

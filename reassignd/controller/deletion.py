@@ -15,12 +15,12 @@ from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.writer import ZkWriter
-from reassignd.zk import codec, paths
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import paths
 from reassignd.zk.client import Delete, MultiFailedError, NoNodeError, Op, ZkClient
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
 Replica = tuple[TopicPartition, int]  # (partition, broker)
 
 

@@ -26,7 +26,7 @@ from reassignd.controller.requests import (
 from reassignd.controller.snapshot import BatchAction, BatchControlResult
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
-from reassignd.zk.codec import TopicPartition
+from reassignd.topic_partition import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

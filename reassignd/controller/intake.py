@@ -37,6 +37,7 @@ from reassignd.controller.validation import (
 )
 from reassignd.controller.writer import ZkWriter
 from reassignd.errors import ReassigndError, ReassignmentCancelInPlace
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     Create,
@@ -51,7 +52,6 @@ from reassignd.zk.client import (
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
 LegacyEntries = tuple[codec.LegacyReassignmentEntry, ...]
 LEGACY_CHUNK_BYTES = 900 * 1024
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import LeaderIsr
 from reassignd.controller.pipeline import for_each
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
 
@@ -93,14 +94,14 @@ def decode_state(path: str, data: bytes | None, version: int, report: Report) ->
 
 
 async def read_states(
-    zk: ZkClient, partitions: Sequence[codec.TopicPartition], report: Report
-) -> tuple[dict[codec.TopicPartition, LeaderIsr], set[codec.TopicPartition]]:
+    zk: ZkClient, partitions: Sequence[TopicPartition], report: Report
+) -> tuple[dict[TopicPartition, LeaderIsr], set[TopicPartition]]:
     """Partition state znodes by multiRead. Returns (states, malformed); missing ones are in
     neither (new partitions)."""
     state_paths = [paths.partition_state(t, p) for t, p in partitions]
     znodes = await zk.get_many(state_paths)
-    states: dict[codec.TopicPartition, LeaderIsr] = {}
-    malformed: set[codec.TopicPartition] = set()
+    states: dict[TopicPartition, LeaderIsr] = {}
+    malformed: set[TopicPartition] = set()
     for tp, path, znode in zip(partitions, state_paths, znodes, strict=True):
         if znode is None:
             continue

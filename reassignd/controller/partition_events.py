@@ -26,11 +26,11 @@ from reassignd.controller.partition_logic import (
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.topic_configs import TopicConfigs, read_topic_configs, topics_of_entities
 from reassignd.events.changes import state_changes
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
 # (replicas, state, live brokers, controller epoch, unclean allowed) -> the new state, or None
 Election = Callable[
     [tuple[int, ...], codec.PartitionState, Collection[int], int, bool], codec.PartitionState | None

@@ -26,12 +26,11 @@ from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.requests import Source
 from reassignd.controller.writer import ZkWriter
 from reassignd.events.changes import state_changes
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
 
 log = logging.getLogger(__name__)
-
-TopicPartition = codec.TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from reassignd.control.protocol import (
     tp_size,
 )
 from reassignd.controller.context import ControllerContext
-from reassignd.zk.codec import TopicPartition
+from reassignd.topic_partition import TopicPartition
 
 MAX_PARTITIONS_PER_REQUEST = 2000
 

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from reassignd.controller.topic_validation import NewPartitions, NewTopic
 from reassignd.errors import error_name
-
-TopicPartition = tuple[str, int]
+from reassignd.topic_partition import TopicPartition
 
 
 class CancelMode(enum.Enum):

@@ -22,6 +22,7 @@ from reassignd.controller.requests import Source
 from reassignd.controller.topic_configs import TopicConfigs, read_topic_configs
 from reassignd.controller.validation import replica_list_error, unclean_revert_error
 from reassignd.controller.writer import ZkWriter
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     Create,
@@ -36,7 +37,6 @@ from reassignd.zk.client import (
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
 REQUEST_PREFIX = "request_"
 
 

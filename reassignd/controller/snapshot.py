@@ -27,7 +27,7 @@ from reassignd.controller.requests import (
 )
 from reassignd.executor.model import Batch, BatchSpec
 from reassignd.executor.submit import SubmitResult
-from reassignd.zk.codec import TopicPartition
+from reassignd.topic_partition import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.pipeline import for_each
 from reassignd.events.changes import assignment_changes, state_changes
 from reassignd.events.history import EventLog
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     BadVersionError,
@@ -33,7 +34,6 @@ from reassignd.zk.client import (
 
 log = logging.getLogger(__name__)
 
-TopicPartition = codec.TopicPartition
 Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
 
 

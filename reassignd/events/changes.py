@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.zk.codec import PartitionState, TopicPartition
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk.codec import PartitionState
 
 Change = tuple[str, dict[str, Any]]
 

@@ -46,9 +46,9 @@ from reassignd.executor.model import (
     Refusal,
     Strategy,
     ThrottleValues,
-    TopicPartition,
     spec_error,
 )
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk.json_fields import (
     INT32_MAX,
     INT64_MAX,

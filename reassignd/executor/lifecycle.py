@@ -31,10 +31,10 @@ from reassignd.executor.model import (
     PartitionSpec,
     Replicas,
     ThrottleValues,
-    TopicPartition,
     capped,
 )
 from reassignd.executor.submit import CurrentReplicas, SubmitResult, Validator, submit
+from reassignd.topic_partition import TopicPartition
 
 _LIVE_MOVE = (MoveState.PENDING, MoveState.RUNNING)
 _K = TypeVar("_K")

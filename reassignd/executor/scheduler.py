@@ -33,8 +33,8 @@ from reassignd.executor.model import (
     MoveState,
     Replicas,
     Strategy,
-    TopicPartition,
 )
+from reassignd.topic_partition import TopicPartition
 
 NO_DESTINATION = -1  # the round-robin queue of moves that add no replica (reorders, shrinks)
 

@@ -28,11 +28,11 @@ from reassignd.executor.model import (
     PartitionSpec,
     Refusal,
     Replicas,
-    TopicPartition,
     canonical_body,
     capped,
     spec_error,
 )
+from reassignd.topic_partition import TopicPartition
 
 # The partition's replicas now, in order (None: no such partition).
 CurrentReplicas = Callable[[TopicPartition], Replicas | None]

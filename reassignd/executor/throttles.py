@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from reassignd.executor.model import ThrottleValues, TopicPartition
+from reassignd.executor.model import ThrottleValues
+from reassignd.topic_partition import TopicPartition
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"

@@ -15,7 +15,8 @@ from urllib.parse import quote
 
 from reassignd.admin.api import ApiError, ControllerApi
 from reassignd.feeder.inputs import InputError, parse_log_dirs, parse_snapshot
-from reassignd.feeder.model import Cluster, TopicPartition, with_sizes
+from reassignd.feeder.model import Cluster, with_sizes
+from reassignd.topic_partition import TopicPartition
 
 CONCURRENT_READS = 16
 

@@ -19,7 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from reassignd.feeder.model import Cluster, ClusterError, Row, TopicPartition, build_cluster, make_row
+from reassignd.feeder.model import Cluster, ClusterError, Row, build_cluster, make_row
+from reassignd.topic_partition import TopicPartition
 
 
 class InputError(ValueError):

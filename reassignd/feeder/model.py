@@ -12,9 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from reassignd.topic_partition import TopicPartition
+
 Replicas = tuple[int, ...]
 Row = tuple[str, int, int, Replicas, Replicas]  # topic, partition, size_bytes, original, current
-TopicPartition = tuple[str, int]
 
 TOPIC: Final = 0
 PARTITION: Final = 1

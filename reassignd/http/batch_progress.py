@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from reassignd.control.protocol import ReplicaInfo
 from reassignd.controller.snapshot import ClusterSnapshot, PartitionView, ReassignmentView
-from reassignd.executor.model import Batch, Move, MoveState, TopicPartition
+from reassignd.executor.model import Batch, Move, MoveState
 from reassignd.executor.progress import MoveProgress
 from reassignd.http.progress import ReplicaKey, involved_brokers, reassignment_progress
+from reassignd.topic_partition import TopicPartition
 
 _SIZED = (MoveState.PENDING, MoveState.RUNNING, MoveState.COMPLETED)  # the others count nowhere
 

@@ -15,11 +15,12 @@ import aiohttp
 from reassignd.control.protocol import ReplicaInfo
 from reassignd.controller.snapshot import ClusterSnapshot, ControllerView, ReassignmentView
 from reassignd.events.history import EventLog
-from reassignd.executor.model import Batch, TopicPartition
+from reassignd.executor.model import Batch
 from reassignd.executor.progress import StuckRule, batch_status
 from reassignd.http.agent_reports import agent_urls, fetch_reports
 from reassignd.http.batch_progress import batch_inputs, brokers_to_ask
 from reassignd.http.progress import ReplicaKey, index_reports, involved_brokers, reassignment_progress
+from reassignd.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 

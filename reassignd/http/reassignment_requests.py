@@ -19,7 +19,6 @@ from reassignd.controller.requests import (
     AlterReassignments,
     CancelMode,
     CancelReassignments,
-    TopicPartition,
 )
 from reassignd.controller.snapshot import ReassignmentView
 from reassignd.http.json_input import (
@@ -35,6 +34,7 @@ from reassignd.http.json_input import (
     json_type,
     query_params,
 )
+from reassignd.topic_partition import TopicPartition
 
 PLAN_VERSION = 1  # the only kafka-reassign-partitions plan version there is
 

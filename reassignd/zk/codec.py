@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk.json_fields import (
     DIGITS,
     compact_json,
@@ -50,8 +51,6 @@ from reassignd.zk.json_fields import INT32_MAX as INT32_MAX  # noqa: PLC0414 (co
 from reassignd.zk.json_fields import INT64_MAX as INT64_MAX  # noqa: PLC0414
 from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
 from reassignd.zk.json_fields import Replicas as Replicas  # noqa: PLC0414
-
-TopicPartition = tuple[str, int]
 
 PORT_MAX = 65535
 

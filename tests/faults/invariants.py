@@ -27,12 +27,12 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient, ZkError, ZkSettings
 from reassignd.zk.codec import CodecError
 from tests.integration.harness import http_get
 
-TopicPartition = tuple[str, int]
 Assignment = Mapping[TopicPartition, Sequence[int]]
 
 KINDS = ("assignment", "offline", "stray", "missing", "agent", "controller", "scenario")

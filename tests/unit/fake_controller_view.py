@@ -40,11 +40,12 @@ from reassignd.controller.validation import validate_target
 from reassignd.errors import NotController, ReassigndError
 from reassignd.executor import lifecycle
 from reassignd.executor.errors import UnknownBatch
-from reassignd.executor.model import Batch, BatchSpec, PartitionSpec, Replicas, TopicPartition
+from reassignd.executor.model import Batch, BatchSpec, PartitionSpec, Replicas
 from reassignd.executor.submit import SubmitResult, submit
 from reassignd.http import build_app
 from reassignd.http.auth import Principal
 from reassignd.http.batch_progress import partition_view
+from reassignd.topic_partition import TopicPartition
 
 Client = TestClient[web.Request, web.Application]
 Request = (

@@ -73,11 +73,11 @@ from reassignd.errors import (
     ReassigndError,
     UnknownTopicOrPartition,
 )
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Fence, NotControllerError, ZkClient
 from tests.unit.sim_zookeeper import SimZooKeeper
 
-TopicPartition = codec.TopicPartition
 T = TypeVar("T")
 
 pytestmark = pytest.mark.timeout(60)

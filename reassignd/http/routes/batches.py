@@ -27,7 +27,7 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import BatchAction, ClusterSnapshot
 from reassignd.errors import InvalidRequest
 from reassignd.executor.errors import UnknownBatch
-from reassignd.executor.model import Batch, BatchSpec, Strategy, TopicPartition, spec_error
+from reassignd.executor.model import Batch, BatchSpec, Strategy, spec_error
 from reassignd.executor.progress import BatchStatus, StuckRule, batch_status
 from reassignd.executor.submit import partition_outcomes
 from reassignd.http.active import active_snapshot
@@ -39,6 +39,7 @@ from reassignd.http.json_input import query_params
 from reassignd.http.keys import SETTINGS, VIEW
 from reassignd.http.progress import index_reports
 from reassignd.http.responses import json_response
+from reassignd.topic_partition import TopicPartition
 
 routes = web.RouteTableDef()
 SIZE_STRATEGIES = frozenset({Strategy.SMALL_FIRST, Strategy.LARGE_FIRST})
