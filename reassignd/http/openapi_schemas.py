@@ -114,14 +114,15 @@ REASSIGNMENTS: dict[str, Schema] = {
     ),
     "ReassignmentPlan": closed(
         {
-            "version": {"type": "integer", "const": 1},
             "partitions": array(
                 closed(
                     {"topic": STRING, "partition": ref("PartitionId"), "replicas": ref("BrokerIds")},
                     {"log_dirs": array(STRING)},
                 )
             ),
-        }
+        },
+        # absent: 1, Kafka's EarliestVersion (kafka-reassign-partitions reads it so)
+        {"version": {"type": "integer", "const": 1}},
     ),
     "AlterReassignmentsResponse": {
         "allOf": [

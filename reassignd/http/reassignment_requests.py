@@ -103,8 +103,8 @@ def _kafka_request(doc: dict[str, Any]) -> AlterReassignments:
 
 
 def _plan(doc: dict[str, Any]) -> AlterReassignments:
-    expect_object(doc, "", ("version", "partitions"))
-    version = doc["version"]
+    expect_object(doc, "", ("partitions",), ("version",))
+    version = doc.get("version", PLAN_VERSION)  # absent: Kafka's EarliestVersion, as admin reassign reads it
     if not is_int(version):
         fail("version", f"expected an integer, got {json_type(version)}")
     if version != PLAN_VERSION:
