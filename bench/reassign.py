@@ -8,7 +8,9 @@ runs in this process so its writes can be counted. Printed:
   ZooKeeper transactions per partition (zxid delta, agents' ISR writes included);
 - time from the request to every LeaderAndIsr delivered, and to every partition complete;
 - the baseline, measured in the same run: the same number of raw pipelined single writes
-  (one setData per partition) with the project's client, and the ratio to it.
+  (one setData per partition) with the project's client, and the ratio to it;
+- the ZooKeeper floor (the transactions the move needed ÷ the raw setData rate of this run) and
+  the completion's ratio to it; the controller's and the agents' CPU seconds per 1,000 partitions.
 
     python bench/reassign.py                     # 100 topics × 100 partitions, own ZooKeeper
     python bench/reassign.py --topics 20
@@ -40,6 +42,13 @@ from reassignd.zk.server import LocalZooKeeper, four_letter_word
 
 SOURCE = (1, 2, 3)
 TARGET = (4, 5, 6)
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def zxid(port: int) -> int:
@@ -99,6 +108,7 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
         writer = controller.writer
         assert writer is not None
         ops_before, zxid_before = writer.ops_written, zxid(server.port)
+        cpu_controller, cpu_agents = time.process_time(), cpu_s(agents.pid)
         request = AlterReassignments(
             tuple(((f"bench-{t:03d}", p), TARGET) for t in range(topics) for p in range(partitions))
         )
@@ -111,6 +121,8 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
         await wait_for(lambda: controller.ctx is not None and not controller.ctx.reassigning, 600)
         done = time.perf_counter() - started
         ops_after, zxid_after = writer.ops_written, zxid(server.port)
+        cpu_controller = time.process_time() - cpu_controller
+        cpu_agents = cpu_s(agents.pid) - cpu_agents
     finally:
         agents.terminate()
         agents.wait(timeout=30)
@@ -128,6 +140,15 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
     print(f"request -> all LeaderAndIsr delivered: {sent:.2f}s")
     print(f"request -> all partitions complete: {done:.2f}s")
     print(f"ratio complete / raw pipelined writes of {n:,} znodes: {done / baseline_s:.2f}x (goal ≤ 2x)")
+    floor_s = (zxid_after - zxid_before) / set_rate
+    print(
+        f"ZooKeeper floor: {zxid_after - zxid_before:,} transactions at the raw rate {set_rate:,.0f}/s = "
+        f"{floor_s:.2f}s; completion / floor: {done / floor_s:.2f}x"
+    )
+    print(
+        f"CPU per 1,000 partitions moved: controller {1000 * cpu_controller / n:.3f}s "
+        f"(this process: the controller and the bench's own client), agents {1000 * cpu_agents / n:.3f}s"
+    )
 
 
 def main() -> None:
