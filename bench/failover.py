@@ -7,6 +7,9 @@ LeaderAndIsr/UpdateMetadata queued, snapshot published). The baseline, measured 
 on the same znodes with the same client wrapper, is the raw time to read them all with
 pipelined reads (multiRead batches, as fast as the client goes).
 
+Then the same again with 10% of the partitions mid-reassignment (AR/RR in their topic znodes, half
+of them in the legacy /admin/reassign_partitions znode too; ``--reassigning N``).
+
     python bench/failover.py                       # 1,000 topics × 100 partitions, own ZooKeeper
     python bench/failover.py --topics 100 --zk 127.0.0.1:2181/bench
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import logging
 import time
 import uuid
@@ -29,21 +33,39 @@ from reassignd.zk.client import Create, ZkClient, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
 
 BROKERS = (1, 2, 3)
+MOVING_TO = 4  # not registered: the reassignments in flight wait for it
 
 
-async def populate(zk: ZkClient, topics: int, partitions: int) -> list[str]:
-    """Write the topic and state znodes with 50-op multis, many in flight. Returns state paths."""
+async def populate(zk: ZkClient, topics: int, partitions: int, reassigning: int = 0) -> list[str]:
+    """Write the topic and state znodes with 50-op multis, many in flight. Returns state paths.
+    The first ``reassigning`` partitions are mid-reassignment (one replica moving to broker 4: AR
+    and RR set in their topic znode, as Kafka writes them), half of them also listed in the legacy
+    ``/admin/reassign_partitions`` znode."""
     for p in paths.PERSISTENT_PATHS:
         await zk.ensure_path(p)
     ops: list[Create] = []
     state_paths = []
+    legacy: list[dict[str, object]] = []
+    moving = 0
     for t in range(topics):
         name = f"bench-{t:04d}"
         assignment = {p: tuple(BROKERS[(p + i) % 3] for i in range(3)) for p in range(partitions)}
+        full, adding, removing = dict(assignment), {}, {}
+        for p, replicas in assignment.items():
+            if moving >= reassigning:
+                break
+            target = (MOVING_TO, *replicas[1:])
+            full[p] = (*target, replicas[0])  # RS = TRS + ORS, as Kafka orders it
+            adding[p], removing[p] = (MOVING_TO,), (replicas[0],)
+            if moving % 2 == 0:
+                legacy.append({"topic": name, "partition": p, "replicas": list(target)})
+            moving += 1
         ops.append(
             Create(
                 paths.topic(name),
-                codec.encode_topic(codec.TopicZnode(assignment, topic_id=codec.new_uuid_base64())),
+                codec.encode_topic(
+                    codec.TopicZnode(full, adding, removing, topic_id=codec.new_uuid_base64())
+                ),
             )
         )
         ops.append(Create(paths.topic_partitions(name)))
@@ -60,6 +82,9 @@ async def populate(zk: ZkClient, topics: int, partitions: int) -> list[str]:
             await zk.multi(chunk)
 
     await asyncio.gather(*(send(ops[i : i + 50]) for i in range(0, len(ops), 50)))
+    if legacy:
+        body = json.dumps({"version": 1, "partitions": legacy}, separators=(",", ":")).encode()
+        await zk.create(paths.REASSIGN_PARTITIONS, body)
     return state_paths
 
 
@@ -81,13 +106,16 @@ async def raw_read_s(zk: ZkClient, topic_paths: list[str], state_paths: list[str
     return time.perf_counter() - started
 
 
-async def run(connect: str, topics: int, partitions: int) -> None:
+async def run(connect: str, topics: int, partitions: int, reassigning: int = 0) -> None:
     zk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
     await zk.start()
     try:
         started = time.perf_counter()
-        state_paths = await populate(zk, topics, partitions)
-        print(f"populated {len(state_paths):,} partitions in {time.perf_counter() - started:.1f}s")
+        state_paths = await populate(zk, topics, partitions, reassigning)
+        print(
+            f"\npopulated {len(state_paths):,} partitions, {reassigning:,} of them mid-reassignment "
+            f"({(reassigning + 1) // 2:,} also in /admin/reassign_partitions), in {time.perf_counter() - started:.1f}s"
+        )
         await register_brokers(zk)
         topic_paths = [paths.topic(f"bench-{t:04d}") for t in range(topics)]
         baselines = [await raw_read_s(zk, topic_paths, state_paths) for _ in range(3)]
@@ -106,7 +134,9 @@ async def run(connect: str, topics: int, partitions: int) -> None:
             await controller_zk.close()
         snap = controller.snapshot()
         failover = controller.last_failover_s
-        print(f"partitions loaded by the controller: {snap.partition_count:,}")
+        print(
+            f"partitions loaded by the controller: {snap.partition_count:,} ({len(snap.reassignments):,} reassigning)"
+        )
         print(f"raw pipelined read of the same znodes (best of 3): {baseline:.2f}s")
         print(f"failover (election won -> ready): {failover:.2f}s")
         print(f"ratio failover / raw read: {failover / baseline:.2f}x")
@@ -124,15 +154,25 @@ def main() -> None:
     parser.add_argument("--zk", help="connect string (default: start a local ZooKeeper)")
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=100)
+    parser.add_argument(
+        "--reassigning",
+        type=int,
+        default=None,
+        help="partitions mid-reassignment in the second run (default 10%%)",
+    )
     args = parser.parse_args()
+    moving = args.reassigning if args.reassigning is not None else args.topics * args.partitions // 10
     logging.basicConfig(level=logging.WARNING)
     gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.service does
     logging.getLogger("reassignd.controller.controller").setLevel(logging.INFO)
-    if args.zk:
-        asyncio.run(run(f"{args.zk}/failover-{uuid.uuid4().hex[:8]}", args.topics, args.partitions))
-        return
-    with LocalZooKeeper() as server:
-        asyncio.run(run(f"{server.connect}/failover", args.topics, args.partitions))
+    for reassigning in (0, moving):  # the same cluster at rest, then with moves in flight
+        if args.zk:
+            asyncio.run(
+                run(f"{args.zk}/failover-{uuid.uuid4().hex[:8]}", args.topics, args.partitions, reassigning)
+            )
+            continue
+        with LocalZooKeeper() as server:
+            asyncio.run(run(f"{server.connect}/failover", args.topics, args.partitions, reassigning))
 
 
 if __name__ == "__main__":
