@@ -1,0 +1,210 @@
+"""Event-queue benchmark: a steady mix of events against a controller with 100,000 partitions.
+
+A `reassignd controller` process (its own ZooKeeper) loads TOPICS × PARTITIONS partitions (RF 3,
+three registered brokers, as `failover.py` writes them); then, for `--duration-s` seconds, this
+process generates `--rate` events per second, mixed as a busy cluster would:
+
+- 40 % ISR change notifications (a sequential `/isr_change_notification/isr_change_` znode naming
+  one partition, as a broker writes it);
+- 40 % API reads (`GET /v1/status`, `GET /v1/topics/<t>`);
+- 15 % API writes (`POST /v1/reassignments` of a partition to its current replicas: a full trip
+  through the event queue that changes nothing);
+- 5 % broker changes (a broker registering or leaving).
+
+Printed: the events generated per second, the HTTP answer's p50/p99 (client side), the time an
+event waits in the controller's queue (p50/p99 of its recent events, from `GET /v1/status`,
+sampled every second: the median of the samples' p50 and the worst p99) and the controller's RSS
+before and after. The baseline, from the same run: the same reads against an idle controller.
+
+    python bench/queue.py                          # 1,000 topics × 100 partitions, 1,000/s, 60 s
+    python bench/queue.py --topics 100 --duration-s 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+from failover import BROKERS, populate, register_brokers
+
+from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk.server import LocalZooKeeper, free_port
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
+
+
+class Load:
+    def __init__(self, url: str, zk: ZkClient, topics: int, partitions: int, seed: int) -> None:
+        self.url, self.zk, self.topics, self.partitions = url, zk, topics, partitions
+        self.rng = random.Random(seed)
+        self.http_ms: list[float] = []
+        self.sent = 0
+        self.errors = 0
+        self.why: collections.Counter[str] = collections.Counter()
+        self.extra_broker = False
+        self.broker_lock = asyncio.Lock()
+
+    def _tp(self) -> tuple[str, int]:
+        return f"bench-{self.rng.randrange(self.topics):04d}", self.rng.randrange(self.partitions)
+
+    async def _http(
+        self, session: aiohttp.ClientSession, method: str, path: str, body: object = None
+    ) -> None:
+        started = time.perf_counter()
+        try:
+            async with session.request(method, self.url + path, json=body) as resp:
+                await resp.read()
+                if resp.status != 200:
+                    self.errors += 1
+                    self.why[f"{method} {path.split('/')[2]}: HTTP {resp.status}"] += 1
+        except (aiohttp.ClientError, TimeoutError) as e:
+            self.errors += 1
+            self.why[type(e).__name__] += 1
+            return
+        self.http_ms.append((time.perf_counter() - started) * 1000)
+
+    async def one(self, session: aiohttp.ClientSession) -> None:
+        kind = self.rng.random()
+        self.sent += 1
+        try:
+            if kind < 0.40:
+                data = codec.encode_isr_change((self._tp(),))
+                await self.zk.create(paths.ISR_CHANGE_PREFIX, data, sequential=True)
+            elif kind < 0.80:
+                path = "/v1/status" if self.rng.random() < 0.5 else f"/v1/topics/{self._tp()[0]}"
+                await self._http(session, "GET", path)
+            elif kind < 0.95:
+                t, p = self._tp()
+                replicas = [BROKERS[(p + i) % 3] for i in range(3)]
+                body = {"topics": [{"name": t, "partitions": [{"partition": p, "replicas": replicas}]}]}
+                await self._http(session, "POST", "/v1/reassignments", body)
+            else:
+                await self._toggle_broker()
+        except Exception as e:  # a benchmark counts failures, it does not stop on them
+            self.errors += 1
+            self.why[type(e).__name__] += 1
+
+    async def _toggle_broker(self) -> None:
+        broker = 99
+        async with self.broker_lock:  # one registration change at a time, as one broker would
+            if self.extra_broker:
+                await self.zk.delete(paths.broker(broker))
+            else:
+                endpoints = (codec.Endpoint("PLAINTEXT", "127.0.0.1", 9092),)
+                reg = codec.BrokerRegistration(broker, "127.0.0.1", 9092, endpoints)
+                await self.zk.create(paths.broker(broker), codec.encode_broker(reg), ephemeral=True)
+            self.extra_broker = not self.extra_broker
+
+
+async def status(session: aiohttp.ClientSession, url: str) -> dict[str, object]:
+    async with session.get(url + "/v1/status") as resp:
+        return dict(await resp.json())
+
+
+async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
+    connect = f"{server.connect}/queue-bench"
+    zk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
+    await zk.start()
+    await populate(zk, args.topics, args.partitions)
+    await register_brokers(zk)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = Path(tempfile.mkdtemp(prefix="queue-bench-")) / "controller.log"
+    with log.open("wb") as out:
+        controller = subprocess.Popen(  # noqa: ASYNC220 (setup)
+            [sys.executable, "-m", "reassignd", "controller", "--zk", connect, "--http", f"127.0.0.1:{port}",
+             "--events-progress-interval-s", "0"],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    s = await status(session, url)
+                    if s.get("active") and s.get("partitions") == args.topics * args.partitions:
+                        break
+                except (aiohttp.ClientError, OSError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"controller not ready; see {log}")
+                await asyncio.sleep(0.2)
+            rss_before = rss_mib(controller.pid)
+            idle = Load(url, zk, args.topics, args.partitions, args.seed)
+            for _ in range(200):  # the baseline: reads against the idle controller
+                await idle._http(session, "GET", "/v1/status")
+            load = Load(url, zk, args.topics, args.partitions, args.seed)
+            queue_p50: list[float] = []
+            queue_p99: list[float] = []
+            tasks: set[asyncio.Task[None]] = set()
+            started = time.monotonic()
+            next_sample = started + 1.0
+            tick = 0.01
+            while time.monotonic() - started < args.duration_s:
+                due = int((time.monotonic() - started) * args.rate) - load.sent
+                for _ in range(max(0, due)):
+                    task = asyncio.create_task(load.one(session))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                if time.monotonic() >= next_sample:
+                    next_sample += 1.0
+                    with_queue = await status(session, url)
+                    q = with_queue["event_queue"]["queue_time_ms"]  # type: ignore[index]
+                    queue_p50.append(float(q["p50"]))
+                    queue_p99.append(float(q["p99"]))
+                await asyncio.sleep(tick)
+            await asyncio.gather(*tasks, return_exceptions=True)
+            elapsed = time.monotonic() - started
+            rss_after = rss_mib(controller.pid)
+    finally:
+        controller.terminate()
+        controller.wait(timeout=30)
+        await zk.close()
+
+    print(
+        f"controller: {args.topics * args.partitions:,} partitions; load {load.sent / elapsed:,.0f} events/s for {elapsed:.0f} s"
+    )
+    print(f"  errors: {load.errors} {dict(load.why.most_common(5))}")
+    print(f"HTTP answer: p50 {pct(load.http_ms, 0.5):.1f} ms, p99 {pct(load.http_ms, 0.99):.1f} ms "
+          f"(idle baseline: p50 {pct(idle.http_ms, 0.5):.1f} ms, p99 {pct(idle.http_ms, 0.99):.1f} ms)")  # fmt: skip
+    print(f"queue wait: p50 {statistics.median(queue_p50) if queue_p50 else 0:.1f} ms (median of 1 s samples), "
+          f"p99 {max(queue_p99, default=0):.1f} ms (worst sample)")  # fmt: skip
+    print(f"controller RSS: {rss_before:.0f} MiB before, {rss_after:.0f} MiB after")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--topics", type=int, default=1000)
+    parser.add_argument("--partitions", type=int, default=100)
+    parser.add_argument("--rate", type=int, default=1000, help="events per second")
+    parser.add_argument("--duration-s", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    with LocalZooKeeper() as server:
+        asyncio.run(run(server, args))
+
+
+if __name__ == "__main__":
+    main()
