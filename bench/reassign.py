@@ -105,15 +105,15 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
         await wait_for(controller.channel.idle, 120)
         await asyncio.sleep(1.0)  # let the agents settle (all replicas created and in sync)
 
-        writer = controller.writer
-        assert writer is not None
+        assert controller.parts is not None
+        writer = controller.parts.writer
         ops_before, zxid_before = writer.ops_written, zxid(server.port)
         cpu_controller, cpu_agents = time.process_time(), cpu_s(agents.pid)
         request = AlterReassignments(
             tuple(((f"bench-{t:03d}", p), TARGET) for t in range(topics) for p in range(partitions))
         )
         started = time.perf_counter()
-        result = await controller.alter_reassignments(request)
+        result = await controller.api.alter_reassignments(request)
         answered = time.perf_counter() - started
         assert all(r.error_code == 0 for r in result.results)
         await wait_for(controller.channel.idle, 300)

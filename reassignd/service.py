@@ -65,7 +65,9 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     controller = Controller(settings, zk)
     sink = kafka_sink(settings, controller)
     server = HttpServer(
-        build_app(controller, settings, event_log=controller.events), settings.http_host, settings.http_port
+        build_app(controller.api, settings, event_log=controller.events),
+        settings.http_host,
+        settings.http_port,
     )
     try:
         controller.http_url = await server.start()
@@ -74,7 +76,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             interval = settings.events_progress_interval_s
             progress_task = (
                 tg.create_task(
-                    report_progress(controller, controller.events, interval, stuck_rule(settings)),
+                    report_progress(controller.api, controller.events, interval, stuck_rule(settings)),
                     name="events-progress",
                 )
                 if interval > 0

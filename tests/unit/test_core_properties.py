@@ -32,9 +32,9 @@ states in ZooKeeper, so a dead broker an agent had just added leaves the ISR.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
+import time
 from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -54,17 +54,18 @@ from hypothesis.stateful import (
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.channel import ControlChannel
 from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.deletion import TopicDeleter
-from reassignd.controller.partition_logic import (
-    NO_LEADER,
-    after_broker_failure,
-    initial_state,
-    offline_election,
-)
+from reassignd.controller.elections import Elections
+from reassignd.controller.event_queue import EventQueue
+from reassignd.controller.metrics import ControllerMetrics
+from reassignd.controller.partition_logic import NO_LEADER, after_broker_failure
 from reassignd.controller.reassignment import Reassigner
 from reassignd.controller.request_batch import ControlBatch
 from reassignd.controller.requests import CancelMode, Source
+from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.shared import Shared
 from reassignd.controller.validation import cancelled_assignment, validate_target
 from reassignd.controller.writer import ZkWriter
 from reassignd.errors import (
@@ -93,12 +94,13 @@ targets = st.tuples(st.permutations(BROKERS), st.integers(min_value=1, max_value
 
 @dataclass
 class Active:
-    """One active controller's objects, as ``_become_active`` builds them."""
+    """One active controller's objects, as ``active.build`` composes them."""
 
     ctx: ControllerContext
     writer: ZkWriter
     reassigner: Reassigner
     deleter: TopicDeleter
+    elections: Elections
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,16 @@ class CoreMachine(RuleBasedStateMachine):
             self.zk.create(path)
         self.zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
         self.reports: list[tuple[str, str, str]] = []
+        # the instance's services, for the real Elections (its reports land in shared.problems)
+        metrics = ControllerMetrics()
+        self.shared = Shared(
+            ControllerSettings("sim", controller_id=CONTROLLER_ID),
+            self.client,
+            metrics,
+            time.monotonic,
+            EventQueue(time.monotonic),
+            ControlChannel(request_timeout_s=1.0, backoff_ms=100, backoff_max_ms=1000, metrics=metrics),
+        )
         self.active: Active | None = None
         self.stale: Active | None = None
         # ISR changes an agent wrote that the controller has not been told of yet
@@ -197,7 +209,11 @@ class CoreMachine(RuleBasedStateMachine):
         ctx = ControllerContext(epoch, stat.version)
         writer = ZkWriter(zk, Fence(paths.CONTROLLER_EPOCH, stat.version), ctx, report)
         reassigner = Reassigner(zk, ctx, writer, lambda _tp: None, report)
-        self.stale, self.active = self.active, Active(ctx, writer, reassigner, TopicDeleter(zk, ctx, writer))
+        elections = Elections(self.shared, ctx, writer)
+        self.stale, self.active = (
+            self.active,
+            Active(ctx, writer, reassigner, TopicDeleter(zk, ctx, writer), elections),
+        )
         for b in loader.parse_ids(await zk.children(paths.BROKER_IDS), paths.BROKER_IDS, report):
             found = await loader.read_broker(zk, b, None, report)
             if found is not None:
@@ -218,34 +234,9 @@ class CoreMachine(RuleBasedStateMachine):
         self.elections_ran = True
 
     async def _online(self, tps: Iterable[TopicPartition], batch: ControlBatch) -> None:
-        """PartitionEvents._online_partitions, with the topic's unclean election setting."""
+        """The real ``Elections.online_partitions`` (unclean where the topic's config allows)."""
         assert self.active is not None
-        ctx, writer = self.ctx, self.active.writer
-        live = ctx.live_broker_ids
-        new_by_topic: dict[str, dict[int, codec.PartitionState]] = collections.defaultdict(dict)
-        offline: list[TopicPartition] = []
-        for tp in tps:
-            a = ctx.assignment(tp)
-            if a is None or tp in ctx.malformed_states:
-                continue
-            li = ctx.states.get(tp)
-            if li is None:
-                state = initial_state(a.replicas, live, ctx.epoch)
-                if state is not None:
-                    new_by_topic[tp[0]][tp[1]] = state
-            elif li.state.leader not in live:
-                offline.append(tp)
-        for topic, new_states in new_by_topic.items():
-            for p in await writer.create_states(topic, new_states):
-                batch.add_leader_and_isr(self._replicas((topic, p)), (topic, p), is_new=True)
-        elected = await writer.update_states(
-            offline,
-            lambda tp, li: offline_election(
-                self._replicas(tp), li.state, live, ctx.epoch, unclean=self._unclean(tp[0])
-            ),
-        )
-        for tp in elected:
-            batch.add_leader_and_isr(self._replicas(tp), tp)
+        await self.active.elections.online_partitions(tps, batch)
 
     async def _after(self, batch: ControlBatch) -> None:
         """End of an event: deletions that can go, then the control requests go out; the brokers
@@ -291,7 +282,7 @@ class CoreMachine(RuleBasedStateMachine):
         await self._after_reassignments(batch)
 
     async def _after_reassignments(self, batch: ControlBatch) -> None:
-        """PartitionEvents._after_reassignments: completed partitions and those a removal left
+        """Finisher.after_reassignments: completed partitions and those a removal left
         without a leader get an election (unclean if the topic allows it)."""
         assert self.active is not None
         reassigner, live = self.active.reassigner, self.ctx.live_broker_ids
@@ -378,7 +369,7 @@ class CoreMachine(RuleBasedStateMachine):
 
     async def _notify(self, *, isr_change: bool) -> None:
         """The controller hears of the agents' ISR writes: an IsrChangeNotification
-        (PartitionEvents._on_isr_change_notified) or the state-znode watch of reassigning
+        (TopicEvents.on_isr_change_notified) or the state-znode watch of reassigning
         partitions (PartitionStateChanged)."""
         assert self.active is not None
         ctx, reassigner = self.ctx, self.active.reassigner
@@ -398,7 +389,7 @@ class CoreMachine(RuleBasedStateMachine):
         await self._after_reassignments(batch)
 
     async def _brokers_changed(self) -> None:
-        """BrokerEvents._on_brokers_changed: failures first, then startups."""
+        """BrokerEvents.on_brokers_changed: failures first, then startups."""
         zk, ctx, report = self.client, self.ctx, self._report
         current = {}
         for b in loader.parse_ids(await zk.children(paths.BROKER_IDS), paths.BROKER_IDS, report):
@@ -422,7 +413,6 @@ class CoreMachine(RuleBasedStateMachine):
     async def _on_broker_failure(self, dead: set[int]) -> None:
         assert self.active is not None
         ctx = self.ctx
-        live = ctx.live_broker_ids
         hosted = [tp for tp in ctx.all_partitions() if set(self._replicas(tp)) & dead]
         states, _ = await loader.read_states(self.client, hosted, self._report)
         for tp, fresh in states.items():  # from ZooKeeper, not the cache (as BrokerEvents does)
@@ -434,10 +424,10 @@ class CoreMachine(RuleBasedStateMachine):
             and (li.state.leader in dead or any(r in dead for r in li.state.isr))
         ]
         batch = ControlBatch(ctx, CONTROLLER_ID)
-        changed = await self.active.writer.update_states(
+        changed = await self.active.elections.elect(
             affected,
-            lambda tp, li: after_broker_failure(
-                self._replicas(tp), li.state, live, ctx.epoch, unclean=self._unclean(tp[0])
+            lambda replicas, state, live, epoch, unclean: after_broker_failure(
+                replicas, state, live, epoch, unclean=unclean
             ),
         )
         for tp in changed:
@@ -461,7 +451,7 @@ class CoreMachine(RuleBasedStateMachine):
         await self._after(batch)
 
     async def _add_topic(self, topic: str) -> None:
-        """PartitionEvents._add_topics: a topic znode appeared."""
+        """TopicEvents.add_topics: a topic znode appeared."""
         zk, ctx = self.client, self.ctx
         for name, znode in (await loader.read_topics(zk, [topic], lambda _p: None, self._report)).items():
             ctx.put_topic(name, znode.topic_id, loader.assignment_of(znode))
@@ -710,6 +700,7 @@ class CoreMachine(RuleBasedStateMachine):
 
     def _zookeeper_equals_memory(self, now: dict[TopicPartition, Seen], live: set[int]) -> None:
         assert not self.reports, self.reports
+        assert not self.shared.problems, list(self.shared.problems)
         ctx = self.ctx
         topics = set(self.zk.child_names(paths.BROKER_TOPICS))
         assert set(ctx.assignments) == topics
@@ -953,7 +944,7 @@ def test_unclean_cancel_elects_a_leader() -> None:
 def test_broker_failure_removes_it_from_the_isr_in_zookeeper() -> None:
     """3 catches up and its leader's agent adds it to the ISR; 3 dies before the controller has
     read that write (its IsrChangeNotification lingers, or is queued behind the BrokersChanged).
-    The failure handling (BrokerEvents._on_broker_failure) picks the partitions and decides from
+    The failure handling (BrokerEvents.on_broker_failure) picks the partitions and decides from
     the cached ISR, so 3 stays in the ISR in ZooKeeper until the leader's lag timeout. Kafka reads
     the states from ZooKeeper (ReplicaStateMachine.doRemoveReplicasFromIsr) for every partition
     with a replica on the dead broker."""

@@ -1,0 +1,114 @@
+"""One active term: every part that exists only while this instance is the active controller,
+built when it wins an election and dropped whole when it resigns.
+
+The parts are composed, each holding only what it uses: the context (the cluster as last
+written), the writer (the one place that writes ZooKeeper, fenced), the reassignment algorithm,
+the KIP-236 intakes, the batch executor, topic mutations and deletion, quotas, and the event
+handlers of each domain (brokers, topics, quotas) over them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from reassignd.controller.batches import BatchRunner
+from reassignd.controller.broker_events import BrokerEvents
+from reassignd.controller.context import ControllerContext
+from reassignd.controller.deletion import TopicDeleter
+from reassignd.controller.election import Won
+from reassignd.controller.elections import Elections
+from reassignd.controller.events import (
+    ExtraReassignment,
+    PartitionStateChanged,
+    ReassignCancel,
+    ReassignmentRequests,
+    ZkPartitionReassignment,
+)
+from reassignd.controller.finish import Finisher
+from reassignd.controller.intake import Intake
+from reassignd.controller.quota_events import QuotaEvents
+from reassignd.controller.reassignment import Reassigner
+from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.sequenced import SequencedRequests
+from reassignd.controller.shared import Shared
+from reassignd.controller.topic_events import TopicEvents
+from reassignd.controller.topics import TopicMutations
+from reassignd.controller.writer import ZkWriter
+from reassignd.quotas.manager import QuotaManager
+from reassignd.quotas.metrics import QuotaMetrics
+from reassignd.zk import paths
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveParts:
+    ctx: ControllerContext
+    writer: ZkWriter
+    reassigner: Reassigner
+    intake: Intake
+    sequenced: SequencedRequests
+    runner: BatchRunner
+    topics: TopicMutations
+    deleter: TopicDeleter
+    elections: Elections
+    finisher: Finisher
+    brokers: BrokerEvents
+    topic_events: TopicEvents
+    quotas: QuotaEvents
+    controller_id: int
+
+    def batch(self) -> ControlBatch:
+        """An empty set of control requests for one event."""
+        return ControlBatch(self.ctx, self.controller_id)
+
+
+def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
+    settings, zk, report, watch = shared.settings, shared.zk, shared.report, shared.watch
+    ctx = ControllerContext(won.epoch, won.fence.version)
+    writer = ZkWriter(zk, won.fence, ctx, report, shared.events)
+    reassigner = Reassigner(
+        zk, ctx, writer, lambda tp: watch(paths.partition_state(*tp), PartitionStateChanged((tp,))), report
+    )
+    intake = Intake(
+        zk,
+        ctx,
+        writer,
+        reassigner,
+        lambda: watch(paths.REASSIGN_PARTITIONS, ZkPartitionReassignment()),
+        lambda: watch(paths.REASSIGN_PARTITIONS_EXTRA, ExtraReassignment()),
+        lambda: watch(paths.REASSIGN_CANCEL, ReassignCancel()),
+        report,
+    )
+    sequenced = SequencedRequests(
+        zk,
+        ctx,
+        writer,
+        reassigner,
+        intake,
+        lambda: watch(paths.REASSIGNMENT_REQUESTS, ReassignmentRequests()),
+        report,
+    )
+    quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
+    topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock)
+    deleter = TopicDeleter(zk, ctx, writer)
+    runner = BatchRunner(
+        zk, ctx, writer, reassigner, intake, settings, report, lambda: int(time.time() * 1000)
+    )
+    elections = Elections(shared, ctx, writer)
+    finisher = Finisher(shared, ctx, elections, reassigner, intake, sequenced, runner, deleter)
+    return ActiveParts(
+        ctx=ctx,
+        writer=writer,
+        reassigner=reassigner,
+        intake=intake,
+        sequenced=sequenced,
+        runner=runner,
+        topics=topics,
+        deleter=deleter,
+        elections=elections,
+        finisher=finisher,
+        brokers=BrokerEvents(shared, ctx, elections, reassigner, deleter, finisher),
+        topic_events=TopicEvents(shared, ctx, writer, elections, reassigner, finisher),
+        quotas=QuotaEvents(shared, writer, elections, quota_manager, quota_metrics),
+        controller_id=settings.controller_id,
+    )

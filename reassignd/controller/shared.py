@@ -1,0 +1,108 @@
+"""What every part of one controller instance uses, active or standby: the settings, the ZooKeeper
+client, metrics, the event queue, the control channel, the event log, watch arming and problem
+reports. The domain parts (brokers, topics, quotas, ...) receive this object instead of
+inheriting from a common base.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Callable
+
+from reassignd.controller.channel import ControlChannel
+from reassignd.controller.event_queue import EventQueue
+from reassignd.controller.events import ControllerEvent, event_name
+from reassignd.controller.metrics import ControllerMetrics
+from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.snapshot import Problem
+from reassignd.events.history import EventLog
+from reassignd.zk import codec, paths
+from reassignd.zk.client import WatchCallback, ZkClient
+
+log = logging.getLogger(__name__)
+
+MAX_PROBLEMS = 100
+
+
+class Shared:
+    """One controller instance's services (they outlive every active term)."""
+
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        zk: ZkClient,
+        metrics: ControllerMetrics,
+        clock: Callable[[], float],
+        queue: EventQueue[ControllerEvent],
+        channel: ControlChannel,
+    ) -> None:
+        self.settings = settings
+        self.zk = zk
+        self.metrics = metrics
+        self.clock = clock
+        self.queue = queue
+        self.channel = channel
+        # what this instance decided, as event records (GET /v1/events, the Kafka stream)
+        self.events = EventLog()
+        self.problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
+        self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
+        self._armed: dict[tuple[str, str], WatchCallback] = {}
+
+    def watch(self, path: str, event: ControllerEvent) -> WatchCallback | None:
+        """A one-shot callback enqueuing ``event``, or None when one is armed on ``path`` already.
+
+        "Armed" is what the ZooKeeper client says: a callback whose read failed, found no znode
+        (data and children reads) or was dropped at a resignation no longer counts, so the next
+        read arms a fresh one instead of leaving the path unwatched."""
+        key = (event_name(event), path)
+        previous = self._armed.get(key)
+        if previous is not None and self.zk.watching(previous):
+            return None
+
+        def fire(_: str) -> None:
+            if self._armed.get(key) is fire:
+                del self._armed[key]
+            self.queue.put(event)
+
+        self._armed[key] = fire
+        return fire
+
+    async def children(self, path: str, event: ControllerEvent) -> list[str]:
+        return await self.zk.children(path, watch=self.watch(path, event))
+
+    def forget_watches(self) -> None:
+        """The session's watches are gone (it expired): the next reads arm new ones."""
+        self._armed.clear()
+
+    def drop_watches(self) -> None:
+        """Resigning: the active role's watches would keep enqueuing its events."""
+        self.zk.drop_watches()
+        self._armed.clear()
+
+    def report(self, path: str, reason: str, kind: str) -> None:
+        """A znode that cannot be used: logged, counted, listed in the snapshot's problems and
+        recorded as an event, once per (path, reason)."""
+        if self._reported.get(path) == reason:
+            log.debug("malformed znode %s still skipped: %s", path, reason)
+            return
+        self._reported[path] = reason
+        log.error("malformed znode %s skipped: %s", path, reason)
+        self.metrics.decode_errors.labels(kind).inc()
+        self.problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
+        self.events.emit("problem_reported", path=path, reason=reason, kind=kind)
+
+    def decode_controller(self, data: bytes | None) -> codec.ControllerInfo | None:
+        try:
+            return codec.decode_controller(data)
+        except codec.CodecError as e:
+            self.report(paths.CONTROLLER, e.reason, "controller")
+            return None
+
+    def send(self, batch: ControlBatch) -> None:
+        """The requests an event collected, to each broker's queue (the last step of an event)."""
+        for broker_id, requests in batch.build().items():
+            for request in requests:
+                self.channel.send(broker_id, request)

@@ -1,0 +1,170 @@
+"""Topics and partitions appearing or disappearing, and the brokers' own ISR changes (Kafka's
+TopicChange, PartitionModifications, IsrChangeNotification and TopicDeletion events).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from reassignd.controller import loader
+from reassignd.controller.context import ControllerContext
+from reassignd.controller.elections import Elections
+from reassignd.controller.events import (
+    IsrChangeNotified,
+    PartitionsModified,
+    TopicDeletionsChanged,
+    TopicsChanged,
+)
+from reassignd.controller.finish import Finisher
+from reassignd.controller.reassignment import Reassigner
+from reassignd.controller.shared import Shared
+from reassignd.controller.writer import ZkWriter
+from reassignd.events.changes import state_changes
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import codec, paths
+from reassignd.zk.client import WatchCallback
+
+log = logging.getLogger(__name__)
+
+
+class TopicEvents:
+    def __init__(
+        self,
+        shared: Shared,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        elections: Elections,
+        reassigner: Reassigner,
+        finisher: Finisher,
+    ) -> None:
+        self.shared = shared
+        self.ctx = ctx
+        self.writer = writer
+        self.elections = elections
+        self.reassigner = reassigner
+        self.finisher = finisher
+
+    def watch_topic(self, path: str) -> WatchCallback | None:
+        return self.shared.watch(path, PartitionsModified(paths.basename(path)))
+
+    async def on_topics_changed(self) -> None:
+        ctx = self.ctx
+        names = set(await self.shared.children(paths.BROKER_TOPICS, TopicsChanged()))
+        known = set(ctx.assignments)
+        stray = self.elections.batch()
+        for gone in sorted(known - names):
+            # removed behind the controller's back (not through /admin/delete_topics): its
+            # replicas would stay on the brokers forever (Kafka leaks them); delete them
+            log.info("topic %s was removed: deleting its replicas", gone)
+            for p, a in ctx.assignments[gone].items():
+                for b in a.replicas:
+                    stray.add_stop_replica(b, (gone, p), delete=True)
+            ctx.remove_topic(gone)
+        self.shared.send(stray)
+        ctx.malformed_topics &= names
+        new = sorted(names - known - ctx.malformed_topics)
+        if new:
+            await self.add_topics(new)
+
+    async def add_topics(self, names: list[str]) -> None:
+        """Topics that appeared (or whose malformed znode was fixed): load and bring online."""
+        ctx, shared = self.ctx, self.shared
+        znodes = await loader.read_topics(shared.zk, names, self.watch_topic, shared.report)
+        ctx.malformed_topics.update(set(names) - set(znodes))
+        for topic, znode in znodes.items():
+            ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
+        tps = [(t, p) for t in znodes for p in ctx.assignments[t]]
+        states, malformed = await loader.read_states(shared.zk, tps, shared.report)
+        for tp, li in states.items():
+            ctx.set_state(tp, li)
+        ctx.malformed_states.update(malformed)
+        batch = self.elections.batch()
+        for tp in states:
+            batch.add_leader_and_isr(self.elections.replicas(tp), tp)
+            batch.add_update_metadata([tp])
+        await self.elections.online_partitions(tps, batch)
+        shared.send(batch)
+        if znodes:
+            log.info("new topics %s: %d partitions", sorted(znodes), len(tps))
+        for topic in sorted(znodes):
+            parts = ctx.assignments[topic]
+            rf = len(next(iter(parts.values())).replicas) if parts else 0
+            shared.events.emit("topic_created", topic=topic, partitions=len(parts), replication_factor=rf)
+
+    async def on_partitions_modified(self, topic: str) -> None:
+        ctx, shared = self.ctx, self.shared
+        if topic in ctx.malformed_topics:
+            ctx.malformed_topics.discard(topic)
+            await self.add_topics([topic])
+            return
+        znode = await loader.read_topic(shared.zk, topic, self.watch_topic(paths.topic(topic)), shared.report)
+        if znode is None or topic not in ctx.assignments:
+            return
+        current = ctx.assignments[topic]
+        incoming = loader.assignment_of(znode)
+        added = sorted(set(incoming) - set(current))
+        for p, a in incoming.items():
+            if p in current and a != current[p]:
+                log.warning(
+                    "topic znode %s changed partition %d outside the controller (%s -> %s); ignored, as Kafka does",
+                    topic,
+                    p,
+                    current[p],
+                    a,
+                )
+        if not added:
+            return
+        for p in added:
+            ctx.set_assignment((topic, p), incoming[p])
+        await self.online_new_partitions({topic: added})
+        log.info("topic %s: new partitions %s", topic, added)
+        shared.events.emit("partitions_added", topic=topic, partitions=added)
+
+    async def online_new_partitions(self, added: dict[str, list[int]]) -> None:
+        """Partitions just added to the context (a topic's znode grew, or CreatePartitions): their
+        states, where some exist already, then online."""
+        tps = [(t, p) for t, ps in added.items() for p in ps]
+        states, malformed = await loader.read_states(self.shared.zk, tps, self.shared.report)
+        for tp, li in states.items():
+            self.ctx.set_state(tp, li)
+        self.ctx.malformed_states.update(malformed)
+        batch = self.elections.batch()
+        await self.elections.online_partitions(tps, batch)
+        self.shared.send(batch)
+
+    async def on_isr_change_notified(self) -> None:
+        ctx, shared = self.ctx, self.shared
+        children = await shared.children(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+        if not children:
+            return
+        notification_paths = [paths.isr_change(c) for c in children]
+        znodes = await shared.zk.get_many(notification_paths)
+        tps: set[TopicPartition] = set()
+        for path, znode in zip(notification_paths, znodes, strict=True):
+            if znode is None:
+                continue
+            try:
+                tps.update(codec.decode_isr_change(znode.data))
+            except codec.CodecError as e:
+                shared.report(path, e.reason, "isr_change_notification")
+        await self.writer.delete_all(
+            [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
+        )
+        known = [tp for tp in tps if ctx.assignment(tp) is not None]
+        states, _ = await loader.read_states(shared.zk, known, shared.report)
+        for tp, li in states.items():
+            before = ctx.states.get(tp)
+            ctx.set_state(tp, li)
+            # the brokers' own ISR changes (the controller learns them from the notification)
+            for kind, fields in state_changes(tp, None if before is None else before.state, li.state):
+                shared.events.emit(kind, **fields, by="broker")
+        batch = self.elections.batch()
+        batch.add_update_metadata(states)
+        await self.reassigner.check(states, batch)
+        await self.finisher.after_reassignments(batch)
+
+    async def load_topic_deletions(self) -> None:
+        """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""
+        self.ctx.topics_to_delete = set(
+            await self.shared.children(paths.DELETE_TOPICS, TopicDeletionsChanged())
+        )
