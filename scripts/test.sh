@@ -11,7 +11,9 @@ echo "== ruff check"
 ruff check .
 echo "== ruff format --check"
 ruff format --check .
-echo "== mypy (strict, on the package)"
+echo "== mypy (strict, on the package and the tests)"
 mypy
+echo "== lint-imports (the layer rules in pyproject.toml)"
+lint-imports --no-cache
 echo "== pytest"
 pytest "$@"

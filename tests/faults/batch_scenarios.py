@@ -24,10 +24,11 @@ from typing import Any
 from reassignd.executor import journal
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.model import BatchState, MoveState
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from tests.faults import proxy
-from tests.faults.invariants import OfflineSampler, TopicPartition, Violation
+from tests.faults.invariants import OfflineSampler, Violation
 from tests.faults.scenarios import (
     SESSION_TIMEOUT_S,
     Controllers,

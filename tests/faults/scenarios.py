@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import random
 import time
@@ -25,20 +24,19 @@ from typing import Any, TypeVar
 import aiohttp
 
 from reassignd.controller.settings import ControllerSettings
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient, ZkError
 from reassignd.zk.server import LocalZooKeeper
 from tests.faults import invariants, proxy
-from tests.faults.invariants import Assignment, OfflineSampler, TopicPartition, Violation
+from tests.faults.invariants import Assignment, OfflineSampler, Violation
 from tests.integration.harness import ControllerProc, Proc, Procs, http_get
 
 T = TypeVar("T")
 
 SESSION_TIMEOUT_S = 2.0
 # the controller's ZooKeeper request timeout (not a flag: its settings' default)
-ZK_REQUEST_TIMEOUT_S: float = next(
-    f.default for f in dataclasses.fields(ControllerSettings) if f.name == "zk_request_timeout_s"
-)
+ZK_REQUEST_TIMEOUT_S = ControllerSettings(zk_connect="").zk_request_timeout_s
 # An offline episode shorter than this is the time a correct controller needs to notice a fault
 # and act (a session timeout, an election, a failover load); longer ones are reported.
 GRACE_S = 5.0

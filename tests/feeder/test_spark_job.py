@@ -16,7 +16,7 @@ from reassignd import cli
 from reassignd.admin.batch_command import read_batch_file
 from reassignd.admin.command_line import read_plan_file
 from reassignd.feeder import __main__ as feeder_main
-from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance
+from reassignd.feeder.goals import Decommission, Goal, PlanOptions, Rebalance
 from reassignd.feeder.model import CURRENT
 from reassignd.feeder.planner import plan_locally
 from reassignd.feeder.spark_job import plan_on_spark
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
 def test_spark_plans_what_the_pure_planner_plans(spark: Any) -> None:
     cluster = kafka_cluster(brokers=12, racks=3, topics=12, partitions=30)
-    goals = [Decommission(frozenset({2, 7})), Rebalance("bytes")]
+    goals: list[Goal] = [Decommission(frozenset({2, 7})), Rebalance("bytes")]
     on_spark = plan_on_spark(spark, cluster, goals, PlanOptions(seed=3), tasks=3)
     local = plan_locally(cluster, goals, PlanOptions(seed=3), tasks=3)
     assert on_spark.moves == local.moves and on_spark.moves

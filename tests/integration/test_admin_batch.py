@@ -9,6 +9,7 @@ can be rolled back).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sys
@@ -125,7 +126,9 @@ async def test_submit_list_describe_pause_resume_stop_and_rollback(
     assert (code, out) == (0, "Batch s: running. moves: 1 pending, 1 running.\n")
     assert await batch("stop", "s", *http) == (0, "Batch s: stopped. moves: 2 cancelled.\n", "")
     for p in (0, 1):
-        await eventually(lambda q=p: completed(zk, "slow", q, (1, 2, 3)), what=f"slow-{p} back on 1,2,3")
+        await eventually(
+            functools.partial(completed, zk, "slow", p, (1, 2, 3)), what=f"slow-{p} back on 1,2,3"
+        )
 
     # rollback of x (completed): a reverse batch moves quick-0 back
     code, out, _ = await batch("rollback", "x", *http)

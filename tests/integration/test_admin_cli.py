@@ -8,6 +8,7 @@ them is still in flight while the test lists, verifies and cancels it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sys
@@ -123,7 +124,7 @@ async def test_execute_list_verify_cancel_and_the_rollback_plan(
     code, out, _ = await admin("--cancel-all", *http)
     assert (code, out) == (0, "Successfully cancelled partition reassignment for: adm-1\n")
     for p in (0, 1):
-        await eventually(lambda q=p: completed(zk, "adm", q, (1, 2, 3)), what=f"adm-{p} back on 1,2,3")
+        await eventually(functools.partial(completed, zk, "adm", p, (1, 2, 3)), what=f"adm-{p} back on 1,2,3")
     assert (await admin("--list", *http))[:2] == (0, "No partition reassignments found.\n")
     assert (await admin("--cancel-all", *http))[:2] == (0, "No partition reassignments found.\n")
     code, out, _ = await admin("--cancel", "--reassignment-json-file", some, *http)
@@ -311,7 +312,7 @@ async def test_kip236_verbs_against_the_controller(
         "k-1: replicas: 3,4. original_replicas: 1,2.",
     ]
     for p in (0, 1):
-        await eventually(lambda q=p: completed(zk, "k", q, (1, 2)), what=f"k-{p} rolled back")
+        await eventually(functools.partial(completed, zk, "k", p, (1, 2)), what=f"k-{p} rolled back")
     assert (await admin("--list", *http))[1] == "No partition reassignments found.\n"
     # while the cancel znode exists the controller refuses new reassignments, with a code name
     code, out, _ = await admin("--execute", "--reassignment-json-file", first, *http)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 from typing import Any
 
 import pytest
@@ -128,7 +129,7 @@ async def test_two_batches_in_flight_respect_per_broker_caps(procs: Procs, zk: Z
         assert first["batch"]["plan_id"] == "plan-1"
         for batch_id in ("a", "b"):
             done = await eventually(
-                lambda i=batch_id: state_is(c, i, "completed"),
+                functools.partial(state_is, c, batch_id, "completed"),
                 timeout_s=120,
                 what=f"batch {batch_id} completes",
             )
@@ -158,7 +159,7 @@ async def test_a_standby_resumes_a_batch_after_the_active_controller_is_killed(
 
     async def some_done() -> bool:
         s = await status(first, "k")
-        return s["counts"]["completed"] >= 1 and s["counts"]["pending"] >= 1
+        return bool(s["counts"]["completed"] >= 1 and s["counts"]["pending"] >= 1)
 
     await eventually(some_done, timeout_s=60, what="the batch half-way")
     first.proc.kill()
@@ -285,7 +286,9 @@ async def test_a_batch_owns_its_throttles_and_restores_them_exactly(procs: Procs
     body = batch_body("th", {("t", p): [3, 4] for p in range(3)}, throttle_bytes_per_s=60000)
     await submit(c, body)
     for b in (1, 2, 3, 4):
-        await eventually(lambda b=b: throttled(zk, b, "60000"), what=f"broker {b} throttled by the batch")
+        await eventually(
+            functools.partial(throttled, zk, b, "60000"), what=f"broker {b} throttled by the batch"
+        )
     topic_config = await config_of(zk, paths.config_topic("t"))
     assert topic_config is not None
     followers = set(topic_config["follower.replication.throttled.replicas"].split(","))
@@ -377,7 +380,7 @@ async def test_a_cancel_restores_the_exact_replica_order(procs: Procs, zk: ZkCli
     for p in (0, 1):
         code, cancelled = await first.delete(f"/v1/reassignments/o/{p}")
         assert code == 200 and cancelled["responses"][0]["partitions"][0]["error_code"] == 0
-        await eventually(lambda p=p: completed(zk, "o", p, (3, 5, 6)), what=f"o-{p} back to [3, 5, 6]")
+        await eventually(functools.partial(completed, zk, "o", p, (3, 5, 6)), what=f"o-{p} back to [3, 5, 6]")
     first.proc.kill()
     await active_one(second)
     code, cancelled = await second.delete("/v1/reassignments/o/2")

@@ -455,7 +455,7 @@ class AgentProcess:
         self._log = log_path.open("ab")
         args = ["--zk", zk_connect, "--id", str(broker_id), "--session-timeout-s", str(session_timeout_s)]
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", "reassignd.broker", *args],
+            [sys.executable, "-m", "reassignd", "broker", *args],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=dict(os.environ, PYTHONUNBUFFERED="1"),

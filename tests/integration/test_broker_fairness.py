@@ -11,6 +11,8 @@ at least a third of the fastest one's bytes): it separates a fair share from a p
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from reassignd.zk.client import ZkClient
@@ -69,7 +71,7 @@ async def test_moves_into_one_broker_from_unevenly_loaded_leaders_progress_alike
 
     assert_similar(await done_when_a_third_copied(c, moves))
     for t, p in sorted(moves):
-        await eventually(lambda t=t, p=p: completed(zk, t, p, (4,)), timeout_s=90, what=f"{t}-{p} moved")
+        await eventually(functools.partial(completed, zk, t, p, (4,)), timeout_s=90, what=f"{t}-{p} moved")
 
 
 async def test_moves_out_of_one_leader_to_unevenly_loaded_followers_progress_alike(
@@ -90,5 +92,5 @@ async def test_moves_out_of_one_leader_to_unevenly_loaded_followers_progress_ali
     assert_similar(await done_when_a_third_copied(c, set(targets)))
     for (t, p), replicas in sorted(targets.items()):
         await eventually(
-            lambda t=t, p=p, r=tuple(replicas): completed(zk, t, p, r), timeout_s=90, what=f"{t}-{p} moved"
+            functools.partial(completed, zk, t, p, tuple(replicas)), timeout_s=90, what=f"{t}-{p} moved"
         )

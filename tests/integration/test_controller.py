@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import signal
 import time
@@ -126,7 +127,7 @@ async def test_brokers_register_and_topics_in_v1_and_v2_come_online(procs: Procs
         ("modern-v2", 1): (5, 1, 4),
     }
     for (topic, p), replicas in expected.items():
-        state = await eventually(lambda t=topic, q=p: state_of(zk, t, q), what=f"{topic}-{p} online")
+        state = await eventually(functools.partial(state_of, zk, topic, p), what=f"{topic}-{p} online")
         assert state.leader == replicas[0]
         assert state.isr == replicas
         assert state.leader_epoch == 0
@@ -158,7 +159,7 @@ async def test_agent_death_elects_next_isr_member_and_restart_rejoins(procs: Pro
     await zk.create(paths.topic("t"), codec.encode_topic(codec.TopicZnode(topic)))
     before = {}
     for p in topic:
-        before[p] = await eventually(lambda q=p: state_of(zk, "t", q), what=f"t-{p} online")
+        before[p] = await eventually(functools.partial(state_of, zk, "t", p), what=f"t-{p} online")
     assert before[0].leader == 3 and before[1].leader == 3
 
     victim.kill()
@@ -305,8 +306,8 @@ async def test_kip73_follower_throttle_slows_a_follower_the_same_way(procs: Proc
     procs.broker(2, "--replica-lag-time-max-ms", "1500")
     await wait_brokers(c, {1, 2})
     await asyncio.sleep(3.0)  # throttled, it stays out while the leader keeps growing
-    s = await state_of(zk, "throttled", 0)
-    assert s is not None and s.isr == (1,)
+    later = await state_of(zk, "throttled", 0)
+    assert later is not None and later.isr == (1,)
 
     znode = await zk.get(paths.config_broker(2))
     await zk.set(paths.config_broker(2), codec.encode_entity_config({}), znode.stat.version)

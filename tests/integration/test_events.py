@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import subprocess
 import sys
@@ -267,7 +268,7 @@ async def test_kafka_down_drops_records_and_never_stops_a_move(
     await alter(c, {("d", p): [3, 4] for p in range(4)})
     for p in range(4):
         await eventually(
-            lambda p=p: completed(zk, "d", p, (3, 4)), timeout_s=90, what=f"d-{p} moved without Kafka"
+            functools.partial(completed, zk, "d", p, (3, 4)), timeout_s=90, what=f"d-{p} moved without Kafka"
         )
     status = await kafka_status()
     assert status["dropped"] > 0 and status["buffered"] <= 3, status

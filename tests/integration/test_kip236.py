@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from reassignd.zk import codec, paths
@@ -48,7 +49,7 @@ async def three_slow_legacy_moves(procs: Procs, zk: ZkClient) -> ControllerProc:
         (p, (3, 4), (1, 2)) for p in range(3)
     }
     for p in range(3):
-        await eventually(lambda q=p: replica_on(c, 3, "t", q), what=f"t-{p} started on 3")
+        await eventually(functools.partial(replica_on, c, 3, "t", p), what=f"t-{p} started on 3")
     return c
 
 
@@ -56,9 +57,9 @@ async def test_cancel_znode_rolls_back_and_blocks_new_reassignments(procs: Procs
     c = await three_slow_legacy_moves(procs, zk)
     await zk.create(paths.REASSIGN_CANCEL)
     for p in range(3):
-        await eventually(lambda q=p: completed(zk, "t", q, (1, 2)), what=f"t-{p} rolled back")
+        await eventually(functools.partial(completed, zk, "t", p, (1, 2)), what=f"t-{p} rolled back")
         for b in (3, 4):
-            await eventually(lambda b=b, q=p: _not_hosted(c, b, "t", q), what=f"new replica {b} deleted")
+            await eventually(functools.partial(_not_hosted, c, b, "t", p), what=f"new replica {b} deleted")
     await eventually(lambda: _absent(zk, paths.REASSIGN_PARTITIONS), what="legacy znode emptied")
     assert await listed(c) == {}
 
@@ -93,7 +94,7 @@ async def test_extra_znode_merges_and_retargets(procs: Procs, zk: ZkClient) -> N
     extra = (Entry("t", 3, (1, 5)), Entry("t", 4, (2, 5)), Entry("t", 0, (3, 5)))
     await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, codec.encode_legacy_reassignment(extra))
     for p in (3, 4):
-        await eventually(lambda q=p: replica_on(c, 5, "t", q), what=f"t-{p} starts at once")
+        await eventually(functools.partial(replica_on, c, 5, "t", p), what=f"t-{p} starts at once")
     await eventually(
         lambda: _absent(zk, paths.REASSIGN_PARTITIONS_EXTRA), what="extra znode deleted once merged"
     )
@@ -251,7 +252,7 @@ async def test_failover_repairs_stale_and_malformed_status_nodes(procs: Procs, z
         paths.reassignment_status("t", 4),
         f"{paths.reassignment_status_topic('t')}/x",
     ):
-        await eventually(lambda g=gone: _absent(zk, g), what=f"{gone} deleted")
+        await eventually(functools.partial(_absent, zk, gone), what=f"{gone} deleted")
     repaired = await status(zk, "t", 0)
     assert repaired is not None
     assert repaired[0] == codec.ReassignmentStatus((3, 4), (1, 2), 2)

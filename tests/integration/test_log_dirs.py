@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from reassignd.feeder.inputs import parse_log_dirs
@@ -20,7 +22,7 @@ async def test_log_dirs_report_every_replica_and_its_size(procs: Procs, zk: ZkCl
     await wait_brokers(c, {1, 2, 3})
     await make_topic(zk, "sized", {0: (1, 2), 1: (2, 3)}, initial_bytes=250_000)
 
-    async def settled() -> dict[str, object] | None:
+    async def settled() -> dict[str, Any] | None:
         code, body = await c.get("/v1/log-dirs")
         assert code == 200, body
         sizes = parse_log_dirs(body, "GET /v1/log-dirs")

@@ -9,6 +9,8 @@ replication in each direction. A "slow" broker keeps a move in flight for the wh
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Mapping
 from typing import Any
 
 from reassignd.zk import codec, paths
@@ -48,14 +50,14 @@ async def make_topic(
         )
     await zk.create(paths.topic(name), codec.encode_topic(codec.TopicZnode(assignment)))
     for p in assignment:
-        await eventually(lambda q=p: state_of(zk, name, q), what=f"{name}-{p} online")
+        await eventually(functools.partial(state_of, zk, name, p), what=f"{name}-{p} online")
 
 
 async def topic_znode(zk: ZkClient, name: str) -> codec.TopicZnode:
     return codec.decode_topic((await zk.get(paths.topic(name))).data)
 
 
-def body(targets: dict[tuple[str, int], list[int] | None], **extra: Any) -> dict[str, Any]:
+def body(targets: Mapping[tuple[str, int], list[int] | None], **extra: Any) -> dict[str, Any]:
     topics: dict[str, list[dict[str, Any]]] = {}
     for (t, p), replicas in targets.items():
         topics.setdefault(t, []).append({"partition": p, "replicas": replicas})
@@ -63,7 +65,7 @@ def body(targets: dict[tuple[str, int], list[int] | None], **extra: Any) -> dict
 
 
 async def alter(
-    c: ControllerProc, targets: dict[tuple[str, int], list[int] | None], **extra: Any
+    c: ControllerProc, targets: Mapping[tuple[str, int], list[int] | None], **extra: Any
 ) -> dict[tuple[str, int], dict[str, Any]]:
     code, resp = await c.post("/v1/reassignments", body(targets, **extra))
     assert code == 200, resp
@@ -171,7 +173,7 @@ async def test_move_three_replicas_with_visible_progress(procs: Procs, zk: ZkCli
     s = await state_of(zk, "big", 0)
     assert s is not None and s.leader in (4, 5, 6) and set(s.isr) == {4, 5, 6}
     for b in (1, 2, 3):
-        await eventually(lambda b=b: _not_hosted(c, b, "big", 0), what=f"old replica on {b} deleted")
+        await eventually(functools.partial(_not_hosted, c, b, "big", 0), what=f"old replica on {b} deleted")
     assert await listed(c) == {}
 
 
@@ -198,9 +200,9 @@ async def test_cancel_reverts_and_deletes_adding_replicas(procs: Procs, zk: ZkCl
     code, resp = await c.delete("/v1/reassignments/c/1")
     assert code == 200 and resp["responses"][0]["partitions"][0]["error_code"] == 0
     for p in (0, 1):
-        await eventually(lambda q=p: completed(zk, "c", q, (1, 2, 3)), what=f"c-{p} reverted")
+        await eventually(functools.partial(completed, zk, "c", p, (1, 2, 3)), what=f"c-{p} reverted")
         for b in (4, 5, 6):
-            await eventually(lambda b=b, q=p: _not_hosted(c, b, "c", q), what=f"adding replica {b} deleted")
+            await eventually(functools.partial(_not_hosted, c, b, "c", p), what=f"adding replica {b} deleted")
         s = await state_of(zk, "c", p)
         assert s is not None and s.leader in (1, 2, 3) and 4 not in s.isr
     assert await listed(c) == {}
@@ -212,9 +214,9 @@ async def test_stop_keeps_the_caught_up_adding_replica(procs: Procs, zk: ZkClien
     assert code == 200
     assert sorted(p["partition"] for t in resp["responses"] for p in t["partitions"]) == [0, 1]
     for p in (0, 1):
-        await eventually(lambda q=p: completed(zk, "s", q, (1, 2, 3, 4)), what=f"s-{p} stopped")
+        await eventually(functools.partial(completed, zk, "s", p, (1, 2, 3, 4)), what=f"s-{p} stopped")
         for b in (5, 6):
-            await eventually(lambda b=b, q=p: _not_hosted(c, b, "s", q), what=f"replica {b} deleted")
+            await eventually(functools.partial(_not_hosted, c, b, "s", p), what=f"replica {b} deleted")
     assert await listed(c) == {}
 
 
@@ -395,8 +397,9 @@ async def test_reorder_only_completes_at_once_without_moving_data(procs: Procs, 
     assert await listed(c) == {}
     for b in (1, 2, 3):
         r = await replica_on(c, b, "ro", 0)
-        assert r is not None and before[b] is not None
-        assert r["log_end_offset"] == before[b]["log_end_offset"], "no data moved"
+        was = before[b]
+        assert r is not None and was is not None
+        assert r["log_end_offset"] == was["log_end_offset"], "no data moved"
 
 
 async def test_legacy_entry_for_a_dead_broker_stalls_until_it_returns(procs: Procs, zk: ZkClient) -> None:

@@ -114,7 +114,7 @@ async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk
     topic_t = {"name": "t", "assignments": {"0": [1]}, "configs": {"reassignd.sim.initial.bytes": "1000000"}}
     code, resp, _ = await call(c, "POST", "/v1/topics", {"topics": [topic_t]}, token="alice-token")
     assert by_name(resp["topics"])["t"]["error_code"] == 0
-    cases = {
+    cases: dict[str, tuple[dict[str, Any], int]] = {
         "t": ({"num_partitions": 1}, 36),
         "": ({"num_partitions": 1}, 17),
         ".": ({"num_partitions": 1}, 17),

@@ -10,6 +10,7 @@ copying when the in-sync replicas die.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from typing import Any
 
@@ -95,18 +96,18 @@ async def test_dead_isr_elects_an_out_of_sync_replica_only_when_allowed(procs: P
     brokers[3] = procs.broker(3)
     await wait_brokers(c, {1, 2, 3})
     for t in ("on", "off", "pinned"):
-        replica = await eventually(lambda t=t: replica_on(c, 3, t, 0), what=f"{t}-0 copying to 3")
+        replica = await eventually(functools.partial(replica_on, c, 3, t, 0), what=f"{t}-0 copying to 3")
         assert replica["in_isr"] is False
         assert await led_by(zk, t, 1, (1, 2))
 
     # the whole ISR dies, one broker after the other (broker 1, the leader, last)
     brokers[2].kill()
     for t in ("on", "off", "pinned"):
-        await eventually(lambda t=t: led_by(zk, t, 1, (1,)), what=f"{t}-0 ISR shrinks to [1]")
+        await eventually(functools.partial(led_by, zk, t, 1, (1,)), what=f"{t}-0 ISR shrinks to [1]")
     brokers[1].kill()
     await eventually(lambda: led_by(zk, "on", 3, (3,)), what="on-0: unclean election of broker 3")
     for t in ("off", "pinned"):
-        await eventually(lambda t=t: led_by(zk, t, -1, (1,)), what=f"{t}-0 offline")
+        await eventually(functools.partial(led_by, zk, t, -1, (1,)), what=f"{t}-0 offline")
     await stays(lambda: led_by(zk, "off", -1, (1,)))
     assert await unclean_count(c) == 1
     assert "unclean leader election for on-0: broker 3 leads" in c.proc.log()
@@ -160,11 +161,11 @@ async def test_a_cancel_needing_an_unclean_election_is_refused_on_every_path_unl
         codec.encode_legacy_reassignment((codec.LegacyReassignmentEntry("legacy", 0, (2, 3)),)),
     )
     for t in ("keep", "lossy", "legacy"):
-        await eventually(lambda t=t: moving(zk, t), what=f"{t}-0 moving")
-        await eventually(lambda t=t: led_by(zk, t, 1, (1, 2)), what=f"{t}-0: 2 joins the ISR")
+        await eventually(functools.partial(moving, zk, t), what=f"{t}-0 moving")
+        await eventually(functools.partial(led_by, zk, t, 1, (1, 2)), what=f"{t}-0: 2 joins the ISR")
     one.kill()
     for t in ("keep", "lossy", "legacy"):
-        await eventually(lambda t=t: led_by(zk, t, 2, (2,)), what=f"{t}-0: 2 leads")
+        await eventually(functools.partial(led_by, zk, t, 2, (2,)), what=f"{t}-0: 2 leads")
     await set_config(zk, paths.config_broker(1), **{RATE: SLOW})
     procs.broker(1)
     await wait_brokers(c, {1, 2, 3})

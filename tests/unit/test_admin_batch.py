@@ -45,8 +45,11 @@ URL = "http://127.0.0.1:8080"
 GiB = 1024**3
 MiB = 1024**2
 
-ONE = {"batch_id": "b1", "partitions": [{"topic": "orders", "partition": 0, "replicas": [4, 5, 6]}]}
-TWO = {
+ONE: dict[str, Any] = {
+    "batch_id": "b1",
+    "partitions": [{"topic": "orders", "partition": 0, "replicas": [4, 5, 6]}],
+}
+TWO: dict[str, Any] = {
     "partitions": [{"topic": "orders", "partition": 1, "replicas": [4, 5, 6], "expected_replicas": [1, 2, 3]}]
 }
 
@@ -210,7 +213,7 @@ def test_list_lines() -> None:
 
 
 def test_submitted_lines() -> None:
-    answer = {
+    answer: dict[str, Any] = {
         "batch": shown_status(),
         "partitions": [
             {"topic": "orders", "partition": 0, "error_code": 0, "error_name": "NONE", "error_message": None},

@@ -162,7 +162,7 @@ def test_a_new_leader_epoch_keeps_a_quiet_follower_in_the_isr() -> None:
     lai(link.leader, states(2, epoch=2), now)  # e.g. a reassignment's new replica set
     assert plan_isr_updates(link.leader, now + 1.0, LAG_S) == []
     link.fetch(now + 0.5)  # the follower still has epoch 1: nothing it could use
-    assert link.requests[-1].partitions == link.responses[-1].partitions == ()
+    assert not link.requests[-1].partitions and not link.responses[-1].partitions
     lai(link.follower, states(2, epoch=2), now + 0.7)
     link.fetch(now + 0.8)
     assert {(p.leader_epoch, p.fetch_offset) for p in link.requests[-1].partitions} == {(2, 0)}

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from reassignd.broker.__main__ import build_parser, settings_from_args
 from reassignd.broker.settings import BrokerSettings, cluster_settings
 from reassignd.broker.sim_config import broker_sim_config, topic_sim_config
 from reassignd.broker.throttle import MAX_GRANT, ThrottledReplicas, allocate, allocate_throttled, grant
+from reassignd.config import BrokerCommand, ClusterCommand, load_command
 
 
 def test_allocate_is_water_filling() -> None:
@@ -88,9 +88,10 @@ def test_cluster_settings_ids_racks_and_ports() -> None:
         BrokerSettings(zk_connect="zk", broker_id=-1)
 
 
-def test_the_module_entry_builds_settings_from_flags() -> None:
-    args = build_parser().parse_args(
+def test_the_broker_and_cluster_commands_build_agent_settings_from_flags() -> None:
+    one = load_command(
         [
+            "broker",
             "--zk",
             "zk:2181/x",
             "--id",
@@ -101,9 +102,11 @@ def test_the_module_entry_builds_settings_from_flags() -> None:
             "1e9",
             "--session-timeout-s",
             "2",
-        ]
+        ],
+        {},
     )
-    [s] = settings_from_args(args)
+    assert isinstance(one, BrokerCommand)
+    s = one.settings
     assert (s.zk_connect, s.broker_id, s.rack, s.replication_bytes_per_s, s.session_timeout_s) == (
         "zk:2181/x",
         4,
@@ -111,7 +114,8 @@ def test_the_module_entry_builds_settings_from_flags() -> None:
         1e9,
         2.0,
     )
-    many = settings_from_args(
-        build_parser().parse_args(["--zk", "zk", "--id", "1", "--brokers", "3", "--racks", "2"])
+    many = load_command(
+        ["cluster", "--zk", "zk:2181", "--first-id", "1", "--brokers", "3", "--racks", "2"], {}
     )
-    assert [(x.broker_id, x.rack) for x in many] == [(1, "r0"), (2, "r1"), (3, "r0")]
+    assert isinstance(many, ClusterCommand)
+    assert [(x.broker_id, x.rack) for x in many.settings] == [(1, "r0"), (2, "r1"), (3, "r0")]

@@ -7,7 +7,7 @@ import base64
 import dataclasses
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -1144,7 +1144,7 @@ def near_topics(draw: st.DrawFn) -> TopicZnode:
     }
     key = draw(st.integers(-1, 6) | st.sampled_from([INT32_MAX, INT32_MAX + 1]))
     maps[draw(st.sampled_from(list(maps)))][key] = draw(
-        st.lists(edge_values | st.integers(0, 5), max_size=4).map(tuple)
+        st.lists(edge_values | st.integers(0, 5), max_size=4).map(lambda xs: cast(tuple[int, ...], tuple(xs)))
     )
     topic_id = draw(
         st.just(znode.topic_id) | st.sampled_from([None, TOPIC_ID, TOPIC_ID[:-1] + "R", "\ud800"])

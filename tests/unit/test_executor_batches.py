@@ -61,7 +61,8 @@ class Cluster:
 
 
 def cluster() -> Cluster:
-    return Cluster({("orders", p): (1, 2, 3) for p in range(4)} | {("logs", 0): (3, 5, 6)})
+    replicas: dict[TopicPartition, tuple[int, ...]] = {("orders", p): (1, 2, 3) for p in range(4)}
+    return Cluster(replicas | {("logs", 0): (3, 5, 6)})
 
 
 def spec(*partitions: PartitionSpec, batch_id: str = "b-1", **fields: object) -> BatchSpec:

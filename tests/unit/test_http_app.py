@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import Counter
 
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import (
@@ -28,6 +28,7 @@ from reassignd.controller.snapshot import (
 from reassignd.errors import NotController
 from reassignd.http import HttpServer, build_app
 from reassignd.http.auth import Principal, Role
+from tests.unit.fake_controller_view import FakeView as SharedFakeView
 
 ORDERS = TopicView(
     name="orders",
@@ -63,15 +64,13 @@ STANDBY = ClusterSnapshot(
 
 
 @dataclass
-class FakeView:
-    """Implements ControllerView with plain attributes a test sets."""
+class FakeView(SharedFakeView):
+    """The one fake ControllerView, with the session, the uptime and a snapshot that can fail."""
 
     current: ClusterSnapshot = ACTIVE
     connected: bool = True
     session: int | None = 0x100000A962B0000
-    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     started: float = field(default_factory=lambda: time.monotonic() - 5120.4)
-    fail_with: Exception | None = None
 
     def snapshot(self) -> ClusterSnapshot:
         if self.fail_with is not None:
@@ -86,15 +85,8 @@ class FakeView:
     def zk_session_id(self) -> int | None:
         return self.session
 
-    def queue_size(self) -> int:
-        return 0
-
     def queue_time_percentiles_ms(self) -> Mapping[str, float]:
         return {"p50": 0.2, "p99": 3.1}
-
-    @property
-    def metrics_registry(self) -> CollectorRegistry:
-        return self.registry
 
     @property
     def started_at_s(self) -> float:

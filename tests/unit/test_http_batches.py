@@ -486,12 +486,13 @@ async def test_an_unknown_batch_is_404(client: Client, view: FakeView) -> None:
 async def test_a_standby_answers_503_not_controller_to_every_batch_route(view: FakeView) -> None:
     view.current = STANDBY
     async with serve(view) as c:
-        for method, path, kwargs in [
+        routes: list[tuple[str, str, dict[str, Any]]] = [
             ("GET", "/v1/batches", {}),
             ("GET", "/v1/batches/b1", {}),
             ("POST", "/v1/batches", {"json": {"partitions": []}}),
             *(("POST", f"/v1/batches/b1/{a}", {}) for a in BatchAction),
-        ]:
+        ]
+        for method, path, kwargs in routes:
             reply = await call(c, method, path, 503, **kwargs)
             assert reply["error_code"] == 41, path
             assert reply["active_controller"] == {"id": 9000, "http": "http://127.0.0.1:8080"}

@@ -9,7 +9,7 @@ import io
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,7 +19,6 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given
 from hypothesis import strategies as st
-from prometheus_client import CollectorRegistry
 
 from reassignd.control.protocol import ReplicaInfo, ReplicasReport
 from reassignd.controller.requests import (
@@ -49,6 +48,7 @@ from reassignd.http.reassignment_requests import (
     parse_list_query,
 )
 from reassignd.http.reassignment_shapes import alter_response_json, iso_utc
+from tests.unit.fake_controller_view import FakeView as SharedFakeView
 
 Client = TestClient[web.Request, web.Application]
 GiB = 1024**3
@@ -96,20 +96,15 @@ def ok_for_each_target(request: AlterReassignments) -> AlterResult:
 
 
 @dataclass
-class FakeView:
-    """Implements ControllerView; records the requests that reach the controller and answers
-    them with ``alter_result``/``cancel_result`` (or raises ``fail_with``)."""
+class FakeView(SharedFakeView):
+    """The one fake ControllerView, answering reassignment requests with ``alter_result`` /
+    ``cancel_result`` (or raising ``fail_with``) and recording them in ``alters`` / ``cancels``."""
 
     current: ClusterSnapshot = ACTIVE
     alter_result: AlterResult | None = None  # None: NONE for each target, in request order
     cancel_result: AlterResult = field(default_factory=lambda: AlterResult(()))
-    fail_with: Exception | None = None
     alters: list[AlterReassignments] = field(default_factory=list)
     cancels: list[CancelReassignments] = field(default_factory=list)
-    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
-
-    def snapshot(self) -> ClusterSnapshot:
-        return self.current
 
     async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
         self.alters.append(request)
@@ -122,28 +117,6 @@ class FakeView:
         if self.fail_with is not None:
             raise self.fail_with
         return self.cancel_result
-
-    @property
-    def zk_connected(self) -> bool:
-        return True
-
-    @property
-    def zk_session_id(self) -> int | None:
-        return 1
-
-    def queue_size(self) -> int:
-        return 0
-
-    def queue_time_percentiles_ms(self) -> Mapping[str, float]:
-        return {}
-
-    @property
-    def metrics_registry(self) -> CollectorRegistry:
-        return self.registry
-
-    @property
-    def started_at_s(self) -> float:
-        return time.monotonic()
 
 
 SETTINGS = ControllerSettings(zk_connect="127.0.0.1:2181", http_port=0)

@@ -12,6 +12,7 @@ from reassignd.controller.validation import (
     unclean_revert_error,
     validate_target,
 )
+from reassignd.errors import ReassigndError
 
 CURRENT = ReplicaAssignment.of([1, 2, 3])
 
@@ -47,10 +48,9 @@ def test_existing_replicas_may_be_dead() -> None:
 
 def test_cancel_and_stop() -> None:
     moving = CURRENT.reassign_to([4, 5, 6])
-    assert (
-        cancelled_assignment("t", 0, CURRENT, [1], CancelMode.CANCEL, unclean_allowed=False).error_code == 85
-    )  # type: ignore[union-attr]
-    assert cancelled_assignment("t", 0, None, [], CancelMode.CANCEL, unclean_allowed=False).error_code == 85  # type: ignore[union-attr]
+    for current, ids in ((CURRENT, [1]), (None, [])):
+        refused = cancelled_assignment("t", 0, current, ids, CancelMode.CANCEL, unclean_allowed=False)
+        assert isinstance(refused, ReassigndError) and refused.error_code == 85
     assert cancelled_assignment("t", 0, moving, [1, 4], CancelMode.CANCEL, unclean_allowed=False) == (
         ReplicaAssignment.of([1, 2, 3])
     )
