@@ -43,7 +43,7 @@ The response to a full chunk also carries ``"full_complete": bool`` and ``"delet
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, TypeGuard
 
@@ -135,6 +135,31 @@ class WirePartitionState:
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
     is_new: bool = False
+    # the compact JSON of this state, with and without is_new, made once: one event sends the same
+    # state object to every broker that needs it (UpdateMetadata to all of them)
+    _encoded: str | None = field(default=None, init=False, compare=False, repr=False)
+    _encoded_plain: str | None = field(default=None, init=False, compare=False, repr=False)
+
+    def encoded(self, *, with_is_new: bool = True) -> str:
+        """``to_json(with_is_new=...)`` as compact JSON, byte for byte, computed once."""
+        cached = self._encoded if with_is_new else self._encoded_plain
+        if cached is not None:
+            return cached
+        head = (
+            f'{{"topic":{_json_str(self.topic)},"partition":{self.partition},'
+            f'"controller_epoch":{self.controller_epoch},"leader":{self.leader},'
+            f'"leader_epoch":{self.leader_epoch},"isr":[{_ids(self.isr)}],'
+            f'"partition_epoch":{self.partition_epoch},"replicas":[{_ids(self.replicas)}],'
+            f'"adding_replicas":[{_ids(self.adding_replicas)}],'
+            f'"removing_replicas":[{_ids(self.removing_replicas)}]'
+        )
+        if with_is_new:
+            text = head + (',"is_new":true}' if self.is_new else ',"is_new":false}')
+            object.__setattr__(self, "_encoded", text)
+        else:
+            text = head + "}"
+            object.__setattr__(self, "_encoded_plain", text)
+        return text
 
     def to_json(self, *, with_is_new: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -297,11 +322,15 @@ class LeaderAndIsrRequest:
         return INCREMENTAL if self.full is None else FULL
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        return {
             **self.header.to_json(),
             "partition_states": [p.to_json() for p in self.partition_states],
-            "live_leaders": [b.to_json() for b in self.live_leaders],
+            **self.to_json_without_states(),
         }
+
+    def to_json_without_states(self) -> dict[str, Any]:
+        """The fields after ``partition_states``, in order (never empty)."""
+        out: dict[str, Any] = {"live_leaders": [b.to_json() for b in self.live_leaders]}
         if self.full is not None:
             out["type"] = FULL
             out["full"] = self.full.to_json()
@@ -340,8 +369,12 @@ class UpdateMetadataRequest:
         return {
             **self.header.to_json(),
             "partition_states": [p.to_json(with_is_new=False) for p in self.partition_states],
-            "live_brokers": [b.to_json() for b in self.live_brokers],
+            **self.to_json_without_states(),
         }
+
+    def to_json_without_states(self) -> dict[str, Any]:
+        """The fields after ``partition_states``, in order."""
+        return {"live_brokers": [b.to_json() for b in self.live_brokers]}
 
     @staticmethod
     def from_json(raw: Any) -> UpdateMetadataRequest:
@@ -457,8 +490,25 @@ _COMPACT = (",", ":")
 
 
 def encode_request(request: ControlRequest) -> bytes:
-    """The body the controller sends: compact JSON (ASCII, so characters are bytes)."""
-    return json.dumps(request.to_json(), separators=_COMPACT).encode()
+    """The body the controller sends: compact JSON (ASCII, so characters are bytes), the same
+    bytes as ``json.dumps(request.to_json())``. Partition states are spliced in from each state's
+    own encoding (:meth:`WirePartitionState.encoded`), made once however many brokers get it."""
+    if isinstance(request, StopReplicaRequest):
+        return json.dumps(request.to_json(), separators=_COMPACT).encode()
+    with_is_new = isinstance(request, LeaderAndIsrRequest)
+    rest = request.to_json_without_states()
+    header = json.dumps(request.header.to_json(), separators=_COMPACT)
+    states = ",".join([ws.encoded(with_is_new=with_is_new) for ws in request.partition_states])
+    tail = json.dumps(rest, separators=_COMPACT)
+    return f'{header[:-1]},"partition_states":[{states}],{tail[1:]}'.encode()
+
+
+def _json_str(s: str) -> str:
+    return json.dumps(s)
+
+
+def _ids(xs: tuple[int, ...]) -> str:
+    return ",".join(map(str, xs))
 
 
 def _encoded_len(obj: Any) -> int:

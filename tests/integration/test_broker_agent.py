@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -295,7 +296,7 @@ async def start_move(
     created = await controller.wire_state("orders", (1,), is_new=True)
     assert (await controller.leader_and_isr(b1, (created,)))["partition_errors"][0]["error_code"] == 0
     moving = await controller.wire_state("orders", (1, 2))
-    leader_state = WirePartitionState(**{**_fields(moving), "leader_epoch": moving.leader_epoch + 1})
+    leader_state = dataclasses.replace(moving, leader_epoch=moving.leader_epoch + 1)
     await controller.zk.set(
         paths.partition_state("orders", 0),
         codec.encode_partition_state(
@@ -303,17 +304,13 @@ async def start_move(
         ),
         moving.partition_epoch,
     )
-    bumped = WirePartitionState(**{**_fields(leader_state), "partition_epoch": moving.partition_epoch + 1})
+    bumped = dataclasses.replace(leader_state, partition_epoch=moving.partition_epoch + 1)
     assert (await controller.leader_and_isr(b1, (bumped,)))["partition_errors"][0]["error_code"] == 0
-    adding = WirePartitionState(**{**_fields(bumped), "is_new": True, "adding_replicas": (2,)})
+    adding = dataclasses.replace(bumped, is_new=True, adding_replicas=(2,))
     response = await controller.leader_and_isr(b2, (adding,), (b1,) if leaders else ())
     assert response["partition_errors"][0]["error_code"] == 0
     for b in (b1, b2):
         assert (await controller.update_metadata(b, (b1, b2)))["error_code"] == 0
-
-
-def _fields(s: WirePartitionState) -> dict[str, Any]:
-    return {name: getattr(s, name) for name in WirePartitionState.__dataclass_fields__}
 
 
 async def isr_of(controller: Controller) -> tuple[int, ...]:
