@@ -16,8 +16,8 @@ event waits in the controller's queue (p50/p99 of its recent events, from `GET /
 sampled every second: the median of the samples' p50 and the worst p99) and the controller's RSS
 before and after. The baseline, from the same run: the same reads against an idle controller.
 
-    python bench/queue.py                          # 1,000 topics × 100 partitions, 1,000/s, 60 s
-    python bench/queue.py --topics 100 --duration-s 20
+    python bench/event_load.py                          # 1,000 topics × 100 partitions, 1,000/s, 60 s
+    python bench/event_load.py --topics 100 --duration-s 20
 """
 
 from __future__ import annotations
