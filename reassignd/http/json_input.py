@@ -3,9 +3,9 @@
 Every ``expect_*`` returns the value when it has the documented shape and otherwise raises
 :class:`InvalidRequest` (HTTP 400, error 42) with a message that starts with the offending
 field's path (``topics[0].assignments["1"]: ...``; ``request body: ...`` for the whole body), so
-nothing malformed reaches the controller. The request parsers of each endpoint group
-(``reassignment_requests``, ``topic_requests``, ``quota_requests``) are built from these, and the
-OpenAPI document (``openapi_schemas``) states the same rules as JSON Schema.
+nothing malformed reaches the controller. The request parsers of each resource (in ``routes/``)
+are built from these, and the OpenAPI document (``openapi_schemas``) states the same rules as
+JSON Schema.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The JSON Schemas of the OpenAPI document: request bodies (as strict as their parsers) and
 responses. Pure data, built with a few small helpers.
 
-Request schemas state exactly what ``reassignment_requests``, ``topic_requests`` and
-``quota_requests`` accept: every object is closed (``additionalProperties: false``), integers
-carry their ranges, nullable fields say so. Response schemas list the fields the README
+Request schemas state exactly what the parsers in ``routes/`` accept: every object is closed
+(``additionalProperties: false``), integers carry their ranges, nullable fields say so. Response schemas list the fields the README
 promises and leave objects open, so adding a field is not a breaking change.
 """
 

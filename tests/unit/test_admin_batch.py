@@ -36,7 +36,7 @@ from reassignd.executor import lifecycle
 from reassignd.executor.progress import MoveProgress, StuckRule, batch_status
 from reassignd.http import build_app
 from reassignd.http.auth import Principal, Role
-from reassignd.http.batch_shapes import status_json
+from reassignd.http.routes.batches import status_json
 from reassignd.log_setup import LogSettings
 from tests.unit.fake_controller_view import SETTINGS, FakeView
 from tests.unit.test_http_batches import CLUSTER, NOV_23_10H_MS, fixed_clock, running_batch

@@ -41,9 +41,8 @@ from reassignd.executor.progress import MoveProgress, StuckRule, batch_status
 from reassignd.http.auth import Principal, Role
 from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, partition_view
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
-from reassignd.http.batch_shapes import status_json
 from reassignd.http.progress import index_reports
-from reassignd.http.routes.batches import new_batch_id, stuck_rule
+from reassignd.http.routes.batches import new_batch_id, status_json, stuck_rule
 from tests.unit.fake_controller_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
 from tests.unit.test_http_reassignments import Agent, info, report
 

@@ -17,7 +17,7 @@ from reassignd.controller.requests import (
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest
-from reassignd.http.quota_requests import (
+from reassignd.http.routes.quotas import (
     QuotaEntry,
     merge_results,
     parse_alter_quotas,

@@ -41,13 +41,14 @@ from reassignd.http import build_app
 from reassignd.http.agent_reports import agent_url, agent_urls, fetch_reports
 from reassignd.http.auth import Principal, Role
 from reassignd.http.progress import Progress, index_reports, involved_brokers, reassignment_progress
-from reassignd.http.reassignment_requests import (
+from reassignd.http.routes.reassignments import (
     ReassignmentFilter,
+    alter_response_json,
+    iso_utc,
     parse_alter_body,
     parse_cancel,
     parse_list_query,
 )
-from reassignd.http.reassignment_shapes import alter_response_json, iso_utc
 from tests.unit.fake_controller_view import FakeView as SharedFakeView
 
 Client = TestClient[web.Request, web.Application]

@@ -26,13 +26,13 @@ from reassignd.controller.snapshot import ControllerView
 from reassignd.controller.topic_validation import NewPartitions, NewTopic
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.http.auth import Principal, Role
-from reassignd.http.topic_requests import (
+from reassignd.http.routes.topics import (
     parse_create_partitions,
     parse_create_topics,
     parse_delete_topic,
     parse_delete_topics,
+    retry_after_headers,
 )
-from reassignd.http.topic_shapes import retry_after_headers
 from tests.unit.fake_controller_view import Client, FakeView, call, serve
 
 MiB = 1024**2

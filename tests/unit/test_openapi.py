@@ -27,9 +27,9 @@ from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import INT32_MAX
 from reassignd.http.openapi import openapi_document
 from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
-from reassignd.http.quota_requests import parse_alter_quotas
-from reassignd.http.reassignment_requests import parse_alter_body
-from reassignd.http.topic_requests import (
+from reassignd.http.routes.quotas import parse_alter_quotas
+from reassignd.http.routes.reassignments import parse_alter_body
+from reassignd.http.routes.topics import (
     PARTITION_KEY,
     parse_create_partitions,
     parse_create_topics,

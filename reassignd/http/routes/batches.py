@@ -12,34 +12,113 @@
   action the batch's state does not allow 400 (error 42).
 
 Errors the controller raises go through the error middleware.
+
+The route, its strict input parsing and its JSON shapes live here together (one module per
+resource).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from aiohttp import web
 
 from reassignd.control.protocol import ReplicasReport
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import BatchAction, ClusterSnapshot
-from reassignd.errors import InvalidRequest
+from reassignd.errors import DEFAULT_MESSAGES, InvalidRequest
 from reassignd.executor.errors import UnknownBatch
-from reassignd.executor.model import Batch, BatchSpec, Strategy, spec_error
-from reassignd.executor.progress import BatchStatus, StuckRule, batch_status
-from reassignd.executor.submit import partition_outcomes
+from reassignd.executor.model import Batch, BatchSpec, Limits, MoveState, Strategy, spec_error
+from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, batch_status
+from reassignd.executor.submit import PartitionOutcome, partition_outcomes
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
 from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
-from reassignd.http.batch_shapes import list_json, status_json, submit_json
 from reassignd.http.json_input import query_params
 from reassignd.http.keys import SETTINGS, VIEW
 from reassignd.http.progress import index_reports
-from reassignd.http.responses import json_response
+from reassignd.http.responses import error_body, json_response
+from reassignd.http.routes.reassignments import iso_utc
 from reassignd.topic_partition import TopicPartition
+
+# --- batch shapes (pure: values in, JSON-ready dicts out) -----------------------------------------
+
+Json = dict[str, Any]
+
+
+def limits_json(limits: Limits) -> Json:
+    return {
+        "moves_per_broker": limits.moves_per_broker,
+        "moves_in_cluster": limits.moves_in_cluster,
+        "leader_moves_per_broker": limits.leader_moves_per_broker,
+    }
+
+
+def running_json(move: RunningMove) -> Json:
+    return {
+        "topic": move.topic,
+        "partition": move.partition,
+        "original_replicas": list(move.original_replicas),
+        "target_replicas": list(move.target_replicas),
+        "started_at": iso_utc(move.started_ms),
+        "bytes_done": move.bytes_done,
+        "bytes_total": move.bytes_total,
+        "bytes_per_s": round(move.bytes_per_s),
+        "stuck": move.stuck,
+    }
+
+
+def status_json(status: BatchStatus, *, running: bool = True) -> Json:
+    body: Json = {
+        "batch_id": status.batch_id,
+        "plan_id": status.plan_id,
+        "state": status.state.value,
+        "priority": status.priority,
+        "created_at": iso_utc(status.created_ms),
+        "updated_at": iso_utc(status.updated_ms),
+        "counts": {state.value: status.counts.get(state, 0) for state in MoveState},
+        "bytes_total": status.bytes_total,
+        "bytes_done": status.bytes_done,
+        "bytes_per_s": round(status.bytes_per_s),
+        "eta_s": status.eta_s,
+        "limits": limits_json(status.limits),
+        "throttle_bytes_per_s": status.throttle_bytes_per_s,
+    }
+    if running:
+        body["running"] = [running_json(m) for m in status.running]
+    body["stuck"] = [{"topic": t, "partition": p} for t, p in status.stuck]
+    body["throttles"] = {"brokers": list(status.throttled_brokers), "topics": list(status.throttled_topics)}
+    body["rollback_of"] = status.rollback_of
+    body["rollback_batch_id"] = status.rollback_batch_id
+    return body
+
+
+def outcome_json(outcome: PartitionOutcome) -> Json:
+    message = outcome.error_message
+    if message is None and outcome.error_code != 0:
+        message = DEFAULT_MESSAGES.get(outcome.error_code)
+    return {"topic": outcome.topic, "partition": outcome.partition, **error_body(outcome.error_code, message)}
+
+
+def submit_json(status: BatchStatus, outcomes: Iterable[PartitionOutcome], *, created: bool) -> Json:
+    return {
+        "batch": status_json(status),
+        "partitions": [outcome_json(o) for o in outcomes],
+        "created": created,
+    }
+
+
+def list_json(statuses: Iterable[BatchStatus]) -> Json:
+    """Oldest first (then by id)."""
+    ordered = sorted(statuses, key=lambda s: (s.created_ms, s.batch_id))
+    return {"batches": [status_json(s, running=False) for s in ordered]}
+
+
+# --- routes ----------------------------------------------------------------------------------------
 
 routes = web.RouteTableDef()
 SIZE_STRATEGIES = frozenset({Strategy.SMALL_FIRST, Strategy.LARGE_FIRST})

@@ -3,24 +3,155 @@
 - ``GET /v1/quotas?user=U&client_id=C``: DescribeClientQuotas (no parameters: every entity).
 - ``POST /v1/quotas``: AlterClientQuotas; entries decided here (invalid entity, unsupported or
   repeated key, no ops) are answered without the controller, the rest by it.
+
+The route, its strict input parsing and its JSON shapes live here together (one module per
+resource).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
 from aiohttp import web
 
-from reassignd.controller.requests import AlterQuotas, QuotaAlteration
-from reassignd.http.json_input import query_params
-from reassignd.http.keys import VIEW
-from reassignd.http.quota_requests import (
-    alter_quotas_json,
-    describe_quotas_json,
-    merge_results,
-    parse_alter_quotas,
-    parse_describe_query,
-    plan_entry,
+from reassignd.controller.requests import (
+    AlterQuotas,
+    QuotaAlteration,
+    QuotaAlterationResult,
+    QuotaDescription,
 )
-from reassignd.http.responses import json_response
+from reassignd.errors import InvalidRequest
+from reassignd.http.json_input import (
+    decode_object,
+    expect_list,
+    expect_number,
+    expect_object,
+    expect_string,
+    fail,
+    query_params,
+    single_param,
+)
+from reassignd.http.keys import VIEW
+from reassignd.http.responses import error_body, json_response
+from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
+
+# --- parsing and per-entry planning (pure) --------------------------------------------------------
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaEntry:
+    """One AlterClientQuotas entry as given: the entity (None = not part of it, ``<default>`` =
+    the default) and its ops, ``(key, value)`` with None removing the key."""
+
+    user: str | None
+    client_id: str | None
+    ops: tuple[tuple[str, float | None], ...]
+
+
+# --- parsing ---------------------------------------------------------------------------------------
+
+
+def parse_alter_quotas(body: bytes) -> tuple[QuotaEntry, ...]:
+    doc = decode_object(body, ("entries",))
+    return tuple(_entry(raw, f"entries[{i}]") for i, raw in enumerate(expect_list(doc["entries"], "entries")))
+
+
+def _entry(raw: Any, path: str) -> QuotaEntry:
+    entry = expect_object(raw, path, ("entity", "ops"))
+    entity = expect_object(entry["entity"], f"{path}.entity", (), ("user", "client_id"))
+    user = expect_string(entity["user"], f"{path}.entity.user") if "user" in entity else None
+    client_id = (
+        expect_string(entity["client_id"], f"{path}.entity.client_id") if "client_id" in entity else None
+    )
+    ops: list[tuple[str, float | None]] = []
+    for j, raw_op in enumerate(expect_list(entry["ops"], f"{path}.ops")):
+        opath = f"{path}.ops[{j}]"
+        op = expect_object(raw_op, opath, ("key", "value"))
+        key = expect_string(op["key"], f"{opath}.key")
+        value = None if op["value"] is None else expect_number(op["value"], f"{opath}.value")
+        ops.append((key, value))
+    return QuotaEntry(user, client_id, tuple(ops))
+
+
+def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, str | None]:
+    """``?user=U&client_id=C``, each optional and given at most once: (user, client_id)."""
+    found = query_params(pairs, ("user", "client_id"))
+    user = single_param(found, "user")
+    client_id = single_param(found, "client_id")
+    for name, value in (("user", user), ("client_id", client_id)):
+        if value == "":
+            fail(name, "expected a name, got an empty string")
+    return user, client_id
+
+
+# --- per-entry planning --------------------------------------------------------------------------
+
+
+def plan_entry(entry: QuotaEntry) -> QuotaAlteration | QuotaAlterationResult:
+    """What to send the controller for this entry, or this entry's answer when it is decided here
+    (the entity first, then the keys, as Kafka checks them)."""
+    try:
+        entity_znode(entry.user, entry.client_id)
+    except InvalidRequest as e:
+        return QuotaAlterationResult(entry.user, entry.client_id, e.error_code, e.message)
+    keys = [key for key, _ in entry.ops]
+    for key in keys:
+        if key != QUOTA_KEY:
+            message = f"Unsupported quota key {json.dumps(key)}: only {QUOTA_KEY} can be altered"
+            return QuotaAlterationResult(entry.user, entry.client_id, InvalidRequest.error_code, message)
+        if keys.count(key) > 1:
+            message = f"Duplicate quota key {key} in the entry's ops"
+            return QuotaAlterationResult(entry.user, entry.client_id, InvalidRequest.error_code, message)
+    if not entry.ops:
+        return QuotaAlterationResult(entry.user, entry.client_id)  # nothing to change
+    return QuotaAlteration(entry.user, entry.client_id, entry.ops[0][1])
+
+
+def merge_results(
+    plans: Sequence[QuotaAlteration | QuotaAlterationResult], sent: Sequence[QuotaAlterationResult]
+) -> list[QuotaAlterationResult]:
+    """Every entry's answer in request order: the ones decided here, and the controller's for the
+    ones sent (one each, in the order sent)."""
+    expected = sum(1 for p in plans if isinstance(p, QuotaAlteration))
+    if len(sent) != expected:
+        raise RuntimeError(f"the controller answered {len(sent)} quota entries for {expected} sent")
+    answers = iter(sent)
+    return [next(answers) if isinstance(p, QuotaAlteration) else p for p in plans]
+
+
+# --- answers -------------------------------------------------------------------------------------
+
+
+def entity_json(user: str | None, client_id: str | None) -> dict[str, str]:
+    entity = {} if user is None else {"user": user}
+    if client_id is not None:
+        entity["client_id"] = client_id
+    return entity
+
+
+def describe_quotas_json(descriptions: Iterable[QuotaDescription]) -> Json:
+    return {
+        "entries": [
+            {"entity": entity_json(d.user, d.client_id), "values": dict(d.values)} for d in descriptions
+        ]
+    }
+
+
+def alter_quotas_json(results: Iterable[QuotaAlterationResult]) -> Json:
+    return {
+        "entries": [
+            {"entity": entity_json(r.user, r.client_id), **error_body(r.error_code, r.error_message)}
+            for r in results
+        ]
+    }
+
+
+# --- routes ----------------------------------------------------------------------------------------
 
 routes = web.RouteTableDef()
 

@@ -7,31 +7,243 @@
 Bodies are parsed strictly (400/42 before anything reaches the controller); the caller (user and
 ``X-Client-Id``) goes with the request for the KIP-599 quota. Per-topic errors come back with 200;
 ``Retry-After`` is set when a topic was throttled.
+
+The route, its strict input parsing and its JSON shapes live here together (one module per
+resource).
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from aiohttp import web
 
-from reassignd.controller.requests import TopicsResult
+from reassignd.controller.requests import (
+    Caller,
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    TopicResult,
+    TopicsResult,
+)
+from reassignd.controller.topic_validation import (
+    NO_NUM_PARTITIONS,
+    NO_REPLICATION_FACTOR,
+    NewPartitions,
+    NewTopic,
+)
+from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.callers import caller_of
-from reassignd.http.json_input import query_params
+from reassignd.http.json_input import (
+    INT16_MAX,
+    INT16_MIN,
+    INT32_MAX,
+    decode_object,
+    expect_bool,
+    expect_broker_ids,
+    expect_int,
+    expect_int32,
+    expect_list,
+    expect_map,
+    expect_object,
+    expect_string,
+    expect_timeout_ms,
+    fail,
+    json_type,
+    query_params,
+    single_param,
+)
 from reassignd.http.keys import VIEW
-from reassignd.http.responses import json_response
-from reassignd.http.topic_requests import (
-    parse_create_partitions,
-    parse_create_topics,
-    parse_delete_topic,
-    parse_delete_topics,
-)
-from reassignd.http.topic_shapes import (
-    create_partitions_json,
-    create_topics_json,
-    delete_topics_json,
-    retry_after_headers,
-)
+from reassignd.http.responses import error_body, json_response
+
+# --- input parsing (pure) -------------------------------------------------------------------------
+
+DEFAULT_TIMEOUT_MS = 30_000
+
+PARTITION_KEY = re.compile(r"0|[1-9][0-9]{0,9}")  # canonical decimal: "01" would alias "1"
+_DECIMAL = re.compile(r"[0-9]{1,10}")
+
+
+def _validate_only(doc: dict[str, Any]) -> bool:
+    return expect_bool(doc["validate_only"], "validate_only") if "validate_only" in doc else False
+
+
+# --- POST /v1/topics (CreateTopics) ----------------------------------------------------------------
+
+
+def parse_create_topics(body: bytes, caller: Caller) -> CreateTopics:
+    """``{"timeout_ms", "validate_only", "topics": [{"name", "num_partitions", "replication_factor",
+    "assignments", "configs"}]}``; an absent count or factor is -1 (the broker default)."""
+    doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
+    timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
+    validate_only = _validate_only(doc)
+    topics = expect_list(doc["topics"], "topics")
+    return CreateTopics(
+        topics=tuple(_new_topic(raw, f"topics[{i}]") for i, raw in enumerate(topics)),
+        caller=caller,
+        validate_only=validate_only,
+        timeout_ms=timeout_ms,
+    )
+
+
+def _new_topic(raw: Any, path: str) -> NewTopic:
+    topic = expect_object(
+        raw, path, ("name",), ("num_partitions", "replication_factor", "assignments", "configs")
+    )
+    num_partitions = NO_NUM_PARTITIONS
+    if "num_partitions" in topic:
+        num_partitions = expect_int32(topic["num_partitions"], f"{path}.num_partitions")
+    replication_factor = NO_REPLICATION_FACTOR
+    if "replication_factor" in topic:  # an INT16 in Kafka's CreateTopics
+        replication_factor = expect_int(
+            topic["replication_factor"], f"{path}.replication_factor", INT16_MIN, INT16_MAX
+        )
+    return NewTopic(
+        name=expect_string(topic["name"], f"{path}.name"),
+        num_partitions=num_partitions,
+        replication_factor=replication_factor,
+        assignments=_assignments(topic.get("assignments"), f"{path}.assignments"),
+        configs=_configs(topic.get("configs", {}), f"{path}.configs"),
+    )
+
+
+def _assignments(value: Any, path: str) -> dict[int, tuple[int, ...]] | None:
+    """``{"0": [1, 2], "1": [2, 3]}`` (partition id → replicas) or null/absent."""
+    if value is None:
+        return None
+    assignments: dict[int, tuple[int, ...]] = {}
+    for key, replicas in expect_map(value, path).items():
+        where = f"{path}[{json.dumps(key)}]"
+        if PARTITION_KEY.fullmatch(key) is None or int(key) > INT32_MAX:
+            fail(where, "expected a partition id (0..2147483647, decimal, no leading zeros) as key")
+        assignments[int(key)] = expect_broker_ids(replicas, where, nullable=False)
+    return assignments
+
+
+def _configs(value: Any, path: str) -> dict[str, str | None]:
+    """``{"cleanup.policy": "compact"}``; a null value is the controller's to refuse (per topic,
+    as Kafka does)."""
+    configs: dict[str, str | None] = {}
+    for key, config in expect_map(value, path).items():
+        if config is not None and not isinstance(config, str):
+            fail(f"{path}[{json.dumps(key)}]", f"expected a string or null, got {json_type(config)}")
+        configs[key] = config
+    return configs
+
+
+# --- POST /v1/topics/delete and DELETE /v1/topics/{topic} (DeleteTopics) --------------------------
+
+
+def parse_delete_topics(body: bytes, caller: Caller) -> DeleteTopics:
+    """``{"timeout_ms", "topics": ["orders", ...]}``."""
+    doc = decode_object(body, ("topics",), ("timeout_ms",))
+    timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
+    names = expect_list(doc["topics"], "topics")
+    return DeleteTopics(
+        names=tuple(expect_string(name, f"topics[{i}]") for i, name in enumerate(names)),
+        caller=caller,
+        timeout_ms=timeout_ms,
+    )
+
+
+def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Caller) -> DeleteTopics:
+    """``DELETE /v1/topics/{topic}?timeout_ms=N``."""
+    text = single_param(query_params(query, ("timeout_ms",)), "timeout_ms")
+    timeout_ms = DEFAULT_TIMEOUT_MS
+    if text is not None:
+        if _DECIMAL.fullmatch(text) is None or int(text) > INT32_MAX:
+            fail("timeout_ms", f"expected an integer 0..{INT32_MAX}, got {json.dumps(text)}")
+        timeout_ms = int(text)
+    return DeleteTopics(names=(topic,), caller=caller, timeout_ms=timeout_ms)
+
+
+# --- POST /v1/topics/partitions (CreatePartitions) ------------------------------------------------
+
+
+def parse_create_partitions(body: bytes, caller: Caller) -> CreatePartitions:
+    """``{"timeout_ms", "validate_only", "topics": [{"name", "count", "assignments"}]}``;
+    ``assignments`` is one replica list per new partition, or null/absent (placed by reassignd)."""
+    doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
+    timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
+    validate_only = _validate_only(doc)
+    topics = expect_list(doc["topics"], "topics")
+    return CreatePartitions(
+        topics=tuple(_new_partitions(raw, f"topics[{i}]") for i, raw in enumerate(topics)),
+        caller=caller,
+        validate_only=validate_only,
+        timeout_ms=timeout_ms,
+    )
+
+
+def _new_partitions(raw: Any, path: str) -> NewPartitions:
+    topic = expect_object(raw, path, ("name", "count"), ("assignments",))
+    name = expect_string(topic["name"], f"{path}.name")
+    count = expect_int32(topic["count"], f"{path}.count")
+    assignments: tuple[tuple[int, ...], ...] | None = None
+    if topic.get("assignments") is not None:
+        lists = expect_list(topic["assignments"], f"{path}.assignments")
+        assignments = tuple(
+            expect_broker_ids(replicas, f"{path}.assignments[{i}]", nullable=False)
+            for i, replicas in enumerate(lists)
+        )
+    return NewPartitions(name=name, count=count, assignments=assignments)
+
+
+# --- answers and Retry-After (pure) ---------------------------------------------------------------
+
+Json = dict[str, Any]
+
+
+def topic_result_json(result: TopicResult) -> Json:
+    message = result.error_message
+    if message is None and result.error_code != 0:
+        message = DEFAULT_MESSAGES.get(result.error_code)
+    return {"name": result.name, **error_body(result.error_code, message)}
+
+
+def created_topic_json(result: TopicResult) -> Json:
+    """CreateTopics' entry: the sizes appear when known (what was, or would be, created)."""
+    entry = topic_result_json(result)
+    if result.num_partitions is not None:
+        entry["num_partitions"] = result.num_partitions
+    if result.replication_factor is not None:
+        entry["replication_factor"] = result.replication_factor
+    return entry
+
+
+def create_topics_json(result: TopicsResult) -> Json:
+    return {
+        "throttle_time_ms": result.throttle_time_ms,
+        "topics": [created_topic_json(r) for r in result.results],
+    }
+
+
+def delete_topics_json(result: TopicsResult) -> Json:
+    return {
+        "throttle_time_ms": result.throttle_time_ms,
+        "responses": [topic_result_json(r) for r in result.results],
+    }
+
+
+def create_partitions_json(result: TopicsResult) -> Json:
+    return {
+        "throttle_time_ms": result.throttle_time_ms,
+        "results": [topic_result_json(r) for r in result.results],
+    }
+
+
+def retry_after_headers(throttle_time_ms: int) -> dict[str, str]:
+    """``Retry-After`` in whole seconds, rounded up, when a topic was throttled; else none."""
+    if throttle_time_ms <= 0:
+        return {}
+    return {"Retry-After": str(math.ceil(throttle_time_ms / 1000))}
+
+
+# --- routes ----------------------------------------------------------------------------------------
 
 routes = web.RouteTableDef()
 
