@@ -32,6 +32,7 @@ from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S, BrokerSet
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http.auth import TokensFileError, check_bind, load_tokens
 from reassignd.log_setup import LEVELS, LogSettings
+from reassignd.zk.client import DEFAULT_SESSION_TIMEOUT_S
 
 ENV_PREFIX = "REASSIGND_"
 COMMANDS = ("controller", "broker", "cluster", "admin", "feed")  # feed: its own parser (reassignd.feeder)
@@ -169,7 +170,11 @@ ZK = Option(
     required=True,
 )
 SESSION_TIMEOUT = Option(
-    "session-timeout-s", _number(0, inclusive=False), "ZooKeeper session timeout, seconds", 6.0, "S"
+    "session-timeout-s",
+    _number(0, inclusive=False),
+    "ZooKeeper session timeout, seconds",
+    DEFAULT_SESSION_TIMEOUT_S,
+    "S",
 )
 LOG_LEVEL = Option("log-level", _choice(*LEVELS), "log level: " + ", ".join(LEVELS), "info", "LEVEL")
 LOG_FORMAT = Option("log-format", _choice("text", "json"), "log line format: text or json", "text", "FORMAT")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from reassignd.zk.client import DEFAULT_SESSION_TIMEOUT_S
+
 DEFAULT_REPLICATION_BYTES_PER_S = 100 * 1024 * 1024
 
 
@@ -19,7 +21,7 @@ class BrokerSettings:
     replication_bytes_per_s: float = DEFAULT_REPLICATION_BYTES_PER_S
     replica_lag_time_max_ms: int = 30000
     isr_linger_ms: int = 100
-    session_timeout_s: float = 6.0
+    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
     fetch_interval_ms: int = 100
     produce_bytes_per_s: float = 0.0  # leader growth of topics without a produce-rate config
 

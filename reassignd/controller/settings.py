@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reassignd.zk.client import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
+
 
 @dataclass(frozen=True, slots=True)
 class ControllerSettings:
@@ -12,8 +14,8 @@ class ControllerSettings:
     http_host: str = "127.0.0.1"
     http_port: int = 8080  # 0 = a free port
     auth_tokens_path: str | None = None
-    session_timeout_s: float = 6.0
-    zk_request_timeout_s: float = 10.0
+    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
+    zk_request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
     control_request_timeout_s: float = 10.0
     control_retry_backoff_ms: int = 100
     control_retry_backoff_max_ms: int = 2000

@@ -152,12 +152,17 @@ class WatchKind(enum.Enum):
 
 WatchCallback = Callable[[str], None]  # called with the (chroot-relative) path; must not block
 
+# every role's default ZooKeeper session timeout and request timeout (the controller's, the
+# agents', the flags'): stated here once
+DEFAULT_SESSION_TIMEOUT_S = 6.0
+DEFAULT_REQUEST_TIMEOUT_S = 10.0
+
 
 @dataclass(frozen=True, slots=True)
 class ZkSettings:
     connect: str  # "host:port[,host:port...][/chroot]"
-    session_timeout_s: float = 6.0
-    request_timeout_s: float = 10.0
+    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
 
 
 _CLOSE_TIMEOUT_S = 2.0  # close(): at most this for the CloseSession round trip
