@@ -1,7 +1,10 @@
 """ISR changes as the partition leader, the ZooKeeper part (Kafka before AlterPartition).
 
 Each change is a conditional setData of the partition state znode at the version the leader knows,
-keeping the partition's controller epoch; successful changes are announced to the controller with
+keeping the partition's controller epoch. The changes of one review go as multis of up to
+:data:`WRITES_PER_MULTI` of them (one ZooKeeper transaction each, many in flight): a multi is all
+or nothing, so the one whose version conflicts is taken out (re-read, as a single write's
+conflict is) and the rest written again. Successful changes are announced to the controller with
 one ``/isr_change_notification/isr_change_`` sequential znode per linger window.
 
 Which partitions to review, and when, is isr_plan.py's: those something happened to
@@ -19,10 +22,19 @@ from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import paths
-from reassignd.zk.client import BadVersionError, NoNodeError, ZkClient, ZkError
+from reassignd.zk.client import (
+    BadVersionError,
+    MultiFailedError,
+    NoNodeError,
+    SetData,
+    Stat,
+    ZkClient,
+    ZkError,
+)
 from reassignd.zk.codec import CodecError, decode_partition_state, encode_isr_change, encode_partition_state
 
 RETRY_S = 0.5
+WRITES_PER_MULTI = 100
 
 
 class IsrManager:
@@ -74,15 +86,15 @@ class IsrManager:
                 await self._write_all(review.updates)
 
     async def _write_all(self, updates: list[IsrUpdate]) -> None:
-        """Pipelined: every conditional write in flight at once."""
+        """Multis of up to WRITES_PER_MULTI conditional writes, all in flight at once."""
         self._in_flight.update(u.tp for u in updates)
         written: list[IsrUpdate] = []
         try:
             async with asyncio.TaskGroup() as tg:
-                for u in updates:
+                for i in range(0, len(updates), WRITES_PER_MULTI):
                     tg.create_task(
-                        self._write(u, written),
-                        name=f"broker-{self._settings.broker_id}-isr-{u.tp[0]}-{u.tp[1]}",
+                        self._write_multi(updates[i : i + WRITES_PER_MULTI], written),
+                        name=f"broker-{self._settings.broker_id}-isr-{i // WRITES_PER_MULTI}",
                     )
         finally:
             self._in_flight.difference_update(u.tp for u in updates)
@@ -98,26 +110,44 @@ class IsrManager:
                 "ISR write failed for %d partition(s), e.g. %s-%d (%s); will retry", count, *tp, error
             )
 
-    async def _write(self, update: IsrUpdate, written: list[IsrUpdate]) -> None:
-        path = paths.partition_state(*update.tp)
-        try:
-            stat = await self._zk.set(path, encode_partition_state(update.state), update.partition_epoch)
-        except BadVersionError:
-            await self._reread(update, path)
+    async def _write_multi(self, updates: list[IsrUpdate], written: list[IsrUpdate]) -> None:
+        """One multi for ``updates``; the op that fails it is handled alone and the others are
+        written again (nothing of a failed multi was applied)."""
+        todo = list(updates)
+        while todo:
+            ops = [
+                SetData(paths.partition_state(*u.tp), encode_partition_state(u.state), u.partition_epoch)
+                for u in todo
+            ]
+            try:
+                stats = await self._zk.multi(ops)
+            except MultiFailedError as e:
+                await self._failed_write(todo.pop(e.index), e.cause)
+                continue
+            except ZkError as e:  # outcome unknown: each one is retried (a conflict then re-reads)
+                for u in todo:
+                    await self._failed_write(u, e)
+                return
+            for u, stat in zip(todo, stats, strict=True):
+                assert isinstance(stat, Stat)
+                self._written(u, stat.version, written)
             return
-        except NoNodeError:
+
+    async def _failed_write(self, update: IsrUpdate, error: ZkError) -> None:
+        path = paths.partition_state(*update.tp)
+        if isinstance(error, BadVersionError):
+            await self._reread(update, path)
+        elif isinstance(error, NoNodeError):
             isr_conflicted(self._mgr, update, None, -1)
             self._log.warning("%s-%d: state znode is gone; leaving the ISR alone", *update.tp)
-            return
-        except ZkError as e:
-            self._log.debug("%s-%d: ISR write failed (%s); will retry", *update.tp, e)
-            self._failed.append((update.tp, e))
+        else:
+            self._log.debug("%s-%d: ISR write failed (%s); will retry", *update.tp, error)
+            self._failed.append((update.tp, error))
             self._schedule.at(update.tp, self._clock() + RETRY_S)
-            return
-        isr_written(self._mgr, update, stat.version)
-        self._log.debug(
-            "%s-%d: ISR is now %s (partition epoch %d)", *update.tp, list(update.isr), stat.version
-        )
+
+    def _written(self, update: IsrUpdate, version: int, written: list[IsrUpdate]) -> None:
+        isr_written(self._mgr, update, version)
+        self._log.debug("%s-%d: ISR is now %s (partition epoch %d)", *update.tp, list(update.isr), version)
         written.append(update)
         self._changed.add(update.tp)
         self._announce.set()

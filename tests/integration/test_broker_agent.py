@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -289,16 +290,25 @@ async def test_control_requests_are_checked_like_kafka(zk_connect: str, controll
 
 
 async def start_move(
-    controller: Controller, b1: Registered, b2: Registered, config: dict[str, str], *, leaders: bool = True
+    controller: Controller,
+    b1: Registered,
+    b2: Registered,
+    config: dict[str, str],
+    *,
+    leaders: bool = True,
+    topic: str = "orders",
+    stale: bool = False,
 ) -> None:
-    """orders-0 created on broker 1 alone, then reassigned to [1, 2]: broker 2 is an adding replica."""
-    await controller.create_topic("orders", (1,), (1,), config)
-    created = await controller.wire_state("orders", (1,), is_new=True)
+    """<topic>-0 created on broker 1 alone, then reassigned to [1, 2]: broker 2 is an adding
+    replica. ``stale``: the state znode is rewritten behind the leader's back, so the partition
+    epoch it knows is one behind and its ISR write conflicts."""
+    await controller.create_topic(topic, (1,), (1,), config)
+    created = await controller.wire_state(topic, (1,), is_new=True)
     assert (await controller.leader_and_isr(b1, (created,)))["partition_errors"][0]["error_code"] == 0
-    moving = await controller.wire_state("orders", (1, 2))
+    moving = await controller.wire_state(topic, (1, 2))
     leader_state = dataclasses.replace(moving, leader_epoch=moving.leader_epoch + 1)
     await controller.zk.set(
-        paths.partition_state("orders", 0),
+        paths.partition_state(topic, 0),
         codec.encode_partition_state(
             codec.PartitionState(1, leader_state.leader_epoch, CONTROLLER_EPOCH, (1,))
         ),
@@ -306,6 +316,9 @@ async def start_move(
     )
     bumped = dataclasses.replace(leader_state, partition_epoch=moving.partition_epoch + 1)
     assert (await controller.leader_and_isr(b1, (bumped,)))["partition_errors"][0]["error_code"] == 0
+    if stale:
+        state, version = await controller.state(topic)
+        await controller.zk.set(paths.partition_state(topic, 0), codec.encode_partition_state(state), version)
     adding = dataclasses.replace(bumped, is_new=True, adding_replicas=(2,))
     response = await controller.leader_and_isr(b2, (adding,), (b1,) if leaders else ())
     assert response["partition_errors"][0]["error_code"] == 0
@@ -316,6 +329,35 @@ async def start_move(
 async def isr_of(controller: Controller) -> tuple[int, ...]:
     state, _ = await controller.state("orders")
     return state.isr
+
+
+async def test_isr_writes_go_as_multis_and_a_conflicting_one_is_retried_alone(
+    zk_connect: str, controller: Controller, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Five followers catch up at once: the leader writes their ISR changes together. The one
+    whose partition epoch it knows is stale fails that write; it is re-read and written again,
+    and the four others are written all the same."""
+    caplog.set_level(logging.INFO, logger="reassignd.broker.1.isr")
+    topics = [f"m{i}" for i in range(5)]
+    settings = cluster_settings(base(zk_connect, replication_bytes_per_s=1000 * GiB), 2, 1, None)
+    async with agents(settings):
+        b1, b2 = await controller.registered(1), await controller.registered(2)
+        config = {"reassignd.sim.initial.bytes": str(GiB)}
+        for topic in topics:
+            await start_move(controller, b1, b2, config, leaders=False, topic=topic, stale=topic == "m2")
+
+        async def all_joined() -> bool:
+            states = [(await controller.state(t))[0] for t in topics]
+            return all(s.isr == (1, 2) for s in states)
+
+        await until(all_joined, "broker 2 in the ISR of every partition")
+
+        async def all_announced() -> bool:  # in one or more linger windows
+            return {(t, 0) for t in topics} <= set(await controller.isr_notifications())
+
+        await until(all_announced, "an ISR change notification for every partition")
+    stale = [r.getMessage() for r in caplog.records if "cached partition epoch was stale" in r.getMessage()]
+    assert stale and all(m.startswith("m2-0:") for m in stale), stale
 
 
 async def test_a_follower_catches_up_and_the_leader_adds_it_to_the_isr(
