@@ -27,11 +27,11 @@ from reassignd.admin import settings as admin
 from reassignd.admin.batch_command import AdminBatchCommand, BatchVerb, add_batch_parser, batch_settings
 from reassignd.admin.batch_file import BatchBody
 from reassignd.admin.command_line import AdminReassignCommand, add_reassign_parser, reassign_settings
-from reassignd.admin.plan import Plan
 from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S, BrokerSettings, cluster_settings
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http.auth import TokensFileError, check_bind, load_tokens
 from reassignd.log_setup import LEVELS, LogSettings
+from reassignd.plan_format import Plan
 from reassignd.zk.client import DEFAULT_SESSION_TIMEOUT_S
 
 ENV_PREFIX = "REASSIGND_"

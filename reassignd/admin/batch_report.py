@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.admin.plan import Replicas, ids_text, tp_text
 from reassignd.admin.report import bytes_text, progress_text, result_text
 from reassignd.admin.shapes import PartitionResult, Progress, ResponseError
 from reassignd.errors import error_name
+from reassignd.plan_format import Replicas, ids_text, tp_text
 from reassignd.topic_partition import TopicPartition
 
 UNFINISHED = ("pending", "running", "paused")

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reassignd.admin.plan import Plan, PlanError, parse_plan
 from reassignd.admin.settings import VERBS, ReassignSettings, Verb, check_arguments
 from reassignd.log_setup import LogSettings
+from reassignd.plan_format import Plan, PlanError, parse_plan
 
 DESCRIPTION = "Move partitions, like kafka-reassign-partitions (exactly one verb per run)."
 EPILOG = (

@@ -17,7 +17,7 @@ import uvloop
 
 from reassignd.admin import report
 from reassignd.admin.api import AdminError, ApiError, ControllerApi
-from reassignd.admin.plan import Plan, Replicas, plan_request
+from reassignd.admin.plan import plan_request
 from reassignd.admin.settings import SPECS, ReassignSettings, Verb
 from reassignd.admin.shapes import (
     NO_REASSIGNMENT_IN_PROGRESS,
@@ -30,6 +30,7 @@ from reassignd.admin.shapes import (
     decode_list_response,
     decode_topic,
 )
+from reassignd.plan_format import Plan, Replicas
 from reassignd.topic_partition import TopicPartition
 
 UNKNOWN_TOPIC_OR_PARTITION = 3

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from reassignd.admin.plan import Replicas, ids_text, plan_json, tp_text
+from reassignd.admin.plan import plan_json
 from reassignd.admin.shapes import PartitionResult, Progress, Reassignment
+from reassignd.plan_format import Replicas, ids_text, tp_text
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import LegacyReassignmentEntry
 

@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from reassignd.admin.plan import Plan
+from reassignd.plan_format import Plan
 from reassignd.zk import paths
 
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.admin.plan import Replicas
 from reassignd.errors import error_name
+from reassignd.plan_format import Replicas
 from reassignd.topic_partition import TopicPartition
 
 NO_REASSIGNMENT_IN_PROGRESS = 85

@@ -16,8 +16,9 @@ from typing import TextIO
 
 from reassignd.admin import report
 from reassignd.admin.api import AdminError
-from reassignd.admin.plan import Plan, Replicas, ids_text, legacy_entries, tp_text
+from reassignd.admin.plan import legacy_entries
 from reassignd.admin.settings import ReassignSettings, Verb
+from reassignd.plan_format import Plan, Replicas, ids_text, tp_text
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NodeExistsError, NoNodeError, ZkClient, ZkError, ZkSettings

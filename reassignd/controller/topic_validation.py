@@ -24,14 +24,12 @@ from reassignd.errors import (
     TopicAlreadyExists,
     UnknownTopicOrPartition,
 )
+from reassignd.topic_partition import topic_name_problem
 
-MAX_TOPIC_NAME_LENGTH = 249
 NO_NUM_PARTITIONS = -1
 """Kafka's CreateTopicsRequest.NO_NUM_PARTITIONS: use the broker default."""
 NO_REPLICATION_FACTOR = -1
 """Kafka's CreateTopicsRequest.NO_REPLICATION_FACTOR: use the broker default."""
-
-_LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,22 +124,9 @@ def _duplicated(names: Iterable[str]) -> set[str]:
 
 
 def topic_name_error(name: str) -> InvalidTopic | None:
-    """Kafka's name rules: 1–249 characters of [a-zA-Z0-9._-], neither "." nor ".."."""
-    if not name:
-        return InvalidTopic("Topic name is illegal, it can't be empty")
-    if name in (".", ".."):
-        return InvalidTopic('Topic name cannot be "." or ".."')
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        return InvalidTopic(
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
-            f"topic name: {name}"
-        )
-    if not set(name) <= _LEGAL_CHARS:
-        return InvalidTopic(
-            f'Topic name "{name}" is illegal, it contains a character other than '
-            "ASCII alphanumerics, '.', '_' and '-'"
-        )
-    return None
+    """Kafka's name rules (:func:`topic_name_problem`) as the error to answer with."""
+    problem = topic_name_problem(name)
+    return None if problem is None else InvalidTopic(problem)
 
 
 def _collision_key(name: str) -> str:

@@ -483,7 +483,9 @@ def openapi_document() -> Json:
             "strictly: an unknown field, a wrong type or an out-of-range value is refused with "
             "400 and error 42 INVALID_REQUEST naming the field, before anything changes. Integers "
             "must be written as JSON integers (2, not 2.0 or 2e0, which JSON Schema's integer "
-            "would admit), as Kafka's own JSON readers require.",
+            "would admit), as Kafka's own JSON readers require. One exception: a "
+            "kafka-reassign-partitions plan is read exactly as `reassignd admin reassign` and the "
+            "legacy znode read it, ignoring unknown fields as Kafka's tool does.",
         },
         "paths": _paths(),
         "components": {

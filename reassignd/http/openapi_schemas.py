@@ -38,6 +38,11 @@ def shape(required: dict[str, Schema], optional: dict[str, Schema] | None = None
     return {"type": "object", "properties": {**required, **(optional or {})}, "required": list(required)}
 
 
+def tolerant(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
+    """An object with these fields that ignores any other (the plan format, as Kafka's tool)."""
+    return {**shape(required, optional), "additionalProperties": True}
+
+
 def array(items: Schema) -> Schema:
     return {"type": "array", "items": items}
 
@@ -111,18 +116,42 @@ REASSIGNMENTS: dict[str, Schema] = {
         },
         {"timeout_ms": ref("TimeoutMs"), "mode": {"enum": ["cancel", "stop"]}},
     ),
-    "ReassignmentPlan": closed(
-        {
-            "partitions": array(
-                closed(
-                    {"topic": STRING, "partition": ref("PartitionId"), "replicas": ref("BrokerIds")},
-                    {"log_dirs": array(STRING)},
-                )
-            ),
-        },
-        # absent: 1, Kafka's EarliestVersion (kafka-reassign-partitions reads it so)
-        {"version": {"type": "integer", "const": 1}},
-    ),
+    # The one plan reader's rules (reassignd.plan_format): unknown fields ignored, as Kafka's tool
+    # does; beyond JSON Schema: log_dirs as long as replicas, each partition once.
+    "ReassignmentPlan": {
+        "description": "a kafka-reassign-partitions plan, read by the same reader as `reassignd admin "
+        "reassign` and the legacy znode: version 1 when absent, unknown fields ignored, and one bad "
+        "line (an empty or repeated replica list, an illegal topic name, a partition given twice, "
+        "log_dirs of another length than replicas) refuses the whole plan",
+        **tolerant(
+            {
+                "partitions": {
+                    **array(
+                        tolerant(
+                            {
+                                "topic": {
+                                    "type": "string",
+                                    "pattern": "^[a-zA-Z0-9._-]{1,249}$",
+                                    "not": {"enum": [".", ".."]},
+                                },
+                                "partition": ref("PartitionId"),
+                                "replicas": {
+                                    **array(integer(0, INT32_MAX)),
+                                    "minItems": 1,
+                                    "uniqueItems": True,
+                                    "description": "broker ids, each once",
+                                },
+                            },
+                            {"log_dirs": array(STRING)},
+                        )
+                    ),
+                    "minItems": 1,
+                }
+            },
+            # absent: 1, Kafka's EarliestVersion (kafka-reassign-partitions reads it so)
+            {"version": {"type": "integer", "const": 1}},
+        ),
+    },
     "AlterReassignmentsResponse": {
         "allOf": [
             ref("Error"),

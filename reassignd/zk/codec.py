@@ -6,9 +6,10 @@ value or raises :class:`CodecError` with a one-line human reason ("invalid JSON 
 not. Each ``encode_*`` returns compact UTF-8 JSON bytes, and raises ``ValueError`` rather than
 write what its own decoder would reject. Pure: no I/O.
 
-Recorded replica lists (RS/AR/RR, ISR, status nodes) hold unique non-negative ids. Intake znodes
-(legacy reassignments, KIP-236 requests) are checked for shape and types only: as in Kafka, the
-controller refuses a bad target entry by entry, without losing the rest of the znode.
+Recorded replica lists (RS/AR/RR, ISR, status nodes) hold unique non-negative ids. The legacy
+reassignment znode is a plan, read by the one plan reader (:mod:`reassignd.plan_format`), whole or
+not at all. KIP-236 requests are checked for shape and types only: as in Kafka, the controller
+refuses a bad target entry by entry, without losing the rest of the znode.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from reassignd.plan_format import PlanError, read_plan
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.json_fields import (
     DIGITS,
@@ -394,22 +396,16 @@ def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> 
 
 
 def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEntry, ...]:
-    """Entries in znode order, checked for shape and types only: empty, negative or repeated
-    replica ids and repeated partitions are for the controller to refuse per entry (as Kafka)."""
+    """Entries in znode order, read by the one plan reader (:func:`reassignd.plan_format.parse_plan`,
+    with ``original_replicas``): a plan the tool or the API would refuse is refused here whole."""
     obj = load_object(data)
-    read_version(obj, (1,))
-    entries: list[LegacyReassignmentEntry] = []
-    for i, item in enumerate(read_list(get_field(obj, "partitions"), "partitions")):
-        entry, at = read_object(item, f"partitions[{i}]"), f"partitions[{i}]."
-        topic = read_str(get_field(entry, "topic", at), at + "topic")
-        partition = read_int(get_field(entry, "partition", at), at + "partition")
-        replicas = read_replicas(get_field(entry, "replicas", at), at + "replicas", recorded=False)
-        original = entry.get("original_replicas")
-        original = (
-            None if original is None else read_replicas(original, at + "original_replicas", recorded=False)
-        )
-        entries.append(LegacyReassignmentEntry(topic, partition, replicas, original))
-    return tuple(entries)
+    try:
+        plan = read_plan(obj, origins=True)
+    except PlanError as e:
+        raise CodecError(str(e)) from None
+    return tuple(
+        LegacyReassignmentEntry(e.topic, e.partition, e.replicas, e.original_replicas) for e in plan.entries
+    )
 
 
 # --- reassignd's origins: each moving partition's replicas before its move, in their order ----------

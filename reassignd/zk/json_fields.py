@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from itertools import repeat
 from typing import TypeGuard, TypeVar, cast
 
+from reassignd import strict_json
+
 Replicas = tuple[int, ...]
 
 INT32_MAX = 2**31 - 1
@@ -45,34 +47,17 @@ _KINDS.update({str: "string", list: "array", dict: "object"})
 
 def quote(text: str) -> str:
     """``text`` as a one-line JSON string literal, cut short for an error message."""
-    return json.dumps(text if len(text) <= 60 else text[:60] + "...")
+    return strict_json.quote(text)
 
 
 # --- reading and writing JSON --------------------------------------------------------------------
 
 
 def utf8_text(data: bytes | None) -> str:
-    if data is None:
-        raise CodecError("znode data is null")
-    if not data:
-        raise CodecError("znode data is empty")
     try:
-        return bytes(data).decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise CodecError(f"not valid UTF-8 at byte {e.start + 1}") from None
-
-
-def _pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    obj: dict[str, object] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise CodecError(f"invalid JSON: duplicate key {quote(key)}")
-        obj[key] = value
-    return obj
-
-
-def _constant(name: str) -> object:
-    raise CodecError(f"invalid JSON: {name} is not a JSON value")
+        return strict_json.utf8_text(data, "znode data")
+    except strict_json.StrictJsonError as e:
+        raise CodecError(e.reason) from None
 
 
 def load_object(data: bytes | None) -> dict[str, object]:
@@ -82,23 +67,12 @@ def load_object(data: bytes | None) -> dict[str, object]:
 
 
 def load_object_strictly(data: bytes | None) -> dict[str, object]:
-    """The reference reader, and the only one that words an error: a JSON object, in UTF-8, with
-    no repeated key, no NaN or Infinity, no lone surrogate, nested at most as deep as Python goes."""
-    text = utf8_text(data)
+    """The reference reader (:mod:`reassignd.strict_json`), and the only one that words an error:
+    a JSON object, in UTF-8, with no repeated key, no NaN or Infinity, no lone surrogate."""
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
-        if "\\u" in text:  # an escape like \ud800 makes a lone surrogate, which UTF-8 cannot carry
-            json.dumps(value, ensure_ascii=False).encode()
-    except CodecError:
-        raise
-    except json.JSONDecodeError as e:
-        raise CodecError(f"invalid JSON at byte {len(text[: e.pos].encode()) + 1}") from None
-    except UnicodeEncodeError:
-        raise CodecError("invalid JSON: a \\u escape makes a lone surrogate") from None
-    except RecursionError:
-        raise CodecError("invalid JSON: nested too deeply") from None
-    except ValueError:  # an integer beyond the interpreter's digit limit
-        raise CodecError("invalid JSON: number too long") from None
+        value = strict_json.loads(data, "znode data")
+    except strict_json.StrictJsonError as e:
+        raise CodecError(e.reason) from None
     if type(value) is not dict:
         raise CodecError(f"expected a JSON object, got {_KINDS[type(value)]}")
     return value
@@ -220,8 +194,13 @@ def read_uuid(value: object, where: str) -> str:
 
 # --- the fast path: what the strict readers return, or None where they might not ------------------
 
+
 # The C scanner load_object_strictly uses, with no pairs hook (see fast_keys_unique), or with a
 # cheap one. A NaN or Infinity literal, or a repeated key, raises: fast_object returns None.
+def _constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 _FAST = json.JSONDecoder(parse_constant=_constant)
 
 

@@ -9,12 +9,12 @@ import json
 import pytest
 
 from reassignd.admin.batch_file import parse_batch_file
-from reassignd.admin.plan import parse_plan
 from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance
 from reassignd.feeder.model import CURRENT, ORIGINAL, SIZE
 from reassignd.feeder.outputs import batches_document, plan_file, plan_id, rollback_file, summary_text
 from reassignd.feeder.planner import plan_locally
 from reassignd.feeder.predict import predict_batch
+from reassignd.plan_format import parse_plan
 from tests.feeder.conftest import kafka_cluster
 
 

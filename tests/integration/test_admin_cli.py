@@ -329,3 +329,51 @@ async def _listed(http: list[str], lines: list[str]) -> bool:
 
 async def _absent(zk: ZkClient, path: str) -> bool:
     return await zk.exists(path) is None
+
+
+async def test_one_plan_through_the_three_doors(procs: Procs, zk: ZkClient, tmp_path: Path) -> None:
+    """The same plan files given to the HTTP API, the legacy znode and the tool, against real
+    processes: a plan with one bad line is refused whole by each door with the same reason (nothing
+    moves, the znode is reported and left for its owner); the same plan fixed moves through each."""
+    c = await start(procs, zk, 3)
+    await make_topic(zk, "door", {0: (1, 2), 1: (1, 2), 2: (1, 2)})
+    lines = [
+        {"topic": "door", "partition": 0, "replicas": [2, 3]},
+        {"topic": "door", "partition": 1, "replicas": []},
+    ]
+    bad = {"version": 1, "partitions": lines}
+    reason = "partitions[1].replicas: Partition replica list cannot be empty (partition door-1)"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+
+    code, body = await c.post("/v1/reassignments", bad)
+    assert (code, body["error_message"]) == (400, reason)
+    code, out, err = await admin(
+        "--execute", "--reassignment-json-file", str(path), "--bootstrap-controller", c.url
+    )
+    assert code == 2 and reason in err, (code, out, err)
+    await zk.create(paths.REASSIGN_PARTITIONS, path.read_bytes())
+
+    async def reported() -> list[str] | None:
+        s = await c.status()
+        found = [p["reason"] for p in s["problems"] if p["path"] == paths.REASSIGN_PARTITIONS] if s else []
+        return found or None
+
+    assert reason in (await eventually(reported, what="the refused znode reported"))[0]
+    assert await zk.exists(paths.REASSIGN_PARTITIONS) is not None  # left for its owner to fix
+    assert (await completed(zk, "door", 0, (1, 2))) is not None  # nothing moved through any door
+
+    # fixed: each door moves its partition
+    await zk.delete(paths.REASSIGN_PARTITIONS)
+    good = {"partitions": [{"topic": "door", "partition": 0, "replicas": [2, 3], "log_dirs": ["any", "any"]}]}
+    assert (await c.post("/v1/reassignments", good))[0] == 200
+    await eventually(lambda: completed(zk, "door", 0, (2, 3)), what="door-0 moved through the API")
+    path.write_text(json.dumps({"partitions": [{"topic": "door", "partition": 1, "replicas": [3, 1]}]}))
+    code, out, err = await admin(
+        "--execute", "--reassignment-json-file", str(path), "--bootstrap-controller", c.url
+    )
+    assert (code, err) == (0, ""), out
+    await eventually(lambda: completed(zk, "door", 1, (3, 1)), what="door-1 moved through the tool")
+    path.write_text(json.dumps({"partitions": [{"topic": "door", "partition": 2, "replicas": [3, 2]}]}))
+    await zk.create(paths.REASSIGN_PARTITIONS, path.read_bytes())
+    await eventually(lambda: completed(zk, "door", 2, (3, 2)), what="door-2 moved through the znode")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from reassignd.admin.command_line import AdminReassignCommand
-from reassignd.admin.plan import Plan, PlanEntry
 from reassignd.admin.settings import ReassignSettings, Verb
 from reassignd.config import ConfigError, ControllerCommand, file_values, load_command, resolve_admin_reassign
 from reassignd.log_setup import LogSettings
+from reassignd.plan_format import Plan, PlanEntry
 
 URL = "http://127.0.0.1:8080"
 PLAN = Plan((PlanEntry("t", 0, (1, 2), ("any", "any")),))

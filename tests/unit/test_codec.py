@@ -445,42 +445,54 @@ def test_legacy_reassignment_keeps_kip_236_original_replicas() -> None:
     assert decode_legacy_reassignment(data) == entries
 
 
-def test_legacy_reassignment_leaves_bad_targets_to_the_controller() -> None:
-    # As in Kafka, one entry the controller cannot start does not make the others unreadable.
-    data = js(
-        {
-            "version": 1,
-            "partitions": [
-                {"topic": "foo", "partition": 0, "replicas": []},
-                {"topic": "foo", "partition": 1, "replicas": [1, 1, -1]},
-                {"topic": "foo", "partition": 1, "replicas": [2, 3]},
+@pytest.mark.parametrize(
+    ("partitions", "expected"),
+    [
+        ([], "partitions: Partition reassignment list cannot be empty"),
+        (
+            [{"topic": "foo", "partition": 0, "replicas": []}],
+            "partitions[0].replicas: Partition replica list cannot be empty (partition foo-0)",
+        ),
+        (
+            [
+                {"topic": "foo", "partition": 0, "replicas": [1]},
+                {"topic": "foo", "partition": 0, "replicas": [2]},
             ],
-        }
-    )
-    assert [entry.replicas for entry in decode_legacy_reassignment(data)] == [(), (1, 1, -1), (2, 3)]
+            "Partition reassignment contains duplicate topic partitions: foo-0",
+        ),
+        (
+            [{"topic": "foo", "partition": 0, "replicas": [-1]}],
+            "partitions[0].replicas[0]: expected a non-negative integer up to 2147483647, got -1",
+        ),
+    ],
+)
+def test_legacy_reassignment_is_a_plan_refused_whole(partitions: object, expected: str) -> None:
+    # The znode is read by the one plan reader: what admin reassign and the API refuse, it refuses
+    # whole (reported by the controller, left for its owner), so a bad line never half-applies.
+    assert reason(decode_legacy_reassignment, js({"version": 1, "partitions": partitions})) == expected
 
 
 @pytest.mark.parametrize(
     ("partitions", "expected"),
     [
-        ({}, "field 'partitions' must be an array, got object"),
-        ([[]], "field 'partitions[0]' must be an object, got array"),
-        ([{"partition": 0, "replicas": [1]}], "missing field 'partitions[0].topic'"),
+        ({}, "partitions: expected an array, got an object"),
+        ([[]], "partitions[0]: expected an object, got an array"),
+        ([{"partition": 0, "replicas": [1]}], "partitions[0]: missing required field 'topic'"),
         (
             [{"topic": 1, "partition": 0, "replicas": [1]}],
-            "field 'partitions[0].topic' must be a string, got number",
+            "partitions[0].topic: expected a string, got an integer",
         ),
         (
             [{"topic": "t", "partition": "0", "replicas": [1]}],
-            "field 'partitions[0].partition' must be an integer, got string",
+            "partitions[0].partition: expected a non-negative integer, got a string",
         ),
         (
             [{"topic": "t", "partition": 0, "replicas": [True]}],
-            "field 'partitions[0].replicas[0]' must be an integer, got boolean",
+            "partitions[0].replicas[0]: expected a non-negative integer, got a boolean",
         ),
         (
             [{"topic": "t", "partition": 0, "replicas": [1], "original_replicas": "1"}],
-            "field 'partitions[0].original_replicas' must be an array, got string",
+            "partitions[0].original_replicas: expected a list of broker ids, got a string",
         ),
     ],
 )
@@ -691,6 +703,15 @@ def test_every_decoder_needs_an_integer_version(decode: Callable[[bytes | None],
     if decode is decode_cluster_id:
         assert reason(decode, b'{"id":"x"}') == "missing field 'version'"
         return
+    if decode is decode_legacy_reassignment:  # a plan: version 1 when absent, as Kafka's tool reads it
+        assert reason(decode, b"{}") == "missing required field 'partitions'"
+        assert reason(decode, b'{"version":true}') == "version: expected an integer, got a boolean"
+        assert reason(decode, b'{"version":1.0}') == "version: expected an integer, got a number"
+        assert (
+            reason(decode, b'{"version":99}')
+            == "version: Not supported version field value 99 (only 1 exists)"
+        )
+        return
     assert reason(decode, b"{}") == "missing field 'version'"
     assert reason(decode, b'{"version":true}') == "field 'version' must be an integer, got boolean"
     assert reason(decode, b'{"version":1.0}') == "field 'version' must be an integer, got number"
@@ -790,15 +811,17 @@ ROUND_TRIPS: list[tuple[str, Callable[[Any], bytes], Callable[[bytes], Any], st.
         "legacy_reassignment",
         encode_legacy_reassignment,
         decode_legacy_reassignment,
-        st.lists(
+        st.lists(  # a plan: legal topic names, each partition once, replicas non-empty and unique
             st.builds(
                 LegacyReassignmentEntry,
-                st.text(),
+                st.from_regex(r"[a-zA-Z0-9._-]{1,20}", fullmatch=True).filter(lambda t: t not in (".", "..")),
                 broker_ids,
-                st.lists(int32s, max_size=5).map(tuple),
-                st.none() | st.lists(int32s, max_size=5).map(tuple),
+                st.lists(broker_ids, min_size=1, max_size=5, unique=True).map(tuple),
+                st.none() | st.lists(broker_ids, max_size=5).map(tuple),
             ),
+            min_size=1,
             max_size=5,
+            unique_by=lambda e: (e.topic, e.partition),
         ).map(tuple),
     ),
     (

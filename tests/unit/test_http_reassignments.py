@@ -207,9 +207,12 @@ def test_replica_lists_the_controller_refuses_with_error_39_pass_through() -> No
     assert [replicas for _, replicas in parsed.targets] == [(), (1, 1), (-3,)]
 
 
-def test_an_empty_request_is_a_request() -> None:
+def test_an_empty_request_is_a_request_an_empty_plan_is_not() -> None:
     assert parse_alter_body(b'{"topics": []}') == AlterReassignments(())
-    assert parse_alter_body(b'{"version": 1, "partitions": []}') == AlterReassignments(())
+    with pytest.raises(InvalidRequest, match="Partition reassignment list cannot be empty"):
+        parse_alter_body(
+            b'{"version": 1, "partitions": []}'
+        )  # a plan must move something, as in Kafka's tool
     # no "version": 1, as kafka-reassign-partitions (EarliestVersion) and admin reassign read it
     assert parse_alter_body(b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]}') == (
         AlterReassignments(((("t", 0), (1,)),))
@@ -228,8 +231,19 @@ def test_both_formats_carry_any_targets_in_order(items: list[tuple[str, int, lis
     kafka = {"topics": [{"name": t, "partitions": [{"partition": p, "replicas": r}]} for t, p, r in items]}
     plan = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r} for t, p, r in items]}
     expected = AlterReassignments(tuple(((t, p), tuple(r)) for t, p, r in items))
-    assert parse_alter_body(body(kafka)) == expected
-    assert parse_alter_body(body(plan)) == expected
+    assert (
+        parse_alter_body(body(kafka)) == expected
+    )  # Kafka's shape: per-partition refusals are the controller's
+    a_valid_plan = (
+        bool(items)
+        and len({(t, p) for t, p, _ in items}) == len(items)
+        and all(t not in (".", "..") and r and len(set(r)) == len(r) and min(r) >= 0 for t, _, r in items)
+    )
+    if a_valid_plan:
+        assert parse_alter_body(body(plan)) == expected
+    else:  # the plan reader refuses a plan whole, as admin reassign and the legacy znode do
+        with pytest.raises(InvalidRequest):
+            parse_alter_body(body(plan))
 
 
 def kafka_partition(entry: Any) -> bytes:
@@ -248,7 +262,7 @@ MALFORMED: list[tuple[bytes, str]] = [
     # Kafka's shape
     (b'{"topics": {}}', "topics: expected an array, got an object"),
     (b'{"topics": [], "extra": 1}', "extra: unknown field"),
-    (b'{"topics": [], "version": 1}', "version: unknown field"),
+    (b'{"topics": [], "version": 1}', "request body: missing required field 'partitions'"),  # a plan
     (b'{"topics": [], "timeout_ms": "60000"}', "timeout_ms: expected an integer, got a string"),
     (b'{"topics": [], "timeout_ms": true}', "timeout_ms: expected an integer, got a boolean"),
     (b'{"topics": [], "timeout_ms": 2147483648}', "timeout_ms: 2147483648 is out of range"),
@@ -314,35 +328,46 @@ MALFORMED: list[tuple[bytes, str]] = [
         b'{"topics": [{"name": "t", "partitions": [{"partition": NaN, "replicas": [1]}]}]}',
         "request body: invalid JSON: NaN is not valid JSON",
     ),
-    # the kafka-reassign-partitions plan
-    (b'{"version": 1}', "partitions: missing required field"),
+    # the kafka-reassign-partitions plan, read by the one plan reader (reassignd.plan_format)
+    (b'{"version": 1}', "request body: missing required field 'partitions'"),
     (b'{"version": "1", "partitions": []}', "version: expected an integer, got a string"),
     (b'{"version": true, "partitions": []}', "version: expected an integer, got a boolean"),
-    (b'{"version": 2, "partitions": []}', "version: unsupported plan version 2 (expected 1)"),
-    (b'{"version": 1, "partitions": [], "mode": "stop"}', "mode: unknown field"),
+    (b'{"version": 2, "partitions": []}', "version: Not supported version field value 2 (only 1 exists)"),
+    (
+        b'{"version": 1, "partitions": [], "mode": "stop"}',
+        "partitions: Partition reassignment list cannot be empty",
+    ),
     (
         b'{"version": 1, "partitions": [{"topic": "t", "partition": 0}]}',
-        "partitions[0].replicas: missing required field",
+        "partitions[0]: missing required field 'replicas'",
     ),
     (
         b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": null}]}',
-        "partitions[0].replicas: expected a list of integers, got null",
+        "partitions[0].replicas: expected a list of broker ids, got null",
     ),
     (
         b'{"version": 1, "partitions": [{"name": "t", "partition": 0, "replicas": [1]}]}',
-        "partitions[0].name: unknown field",
+        "partitions[0]: missing required field 'topic'",
     ),
     (
         b'{"version": 1, "partitions": [{"topic": "t", "partition": -2, "replicas": [1]}]}',
-        "partitions[0].partition: expected a non-negative integer, got -2",
+        "partitions[0].partition: expected a non-negative integer up to 2147483647, got -2",
     ),
     (
         b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": "any"}]}',
-        "partitions[0].log_dirs: expected an array, got a string",
+        "partitions[0].log_dirs: expected a list of strings, got a string",
     ),
     (
         b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": [1]}]}',
         "partitions[0].log_dirs[0]: expected a string, got an integer",
+    ),
+    (
+        b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 1]}]}',
+        "partitions[0].replicas: Partition replica lists may not contain duplicate entries",
+    ),
+    (
+        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1]}], "partitions": []}',
+        "request body: invalid JSON: duplicate key",
     ),
 ]
 

@@ -53,11 +53,11 @@ from reassignd.http.json_input import (
 from reassignd.http.keys import VIEW
 from reassignd.http.progress import Progress, index_reports, involved_brokers, reassignment_progress
 from reassignd.http.responses import error_body, json_response
+from reassignd.plan_format import PlanError, parse_plan
 from reassignd.topic_partition import TopicPartition
 
 # --- input parsing (pure: bytes and query pairs in, request values out) ---------------------------
 
-PLAN_VERSION = 1  # the only kafka-reassign-partitions plan version there is
 
 _DECIMAL = re.compile(r"[0-9]{1,10}")
 
@@ -87,17 +87,17 @@ def _mode(value: Any, path: str) -> CancelMode:
 def parse_alter_body(body: bytes) -> AlterReassignments:
     """AlterPartitionReassignments in Kafka's shape, or a ``kafka-reassign-partitions`` plan.
 
-    Targets keep the request's order, duplicates included (the controller lets the last win).
-    ``timeout_ms`` is checked (0..2^31−1) but not carried: the controller answers once each
+    Kafka's shape keeps the request's order, duplicates included (the controller lets the last
+    win). A plan is read by the one plan reader, :mod:`reassignd.plan_format`. ``timeout_ms`` is checked (0..2^31−1) but not carried: the controller answers once each
     accepted partition's new assignment is persisted and its replicas were told to start.
     """
     doc = decode_body(body)
     if not isinstance(doc, dict):
         fail("", f"expected a JSON object, got {json_type(doc)}")
+    if "partitions" in doc or "version" in doc:  # Kafka's shape has neither; a plan may hold anything
+        return _plan(body)
     if "topics" in doc:
         return _kafka_request(doc)
-    if "partitions" in doc or "version" in doc:
-        return _plan(doc)
     fail(
         "",
         'expected AlterPartitionReassignments ({"topics": [...]}) '
@@ -123,25 +123,14 @@ def _kafka_request(doc: dict[str, Any]) -> AlterReassignments:
     return AlterReassignments(tuple(targets), mode)
 
 
-def _plan(doc: dict[str, Any]) -> AlterReassignments:
-    expect_object(doc, "", ("partitions",), ("version",))
-    version = doc.get("version", PLAN_VERSION)  # absent: Kafka's EarliestVersion, as admin reassign reads it
-    if not is_int(version):
-        fail("version", f"expected an integer, got {json_type(version)}")
-    if version != PLAN_VERSION:
-        fail("version", f"unsupported plan version {version} (expected {PLAN_VERSION})")
-    targets: list[Target] = []
-    for i, raw in enumerate(expect_list(doc["partitions"], "partitions")):
-        path = f"partitions[{i}]"
-        entry = expect_object(raw, path, ("topic", "partition", "replicas"), ("log_dirs",))
-        name = expect_string(entry["topic"], f"{path}.topic")
-        pid = _partition_id(entry["partition"], f"{path}.partition")
-        replicas = expect_broker_ids(entry["replicas"], f"{path}.replicas", nullable=False)
-        if "log_dirs" in entry:  # accepted for compatibility, ignored (no log directories here)
-            for j, log_dir in enumerate(expect_list(entry["log_dirs"], f"{path}.log_dirs")):
-                expect_string(log_dir, f"{path}.log_dirs[{j}]")
-        targets.append(((name, pid), replicas))
-    return AlterReassignments(tuple(targets))
+def _plan(body: bytes) -> AlterReassignments:
+    """A plan, read by the one plan reader, so the API accepts and refuses exactly what
+    ``admin reassign`` and the legacy znode do (``log_dirs`` checked, then ignored)."""
+    try:
+        plan = parse_plan(body)
+    except PlanError as e:
+        fail(e.path, e.message)
+    return AlterReassignments(tuple((e.tp, e.replicas) for e in plan.entries))
 
 
 # --- query strings and path parameters ---------------------------------------------------------

@@ -1,0 +1,219 @@
+"""The ``kafka-reassign-partitions`` plan format: the one reader of every way a plan comes in. Pure.
+
+A plan is ``{"version":1,"partitions":[{"topic","partition","replicas"[,"log_dirs"]}]}``. It
+reaches reassignd three ways, and all three read it with :func:`parse_plan`, so a plan is
+accepted or refused the same way whichever way it came:
+
+- ``reassignd admin reassign --execute`` (and ``--additional``) reads a plan file;
+- ``POST /v1/reassignments`` takes a plan as its body;
+- the legacy znode ``/admin/reassign_partitions`` (and ``_extra``) holds one, whose entries may
+  also carry ``original_replicas`` (KIP-236: the replicas before the move, for a rollback; read
+  with ``origins=True``).
+
+The rules are Kafka's tool's, decided once:
+
+- ``version`` defaults to 1 when absent (Kafka's ``EarliestVersion``); any other value is refused.
+- Unknown fields are ignored, at every level, as Kafka's tool ignores them.
+- What makes the plan itself wrong refuses all of it, with a one-line reason that names the
+  offending field: JSON that is not strict (:mod:`reassignd.strict_json`), a wrong type, an empty
+  plan, an empty or repeated replica list entry, a broker or partition id outside 0..2^31-1, an
+  illegal topic name, ``log_dirs`` of another length than ``replicas``, a partition given twice.
+  Kafka's tool refuses these before it sends anything; reassignd refuses them the same way at
+  the controller's doors too, so one bad line never half-applies a plan.
+
+What depends on the cluster (an unknown topic or partition, a broker that is not alive, a topic
+being deleted) is the controller's to refuse, per partition, with Kafka's error codes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import NoReturn
+
+from reassignd import strict_json
+from reassignd.topic_partition import TopicPartition, topic_name_problem
+
+PLAN_VERSION = 1  # the only version kafka-reassign-partitions knows
+ANY_LOG_DIR = "any"
+INT32_MAX = 2**31 - 1
+
+Replicas = tuple[int, ...]
+
+
+class PlanError(ValueError):
+    """A plan that cannot be used; ``str(error)`` is a one-line reason: ``path: message``, or the
+    message alone when it is about the whole plan (``path`` empty)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class PlanEntry:
+    topic: str
+    partition: int
+    replicas: Replicas
+    log_dirs: tuple[str, ...]  # one per replica; "any" unless the plan says otherwise
+    original_replicas: Replicas | None = None  # KIP-236, the legacy znode only
+
+    @property
+    def tp(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    entries: tuple[PlanEntry, ...]  # in the file's order, each partition once
+
+    @property
+    def partitions(self) -> list[TopicPartition]:
+        """The plan's partitions, sorted by topic then partition."""
+        return sorted(e.tp for e in self.entries)
+
+    @property
+    def targets(self) -> dict[TopicPartition, Replicas]:
+        return {e.tp: e.replicas for e in self.entries}
+
+    @property
+    def topics(self) -> list[str]:
+        return sorted({e.topic for e in self.entries})
+
+    @property
+    def pins_log_dirs(self) -> bool:
+        """True when some replica names a log directory other than "any"."""
+        return any(d != ANY_LOG_DIR for e in self.entries for d in e.log_dirs)
+
+
+def tp_text(tp: TopicPartition) -> str:
+    """Kafka's ``TopicPartition.toString``: ``orders-0``."""
+    return f"{tp[0]}-{tp[1]}"
+
+
+def ids_text(ids: Iterable[int]) -> str:
+    """Broker ids as Kafka's tool joins them: ``4,5,6``."""
+    return ",".join(str(i) for i in ids)
+
+
+def _fail(path: str, message: str) -> NoReturn:
+    raise PlanError(path, message)
+
+
+def _type(value: object) -> str:
+    """A JSON value's type, with its article, for messages: ``got a string``."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    return {float: "a number", str: "a string", list: "an array", dict: "an object"}.get(type(value), "null")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # JSON true is not 1
+
+
+def _object(value: object, path: str) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        _fail(path, f"expected an object, got {_type(value)}")
+    return value
+
+
+def _field(obj: Mapping[str, object], key: str, path: str) -> object:
+    if key not in obj:
+        _fail(path, f"missing required field {key!r}")
+    return obj[key]
+
+
+def _id(value: object, path: str) -> int:
+    if not _is_int(value):
+        _fail(path, f"expected a non-negative integer, got {_type(value)}")
+    assert isinstance(value, int)
+    if not 0 <= value <= INT32_MAX:
+        _fail(path, f"expected a non-negative integer up to {INT32_MAX}, got {value}")
+    return value
+
+
+def _broker_ids(value: object, path: str) -> Replicas:
+    if not isinstance(value, list):
+        _fail(path, f"expected a list of broker ids, got {_type(value)}")
+    return tuple(_id(item, f"{path}[{i}]") for i, item in enumerate(value))
+
+
+def _log_dirs(value: object, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        _fail(path, f"expected a list of strings, got {_type(value)}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            _fail(f"{path}[{i}]", f"expected a string, got {_type(item)}")
+    return tuple(value)
+
+
+def _entry(raw: object, path: str, origins: bool) -> PlanEntry:
+    obj = _object(raw, path)
+    topic = _field(obj, "topic", path)
+    if not isinstance(topic, str):
+        _fail(f"{path}.topic", f"expected a string, got {_type(topic)}")
+    if (problem := topic_name_problem(topic)) is not None:
+        _fail(f"{path}.topic", problem)
+    partition = _id(_field(obj, "partition", path), f"{path}.partition")
+    replicas = _broker_ids(_field(obj, "replicas", path), f"{path}.replicas")
+    tp = tp_text((topic, partition))
+    if not replicas:
+        _fail(f"{path}.replicas", f"Partition replica list cannot be empty (partition {tp})")
+    if repeated := sorted(r for r, n in Counter(replicas).items() if n > 1):
+        _fail(
+            f"{path}.replicas",
+            f"Partition replica lists may not contain duplicate entries: {tp} contains multiple "
+            f"entries for {ids_text(repeated)}",
+        )
+    log_dirs = (ANY_LOG_DIR,) * len(replicas)
+    if "log_dirs" in obj:
+        log_dirs = _log_dirs(obj["log_dirs"], f"{path}.log_dirs")
+        if len(log_dirs) != len(replicas):
+            _fail(
+                f"{path}.log_dirs",
+                f"Size of replicas list {list(replicas)} is different from size of log dirs list "
+                f"{list(log_dirs)} for partition {tp}",
+            )
+    original = None
+    if origins and obj.get("original_replicas") is not None:
+        original = _broker_ids(obj["original_replicas"], f"{path}.original_replicas")
+    return PlanEntry(topic, partition, replicas, log_dirs, original)
+
+
+def parse_plan(data: bytes | str, *, origins: bool = False) -> Plan:
+    """A validated plan, or :class:`PlanError` with a one-line reason. ``origins``: also read
+    each entry's ``original_replicas`` (the legacy znode's KIP-236 field)."""
+    try:
+        doc = strict_json.loads(data.encode() if isinstance(data, str) else data, "the plan")
+    except strict_json.StrictJsonError as e:
+        raise PlanError("", e.reason) from None
+    return read_plan(doc, origins=origins)
+
+
+def read_plan(doc: object, *, origins: bool = False) -> Plan:
+    """:func:`parse_plan` of JSON already read by :func:`reassignd.strict_json.loads` (or a reader
+    that refuses what it refuses, as the ZooKeeper codecs' fast path does)."""
+    if not isinstance(doc, dict):
+        _fail("", f'expected a JSON object {{"version": 1, "partitions": [...]}}, got {_type(doc)}')
+    version = doc.get("version", PLAN_VERSION)  # Kafka's EarliestVersion when absent
+    if not _is_int(version):
+        _fail("version", f"expected an integer, got {_type(version)}")
+    if version != PLAN_VERSION:
+        _fail("version", f"Not supported version field value {version} (only {PLAN_VERSION} exists)")
+    raw = _field(doc, "partitions", "")
+    if not isinstance(raw, list):
+        _fail("partitions", f"expected an array, got {_type(raw)}")
+    if not raw:
+        _fail("partitions", "Partition reassignment list cannot be empty")
+    entries = tuple(_entry(item, f"partitions[{i}]", origins) for i, item in enumerate(raw))
+    if repeated := sorted(tp for tp, n in Counter(e.tp for e in entries).items() if n > 1):
+        _fail(
+            "",
+            "Partition reassignment contains duplicate topic partitions: "
+            + ",".join(tp_text(tp) for tp in repeated),
+        )
+    return Plan(entries)
