@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, TextIO
 
+from reassignd.options import choice, option
+
 LogFormat = Literal["text", "json"]
 LEVELS = ("debug", "info", "warning", "error", "critical")
 TEXT_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
@@ -20,8 +22,20 @@ TEXT_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 @dataclass(frozen=True, slots=True)
 class LogSettings:
-    level: str = "info"  # one of LEVELS
-    format: LogFormat = "text"
+    level: str = option(  # one of LEVELS
+        "info",
+        parse=choice(*LEVELS),
+        help="log level: " + ", ".join(LEVELS),
+        metavar="LEVEL",
+        flag="log-level",
+    )
+    format: LogFormat = option(
+        "text",
+        parse=choice("text", "json"),
+        help="log line format: text or json",
+        metavar="FORMAT",
+        flag="log-format",
+    )
 
 
 class JsonFormatter(logging.Formatter):

@@ -1,9 +1,13 @@
-"""The broker agent's one settings object, built at the edge (CLI flags, tests)."""
+"""The broker agent's one settings object, and how ``reassignd cluster`` lays agents out.
+
+Each field that is a command-line option says so where it is declared (:func:`reassignd.options.option`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from reassignd.options import integer, number, option, text, zk_connect
 from reassignd.zk.client import DEFAULT_SESSION_TIMEOUT_S
 
 DEFAULT_REPLICATION_BYTES_PER_S = 100 * 1024 * 1024
@@ -13,15 +17,37 @@ DEFAULT_REPLICATION_BYTES_PER_S = 100 * 1024 * 1024
 class BrokerSettings:
     """One agent. ``control_port`` 0 picks a free port; PLAINTEXT and CONTROL share it."""
 
-    zk_connect: str
-    broker_id: int
-    rack: str | None = None
-    host: str = "127.0.0.1"
-    control_port: int = 0
-    replication_bytes_per_s: float = DEFAULT_REPLICATION_BYTES_PER_S
-    replica_lag_time_max_ms: int = 30000
-    isr_linger_ms: int = 100
-    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
+    zk_connect: str = option(
+        parse=zk_connect,
+        help="ZooKeeper connect string, Kafka's zookeeper.connect form",
+        metavar="HOST:PORT[,HOST:PORT...][/chroot]",
+        flag="zk",
+    )
+    broker_id: int = option(parse=integer(0), help="broker id", metavar="N", flag="id")
+    rack: str | None = option(None, parse=text, help="rack of the broker", metavar="R")
+    host: str = option("127.0.0.1", parse=text, help="host the agent binds and registers", metavar="HOST")
+    control_port: int = option(
+        0, parse=integer(0, 65535), help="port of the CONTROL listener; 0 picks a free one", metavar="PORT"
+    )
+    replication_bytes_per_s: float = option(
+        DEFAULT_REPLICATION_BYTES_PER_S,
+        parse=number(0, inclusive=True),
+        help="replication bandwidth of the broker, each direction",
+        metavar="BYTES",
+    )
+    replica_lag_time_max_ms: int = option(
+        30000, parse=integer(1), help="a follower not caught up for this long leaves the ISR", metavar="MS"
+    )
+    isr_linger_ms: int = option(
+        100, parse=integer(0), help="ISR changes are batched over this long", metavar="MS"
+    )
+    session_timeout_s: float = option(
+        DEFAULT_SESSION_TIMEOUT_S,
+        parse=number(0, inclusive=False),
+        help="ZooKeeper session timeout, seconds",
+        metavar="S",
+    )
+    # not options
     fetch_interval_ms: int = 100
     produce_bytes_per_s: float = 0.0  # leader growth of topics without a produce-rate config
 
@@ -48,6 +74,22 @@ class BrokerSettings:
     @property
     def fetch_interval_s(self) -> float:
         return self.fetch_interval_ms / 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterLayout:
+    """``reassignd cluster``: how many agents, their ids and racks."""
+
+    brokers: int = option(parse=integer(1), help="number of broker agents", metavar="N")
+    first_id: int = option(
+        1, parse=integer(0), help="id of the first broker; the others follow", metavar="ID"
+    )
+    racks: int | None = option(
+        None,
+        parse=integer(1),
+        help='spread brokers over K racks: broker i gets "r<(i - first-id) mod K>"',
+        metavar="K",
+    )
 
 
 def rack_of(index: int, racks: int | None) -> str | None:

@@ -1,40 +1,126 @@
-"""The controller's one frozen settings object, built at the edge (CLI), units in the names."""
+"""The controller's one frozen settings object, units in the names.
+
+Each field that is a command-line option says so where it is declared (:func:`reassignd.options.option`):
+its flag, ``REASSIGND_*`` variable and TOML key are derived from it (``reassignd/config.py``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reassignd.options import bootstrap, choice, host_port, integer, number, option, text, zk_connect
 from reassignd.zk.client import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
+
+ZK_HELP = "ZooKeeper connect string, Kafka's zookeeper.connect form"
+ZK_METAVAR = "HOST:PORT[,HOST:PORT...][/chroot]"
+SESSION_TIMEOUT_HELP = "ZooKeeper session timeout, seconds"
+POSITIVE = number(0, inclusive=False)
+NON_NEGATIVE = number(0, inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)
 class ControllerSettings:
-    zk_connect: str  # "host:port[,host:port...][/chroot]"
-    controller_id: int = 9000
-    http_host: str = "127.0.0.1"
-    http_port: int = 8080  # 0 = a free port
-    auth_tokens_path: str | None = None
-    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
+    zk_connect: str = option(parse=zk_connect, help=ZK_HELP, metavar=ZK_METAVAR, flag="zk")
+    controller_id: int = option(
+        9000, parse=integer(0), help="this controller's id (must not clash with a broker id)", metavar="ID"
+    )
+    http_host: str = option(
+        "127.0.0.1",
+        parse=host_port,
+        help="address of the HTTP API; port 0 picks a free one",
+        metavar="HOST:PORT",
+        flag="http",
+        pair="http_port",
+    )
+    http_port: int = 8080  # 0 = a free port; set with http_host by --http
+    auth_tokens_path: str | None = option(
+        None,
+        parse=text,
+        help="TOML file of bearer tokens; required to bind anything but loopback",
+        metavar="FILE",
+        flag="auth-tokens",
+    )
+    # the event stream to Kafka (off without bootstrap servers); SASL/TLS passed to aiokafka
+    events_bootstrap_servers: str | None = option(
+        None,
+        parse=bootstrap,
+        help="Kafka bootstrap servers of the event stream (off when unset)",
+        metavar="HOST:PORT[,...]",
+    )
+    events_topic: str = option(
+        "reassignd.events",
+        parse=text,
+        help="Kafka topic of the event stream (created when missing)",
+        metavar="TOPIC",
+    )
+    events_buffer_records: int = option(
+        10_000,
+        parse=integer(1),
+        help="event records held for Kafka at most; more are dropped and counted",
+        metavar="N",
+    )
+    events_progress_interval_s: float = option(
+        10.0,
+        parse=NON_NEGATIVE,
+        help="seconds between reassignment_progress records of each moving partition (0: none)",
+        metavar="S",
+    )
+    events_security_protocol: str = option(
+        "PLAINTEXT",
+        parse=choice("plaintext", "ssl", "sasl_plaintext", "sasl_ssl", upper=True),
+        help="security protocol to Kafka",
+        metavar="PROTOCOL",
+    )
+    events_sasl_mechanism: str | None = option(
+        None, parse=text, help="SASL mechanism to Kafka (PLAIN, SCRAM-SHA-256, ...)", metavar="M"
+    )
+    events_sasl_username: str | None = option(None, parse=text, help="SASL username to Kafka", metavar="USER")
+    events_sasl_password: str | None = option(
+        None, parse=text, help="SASL password to Kafka", metavar="PASSWORD"
+    )
+    events_ssl_cafile: str | None = option(
+        None, parse=text, help="CA file to verify Kafka's TLS certificates", metavar="FILE"
+    )
+    quota_window_num: int = option(
+        11,
+        parse=integer(1),
+        help="KIP-599 controller.quota.window.num: burst = rate × num × size",
+        metavar="N",
+    )
+    quota_window_size_s: float = option(
+        1.0, parse=POSITIVE, help="KIP-599 controller.quota.window.size.seconds", metavar="S"
+    )
+    # the batch executor: defaults of a batch's limits, the stuck-move rule, the scheduler's tick
+    batch_moves_per_broker: int = option(  # Cruise Control's default concurrency per broker
+        5,
+        parse=integer(1),
+        help="a batch's default cap of concurrent incoming (and outgoing) moves per broker",
+        metavar="N",
+    )
+    batch_moves_in_cluster: int = option(
+        1000, parse=integer(1), help="a batch's default cap of moves in the cluster", metavar="N"
+    )
+    batch_leader_moves_per_broker: int = option(
+        1000,
+        parse=integer(1),
+        help="a batch's default cap of concurrent leadership changes per broker",
+        metavar="N",
+    )
+    batch_stuck_after_s: float = option(
+        600.0,
+        parse=POSITIVE,
+        help="a move running longer than this and slower than --batch-stuck-below-bytes-per-s is stuck",
+        metavar="S",
+    )
+    batch_stuck_below_bytes_per_s: float = option(
+        1024.0 * 1024.0, parse=NON_NEGATIVE, help="the rate under which a long move is stuck", metavar="B"
+    )
+    session_timeout_s: float = option(
+        DEFAULT_SESSION_TIMEOUT_S, parse=POSITIVE, help=SESSION_TIMEOUT_HELP, metavar="S"
+    )
+    # not options: tuned by tests and benchmarks
     zk_request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
     control_request_timeout_s: float = 10.0
     control_retry_backoff_ms: int = 100
     control_retry_backoff_max_ms: int = 2000
-    quota_window_num: int = 11
-    quota_window_size_s: float = 1.0
-    # the event stream to Kafka (off without bootstrap servers); SASL/TLS passed to aiokafka
-    events_bootstrap_servers: str | None = None
-    events_topic: str = "reassignd.events"
-    events_buffer_records: int = 10_000
-    events_progress_interval_s: float = 10.0  # reassignment_progress records; 0 = none
-    events_security_protocol: str = "PLAINTEXT"
-    events_sasl_mechanism: str | None = None
-    events_sasl_username: str | None = None
-    events_sasl_password: str | None = None
-    events_ssl_cafile: str | None = None
-    # the batch executor: defaults of a batch's limits, the stuck-move rule, the scheduler's tick
-    batch_moves_per_broker: int = 5  # Cruise Control's default concurrency per broker
-    batch_moves_in_cluster: int = 1000
-    batch_leader_moves_per_broker: int = 1000
-    batch_stuck_after_s: float = 600.0
-    batch_stuck_below_bytes_per_s: float = 1024.0 * 1024.0
     batch_tick_s: float = 1.0

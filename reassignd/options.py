@@ -1,0 +1,198 @@
+"""Settings declared once: a settings dataclass's field says its flag, help and parser. Pure.
+
+A field made with :func:`option` is a command-line option: ``--some-field`` (or the ``flag`` it
+names), the variable ``REASSIGND_SOME_FIELD`` and the TOML key ``some-field``, all derived from
+the one declaration; its default is the field's. :func:`options_of` lists a class's options in
+field order and :func:`build` makes the object from parsed values, so nothing maps a flag to a
+field by hand. The value parsers below take a string (a flag, a variable) or a TOML value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+ENV_PREFIX = "REASSIGND_"
+
+Parser = Callable[[object], object]
+_S = TypeVar("_S")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    flag: str  # without the leading dashes: "controller-id"
+    parse: Parser
+    help: str
+    default: object = None  # None: unset (optional) or required, see ``required``
+    metavar: str | None = None
+    required: bool = False
+    fields: tuple[str, ...] = ()  # the settings fields it sets; a pair takes a parsed pair
+
+    @property
+    def dest(self) -> str:
+        return self.flag.replace("-", "_")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.dest.upper()
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    parse: Parser
+    help: str
+    metavar: str | None
+    flag: str | None
+    pair: str | None  # the field that takes the second half of a pair ("http_port")
+
+
+def option(
+    default: Any = dataclasses.MISSING,
+    *,
+    parse: Parser,
+    help: str,
+    metavar: str | None = None,
+    flag: str | None = None,
+    pair: str | None = None,
+) -> Any:
+    """A settings field that is also an option; without ``default`` the option is required.
+    ``pair``: a ``HOST:PORT`` option setting this field and the named one (parsed to a pair)."""
+    return dataclasses.field(default=default, metadata={"option": _Spec(parse, help, metavar, flag, pair)})
+
+
+def options_of(cls: type[Any], *, skip: tuple[str, ...] = ()) -> tuple[Option, ...]:
+    """The options declared on ``cls``'s fields, in field order, but those of ``skip`` (fields)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    out: list[Option] = []
+    for f in dataclasses.fields(cls):
+        spec = f.metadata.get("option")
+        if spec is None or f.name in skip:
+            continue
+        names = (f.name, spec.pair) if spec.pair else (f.name,)
+        missing = f.default is dataclasses.MISSING
+        default: object = None if missing else f.default
+        if spec.pair and not missing:
+            default = f"{f.default}:{defaults[spec.pair]}"
+        flag = spec.flag or f.name.replace("_", "-")
+        out.append(Option(flag, spec.parse, spec.help, default, spec.metavar, missing, names))
+    return tuple(out)
+
+
+def build(cls: type[_S], options: tuple[Option, ...], values: Mapping[str, object], **fixed: object) -> _S:
+    """``cls`` from ``values`` (parsed, keyed by flag; None: unset, the field's default holds),
+    taking the options among ``options`` that set one of ``cls``'s fields."""
+    own = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kwargs: dict[str, object] = dict(fixed)
+    for opt in options:
+        value = values.get(opt.flag)
+        if value is None or not opt.fields or opt.fields[0] not in own:
+            continue
+        if len(opt.fields) == 2:
+            assert isinstance(value, tuple)
+            kwargs[opt.fields[0]], kwargs[opt.fields[1]] = value
+        else:
+            kwargs[opt.fields[0]] = value
+    return cls(**kwargs)
+
+
+# --- value parsers: a flag or variable gives a string, the TOML file a native value -----------------
+
+
+def text(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def integer(minimum: int | None = None, maximum: int | None = None) -> Parser:
+    def parse(value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError(f"expected an integer, got {value!r}")
+        try:
+            number = int(value) if isinstance(value, int) else int(value.strip(), 10)
+        except ValueError:
+            raise ValueError(f"expected an integer, got {value!r}") from None
+        if minimum is not None and number < minimum:
+            raise ValueError(f"must be >= {minimum}, got {number}")
+        if maximum is not None and number > maximum:
+            raise ValueError(f"must be <= {maximum}, got {number}")
+        return number
+
+    return parse
+
+
+def number(minimum: float, *, inclusive: bool) -> Parser:
+    def parse(value: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(f"expected a number, got {value!r}")
+        try:
+            result = float(value)
+        except ValueError:
+            raise ValueError(f"expected a number, got {value!r}") from None
+        if not math.isfinite(result):
+            raise ValueError(f"expected a finite number, got {value!r}")
+        if result < minimum or (not inclusive and result == minimum):
+            raise ValueError(f"must be {'>=' if inclusive else '>'} {minimum:g}, got {result:g}")
+        return result
+
+    return parse
+
+
+def choice(*choices: str, upper: bool = False) -> Parser:
+    """One of ``choices``, any case; the value lower-cased (upper-cased with ``upper``)."""
+
+    def parse(value: object) -> str:
+        if not isinstance(value, str) or value.strip().lower() not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        chosen = value.strip().lower()
+        return chosen.upper() if upper else chosen
+
+    return parse
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise ValueError(f"invalid port {text!r}")
+    return int(text)
+
+
+def split_host_port(text: str) -> tuple[str, int]:
+    """``host:port`` or ``[v6]:port`` → (host, port); the host of a v6 literal without brackets."""
+    if text.startswith("["):
+        host, sep, rest = text[1:].partition("]")
+        if not sep or not rest.startswith(":"):
+            raise ValueError(f"expected [HOST]:PORT, got {text!r}")
+        return host, _port(rest[1:])
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or ":" in host:
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    return host, _port(port)
+
+
+def host_port(value: object) -> tuple[str, int]:
+    return split_host_port(text(value))
+
+
+def zk_connect(value: object) -> str:
+    """``host:port[,host:port...][/chroot]``, as Kafka's ``zookeeper.connect``."""
+    connect = text(value)
+    servers, slash, chroot = connect.partition("/")
+    if not servers:
+        raise ValueError(f"expected HOST:PORT[,HOST:PORT...][/chroot], got {connect!r}")
+    for server in servers.split(","):
+        _host, port = split_host_port(server)
+        if port == 0:
+            raise ValueError(f"invalid port 0 in {connect!r}")
+    if slash and chroot and any(not part for part in chroot.split("/")):
+        raise ValueError(f"invalid chroot /{chroot!r} (empty path segment)")
+    return connect
+
+
+def bootstrap(value: object) -> str:
+    servers = text(value)
+    for server in servers.split(","):
+        split_host_port(server)
+    return servers
