@@ -16,6 +16,7 @@ machine count less), the best of ``--rounds`` rounds, fast and strict rounds int
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -24,8 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from typing import Annotated
+
+import msgspec
+
+from reassignd.control.protocol import Header, LeaderAndIsrRequest, WirePartitionState, encode_request
 from reassignd.zk import codec
-from reassignd.zk.json_fields import CodecError, load_object_strictly
+from reassignd.zk.json_fields import INT32_MAX, CodecError, load_object_strictly
 
 BROKERS = tuple(range(1, 7))  # RF 3 spread round-robin over six brokers
 TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"
@@ -90,6 +96,79 @@ def strict_encode_topic(znode: codec.TopicZnode) -> bytes:
     return dump_as_before("topic znode", obj, strict_decode_topic)
 
 
+# --- msgspec against the hand-written paths ---------------------------------------------------------
+
+Int32 = Annotated[int, msgspec.Meta(ge=-1, le=INT32_MAX)]
+BrokerId = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+
+
+class StateStruct(msgspec.Struct, frozen=True, gc=False):
+    """The partition state znode as a msgspec struct: strict types and ranges (no duplicate-key
+    or unique-ISR check: msgspec has neither, which is why the codecs do not use it)."""
+
+    version: Annotated[int, msgspec.Meta(ge=1, le=1)]
+    leader: Int32
+    leader_epoch: Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+    controller_epoch: Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+    isr: tuple[BrokerId, ...]
+
+
+STATE_DECODER = msgspec.json.Decoder(StateStruct)
+
+
+def control_request(partitions: int) -> LeaderAndIsrRequest:
+    states = tuple(
+        WirePartitionState(f"topic-{p // 100}", p % 100, 5, BROKERS[p % 6], 7, (1, 2, 3), 9, (1, 2, 3))
+        for p in range(partitions)
+    )
+    return LeaderAndIsrRequest(Header(9000, 5, 100), states)
+
+
+def control_decode_as_before(body: bytes) -> tuple[WirePartitionState, ...]:
+    """The agent's reader before msgspec: json.loads into dicts, then a frozen dataclass per state
+    (field checks by hand), as `bench/README.md`'s profile of the agents found it."""
+    out = []
+    for raw in json.loads(body)["partition_states"]:
+        for key in ("partition", "controller_epoch", "leader", "leader_epoch", "partition_epoch"):
+            if type(raw[key]) is not int:
+                raise ValueError(key)
+        out.append(
+            _DataclassState(
+                raw["topic"],
+                raw["partition"],
+                raw["controller_epoch"],
+                raw["leader"],
+                raw["leader_epoch"],
+                tuple(raw["isr"]),
+                raw["partition_epoch"],
+                tuple(raw["replicas"]),
+                tuple(raw.get("adding_replicas", ())),
+                tuple(raw.get("removing_replicas", ())),
+                bool(raw.get("is_new", False)),
+            )
+        )
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _DataclassState:
+    topic: str
+    partition: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+    is_new: bool = False
+
+
+def control_encode_as_before(request: LeaderAndIsrRequest) -> bytes:
+    return json.dumps(request.to_json(), separators=(",", ":")).encode()
+
+
 def per_call_us(call: Callable[[], object], calls: int) -> float:
     started = time.process_time()
     for _ in range(calls):
@@ -98,9 +177,15 @@ def per_call_us(call: Callable[[], object], calls: int) -> float:
 
 
 def compare(
-    label: str, fast: Callable[[], object], strict: Callable[[], object], calls: int, rounds: int
+    label: str,
+    fast: Callable[[], object],
+    strict: Callable[[], object],
+    calls: int,
+    rounds: int,
+    *,
+    same: Callable[[object, object], bool] = lambda a, b: a == b,
 ) -> tuple[float, float]:
-    assert fast() == strict(), f"{label}: the fast and strict paths disagree"
+    assert same(fast(), strict()), f"{label}: the two paths disagree"
     best_fast = best_strict = float("inf")
     for _ in range(rounds):
         best_fast = min(best_fast, per_call_us(fast, calls))
@@ -154,6 +239,42 @@ def main() -> None:
         lambda: codec.decode_broker(BROKER.broker_id, broker),
         lambda: strict_decode_broker(broker),
         2000,
+        args.rounds,
+    )
+    print()
+    print(f"{'msgspec, µs per call':<34} {'ours':>9} {'msgspec':>9} {'speed-up':>9}")
+    compare(
+        "partition state znode decode",
+        lambda: STATE_DECODER.decode(state),
+        lambda: codec.decode_partition_state(state),
+        2000,
+        args.rounds,
+        same=lambda m, ours: (
+            isinstance(m, StateStruct)
+            and isinstance(ours, codec.PartitionState)
+            and (m.leader, m.leader_epoch, m.controller_epoch, m.isr)
+            == (ours.leader, ours.leader_epoch, ours.controller_epoch, ours.isr)
+        ),
+    )
+    request = control_request(1000)
+    body = encode_request(request)
+    print(f"LeaderAndIsr body: 1,000 partitions, {len(body)} bytes")
+    compare(
+        "LeaderAndIsr decode (agent)",
+        lambda: LeaderAndIsrRequest.decode(body),
+        lambda: control_decode_as_before(body),
+        20,
+        args.rounds,
+        same=lambda m, before: (
+            [dataclasses.astuple(s) for s in before]  # type: ignore[attr-defined]
+            == [tuple(getattr(x, f) for f in x.__struct_fields__) for x in m.partition_states]
+        ),  # type: ignore[attr-defined]
+    )
+    compare(
+        "LeaderAndIsr encode (controller)",
+        lambda: encode_request(request),
+        lambda: control_encode_as_before(request),
+        20,
         args.rounds,
     )
     fast_s = (100_000 * state_us + 1_000 * topic_us) / 1e6

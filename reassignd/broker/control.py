@@ -69,6 +69,14 @@ async def _parse(request: web.Request, parse: Callable[[Any], T]) -> T:
         raise _bad_request(str(e)) from e
 
 
+async def _decode(request: web.Request, decode: Callable[[bytes], T]) -> T:
+    """The hot requests (LeaderAndIsr, UpdateMetadata): bytes straight into structs."""
+    try:
+        return decode(await request.read())
+    except WireError as e:
+        raise _bad_request(str(e)) from e
+
+
 class ControlRoutes:
     def __init__(self, mgr: ReplicaManager, hooks: AgentHooks, clock: Callable[[], float]) -> None:
         self._mgr = mgr
@@ -110,7 +118,7 @@ class ControlRoutes:
         return web.json_response(response.to_json())
 
     async def leader_and_isr(self, request: web.Request) -> web.Response:
-        body = await _parse(request, LeaderAndIsrRequest.from_json)
+        body = await _decode(request, LeaderAndIsrRequest.decode)
 
         async def apply() -> ControlResponse:
             hosted = {p.topic for p in body.partition_states if self._mgr.broker_id in p.replicas}
@@ -144,7 +152,7 @@ class ControlRoutes:
         return await self._handle("StopReplica", apply)
 
     async def update_metadata(self, request: web.Request) -> web.Response:
-        body = await _parse(request, UpdateMetadataRequest.from_json)
+        body = await _decode(request, UpdateMetadataRequest.decode)
 
         async def apply() -> ControlResponse:
             return self._mgr.update_metadata(body, self._clock())

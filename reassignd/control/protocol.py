@@ -43,9 +43,11 @@ The response to a full chunk also carries ``"full_complete": bool`` and ``"delet
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, TypeGuard
+from typing import Any, TypeVar
+
+import msgspec
 
 from reassignd.topic_partition import TopicPartition
 
@@ -89,16 +91,6 @@ def _ints(obj: dict[str, Any], key: str, default: list[int] | None = None) -> tu
     return tuple(value)
 
 
-def _int_list(value: Any) -> TypeGuard[list[int]]:
-    """A list of integers (not booleans): the fast paths' check."""
-    if type(value) is not list:
-        return False
-    for v in value:  # noqa: SIM110 (a loop beats all() on the short lists here)
-        if type(v) is not int:
-            return False
-    return True
-
-
 def _str(obj: dict[str, Any], key: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
@@ -119,11 +111,11 @@ def _list(obj: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
-_NO_IDS: list[int] = []
+class WirePartitionState(msgspec.Struct, frozen=True, gc=False):
+    """One partition's state in a LeaderAndIsr or UpdateMetadata request. A msgspec struct: the
+    agents decode a request's states straight into these (typed, no intermediate dicts) and the
+    controller encodes them in C, field order as declared."""
 
-
-@dataclass(frozen=True, slots=True)
-class WirePartitionState:
     topic: str
     partition: int
     controller_epoch: int
@@ -135,34 +127,9 @@ class WirePartitionState:
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
     is_new: bool = False
-    # the compact JSON of this state, with and without is_new, made once: one event sends the same
-    # state object to every broker that needs it (UpdateMetadata to all of them)
-    _encoded: str | None = field(default=None, init=False, compare=False, repr=False)
-    _encoded_plain: str | None = field(default=None, init=False, compare=False, repr=False)
 
-    def encoded(self, *, with_is_new: bool = True) -> str:
-        """``to_json(with_is_new=...)`` as compact JSON, byte for byte, computed once."""
-        cached = self._encoded if with_is_new else self._encoded_plain
-        if cached is not None:
-            return cached
-        head = (
-            f'{{"topic":{_json_str(self.topic)},"partition":{self.partition},'
-            f'"controller_epoch":{self.controller_epoch},"leader":{self.leader},'
-            f'"leader_epoch":{self.leader_epoch},"isr":[{_ids(self.isr)}],'
-            f'"partition_epoch":{self.partition_epoch},"replicas":[{_ids(self.replicas)}],'
-            f'"adding_replicas":[{_ids(self.adding_replicas)}],'
-            f'"removing_replicas":[{_ids(self.removing_replicas)}]'
-        )
-        if with_is_new:
-            text = head + (',"is_new":true}' if self.is_new else ',"is_new":false}')
-            object.__setattr__(self, "_encoded", text)
-        else:
-            text = head + "}"
-            object.__setattr__(self, "_encoded_plain", text)
-        return text
-
-    def to_json(self, *, with_is_new: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> dict[str, Any]:
+        return {
             "topic": self.topic,
             "partition": self.partition,
             "controller_epoch": self.controller_epoch,
@@ -173,58 +140,35 @@ class WirePartitionState:
             "replicas": list(self.replicas),
             "adding_replicas": list(self.adding_replicas),
             "removing_replicas": list(self.removing_replicas),
+            "is_new": self.is_new,
         }
-        if with_is_new:
-            out["is_new"] = self.is_new
-        return out
 
     @staticmethod
     def from_json(raw: Any) -> WirePartitionState:
-        if type(raw) is dict:  # the fast path: every field present and well typed
-            get = raw.get
-            topic, partition, leader = get("topic"), get("partition"), get("leader")
-            controller_epoch, leader_epoch = get("controller_epoch"), get("leader_epoch")
-            partition_epoch, isr, replicas = get("partition_epoch"), get("isr"), get("replicas")
-            adding, removing = get("adding_replicas", _NO_IDS), get("removing_replicas", _NO_IDS)
-            if (
-                type(topic) is str
-                and type(partition) is int
-                and type(controller_epoch) is int
-                and type(leader) is int
-                and type(leader_epoch) is int
-                and type(partition_epoch) is int
-                and _int_list(isr)
-                and _int_list(replicas)
-                and _int_list(adding)
-                and _int_list(removing)
-            ):
-                return WirePartitionState(
-                    topic,
-                    partition,
-                    controller_epoch,
-                    leader,
-                    leader_epoch,
-                    tuple(isr),
-                    partition_epoch,
-                    tuple(replicas),
-                    tuple(adding),
-                    tuple(removing),
-                    bool(get("is_new", False)),
-                )
-        obj = _obj(raw, "partition state")
-        return WirePartitionState(
-            topic=_str(obj, "topic"),
-            partition=_int(obj, "partition"),
-            controller_epoch=_int(obj, "controller_epoch"),
-            leader=_int(obj, "leader"),
-            leader_epoch=_int(obj, "leader_epoch"),
-            isr=_ints(obj, "isr"),
-            partition_epoch=_int(obj, "partition_epoch"),
-            replicas=_ints(obj, "replicas"),
-            adding_replicas=_ints(obj, "adding_replicas", []),
-            removing_replicas=_ints(obj, "removing_replicas", []),
-            is_new=bool(obj.get("is_new", False)),
-        )
+        return _convert(raw, WirePartitionState, "partition state")
+
+
+_S = TypeVar("_S")
+
+
+def _convert(raw: Any, kind: type[_S], what: str) -> _S:
+    """``raw`` (decoded JSON) as ``kind``, strictly typed; :class:`WireError` naming the field."""
+    if not isinstance(raw, dict):
+        raise WireError(f"{what} must be an object")
+    try:
+        return msgspec.convert(raw, kind)
+    except msgspec.ValidationError as e:
+        raise WireError(str(e)) from None
+
+
+def _decode(body: bytes, decoder: msgspec.json.Decoder[_S]) -> _S:
+    """A request body decoded straight into its struct; :class:`WireError` for anything else."""
+    try:
+        return decoder.decode(body)
+    except msgspec.ValidationError as e:
+        raise WireError(str(e)) from None
+    except msgspec.DecodeError as e:
+        raise WireError(f"invalid JSON: {e}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,21 +283,28 @@ class LeaderAndIsrRequest:
 
     @staticmethod
     def from_json(raw: Any) -> LeaderAndIsrRequest:
-        obj = _obj(raw, "request")
-        kind = obj.get("type", INCREMENTAL)
+        return LeaderAndIsrRequest.from_body(_convert(raw, _StatesBody, "request"))
+
+    @staticmethod
+    def decode(body: bytes) -> LeaderAndIsrRequest:
+        """The agent's reader: the body's bytes straight into structs."""
+        return LeaderAndIsrRequest.from_body(_decode(body, _STATES_BODY))
+
+    @staticmethod
+    def from_body(body: _StatesBody) -> LeaderAndIsrRequest:
         full = None
         without: tuple[TopicPartition, ...] = ()
-        if kind == FULL:
-            full = FullSet.from_json(obj.get("full"))
+        if body.type == FULL:
+            full = FullSet.from_json(body.full)
             without = tuple(
-                _tp_from_json(p, "partition without state") for p in _list(obj, "partitions_without_state")
+                _tp_from_json(p, "partition without state") for p in body.partitions_without_state
             )
-        elif kind != INCREMENTAL:
+        elif body.type != INCREMENTAL:
             raise WireError(f"field 'type' must be '{INCREMENTAL}' or '{FULL}'")
         return LeaderAndIsrRequest(
-            Header.from_json(obj),
-            tuple(WirePartitionState.from_json(p) for p in _list(obj, "partition_states")),
-            tuple(LiveBroker.from_json(b) for b in _list(obj, "live_leaders")),
+            body.header,
+            body.partition_states,
+            tuple(LiveBroker.from_json(b) for b in body.live_leaders),
             full,
             without,
         )
@@ -368,7 +319,7 @@ class UpdateMetadataRequest:
     def to_json(self) -> dict[str, Any]:
         return {
             **self.header.to_json(),
-            "partition_states": [p.to_json(with_is_new=False) for p in self.partition_states],
+            "partition_states": [p.to_json() for p in self.partition_states],
             **self.to_json_without_states(),
         }
 
@@ -378,12 +329,39 @@ class UpdateMetadataRequest:
 
     @staticmethod
     def from_json(raw: Any) -> UpdateMetadataRequest:
-        obj = _obj(raw, "request")
+        return UpdateMetadataRequest.from_body(_convert(raw, _StatesBody, "request"))
+
+    @staticmethod
+    def decode(body: bytes) -> UpdateMetadataRequest:
+        """The agent's reader: the body's bytes straight into structs."""
+        return UpdateMetadataRequest.from_body(_decode(body, _STATES_BODY))
+
+    @staticmethod
+    def from_body(body: _StatesBody) -> UpdateMetadataRequest:
         return UpdateMetadataRequest(
-            Header.from_json(obj),
-            tuple(WirePartitionState.from_json(p) for p in _list(obj, "partition_states")),
-            tuple(LiveBroker.from_json(b) for b in _list(obj, "live_brokers")),
+            body.header, body.partition_states, tuple(LiveBroker.from_json(b) for b in body.live_brokers)
         )
+
+
+class _StatesBody(msgspec.Struct, gc=False):
+    """A LeaderAndIsr or UpdateMetadata body as decoded; unknown fields are ignored."""
+
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partition_states: tuple[WirePartitionState, ...] = ()
+    live_leaders: list[Any] = msgspec.field(default_factory=list)
+    live_brokers: list[Any] = msgspec.field(default_factory=list)
+    type: str = INCREMENTAL
+    full: Any = None
+    partitions_without_state: list[Any] = msgspec.field(default_factory=list)
+
+    @property
+    def header(self) -> Header:
+        return Header(self.controller_id, self.controller_epoch, self.broker_epoch)
+
+
+_STATES_BODY = msgspec.json.Decoder(_StatesBody)
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,26 +467,19 @@ class ControlResponse:
 _COMPACT = (",", ":")
 
 
+_STATES = msgspec.json.Encoder()
+
+
 def encode_request(request: ControlRequest) -> bytes:
-    """The body the controller sends: compact JSON (ASCII, so characters are bytes), the same
-    bytes as ``json.dumps(request.to_json())``. Partition states are spliced in from each state's
-    own encoding (:meth:`WirePartitionState.encoded`), made once however many brokers get it."""
+    """The body the controller sends: compact JSON, the same bytes as
+    ``json.dumps(request.to_json())`` for Kafka's (ASCII) topic names; partition states are
+    encoded by msgspec, in C (the sizes above count a name's JSON escapes, an upper bound)."""
     if isinstance(request, StopReplicaRequest):
         return json.dumps(request.to_json(), separators=_COMPACT).encode()
-    with_is_new = isinstance(request, LeaderAndIsrRequest)
-    rest = request.to_json_without_states()
-    header = json.dumps(request.header.to_json(), separators=_COMPACT)
-    states = ",".join([ws.encoded(with_is_new=with_is_new) for ws in request.partition_states])
-    tail = json.dumps(rest, separators=_COMPACT)
-    return f'{header[:-1]},"partition_states":[{states}],{tail[1:]}'.encode()
-
-
-def _json_str(s: str) -> str:
-    return json.dumps(s)
-
-
-def _ids(xs: tuple[int, ...]) -> str:
-    return ",".join(map(str, xs))
+    header = json.dumps(request.header.to_json(), separators=_COMPACT).encode()
+    tail = json.dumps(request.to_json_without_states(), separators=_COMPACT).encode()
+    states = _STATES.encode(request.partition_states)
+    return b"".join((header[:-1], b',"partition_states":', states, b",", tail[1:]))
 
 
 def _encoded_len(obj: Any) -> int:
@@ -537,16 +508,13 @@ def ints_size(xs: tuple[int, ...]) -> int:
 
 # fixed parts of each item (keys, braces, separators), measured once from minimal items
 _STATE_FIXED = _encoded_len(WirePartitionState("", 0, 0, 0, 0, (), 0, ()).to_json()) - (2 + 5 + 4 * 2 + 5)
-_STATE_FIXED_NO_NEW = _encoded_len(
-    WirePartitionState("", 0, 0, 0, 0, (), 0, ()).to_json(with_is_new=False)
-) - (2 + 5 + 4 * 2)
 _TP_FIXED = _encoded_len(_tp_json(("", 0))) - (2 + 1)
 _STOP_FIXED = _encoded_len(StopReplicaPartition("", 0, 0, False).to_json()) - (2 + 1 + 1 + 5)
 
 
-def state_size(ws: WirePartitionState, *, with_is_new: bool = True) -> int:
-    """Encoded size of ``ws.to_json(with_is_new=...)``, without encoding it (this runs for every
-    state sent, so it adds lengths rather than encoding)."""
+def state_size(ws: WirePartitionState) -> int:
+    """Encoded size of ``ws``, without encoding it (this runs for every state sent, so it adds
+    lengths rather than encoding)."""
     size = (
         str_size(ws.topic)
         + _int_size(ws.partition)
@@ -559,8 +527,6 @@ def state_size(ws: WirePartitionState, *, with_is_new: bool = True) -> int:
         + ints_size(ws.adding_replicas)
         + ints_size(ws.removing_replicas)
     )
-    if not with_is_new:
-        return _STATE_FIXED_NO_NEW + size
     return _STATE_FIXED + size + (4 if ws.is_new else 5)
 
 

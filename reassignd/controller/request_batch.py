@@ -230,7 +230,6 @@ class ControlBatch:
         for brokers, members in merged.items():
             sized = [ws for tp in members if (ws := self._wire_state(tp, False)) is not None]
             states = [ws for ws, _ in sized]
-            # sizes as in a LeaderAndIsr: an upper bound here (UpdateMetadata's states omit is_new)
             overhead = len(encode_request(UpdateMetadataRequest(widest, (), live)))
             ranges = chunk_ranges([size for _, size in sized], overhead)
             chunks = [tuple(states[i:j]) for i, j in ranges] or [()]

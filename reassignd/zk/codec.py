@@ -19,6 +19,9 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Annotated
+
+import msgspec
 
 from reassignd.plan_format import PlanError, read_plan
 from reassignd.topic_partition import TopicPartition
@@ -337,17 +340,39 @@ def encode_partition_state(state: PartitionState) -> bytes:
 
 def decode_partition_state(data: bytes | None) -> PartitionState:
     """``leader`` is a broker id or -1; the ISR may be empty (no negative or repeated ids)."""
-    if (
-        (obj := fast_object(data)) is not None
-        and (state := _partition_state_fast(obj)) is not None
-        and fast_keys_unique(data, len(obj))
-    ):
-        return state
+    if type(data) is bytes and data.count(b":") == len(_StateStruct.__struct_fields__):
+        # The fast path (failover reads 100,000 of these): msgspec decodes into a typed struct in
+        # C. Five colons and five required members mean no repeated and no unknown key; a
+        # repeated ISR id, or anything msgspec refuses, goes the strict way, which words it.
+        try:
+            s = _STATE_DECODER.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass
+        else:
+            if len(set(s.isr)) == len(s.isr):
+                return PartitionState(s.leader, s.leader_epoch, s.controller_epoch, s.isr)
     return _read_partition_state(load_object(data))
 
 
+_UInt31 = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+
+
+class _StateStruct(msgspec.Struct, gc=False):
+    """The fast path's view of a state znode: :func:`_read_partition_state`'s rules, as types."""
+
+    version: Annotated[int, msgspec.Meta(ge=1, le=1)]
+    leader: Annotated[int, msgspec.Meta(ge=-1, le=INT32_MAX)]
+    leader_epoch: _UInt31
+    controller_epoch: _UInt31
+    isr: tuple[_UInt31, ...]
+
+
+_STATE_DECODER = msgspec.json.Decoder(_StateStruct)
+
+
 def _partition_state_fast(obj: dict[str, object]) -> PartitionState | None:
-    """What :func:`_read_partition_state` returns, or None where it might refuse."""
+    """What :func:`_read_partition_state` returns, or None where it might refuse (the encoder's
+    check that the decoder will take what it writes)."""
     version, leader, leader_epoch, controller_epoch, isr = map(obj.get, _STATE_FIELDS)
     if (
         fast_int(version, 1, 1)

@@ -1252,6 +1252,29 @@ def test_partition_state_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_partition_state, data) == outcome(strict_decode_partition_state, data)
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1,2]}',
+        b'{ "version" : 1 , "leader" : 1 , "leader_epoch" : 0 , "controller_epoch" : 1 , "isr" : [ ] }',
+        b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1,1]}',  # a repeated id
+        b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1],"x":0}',  # unknown key
+        b'{"version":1,"leader":1,"leader_epoch":0,"leader_epoch":2,"isr":[1]}',  # a repeated key
+        b'{"version":1,"leader":-2,"leader_epoch":0,"controller_epoch":1,"isr":[1]}',
+        b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[2147483648]}',
+        b'{"version":1,"leader":1.0,"leader_epoch":0,"controller_epoch":1,"isr":[1]}',
+        b'{"version":true,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1]}',
+        b'{"version":2,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1]}',
+        b'\xef\xbb\xbf{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1]}',
+        b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1]} x',
+        b'{"version":1,"l\\u0065ader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1]}',
+    ],
+)
+def test_the_msgspec_fast_path_returns_what_the_strict_path_does(data: bytes) -> None:
+    # decode_partition_state tries msgspec first and falls back to the strict path on any doubt
+    assert outcome(decode_partition_state, data) == outcome(strict_decode_partition_state, data)
+
+
 @settings(max_examples=250)
 @given(data=damaged_topics)
 def test_topic_fast_and_strict_paths_agree(data: bytes) -> None:
