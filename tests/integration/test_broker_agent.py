@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
+import msgspec
 import pytest
 
 from reassignd.broker.agent import run_agents
@@ -306,7 +306,7 @@ async def start_move(
     created = await controller.wire_state(topic, (1,), is_new=True)
     assert (await controller.leader_and_isr(b1, (created,)))["partition_errors"][0]["error_code"] == 0
     moving = await controller.wire_state(topic, (1, 2))
-    leader_state = dataclasses.replace(moving, leader_epoch=moving.leader_epoch + 1)
+    leader_state = msgspec.structs.replace(moving, leader_epoch=moving.leader_epoch + 1)
     await controller.zk.set(
         paths.partition_state(topic, 0),
         codec.encode_partition_state(
@@ -314,12 +314,12 @@ async def start_move(
         ),
         moving.partition_epoch,
     )
-    bumped = dataclasses.replace(leader_state, partition_epoch=moving.partition_epoch + 1)
+    bumped = msgspec.structs.replace(leader_state, partition_epoch=moving.partition_epoch + 1)
     assert (await controller.leader_and_isr(b1, (bumped,)))["partition_errors"][0]["error_code"] == 0
     if stale:
         state, version = await controller.state(topic)
         await controller.zk.set(paths.partition_state(topic, 0), codec.encode_partition_state(state), version)
-    adding = dataclasses.replace(bumped, is_new=True, adding_replicas=(2,))
+    adding = msgspec.structs.replace(bumped, is_new=True, adding_replicas=(2,))
     response = await controller.leader_and_isr(b2, (adding,), (b1,) if leaders else ())
     assert response["partition_errors"][0]["error_code"] == 0
     for b in (b1, b2):
