@@ -5,8 +5,8 @@ Shared by the controller (which builds and sends these) and the agent (which par
 **Body size.** The agent accepts bodies up to :data:`MAX_CONTROL_BODY_BYTES` (its aiohttp
 ``client_max_size``; more is answered 413). The controller encodes with :func:`encode_request`
 (compact JSON) and keeps every body below :data:`MAX_REQUEST_BYTES`, splitting by bytes as well as
-by partition count; :func:`state_size` and friends give a partition's encoded size without encoding
-it, and :func:`split_request` halves a request the agent refused as too large.
+by partition count; :func:`state_size` gives a partition state's exact encoded size (msgspec encodes it in
+well under a microsecond) and its friends other items' sizes without encoding them, and :func:`split_request` halves a request the agent refused as too large.
 
 **Full LeaderAndIsr (KIP-516's ``type``).** A LeaderAndIsr is ``"type": "incremental"`` (the
 default when the field is absent: every request before KIP-516) or ``"type": "full"``. A full
@@ -496,38 +496,15 @@ def _int_size(v: int) -> int:
     return 1 if 0 <= v < 10 else len(str(v))
 
 
-def ints_size(xs: tuple[int, ...]) -> int:
-    """Encoded size of a JSON list of integers."""
-    if not xs:
-        return 2
-    n = 1 + len(xs)
-    for v in xs:
-        n += 1 if 0 <= v < 10 else len(str(v))
-    return n
-
-
 # fixed parts of each item (keys, braces, separators), measured once from minimal items
-_STATE_FIXED = _encoded_len(WirePartitionState("", 0, 0, 0, 0, (), 0, ()).to_json()) - (2 + 5 + 4 * 2 + 5)
 _TP_FIXED = _encoded_len(_tp_json(("", 0))) - (2 + 1)
 _STOP_FIXED = _encoded_len(StopReplicaPartition("", 0, 0, False).to_json()) - (2 + 1 + 1 + 5)
 
 
 def state_size(ws: WirePartitionState) -> int:
-    """Encoded size of ``ws``, without encoding it (this runs for every state sent, so it adds
-    lengths rather than encoding)."""
-    size = (
-        str_size(ws.topic)
-        + _int_size(ws.partition)
-        + _int_size(ws.controller_epoch)
-        + _int_size(ws.leader)
-        + _int_size(ws.leader_epoch)
-        + _int_size(ws.partition_epoch)
-        + ints_size(ws.isr)
-        + ints_size(ws.replicas)
-        + ints_size(ws.adding_replicas)
-        + ints_size(ws.removing_replicas)
-    )
-    return _STATE_FIXED + size + (4 if ws.is_new else 5)
+    """Encoded size of ``ws`` in a request body: msgspec encodes one in well under a
+    microsecond, faster than adding up its parts in Python, and exact."""
+    return len(_STATES.encode(ws))
 
 
 def tp_size(tp: TopicPartition) -> int:
