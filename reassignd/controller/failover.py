@@ -66,6 +66,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
     phase("topics")
     all_tps = list(ctx.all_partitions())
+    read_since = shared.zk.last_zxid  # every state read below reflects at least this zxid
     states, malformed = await loader.read_states(shared.zk, all_tps, shared.report)
     ctx.states.update(states)
     ctx.malformed_states.update(malformed)
@@ -84,16 +85,20 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     # in Kafka), then pending KIP-236 requests in order, then every other partition with
     # non-empty AR/RR
     intake, sequenced = parts.intake, parts.sequenced
-    await sequenced.load_status()
-    await intake.load_pending()
-    await intake.on_cancel_znode(batch)
-    await intake.on_legacy_znode(batch)
-    await intake.on_extra_znode(batch)
-    await sequenced.on_requests(batch)
-    handled = intake.legacy_partitions() | set(sequenced.status)
-    await parts.reassigner.resume(sorted(ctx.reassigning - handled), batch)
-    await parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), batch)
-    await parts.runner.load(batch)
+    parts.reassigner.states_read_since = read_since  # no state read again to arm its watch
+    try:
+        await sequenced.load_status()
+        await intake.load_pending()
+        await intake.on_cancel_znode(batch)
+        await intake.on_legacy_znode(batch)
+        await intake.on_extra_znode(batch)
+        await sequenced.on_requests(batch)
+        handled = intake.legacy_partitions() | set(sequenced.status)
+        await parts.reassigner.resume(sorted(ctx.reassigning - handled), batch)
+        await parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), batch)
+        await parts.runner.load(batch)
+    finally:
+        parts.reassigner.states_read_since = None
     phase("reassignments")
     await parts.finisher.after_reassignments(batch)
     phase("requests")

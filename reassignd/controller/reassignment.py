@@ -59,6 +59,8 @@ class Reassigner:
         self.completed: list[TopicPartition] = []  # of the current event, for the legacy znode
         # of the current event: partitions a removal left without a leader (the event's end elects)
         self.leaderless: set[TopicPartition] = set()
+        # during the failover load: the zxid before the bulk read of every state (see _refresh_states)
+        self.states_read_since: int | None = None
 
     # --- entry points -----------------------------------------------------------------------------
 
@@ -129,8 +131,23 @@ class Reassigner:
 
     async def _refresh_states(self, tps: list[TopicPartition]) -> None:
         """Read the state znodes (the ISR from ZooKeeper, not the cache), arming a data watch on
-        each reassigning partition (PartitionReassignmentIsrChange)."""
+        each reassigning partition (PartitionReassignmentIsrChange).
+
+        During the failover load every state was just read in bulk, after ``states_read_since``:
+        the cache is that fresh, so the watches are armed as if each state had been read then (a
+        few SetWatches requests instead of a read each). A state changed since fires its watch at
+        once and the event re-reads it; a write that meets a newer version re-reads and decides
+        again (ZkWriter.update_states)."""
         ctx = self.ctx
+        if self.states_read_since is not None:
+            watches = {
+                paths.partition_state(*tp): callback
+                for tp in tps
+                if tp in ctx.reassigning and (callback := self._watch_state(tp)) is not None
+            }
+            if watches:
+                await self.zk.watch_data_since(watches, self.states_read_since)
+            return
 
         async def one(tp: TopicPartition) -> None:
             watch = self._watch_state(tp) if tp in ctx.reassigning else None

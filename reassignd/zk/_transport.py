@@ -355,7 +355,7 @@ class ZkSession(Session):  # type: ignore[misc]
         child = sorted({path for kind, path in keys if kind == _CHILDREN_CHANGED})
         conn = self.conn
         try:
-            for chunk in _set_watches_chunks(self.last_zxid or 0, data, exist, child):
+            for chunk in set_watches_chunks(self.last_zxid or 0, data, exist, child):
                 await asyncio.wait_for(conn.send(chunk, xid=self.next_xid()), self.timeout)
         except asyncio.CancelledError:
             raise
@@ -426,7 +426,7 @@ WATCH_EVENTS: dict[str, tuple[int, ...]] = {
 ConnectionDropped: type[Exception] = exc.ConnectError
 
 
-def _set_watches_chunks(
+def set_watches_chunks(
     relative_zxid: int, data: list[str], exist: list[str], child: list[str]
 ) -> list[_wire.Request]:
     """SetWatches requests of at most ~128 KiB of paths each (a packet over 1 MiB is refused)."""

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import enum
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._pipeline import run_pipelined
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
-from reassignd.zk._transport import WATCH_EVENTS, ZkSession
+from reassignd.zk._transport import WATCH_EVENTS, ZkSession, set_watches_chunks
 from reassignd.zk._watches import ArmedWatch, WatchRegistry
 
 log = logging.getLogger(__name__)
@@ -362,6 +362,28 @@ class ZkClient:
             self._watches.disarm(armed)
             raise
         return _stat(stat)
+
+    @property
+    def last_zxid(self) -> int:
+        """The newest zxid this session has seen (0 before any): whatever a read sent after this
+        returns reflects at least every change up to it."""
+        session = self._session
+        return (session.last_zxid or 0) if session is not None else 0
+
+    async def watch_data_since(self, watches: Mapping[str, WatchCallback], zxid: int) -> None:
+        """A data watch on each path as if the znode had been read at ``zxid``: ZooKeeper's
+        SetWatches (what a client sends to re-arm its watches after a reconnect), which fires at
+        once for a znode changed or deleted since ``zxid``. Thousands of watches take a few
+        requests, where a read with a watch takes one round trip each."""
+        absolutes = {self._absolute(path): callback for path, callback in watches.items()}
+        armed = [self._arm(WatchKind.DATA, path, callback) for path, callback in absolutes.items()]
+        try:
+            for chunk in set_watches_chunks(zxid, list(absolutes), [], []):
+                await self._call(chunk, None, retry=True)  # re-arming twice is harmless
+        except BaseException:
+            for watch in armed:
+                self._watches.disarm(watch)
+            raise
 
     async def children(self, path: str, watch: WatchCallback | None = None) -> list[str]:
         """Raises NoNodeError."""

@@ -362,6 +362,44 @@ async def test_a_data_watch_fires_once(zk: ZkClient) -> None:
     assert fired == ["/w", "/w"]
 
 
+async def test_watches_armed_since_a_zxid_fire_for_what_changed_after_it(zk: ZkClient) -> None:
+    # What failover does: read many states in bulk, then arm their watches in a few SetWatches
+    # requests, as if each had been read with a watch at the zxid before the bulk read.
+    for name in ("a", "b", "c", "d"):
+        await zk.create(f"/{name}", b"0")
+    since = zk.last_zxid
+    assert since > 0
+    await zk.set("/a", b"1", -1)  # changed after `since`: fires as soon as it is armed
+    await zk.delete("/c")  # gone after `since`: fires too
+    fired: list[str] = []
+    await zk.watch_data_since({f"/{n}": fired.append for n in ("a", "b", "c", "d")}, since)
+    await settle(zk)
+    assert sorted(fired) == ["/a", "/c"]
+    await zk.set("/b", b"1", -1)  # unchanged until now: armed, fires on this change, once
+    await zk.set("/b", b"2", -1)
+    await zk.create("/d/child")  # a child is not a data change
+    await settle(zk)
+    assert sorted(fired) == ["/a", "/b", "/c"]
+    await zk.delete("/d/child")
+    await zk.delete("/d")
+    await settle(zk)
+    assert sorted(fired) == ["/a", "/b", "/c", "/d"]
+
+
+async def test_thousands_of_watches_armed_since_a_zxid_in_a_few_requests(zk: ZkClient) -> None:
+    paths = [f"/a-longer-znode-name-{i:05d}" for i in range(5000)]  # > 128 KiB: several SetWatches
+    for start in range(0, len(paths), 500):
+        await zk.multi([Create(p, b"0") for p in paths[start : start + 500]])
+    since = zk.last_zxid
+    fired: set[str] = set()
+    await zk.watch_data_since({p: fired.add for p in paths}, since)
+    await settle(zk)
+    assert fired == set()
+    await zk.multi([SetData(p, b"1", -1) for p in paths[::500]])
+    await eventually(lambda: len(fired) == 10, 10.0)
+    assert fired == set(paths[::500])
+
+
 async def test_a_children_watch_fires_once(zk: ZkClient) -> None:
     fired: list[str] = []
     await zk.create("/c", b"0")
