@@ -6,19 +6,17 @@ under the test's tmp dir, and is killed at teardown by the ``procs`` fixture.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
 
+from reassignd.testing.polling import eventually as eventually  # noqa: PLC0414 (the tests take it from here)
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import free_port
@@ -191,24 +189,6 @@ async def http_request(method: str, url: str, body: Any = None, timeout_s: float
 
 async def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, Any]:
     return await http_request("GET", url, timeout_s=timeout_s)
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T | None]], timeout_s: float = 30.0, interval_s: float = 0.1, what: str = ""
-) -> T:
-    """Poll ``probe`` until it returns something truthy; fail after ``timeout_s`` (a bound for
-    hangs, not a speed assertion)."""
-    deadline = time.monotonic() + timeout_s
-    last: T | None = None
-    while time.monotonic() < deadline:
-        try:
-            last = await probe()
-        except (aiohttp.ClientError, OSError):
-            last = None
-        if last:
-            return last
-        await asyncio.sleep(interval_s)
-    raise AssertionError(f"not reached within {timeout_s}s: {what} (last: {last!r})")
 
 
 async def active_one(*controllers: ControllerProc) -> tuple[ControllerProc, dict[str, Any]]:

@@ -38,7 +38,7 @@ from reassignd.http import build_app
 from reassignd.http.auth import Principal, Role
 from reassignd.http.routes.batches import status_json
 from reassignd.log_setup import LogSettings
-from tests.unit.fake_controller_view import SETTINGS, FakeView
+from reassignd.testing.fake_view import SETTINGS, FakeView
 from tests.unit.test_http_batches import CLUSTER, NOV_23_10H_MS, fixed_clock, running_batch
 
 URL = "http://127.0.0.1:8080"

@@ -28,7 +28,7 @@ from reassignd.controller.snapshot import (
 from reassignd.errors import NotController
 from reassignd.http import HttpServer, build_app
 from reassignd.http.auth import Principal, Role
-from tests.unit.fake_controller_view import FakeView as SharedFakeView
+from reassignd.testing.fake_view import FakeView as SharedFakeView
 
 ORDERS = TopicView(
     name="orders",

@@ -43,7 +43,7 @@ from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, partitio
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.progress import index_reports
 from reassignd.http.routes.batches import new_batch_id, status_json, stuck_rule
-from tests.unit.fake_controller_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
+from reassignd.testing.fake_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
 from tests.unit.test_http_reassignments import Agent, info, report
 
 MiB = 1024**2

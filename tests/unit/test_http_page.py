@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reassignd.http.auth import Principal, Role
-from tests.unit.fake_controller_view import FakeView, call, serve
+from reassignd.testing.fake_view import FakeView, call, serve
 
 TOKENS = {"v": Principal("bob", Role.VIEWER), "a": Principal("alice", Role.ADMIN)}
 

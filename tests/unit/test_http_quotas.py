@@ -24,7 +24,7 @@ from reassignd.http.routes.quotas import (
     parse_describe_query,
     plan_entry,
 )
-from tests.unit.fake_controller_view import Client, FakeView, call, serve
+from reassignd.testing.fake_view import Client, FakeView, call, serve
 
 RATE = "controller_mutation_rate"
 

@@ -49,7 +49,7 @@ from reassignd.http.routes.reassignments import (
     parse_cancel,
     parse_list_query,
 )
-from tests.unit.fake_controller_view import FakeView as SharedFakeView
+from reassignd.testing.fake_view import FakeView as SharedFakeView
 
 Client = TestClient[web.Request, web.Application]
 GiB = 1024**3

@@ -33,7 +33,7 @@ from reassignd.http.routes.topics import (
     parse_delete_topics,
     retry_after_headers,
 )
-from tests.unit.fake_controller_view import Client, FakeView, call, serve
+from reassignd.testing.fake_view import Client, FakeView, call, serve
 
 MiB = 1024**2
 ANONYMOUS = Caller("ANONYMOUS", "")

@@ -35,8 +35,8 @@ from reassignd.http.routes.topics import (
     parse_create_topics,
     parse_delete_topics,
 )
+from reassignd.testing.fake_view import ACTIVE, SETTINGS, FakeView, call, serve
 from tests.unit import test_http_batches, test_http_quotas, test_http_reassignments, test_http_topics
-from tests.unit.fake_controller_view import ACTIVE, SETTINGS, FakeView, call, serve
 
 DOC = openapi_document()
 METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
