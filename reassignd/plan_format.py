@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from reassignd import strict_json
+from reassignd.strict_json import is_int, json_type
 from reassignd.topic_partition import TopicPartition, topic_name_problem
 
 PLAN_VERSION = 1  # the only version kafka-reassign-partitions knows
@@ -102,22 +103,9 @@ def _fail(path: str, message: str) -> NoReturn:
     raise PlanError(path, message)
 
 
-def _type(value: object) -> str:
-    """A JSON value's type, with its article, for messages: ``got a string``."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    return {float: "a number", str: "a string", list: "an array", dict: "an object"}.get(type(value), "null")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)  # JSON true is not 1
-
-
 def _object(value: object, path: str) -> Mapping[str, object]:
     if not isinstance(value, dict):
-        _fail(path, f"expected an object, got {_type(value)}")
+        _fail(path, f"expected an object, got {json_type(value)}")
     return value
 
 
@@ -128,8 +116,8 @@ def _field(obj: Mapping[str, object], key: str, path: str) -> object:
 
 
 def _id(value: object, path: str) -> int:
-    if not _is_int(value):
-        _fail(path, f"expected a non-negative integer, got {_type(value)}")
+    if not is_int(value):
+        _fail(path, f"expected a non-negative integer, got {json_type(value)}")
     assert isinstance(value, int)
     if not 0 <= value <= INT32_MAX:
         _fail(path, f"expected a non-negative integer up to {INT32_MAX}, got {value}")
@@ -138,16 +126,16 @@ def _id(value: object, path: str) -> int:
 
 def _broker_ids(value: object, path: str) -> Replicas:
     if not isinstance(value, list):
-        _fail(path, f"expected a list of broker ids, got {_type(value)}")
+        _fail(path, f"expected a list of broker ids, got {json_type(value)}")
     return tuple(_id(item, f"{path}[{i}]") for i, item in enumerate(value))
 
 
 def _log_dirs(value: object, path: str) -> tuple[str, ...]:
     if not isinstance(value, list):
-        _fail(path, f"expected a list of strings, got {_type(value)}")
+        _fail(path, f"expected a list of strings, got {json_type(value)}")
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            _fail(f"{path}[{i}]", f"expected a string, got {_type(item)}")
+            _fail(f"{path}[{i}]", f"expected a string, got {json_type(item)}")
     return tuple(value)
 
 
@@ -155,7 +143,7 @@ def _entry(raw: object, path: str, origins: bool) -> PlanEntry:
     obj = _object(raw, path)
     topic = _field(obj, "topic", path)
     if not isinstance(topic, str):
-        _fail(f"{path}.topic", f"expected a string, got {_type(topic)}")
+        _fail(f"{path}.topic", f"expected a string, got {json_type(topic)}")
     if (problem := topic_name_problem(topic)) is not None:
         _fail(f"{path}.topic", problem)
     partition = _id(_field(obj, "partition", path), f"{path}.partition")
@@ -198,15 +186,15 @@ def read_plan(doc: object, *, origins: bool = False) -> Plan:
     """:func:`parse_plan` of JSON already read by :func:`reassignd.strict_json.loads` (or a reader
     that refuses what it refuses, as the ZooKeeper codecs' fast path does)."""
     if not isinstance(doc, dict):
-        _fail("", f'expected a JSON object {{"version": 1, "partitions": [...]}}, got {_type(doc)}')
+        _fail("", f'expected a JSON object {{"version": 1, "partitions": [...]}}, got {json_type(doc)}')
     version = doc.get("version", PLAN_VERSION)  # Kafka's EarliestVersion when absent
-    if not _is_int(version):
-        _fail("version", f"expected an integer, got {_type(version)}")
+    if not is_int(version):
+        _fail("version", f"expected an integer, got {json_type(version)}")
     if version != PLAN_VERSION:
         _fail("version", f"Not supported version field value {version} (only {PLAN_VERSION} exists)")
     raw = _field(doc, "partitions", "")
     if not isinstance(raw, list):
-        _fail("partitions", f"expected an array, got {_type(raw)}")
+        _fail("partitions", f"expected an array, got {json_type(raw)}")
     if not raw:
         _fail("partitions", "Partition reassignment list cannot be empty")
     entries = tuple(_entry(item, f"partitions[{i}]", origins) for i, item in enumerate(raw))

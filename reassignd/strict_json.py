@@ -33,6 +33,28 @@ def kind(value: object) -> str:
     return _KINDS.get(type(value), type(value).__name__)
 
 
+def json_type(value: object) -> str:
+    """A decoded value's type with its article, for messages: ``got a string``, ``got null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def is_int(value: object) -> bool:
+    """A JSON integer (``true`` is not 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def utf8_text(data: bytes | None, what: str = "data") -> str:
     if data is None:
         raise StrictJsonError(f"{what} is null")

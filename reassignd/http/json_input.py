@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from typing import Any, Literal, NoReturn, overload
 
 from reassignd.errors import InvalidRequest
+from reassignd.strict_json import is_int as is_int  # noqa: PLC0414 (the readers' names)
+from reassignd.strict_json import json_type as json_type  # noqa: PLC0414
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -56,27 +58,6 @@ def fail(path: str, message: str) -> NoReturn:
 
 def field_path(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def json_type(value: Any) -> str:
-    """A JSON value's type, with its article, for messages: ``got a string``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)  # JSON true is not 1
 
 
 def decode_body(body: bytes) -> Any:

@@ -41,8 +41,6 @@ CodecError.__module__ = "reassignd.zk.codec"
 DIGITS = re.compile(r"[0-9]{1,19}")
 _PARTITION = re.compile(r"0|[1-9][0-9]{0,9}")
 _UUID = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")  # 16 bytes: the last char holds 2 bits and 4 zeros
-_KINDS: dict[type[object], str] = {type(None): "null", bool: "boolean", int: "number", float: "number"}
-_KINDS.update({str: "string", list: "array", dict: "object"})
 
 
 def quote(text: str) -> str:
@@ -74,7 +72,7 @@ def load_object_strictly(data: bytes | None) -> dict[str, object]:
     except strict_json.StrictJsonError as e:
         raise CodecError(e.reason) from None
     if type(value) is not dict:
-        raise CodecError(f"expected a JSON object, got {_KINDS[type(value)]}")
+        raise CodecError(f"expected a JSON object, got {strict_json.kind(value)}")
     return value
 
 
@@ -111,7 +109,7 @@ def get_field(obj: Mapping[str, object], key: str, where: str = "") -> object:
 
 
 def wrong_type(where: str, expected: str, value: object) -> CodecError:
-    got = _KINDS.get(type(value), type(value).__name__)
+    got = strict_json.kind(value)
     return CodecError(f"field '{where}' must be {expected}, got {got}")
 
 
