@@ -156,9 +156,14 @@ class LocalZooKeeper:
 
     def freeze(self) -> None:
         """Stop the server process (SIGSTOP): connections stay open but nothing is answered.
-        ``thaw()`` resumes it; sessions idle past their timeout by then expire."""
-        self._running().send_signal(signal.SIGSTOP)
+        ``thaw()`` resumes it; sessions idle past their timeout by then expire.
+
+        Returns once every thread of the server is stopped: the signal is delivered to each thread
+        as it is next scheduled, so a request sent right after ``kill()`` could still be answered."""
+        process = self._running()
+        process.send_signal(signal.SIGSTOP)
         self.frozen = True
+        _wait_stopped(process.pid, timeout_s=5.0)
 
     def thaw(self) -> None:
         """Resume a frozen server (SIGCONT). A no-op when it is not frozen."""
@@ -182,3 +187,28 @@ class LocalZooKeeper:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _wait_stopped(pid: int, *, timeout_s: float) -> None:
+    """Wait until every thread of ``pid`` is in the stopped state (Linux's /proc); elsewhere, or if
+    /proc cannot tell, return at once."""
+    tasks = Path(f"/proc/{pid}/task")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            states = [_task_state(task / "stat") for task in tasks.iterdir()]
+        except OSError:
+            return
+        if all(state in ("T", "t") for state in states if state):
+            return
+        time.sleep(0.005)
+    raise ZooKeeperUnavailable(f"zookeeper (pid {pid}) did not stop within {timeout_s} s")
+
+
+def _task_state(stat: Path) -> str:
+    """The state letter in /proc/<pid>/task/<tid>/stat ('' when the thread is gone)."""
+    try:
+        text = stat.read_text()
+    except OSError:
+        return ""
+    return text[text.rfind(")") + 2 :][:1]
