@@ -12,9 +12,7 @@ import asyncio
 import contextlib
 import logging
 
-from aiozk import protocol
-
-from reassignd.zk import _wire
+from reassignd.zk import _aiozk, _wire
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +36,15 @@ async def close_sessions(
 async def _close_session(host: str, port: int, session_id: int, password: bytes, timeout_s: float) -> bool:
     reader, writer = await asyncio.open_connection(host, port)
     try:
-        connect = protocol.ConnectRequest(
-            protocol_version=0,
-            last_seen_zxid=0,
-            timeout=int(timeout_s * 1000),
-            session_id=session_id,
-            password=password,
-            read_only=False,
-        ).serialize()
+        connect = _aiozk.connect_request(
+            last_zxid=0, timeout_ms=int(timeout_s * 1000), session_id=session_id, password=password
+        )
         writer.write(_wire.SIZE_PREFIX.pack(len(connect)) + connect)
         (size,) = _wire.SIZE_PREFIX.unpack(await reader.readexactly(4))
-        response = protocol.ConnectResponse.deserialize(await reader.readexactly(size))
+        try:
+            response = _aiozk.connect_reply(await reader.readexactly(size))
+        except ValueError:
+            return False
         if response.session_id != session_id:
             return False
         close = _wire.close_session().serialize(1)

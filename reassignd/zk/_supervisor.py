@@ -1,32 +1,65 @@
 """Session supervision: tells the owner when its ZooKeeper session is suspended, back, or gone.
 
-aiozk hides session expiry: it silently opens a new session (ephemerals and watches gone) and no
-call fails. The supervisor compares session ids, and also gives the session up on its own once the
-connection has been lost for (almost) the session timeout, measured from the last byte received:
-by then the server may have expired it and another controller may be elected, so the owner must
-have resigned. A session given up is never resumed (the next connect opens a new one) and, once a
-server is reachable again, is closed explicitly (``_reaper``) so its ephemerals go at once.
+A reconnect may land in a new session (the old one expired on the server: ephemerals and watches
+gone) without any call failing. The supervisor compares session ids, and also gives the session up
+on its own once the connection has been lost for (almost) the session timeout, measured from the
+last byte received: by then the server may have expired it and another controller may be elected,
+so the owner must have resigned. A session given up is never resumed (the next connect opens a new
+one) and, once a server is reachable again, is closed explicitly (``_reaper``) so its ephemerals go
+at once.
 
-States (strings, mapped to ``SessionState`` by the client): ``connected`` (the same session, or a
-new one after ``expired``), ``suspended``, ``expired``. Requests wait for ``ready`` (waking on
-``changed``) and compare ``generation`` (bumped on every expiry) to refuse crossing into a new
-session.
+The one session state is ``SessionState``: CONNECTED (the same session, or a new one after
+EXPIRED), SUSPENDED, EXPIRED, and CLOSED (reported by the client). Requests wait for ``ready``
+(waking on ``changed``) and compare ``generation`` (bumped on every expiry) to refuse crossing into
+a new session. The transport is seen through ``Link``, so the decisions are tested against a fake.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
 
-from aiozk.states import States
-
+from reassignd.zk import _wire
 from reassignd.zk._reaper import close_sessions
-from reassignd.zk._transport import ConnectionDropped, ZkSession
+from reassignd.zk._transport import ConnectionDropped
 
 log = logging.getLogger(__name__)
+
+
+class SessionState(enum.Enum):
+    CONNECTED = "connected"  # connected, same session as before (or a new one after EXPIRED)
+    SUSPENDED = "suspended"  # connection lost, the session may still be alive
+    EXPIRED = "expired"  # the session is gone (expired, given up, or the server opened a new one)
+    CLOSED = "closed"  # the client was closed
+
+
+class Link(Protocol):
+    """What the supervisor needs of the transport (``_transport.Session``)."""
+
+    @property
+    def session_id(self) -> int | None: ...
+    @property
+    def password(self) -> bytes: ...
+    @property
+    def negotiated_timeout_s(self) -> float | None: ...
+    @property
+    def established(self) -> bool: ...  # the session is open on a live connection
+    @property
+    def last_recv(self) -> float: ...  # loop time of the last byte received on the connection
+    @property
+    def server(self) -> tuple[str, int] | None: ...  # the current connection's server
+
+    def send(self, request: _wire.Request) -> asyncio.Future[Any]: ...
+    def drop_connection(self, reason: str) -> None: ...
+    def abandon_session(self) -> None: ...
+    def keep_alive(self) -> None: ...
+
+
+Reaper = Callable[..., Coroutine[Any, Any, None]]  # close_sessions(host, port, sessions, *, timeout_s)
 
 
 class RequestLost(Exception):
@@ -39,15 +72,17 @@ class SessionSupervisor:
         self,
         *,
         session_timeout_s: float,
-        on_change: Callable[[str], None],
+        on_change: Callable[[SessionState], None],
         on_expired: Callable[[], None],
         poll_interval_s: float = 0.05,
+        reaper: Reaper = close_sessions,
     ) -> None:
         self._timeout_s = session_timeout_s
         self._on_change = on_change
         self._on_expired = on_expired
         self._poll_interval_s = min(poll_interval_s, session_timeout_s / 20)
-        self._session: ZkSession | None = None
+        self._link: Link | None = None
+        self._reap = reaper
         self._active = False
         self._closed = False
         self._wake = asyncio.Event()
@@ -58,20 +93,20 @@ class SessionSupervisor:
         self._to_reap: list[tuple[int, bytes]] = []
         self._reaper: asyncio.Task[None] | None = None
         self.session_id: int | None = None
-        self.state: str | None = None
+        self.state: SessionState | None = None
         self.generation = 0
         self.ready = asyncio.Event()
         self.changed = asyncio.Event()  # set (and replaced) on every state change
 
-    def attach(self, session: ZkSession) -> None:
-        self._session = session
+    def attach(self, link: Link) -> None:
+        self._link = link
 
     @property
     def effective_timeout_s(self) -> float:
-        negotiated = self._session.timeout if self._session is not None else None
+        negotiated = self._link.negotiated_timeout_s if self._link is not None else None
         return min(self._timeout_s, negotiated or self._timeout_s)
 
-    # --- hooks called by ZkSession (synchronously, so no request slips through) -----------------
+    # --- hooks called by the transport (synchronously, so no request slips through) ------------
 
     def on_established(self, session_id: int | None) -> bool:
         """A (re)connect completed; True when it resumed our session (watches may be re-armed)."""
@@ -79,7 +114,7 @@ class SessionSupervisor:
             return False
         previous = self.session_id
         self.check()
-        return session_id is not None and session_id == previous and self.state == "connected"
+        return session_id is not None and session_id == previous and self.state is SessionState.CONNECTED
 
     def on_connection_lost(self, last_recv: float) -> None:
         self._last_alive = max(self._last_alive, last_recv)
@@ -89,13 +124,13 @@ class SessionSupervisor:
     # --- lifecycle -------------------------------------------------------------------------------
 
     def begin(self) -> None:
-        """The first session is up (``ZkSession.start`` returned)."""
-        session = self._require_session()
+        """The first session is up (``Session.start`` returned)."""
+        link = self._require_link()
         self._active = True
-        self.session_id = session.session_id
-        self._password = session.password
-        self._last_alive = session.conn.last_recv
-        self._set("connected")
+        self.session_id = link.session_id
+        self._password = link.password
+        self._last_alive = link.last_recv
+        self._set(SessionState.CONNECTED)
 
     def close(self) -> None:
         """Stop reporting; wake every waiting request (they see the client closed)."""
@@ -108,7 +143,7 @@ class SessionSupervisor:
         while True:
             self.check()
             self._maybe_reap()
-            self._keep_repair_loop_alive()
+            self._require_link().keep_alive()
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._poll_interval_s):
@@ -135,10 +170,9 @@ class SessionSupervisor:
             if not self.ready.is_set():
                 await self.changed.wait()
                 continue
-            session = self._require_session()
-            future = session.conn.send(request, xid=session.next_xid())
+            future = self._require_link().send(request)
             try:
-                _zxid, value = await future
+                value = await future
             except ConnectionDropped:
                 if retry and not self._closed:
                     await asyncio.sleep(0)
@@ -155,65 +189,64 @@ class SessionSupervisor:
             self._check(asyncio.get_running_loop().time())
 
     def _check(self, now: float) -> None:
-        session = self._require_session()
-        conn: Any = session.conn
-        healthy = session.state.current_state == States.CONNECTED and conn is not None and conn.alive
+        link = self._require_link()
+        healthy = link.established
         timeout_s = self.effective_timeout_s
-        if healthy and now - conn.last_recv > timeout_s * 2 / 3:
-            # kill() reports back through on_connection_lost (a nested check) before it fails
-            # the requests in flight, so the owner hears SUSPENDED first
-            conn.kill(f"nothing received for {now - conn.last_recv:.1f} s")
+        if healthy and now - link.last_recv > timeout_s * 2 / 3:
+            # dropping the connection reports back through on_connection_lost (a nested check)
+            # before it fails the requests in flight, so the owner hears SUSPENDED first
+            link.drop_connection(f"nothing received for {now - link.last_recv:.1f} s")
             return
         if healthy:
-            self._last_alive = max(self._last_alive, conn.last_recv)
-            sid = session.session_id
-            if sid == self.session_id and self.state != "expired":
+            self._last_alive = max(self._last_alive, link.last_recv)
+            sid = link.session_id
+            if sid == self.session_id and self.state is not SessionState.EXPIRED:
                 self._lost_since = None
-                self._password = session.password
-                if self.state != "connected":
+                self._password = link.password
+                if self.state is not SessionState.CONNECTED:
                     log.info("ZooKeeper session 0x%x resumed", sid)
-                    self._set("connected")
+                    self._set(SessionState.CONNECTED)
             elif sid in self._abandoned_ids:
                 # a reconnect that was under way when we gave the session up resumed it
-                session.abandon_session()
-                conn.kill("resumed a session already given up")
+                link.abandon_session()
+                link.drop_connection("resumed a session already given up")
                 return
             else:
-                if self.state != "expired":
+                if self.state is not SessionState.EXPIRED:
                     self._expire(f"the server gave us a new session 0x{sid or 0:x}")
                 log.info("ZooKeeper session 0x%x established", sid or 0)
                 self.session_id = sid
-                self._password = session.password
+                self._password = link.password
                 self._lost_since = None
-                self._set("connected")
+                self._set(SessionState.CONNECTED)
             return
         if self._lost_since is None:
             self._lost_since = self._last_alive
-        if self.state == "connected":
+        if self.state is SessionState.CONNECTED:
             log.warning("ZooKeeper connection lost; session 0x%x suspended", self.session_id or 0)
-            self._set("suspended")
+            self._set(SessionState.SUSPENDED)
         # Give the session up a little before the server could: requests and replies in flight,
         # and this check's own period, must not let the owner outlive its session.
         deadline = self._lost_since + timeout_s - 2 * self._poll_interval_s
-        if self.state == "suspended" and now >= deadline:
+        if self.state is SessionState.SUSPENDED and now >= deadline:
             self._expire(f"no connection for {now - self._lost_since:.1f} s (session timeout {timeout_s} s)")
 
     def _expire(self, reason: str) -> None:
-        session = self._require_session()
+        link = self._require_link()
         old = self.session_id
         log.warning("ZooKeeper session 0x%x expired: %s", old or 0, reason)
         self.generation += 1
         if old is not None:
             self._abandoned_ids.add(old)
             self._to_reap.append((old, self._password))
-            if session.session_id == old:
-                session.abandon_session()
-        self._set("expired")
+            if link.session_id == old:
+                link.abandon_session()
+        self._set(SessionState.EXPIRED)
         self._on_expired()
 
-    def _set(self, state: str) -> None:
+    def _set(self, state: SessionState) -> None:
         self.state = state
-        if state == "connected":
+        if state is SessionState.CONNECTED:
             self.ready.set()
         else:
             self.ready.clear()
@@ -229,25 +262,18 @@ class SessionSupervisor:
     def _maybe_reap(self) -> None:
         if self._reaper is not None and self._reaper.done():
             self._reaper = None
-        if not self._to_reap or self.state != "connected" or self._reaper is not None:
+        if not self._to_reap or self.state is not SessionState.CONNECTED or self._reaper is not None:
             return
-        conn: Any = self._require_session().conn
+        server = self._require_link().server
+        if server is None:
+            return
         sessions, self._to_reap = self._to_reap, []
         self._reaper = asyncio.create_task(
-            close_sessions(conn.host, conn.port, sessions, timeout_s=min(5.0, self.effective_timeout_s)),
+            self._reap(*server, sessions, timeout_s=min(5.0, self.effective_timeout_s)),
             name="zk-session-reaper",
         )
 
-    def _keep_repair_loop_alive(self) -> None:
-        session = self._require_session()
-        task = session.repair_loop_task
-        if task is None or not task.done() or session.closing:
-            return
-        if not task.cancelled() and task.exception() is not None:
-            log.error("aiozk's reconnect loop died (%r); restarting it", task.exception())
-        session.repair_loop_task = asyncio.create_task(session.repair_loop(), name="zk-reconnect-loop")
-
-    def _require_session(self) -> ZkSession:
-        if self._session is None:
+    def _require_link(self) -> Link:
+        if self._link is None:
             raise RuntimeError("supervisor not attached to a session")
-        return self._session
+        return self._link

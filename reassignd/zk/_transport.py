@@ -1,25 +1,34 @@
-"""aiozk's Session and Connection, with the weak spots reassignd cannot live with replaced.
+"""The ZooKeeper session and its connections: typed, ours, under ``ZkClient``.
 
-What is kept from aiozk: the connect handshake, the session state machine, heartbeats, the xid
-counter, the watch-callback table. What is replaced, and why (all seen with aiozk 0.32):
+``Connection`` is one TCP connection to one server; ``Session`` is one ZooKeeper session over a
+succession of connections (find a server, open or resume the session, ping, re-arm the watches of a
+resumed session, reconnect when a connection dies). Whether the session is still ours after a
+reconnect, and when to give it up, is the supervisor's decision (``_supervisor``); which watches
+exist is the registry's (``_watches``). aiozk encodes the handshake (``_aiozk``); the rest of the
+wire format is ``_wire``'s.
 
-- ``Connection.connect``: the ``srvr`` handshake read had no timeout (a hung server hung the
-  reconnect loop forever).
-- ``Connection.read_response``/``read_loop``: field-by-field decoding was slow (see ``_wire``);
-  a closed socket ended the read loop silently, leaving every in-flight request blocked until the
-  next heartbeat noticed; a reply for an unknown xid killed the read loop with a KeyError. Here a
-  dead connection fails its pending requests at once and tells the session.
-- ``Session.find_server``: exponential backoff up to 60 s between rounds (a server back after a
-  short outage was found long after the session had expired). Capped at 1 s here.
-- ``Session.repair_loop``/``heartbeat``: an unexpected exception ended them for good; an invalid
-  state transition raised inside them.
-- ``Session.set_existing_watches``: re-armed the previous session's watches on a *new* session
-  (aiozk hides expiry), sent one unbounded SetWatches packet (over 1 MiB the server drops the
-  connection, forever), and retried through ``Session.send``, which blocks for a whole outage.
-- ``Session.establish_session``: lost the last zxid seen on every reconnect (see there).
-- ``Session.close``: see ``close_session``; the client tears the rest down itself.
-- ``Session.event_dispatch``: looking up a path in the defaultdict created empty entries that
-  were then re-armed as server watches on every reconnect.
+This replaced aiozk 0.32's Session and Connection, which reassignd used to subclass. What it does
+differently, and why (each seen with aiozk):
+
+- The ``srvr`` handshake read has a timeout (a hung server hung aiozk's reconnect loop forever).
+- A dead connection fails its pending requests at once and tells the session (aiozk's read loop
+  ended silently on a closed socket, leaving requests blocked until the next heartbeat noticed; a
+  reply for an unknown xid killed it with a KeyError). Replies are decoded by ``_wire`` in one
+  pass (aiozk parsed field by field: seconds for 100,000 znodes).
+- Requests queued in one event-loop iteration go out in one write (aiozk made a ``send()`` system
+  call per request: with many in flight, most of the client's CPU).
+- Finding a server backs off to at most 1 s between rounds (aiozk: 60 s, so a server back after a
+  short outage was found long after the session had expired).
+- The reconnect and heartbeat loops survive unexpected errors (``keep_alive`` restarts them).
+- The watches of a session are re-armed only when the same session is resumed (aiozk re-armed
+  them on a new session: it hides expiry), in SetWatches requests of bounded size (aiozk sent
+  one; over 1 MiB the server drops the connection, forever), relative to the last zxid seen
+  (aiozk lost it on every reconnect, so re-armed watches fired for nothing).
+- A handshake that fails (connection lost, no answer) is retried on the same session; only the
+  server's answer that the session is gone (session id 0) opens a new one, as ZooKeeper's Java
+  client does. (aiozk gave the session up on any failed handshake.)
+- Closing is bounded (aiozk's close() waited a whole session timeout without a connection, then
+  skipped its cleanup).
 """
 
 from __future__ import annotations
@@ -28,81 +37,146 @@ import asyncio
 import contextlib
 import logging
 import random
+import re
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from aiozk import exc, protocol
-from aiozk.connection import Connection
-from aiozk.session import Session
-from aiozk.states import States
-
-from reassignd.zk import _wire
+from reassignd.zk import _aiozk, _wire
 
 log = logging.getLogger(__name__)
 
-_WATCH_XID = -1
-_SPECIAL_XIDS = (protocol.PING_XID, protocol.AUTH_XID)
+DEFAULT_PORT = 2181
 _SET_WATCHES_MAX_PATH_BYTES = 128 * 1024  # as the Java client's SET_WATCHES_MAX_LENGTH
 _MAX_FIND_BACKOFF_S = 1.0
+_NO_PASSWORD = b"\x00" * 16
+_VERSION = re.compile(rb"Zookeeper version: (\d+)\.(\d+)\.(\d+)")
+_PING = _wire.ping()
+
+WatchHandler = Callable[[int, str], None]  # (event type, absolute path); must not block
+WatchedPaths = tuple[list[str], list[str], list[str]]  # data, exist and child watches to re-arm
 
 
-class ZkConnection(Connection):  # type: ignore[misc]
-    """One TCP connection to one server."""
+class ConnectionDropped(Exception):
+    """The connection closed before this request's reply came: it may or may not have been applied."""
+
+
+def parse_servers(servers: str) -> list[tuple[str, int]]:
+    """``host:port,[v6::addr]:port,host`` → [(host, port), ...] (port 2181 when absent)."""
+    hosts: list[tuple[str, int]] = []
+    for item in servers.split(","):
+        server = item.strip()
+        if not server:
+            continue
+        bracketed = re.fullmatch(r"\[(.*)\]:(\d+)", server)
+        if bracketed is not None:
+            hosts.append((bracketed.group(1), int(bracketed.group(2))))
+        elif ":" in server:
+            host, port = server.rsplit(":", 1)
+            hosts.append((host, int(port)))
+        else:
+            hosts.append((server, DEFAULT_PORT))
+    if not hosts:
+        raise ValueError(f"no ZooKeeper server in {servers!r}")
+    return hosts
+
+
+class Connection:
+    """One TCP connection to one server: ``open``, ``handshake``, then ``start_reading``; requests
+    and their replies are matched by xid; a watch notification goes to ``on_watch``. Once dead
+    (``kill``, the server closed it, an unreadable reply) it stays dead: every pending request fails
+    with ``ConnectionDropped`` and ``on_dead`` is called (before those failures are delivered)."""
 
     def __init__(
         self,
         host: str,
         port: int,
         *,
-        watch_handler: Callable[[Any], None],
         connect_timeout_s: float,
+        on_watch: WatchHandler,
         on_zxid: Callable[[int], None],
-        on_dead: Callable[[ZkConnection], None],
+        on_dead: Callable[[Connection], None],
     ) -> None:
-        super().__init__(host, port, watch_handler=watch_handler, read_timeout=connect_timeout_s)
+        self.host = host
+        self.port = port
         self.connect_timeout_s = connect_timeout_s
+        self.version: tuple[int, int, int] = (0, 0, 0)
+        self.read_only = False
+        self.last_recv = asyncio.get_running_loop().time()  # loop time of the last byte received
+        self.dead = False
+        self._on_watch = on_watch
         self._on_zxid = on_zxid
         self._on_dead = on_dead
-        self.last_recv = asyncio.get_running_loop().time()
-        self.dead = False
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._pending: dict[int, tuple[int, asyncio.Future[Any]]] = {}  # xid → (opcode, reply)
+        self._pings: deque[asyncio.Future[Any]] = deque()  # ping replies come back in order
         self._outgoing: list[bytes] = []
         self._flush_scheduled = False
+        self._read_task: asyncio.Task[None] | None = None
 
     @property
     def alive(self) -> bool:
-        task = self.read_loop_task
-        return not self.dead and not self.closing and task is not None and not task.done()
+        task = self._read_task
+        return not self.dead and task is not None and not task.done()
 
-    async def connect(self) -> None:
-        async with asyncio.timeout(self.connect_timeout_s):
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-            try:
-                await self._make_handshake()  # the `srvr` four-letter word: server version
-            finally:
-                self.writer.close()
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+    async def open(self) -> None:
+        """Ask the server's version with the ``srvr`` four-letter word (multiRead needs 3.6; a
+        read-only server is not used), then open the connection the session runs on. Bounded by
+        the connect timeout; on failure nothing is left open."""
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self.connect_timeout_s):
+                reader, writer = await asyncio.open_connection(self.host, self.port)
+                try:
+                    writer.write(b"srvr")
+                    answer = await reader.read()  # the server closes after answering
+                finally:
+                    writer.close()
+                match = _VERSION.match(answer.split(b"\n", 1)[0])
+                if match is None:
+                    raise ConnectionError(f"unexpected answer to srvr: {answer[:80]!r}")
+                major, minor, patch = (int(group) for group in match.groups())
+                self.version = (major, minor, patch)
+                self.read_only = b"READ_ONLY" in answer
+                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        except BaseException:
+            self.discard()
+            raise
+        self.last_recv = loop.time()
+
+    async def handshake(self, request: bytes) -> _aiozk.ConnectReply:
+        """Send a ConnectRequest and read its reply (which has no reply header). Not bounded here:
+        the caller is. Raises ConnectionError when the server closes the connection instead."""
+        reader, writer = self._reader, self._writer
+        if reader is None or writer is None or self.dead:
+            raise ConnectionError("the connection is not open")
+        writer.write(_wire.SIZE_PREFIX.pack(len(request)) + request)
+        try:
+            (size,) = _wire.SIZE_PREFIX.unpack(await reader.readexactly(4))
+            body = await reader.readexactly(size)
+        except asyncio.IncompleteReadError:
+            raise ConnectionError("the server closed the connection during the handshake") from None
         self.last_recv = asyncio.get_running_loop().time()
+        return _aiozk.connect_reply(body)
 
-    def send(self, request: Any, xid: int | None = None) -> asyncio.Future[Any]:
-        """Queue a request; requests queued in one event-loop iteration go out in one write.
+    def start_reading(self) -> None:
+        self._read_task = asyncio.create_task(self._read_loop(), name=f"zk-read-{self.host}:{self.port}")
 
-        (aiozk wrote each request with its own ``send()`` system call: with many requests in
-        flight that was most of the client's CPU time.)"""
+    def send(self, request: _wire.Request, xid: int) -> asyncio.Future[Any]:
+        """Queue ``request``; the future gets the decoded reply, or ServerError, or
+        ConnectionDropped. Requests queued in one event-loop iteration go out in one write."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        if self.closing:
-            future.set_exception(exc.ConnectError(self.host, self.port))
+        if self.dead:
+            future.set_exception(ConnectionDropped(f"no connection to {self.host}:{self.port}"))
             return future
-        if request.special_xid:
-            xid = request.special_xid
-        payload = request.serialize(xid)
-        self.opcode_xref[xid] = request.opcode
-        if xid in _SPECIAL_XIDS:
-            self.pending_specials[xid].append(future)
+        if xid == _wire.PING_XID:
+            self._pings.append(future)
         else:
-            self.pending[xid] = future
-        self._outgoing.append(_wire.SIZE_PREFIX.pack(len(payload)))
-        self._outgoing.append(payload)
+            self._pending[xid] = (request.opcode, future)
+        self._outgoing.append(_wire.SIZE_PREFIX.pack(request.packet_size))
+        self._outgoing.append(request.serialize(xid))
         if not self._flush_scheduled:
             self._flush_scheduled = True
             loop.call_soon(self._flush)
@@ -112,105 +186,115 @@ class ZkConnection(Connection):  # type: ignore[misc]
         self._flush_scheduled = False
         data = b"".join(self._outgoing)
         self._outgoing.clear()
-        if self.closing or not data:
+        if self.dead or not data or self._writer is None:
             return
         try:
-            self.writer.write(data)
+            self._writer.write(data)
         except Exception as e:
             self.kill(f"write failed: {e!r}")
 
-    async def read_response(self, initial_connect: bool = False) -> tuple[Any, Any, Any]:
-        try:
-            (size,) = _wire.SIZE_PREFIX.unpack(await self.reader.readexactly(4))
-            buf = await self.reader.readexactly(size)
-        except asyncio.IncompleteReadError as e:
-            raise ConnectionAbortedError from e
-        self.last_recv = asyncio.get_running_loop().time()
-        if initial_connect:
-            return None, None, protocol.ConnectResponse.deserialize(buf)
-        xid, zxid, error = _wire.REPLY_HEADER.unpack_from(buf)
-        if zxid > 0:
-            self._on_zxid(zxid)
-        if xid == _WATCH_XID:
-            return xid, zxid, protocol.WatchEvent.deserialize(buf[_wire.REPLY_HEADER.size :])
-        opcode = self.opcode_xref.pop(xid, None) if xid not in _SPECIAL_XIDS else self.opcode_xref.get(xid)
-        if error:
-            return xid, zxid, _wire.ServerError(error)
-        if opcode is None:
-            return xid, zxid, None
-        if _wire.can_decode(opcode):
-            return xid, zxid, _wire.decode_reply(opcode, buf, _wire.REPLY_HEADER.size)
-        return xid, zxid, protocol.response_xref[opcode].deserialize(buf[_wire.REPLY_HEADER.size :])
-
-    async def read_loop(self) -> None:
+    async def _read_loop(self) -> None:
+        reader = self._reader
+        assert reader is not None, "start_reading() before open()"
+        loop = asyncio.get_running_loop()
         reason = "connection closed by the server"
         try:
-            while not self.closing:
+            while not self.dead:
                 try:
-                    xid, zxid, response = await self.read_response()
-                except (ConnectionAbortedError, ConnectionError) as e:
+                    (size,) = _wire.SIZE_PREFIX.unpack(await reader.readexactly(4))
+                    buf = await reader.readexactly(size)
+                except (asyncio.IncompleteReadError, OSError) as e:
                     reason = f"connection lost: {e!r}"
                     return
+                self.last_recv = loop.time()
+                try:
+                    self._dispatch(buf)
                 except Exception as e:
                     log.exception("unreadable reply from %s:%s", self.host, self.port)
                     reason = f"unreadable reply: {e!r}"
                     return
-                if xid == _WATCH_XID:
-                    try:
-                        self.watch_handler(response)
-                    except Exception:
-                        log.exception("dispatching watch event %s failed", response)
-                    continue
-                if xid in _SPECIAL_XIDS:
-                    waiting = self.pending_specials[xid]
-                    future = waiting.pop(0) if waiting else None
-                else:
-                    future = self.pending.pop(xid, None)
-                if future is None or future.done():
-                    continue
-                if isinstance(response, Exception):
-                    future.set_exception(response)
-                else:
-                    future.set_result((zxid, response))
+        except ValueError as e:  # a negative size
+            reason = f"unreadable reply: {e!r}"
         finally:
-            if not self.closing:
-                self.kill(reason)
+            self.kill(reason)
+
+    def _dispatch(self, buf: bytes) -> None:
+        xid, zxid, error = _wire.REPLY_HEADER.unpack_from(buf)
+        if zxid > 0:
+            self._on_zxid(zxid)
+        if xid == _wire.WATCH_XID:
+            event_type, _state, path = _wire.decode_watch_event(buf, _wire.REPLY_HEADER.size)
+            try:
+                self._on_watch(event_type, path)
+            except Exception:
+                log.exception("dispatching the watch event (%s, %s) failed", event_type, path)
+            return
+        if xid == _wire.PING_XID:
+            if not self._pings:
+                return
+            opcode, future = _wire.PING, self._pings.popleft()
+        else:
+            entry = self._pending.pop(xid, None)
+            if entry is None:
+                return  # nobody waits for it
+            opcode, future = entry
+        if future.done():
+            return  # its caller gave up (timeout, cancellation)
+        if error:
+            future.set_exception(_wire.ServerError(error))
+            return
+        try:
+            value = _wire.decode_reply(opcode, buf, _wire.REPLY_HEADER.size)
+        except Exception:
+            future.set_exception(ConnectionDropped("unreadable reply"))
+            raise
+        future.set_result(value)
 
     def kill(self, reason: str) -> None:
-        """Drop the connection now: fail every pending request, tell the session. Idempotent."""
+        """Drop the connection now: tell the owner, then fail every pending request. Idempotent."""
         if self.dead:
             return
         self.dead = True
-        self.closing = True
         log.info("ZooKeeper connection to %s:%s dropped: %s", self.host, self.port, reason)
-        task = self.read_loop_task
+        task = self._read_task
         if task is not None and not task.done() and task is not asyncio.current_task():
             task.cancel()
-        if self.writer is not None:
-            with contextlib.suppress(Exception):
-                self.writer.close()
+        self._close_writer()
         self._on_dead(self)
-        failure = exc.ConnectError(self.host, self.port)
-        for future in self.drain_all_pending():  # aiozk's abort(), without its warning per call
+        pending = [future for _, future in self._pending.values()]
+        pending.extend(self._pings)
+        self._pending.clear()
+        self._pings.clear()
+        self._outgoing.clear()
+        for future in pending:
             if not future.done():
-                future.set_exception(failure)
+                future.set_exception(
+                    ConnectionDropped(f"connection to {self.host}:{self.port} dropped: {reason}")
+                )
+
+    def discard(self) -> None:
+        """Close a connection that never carried the session (no report, nothing pending)."""
+        self.dead = True
+        self._close_writer()
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+
+    @property
+    def read_task(self) -> asyncio.Task[None] | None:
+        return self._read_task
 
 
-class ZkSession(Session):  # type: ignore[misc]
-    """aiozk's Session with the replacements listed in the module docstring.
+class Session:
+    """One ZooKeeper session over a succession of connections.
 
-    ``on_established(session_id)`` is asked, right after every (re)connect, whether the watches
-    in ``watch_callbacks`` belong to this session (and may be re-armed); ``on_connection_lost``
-    is told at once when a connection dies.
+    ``on_established(session_id)`` is asked right after every (re)connect whether the watches belong
+    to this session (then ``watched()`` says which to re-arm); ``on_connection_lost(last_recv)`` is
+    told at once when the connection carrying the session dies. ``on_watch`` gets every watch
+    notification. The loops start with ``start`` and stop with ``shut_down``.
     """
-
-    # attributes of aiozk's Session this class reads and writes
-    conn: Any
-    last_zxid: int | None
-    xid: int
-    session_id: int | None
-    password: bytes
-    heartbeat_handle: asyncio.TimerHandle | None
 
     def __init__(
         self,
@@ -220,210 +304,236 @@ class ZkSession(Session):  # type: ignore[misc]
         connect_timeout_s: float,
         on_established: Callable[[int | None], bool],
         on_connection_lost: Callable[[float], None],
+        on_watch: WatchHandler,
+        watched: Callable[[], WatchedPaths],
     ) -> None:
-        super().__init__(servers, timeout_s, None, False, connect_timeout_s)
+        self.hosts = parse_servers(servers)
+        self.requested_timeout_s = timeout_s
+        self.negotiated_timeout_s: float | None = None
         self.connect_timeout_s = connect_timeout_s
+        self.conn: Connection | None = None
+        self.session_id: int | None = None
+        self.password = _NO_PASSWORD
+        self.last_zxid = 0  # kept across reconnects: the server refuses a client that saw newer
+        self.closing = False
+        self._xid = 0
+        self._established = False  # the session is open on self.conn
+        self._broken = asyncio.Event()  # set: the reconnect loop has work
+        self._up = asyncio.Event()  # set while the session is open on a live connection
         self._on_established = on_established
         self._on_connection_lost = on_connection_lost
+        self._on_watch = on_watch
+        self._watched = watched
+        self._repair_task: asyncio.Task[None] | None = None
+        self._heartbeat_task: asyncio.Task[None] | None = None
 
-    # --- connections -----------------------------------------------------------------------------
+    # --- what the supervisor reads -----------------------------------------------------------------
 
-    async def make_connection(self, host: str, port: Any) -> ZkConnection | None:
-        conn = ZkConnection(
-            host,
-            int(port),
-            watch_handler=self.event_dispatch,
-            connect_timeout_s=self.connect_timeout_s,
-            on_zxid=self.note_zxid,
-            on_dead=self._connection_died,
-        )
-        try:
-            await conn.connect()
-        except Exception as e:
-            log.info("cannot connect to ZooKeeper at %s:%s: %r", host, port, e)
-            conn.dead = conn.closing = True
-            if conn.writer is not None:
-                conn.writer.close()
-            return None
-        return conn
+    @property
+    def timeout_s(self) -> float:
+        return self.negotiated_timeout_s or self.requested_timeout_s
 
-    async def find_server(self, allow_read_only: bool) -> None:
-        delay_s = 0.05
-        conn: ZkConnection | None = None
-        while conn is None:
-            for host, port in random.sample(self.hosts, len(self.hosts)):
-                conn = await self.make_connection(host, port)
-                if conn is not None and conn.start_read_only and not allow_read_only:
-                    conn.kill("read-only server")
-                    conn = None
-                if conn is not None:
-                    break
-            if conn is None:
-                await asyncio.sleep(delay_s * random.uniform(0.5, 1.0))
-                delay_s = min(delay_s * 2, _MAX_FIND_BACKOFF_S)
-        old, self.conn = self.conn, conn
-        if old is not None and old is not conn:
-            old.kill("replaced by a new connection")
+    @property
+    def established(self) -> bool:
+        """The session is open on a live connection."""
+        conn = self.conn
+        return self._established and conn is not None and conn.alive
 
-    def kill_connection(self, reason: str) -> None:
-        if self.conn is not None:
-            self.conn.kill(reason)
+    @property
+    def last_recv(self) -> float:
+        return self.conn.last_recv if self.conn is not None else 0.0
 
-    def _connection_died(self, conn: ZkConnection) -> None:
-        if conn is self.conn and self.state.current_state in (States.CONNECTED, States.READ_ONLY):
-            self.state.transition_to(States.SUSPENDED)
-        if conn is self.conn:
-            self._on_connection_lost(conn.last_recv)
+    @property
+    def server(self) -> tuple[str, int] | None:
+        conn = self.conn
+        return (conn.host, conn.port) if conn is not None else None
 
-    def note_zxid(self, zxid: int) -> None:
-        if zxid > (self.last_zxid or 0):
-            self.last_zxid = zxid
+    @property
+    def server_version(self) -> tuple[int, int, int]:
+        return self.conn.version if self.conn is not None else (0, 0, 0)
 
-    def next_xid(self) -> int:
-        self.xid = self.xid + 1 if self.xid < 0x7FFFFFFF else 1
-        xid: int = self.xid
-        return xid
+    # --- lifecycle ---------------------------------------------------------------------------------
 
-    def abandon_session(self) -> None:
-        """Make the next connect open a new session instead of resuming this one."""
-        self.session_id = None
-        self.password = b"\x00"
+    async def start(self) -> None:
+        """Open the first session; returns once it is open (not bounded here: the caller is)."""
+        self._broken.set()
+        self.keep_alive()
+        await self._up.wait()
 
-    # --- the repair loop -------------------------------------------------------------------------
-
-    async def establish_session(self) -> None:
-        # aiozk sets last_zxid from the connect reply, which carries none: it became None after
-        # every reconnect, so re-armed watches fired for nothing (SetWatches relative to zxid 0)
-        # and the next connect no longer told the server which zxid we had seen.
-        seen = self.last_zxid
-        await super().establish_session()
-        if seen and seen > (self.last_zxid or 0):
-            self.last_zxid = seen
-
-    async def repair_loop(self) -> None:
-        while not self.closing:
-            await self.state.wait_for(States.SUSPENDED, States.LOST)
-            if self.closing:
-                return
-            try:
-                await self.find_server(allow_read_only=False)
-                await asyncio.wait_for(self.establish_session(), self.timeout)
-            except (exc.SessionLost, TimeoutError) as e:
-                log.info("ZooKeeper session not re-established: %r", e)
-                self.kill_connection("session not re-established")
-                self.abandon_session()
-                continue
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("ZooKeeper reconnect failed")
-                self.kill_connection("reconnect failed")
-                await asyncio.sleep(0.1)
-                continue
-            if self.state.current_state in (States.CONNECTED, States.READ_ONLY):
-                continue  # cannot happen (we only get here from SUSPENDED/LOST); be safe
-            self.state.transition_to(States.CONNECTED)
-            self.conn.start_read_loop()
-            await self.set_existing_watches()
-
-    async def heartbeat(self) -> None:
+    def keep_alive(self) -> None:
+        """(Re)start the reconnect and heartbeat loops if they are not running (an unexpected error
+        ended them; it was logged)."""
         if self.closing:
             return
-        conn: ZkConnection | None = None
-        try:
-            await self.ensure_safe_state()
-            conn = self.conn
-            await asyncio.wait_for(conn.send(protocol.PingRequest()), self.timeout * 2 / 3)
-        except (exc.ConnectError, TimeoutError):
-            if conn is not None:
-                conn.kill("no answer to a ping")
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("ZooKeeper heartbeat failed")
-        finally:
-            if not self.closing:
-                self.set_heartbeat()
-
-    async def set_existing_watches(self) -> None:
-        """Re-arm our watches on a resumed session; drop them on a new one (never raises)."""
-        if not self._on_established(self.session_id):
-            return
-        keys = [key for key, callbacks in self.watch_callbacks.items() if callbacks]
-        data = sorted({path for kind, path in keys if kind in (_DATA_CHANGED, _DELETED)})
-        exist = sorted({path for kind, path in keys if kind == _CREATED})
-        child = sorted({path for kind, path in keys if kind == _CHILDREN_CHANGED})
-        conn = self.conn
-        try:
-            for chunk in set_watches_chunks(self.last_zxid or 0, data, exist, child):
-                await asyncio.wait_for(conn.send(chunk, xid=self.next_xid()), self.timeout)
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
-            log.warning("re-arming watches failed (%r); reconnecting", e)
-            conn.kill("re-arming watches failed")
-
-    # --- watch events ----------------------------------------------------------------------------
-
-    def event_dispatch(self, event: Any) -> None:
-        if event.type is None or event.type <= 0:
-            log.debug("ZooKeeper state event ignored: %s", event)
-            return
-        callbacks = self.watch_callbacks.get((event.type, event.path))
-        if callbacks:
-            loop = asyncio.get_running_loop()
-            for callback in list(callbacks):
-                loop.call_soon(callback, event.path)
-
-    # --- shutdown --------------------------------------------------------------------------------
+        if _needs_restart(self._repair_task, "reconnect loop"):
+            self._repair_task = asyncio.create_task(self._repair_loop(), name="zk-reconnect-loop")
+        if _needs_restart(self._heartbeat_task, "heartbeat loop"):
+            self._heartbeat_task = asyncio.create_task(self._heartbeat_loop(), name="zk-heartbeat-loop")
 
     async def close_session(self, timeout_s: float) -> None:
         """CloseSession, so the server drops the session's ephemerals now (bounded; best effort).
-
-        (aiozk's close() sent it through Session.send: with no connection it waited a whole
-        session timeout, then raised and skipped the rest of its cleanup.)"""
+        No reconnect follows (the server closes the connection after answering)."""
+        self.closing = True
+        conn = self.conn
+        if conn is None:
+            return
         try:
             async with asyncio.timeout(timeout_s):
-                await self.conn.send(_wire.close_session(), xid=self.next_xid())
-        except (TimeoutError, exc.ConnectError, _wire.ServerError) as e:
+                await conn.send(_wire.close_session(), self.next_xid())
+        except (TimeoutError, ConnectionDropped, _wire.ServerError) as e:
             log.info("closing the ZooKeeper session failed: %r", e)
 
     def shut_down(self) -> list[asyncio.Task[Any]]:
         """Stop everything now; returns the tasks to await (bounded) for a clean exit."""
         self.closing = True
+        self._up.set()  # start() returns (the caller sees the client closed)
         tasks: list[asyncio.Task[Any]] = []
-        for task in (self.repair_loop_task, self.heartbeat_task):
+        for task in (self._repair_task, self._heartbeat_task):
             if task is not None and not task.done():
                 task.cancel()
                 tasks.append(task)
-        if self.heartbeat_handle is not None:
-            self.heartbeat_handle.cancel()
-            self.heartbeat_handle = None
-        self.watch_callbacks.clear()
         conn = self.conn
         if conn is not None:
-            read_loop = conn.read_loop_task
+            read_task = conn.read_task
             conn.kill("client closed")
-            if read_loop is not None and not read_loop.done():
-                tasks.append(read_loop)
-        self.started = False
+            if read_task is not None and not read_task.done():
+                tasks.append(read_task)
         return tasks
 
+    # --- requests ----------------------------------------------------------------------------------
 
-_CREATED = protocol.WatchEvent.CREATED
-_DELETED = protocol.WatchEvent.DELETED
-_DATA_CHANGED = protocol.WatchEvent.DATA_CHANGED
-_CHILDREN_CHANGED = protocol.WatchEvent.CHILDREN_CHANGED
+    def next_xid(self) -> int:
+        self._xid = self._xid + 1 if self._xid < 0x7FFFFFFF else 1
+        return self._xid
 
-# The watch event types each kind of watch fires on (keyed by WatchKind values).
-WATCH_EVENTS: dict[str, tuple[int, ...]] = {
-    "data": (_DATA_CHANGED, _DELETED),
-    "children": (_CHILDREN_CHANGED, _DELETED),
-    "exists": (_CREATED, _DATA_CHANGED, _DELETED),
-}
+    def send(self, request: _wire.Request) -> asyncio.Future[Any]:
+        """Send on the current connection (whatever its state: the supervisor decides when)."""
+        conn = self.conn
+        if conn is None:
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            future.set_exception(ConnectionDropped("no connection"))
+            return future
+        return conn.send(request, self.next_xid())
 
-# What a pending request fails with when its connection drops.
-ConnectionDropped: type[Exception] = exc.ConnectError
+    def drop_connection(self, reason: str) -> None:
+        if self.conn is not None:
+            self.conn.kill(reason)
+
+    def abandon_session(self) -> None:
+        """Make the next connect open a new session instead of resuming this one."""
+        self.session_id = None
+        self.password = _NO_PASSWORD
+
+    # --- connections -------------------------------------------------------------------------------
+
+    def _note_zxid(self, zxid: int) -> None:
+        self.last_zxid = max(self.last_zxid, zxid)
+
+    def _connection_died(self, conn: Connection) -> None:
+        if conn is not self.conn:
+            return
+        was_established, self._established = self._established, False
+        self._up.clear()
+        if not self.closing:
+            self._broken.set()
+        if was_established:
+            self._on_connection_lost(conn.last_recv)
+
+    async def _find_server(self) -> Connection:
+        delay_s = 0.05
+        while True:
+            for host, port in random.sample(self.hosts, len(self.hosts)):
+                conn = Connection(
+                    host,
+                    port,
+                    connect_timeout_s=self.connect_timeout_s,
+                    on_watch=self._on_watch,
+                    on_zxid=self._note_zxid,
+                    on_dead=self._connection_died,
+                )
+                try:
+                    await conn.open()
+                except (OSError, TimeoutError) as e:
+                    log.info("cannot connect to ZooKeeper at %s:%s: %r", host, port, e)
+                    continue
+                if conn.read_only:
+                    log.info("ZooKeeper at %s:%s is read-only; trying another server", host, port)
+                    conn.discard()
+                    continue
+                old, self.conn = self.conn, conn
+                if old is not None:
+                    old.kill("replaced by a new connection")
+                return conn
+            await asyncio.sleep(delay_s * random.uniform(0.5, 1.0))
+            delay_s = min(delay_s * 2, _MAX_FIND_BACKOFF_S)
+
+    async def _repair_loop(self) -> None:
+        while not self.closing:
+            await self._broken.wait()
+            if self.closing:
+                return
+            conn = await self._find_server()
+            request = _aiozk.connect_request(
+                last_zxid=self.last_zxid,
+                timeout_ms=int(self.requested_timeout_s * 1000),
+                session_id=self.session_id or 0,
+                password=self.password,
+            )
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    reply = await conn.handshake(request)
+            except (OSError, TimeoutError, ValueError) as e:
+                log.info("ZooKeeper session 0x%x not re-established: %r", self.session_id or 0, e)
+                conn.kill("handshake failed")
+                await asyncio.sleep(0.05)
+                continue
+            if reply.session_id == 0 or reply.timeout_ms <= 0:
+                log.info("ZooKeeper session 0x%x is gone on the server", self.session_id or 0)
+                conn.kill("session expired on the server")
+                self.abandon_session()
+                continue
+            self.session_id, self.password = reply.session_id, reply.password
+            self.negotiated_timeout_s = reply.timeout_ms / 1000
+            self._broken.clear()
+            self._established = True
+            conn.start_reading()
+            self._up.set()
+            await self._restore_watches(conn)
+
+    async def _restore_watches(self, conn: Connection) -> None:
+        """Re-arm the watches on a resumed session; on a new one they are dropped (never raises)."""
+        if not self._on_established(self.session_id):
+            return
+        data, exist, child = self._watched()
+        try:
+            for chunk in set_watches_chunks(self.last_zxid, data, exist, child):
+                async with asyncio.timeout(self.timeout_s):
+                    await conn.send(chunk, self.next_xid())
+        except Exception as e:
+            log.warning("re-arming watches failed (%r); reconnecting", e)
+            conn.kill("re-arming watches failed")
+
+    async def _heartbeat_loop(self) -> None:
+        while not self.closing:
+            await asyncio.sleep(self.timeout_s / 3)
+            conn = self.conn
+            if conn is None or not self.established:
+                continue
+            try:
+                async with asyncio.timeout(self.timeout_s * 2 / 3):
+                    await conn.send(_PING, _wire.PING_XID)
+            except (ConnectionDropped, TimeoutError, _wire.ServerError):
+                conn.kill("no answer to a ping")
+
+
+def _needs_restart(task: asyncio.Task[None] | None, what: str) -> bool:
+    if task is None:
+        return True
+    if not task.done():
+        return False
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the ZooKeeper %s died (%r); restarting it", what, task.exception())
+    return True
 
 
 def set_watches_chunks(

@@ -1,20 +1,29 @@
-"""One-shot watches over aiozk's watch-callback table (aiozk's watcher recipes are not used).
+"""One-shot watches: the table of what is armed, the dispatch of watch events, the paths to re-arm.
 
 A watch is armed *before* the read that registers it on the server is sent, so no event can slip
 between the read and the registration. Each armed watch fires at most once, on the first of its
 event types, and is then removed from every key it was registered under. A watch whose read failed
 is disarmed. ``drop_all`` (session expired, client closed) disarms everything, including callbacks
-aiozk already scheduled, so nothing armed in a dead session ever fires.
+already scheduled, so nothing armed in a dead session ever fires. Callbacks run from the event
+loop (``call_soon``), never inside the connection's read loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Hashable, MutableMapping
+from collections.abc import Callable, Hashable
+
+from reassignd.zk import _wire
 
 log = logging.getLogger(__name__)
 
-WatchTable = MutableMapping[tuple[int, str], set[Callable[[str], None]]]
+# The watch event types each kind of watch fires on (keyed by the client's WatchKind values).
+WATCH_EVENTS: dict[str, tuple[int, ...]] = {
+    "data": (_wire.EVENT_DATA_CHANGED, _wire.EVENT_DELETED),
+    "children": (_wire.EVENT_CHILDREN_CHANGED, _wire.EVENT_DELETED),
+    "exists": (_wire.EVENT_CREATED, _wire.EVENT_DATA_CHANGED, _wire.EVENT_DELETED),
+}
 
 
 class ArmedWatch:
@@ -37,7 +46,7 @@ class ArmedWatch:
         self.callback = callback
         self.done = False
 
-    def __call__(self, event_path: str) -> None:  # scheduled by aiozk's event dispatch (call_soon)
+    def __call__(self, event_path: str) -> None:  # scheduled by WatchRegistry.dispatch (call_soon)
         if self.done:
             return
         self._registry.disarm(self)
@@ -51,13 +60,32 @@ class ArmedWatch:
 class WatchRegistry:
     def __init__(self, relative: Callable[[str], str]) -> None:
         self.relative = relative
-        self._table: WatchTable = {}
+        self._table: dict[tuple[int, str], set[ArmedWatch]] = {}
         self._armed: dict[tuple[Hashable, str, Callable[[str], None]], ArmedWatch] = {}
         self._per_callback: dict[Callable[[str], None], int] = {}  # armed watches per callback
 
-    def attach(self, table: WatchTable) -> None:
-        """Use aiozk's ``session.watch_callbacks`` (aiozk dispatches events through it)."""
-        self._table = table
+    def dispatch(self, event_type: int, path: str) -> None:
+        """A watch event from the server (absolute path): schedule each watch armed for it. State
+        events (type -1, none of ours) are ignored."""
+        armed = self._table.get((event_type, path))
+        if not armed:
+            if event_type <= 0:
+                log.debug("ZooKeeper state event ignored: type %s, %s", event_type, path)
+            return
+        loop = asyncio.get_running_loop()
+        for watch in list(armed):
+            loop.call_soon(watch, path)
+
+    def watched_paths(self) -> tuple[list[str], list[str], list[str]]:
+        """What to re-arm on a resumed session, as SetWatches lists it: data, exist and child
+        watches (sorted, each path once)."""
+        keys = [key for key, armed in self._table.items() if armed]
+        data = sorted(
+            {path for event, path in keys if event in (_wire.EVENT_DATA_CHANGED, _wire.EVENT_DELETED)}
+        )
+        exist = sorted({path for event, path in keys if event == _wire.EVENT_CREATED})
+        child = sorted({path for event, path in keys if event == _wire.EVENT_CHILDREN_CHANGED})
+        return data, exist, child
 
     def arm(
         self, kind: Hashable, path: str, events: tuple[int, ...], callback: Callable[[str], None]

@@ -1,9 +1,9 @@
 """ZooKeeper's jute wire format for the requests reassignd sends, encoded and decoded with ``struct``.
 
 aiozk's own ``protocol`` classes parse field by field through generic ``Part`` objects; decoding
-100,000 znodes that way costs seconds. These requests are duck-typed for aiozk's
-``Connection.send`` (``opcode``, ``special_xid``, ``serialize(xid)``); ``decode_reply`` turns a
-reply payload into plain Python values. Pure functions of bytes: no I/O, no asyncio.
+100,000 znodes that way costs seconds. A ``Request`` is encoded once (its size is known before it
+is sent); ``decode_reply`` turns a reply payload into plain Python values, ``decode_watch_event``
+a watch notification. Pure functions of bytes: no I/O, no asyncio.
 """
 
 from __future__ import annotations
@@ -35,6 +35,16 @@ MULTI_READ = 22
 SET_WATCHES = 101
 CLOSE = -11
 ERROR = -1
+
+# watch event types (Watcher.Event.EventType)
+EVENT_CREATED = 1
+EVENT_DELETED = 2
+EVENT_DATA_CHANGED = 3
+EVENT_CHILDREN_CHANGED = 4
+
+# reserved xids (ClientCnxn): a watch notification, a ping's reply
+WATCH_XID = -1
+PING_XID = -2
 
 EPHEMERAL_FLAG = 1
 SEQUENTIAL_FLAG = 2
@@ -110,9 +120,6 @@ class Request:
 
     __slots__ = ("body", "opcode", "path")
 
-    special_xid = None  # read by aiozk's Connection.send
-    writes_data = False
-
     def __init__(self, opcode: int, body: bytes, path: str | None = None) -> None:
         self.opcode = opcode
         self.body = body
@@ -125,7 +132,7 @@ class Request:
     def packet_size(self) -> int:
         return _REQUEST_HEADER.size + len(self.body)
 
-    def __str__(self) -> str:  # aiozk's payload log
+    def __str__(self) -> str:
         return f"Request(opcode={self.opcode}, path={self.path!r}, {len(self.body)} bytes)"
 
 
@@ -215,6 +222,11 @@ def set_watches(
 
 def close_session() -> Request:
     return Request(CLOSE, b"")
+
+
+def ping() -> Request:
+    """Sent with ``PING_XID``; its reply comes back with that xid."""
+    return Request(PING, b"")
 
 
 # --- replies -------------------------------------------------------------------------------------
@@ -332,3 +344,15 @@ def decode_reply(opcode: int, buf: bytes, offset: int = 0) -> Any:
         return _read_multi(buf, offset)
     value, _ = _read_one(opcode, buf, offset)
     return value
+
+
+def decode_watch_event(buf: bytes, offset: int = 0) -> tuple[int, int, str]:
+    """A watch notification (the payload after a reply header with ``WATCH_XID``): its event type
+    (1 created, 2 deleted, 3 data changed, 4 children changed; -1 a state event), the keeper state
+    and the path."""
+    event_type, state = _TWO_INTS.unpack_from(buf, offset)
+    path, _ = _read_string(buf, offset + _TWO_INTS.size)
+    return event_type, state, path
+
+
+_TWO_INTS = struct.Struct("!ii")

@@ -1,10 +1,10 @@
-"""The one place that talks to aiozk: fenced writes, pipelined reads, watches, session supervision.
+"""The ZooKeeper client: fenced writes, pipelined reads, watches, session supervision.
 
-Everything else in reassignd uses only this module's names, never aiozk's. The private modules
-beside it do the work: ``_wire`` (the jute wire format), ``_transport`` (aiozk's session and
-connection, patched where aiozk 0.32 is unsafe), ``_supervisor`` (session state, expiry detection),
-``_watches`` (one-shot watches), ``_reaper`` (closing sessions given up), ``_bulk`` (multiRead
-batches, fenced-multi chunks), ``_pipeline`` and ``_chroot``.
+Everything else in reassignd uses only this module's names. The private modules beside it do the
+work: ``_wire`` (the jute wire format), ``_transport`` (the session and its connections),
+``_supervisor`` (the session state, expiry detection), ``_watches`` (one-shot watches), ``_reaper``
+(closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks), ``_pipeline``,
+``_chroot``, and ``_aiozk``, the only module that imports aiozk (the session handshake).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.zk import _bulk, _wire
+from reassignd.zk import _bulk, _supervisor, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._pipeline import run_pipelined
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
-from reassignd.zk._transport import WATCH_EVENTS, ZkSession, set_watches_chunks
-from reassignd.zk._watches import ArmedWatch, WatchRegistry
+from reassignd.zk._transport import Session, set_watches_chunks
+from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
 
 log = logging.getLogger(__name__)
 
@@ -137,11 +137,7 @@ class Fence:
     version: int
 
 
-class SessionState(enum.Enum):
-    CONNECTED = "connected"  # connected, same session as before
-    SUSPENDED = "suspended"  # connection lost, session may still be alive
-    EXPIRED = "expired"  # the session is gone (expired, or aiozk silently opened a new one)
-    CLOSED = "closed"
+SessionState = _supervisor.SessionState  # CONNECTED, SUSPENDED, EXPIRED, CLOSED
 
 
 class WatchKind(enum.Enum):
@@ -199,7 +195,7 @@ class ZkClient:
       (bulk calls — get_many, children_many, split fenced_multi, delete_recursive — per request
       they send).
     - ``session_id`` is the current session; a new session id after a reconnect is reported as
-      ``SessionState.EXPIRED`` (aiozk reopens sessions silently).
+      ``SessionState.EXPIRED`` (a reconnect may land in a new session without any call failing).
     - ``on_session_state(cb)`` registers a callback invoked (via loop.call_soon, never blocking)
       on every state change: SUSPENDED when the connection drops, CONNECTED when the same
       session comes back, EXPIRED when the session was lost, CLOSED on close().
@@ -220,10 +216,10 @@ class ZkClient:
         self._chroot = Chroot(chroot)
         self._absolute = self._chroot.absolute
         self._relative = self._chroot.relative
-        self._session: ZkSession | None = None
+        self._session: Session | None = None
         self._supervisor = SessionSupervisor(
             session_timeout_s=settings.session_timeout_s,
-            on_change=self._on_supervisor_state,
+            on_change=self._report,
             on_expired=self._drop_watches,
         )
         self._supervisor_task: asyncio.Task[None] | None = None
@@ -241,7 +237,7 @@ class ZkClient:
 
     @property
     def connected(self) -> bool:
-        return self._started and not self._closed and self._supervisor.state == "connected"
+        return self._started and not self._closed and self._supervisor.state is SessionState.CONNECTED
 
     def on_session_state(self, callback: Callable[[SessionState], None]) -> None:
         self._state_callbacks.append(callback)
@@ -252,16 +248,17 @@ class ZkClient:
             raise RuntimeError("ZkClient.start() called twice")
         self._started = True
         supervisor = self._supervisor
-        session = ZkSession(
+        session = Session(
             self._servers,
             self.settings.session_timeout_s,
             connect_timeout_s=min(max(self.settings.session_timeout_s / 3, 1.0), 5.0),
             on_established=supervisor.on_established,
             on_connection_lost=supervisor.on_connection_lost,
+            on_watch=self._watches.dispatch,
+            watched=self._watches.watched_paths,
         )
         self._session = session
         supervisor.attach(session)
-        self._watches.attach(session.watch_callbacks)
         try:
             try:
                 async with asyncio.timeout(self.settings.request_timeout_s):
@@ -270,7 +267,9 @@ class ZkClient:
                 raise ZkTimeoutError(
                     f"no ZooKeeper session with {self._servers} within {self.settings.request_timeout_s} s"
                 ) from None
-            self._multi_read = tuple(session.conn.version_info or (0, 0, 0)) >= (3, 6, 0)
+            if session.closing:  # close() ran while the first session was being opened
+                raise ConnectionLostError("the ZooKeeper client is closed")
+            self._multi_read = session.server_version >= (3, 6, 0)
             supervisor.begin()
             self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
             if self._chroot.prefix:
@@ -283,13 +282,13 @@ class ZkClient:
         """Close the session (ephemeral znodes go at once); cancels every watch task; never hangs.
 
         Bounded: at most _CLOSE_TIMEOUT_S for the CloseSession round trip (skipped when not
-        connected), then the connection is dropped and aiozk's tasks are cancelled."""
+        connected), then the connection is dropped and the session's tasks are cancelled."""
         if self._closed or self._session is None:
             self._closed = True
             return
         self._closed = True
         session, supervisor = self._session, self._supervisor
-        was_connected = supervisor.state == "connected" and session.conn is not None and session.conn.alive
+        was_connected = supervisor.state is SessionState.CONNECTED and session.established
         reported = supervisor.state is not None
         supervisor.close()  # no more reports; waiting requests wake up and see the client closed
         self._watches.drop_all()
@@ -368,7 +367,7 @@ class ZkClient:
         """The newest zxid this session has seen (0 before any): whatever a read sent after this
         returns reflects at least every change up to it."""
         session = self._session
-        return (session.last_zxid or 0) if session is not None else 0
+        return session.last_zxid if session is not None else 0
 
     async def watch_data_since(self, watches: Mapping[str, WatchCallback], zxid: int) -> None:
         """A data watch on each path as if the znode had been read at ``zxid``: ZooKeeper's
@@ -615,9 +614,6 @@ class ZkClient:
             callback(argument)
         except Exception:
             log.exception("callback %r(%r) failed", callback, argument)
-
-    def _on_supervisor_state(self, state: str) -> None:
-        self._report(SessionState(state))
 
     def _report(self, state: SessionState) -> None:
         loop = asyncio.get_running_loop()
