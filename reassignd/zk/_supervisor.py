@@ -184,9 +184,10 @@ class SessionSupervisor:
 
     # --- the decision ----------------------------------------------------------------------------
 
-    def check(self) -> None:
+    def check(self, now: float | None = None) -> None:
+        """Decide on the link's state as of ``now`` (loop time; the current time by default)."""
         if self._active:
-            self._check(asyncio.get_running_loop().time())
+            self._check(asyncio.get_running_loop().time() if now is None else now)
 
     def _check(self, now: float) -> None:
         link = self._require_link()
