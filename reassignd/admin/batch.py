@@ -1,6 +1,6 @@
 """``reassignd admin batch``: the controller's batch endpoints from the command line.
 
-The imperative shell: each verb asks the HTTP API (:mod:`reassignd.admin.api`, which finds the
+The imperative shell: each verb asks the HTTP API (:mod:`reassignd.api_client.client`, which finds the
 active controller from any instance), then prints what :mod:`reassignd.admin.batch_report` makes
 of the answers. Exit codes: 0 done; 1 a refused partition, a batch the controller would not take
 (its id in use with another body) or a failure of the run (one line on stderr). A batch file that
@@ -17,10 +17,10 @@ from urllib.parse import quote
 import uvloop
 
 from reassignd.admin import batch_report as report
-from reassignd.admin.api import AdminError, ApiError, ControllerApi
 from reassignd.admin.batch_command import BatchSettings, BatchVerb
 from reassignd.admin.batch_file import BatchBody
-from reassignd.admin.shapes import ResponseError
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ApiError, ClientError, ResponseError
 
 BATCHES = "/v1/batches"
 # Answers about one batch of a file; the others are still submitted. Any other failure ends the run.
@@ -33,7 +33,7 @@ def _decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
     try:
         return decode(body)
     except ResponseError as e:
-        raise AdminError(f"unexpected answer from the controller to {what}: {e}") from None
+        raise ResponseError(f"unexpected answer from the controller to {what}: {e}") from None
 
 
 def _say(out: TextIO, lines: str | Iterable[str]) -> None:
@@ -47,7 +47,7 @@ def _batch_path(batch_id: str, action: str | None = None) -> str:
     return path if action is None else f"{path}/{action}"
 
 
-async def submit(api: ControllerApi, bodies: Iterable[BatchBody], out: TextIO) -> int:
+async def submit(api: ApiClient, bodies: Iterable[BatchBody], out: TextIO) -> int:
     """Each batch in order; one the controller refuses whole is reported and the next goes on."""
     failed = False
     for b in bodies:
@@ -66,18 +66,18 @@ async def submit(api: ControllerApi, bodies: Iterable[BatchBody], out: TextIO) -
     return 1 if failed else 0
 
 
-async def list_batches(api: ControllerApi, out: TextIO) -> int:
+async def list_batches(api: ApiClient, out: TextIO) -> int:
     _say(out, report.list_lines(_decoded(report.decode_list, await api.get(BATCHES), f"GET {BATCHES}")))
     return 0
 
 
-async def describe(api: ControllerApi, batch_id: str, out: TextIO) -> int:
+async def describe(api: ApiClient, batch_id: str, out: TextIO) -> int:
     path = _batch_path(batch_id)
     _say(out, report.describe_lines(_decoded(report.decode_status, await api.get(path), f"GET {path}")))
     return 0
 
 
-async def control(api: ControllerApi, batch_id: str, action: str, out: TextIO) -> int:
+async def control(api: ApiClient, batch_id: str, action: str, out: TextIO) -> int:
     path = _batch_path(batch_id, action)
     status = _decoded(report.decode_status, await api.post(path, {}), f"POST {path}")
     _say(out, report.control_line(action, status))
@@ -85,7 +85,7 @@ async def control(api: ControllerApi, batch_id: str, action: str, out: TextIO) -
 
 
 async def run_verb(settings: BatchSettings, out: TextIO) -> int:
-    async with ControllerApi.open(
+    async with ApiClient.open(
         settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
     ) as api:
         verb = settings.verb
@@ -104,7 +104,7 @@ def run_batch(settings: BatchSettings, out: TextIO, err: TextIO) -> int:
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             return runner.run(run_verb(settings, out))
-    except AdminError as e:
+    except ClientError as e:
         reason = str(e)
     except KeyboardInterrupt:
         reason = "interrupted"

@@ -2,7 +2,7 @@
 prints. Pure.
 
 Each ``decode_*`` takes a decoded JSON body (the README's "Batches") and returns typed values, or
-raises :class:`~reassignd.admin.shapes.ResponseError` (one line) when the body is not the
+raises :class:`~reassignd.api_client.errors.ResponseError` (one line) when the body is not the
 documented shape. The lines reuse ``admin reassign``'s spelling of partitions, broker lists,
 bytes and progress (``orders-0``, ``4,5,6``, ``progress: 31% (125.0 MiB of 400.0 MiB), ...``).
 """
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reassignd.admin.report import bytes_text, progress_text, result_text
-from reassignd.admin.shapes import PartitionResult, Progress, ResponseError
+from reassignd.api_client.errors import ResponseError
+from reassignd.api_client.shapes import PartitionResult, Progress
 from reassignd.errors import error_name
 from reassignd.plan_format import Replicas, ids_text, tp_text
 from reassignd.topic_partition import TopicPartition

@@ -9,41 +9,21 @@ that cannot be used never gets here: the command line refuses it (exit 2).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from typing import Any, TextIO, TypeVar
-from urllib.parse import quote
+from collections.abc import Iterable
+from typing import TextIO
 
 import uvloop
 
 from reassignd.admin import report
-from reassignd.admin.api import AdminError, ApiError, ControllerApi
 from reassignd.admin.plan import plan_request
 from reassignd.admin.settings import SPECS, ReassignSettings, Verb
-from reassignd.admin.shapes import (
-    NO_REASSIGNMENT_IN_PROGRESS,
-    PartitionInfo,
-    PartitionResult,
-    Reassignment,
-    ResponseError,
-    cancel_request,
-    decode_alter_response,
-    decode_list_response,
-    decode_topic,
-)
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ApiError, ClientError
+from reassignd.api_client.shapes import NO_REASSIGNMENT_IN_PROGRESS, PartitionInfo, PartitionResult
 from reassignd.plan_format import Plan, Replicas
 from reassignd.topic_partition import TopicPartition
 
 UNKNOWN_TOPIC_OR_PARTITION = 3
-REASSIGNMENTS = "/v1/reassignments"
-
-T = TypeVar("T")
-
-
-def _decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
-    try:
-        return decode(body)
-    except ResponseError as e:
-        raise AdminError(f"unexpected answer from the controller to {what}: {e}") from None
 
 
 def _say(out: TextIO, lines: str | Iterable[str]) -> None:
@@ -55,20 +35,18 @@ def _say(out: TextIO, lines: str | Iterable[str]) -> None:
 # --- reads -----------------------------------------------------------------------------------------
 
 
-async def _topic(api: ControllerApi, topic: str) -> dict[int, PartitionInfo] | None:
+async def _topic(api: ApiClient, topic: str) -> dict[int, PartitionInfo] | None:
     """A topic's partitions; None when the controller knows no such topic."""
-    path = f"/v1/topics/{quote(topic, safe='')}"
     try:
-        body = await api.get(path)
+        return await api.topic(topic)
     except ApiError as e:
         if e.error_code == UNKNOWN_TOPIC_OR_PARTITION:
             return None
         raise
-    return _decoded(decode_topic, body, f"GET {path}")
 
 
 async def _partitions(
-    api: ControllerApi, wanted: Iterable[TopicPartition]
+    api: ApiClient, wanted: Iterable[TopicPartition]
 ) -> dict[TopicPartition, PartitionInfo]:
     """The wanted partitions that exist, one topic read per topic (concurrently; every read is
     over before the first failure is raised)."""
@@ -86,23 +64,17 @@ async def _partitions(
     }
 
 
-async def _moving(api: ControllerApi, topics: Iterable[str] = ()) -> dict[TopicPartition, Reassignment]:
-    body = await api.get(REASSIGNMENTS, [("topic", t) for t in sorted(set(topics))])
-    return _decoded(decode_list_response, body, f"GET {REASSIGNMENTS}")
-
-
 # --- the verbs -------------------------------------------------------------------------------------
 
 
-async def execute(api: ControllerApi, plan: Plan, out: TextIO) -> int:
+async def execute(api: ApiClient, plan: Plan, out: TextIO) -> int:
     """Print the current assignment as a rollback plan, then start the plan."""
     if plan.pins_log_dirs:
         _say(out, 'Warning: log_dirs other than "any" are ignored: reassignd moves replicas between brokers.')
     current = await _partitions(api, plan.partitions)
     # The replicas before any move in flight (RS − AR): where a rollback should go back to.
     _say(out, report.rollback_text({tp: info.original for tp, info in current.items()}))
-    body = await api.post(REASSIGNMENTS, plan_request(plan))
-    results = _decoded(decode_alter_response, body, f"POST {REASSIGNMENTS}")
+    results = await api.alter(plan_request(plan))
     started = [r.tp for r in results if r.ok]
     failed = [r for r in results if not r.ok]
     if started:
@@ -113,9 +85,9 @@ async def execute(api: ControllerApi, plan: Plan, out: TextIO) -> int:
     return 0
 
 
-async def verify(api: ControllerApi, plan: Plan, out: TextIO) -> int:
+async def verify(api: ApiClient, plan: Plan, out: TextIO) -> int:
     """Kafka's --verify: in progress, complete, or done elsewhere. Exit 0 either way, as Kafka."""
-    moving = await _moving(api, plan.topics)
+    moving = await api.reassignments(plan.topics)
     settled = [tp for tp in plan.partitions if tp not in moving]
     current: dict[TopicPartition, Replicas] = {
         tp: info.replicas for tp, info in (await _partitions(api, settled)).items()
@@ -124,8 +96,8 @@ async def verify(api: ControllerApi, plan: Plan, out: TextIO) -> int:
     return 0
 
 
-async def list_moving(api: ControllerApi, out: TextIO) -> int:
-    _say(out, report.list_lines(await _moving(api)))
+async def list_moving(api: ApiClient, out: TextIO) -> int:
+    _say(out, report.list_lines(await api.reassignments()))
     return 0
 
 
@@ -145,16 +117,14 @@ def _cancel_report(results: list[PartitionResult], out: TextIO, *, none_line: st
     return 0
 
 
-async def cancel(api: ControllerApi, plan: Plan, out: TextIO) -> int:
+async def cancel(api: ApiClient, plan: Plan, out: TextIO) -> int:
     """Kafka's --cancel: ``replicas: null`` for each partition of the plan (its replicas unused)."""
-    body = await api.post(REASSIGNMENTS, cancel_request(plan.partitions))
-    results = _decoded(decode_alter_response, body, f"POST {REASSIGNMENTS}")
+    results = await api.cancel(plan.partitions)
     return _cancel_report(results, out, none_line=report.NONE_ACTIVE)
 
 
-async def cancel_all(api: ControllerApi, out: TextIO) -> int:
-    body = await api.delete(REASSIGNMENTS)
-    results = _decoded(decode_alter_response, body, f"DELETE {REASSIGNMENTS}")
+async def cancel_all(api: ApiClient, out: TextIO) -> int:
+    results = await api.cancel_all()
     return _cancel_report(results, out, none_line=report.NONE_FOUND)
 
 
@@ -172,7 +142,7 @@ async def reassign(settings: ReassignSettings, out: TextIO) -> int:
 
         return await run_znode_verb(settings, out)
     assert settings.bootstrap_controller is not None
-    async with ControllerApi.open(
+    async with ApiClient.open(
         settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
     ) as api:
         match settings.verb:
@@ -194,7 +164,7 @@ def run_reassign(settings: ReassignSettings, out: TextIO, err: TextIO) -> int:
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             return runner.run(reassign(settings, out))
-    except AdminError as e:
+    except ClientError as e:
         reason = str(e)
     except KeyboardInterrupt:
         reason = "interrupted"

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reassignd.admin.plan import plan_json
-from reassignd.admin.shapes import PartitionResult, Progress, Reassignment
+from reassignd.api_client.shapes import PartitionResult, Progress, Reassignment
 from reassignd.plan_format import Replicas, ids_text, tp_text
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import LegacyReassignmentEntry

@@ -15,15 +15,20 @@ from __future__ import annotations
 from typing import TextIO
 
 from reassignd.admin import report
-from reassignd.admin.api import AdminError
 from reassignd.admin.plan import legacy_entries
 from reassignd.admin.settings import ReassignSettings, Verb
+from reassignd.api_client.errors import ClientError
 from reassignd.plan_format import Plan, Replicas, ids_text, tp_text
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NodeExistsError, NoNodeError, ZkClient, ZkError, ZkSettings
 
 SESSION_TIMEOUT_S = 10.0
+
+
+class AdminError(ClientError):
+    """A refusal of a KIP-236 verb (one line on stderr, exit 1): nothing was written."""
+
 
 CANCEL_IN_PLACE = (
     f"While {paths.REASSIGN_CANCEL} exists the controller starts no new reassignment "

@@ -15,9 +15,12 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ClientError
 from reassignd.zk.client import ZkClient, ZkSettings
 from reassignd.zk.server import LocalZooKeeper, ZooKeeperUnavailable, free_port
 
@@ -163,38 +166,36 @@ class LocalCluster:
 
     # HTTP
 
-    def _session(self) -> aiohttp.ClientSession:
+    def _api(self, base_url: str | None = None) -> ApiClient:
+        """The API client on the demo's one HTTP session (of the controller, or of ``base_url``)."""
         if self.session is None:
             self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
-        return self.session
+        return ApiClient(self.session, base_url or self.url, timeout_s=5)
 
     async def get(self, path: str, allow_status: Sequence[int] = (200,)) -> tuple[Json, int]:
         """GET a JSON document; a connection error or an unexpected status gives ``({}, 0)``."""
         try:
-            async with self._session().get(self.url + path) as resp:
-                if resp.status not in allow_status:
-                    return {}, resp.status
-                body = await resp.json()
-                return (body if isinstance(body, dict) else {}), resp.status
-        except (aiohttp.ClientError, TimeoutError):
+            status, body = await self._api().exchange("GET", path)
+        except ClientError:
             return {}, 0
+        if status not in allow_status:
+            return {}, status
+        return (body if isinstance(body, dict) else {}), status
 
     async def call(self, method: str, path: str, body: Json | None = None) -> Json:
         """A request that must answer 200 with a JSON object; anything else fails the demo.
         ``path`` is on the controller, or a whole URL (a broker agent's)."""
-        url = path if path.startswith("http://") else self.url + path
+        base_url = None
+        if path.startswith("http://"):
+            url = urlsplit(path)
+            base_url = f"{url.scheme}://{url.netloc}"
+            path = url.path + (f"?{url.query}" if url.query else "")
         try:
-            async with self._session().request(method, url, json=body) as resp:
-                text = await resp.text()
-                status = resp.status
-        except (aiohttp.ClientError, TimeoutError) as e:
-            raise DemoFailed(f"{method} {path}: {e or type(e).__name__}") from None
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
+            status, doc = await self._api(base_url).exchange(method, path, body=body)
+        except ClientError as e:
+            raise DemoFailed(f"{method} {path}: {e}") from None
         if status != 200 or not isinstance(doc, dict):
-            raise DemoFailed(f"{method} {path} answered {status}: {text[:300]}")
+            raise DemoFailed(f"{method} {path} answered {status}: {json.dumps(doc)[:300]}")
         return doc
 
     # the end

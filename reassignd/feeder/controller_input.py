@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from reassignd.admin.api import ApiError, ControllerApi
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ApiError
 from reassignd.feeder.inputs import InputError, parse_log_dirs, parse_snapshot
 from reassignd.feeder.model import Cluster, with_sizes
 from reassignd.topic_partition import TopicPartition
@@ -29,7 +30,7 @@ async def read_cluster(
     want_sizes: bool,
     warn: Callable[[str], None],
 ) -> Cluster:
-    async with ControllerApi.open(bootstrap, token, timeout_s) as api:
+    async with ApiClient.open(bootstrap, token, timeout_s) as api:
         brokers = await api.get("/v1/brokers")
         listing = await api.get("/v1/topics")
         listed = listing.get("topics") if isinstance(listing, dict) else None

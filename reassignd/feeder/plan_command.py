@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from reassignd.admin.api import AdminError
 from reassignd.admin.settings import REQUEST_TIMEOUT_S, parse_controller_url
+from reassignd.api_client.errors import ClientError
 from reassignd.feeder.command_line import UsageError
 from reassignd.feeder.goals import (
     AddBrokers,
@@ -205,7 +205,7 @@ def run_plan_command(settings: PlanSettings, stdout: IO[str], stderr: IO[str]) -
     except (InputError, GoalError) as e:
         print(f"reassignd feed plan: error: {e}", file=stderr)
         return 2
-    except AdminError as e:
+    except ClientError as e:
         print(f"reassignd feed plan: error: {e}", file=stderr)
         return 1
     from reassignd.feeder.spark_job import (  # noqa: PLC0415 (pyspark only when planning)

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from reassignd.admin.api import AdminError, ApiError, ControllerApi
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ApiError, ClientError
 from reassignd.feeder.progress_view import FINAL, batch_line, overall_line
 
 REFUSALS = {10002: "STALE_PLAN", 10003: "BATCH_CONFLICT"}
@@ -94,7 +95,7 @@ def load_batches(path: str) -> FeedState:
     return FeedState(list(bodies), bodies)
 
 
-async def _status(api: ControllerApi, batch_id: str) -> dict[str, Any] | None:
+async def _status(api: ApiClient, batch_id: str) -> dict[str, Any] | None:
     try:
         doc = await api.get(f"/v1/batches/{batch_id}")
     except ApiError as e:
@@ -104,7 +105,7 @@ async def _status(api: ControllerApi, batch_id: str) -> dict[str, Any] | None:
     return dict(doc)
 
 
-async def _submit(api: ControllerApi, state: FeedState, batch_id: str, out: IO[str]) -> None:
+async def _submit(api: ApiClient, state: FeedState, batch_id: str, out: IO[str]) -> None:
     answer = await api.post("/v1/batches", state.bodies[batch_id])
     state.statuses[batch_id] = dict(answer["batch"])
     refused = [
@@ -148,7 +149,7 @@ class Printer:
         self.out.flush()
 
 
-async def feed(api: ControllerApi, state: FeedState, options: RunOptions, out: IO[str]) -> int:
+async def feed(api: ApiClient, state: FeedState, options: RunOptions, out: IO[str]) -> int:
     for batch_id in state.order:  # resume: what the controller already has is followed, not resent
         status = await _status(api, batch_id)
         if status is not None:
@@ -182,7 +183,7 @@ async def feed(api: ControllerApi, state: FeedState, options: RunOptions, out: I
     return 0 if not not_completed else 1
 
 
-async def on_interrupt(api: ControllerApi, state: FeedState, choice: str, out: IO[str]) -> None:
+async def on_interrupt(api: ApiClient, state: FeedState, choice: str, out: IO[str]) -> None:
     unfinished = state.unfinished()
     if choice == "leave" or not unfinished:
         print(f"leaving {len(unfinished)} batches running on the controller", file=out, flush=True)
@@ -207,7 +208,7 @@ async def run_async(
     path: str, bootstrap: str, token: str | None, options: RunOptions, out: IO[str], err: IO[str]
 ) -> int:
     state = load_batches(path)
-    async with ControllerApi.open(bootstrap, token, options.timeout_s) as api:
+    async with ApiClient.open(bootstrap, token, options.timeout_s) as api:
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
@@ -248,7 +249,7 @@ def run_feed_run(values: Mapping[str, Any], out: IO[str], err: IO[str]) -> int:
     except FeedError as e:
         print(f"reassignd feed run: error: {e}", file=err)
         return 2
-    except AdminError as e:
+    except ClientError as e:
         print(f"reassignd feed run: {e}", file=err)
         return 1
 

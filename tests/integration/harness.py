@@ -6,16 +6,17 @@ under the test's tmp dir, and is killed at teardown by the ``procs`` fixture.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import aiohttp
 
+from reassignd.api_client.client import ApiClient
 from reassignd.testing.polling import eventually as eventually  # noqa: PLC0414 (the tests take it from here)
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
@@ -176,15 +177,15 @@ class ControllerProc:
 
 
 async def http_request(method: str, url: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
-    async with (
-        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
-        session.request(method, url, json=body) as resp,
-    ):
-        text = await resp.text()
-        try:
-            return resp.status, json.loads(text)
-        except ValueError:
-            return resp.status, text
+    """One request through the API client, to that very instance (no following of the active
+    controller, no client id): the status and the JSON body, or the text when it is not JSON.
+    A connection failure raises ConnectionError, no answer TimeoutError."""
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    async with ApiClient.open(
+        f"{parts.scheme}://{parts.netloc}", timeout_s=timeout_s, client_id=None, follow_active=False
+    ) as api:
+        return await api.exchange(method, path, body=body, accept_text=True)
 
 
 async def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, Any]:

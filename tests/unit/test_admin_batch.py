@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestServer
 
-from reassignd.admin.api import ApiError
 from reassignd.admin.batch import run_batch, run_verb
 from reassignd.admin.batch_command import AdminBatchCommand, BatchSettings, BatchVerb
 from reassignd.admin.batch_file import BatchBody, BatchFileError, parse_batch_file
@@ -30,7 +29,7 @@ from reassignd.admin.batch_report import (
     list_lines,
     submitted_lines,
 )
-from reassignd.admin.shapes import ResponseError
+from reassignd.api_client.errors import ApiError, ResponseError
 from reassignd.config import ConfigError, load_command, resolve_admin_batch
 from reassignd.executor import lifecycle
 from reassignd.executor.progress import MoveProgress, StuckRule, batch_status

@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from reassignd.admin import report
 from reassignd.admin.plan import legacy_entries, plan_json, plan_request
 from reassignd.admin.settings import Verb, check_arguments, parse_controller_url
-from reassignd.admin.shapes import (
+from reassignd.api_client.errors import ResponseError
+from reassignd.api_client.shapes import (
     PartitionInfo,
     PartitionResult,
     Progress,
     Reassignment,
-    ResponseError,
     cancel_request,
     decode_alter_response,
     decode_list_response,

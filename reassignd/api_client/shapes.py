@@ -1,4 +1,4 @@
-"""The controller's reassignment JSON as the client reads it, and its requests. Pure.
+"""The controller's reassignment JSON as the API client reads it, and its requests. Pure.
 
 Each ``decode_*`` takes a decoded JSON body and returns typed values, or raises
 :class:`ResponseError` (one line) when the body is not the documented shape.
@@ -10,15 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from reassignd.api_client.errors import ResponseError
 from reassignd.errors import error_name
 from reassignd.plan_format import Replicas
 from reassignd.topic_partition import TopicPartition
 
 NO_REASSIGNMENT_IN_PROGRESS = 85
-
-
-class ResponseError(ValueError):
-    """The controller answered something that is not the documented shape."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,193 @@
+"""The one client of the controller's HTTP API: ``reassignd admin``, ``reassignd feed``, the demo
+and the tests call the API through it.
+
+One aiohttp session per client. The bootstrap URL may name any controller instance: its
+``GET /v1/status`` names the active one, which every later request goes to (unless the client is
+opened with ``follow_active=False``, to talk to that very instance). A write that still lands on a
+standby (a failover in between) answers 503 NOT_CONTROLLER with the new active controller's URL;
+the request is sent there once (a refused request changed nothing).
+
+``exchange`` answers any status with the decoded body; ``get``/``post``/``delete`` want 200 and
+raise :class:`ApiError` otherwise; the typed calls (``reassignments``, ``alter``, ``topic``...)
+decode the documented shapes (``shapes``) and raise :class:`ResponseError` for anything else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import aiohttp
+
+from reassignd.api_client import shapes
+from reassignd.api_client.errors import ApiError, ClientError, NoAnswer, ResponseError, Unreachable
+from reassignd.errors import error_name
+from reassignd.topic_partition import TopicPartition
+
+CLIENT_ID = "reassignd-admin"
+NOT_CONTROLLER = 41
+REASSIGNMENTS = "/v1/reassignments"
+
+Query = Sequence[tuple[str, str]]
+
+
+def _active_url(doc: Any) -> str | None:
+    active = doc.get("active_controller") if isinstance(doc, dict) else None
+    url = active.get("http") if isinstance(active, dict) else None
+    return url.rstrip("/") if isinstance(url, str) and url else None
+
+
+def _error(method: str, path: str, status: int, doc: Any) -> ApiError:
+    code = doc.get("error_code") if isinstance(doc, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool):
+        return ApiError(f"{method} {path}: HTTP {status}", status=status, error_code=None)
+    name = doc.get("error_name") or error_name(code)
+    message = doc.get("error_message")
+    text = f"{method} {path}: HTTP {status} {name} ({code})" + (f": {message}" if message else "")
+    if status == 401:
+        text += " (give a token with --auth-token or REASSIGND_AUTH_TOKEN)"
+    return ApiError(text, status=status, error_code=code)
+
+
+class ApiClient:
+    def __init__(self, session: aiohttp.ClientSession, base_url: str, timeout_s: float) -> None:
+        self.session = session
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        bootstrap: str,
+        token: str | None = None,
+        timeout_s: float = 30.0,
+        *,
+        client_id: str | None = CLIENT_ID,
+        follow_active: bool = True,
+    ) -> AsyncIterator[ApiClient]:
+        """A client of the active controller, found from ``bootstrap`` (with ``follow_active``
+        False: of that very instance, active or not). ``client_id`` is sent as X-Client-Id (the
+        quota entity; None: no header)."""
+        headers = {} if client_id is None else {"X-Client-Id": client_id}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        async with aiohttp.ClientSession(
+            headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
+        ) as session:
+            api = cls(session, bootstrap, timeout_s)
+            if follow_active:
+                await api.find_active()
+            yield api
+
+    async def find_active(self) -> None:
+        status = await self.get("/v1/status")
+        if isinstance(status, dict) and status.get("active") is True:
+            return
+        active = _active_url(status)
+        if active is None:
+            raise ClientError(f"{self.base_url} is a standby controller and knows no active controller")
+        self.base_url = active
+
+    async def get(self, path: str, query: Query = ()) -> Any:
+        return await self.request("GET", path, query=query)
+
+    async def post(self, path: str, body: Any) -> Any:
+        return await self.request("POST", path, body=body)
+
+    async def delete(self, path: str) -> Any:
+        return await self.request("DELETE", path)
+
+    async def request(self, method: str, path: str, *, query: Query = (), body: Any = None) -> Any:
+        """The decoded JSON of a 200 answer; :class:`ApiError` for any other."""
+        status, doc = await self.exchange(method, path, query=query, body=body)
+        if status != 200:
+            raise _error(method, path, status, doc)
+        return doc
+
+    async def exchange(
+        self, method: str, path: str, *, query: Query = (), body: Any = None, accept_text: bool = False
+    ) -> tuple[int, Any]:
+        """The status and decoded JSON of any answer. A body that is not JSON is None for an error
+        status and refused (ClientError) for a 200, unless ``accept_text`` (``/metrics``, the
+        status page): then it is the text. A 503 NOT_CONTROLLER naming the active controller is
+        sent there once."""
+        status, doc = await self._send(method, path, query, body, accept_text)
+        if status == 503 and isinstance(doc, dict) and doc.get("error_code") == NOT_CONTROLLER:
+            active = _active_url(doc)
+            if active is not None and active != self.base_url:
+                self.base_url = active
+                status, doc = await self._send(method, path, query, body, accept_text)
+        return status, doc
+
+    async def _send(
+        self, method: str, path: str, query: Query, body: Any, accept_text: bool
+    ) -> tuple[int, Any]:
+        url = self.base_url + path
+        try:
+            async with self.session.request(
+                method, url, params=list(query) or None, json=body if method in ("POST", "PUT") else None
+            ) as resp:
+                status, text = resp.status, await resp.text()
+        except TimeoutError:
+            raise NoAnswer(f"{method} {url}: no answer within {self.timeout_s:g} s") from None
+        except (aiohttp.ClientError, OSError) as e:
+            raise Unreachable(f"cannot reach the controller at {self.base_url}: {e}") from None
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            if accept_text:
+                return status, text
+            if status == 200:
+                raise ClientError(f"{method} {url}: the answer is not JSON") from None
+            return status, None
+
+    # --- typed calls --------------------------------------------------------------------------------
+    # (a body that is not the documented shape raises ResponseError naming the request)
+
+    async def status(self) -> dict[str, Any]:
+        """``GET /v1/status``."""
+        doc = await self.get("/v1/status")
+        if not isinstance(doc, dict):
+            raise ResponseError("unexpected answer from the controller to GET /v1/status: not an object")
+        return doc
+
+    async def reassignments(self, topics: Iterable[str] = ()) -> dict[TopicPartition, shapes.Reassignment]:
+        """ListPartitionReassignments: the partitions moving (of ``topics``, or all)."""
+        body = await self.get(REASSIGNMENTS, [("topic", t) for t in sorted(set(topics))])
+        return _decoded(shapes.decode_list_response, body, f"GET {REASSIGNMENTS}")
+
+    async def alter(self, body: Any) -> list[shapes.PartitionResult]:
+        """AlterPartitionReassignments (Kafka's shape or a plan): each partition's result."""
+        return _decoded(
+            shapes.decode_alter_response, await self.post(REASSIGNMENTS, body), f"POST {REASSIGNMENTS}"
+        )
+
+    async def cancel(self, partitions: Iterable[TopicPartition]) -> list[shapes.PartitionResult]:
+        """Cancel the moves of ``partitions`` (``replicas: null``, as Kafka's --cancel)."""
+        return await self.alter(shapes.cancel_request(partitions))
+
+    async def cancel_all(self) -> list[shapes.PartitionResult]:
+        """``DELETE /v1/reassignments``: cancel every move."""
+        return _decoded(
+            shapes.decode_alter_response, await self.delete(REASSIGNMENTS), f"DELETE {REASSIGNMENTS}"
+        )
+
+    async def topic(self, name: str) -> dict[int, shapes.PartitionInfo]:
+        """``GET /v1/topics/{name}``: partition id → replicas and adding replicas."""
+        path = f"/v1/topics/{quote(name, safe='')}"
+        return _decoded(shapes.decode_topic, await self.get(path), f"GET {path}")
+
+
+T = TypeVar("T")
+
+
+def _decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
+    """``decode(body)``; a body that is not the shape raises ResponseError naming ``what``."""
+    try:
+        return decode(body)
+    except ResponseError as e:
+        raise ResponseError(f"unexpected answer from the controller to {what}: {e}") from None
