@@ -26,8 +26,7 @@ import logging
 import time
 import uuid
 
-from reassignd.controller.controller import Controller
-from reassignd.controller.settings import ControllerSettings
+from reassignd.testing.controller import in_process_controller
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Create, ZkClient, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
@@ -120,18 +119,12 @@ async def run(connect: str, topics: int, partitions: int, reassigning: int = 0) 
         topic_paths = [paths.topic(f"bench-{t:04d}") for t in range(topics)]
         baselines = [await raw_read_s(zk, topic_paths, state_paths) for _ in range(3)]
         baseline = min(baselines)
-        settings = ControllerSettings(connect, controller_id=9000, http_port=0, zk_request_timeout_s=120.0)
-        controller_zk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
-        await controller_zk.start()
-        controller = Controller(settings, controller_zk)
-        task = asyncio.create_task(controller.run(), name="bench-controller")
-        try:
+        async with in_process_controller(
+            connect, http=False, session_timeout_s=30.0, request_timeout_s=120.0
+        ) as running:
+            controller = running.controller
             while controller.last_failover_s is None:  # noqa: ASYNC110 (a benchmark's poll)
                 await asyncio.sleep(0.05)
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            await controller_zk.close()
         snap = controller.snapshot()
         failover = controller.last_failover_s
         print(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -33,9 +34,8 @@ import time
 
 from zk_baseline import measure_pipelined_sets, measure_pipelined_writes, node_paths
 
-from reassignd.controller.controller import Controller
 from reassignd.controller.requests import AlterReassignments
-from reassignd.controller.settings import ControllerSettings
+from reassignd.testing.controller import in_process_controller
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Create, ZkClient, ZkSettings
 from reassignd.zk.server import LocalZooKeeper, four_letter_word
@@ -81,11 +81,11 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
         f"baseline: {n:,} pipelined creates at {write_rate:,.0f}/s, setData at {set_rate:,.0f}/s ({baseline_s:.2f}s)"
     )
 
-    settings = ControllerSettings(connect, controller_id=9000, http_port=0, zk_request_timeout_s=120.0)
-    czk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
-    await czk.start()
-    controller = Controller(settings, czk)
-    task = asyncio.create_task(controller.run(), name="bench-controller")
+    stack = contextlib.AsyncExitStack()
+    running = await stack.enter_async_context(
+        in_process_controller(connect, http=False, session_timeout_s=30.0, request_timeout_s=120.0)
+    )
+    controller = running.controller
     log_dir = tempfile.mkdtemp(prefix="reassign-bench-")
     with open(os.path.join(log_dir, "cluster.log"), "wb") as log:  # noqa: ASYNC230 (setup, not a hot path)
         agents = subprocess.Popen(  # noqa: ASYNC220
@@ -126,9 +126,7 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
     finally:
         agents.terminate()
         agents.wait(timeout=30)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await czk.close()
+        await stack.aclose()
         await zk.close()
 
     print(f"partitions moved: {n:,} ({topics} topics × {partitions}, RF 3, {SOURCE} -> {TARGET})")

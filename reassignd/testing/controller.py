@@ -1,0 +1,83 @@
+"""An in-process controller: the real ``Controller`` (and its HTTP API, unless asked not to) in the
+caller's event loop, against a real ZooKeeper.
+
+For tests that must look inside the controller while it runs (its context, its writer's op count,
+its channel) and for the benchmarks, which count what it does. Tests of behaviour start the
+``reassignd controller`` process instead (``tests/integration/harness.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from reassignd.controller.controller import Controller
+from reassignd.controller.settings import ControllerSettings
+from reassignd.http.app import build_app
+from reassignd.http.server import HttpServer
+from reassignd.zk.client import ZkClient, ZkSettings
+
+
+@dataclass(frozen=True)
+class InProcessController:
+    controller: Controller
+    zk: ZkClient  # the controller's own session
+    url: str | None  # its HTTP API (None when not served)
+    task: asyncio.Task[None]  # its event loop
+
+    async def until_active(self, timeout_s: float = 30.0) -> None:
+        """Return once this controller has won the election and finished its failover."""
+        async with asyncio.timeout(timeout_s):
+            while self.controller.last_failover_s is None or not self.controller.snapshot().active:
+                if self.task.done():
+                    self.task.result()  # raises what ended it
+                    raise AssertionError("the controller's event loop ended")
+                await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def in_process_controller(
+    zk_connect: str,
+    *,
+    controller_id: int = 9000,
+    http: bool = True,
+    session_timeout_s: float = 6.0,
+    request_timeout_s: float = 10.0,
+    **settings: Any,
+) -> AsyncIterator[InProcessController]:
+    """Start a controller on ``zk_connect`` (other ``ControllerSettings`` fields as keywords);
+    on the way out its loop is cancelled, its HTTP server stopped and its session closed (its
+    ``/controller`` znode goes at once)."""
+    config = ControllerSettings(
+        zk_connect,
+        controller_id=controller_id,
+        http_host="127.0.0.1",
+        http_port=0,
+        session_timeout_s=session_timeout_s,
+        zk_request_timeout_s=request_timeout_s,
+    )
+    config = dataclasses.replace(config, **settings)
+    zk = ZkClient(ZkSettings(zk_connect, session_timeout_s, request_timeout_s))
+    await zk.start()
+    server: HttpServer | None = None
+    task: asyncio.Task[None] | None = None
+    try:
+        controller = Controller(config, zk)
+        if http:
+            server = HttpServer(
+                build_app(controller.api, config, event_log=controller.events), "127.0.0.1", 0
+            )
+            controller.http_url = await server.start()
+        task = asyncio.create_task(controller.run(), name=f"controller-{controller_id}")
+        yield InProcessController(controller, zk, controller.http_url if http else None, task)
+    finally:
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if server is not None:
+            await server.stop()
+        await zk.close()
