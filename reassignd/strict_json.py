@@ -1,15 +1,29 @@
-"""Strict JSON: the one reference reader of untrusted JSON bytes. Pure, standard library only.
+"""Strict JSON: the one owner of reading untrusted JSON. Pure, standard library only.
 
-:func:`loads` accepts standard JSON in UTF-8 and nothing else: no repeated key in an object, no
-NaN or Infinity, no lone surrogate, nested at most as deep as Python goes. Every refusal is a
-:class:`StrictJsonError` whose text is one line ("invalid JSON at byte 7", "duplicate key
-\\"topic\\""). The ZooKeeper codecs and the plan format read with it; callers add where the bytes
-came from.
+- :func:`loads` accepts standard JSON in UTF-8 and nothing else: no repeated key in an object, no
+  NaN or Infinity, no lone surrogate, nested at most as deep as Python goes. Every refusal is a
+  :class:`StrictJsonError` whose text is one line ("invalid JSON at byte 7", "duplicate key
+  \\"topic\\""). The ZooKeeper codecs and the plan format read with it.
+- :func:`loads_tracking` is the same reader for documents whose repeated keys are refused later,
+  with their path, by :class:`Reader` (the HTTP request bodies).
+- :class:`Reader`: typed readers of a decoded document whose every refusal starts with the
+  offending value's path (``topics[0].partition: expected an integer, got a string``). The HTTP
+  layer, the API client and the control channel each read with one, raising their own error.
+- The numeric limits of Kafka's wire types (int16, int32, int64).
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+INT16_MIN = -(2**15)
+INT16_MAX = 2**15 - 1
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 _KINDS: dict[type[object], str] = {type(None): "null", bool: "boolean", int: "number", float: "number"}
 _KINDS.update({str: "string", list: "array", dict: "object"})
@@ -98,3 +112,130 @@ def loads(data: bytes | None, what: str = "data") -> object:
     except ValueError:  # an integer beyond the interpreter's digit limit
         raise StrictJsonError("invalid JSON: number too long") from None
     return value
+
+
+# --- documents whose repeated keys are refused with their path -------------------------------------
+
+
+class JsonObject(dict[str, Any]):
+    """A decoded JSON object that remembers the keys it saw more than once (``json`` keeps the
+    last silently); :meth:`Reader.obj` and :meth:`Reader.mapping` refuse them."""
+
+    __slots__ = ("duplicates",)
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__()
+        duplicates: list[str] = []
+        for key, value in pairs:
+            if key in self:
+                duplicates.append(key)
+            self[key] = value
+        self.duplicates = tuple(duplicates)
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def loads_tracking(data: bytes | str) -> Any:
+    """Standard JSON only (no NaN or Infinity), objects as :class:`JsonObject`. Raises ValueError
+    (json's own message, or the constant's) for anything else."""
+    return json.loads(data, object_pairs_hook=JsonObject, parse_constant=_no_constant)
+
+
+# --- typed readers -----------------------------------------------------------------------------------
+
+
+def field_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+class Reader:
+    """Typed readers of a decoded document. A value of the wrong shape raises
+    ``error(f"{path}: {message}")``, ``path`` naming the value (``root`` for the whole document)."""
+
+    __slots__ = ("error", "root")
+
+    def __init__(self, error: Callable[[str], Exception], root: str) -> None:
+        self.error = error
+        self.root = root
+
+    def fail(self, path: str, message: str) -> NoReturn:
+        raise self.error(f"{path or self.root}: {message}")
+
+    def obj(
+        self, value: Any, path: str, required: tuple[str, ...], optional: tuple[str, ...] | None = ()
+    ) -> dict[str, Any]:
+        """An object with the ``required`` members and no repeated key; any other member is refused
+        unless it is ``optional`` (``optional=None``: every other member is ignored)."""
+        if not isinstance(value, dict):
+            self.fail(path, f"expected an object, got {json_type(value)}")
+        for key in getattr(value, "duplicates", ()):
+            self.fail(field_path(path, key), "duplicate field")
+        if optional is not None:
+            for key in value:
+                if key not in required and key not in optional:
+                    self.fail(field_path(path, key), "unknown field")
+        for key in required:
+            if key not in value:
+                self.fail(field_path(path, key), "missing required field")
+        return value
+
+    def mapping(self, value: Any, path: str) -> dict[str, Any]:
+        """An object with keys of the caller's choosing (a map), no repeated key."""
+        if not isinstance(value, dict):
+            self.fail(path, f"expected an object, got {json_type(value)}")
+        for key in getattr(value, "duplicates", ()):
+            self.fail(f"{path}[{json.dumps(key)}]", "duplicate key")
+        return value
+
+    def array(self, value: Any, path: str) -> list[Any]:
+        if not isinstance(value, list):
+            self.fail(path, f"expected an array, got {json_type(value)}")
+        return value
+
+    def text(self, value: Any, path: str) -> str:
+        if not isinstance(value, str):
+            self.fail(path, f"expected a string, got {json_type(value)}")
+        return value
+
+    def boolean(self, value: Any, path: str) -> bool:
+        if not isinstance(value, bool):
+            self.fail(path, f"expected a boolean, got {json_type(value)}")
+        return value
+
+    def integer(self, value: Any, path: str, low: int = INT32_MIN, high: int = INT64_MAX) -> int:
+        if not is_int(value):
+            self.fail(path, f"expected an integer, got {json_type(value)}")
+        if not low <= value <= high:
+            self.fail(path, f"{value} is out of range ({low}..{high})")
+        return int(value)
+
+    def integers(self, value: Any, path: str, low: int = INT32_MIN, high: int = INT32_MAX) -> tuple[int, ...]:
+        """An array of integers in ``low..high``."""
+        items = self.array(value, path)
+        for index, item in enumerate(items):
+            self.integer(item, f"{path}[{index}]", low, high)
+        return tuple(items)
+
+    def texts(self, value: Any, path: str) -> tuple[str, ...]:
+        items = self.array(value, path)
+        for index, item in enumerate(items):
+            self.text(item, f"{path}[{index}]")
+        return tuple(items)
+
+    def number(self, value: Any, path: str) -> float:
+        """A finite JSON number (integer or not; booleans are not numbers)."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(path, f"expected a number, got {json_type(value)}")
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):  # 1e400 decodes to inf
+            self.fail(path, "out of range for a double")
+        return number
+
+    def member(self, obj: Any, key: str, path: str) -> Any:
+        """A required member of an object read leniently (other members ignored)."""
+        return self.obj(obj, path, (key,), None)[key]

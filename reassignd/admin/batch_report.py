@@ -18,6 +18,7 @@ from reassignd.api_client.errors import ResponseError
 from reassignd.api_client.shapes import PartitionResult, Progress
 from reassignd.errors import error_name
 from reassignd.plan_format import Replicas, ids_text, tp_text
+from reassignd.strict_json import Reader
 from reassignd.topic_partition import TopicPartition
 
 UNFINISHED = ("pending", "running", "paused")
@@ -71,39 +72,30 @@ class Submitted:
         return [p for p in self.partitions if not p.ok]
 
 
-# --- typed access ----------------------------------------------------------------------------------
+# --- typed access (strict_json's readers, refusing with ResponseError) ----------------------------------------------------------------------------------
+
+
+_READ = Reader(ResponseError, "batch")
 
 
 def _get(obj: Any, key: str, where: str) -> Any:
-    if not isinstance(obj, dict) or key not in obj:
-        raise ResponseError(f"{where}: missing {key!r}")
-    return obj[key]
+    return _READ.member(obj, key, where)
 
 
 def _int(value: Any, where: str, *, nullable: bool = False) -> Any:
-    if value is None and nullable:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ResponseError(f"{where}: expected an integer")
-    return value
+    return None if value is None and nullable else _READ.integer(value, where)
 
 
 def _str(value: Any, where: str, *, nullable: bool = False) -> Any:
-    if value is None and nullable:
-        return None
-    if not isinstance(value, str):
-        raise ResponseError(f"{where}: expected a string")
-    return value
+    return None if value is None and nullable else _READ.text(value, where)
 
 
 def _list(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ResponseError(f"{where}: expected a list")
-    return value
+    return _READ.array(value, where)
 
 
 def _ids(value: Any, where: str) -> Replicas:
-    return tuple(_int(v, where) for v in _list(value, where))
+    return _READ.integers(value, where)
 
 
 def _tp(obj: Any, where: str) -> TopicPartition:

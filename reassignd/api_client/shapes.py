@@ -13,6 +13,7 @@ from typing import Any
 from reassignd.api_client.errors import ResponseError
 from reassignd.errors import error_name
 from reassignd.plan_format import Replicas
+from reassignd.strict_json import Reader
 from reassignd.topic_partition import TopicPartition
 
 NO_REASSIGNMENT_IN_PROGRESS = 85
@@ -64,43 +65,33 @@ class PartitionInfo:
         return tuple(r for r in self.replicas if r not in self.adding)
 
 
-# --- typed access ----------------------------------------------------------------------------------
+# --- typed access (strict_json's readers, refusing with ResponseError) ------------------------------
+
+_READ = Reader(ResponseError, "response")
 
 
 def _get(obj: Any, key: str, where: str) -> Any:
-    if not isinstance(obj, dict) or key not in obj:
-        raise ResponseError(f"{where}: missing {key!r}")
-    return obj[key]
+    return _READ.member(obj, key, where)
 
 
 def _list(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ResponseError(f"{where}: expected a list")
-    return value
+    return _READ.array(value, where)
 
 
 def _int(value: Any, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ResponseError(f"{where}: expected an integer")
-    return value
+    return _READ.integer(value, where)
 
 
 def _str(value: Any, where: str) -> str:
-    if not isinstance(value, str):
-        raise ResponseError(f"{where}: expected a string")
-    return value
+    return _READ.text(value, where)
 
 
 def _ids(value: Any, where: str) -> Replicas:
-    return tuple(_int(v, where) for v in _list(value, where))
+    return _READ.integers(value, where)
 
 
 def _number_or_none(value: Any, where: str) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise ResponseError(f"{where}: expected a number")
-    return float(value)
+    return None if value is None else _READ.number(value, where)
 
 
 # --- responses -------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from reassignd.strict_json import INT64_MAX, Reader
 from reassignd.topic_partition import TopicPartition
 
 LEADER_AND_ISR_PATH = "/control/leader_and_isr"
@@ -77,38 +78,28 @@ class WireError(ValueError):
     """A control request body that does not match the wire format."""
 
 
+# strict_json's readers, refusing with WireError ("partition: expected an integer, got null")
+_READ = Reader(WireError, "body")
+
+
 def _int(obj: dict[str, Any], key: str) -> int:
-    value = obj.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise WireError(f"field '{key}' must be an integer")
-    return value
+    return _READ.integer(obj.get(key), key, -INT64_MAX - 1, INT64_MAX)
 
 
 def _ints(obj: dict[str, Any], key: str, default: list[int] | None = None) -> tuple[int, ...]:
-    value = obj.get(key, default)
-    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise WireError(f"field '{key}' must be a list of integers")
-    return tuple(value)
+    return _READ.integers(obj.get(key, default), key)
 
 
 def _str(obj: dict[str, Any], key: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str):
-        raise WireError(f"field '{key}' must be a string")
-    return value
+    return _READ.text(obj.get(key), key)
 
 
 def _obj(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise WireError(f"{what} must be an object")
-    return value
+    return _READ.obj(value, what, (), None)
 
 
 def _list(obj: dict[str, Any], key: str) -> list[Any]:
-    value = obj.get(key, [])
-    if not isinstance(value, list):
-        raise WireError(f"field '{key}' must be a list")
-    return value
+    return _READ.array(obj.get(key, []), key)
 
 
 class WirePartitionState(msgspec.Struct, frozen=True, gc=False):
@@ -589,10 +580,7 @@ UNKNOWN_LEADER_EPOCH = 75
 
 
 def _bool(obj: dict[str, Any], key: str) -> bool:
-    value = obj.get(key)
-    if not isinstance(value, bool):
-        raise WireError(f"field '{key}' must be a boolean")
-    return value
+    return _READ.boolean(obj.get(key), key)
 
 
 @dataclass(frozen=True, slots=True)

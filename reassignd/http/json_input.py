@@ -5,59 +5,39 @@ Every ``expect_*`` returns the value when it has the documented shape and otherw
 field's path (``topics[0].assignments["1"]: ...``; ``request body: ...`` for the whole body), so
 nothing malformed reaches the controller. The request parsers of each resource (in ``routes/``)
 are built from these, and the OpenAPI document (``openapi_schemas``) states the same rules as
-JSON Schema.
+JSON Schema. The readers are :mod:`reassignd.strict_json`'s; this module gives them the HTTP
+error and adds what only requests have (broker id lists, ``timeout_ms``, query strings).
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable
 from typing import Any, Literal, NoReturn, overload
 
+from reassignd import strict_json
 from reassignd.errors import InvalidRequest
-from reassignd.strict_json import is_int as is_int  # noqa: PLC0414 (the readers' names)
+from reassignd.strict_json import INT16_MAX as INT16_MAX  # noqa: PLC0414 (the readers' names)
+from reassignd.strict_json import INT16_MIN as INT16_MIN  # noqa: PLC0414
+from reassignd.strict_json import INT32_MAX as INT32_MAX  # noqa: PLC0414
+from reassignd.strict_json import INT32_MIN as INT32_MIN  # noqa: PLC0414
+from reassignd.strict_json import field_path as field_path  # noqa: PLC0414
+from reassignd.strict_json import is_int as is_int  # noqa: PLC0414
 from reassignd.strict_json import json_type as json_type  # noqa: PLC0414
-
-INT32_MIN = -(2**31)
-INT32_MAX = 2**31 - 1
-INT16_MIN = -(2**15)
-INT16_MAX = 2**15 - 1
 
 BODY = "request body"
 
-
-class _Object(dict[str, Any]):
-    """A decoded JSON object that remembers the keys it saw more than once (``json`` keeps the
-    last silently; a strict parser refuses them)."""
-
-    __slots__ = ("duplicates",)
-
-    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        super().__init__()
-        duplicates: list[str] = []
-        for key, value in pairs:
-            if key in self:
-                duplicates.append(key)
-            self[key] = value
-        self.duplicates = tuple(duplicates)
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def loads_strict(body: bytes) -> Any:
-    """Standard JSON only (no NaN/Infinity), objects as dicts that know their duplicate keys."""
-    return json.loads(body, object_pairs_hook=_Object, parse_constant=_reject_constant)
+# strict_json's readers, refusing with 400 INVALID_REQUEST
+_READ = strict_json.Reader(InvalidRequest, BODY)
+loads_strict = strict_json.loads_tracking
+expect_map = _READ.mapping
+expect_list = _READ.array
+expect_string = _READ.text
+expect_bool = _READ.boolean
+expect_number = _READ.number
 
 
 def fail(path: str, message: str) -> NoReturn:
-    raise InvalidRequest(f"{path or BODY}: {message}")
-
-
-def field_path(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+    _READ.fail(path, message)
 
 
 def decode_body(body: bytes) -> Any:
@@ -81,69 +61,16 @@ def decode_object(body: bytes, required: tuple[str, ...], optional: tuple[str, .
 def expect_object(
     value: Any, path: str, required: tuple[str, ...], optional: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        fail(path, f"expected an object, got {json_type(value)}")
-    for key in getattr(value, "duplicates", ()):
-        fail(field_path(path, key), "duplicate field")
-    for key in value:
-        if key not in required and key not in optional:
-            fail(field_path(path, key), "unknown field")
-    for key in required:
-        if key not in value:
-            fail(field_path(path, key), "missing required field")
-    return value
-
-
-def expect_map(value: Any, path: str) -> dict[str, Any]:
-    """An object with keys of the caller's choosing (a map), duplicates refused."""
-    if not isinstance(value, dict):
-        fail(path, f"expected an object, got {json_type(value)}")
-    for key in getattr(value, "duplicates", ()):
-        fail(f"{path}[{json.dumps(key)}]", "duplicate key")
-    return value
-
-
-def expect_list(value: Any, path: str) -> list[Any]:
-    if not isinstance(value, list):
-        fail(path, f"expected an array, got {json_type(value)}")
-    return value
-
-
-def expect_string(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        fail(path, f"expected a string, got {json_type(value)}")
-    return value
-
-
-def expect_bool(value: Any, path: str) -> bool:
-    if not isinstance(value, bool):
-        fail(path, f"expected a boolean, got {json_type(value)}")
-    return value
+    """An object with exactly these fields (the required ones present), no field twice."""
+    return _READ.obj(value, path, required, optional)
 
 
 def expect_int(value: Any, path: str, low: int, high: int) -> int:
-    if not is_int(value):
-        fail(path, f"expected an integer, got {json_type(value)}")
-    if not low <= value <= high:
-        fail(path, f"{value} is out of range ({low}..{high})")
-    return int(value)
+    return _READ.integer(value, path, low, high)
 
 
 def expect_int32(value: Any, path: str) -> int:
-    return expect_int(value, path, INT32_MIN, INT32_MAX)
-
-
-def expect_number(value: Any, path: str) -> float:
-    """A finite JSON number (integer or not; booleans are not numbers)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        fail(path, f"expected a number, got {json_type(value)}")
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
-    if not math.isfinite(number):  # 1e400 decodes to inf
-        fail(path, "out of range for a double")
-    return number
+    return _READ.integer(value, path, INT32_MIN, INT32_MAX)
 
 
 def expect_timeout_ms(doc: dict[str, Any], default: int) -> int:

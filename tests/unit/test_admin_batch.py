@@ -240,9 +240,9 @@ def test_submitted_lines() -> None:
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ({}, "batch: missing 'counts'"),
-        ({"batches": {}}, "batches: expected a list"),
-        ({"batches": [{"batch_id": 1}]}, "batches[0]: missing 'counts'"),
+        ({}, "batch.counts: missing required field"),
+        ({"batches": {}}, "batches: expected an array, got an object"),
+        ({"batches": [{"batch_id": 1}]}, "batches[0].counts: missing required field"),
     ],
 )
 def test_answers_not_in_the_documented_shape(doc: Any, message: str) -> None:

@@ -249,7 +249,7 @@ MALFORMED: list[tuple[bytes, str]] = [
     ),
     (
         b'{"entries": [{"entity": {}, "ops": [{"key": "k", "value": Infinity}]}]}',
-        "request body: invalid JSON: Infinity is not valid JSON",
+        "request body: invalid JSON: Infinity is not a JSON value",
     ),
     (
         b'{"entries": [{"entity": {}, "ops": [{"key": "k", "value": 1, "remove": true}]}]}',

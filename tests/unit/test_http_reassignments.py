@@ -326,7 +326,7 @@ MALFORMED: list[tuple[bytes, str]] = [
     ),
     (
         b'{"topics": [{"name": "t", "partitions": [{"partition": NaN, "replicas": [1]}]}]}',
-        "request body: invalid JSON: NaN is not valid JSON",
+        "request body: invalid JSON: NaN is not a JSON value",
     ),
     # the kafka-reassign-partitions plan, read by the one plan reader (reassignd.plan_format)
     (b'{"version": 1}', "request body: missing required field 'partitions'"),

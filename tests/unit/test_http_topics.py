@@ -281,7 +281,7 @@ MALFORMED_CREATE: list[tuple[bytes, str]] = [
     (b'{"topics": [], "timeout_ms": 2147483648}', "timeout_ms: 2147483648 is out of range"),
     (b'{"topics": [], "timeout_ms": 1.0}', "timeout_ms: expected an integer, got a number"),
     (b'{"topics": [], "timeout_ms": true}', "timeout_ms: expected an integer, got a boolean"),
-    (b'{"topics": [], "timeout_ms": NaN}', "request body: invalid JSON: NaN is not valid JSON"),
+    (b'{"topics": [], "timeout_ms": NaN}', "request body: invalid JSON: NaN is not a JSON value"),
     (b'{"topics": [], "validate_only": 1}', "validate_only: expected a boolean, got an integer"),
     (b'{"topics": [], "validate_only": null}', "validate_only: expected a boolean, got null"),
     (b'{"topics": ["t"]}', "topics[0]: expected an object, got a string"),
