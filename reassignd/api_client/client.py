@@ -53,10 +53,13 @@ def _error(method: str, path: str, status: int, doc: Any) -> ApiError:
 
 
 class ApiClient:
-    def __init__(self, session: aiohttp.ClientSession, base_url: str, timeout_s: float) -> None:
+    def __init__(
+        self, session: aiohttp.ClientSession, base_url: str, timeout_s: float, *, follow_active: bool = True
+    ) -> None:
         self.session = session
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
+        self.follow_active = follow_active
 
     @classmethod
     @asynccontextmanager
@@ -78,7 +81,7 @@ class ApiClient:
         async with aiohttp.ClientSession(
             headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
         ) as session:
-            api = cls(session, bootstrap, timeout_s)
+            api = cls(session, bootstrap, timeout_s, follow_active=follow_active)
             if follow_active:
                 await api.find_active()
             yield api
@@ -113,10 +116,15 @@ class ApiClient:
     ) -> tuple[int, Any]:
         """The status and decoded JSON of any answer. A body that is not JSON is None for an error
         status and refused (ClientError) for a 200, unless ``accept_text`` (``/metrics``, the
-        status page): then it is the text. A 503 NOT_CONTROLLER naming the active controller is
-        sent there once."""
+        status page): then it is the text. When following the active controller, a 503
+        NOT_CONTROLLER naming it is sent there once."""
         status, doc = await self._send(method, path, query, body, accept_text)
-        if status == 503 and isinstance(doc, dict) and doc.get("error_code") == NOT_CONTROLLER:
+        if (
+            self.follow_active
+            and status == 503
+            and isinstance(doc, dict)
+            and doc.get("error_code") == NOT_CONTROLLER
+        ):
             active = _active_url(doc)
             if active is not None and active != self.base_url:
                 self.base_url = active

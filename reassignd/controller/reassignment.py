@@ -32,6 +32,10 @@ from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
 
 log = logging.getLogger(__name__)
 
+# More partitions than this are read in bulk and their watches armed with SetWatches (two round
+# trips); fewer, one read each with its watch (one round trip, pipelined).
+_READ_ONE_BY_ONE = 16
+
 
 @dataclass(frozen=True, slots=True)
 class ReassignmentMeta:
@@ -133,38 +137,51 @@ class Reassigner:
         """Read the state znodes (the ISR from ZooKeeper, not the cache), arming a data watch on
         each reassigning partition (PartitionReassignmentIsrChange).
 
-        During the failover load every state was just read in bulk, after ``states_read_since``:
-        the cache is that fresh, so the watches are armed as if each state had been read then (a
-        few SetWatches requests instead of a read each). A state changed since fires its watch at
-        once and the event re-reads it; a write that meets a newer version re-reads and decides
-        again (ZkWriter.update_states)."""
-        ctx = self.ctx
+        A few partitions are read one by one, each with its watch. Many are read in bulk
+        (multiRead, which arms no watch) and their watches armed afterwards with SetWatches,
+        relative to the zxid seen before the read: ZooKeeper fires at once for any state changed
+        since, exactly as if each had been read with a watch then. During the failover load every
+        state was just read that way (``states_read_since``), so only the watches are armed. A
+        fired watch's event re-reads the state; a write that meets a newer version re-reads and
+        decides again (ZkWriter.update_states)."""
         if self.states_read_since is not None:
-            watches = {
-                paths.partition_state(*tp): callback
-                for tp in tps
-                if tp in ctx.reassigning and (callback := self._watch_state(tp)) is not None
-            }
-            if watches:
-                await self.zk.watch_data_since(watches, self.states_read_since)
+            await self._watch_states(tps, self.states_read_since)
+        elif len(tps) > _READ_ONE_BY_ONE:
+            since = self.zk.last_zxid
+            states, malformed = await loader.read_states(self.zk, tps, self._report)
+            for tp, li in states.items():
+                self._update_state(tp, li)
+            await self._watch_states([tp for tp in tps if tp in states or tp in malformed], since)
+        else:
+            await for_each(tps, self._read_state)
+
+    async def _watch_states(self, tps: list[TopicPartition], since: int) -> None:
+        reassigning = self.ctx.reassigning
+        watches = {
+            paths.partition_state(*tp): callback
+            for tp in tps
+            if tp in reassigning and (callback := self._watch_state(tp)) is not None
+        }
+        if watches:
+            await self.zk.watch_data_since(watches, since)
+
+    async def _read_state(self, tp: TopicPartition) -> None:
+        watch = self._watch_state(tp) if tp in self.ctx.reassigning else None
+        path = paths.partition_state(*tp)
+        try:
+            znode = await self.zk.get(path, watch=watch)
+        except NoNodeError:
             return
+        li = loader.decode_state(path, znode.data, znode.stat.version, self._report)
+        if li is not None:
+            self._update_state(tp, li)
 
-        async def one(tp: TopicPartition) -> None:
-            watch = self._watch_state(tp) if tp in ctx.reassigning else None
-            path = paths.partition_state(*tp)
-            try:
-                znode = await self.zk.get(path, watch=watch)
-            except NoNodeError:
-                return
-            li = loader.decode_state(path, znode.data, znode.stat.version, self._report)
-            if li is not None:
-                before = ctx.states.get(tp)
-                ctx.set_state(tp, li)
-                if before is not None and before.version != li.version:  # a broker changed it
-                    for kind, fields in state_changes(tp, before.state, li.state):
-                        self.writer.events.emit(kind, **fields, by="broker")
-
-        await for_each(tps, one)
+    def _update_state(self, tp: TopicPartition, li: LeaderIsr) -> None:
+        before = self.ctx.states.get(tp)
+        self.ctx.set_state(tp, li)
+        if before is not None and before.version != li.version:  # a broker changed it
+            for kind, fields in state_changes(tp, before.state, li.state):
+                self.writer.events.emit(kind, **fields, by="broker")
 
     async def _phase_a(self, tps: list[TopicPartition], batch: ControlBatch) -> None:
         """Not complete yet: bump the leader epoch (same leader and ISR), send LeaderAndIsr with

@@ -112,10 +112,13 @@ async def test_move_single_replica_partition(procs: Procs, zk: ZkClient) -> None
     stop = asyncio.Event()
 
     async def watch_epochs() -> None:
-        while not stop.is_set():
+        while True:
+            done = stop.is_set()  # one last read after the move completed
             s = await state_of(zk, "one", 0)
             if s is not None and (not epochs or epochs[-1] != s.leader_epoch):
                 epochs.append(s.leader_epoch)
+            if done:
+                return
             await asyncio.sleep(0.005)
 
     watcher = asyncio.create_task(watch_epochs())
@@ -390,16 +393,20 @@ async def test_failover_mid_reassignment_keeps_progress_and_legacy_wins(procs: P
 async def test_reorder_only_completes_at_once_without_moving_data(procs: Procs, zk: ZkClient) -> None:
     c = await start(procs, zk, 3)
     await make_topic(zk, "ro", {0: (1, 2, 3)}, initial_bytes=1_000_000)
-    before = {b: await replica_on(c, b, "ro", 0) for b in (1, 2, 3)}
+
+    async def hosted_everywhere() -> dict[int, dict[str, Any]] | None:
+        found = {b: await replica_on(c, b, "ro", 0) for b in (1, 2, 3)}
+        return {b: r for b, r in found.items() if r is not None} if all(found.values()) else None
+
+    before = await eventually(hosted_everywhere, what="the three replicas exist")
     await alter(c, {("ro", 0): [3, 2, 1]})
     z = await topic_znode(zk, "ro")  # persisted before the answer, and complete at once
     assert z.partitions[0] == (3, 2, 1) and 0 not in z.adding and 0 not in z.removing
     assert await listed(c) == {}
     for b in (1, 2, 3):
         r = await replica_on(c, b, "ro", 0)
-        was = before[b]
-        assert r is not None and was is not None
-        assert r["log_end_offset"] == was["log_end_offset"], "no data moved"
+        assert r is not None
+        assert r["log_end_offset"] == before[b]["log_end_offset"], "no data moved"
 
 
 async def test_legacy_entry_for_a_dead_broker_stalls_until_it_returns(procs: Procs, zk: ZkClient) -> None:
