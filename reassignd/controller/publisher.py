@@ -31,12 +31,18 @@ class Publisher:
         self._reassignments: dict[TopicPartition, ReassignmentView] = {}
         self._offline_by_topic: dict[str, int] = {}
         self._live_counted: frozenset[int] = frozenset()
+        # the published copies, shared by snapshots until a view changes (copying 10,000 moving
+        # partitions after every event was most of a publish during a big move)
+        self._published_topics: dict[str, TopicView] = {}
+        self._published_reassignments: dict[TopicPartition, ReassignmentView] = {}
 
     def reset(self) -> None:
         """The active term ended: the next one starts from an empty view."""
         self._topic_views.clear()
         self._reassignments.clear()
         self._offline_by_topic.clear()
+        self._published_topics = {}
+        self._published_reassignments = {}
 
     def publish(
         self,
@@ -54,13 +60,16 @@ class Publisher:
             self._batch_metrics(None)
             return
         ctx = parts.ctx
-        self._reassignment_views(ctx, ctx.dirty_topics, parts.reassigner.meta)
-        for topic in ctx.dirty_topics:
-            view = ctx.topic_view(topic)
-            if view is None:
-                self._topic_views.pop(topic, None)
-            else:
-                self._topic_views[topic] = view
+        if ctx.dirty_topics or not self._published_topics:
+            if self._reassignment_views(ctx, ctx.dirty_topics, parts.reassigner.meta):
+                self._published_reassignments = dict(self._reassignments)
+            for topic in ctx.dirty_topics:
+                view = ctx.topic_view(topic)
+                if view is None:
+                    self._topic_views.pop(topic, None)
+                else:
+                    self._topic_views[topic] = view
+            self._published_topics = dict(self._topic_views)
         self._count_offline(ctx, ctx.dirty_topics)
         ctx.dirty_topics.clear()
         self.snapshot = ClusterSnapshot(
@@ -69,9 +78,9 @@ class Publisher:
             ctx.epoch,
             active_controller,
             brokers={b: ctx.broker_view(b) for b in sorted(ctx.brokers)},
-            topics=dict(self._topic_views),
+            topics=self._published_topics,
             problems=tuple(problems),
-            reassignments=dict(sorted(self._reassignments.items())),
+            reassignments=self._published_reassignments,
             batches=parts.runner.snapshot(),
         )
         self.metrics.partitions.set(len(ctx.states))
@@ -84,15 +93,19 @@ class Publisher:
         ctx: ControllerContext,
         topics: Iterable[str],
         meta: dict[TopicPartition, ReassignmentMeta],
-    ) -> None:
-        """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones)."""
+    ) -> bool:
+        """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones); whether
+        any view came, went or was rebuilt."""
         views = self._reassignments
+        changed = False
         for topic in topics:
             for p, a in ctx.assignments.get(topic, {}).items():
                 tp = (topic, p)
                 if tp not in ctx.reassigning:
-                    views.pop(tp, None)
+                    if views.pop(tp, None) is not None:
+                        changed = True
                     continue
+                changed = True
                 m = meta.get(tp)
                 li = ctx.states.get(tp)
                 views[tp] = ReassignmentView(
@@ -111,6 +124,8 @@ class Publisher:
             if topic not in ctx.assignments:
                 for tp in [tp for tp in views if tp[0] == topic]:
                     del views[tp]
+                    changed = True
+        return changed
 
     def _count_offline(self, ctx: ControllerContext, dirty: set[str]) -> None:
         """Partitions without a live leader, recounted for the topics an event touched (all of

@@ -32,7 +32,7 @@ async def report_progress(view: ControllerView, events: EventLog, interval_s: fl
             await asyncio.sleep(interval_s)
             snapshot = view.snapshot()
             batches = [b for b in snapshot.batches.values() if b.state.unfinished] if snapshot.active else []
-            moving = list(snapshot.reassignments.values()) if snapshot.active else []
+            moving = sorted(snapshot.reassignments.values(), key=_topic_partition) if snapshot.active else []
             if not moving and not batches:
                 continue
             wanted = involved_brokers(moving) | brokers_to_ask(batches, snapshot)
@@ -91,3 +91,7 @@ def _stuck(
                 bytes_done=None if progress is None else progress.bytes_done,
                 bytes_per_s=None if progress is None else round(progress.bytes_per_s),
             )
+
+
+def _topic_partition(r: ReassignmentView) -> TopicPartition:
+    return (r.topic, r.partition)
