@@ -35,6 +35,8 @@ class Publisher:
         # partitions after every event was most of a publish during a big move)
         self._published_topics: dict[str, TopicView] = {}
         self._published_reassignments: dict[TopicPartition, ReassignmentView] = {}
+        self._partitions = 0  # over _topic_views
+        self._reassigning = 0
 
     def reset(self) -> None:
         """The active term ended: the next one starts from an empty view."""
@@ -43,6 +45,7 @@ class Publisher:
         self._offline_by_topic.clear()
         self._published_topics = {}
         self._published_reassignments = {}
+        self._partitions = self._reassigning = 0
 
     def publish(
         self,
@@ -65,10 +68,14 @@ class Publisher:
                 self._published_reassignments = dict(self._reassignments)
             for topic in ctx.dirty_topics:
                 view = ctx.topic_view(topic)
-                if view is None:
-                    self._topic_views.pop(topic, None)
-                else:
+                old = self._topic_views.pop(topic, None) if view is None else self._topic_views.get(topic)
+                if old is not None:
+                    self._partitions -= len(old.partitions)
+                    self._reassigning -= old.reassigning_partitions
+                if view is not None:
                     self._topic_views[topic] = view
+                    self._partitions += len(view.partitions)
+                    self._reassigning += view.reassigning_partitions
             self._published_topics = dict(self._topic_views)
         self._count_offline(ctx, ctx.dirty_topics)
         ctx.dirty_topics.clear()
@@ -82,6 +89,7 @@ class Publisher:
             problems=tuple(problems),
             reassignments=self._published_reassignments,
             batches=parts.runner.snapshot(),
+            counts=(self._partitions, self._reassigning),
         )
         self.metrics.partitions.set(len(ctx.states))
         self.metrics.reassigning_partitions.set(len(ctx.reassigning))

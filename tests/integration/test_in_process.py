@@ -4,12 +4,15 @@ Real ZooKeeper, real agents (a ``reassignd cluster`` process), real HTTP through
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from reassignd.api_client.client import ApiClient
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Create, ZkClient
 from tests.integration.harness import Procs
+from tests.integration.test_reassignment import make_topic, set_broker_rate
 
 PARTITIONS = 24
 
@@ -61,3 +64,38 @@ async def test_a_move_costs_the_controller_at_most_three_writes_per_partition(
         assert 2 <= per_partition <= 3, per_partition
     # the controller's session was closed on the way out: its /controller znode is gone
     assert await zk.exists(paths.CONTROLLER) is None
+
+
+async def test_the_published_counts_follow_topics_moves_and_deletions(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    """GET /v1/status's partition and moving-partition counts are kept by the publisher as views
+    change (not summed per call): after each change they equal a count over the snapshot's views."""
+    await set_broker_rate(zk, None, "1000")  # a slow copy: the moves stay in flight
+    procs.cluster(4, 1)
+    async with in_process_controller(zk_connect, session_timeout_s=2.0) as c:
+        await c.until_active()
+        controller = c.controller
+        assert c.url is not None
+
+        async def counted(expected: tuple[int, int]) -> bool:
+            snap = controller.snapshot()
+            recount = replace(snap, counts=None)
+            assert (snap.partition_count, snap.reassigning_count) == (
+                recount.partition_count,
+                recount.reassigning_count,
+            )
+            return (snap.partition_count, snap.reassigning_count) == expected
+
+        await make_topic(zk, "a", {p: (1, 2) for p in range(3)}, initial_bytes=100_000_000)
+        await make_topic(zk, "b", {0: (2, 3), 1: (3, 1)})
+        await eventually(lambda: counted((5, 0)), what="5 partitions, none moving")
+        async with ApiClient.open(c.url, timeout_s=10) as api:
+            moves = [{"partition": p, "replicas": [4, 2]} for p in (0, 1)]
+            results = await api.alter({"topics": [{"name": "a", "partitions": moves}]})
+            assert [r.error_code for r in results] == [0, 0]
+            await eventually(lambda: counted((5, 2)), what="two moving")
+            await zk.create(paths.delete_topic("b"), make_parents=True)
+            await eventually(lambda: counted((3, 2)), what="topic b deleted")
+            await api.cancel([("a", 0), ("a", 1)])
+            await eventually(lambda: counted((3, 0)), what="the moves cancelled")

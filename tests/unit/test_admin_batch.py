@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from aiohttp.test_utils import TestServer
 
@@ -314,7 +315,7 @@ async def test_submit_list_describe_and_the_controls(controller: tuple[FakeView,
     b1 = lifecycle.moves_started(view.current.batches["b1"], {("orders", 0): (1, 2, 3)}, NOV_23_10H_MS)
     view.set_batch(lifecycle.moves_completed(b1, [("orders", 0)], NOV_23_10H_MS))
     orders = view.current.topics["orders"]
-    moved = replace(orders.partitions[0], replicas=(4, 5, 6), leader=4, isr=(4, 5, 6))
+    moved = msgspec.structs.replace(orders.partitions[0], replicas=(4, 5, 6), leader=4, isr=(4, 5, 6))
     view.current = replace(
         view.current, topics={"orders": replace(orders, partitions=(moved, *orders.partitions[1:]))}
     )

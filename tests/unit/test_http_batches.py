@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
+import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -564,7 +565,9 @@ async def test_rollback_names_the_reverse_batch(client: Client, view: FakeView) 
     b1 = lifecycle.moves_started(b1, {("orders", 0): (1, 2, 3), ("orders", 1): (1, 2, 3)}, NOV_23_10H_MS)
     view.set_batch(lifecycle.moves_completed(b1, [("orders", 0)], NOV_23_10H_MS))
     orders = dict(enumerate(view.current.topics["orders"].partitions))
-    orders[0] = replace(orders[0], replicas=(4, 5, 6), leader=4, isr=(4, 5, 6))  # where the move ended
+    orders[0] = msgspec.structs.replace(
+        orders[0], replicas=(4, 5, 6), leader=4, isr=(4, 5, 6)
+    )  # where it ended
     view.current = replace(view.current, topics={"orders": TopicView("orders", None, tuple(orders.values()))})
 
     rolled = await call(client, "POST", "/v1/batches/b1/rollback", 200)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
+import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
@@ -691,7 +692,7 @@ def test_no_adding_replica_reported_means_no_progress() -> None:
 def test_progress_is_never_past_done_and_its_eta_covers_the_rest(
     leader_end: int, adding: list[tuple[int, int, float]], leader_reported: bool
 ) -> None:
-    r = replace(ORDERS_0, adding_replicas=tuple(range(4, 4 + len(adding))))
+    r = msgspec.structs.replace(ORDERS_0, adding_replicas=tuple(range(4, 4 + len(adding))))
     by_broker = {
         4 + i: ReplicasReport(4 + i, (info("orders", 0, e, lag, rate),))
         for i, (e, lag, rate) in enumerate(adding)
@@ -715,7 +716,7 @@ def test_progress_is_never_past_done_and_its_eta_covers_the_rest(
 
 def test_the_agents_asked_are_the_leaders_and_the_adding_replicas() -> None:
     assert involved_brokers([ORDERS_0, ORDERS_7]) == {1, 2, 4, 5, 6}
-    assert involved_brokers([replace(ORDERS_7, leader=-1)]) == {5}
+    assert involved_brokers([msgspec.structs.replace(ORDERS_7, leader=-1)]) == {5}
 
 
 def test_agent_url_from_the_control_endpoint() -> None:
