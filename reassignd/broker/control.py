@@ -16,6 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
+import msgspec
 from aiohttp import web
 
 from reassignd.broker.sessions import serve
@@ -62,8 +63,8 @@ def _bad_request(message: str) -> web.HTTPBadRequest:
 
 async def _parse(request: web.Request, parse: Callable[[Any], T]) -> T:
     try:
-        return parse(json.loads(await request.read()))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        return parse(msgspec.json.decode(await request.read()))
+    except msgspec.DecodeError as e:  # not JSON, or not UTF-8
         raise _bad_request(f"invalid JSON: {e}") from e
     except WireError as e:
         raise _bad_request(str(e)) from e
@@ -115,7 +116,7 @@ class ControlRoutes:
         if response.error_code:
             self._log.info("%s refused with error %d", kind, response.error_code)
         self._hooks.replicas_changed()
-        return web.json_response(response.to_json())
+        return _json(response.to_json())
 
     async def leader_and_isr(self, request: web.Request) -> web.Response:
         body = await _decode(request, LeaderAndIsrRequest.decode)
@@ -160,11 +161,20 @@ class ControlRoutes:
         return await self._handle("UpdateMetadata", apply)
 
     async def replicas(self, request: web.Request) -> web.Response:
-        return web.json_response(self._mgr.report(self._clock()).to_json())
+        return _json(self._mgr.report(self._clock()).to_json())
 
     async def fetch(self, request: web.Request) -> web.Response:
         body = await _parse(request, FetchRequest.from_json)
         response = serve(self._mgr, body, self._clock())
         if self._mgr.isr_candidates:
             self._hooks.followers_caught_up()
-        return web.json_response(response.to_json())
+        return _json(response.to_json())
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def _json(body: dict[str, Any]) -> web.Response:
+    """A JSON answer encoded by msgspec (the agents answer thousands of fetches and control
+    requests per second in a big move; json.dumps was a tenth of their CPU)."""
+    return web.Response(body=_ENCODER.encode(body), content_type="application/json")

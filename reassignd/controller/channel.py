@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from reassignd.control.protocol import (
     ControlRequest,
     ControlResponse,
     PartitionError,
+    WireError,
     encode_request,
     partitions_of,
     path_of,
@@ -173,8 +173,8 @@ class ControlChannel:
                     if status < 500 and status not in TRANSIENT_4XX:
                         raw = await resp.read()
                         try:
-                            response = ControlResponse.from_json(json.loads(raw))
-                        except (ValueError, RecursionError) as e:  # WireError and JSON errors too
+                            response = ControlResponse.decode(raw)
+                        except WireError as e:  # not JSON, or not the wire format
                             return self._drop(
                                 queue, request, kind, f"HTTP {status} without a control response ({e})"
                             )

@@ -12,10 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reassignd.control.protocol import (
+    ControlResponse,
     FullSet,
     Header,
     LeaderAndIsrRequest,
     LiveBroker,
+    PartitionError,
     StopReplicaPartition,
     StopReplicaRequest,
     UpdateMetadataRequest,
@@ -119,3 +121,39 @@ def test_unknown_fields_are_ignored_and_defaults_fill_in() -> None:
     assert request.header == Header(1, 2, 3)
     assert request.partition_states == (WirePartitionState("t", 0, 2, 1, 0, (1,), 0, (1,)),)
     assert request.full is None and request.live_leaders == ()
+
+
+@given(
+    code=st.integers(-(2**31), 2**31 - 1),
+    errors=st.lists(st.builds(PartitionError, st.text(max_size=8), st.integers(0, 99), st.integers(-1, 99))),
+    complete=st.none() | st.booleans(),
+    deleted=st.lists(st.tuples(st.text(max_size=8), st.integers(0, 99))),
+)
+def test_a_control_response_reads_back_as_it_was_written(
+    code: int, errors: list[PartitionError], complete: bool | None, deleted: list[tuple[str, int]]
+) -> None:
+    response = ControlResponse(code, tuple(errors), complete, tuple(deleted) if complete is not None else ())
+    wire = response.to_json()
+    assert ControlResponse.decode(json.dumps(wire).encode()) == response  # the controller's path
+    assert ControlResponse.from_json(wire) == response
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"{", "invalid JSON"),
+        (b"[]", "Expected `object`, got `array`"),
+        (b'{"partition_errors": []}', "missing required field `error_code`"),
+        (b'{"error_code": "0"}', "Expected `int`, got `str` - at `$.error_code`"),
+        (
+            b'{"error_code": 0, "partition_errors": [{"topic": "t", "partition": true, "error_code": 0}]}',
+            "partition",
+        ),
+        (b'{"error_code": 0, "full_complete": 1}', "full_complete"),
+    ],
+)
+def test_a_control_response_not_in_the_wire_format_is_refused_with_the_reason(
+    body: bytes, reason: str
+) -> None:
+    with pytest.raises(WireError, match=re.escape(reason)):
+        ControlResponse.decode(body)
