@@ -10,10 +10,10 @@ import asyncio
 import pytest
 
 from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.context import ControllerContext
+from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.writer import ZkWriter
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Fence, MultiFailedError, NoNodeError, NotControllerError, ZkClient
+from reassignd.zk.client import Create, Fence, MultiFailedError, NoNodeError, NotControllerError, ZkClient
 
 TOPICS = [f"t{i:02d}" for i in range(40)]
 ORIGINAL = ReplicaAssignment((1, 2))
@@ -77,3 +77,49 @@ async def test_a_lost_fence_fails_the_call_and_writes_nothing(zk: ZkClient) -> N
     for t in TOPICS:
         assert await in_zookeeper(zk, t) == ORIGINAL
         assert ctx.assignment((t, 0)) == ORIGINAL
+
+
+async def test_states_go_in_multis_and_a_state_changed_under_us_is_decided_again(zk: ZkClient) -> None:
+    """``update_states`` writes many states per transaction; when an agent changed one of them
+    meanwhile, only that one is re-read and decided again from what the agent wrote, and every
+    other one is written as decided from the cache."""
+    writer, ctx = await setup(zk, ["s"])
+    n = 250
+    initial = codec.PartitionState(1, 0, 1, (1, 2))
+    await zk.multi([Create(paths.topic_partitions("s"))])
+    await zk.multi(
+        [Create(paths.partition("s", p)) for p in range(n)]
+        + [Create(paths.partition_state("s", p), codec.encode_partition_state(initial)) for p in range(n)]
+    )
+    for p in range(n):
+        ctx.set_state(("s", p), LeaderIsr(initial, 0))
+    everything = [("s", p) for p in range(n)]
+
+    def bump(tp: tuple[str, int], li: LeaderIsr) -> codec.PartitionState:
+        s = li.state
+        return codec.PartitionState(s.leader, s.leader_epoch + 1, 2, s.isr)
+
+    # nothing changed under us: 250 states in 3 transactions (100 + 100 + 50)
+    await zk_transactions(zk)
+    before = await zk_transactions(zk)
+    assert sorted(await writer.update_states(everything, bump)) == everything
+    assert await zk_transactions(zk) - before == 3 + 1  # and the measuring write itself
+
+    # an agent shrinks the ISR of three partitions behind the controller's cache
+    shrunk = codec.PartitionState(1, 1, 2, (1,))
+    for p in (7, 150, 249):
+        await zk.set(paths.partition_state("s", p), codec.encode_partition_state(shrunk), 1)
+    assert sorted(await writer.update_states(everything, bump)) == everything
+    for p in range(n):
+        state = codec.decode_partition_state((await zk.get(paths.partition_state("s", p))).data)
+        isr = (1,) if p in (7, 150, 249) else (1, 2)
+        assert state == codec.PartitionState(1, 2, 2, isr), p  # bumped once more, from what is there
+        assert ctx.states[("s", p)] == LeaderIsr(state, 3 if p in (7, 150, 249) else 2)
+
+
+async def zk_transactions(zk: ZkClient) -> int:
+    """The zxid of a fresh write: transactions so far (each write, multi or not, is one)."""
+    if await zk.exists("/probe") is None:
+        await zk.create("/probe", b"")
+    stat = await zk.set("/probe", b"", -1)
+    return stat.mzxid
