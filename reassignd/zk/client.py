@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from reassignd.zk import _bulk, _supervisor, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._pipeline import run_pipelined
@@ -81,8 +83,11 @@ class MultiFailedError(ZkError):
 # --- values --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Stat:
+class Stat(msgspec.Struct, frozen=True, gc=False):
+    """A znode's stat, as much of it as reassignd reads. Stat and Znode are msgspec structs: a
+    failover builds one of each per znode it reads (101,000 at 100,000 partitions), and a frozen
+    dataclass costs about 3 µs to build against 0.2 µs."""
+
     czxid: int
     mzxid: int
     version: int
@@ -92,8 +97,7 @@ class Stat:
     data_length: int
 
 
-@dataclass(frozen=True, slots=True)
-class Znode:
+class Znode(msgspec.Struct, frozen=True, gc=False):
     path: str
     data: bytes | None
     stat: Stat
