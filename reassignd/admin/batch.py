@@ -10,8 +10,8 @@ cannot be used never gets here: the command line refuses it (exit 2).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from typing import Any, TextIO, TypeVar
+from collections.abc import Iterable
+from typing import TextIO
 from urllib.parse import quote
 
 import uvloop
@@ -19,21 +19,12 @@ import uvloop
 from reassignd.admin import batch_report as report
 from reassignd.admin.batch_command import BatchSettings, BatchVerb
 from reassignd.admin.batch_file import BatchBody
-from reassignd.api_client.client import ApiClient
-from reassignd.api_client.errors import ApiError, ClientError, ResponseError
+from reassignd.api_client.client import ApiClient, decoded
+from reassignd.api_client.errors import ApiError, ClientError
 
 BATCHES = "/v1/batches"
 # Answers about one batch of a file; the others are still submitted. Any other failure ends the run.
 _PER_BATCH_STATUS = (400, 409)
-
-T = TypeVar("T")
-
-
-def _decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
-    try:
-        return decode(body)
-    except ResponseError as e:
-        raise ResponseError(f"unexpected answer from the controller to {what}: {e}") from None
 
 
 def _say(out: TextIO, lines: str | Iterable[str]) -> None:
@@ -60,26 +51,26 @@ async def submit(api: ApiClient, bodies: Iterable[BatchBody], out: TextIO) -> in
             _say(out, f"Batch {name} not submitted: {e}")
             failed = True
             continue
-        submitted = _decoded(report.decode_submitted, answer, f"POST {BATCHES}")
+        submitted = decoded(report.decode_submitted, answer, f"POST {BATCHES}")
         _say(out, report.submitted_lines(submitted))
         failed = failed or bool(submitted.refused)
     return 1 if failed else 0
 
 
 async def list_batches(api: ApiClient, out: TextIO) -> int:
-    _say(out, report.list_lines(_decoded(report.decode_list, await api.get(BATCHES), f"GET {BATCHES}")))
+    _say(out, report.list_lines(decoded(report.decode_list, await api.get(BATCHES), f"GET {BATCHES}")))
     return 0
 
 
 async def describe(api: ApiClient, batch_id: str, out: TextIO) -> int:
     path = _batch_path(batch_id)
-    _say(out, report.describe_lines(_decoded(report.decode_status, await api.get(path), f"GET {path}")))
+    _say(out, report.describe_lines(decoded(report.decode_status, await api.get(path), f"GET {path}")))
     return 0
 
 
 async def control(api: ApiClient, batch_id: str, action: str, out: TextIO) -> int:
     path = _batch_path(batch_id, action)
-    status = _decoded(report.decode_status, await api.post(path, {}), f"POST {path}")
+    status = decoded(report.decode_status, await api.post(path, {}), f"POST {path}")
     _say(out, report.control_line(action, status))
     return 0
 

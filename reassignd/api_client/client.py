@@ -166,11 +166,11 @@ class ApiClient:
     async def reassignments(self, topics: Iterable[str] = ()) -> dict[TopicPartition, shapes.Reassignment]:
         """ListPartitionReassignments: the partitions moving (of ``topics``, or all)."""
         body = await self.get(REASSIGNMENTS, [("topic", t) for t in sorted(set(topics))])
-        return _decoded(shapes.decode_list_response, body, f"GET {REASSIGNMENTS}")
+        return decoded(shapes.decode_list_response, body, f"GET {REASSIGNMENTS}")
 
     async def alter(self, body: Any) -> list[shapes.PartitionResult]:
         """AlterPartitionReassignments (Kafka's shape or a plan): each partition's result."""
-        return _decoded(
+        return decoded(
             shapes.decode_alter_response, await self.post(REASSIGNMENTS, body), f"POST {REASSIGNMENTS}"
         )
 
@@ -180,20 +180,20 @@ class ApiClient:
 
     async def cancel_all(self) -> list[shapes.PartitionResult]:
         """``DELETE /v1/reassignments``: cancel every move."""
-        return _decoded(
+        return decoded(
             shapes.decode_alter_response, await self.delete(REASSIGNMENTS), f"DELETE {REASSIGNMENTS}"
         )
 
     async def topic(self, name: str) -> dict[int, shapes.PartitionInfo]:
         """``GET /v1/topics/{name}``: partition id → replicas and adding replicas."""
         path = f"/v1/topics/{quote(name, safe='')}"
-        return _decoded(shapes.decode_topic, await self.get(path), f"GET {path}")
+        return decoded(shapes.decode_topic, await self.get(path), f"GET {path}")
 
 
 T = TypeVar("T")
 
 
-def _decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
+def decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
     """``decode(body)``; a body that is not the shape raises ResponseError naming ``what``."""
     try:
         return decode(body)
