@@ -25,6 +25,7 @@ from reassignd.controller import active, election, failover
 from reassignd.controller.active import ActiveParts
 from reassignd.controller.api import ControllerApi
 from reassignd.controller.channel import ControlChannel
+from reassignd.controller.coalesce import coalesce
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.event_queue import EventQueue
 from reassignd.controller.events import (
@@ -78,8 +79,10 @@ REELECT_BACKOFF_MAX_S = 2.0
 
 
 def _fail(event: RequestEvent, error: ReassigndError) -> None:
-    if not event.reply.done():
-        event.reply.set_exception(error)
+    replies = [e.reply for e in event.group] if isinstance(event, ApiPartitionReassignment) else [event.reply]
+    for reply in replies:
+        if not reply.done():
+            reply.set_exception(error)
 
 
 class Controller:
@@ -144,7 +147,7 @@ class Controller:
             while True:
                 event, queue_time_ms = await queue.get()
                 self.metrics.event_queue_time_ms.observe(queue_time_ms)
-                await self._process(self._coalesce(event))
+                await self._process(coalesce(event, queue))
         finally:
             if self._reelect_timer is not None:
                 self._reelect_timer.cancel()
@@ -154,22 +157,6 @@ class Controller:
                 if isinstance(dropped, RequestEvent):
                     _fail(dropped, NotController("the controller is shutting down"))
             await self.channel.close()
-
-    def _coalesce(self, event: ControllerEvent) -> ControllerEvent:
-        """Watch notifications carry no data, so a burst of them is handled as one: consecutive
-        state-znode changes become one event over all their partitions, and consecutive ISR
-        change notifications one re-read."""
-        queue = self.shared.queue
-        if isinstance(event, PartitionStateChanged):
-            more = queue.take_while(lambda e: isinstance(e, PartitionStateChanged))
-            tps = dict.fromkeys(event.partitions)
-            for e in more:
-                assert isinstance(e, PartitionStateChanged)
-                tps.update(dict.fromkeys(e.partitions))
-            return PartitionStateChanged(tuple(tps))
-        if isinstance(event, IsrChangeNotified):
-            queue.take_while(lambda e: isinstance(e, IsrChangeNotified))
-        return event
 
     async def _process(self, event: ControllerEvent) -> None:
         """Handle one event. No event is abandoned with the instance still active: a failed
@@ -291,8 +278,8 @@ class Controller:
                 await parts.brokers.on_broker_modified(broker_id)
             case TopicsChanged():
                 await parts.topic_events.on_topics_changed()
-            case PartitionsModified(topic=topic):
-                await parts.topic_events.on_partitions_modified(topic)
+            case PartitionsModified(topics=topics):
+                await parts.topic_events.on_partitions_modified(topics)
             case IsrChangeNotified():
                 await parts.topic_events.on_isr_change_notified()
             case PartitionStateChanged(partitions=tps):
@@ -329,14 +316,15 @@ class Controller:
                 batch = parts.batch()
                 await parts.runner.tick(batch)
                 await parts.finisher.after_reassignments(batch)
-            case ApiPartitionReassignment(request=request, reply=reply):
+            case ApiPartitionReassignment(group=group):
                 batch = parts.batch()
-                result = await parts.intake.alter(request, batch)
-                accepted = [(r.topic, r.partition) for r in result.results if r.error_code == 0]
+                answers = await parts.intake.alter_group([e.request for e in group], batch)
+                accepted = [(r.topic, r.partition) for a in answers for r in a.results if r.error_code == 0]
                 await parts.sequenced.after_completions(accepted)  # the API supersedes them
                 await parts.finisher.after_reassignments(batch)
-                if not reply.done():
-                    reply.set_result(result)
+                for member, result in zip(group, answers, strict=True):
+                    if not member.reply.done():
+                        member.reply.set_result(result)
             case CancelReassignmentsRequested(request=cancel, reply=reply):
                 batch = parts.batch()
                 result = await parts.intake.cancel(cancel, batch)

@@ -59,11 +59,24 @@ class EventQueue(Generic[E]):
         self._recent_queue_times_ms.append(queue_time_ms)
         return item.event, queue_time_ms
 
-    def take_while(self, predicate: Callable[[E], bool]) -> list[E]:
-        """Pop the events at the head of the queue while ``predicate`` holds (coalescing)."""
-        taken = []
-        while self._items and predicate(self._items[0].event):
-            taken.append(self._items.popleft().event)
+    def take(self, select: Callable[[E], bool | None]) -> list[E]:
+        """Pop queued events for the one being handled (coalescing), scanning from the head:
+        ``select`` says take (True), leave in place and look further (False), or stop (None).
+        The events taken count in the queue-time figures as handled now."""
+        taken: list[E] = []
+        kept: list[Queued[E]] = []
+        items = self._items
+        while items:
+            verdict = select(items[0].event)
+            if verdict is None:
+                break
+            item = items.popleft()
+            if verdict:
+                taken.append(item.event)
+                self._recent_queue_times_ms.append((self._clock() - item.enqueued_at_s) * 1000.0)
+            else:
+                kept.append(item)
+        items.extendleft(reversed(kept))
         if taken:
             self._report()
         return taken

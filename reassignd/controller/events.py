@@ -69,9 +69,10 @@ class TopicsChanged:
 
 @dataclass(frozen=True, slots=True)
 class PartitionsModified:
-    """Data of ``/brokers/topics/<topic>`` changed."""
+    """Data of ``/brokers/topics/<topic>`` changed. A watch raises one per topic; the consumer
+    takes every queued one with it and re-reads those topics together."""
 
-    topic: str
+    topics: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,7 @@ class IsrChangeNotified:
 @dataclass(frozen=True, slots=True)
 class PartitionStateChanged:
     """Data of watched partition state znodes changed (PartitionReassignmentIsrChange). A watch
-    raises one per partition; the consumer coalesces consecutive ones into one event."""
+    raises one per partition; the consumer takes every queued one into one event."""
 
     partitions: tuple[TopicPartition, ...]
 
@@ -122,10 +123,17 @@ class TopicDeletionsChanged:
 
 @dataclass(frozen=True, slots=True)
 class ApiPartitionReassignment:
-    """AlterPartitionReassignments from the HTTP API."""
+    """AlterPartitionReassignments from the HTTP API. ``joined``: later requests the consumer
+    handles together with this one (a group commit; see ``Controller._coalesce``), each still
+    answered on its own."""
 
     request: AlterReassignments
     reply: asyncio.Future[AlterResult] = field(compare=False, repr=False)
+    joined: tuple[ApiPartitionReassignment, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def group(self) -> tuple[ApiPartitionReassignment, ...]:
+        return (self, *self.joined)
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,6 +191,21 @@ class Intake:
             )
         )
 
+    async def alter_group(
+        self, requests: Sequence[AlterReassignments], batch: ControlBatch
+    ) -> list[AlterResult]:
+        """Requests of one cancel mode naming disjoint partitions, handled as one (one round of
+        ZooKeeper writes for all): each partition's outcome depends only on its own target and
+        the cluster, so each request gets the results it would have got alone."""
+        if len(requests) == 1:
+            return [await self.alter(requests[0], batch)]
+        merged = AlterReassignments(tuple(t for r in requests for t in r.targets), requests[0].mode)
+        by_partition = {(r.topic, r.partition): r for r in (await self.alter(merged, batch)).results}
+        return [
+            AlterResult(tuple(by_partition[tp] for tp in dict.fromkeys(tp for tp, _ in r.targets)))
+            for r in requests
+        ]
+
     async def cancel(self, request: CancelReassignments, batch: ControlBatch) -> AlterResult:
         """DELETE: one partition (its result, 85 when not moving), a topic's or every moving
         partition (one entry each)."""

@@ -4,7 +4,9 @@ TopicChange, PartitionModifications, IsrChangeNotification and TopicDeletion eve
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Sequence
 
 from reassignd.controller import loader
 from reassignd.controller.context import ControllerContext
@@ -45,7 +47,7 @@ class TopicEvents:
         self.finisher = finisher
 
     def watch_topic(self, path: str) -> WatchCallback | None:
-        return self.shared.watch(path, PartitionsModified(paths.basename(path)))
+        return self.shared.watch(path, PartitionsModified((paths.basename(path),)))
 
     async def on_topics_changed(self) -> None:
         ctx = self.ctx
@@ -91,34 +93,44 @@ class TopicEvents:
             rf = len(next(iter(parts.values())).replicas) if parts else 0
             shared.events.emit("topic_created", topic=topic, partitions=len(parts), replication_factor=rf)
 
-    async def on_partitions_modified(self, topic: str) -> None:
+    async def on_partitions_modified(self, topics: Sequence[str]) -> None:
+        """Topic znodes changed: re-read them (re-arming their watches); partitions they gained
+        are brought online. A change to an existing partition's replicas made outside the
+        controller is logged and ignored, as Kafka does."""
         ctx, shared = self.ctx, self.shared
-        if topic in ctx.malformed_topics:
-            ctx.malformed_topics.discard(topic)
-            await self.add_topics([topic])
-            return
-        znode = await loader.read_topic(shared.zk, topic, self.watch_topic(paths.topic(topic)), shared.report)
-        if znode is None or topic not in ctx.assignments:
-            return
-        current = ctx.assignments[topic]
-        incoming = loader.assignment_of(znode)
-        added = sorted(set(incoming) - set(current))
-        for p, a in incoming.items():
-            if p in current and a != current[p]:
-                log.warning(
-                    "topic znode %s changed partition %d outside the controller (%s -> %s); ignored, as Kafka does",
-                    topic,
-                    p,
-                    current[p],
-                    a,
-                )
+        fixed = [t for t in topics if t in ctx.malformed_topics]
+        if fixed:
+            ctx.malformed_topics.difference_update(fixed)
+            await self.add_topics(fixed)
+        known = [t for t in topics if t not in fixed]
+        znodes = await loader.read_topics(shared.zk, known, self.watch_topic, shared.report)
+        added: dict[str, list[int]] = {}
+        for topic, znode in znodes.items():
+            if topic not in ctx.assignments:
+                continue
+            current = ctx.assignments[topic]
+            incoming = loader.assignment_of(znode)
+            for p, a in incoming.items():
+                if p in current and a != current[p]:
+                    log.warning(
+                        "topic znode %s changed partition %d outside the controller (%s -> %s); ignored, "
+                        "as Kafka does",
+                        topic,
+                        p,
+                        current[p],
+                        a,
+                    )
+            new = sorted(set(incoming) - set(current))
+            if new:
+                added[topic] = new
+                for p in new:
+                    ctx.set_assignment((topic, p), incoming[p])
         if not added:
             return
-        for p in added:
-            ctx.set_assignment((topic, p), incoming[p])
-        await self.online_new_partitions({topic: added})
-        log.info("topic %s: new partitions %s", topic, added)
-        shared.events.emit("partitions_added", topic=topic, partitions=added)
+        await self.online_new_partitions(added)
+        for topic, new in added.items():
+            log.info("topic %s: new partitions %s", topic, new)
+            shared.events.emit("partitions_added", topic=topic, partitions=new)
 
     async def online_new_partitions(self, added: dict[str, list[int]]) -> None:
         """Partitions just added to the context (a topic's znode grew, or CreatePartitions): their
@@ -147,11 +159,16 @@ class TopicEvents:
                 tps.update(codec.decode_isr_change(znode.data))
             except codec.CodecError as e:
                 shared.report(path, e.reason, "isr_change_notification")
-        await self.writer.delete_all(
-            [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
-        )
         known = [tp for tp in tps if ctx.assignment(tp) is not None]
-        states, _ = await loader.read_states(shared.zk, known, shared.report)
+        # the notifications' delete and the states' read in flight together (one round trip);
+        # either failing fails the event (the controller then moves, and its successor reads
+        # every state)
+        _, (states, _) = await asyncio.gather(
+            self.writer.delete_all(
+                [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
+            ),
+            loader.read_states(shared.zk, known, shared.report),
+        )
         for tp, li in states.items():
             before = ctx.states.get(tp)
             ctx.set_state(tp, li)

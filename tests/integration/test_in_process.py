@@ -4,15 +4,18 @@ Real ZooKeeper, real agents (a ``reassignd cluster`` process), real HTTP through
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from reassignd.api_client.client import ApiClient
+from reassignd.controller.events import ApiPartitionReassignment
+from reassignd.controller.requests import AlterReassignments, AlterResult
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Create, ZkClient
 from tests.integration.harness import Procs
-from tests.integration.test_reassignment import make_topic, set_broker_rate
+from tests.integration.test_reassignment import make_topic, set_broker_rate, topic_znode
 
 PARTITIONS = 24
 
@@ -99,3 +102,66 @@ async def test_the_published_counts_follow_topics_moves_and_deletions(
             await eventually(lambda: counted((3, 2)), what="topic b deleted")
             await api.cancel([("a", 0), ("a", 1)])
             await eventually(lambda: counted((3, 0)), what="the moves cancelled")
+
+
+async def test_queued_requests_are_committed_together_and_each_answered_as_alone(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    """AlterPartitionReassignments requests queued together are handled as one group (one round
+    of ZooKeeper writes) while they name disjoint partitions; each gets the results it would
+    have got alone, and a request naming a partition of the group again is handled after it."""
+    await set_broker_rate(zk, None, "1000")  # a slow copy: the moves stay in flight
+    procs.cluster(4, 1)
+    async with in_process_controller(zk_connect, session_timeout_s=2.0) as c:
+        await c.until_active()
+        controller = c.controller
+        await eventually(lambda: _true(controller.ctx is not None and len(controller.ctx.brokers) == 4))
+        await make_topic(zk, "g", {p: (1, 2, 3) for p in range(6)}, initial_bytes=100_000_000)
+        registry = controller.metrics.registry
+
+        def handled() -> float:
+            labels = {"event": "ApiPartitionReassignment"}
+            return registry.get_sample_value("reassignd_controller_event_time_ms_count", labels) or 0.0
+
+        requests = [
+            AlterReassignments(((("g", 0), (4, 2, 3)), (("g", 1), (4, 2, 3)))),
+            AlterReassignments(((("g", 2), (4, 2, 3)), (("g", 3), (1, 2, 99)))),  # 99: no such broker
+            AlterReassignments(((("g", 4), (4, 2, 3)),)),
+            AlterReassignments(((("g", 0), (1, 2, 4)),)),  # partition 0 again: after the group
+        ]
+        before, version = handled(), (await zk.get(paths.topic("g"))).stat.version
+        loop = asyncio.get_running_loop()
+        replies: list[asyncio.Future[AlterResult]] = []
+        for request in requests:  # queued at once, as concurrent HTTP requests would be
+            replies.append(loop.create_future())
+            controller.shared.queue.put(ApiPartitionReassignment(request, replies[-1]))
+        async with asyncio.timeout(30):
+            answers = [await reply for reply in replies]
+        assert handled() - before == 2  # the first three as one, then the fourth
+        assert [[(r.partition, r.error_code) for r in a.results] for a in answers] == [
+            [(0, 0), (1, 0)],
+            [(2, 0), (3, answers[1].results[1].error_code)],
+            [(4, 0)],
+            [(0, 0)],
+        ]
+        # one phase-U write of the topic znode for the group, one for the fourth request
+        assert (await zk.get(paths.topic("g"))).stat.version == version + 2
+        assert c.url is not None
+        async with ApiClient.open(c.url, timeout_s=10) as api:
+            alone = await api.alter(
+                {"topics": [{"name": "g", "partitions": [{"partition": 3, "replicas": [1, 2, 99]}]}]}
+            )
+            refused = answers[1].results[1]
+            assert refused.error_code != 0
+            assert (alone[0].error_code, alone[0].error_message) == (
+                refused.error_code,
+                refused.error_message,
+            )
+            moving = await api.reassignments()
+        assert {(tp, info.adding) for tp, info in moving.items()} == {
+            (("g", 0), (4,)),  # re-targeted by the fourth request: 1, 2, 4
+            (("g", 1), (4,)),
+            (("g", 2), (4,)),
+            (("g", 4), (4,)),
+        }
+        assert (await topic_znode(zk, "g")).partitions[0] == (1, 2, 4, 3)
