@@ -56,6 +56,7 @@ DEFAULT_KINDS = (
     "proxy_cut_phase_a",
     "proxy_cut_broker_failure",
     "proxy_cut_failover_load",
+    "proxy_cut_group_commit",
     "proxy_outage",
     *BATCH_SCENARIOS,
 )

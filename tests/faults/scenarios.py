@@ -693,7 +693,7 @@ async def agent_kills(env: Env, seed: int) -> Outcome:
 
 # --- h. the controller's connection cut right after a write --------------------------------------
 
-CUT_POINTS = ("election", "phase_u", "phase_a", "broker_failure", "failover_load")
+CUT_POINTS = ("election", "phase_u", "phase_a", "broker_failure", "failover_load", "group_commit")
 
 
 async def proxy_cut(env: Env, seed: int, point: str) -> Outcome:
@@ -712,6 +712,8 @@ async def proxy_cut(env: Env, seed: int, point: str) -> Outcome:
             out = await _cut_failover_load(env, rng, out, controllers, px, via)
         elif point == "broker_failure":
             out = await _cut_broker_failure(env, rng, out, controllers, px, via)
+        elif point == "group_commit":
+            out = await _cut_group_commit(env, rng, out, controllers, px, via)
         else:
             out = await _cut_reassignment(env, rng, out, controllers, px, via, point)
         out.notes.append(f"proxy: {px.writes_seen} writes seen, {px.cuts_done} cut(s)")
@@ -789,6 +791,37 @@ async def _cut_reassignment(
         await _fired(out, cut)
         if not cut.reply_seen and not await controllers.alter(after):  # the write may be lost
             out.violations.append(Violation("scenario", "the reassignment was never accepted"))
+    except BaseException:
+        await sampler.stop()
+        raise
+    return await finish(env, out, after, controllers, sampler)
+
+
+async def _cut_group_commit(
+    env: Env, rng: random.Random, out: Outcome, controllers: Controllers, px: proxy.ZkProxy, via: str
+) -> Outcome:
+    """Eight requests at once, one partition each: the ones queued behind the first are handled
+    as one group (one phase-U write of the topic znode). The second phase-U write is cut: every
+    request of that group has an unknown outcome; each not accepted is sent again, as a client
+    does, and every partition must end at its target, none moved twice or half."""
+    await set_rate(env.zk, None, "300000")
+    if await _proxied_active(env, out, controllers, via, 4) is None:
+        return out
+    before, after = _moves(rng, 8, (1, 2), (3, 4), 2)
+    before, after = _renamed(before, "gc"), _renamed(after, "gc")
+    await make_topic(env.zk, "gc", _by_partition(before), initial_bytes=300_000)
+    await wait_online(env.zk, tps_of(before))
+    sampler = await OfflineSampler(env.zk_connect, ["gc"]).start()
+    try:
+        cut = px.arm_cut(proxy.topic_write("gc"), nth=2)
+        accepted = await asyncio.gather(
+            *(controllers.alter({tp: rs}, retry=False) for tp, rs in sorted(after.items()))
+        )
+        out.notes.append(f"{sum(accepted)} of 8 requests accepted before the cut")
+        await _fired(out, cut)
+        for (tp, rs), ok in zip(sorted(after.items()), accepted, strict=True):
+            if not ok and not await controllers.alter({tp: rs}):
+                out.violations.append(Violation("scenario", f"the move of {tp} was never accepted"))
     except BaseException:
         await sampler.stop()
         raise

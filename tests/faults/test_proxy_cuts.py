@@ -1,6 +1,7 @@
 """The controller's ZooKeeper connection cut right after the server applied one of its writes
-(the reply never reaches it): during the election, phase U, phase A, a broker failure's state
-writes and the failover load; and its link slow, then gone past the session timeout."""
+(the reply never reaches it): during the election, phase U, phase A, a group commit of queued
+requests, a broker failure's state writes and the failover load; and its link slow, then gone
+past the session timeout."""
 
 from __future__ import annotations
 
