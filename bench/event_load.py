@@ -13,8 +13,10 @@ process generates `--rate` events per second, mixed as a busy cluster would:
 
 Printed: the events generated per second, the HTTP answer's p50/p99 (client side), the time an
 event waits in the controller's queue (p50/p99 of its recent events, from `GET /v1/status`,
-sampled every second: the median of the samples' p50 and the worst p99) and the controller's RSS
-before and after. The baseline, from the same run: the same reads against an idle controller.
+sampled every second: the median of the samples' p50 and the worst p99), the controller's RSS
+before and after, the CPU share of the controller and of this generator (one Python process: when
+it nears a full core, it limits the rate and its own lag inflates the HTTP figures), and the events
+the controller handled by kind with their mean handling time (its /metrics). The baseline, from the same run: the same reads against an idle controller.
 
     python bench/event_load.py                          # 1,000 topics × 100 partitions, 1,000/s, 60 s
     python bench/event_load.py --topics 100 --duration-s 20
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import os
 import random
 import statistics
 import subprocess
@@ -46,6 +49,23 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def event_times(metrics: str) -> dict[str, tuple[float, float]]:
+    """Per event kind: (count, total ms), from the controller's Prometheus text."""
+    found: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+    for line in metrics.splitlines():
+        for suffix, index in (("_count{", 0), ("_sum{", 1)):
+            head = "reassignd_controller_event_time_ms" + suffix
+            if line.startswith(head):
+                kind = line[len(head) :].split('"')[1]
+                found[kind][index] = float(line.rsplit(" ", 1)[1])
+    return {k: (v[0], v[1]) for k, v in found.items()}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -157,6 +177,7 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
             queue_p50: list[float] = []
             queue_p99: list[float] = []
             tasks: set[asyncio.Task[None]] = set()
+            cpu_at_start, ctl_cpu_at_start = time.process_time(), cpu_seconds(controller.pid)
             started = time.monotonic()
             next_sample = started + 1.0
             tick = 0.01
@@ -176,6 +197,10 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
             await asyncio.gather(*tasks, return_exceptions=True)
             elapsed = time.monotonic() - started
             rss_after = rss_mib(controller.pid)
+            own_cpu_s = time.process_time() - cpu_at_start
+            ctl_cpu_s = cpu_seconds(controller.pid) - ctl_cpu_at_start
+            async with session.get(url + "/metrics") as resp:
+                by_event = event_times(await resp.text())
     finally:
         controller.terminate()
         controller.wait(timeout=30)
@@ -190,6 +215,12 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
     print(f"queue wait: p50 {statistics.median(queue_p50) if queue_p50 else 0:.1f} ms (median of 1 s samples), "
           f"p99 {max(queue_p99, default=0):.1f} ms (worst sample)")  # fmt: skip
     print(f"controller RSS: {rss_before:.0f} MiB before, {rss_after:.0f} MiB after")
+    print(f"CPU: controller {100 * ctl_cpu_s / elapsed:.0f}% of a core, this load generator "
+          f"{100 * own_cpu_s / elapsed:.0f}% (near 100%: it, not the controller, limits the rate)")  # fmt: skip
+    print("events handled (whole run, from /metrics): kind, count, mean ms, share of handling time")
+    total_ms = sum(ms for _, ms in by_event.values()) or 1.0
+    for kind, (count, ms) in sorted(by_event.items(), key=lambda kv: -kv[1][1])[:8]:
+        print(f"  {kind:<28} {count:>8,.0f} {ms / max(count, 1):>8.2f} {100 * ms / total_ms:>5.1f}%")
 
 
 def main() -> None:

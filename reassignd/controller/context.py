@@ -31,6 +31,10 @@ class ControllerContext:
     broker_epochs: dict[int, int] = field(default_factory=dict)
     topic_ids: dict[str, str | None] = field(default_factory=dict)
     assignments: dict[str, dict[int, ReplicaAssignment]] = field(default_factory=dict)
+    # the zxid of the topic znode's last change that this controller wrote or that a change
+    # event read (its mzxid, unique to that content): a change event finding the znode still at
+    # it has nothing to decode (mostly it reads back this controller's own writes)
+    topic_mzxids: dict[str, int] = field(default_factory=dict)
     states: dict[TopicPartition, LeaderIsr] = field(default_factory=dict)
     reassigning: set[TopicPartition] = field(default_factory=set)
     # partitions whose state znode exists but cannot be decoded: reported, never overwritten
@@ -63,6 +67,7 @@ class ControllerContext:
     def put_topic(self, topic: str, topic_id: str | None, partitions: dict[int, ReplicaAssignment]) -> None:
         self.topic_ids[topic] = topic_id
         self.assignments[topic] = partitions
+        self.topic_mzxids.pop(topic, None)
         for p, a in partitions.items():
             self._track_reassigning((topic, p), a)
         self.dirty_topics.add(topic)
@@ -73,6 +78,7 @@ class ControllerContext:
             self.malformed_states.discard((topic, p))
             self.reassigning.discard((topic, p))
         self.topic_ids.pop(topic, None)
+        self.topic_mzxids.pop(topic, None)
         self.origins.pop(topic, None)
         self.dirty_topics.add(topic)
 

@@ -7,7 +7,7 @@ cannot be decoded is reported through ``report(path, reason, kind)`` and skipped
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import LeaderIsr
@@ -80,6 +80,36 @@ async def read_topics(
         znode = await read_topic(zk, t, watch_for(paths.topic(t)), report)
         if znode is not None:
             found[t] = znode
+
+    await for_each(topics, one, window=concurrency)
+    return {t: found[t] for t in topics if t in found}
+
+
+async def read_changed_topics(
+    zk: ZkClient,
+    topics: Sequence[str],
+    watch_for: WatchFor,
+    report: Report,
+    known: Mapping[str, int],
+    concurrency: int = 512,
+) -> dict[str, tuple[codec.TopicZnode, int]]:
+    """Topic znodes, each with a data watch, many in flight at once: those whose last change is
+    not the one ``known`` gives them (by mzxid), decoded, with their mzxids. Absent and malformed
+    (reported) ones are left out, and so are those unchanged since: nothing to decode."""
+    found: dict[str, tuple[codec.TopicZnode, int]] = {}
+
+    async def one(t: str) -> None:
+        path = paths.topic(t)
+        try:
+            znode = await zk.get(path, watch=watch_for(path))
+        except NoNodeError:
+            return
+        if znode.stat.mzxid == known.get(t):
+            return
+        try:
+            found[t] = codec.decode_topic(znode.data), znode.stat.mzxid
+        except codec.CodecError as e:
+            report(path, e.reason, "topic")
 
     await for_each(topics, one, window=concurrency)
     return {t: found[t] for t in topics if t in found}

@@ -103,11 +103,14 @@ class TopicEvents:
             ctx.malformed_topics.difference_update(fixed)
             await self.add_topics(fixed)
         known = [t for t in topics if t not in fixed]
-        znodes = await loader.read_topics(shared.zk, known, self.watch_topic, shared.report)
+        znodes = await loader.read_changed_topics(
+            shared.zk, known, self.watch_topic, shared.report, ctx.topic_mzxids
+        )
         added: dict[str, list[int]] = {}
-        for topic, znode in znodes.items():
+        for topic, (znode, mzxid) in znodes.items():
             if topic not in ctx.assignments:
                 continue
+            ctx.topic_mzxids[topic] = mzxid
             current = ctx.assignments[topic]
             incoming = loader.assignment_of(znode)
             for p, a in incoming.items():

@@ -165,10 +165,12 @@ class ZkWriter:
                     if not isinstance(one.cause, NoNodeError):
                         raise
 
-    async def _write_with_origins(self, topic: str, write: Op, origins: dict[int, tuple[int, ...]]) -> None:
+    async def _write_with_origins(
+        self, topic: str, write: Op, origins: dict[int, tuple[int, ...]]
+    ) -> Stat | str | None:
         """The topic znode and its origins in one multi: the exact replica order a cancel restores
         is durable exactly when the move is. An origins znode of an earlier topic of that name may
-        linger: a create that finds it overwrites it."""
+        linger: a create that finds it overwrites it. Returns the topic write's result."""
         ctx, path = self.ctx, paths.topic_origins(topic)
         exists = topic in ctx.origin_znodes
         for _ in range(2):
@@ -178,13 +180,13 @@ class ZkWriter:
             else:
                 op = Delete(path)
             try:
-                await self.fenced([write, op])
+                written = (await self.fenced([write, op]))[0]
                 break
             except MultiFailedError as e:
                 if e.index != 1 or not isinstance(e.cause, NodeExistsError | NoNodeError):
                     raise
                 if not origins:  # nothing to delete: write the topic alone
-                    await self.fenced([write])
+                    written = (await self.fenced([write]))[0]
                     break
                 if isinstance(e.cause, NoNodeError) and not exists:  # no parent (created at startup)
                     await self.zk.ensure_path(paths.ORIGINS)
@@ -197,6 +199,7 @@ class ZkWriter:
         else:
             ctx.origins.pop(topic, None)
             ctx.origin_znodes.discard(topic)
+        return written
 
     async def write_assignments(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> None:
         """Write the topic znodes of ``updates`` (one write per topic, pipelined on the worker pool
@@ -223,10 +226,12 @@ class ZkWriter:
             write = SetData(paths.topic(topic), codec.encode_topic(znode), -1)
             origins = origins_after(ctx.origins.get(topic, {}), before, parts)
             if origins == ctx.origins.get(topic, {}):
-                await self.fenced([write])
+                stat = (await self.fenced([write]))[0]
             else:
-                await self._write_with_origins(topic, write, origins)
+                stat = await self._write_with_origins(topic, write, origins)
             ctx.topic_ids[topic] = topic_id
+            assert isinstance(stat, Stat)
+            ctx.topic_mzxids[topic] = stat.mzxid
             for p, a in parts.items():
                 ctx.set_assignment((topic, p), a)
                 origin = origins.get(p) or origins_before.get(p)

@@ -165,3 +165,15 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
             (("g", 4), (4,)),
         }
         assert (await topic_znode(zk, "g")).partitions[0] == (1, 2, 4, 3)
+        # memory knows the topic znode's last change is its own write: reading it back after the
+        # watch fired decodes nothing; a change made outside is still read (a partition added)
+        assert controller.ctx is not None
+        znode = await zk.get(paths.topic("g"))
+        assert controller.ctx.topic_mzxids["g"] == znode.stat.mzxid
+        grown = codec.decode_topic(znode.data)
+        grown = replace(grown, partitions={**grown.partitions, 6: (1, 2, 3)})
+        await zk.set(paths.topic("g"), codec.encode_topic(grown), znode.stat.version)
+        await eventually(
+            lambda: _true(controller.ctx is not None and ("g", 6) in controller.ctx.states),
+            what="partition 6, added outside the controller, online",
+        )
