@@ -8,16 +8,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import msgspec
+
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.snapshot import BrokerView, PartitionView, TopicView
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import BrokerRegistration, PartitionState
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderIsr:
+class LeaderIsr(msgspec.Struct, frozen=True, gc=False):
     """A partition state znode as last read or written: its content and its version (the
-    partition epoch)."""
+    partition epoch). A msgspec struct, as its state is: a failover builds one per partition."""
 
     state: PartitionState
     version: int

@@ -405,12 +405,18 @@ class Intake:
             await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
             return
         data = codec.encode_legacy_reassignment(chunks[0])
-        if await self.zk.exists(paths.REASSIGN_PARTITIONS) is None:
-            await self.writer.fenced([Create(paths.REASSIGN_PARTITIONS, data)])
+        current = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS)
+        if current is not None and current.data == data:
+            # already these bytes (a failover resuming what the last controller recorded): no
+            # write, so no version step and no data watch fired for nothing
+            self._legacy_czxid = current.stat.czxid
         else:
-            await self.writer.fenced([SetData(paths.REASSIGN_PARTITIONS, data, -1)])
-        stat = await self.zk.exists(paths.REASSIGN_PARTITIONS)
-        self._legacy_czxid = stat.czxid if stat is not None else None
+            if current is None:
+                await self.writer.fenced([Create(paths.REASSIGN_PARTITIONS, data)])
+            else:
+                await self.writer.fenced([SetData(paths.REASSIGN_PARTITIONS, data, -1)])
+            stat = await self.zk.exists(paths.REASSIGN_PARTITIONS)
+            self._legacy_czxid = stat.czxid if stat is not None else None
         if len(chunks) > 1:
             ops: list[Op] = [Create(paths.LEGACY_OVERFLOW)]
             ops += [

@@ -132,12 +132,13 @@ async def read_states(
     znodes = await zk.get_many(state_paths)
     states: dict[TopicPartition, LeaderIsr] = {}
     malformed: set[TopicPartition] = set()
+    decode = codec.decode_partition_state
     for tp, path, znode in zip(partitions, state_paths, znodes, strict=True):
         if znode is None:
             continue
-        li = decode_state(path, znode.data, znode.stat.version, report)
-        if li is None:
+        try:  # decode_state, inlined: this loop runs once per partition at failover
+            states[tp] = LeaderIsr(decode(znode.data), znode.stat.version)
+        except codec.CodecError as e:
+            report(path, e.reason, "partition_state")
             malformed.add(tp)
-        else:
-            states[tp] = li
     return states, malformed

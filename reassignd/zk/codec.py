@@ -366,9 +366,9 @@ def _replica_map(obj: dict[str, object], name: str, rs: dict[int, Replicas] | No
 # --- /brokers/topics/<topic>/partitions/<p>/state ------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionState:
-    """LeaderIsrAndControllerEpoch; the partition epoch is the znode version, kept beside it."""
+class PartitionState(msgspec.Struct, frozen=True, gc=False):
+    """LeaderIsrAndControllerEpoch; the partition epoch is the znode version, kept beside it. A
+    msgspec struct: a failover builds 100,000 of them (0.1 µs each, a frozen dataclass 0.75 µs)."""
 
     leader: int
     leader_epoch: int

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient
+from reassignd.zk.client import ZkClient, Znode
 from tests.integration.harness import (
     ControllerProc,
     Procs,
@@ -424,6 +424,27 @@ async def test_legacy_entry_for_a_dead_broker_stalls_until_it_returns(procs: Pro
     procs.broker(4)
     await eventually(lambda: completed(zk, "dead", 0, (1, 4)), what="completes once broker 4 is back")
     await eventually(lambda: _absent_path(zk, paths.REASSIGN_PARTITIONS), what="the znode disappears")
+
+
+async def test_failover_leaves_an_unchanged_legacy_znode_unwritten(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    standby = procs.controller(9001, 2.0)
+    await make_topic(zk, "kept", {0: (1, 2)})
+    entries = (codec.LegacyReassignmentEntry("kept", 0, (1, 4)),)  # broker 4 never comes: it stays
+    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+
+    async def recorded() -> Znode | None:
+        znode = await zk.get(paths.REASSIGN_PARTITIONS)
+        return znode if codec.decode_legacy_reassignment(znode.data)[0].original_replicas == (1, 2) else None
+
+    before = await eventually(recorded, what="original_replicas recorded in the znode")
+    c.proc.kill()
+    _, status = await active_one(standby)
+    assert status["controller_epoch"] == 2
+    assert ("kept", 0) in await listed(standby), "the move resumed"
+    after = await zk.get(paths.REASSIGN_PARTITIONS)
+    assert after.data == before.data
+    assert after.stat.version == before.stat.version, "the same entries are not written again"
 
 
 async def _listed_partition(c: ControllerProc, tp: tuple[str, int]) -> bool:

@@ -4,11 +4,11 @@ clear line, and every value survives encode -> decode."""
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any, cast
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -1152,7 +1152,7 @@ def near_states(draw: st.DrawFn) -> PartitionState:
         )
     else:
         value = draw(edge_values)
-    return dataclasses.replace(state, **{name: value})
+    return msgspec.structs.replace(state, **{name: value})
 
 
 @st.composite
