@@ -29,7 +29,7 @@ from reassignd.controller.finish import Finisher
 from reassignd.controller.intake import Intake
 from reassignd.controller.quota_events import QuotaEvents
 from reassignd.controller.reassignment import Reassigner
-from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.request_batch import ControlBatch, WireStates
 from reassignd.controller.sequenced import SequencedRequests
 from reassignd.controller.shared import Shared
 from reassignd.controller.topic_events import TopicEvents
@@ -56,10 +56,11 @@ class ActiveParts:
     topic_events: TopicEvents
     quotas: QuotaEvents
     controller_id: int
+    wire: WireStates  # the partition states on the wire, kept across this term's batches
 
     def batch(self) -> ControlBatch:
         """An empty set of control requests for one event."""
-        return ControlBatch(self.ctx, self.controller_id)
+        return ControlBatch(self.ctx, self.controller_id, wire=self.wire)
 
 
 def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
@@ -94,7 +95,8 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
     runner = BatchRunner(
         zk, ctx, writer, reassigner, intake, settings, report, lambda: int(time.time() * 1000)
     )
-    elections = Elections(shared, ctx, writer)
+    wire = WireStates(ctx)
+    elections = Elections(shared, ctx, writer, wire)
     finisher = Finisher(shared, ctx, elections, reassigner, intake, sequenced, runner, deleter)
     return ActiveParts(
         ctx=ctx,
@@ -111,4 +113,5 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         topic_events=TopicEvents(shared, ctx, writer, elections, reassigner, finisher),
         quotas=QuotaEvents(shared, writer, elections, quota_manager, quota_metrics),
         controller_id=settings.controller_id,
+        wire=wire,
     )

@@ -19,7 +19,7 @@ from reassignd.controller.partition_logic import (
     needs_unclean_election,
     offline_election,
 )
-from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.request_batch import ControlBatch, WireStates
 from reassignd.controller.shared import Shared
 from reassignd.controller.topic_configs import TopicConfigs, read_topic_configs, topics_of_entities
 from reassignd.controller.writer import ZkWriter
@@ -41,13 +41,14 @@ def _offline(
 
 
 class Elections:
-    def __init__(self, shared: Shared, ctx: ControllerContext, writer: ZkWriter) -> None:
+    def __init__(self, shared: Shared, ctx: ControllerContext, writer: ZkWriter, wire: WireStates) -> None:
         self.shared = shared
         self.ctx = ctx
         self.writer = writer
+        self.wire = wire
 
     def batch(self) -> ControlBatch:
-        return ControlBatch(self.ctx, self.shared.settings.controller_id)
+        return ControlBatch(self.ctx, self.shared.settings.controller_id, wire=self.wire)
 
     def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
         a = self.ctx.assignment(tp)

@@ -62,7 +62,7 @@ from reassignd.controller.event_queue import EventQueue
 from reassignd.controller.metrics import ControllerMetrics
 from reassignd.controller.partition_logic import NO_LEADER, after_broker_failure
 from reassignd.controller.reassignment import Reassigner
-from reassignd.controller.request_batch import ControlBatch
+from reassignd.controller.request_batch import ControlBatch, WireStates
 from reassignd.controller.requests import CancelMode, Source
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.shared import Shared
@@ -199,6 +199,11 @@ class CoreMachine(RuleBasedStateMachine):
     def _register(self, broker_id: int) -> None:
         self.zk.create(paths.broker(broker_id), codec.encode_broker(_registration(broker_id)))
 
+    def _batch(self) -> ControlBatch:
+        """A batch of the active term: its partition states on the wire kept across batches."""
+        assert self.active is not None
+        return ControlBatch(self.ctx, CONTROLLER_ID, wire=self.active.elections.wire)
+
     async def _become_active(self) -> None:
         """Election (the epoch bumped, its version the fence) and controller failover: every
         value of the new context comes from ZooKeeper's bytes."""
@@ -209,7 +214,7 @@ class CoreMachine(RuleBasedStateMachine):
         ctx = ControllerContext(epoch, stat.version)
         writer = ZkWriter(zk, Fence(paths.CONTROLLER_EPOCH, stat.version), ctx, report)
         reassigner = Reassigner(zk, ctx, writer, lambda _tp: None, report)
-        elections = Elections(self.shared, ctx, writer)
+        elections = Elections(self.shared, ctx, writer, WireStates(ctx))
         self.stale, self.active = (
             self.active,
             Active(ctx, writer, reassigner, TopicDeleter(zk, ctx, writer), elections),
@@ -225,7 +230,7 @@ class CoreMachine(RuleBasedStateMachine):
         states, malformed = await loader.read_states(zk, all_tps, report)
         ctx.states.update(states)
         ctx.malformed_states.update(malformed)
-        batch = ControlBatch(ctx, CONTROLLER_ID)
+        batch = ControlBatch(ctx, CONTROLLER_ID, wire=elections.wire)
         await self._online(all_tps, batch)
         ctx.topics_to_delete = set(await zk.children(paths.DELETE_TOPICS))
         await reassigner.resume(sorted(ctx.reassigning), batch)
@@ -246,7 +251,7 @@ class CoreMachine(RuleBasedStateMachine):
         if self.ctx.topics_to_delete:
             await deleter.resume(batch)
         while self._deliver(batch):
-            batch = ControlBatch(self.ctx, CONTROLLER_ID)
+            batch = self._batch()
             await deleter.resume(batch)
         self._deliver(batch)
 
@@ -276,7 +281,7 @@ class CoreMachine(RuleBasedStateMachine):
             else:
                 self.ghost_ors.pop(tp, None)
                 self.ghost_trs.pop(tp, None)
-        batch = ControlBatch(self.ctx, CONTROLLER_ID)
+        batch = self._batch()
         reassigner = self.active.reassigner
         await reassigner.reassign(updates, Source.API, 0, batch)
         await self._after_reassignments(batch)
@@ -374,7 +379,7 @@ class CoreMachine(RuleBasedStateMachine):
         assert self.active is not None
         ctx, reassigner = self.ctx, self.active.reassigner
         tps = sorted(self.pending_isr)
-        batch = ControlBatch(ctx, CONTROLLER_ID)
+        batch = self._batch()
         if isr_change:
             known = [tp for tp in tps if ctx.assignment(tp) is not None]
             states, _ = await loader.read_states(self.client, known, self._report)
@@ -423,7 +428,7 @@ class CoreMachine(RuleBasedStateMachine):
             if (li := ctx.states.get(tp)) is not None
             and (li.state.leader in dead or any(r in dead for r in li.state.isr))
         ]
-        batch = ControlBatch(ctx, CONTROLLER_ID)
+        batch = self._batch()
         changed = await self.active.elections.elect(
             affected,
             lambda replicas, state, live, epoch, unclean: after_broker_failure(
@@ -438,7 +443,7 @@ class CoreMachine(RuleBasedStateMachine):
         assert self.active is not None
         ctx, reassigner = self.ctx, self.active.reassigner
         live = ctx.live_broker_ids
-        batch = ControlBatch(ctx, CONTROLLER_ID)
+        batch = self._batch()
         needs_online = [
             tp
             for tp in ctx.all_partitions()
@@ -460,7 +465,7 @@ class CoreMachine(RuleBasedStateMachine):
         for tp, li in states.items():
             ctx.set_state(tp, li)
         ctx.malformed_states.update(malformed)
-        batch = ControlBatch(ctx, CONTROLLER_ID)
+        batch = self._batch()
         await self._online(tps, batch)
         await self._after(batch)
 
@@ -644,7 +649,7 @@ class CoreMachine(RuleBasedStateMachine):
             return
         self.zk.create(paths.delete_topic(topic))
         self.ctx.topics_to_delete = set(self.zk.child_names(paths.DELETE_TOPICS))
-        self.run(self._after(ControlBatch(self.ctx, CONTROLLER_ID)))
+        self.run(self._after(self._batch()))
 
     @rule(
         topic=st.sampled_from(TOPICS),
@@ -680,7 +685,7 @@ class CoreMachine(RuleBasedStateMachine):
                     {tp: current.reassign_to(perm[:size])},
                     Source.API,
                     0,
-                    ControlBatch(old.ctx, CONTROLLER_ID),
+                    ControlBatch(old.ctx, CONTROLLER_ID, wire=old.elections.wire),
                 )
             )
         assert self.zk.snapshot() == before
