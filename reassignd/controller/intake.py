@@ -85,6 +85,8 @@ class Intake:
         self.legacy: dict[TopicPartition, codec.LegacyReassignmentEntry] = {}
         self.cancel_in_place = False
         self.request_partitions: set[TopicPartition] = set()  # moved by KIP-236 requests
+        # the last legacy-format znode decoded: (path, its bytes, its entries)
+        self._last_decoded: tuple[str, bytes | None, LegacyEntries] | None = None
 
     # --- the API ------------------------------------------------------------------------------------
 
@@ -224,11 +226,16 @@ class Intake:
         znode = await self.zk.get_or_none(path, watch=watch)
         if znode is None:
             return None
+        last = self._last_decoded
+        if last is not None and last[0] == path and last[1] == znode.data:
+            return last[2], znode.stat.czxid  # the same bytes as last read: a failover reads it twice
         try:
-            return codec.decode_legacy_reassignment(znode.data), znode.stat.czxid
+            entries = codec.decode_legacy_reassignment(znode.data)
         except codec.CodecError as e:
             self._report(path, e.reason, "legacy_reassignment")
             return None
+        self._last_decoded = (path, znode.data, entries)
+        return entries, znode.stat.czxid
 
     async def _read_overflow(self) -> LegacyEntries:
         """Legacy entries that did not fit in /admin/reassign_partitions (see _persist)."""

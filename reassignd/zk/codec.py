@@ -24,7 +24,7 @@ from typing import Annotated
 import msgspec
 
 from reassignd.plan_format import PlanError, read_plan
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import TopicPartition, topic_name_problem
 from reassignd.zk.json_fields import (
     DIGITS,
     compact_json,
@@ -457,8 +457,40 @@ class LegacyReassignmentEntry:
     original_replicas: tuple[int, ...] | None = None
 
 
+class _LegacyItem(msgspec.Struct, omit_defaults=True):
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    original_replicas: tuple[int, ...] | None = None
+
+
+def _ids_encodable(ids: object) -> bool:
+    return type(ids) is tuple and all(type(b) is int and 0 <= b <= INT32_MAX for b in ids)
+
+
+def _legacy_encodable(entries: tuple[LegacyReassignmentEntry, ...]) -> bool:
+    """True when the plan reader accepts the JSON :func:`encode_legacy_reassignment` writes for
+    ``entries``, checked on the typed values (each distinct topic and list once); False when
+    unsure."""
+    if not entries or len({(e.topic, e.partition) for e in entries}) != len(entries):
+        return False
+    if not all(type(t) is str and topic_name_problem(t) is None for t in {e.topic for e in entries}):
+        return False
+    if not all(type(e.partition) is int and 0 <= e.partition <= INT32_MAX for e in entries):
+        return False
+    try:
+        replicas = {e.replicas for e in entries}
+        originals = {e.original_replicas for e in entries}
+    except TypeError:  # an unhashable list
+        return False
+    return all(map(_replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
+
+
 def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> bytes:
     """``{"version":1,"partitions":[{"topic","partition","replicas"[,"original_replicas"]}]}``."""
+    if _legacy_encodable(entries):  # then the plan reader accepts it: no need to ask it
+        fast = [_LegacyItem(e.topic, e.partition, e.replicas, e.original_replicas) for e in entries]
+        return _JSON.encode({"version": 1, "partitions": fast})
     items: list[dict[str, object]] = []
     for entry in entries:
         items.append({"topic": entry.topic, "partition": entry.partition, "replicas": list(entry.replicas)})

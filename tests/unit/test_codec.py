@@ -983,6 +983,16 @@ def strict_encode_topic(znode: TopicZnode) -> bytes:
     return dump("topic znode", topic_json(znode), strict_decode_topic)
 
 
+def strict_encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> bytes:
+    """encode_legacy_reassignment without its fast path: the plan reader judges the JSON."""
+    items: list[dict[str, Any]] = []
+    for e in entries:
+        items.append({"topic": e.topic, "partition": e.partition, "replicas": list(e.replicas)})
+        if e.original_replicas is not None:
+            items[-1]["original_replicas"] = list(e.original_replicas)
+    return dump("legacy reassignment", {"version": 1, "partitions": items}, decode_legacy_reassignment)
+
+
 def outcome(call: Callable[[Any], object], arg: Any) -> object:
     """The value, or the refusal: ("CodecError", reason) or ("ValueError", message)."""
     try:
@@ -1309,3 +1319,24 @@ def test_partition_state_encoders_agree(state: PartitionState) -> None:
 @given(znode=topic_znodes() | near_topics())
 def test_topic_encoders_agree(znode: TopicZnode) -> None:
     assert outcome(encode_topic, znode) == outcome(strict_encode_topic, znode)
+
+
+legacy_topics = st.sampled_from(["a", "b.c", "t_1-x", "", ".", "..", "a/b", "é", "x" * 250, "x" * 249])
+some_ids = st.lists(edge_values | st.integers(0, 5), max_size=4).map(tuple)
+
+
+@settings(max_examples=300)
+@given(
+    entries=st.lists(
+        st.builds(
+            LegacyReassignmentEntry,
+            legacy_topics,
+            st.integers(0, 3) | edge_values,
+            replica_lists(min_size=1, ids=st.integers(0, 5)) | some_ids,
+            st.none() | replica_lists() | some_ids,
+        ),
+        max_size=4,
+    ).map(tuple)
+)
+def test_legacy_reassignment_encoders_agree(entries: tuple[LegacyReassignmentEntry, ...]) -> None:
+    assert outcome(encode_legacy_reassignment, entries) == outcome(strict_encode_legacy_reassignment, entries)
