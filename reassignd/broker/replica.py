@@ -9,7 +9,9 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from reassignd.control.protocol import WirePartitionState
 from reassignd.topic_partition import TopicPartition
@@ -23,8 +25,7 @@ class Role(enum.Enum):
     STOPPED = "stopped"  # StopReplica without delete: the log stays, nothing is fetched or served
 
 
-@dataclass(frozen=True, slots=True)
-class RateMeter:
+class RateMeter(msgspec.Struct, frozen=True, gc=False):
     """An exponentially decaying byte-rate estimate (time constant RATE_WINDOW_S)."""
 
     value: float = 0.0
@@ -37,8 +38,7 @@ class RateMeter:
         return RateMeter(self.rate(now) + n / RATE_WINDOW_S, max(now, self.at_s))
 
 
-@dataclass(frozen=True, slots=True)
-class FollowerProgress:
+class FollowerProgress(msgspec.Struct, frozen=True, gc=False):
     """What the leader knows of one follower (Kafka's remote replica state)."""
 
     log_end_offset: int = 0
@@ -65,8 +65,11 @@ class FollowerProgress:
         return FollowerProgress(fetch_offset, caught_at, now, leader_leo, caught_up)
 
 
-@dataclass(frozen=True, slots=True)
-class Replica:
+class Replica(msgspec.Struct, frozen=True):
+    """One partition's replica on this agent. A msgspec struct, as its parts are: the agents
+    replace one on every fetch, ISR and LeaderAndIsr change (building one is about 10x cheaper
+    than a frozen dataclass; the agents' CPU sets the pace of a large move)."""
+
     topic: str
     partition: int
     role: Role
@@ -81,10 +84,10 @@ class Replica:
     high_watermark: int = 0
     grown_at_s: float = 0.0
     growth_carry: float = 0.0
-    followers: Mapping[int, FollowerProgress] = field(default_factory=dict)  # as leader
+    followers: Mapping[int, FollowerProgress] = msgspec.field(default_factory=dict)  # as leader
     leader_log_end_offset: int = 0  # as follower: the leader's end at the last fetch
     in_isr: bool = False  # as follower: what the leader (or the controller) last said
-    fetch_meter: RateMeter = field(default_factory=RateMeter)
+    fetch_meter: RateMeter = msgspec.field(default_factory=RateMeter)
     isr_fenced: bool = False  # as leader: ZooKeeper has a newer leader epoch; wait for the controller
 
     @property

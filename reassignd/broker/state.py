@@ -18,7 +18,9 @@ what changed since the fetchers and the ISR manager last looked (``fetch_dirty``
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from msgspec.structs import replace
 
 from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import FairBucket
