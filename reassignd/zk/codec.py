@@ -32,6 +32,7 @@ from reassignd.zk.json_fields import (
     fast_int,
     fast_keys_unique,
     fast_object,
+    fast_partition_keys,
     fast_replica_map,
     fast_replicas,
     fast_uuid,
@@ -295,10 +296,75 @@ def _topic_encodable(znode: TopicZnode) -> bool:
     return not any(set(a) & set(r) for a, r in both)
 
 
+_Ids = tuple[Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)], ...]
+
+
+class _TopicStruct(msgspec.Struct, gc=False):
+    """The typed fast path's view of a topic znode; absent members are UNSET (so counted)."""
+
+    version: Annotated[int, msgspec.Meta(ge=1, le=3)]
+    partitions: dict[str, _Ids]
+    adding_replicas: dict[str, _Ids] | msgspec.UnsetType = msgspec.UNSET
+    removing_replicas: dict[str, _Ids] | msgspec.UnsetType = msgspec.UNSET
+    topic_id: str | msgspec.UnsetType = msgspec.UNSET
+
+
+_TOPIC_DECODER = msgspec.json.Decoder(_TopicStruct)
+
+
+def _topic_typed(data: bytes) -> TopicZnode | None:
+    """What :func:`_read_topic` returns, decoded by msgspec into typed values, or None where it
+    might refuse (or where this path is unsure): 20 µs for 100 partitions where the JSON path
+    takes 300 µs (a failover decodes a znode per topic, and every topic change one)."""
+    if b"\\u" in data:
+        return None
+    try:
+        t = _TOPIC_DECODER.decode(data)
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # invalid JSON, UTF-8 or types; too deep
+        return None
+    maps = [t.partitions]
+    present = 2
+    for m in (t.adding_replicas, t.removing_replicas):
+        if m is not msgspec.UNSET:
+            maps.append(m)
+            present += 1
+    topic_id = None
+    if t.topic_id is not msgspec.UNSET:
+        if not fast_uuid(t.topic_id):
+            return None
+        topic_id, present = t.topic_id, present + 1
+    elif t.version == 3:
+        return None
+    # one colon per member, none in strings (ids and numbers only): no key repeated, none unknown
+    if data.count(b":") != present + sum(map(len, maps)):
+        return None
+    if not fast_partition_keys(k for m in maps for k in m) or any(
+        len(k) == 10 and int(k) > INT32_MAX for m in maps for k in m
+    ):
+        return None
+    if not all(r and len(set(r)) == len(r) for r in set(t.partitions.values())):
+        return None
+    rs = {int(k): r for k, r in t.partitions.items()}
+    moving: list[dict[int, tuple[int, ...]]] = []
+    for m in maps[1:]:
+        part = {int(k): r for k, r in m.items() if r}
+        for p, r in part.items():
+            if len(set(r)) != len(r) or p not in rs or not set(r) <= set(rs[p]):
+                return None
+        moving.append(part)
+    adding = dict(sorted(moving[0].items())) if t.adding_replicas is not msgspec.UNSET else {}
+    removing = dict(sorted(moving[-1].items())) if t.removing_replicas is not msgspec.UNSET else {}
+    if any(set(adding[p]) & set(removing[p]) for p in adding.keys() & removing.keys()):
+        return None
+    return TopicZnode(dict(sorted(rs.items())), adding, removing, topic_id)
+
+
 def decode_topic(data: bytes | None) -> TopicZnode:
     """Versions 1, 2 and 3. Partition keys must be non-negative decimal integers, replica lists
     lists of non-negative ints without duplicates; AR/RR keys must name existing partitions.
     RS is not empty; AR and RR are disjoint parts of RS; an empty AR/RR list reads as absent (as Kafka)."""
+    if type(data) is bytes and (typed := _topic_typed(data)) is not None:
+        return typed
     if (
         (obj := fast_object(data)) is not None
         and (znode := _topic_fast(obj)) is not None

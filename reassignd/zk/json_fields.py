@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import repeat
 from typing import TypeGuard, TypeVar, cast
 
@@ -259,6 +259,13 @@ def fast_replicas(value: object, allow_empty: bool = False) -> Replicas | None:
 
 
 _PARTITIONS = re.compile(rf"(?:{_PARTITION.pattern})(?:,(?:{_PARTITION.pattern}))*")
+
+
+def fast_partition_keys(keys: Iterable[str]) -> bool:
+    """True if :func:`read_partition` accepts every one of ``keys`` as written (the value range
+    aside: up to ten digits pass, so the caller checks the largest against ``INT32_MAX``)."""
+    joined = ",".join(keys)
+    return not joined or _PARTITIONS.fullmatch(joined) is not None
 
 
 def fast_replica_map(value: object, *, allow_empty: bool = False) -> dict[int, Replicas] | None:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reassignd.zk import codec as codec_module
 from reassignd.zk.codec import (
     INT32_MAX,
     INT64_MAX,
@@ -1283,6 +1284,49 @@ def test_partition_state_fast_and_strict_paths_agree(data: bytes) -> None:
 def test_the_msgspec_fast_path_returns_what_the_strict_path_does(data: bytes) -> None:
     # decode_partition_state tries msgspec first and falls back to the strict path on any doubt
     assert outcome(decode_partition_state, data) == outcome(strict_decode_partition_state, data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}',
+        b'{"version":2,"partitions":{"01":[1,2]}}',
+        b'{"version":2,"partitions":{"0":[1,2],"0":[3]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"extra":{"a":1}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"extra":1}',
+        b'{"version":2,"partitions":{"4294967296":[1]}}',
+        b'{"version":2,"partitions":{"2147483648":[1]}}',
+        b'{"version":2,"partitions":{"0":[1,1]}}',
+        b'{"version":2,"partitions":{"0":[1.0]}}',
+        b'{"version":2,"partitions":{"0":[true]}}',
+        b'{"version":2,"partitions":{}}',
+        b'{"version":2,"partitions":{"0":[]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"7":[]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"9999999999":[]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"removing_replicas":{"2147483647":[]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"7":[1]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"0":[3]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"0":[1]},"removing_replicas":{"0":[1]}}',
+        b'{"version":3,"partitions":{"0":[1,2]}}',
+        b'{"version":3,"partitions":{"0":[1,2]},"topic_id":null}',
+        b'{"version":2,"partitions":{"0":[1,2]},"topic_id":"vKbcOsJ9TWCz3qAiVMHqEQ"}',
+        b'{"version":3,"partitions":{"0":[1,2]},"topic_id":"not-a-uuid"}',
+        b'{"version":4,"partitions":{"0":[1,2]}}',
+        b'{"version":2,"partitions":{"\\u0030":[1,2]}}',
+        b'{"version":2,"partitions":{"0":[1,2]}} x',
+        b'\xef\xbb\xbf{"version":2,"partitions":{"0":[1,2]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"topic_id":"\xed\xa0\x80"}',
+    ],
+)
+def test_the_typed_topic_path_returns_what_the_strict_path_does(data: bytes) -> None:
+    # decode_topic tries msgspec first and falls back on any doubt
+    assert outcome(decode_topic, data) == outcome(strict_decode_topic, data)
+
+
+@settings(max_examples=200)
+@given(znode=topic_znodes())
+def test_the_typed_topic_path_reads_every_znode_the_encoder_writes(znode: TopicZnode) -> None:
+    assert codec_module._topic_typed(encode_topic(znode)) == znode
 
 
 @settings(max_examples=250)
