@@ -23,10 +23,19 @@ WatchFor = Callable[[str], WatchCallback | None]  # path -> a callback to arm, o
 
 
 def assignment_of(znode: codec.TopicZnode) -> dict[int, ReplicaAssignment]:
-    return {
-        p: ReplicaAssignment(rs, znode.adding.get(p, ()), znode.removing.get(p, ()))
-        for p, rs in znode.partitions.items()
-    }
+    """Each partition's assignment; partitions not moving with equal replica lists share one
+    (immutable) value."""
+    adding, removing = znode.adding, znode.removing
+    still: dict[tuple[int, ...], ReplicaAssignment] = {}
+    out: dict[int, ReplicaAssignment] = {}
+    for p, rs in znode.partitions.items():
+        if p in adding or p in removing:
+            out[p] = ReplicaAssignment(rs, adding.get(p, ()), removing.get(p, ()))
+        elif (a := still.get(rs)) is not None:
+            out[p] = a
+        else:
+            out[p] = still[rs] = ReplicaAssignment(rs)
+    return out
 
 
 async def read_broker(
