@@ -8,7 +8,8 @@ process generates `--rate` events per second, mixed as a busy cluster would:
   one partition, as a broker writes it);
 - 40 % API reads (`GET /v1/status`, `GET /v1/topics/<t>`);
 - 15 % API writes (`POST /v1/reassignments` of a partition to its current replicas: a full trip
-  through the event queue that changes nothing);
+  through the event queue; Kafka's algorithm still completes such a "move" at once, bumping the
+  leader epoch and rewriting the topic znode);
 - 5 % broker changes (a broker registering or leaving).
 
 Printed: the events generated per second, the HTTP answer's p50/p99 (client side), the time an

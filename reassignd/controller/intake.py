@@ -60,6 +60,16 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _result_order(request: AlterReassignments) -> list[TopicPartition]:
+    """The order of a request's results: each partition once, where it was last named (the last
+    one wins, in its own position)."""
+    order: dict[TopicPartition, None] = {}
+    for tp, _ in request.targets:
+        order.pop(tp, None)
+        order[tp] = None
+    return list(order)
+
+
 class Intake:
     def __init__(
         self,
@@ -203,10 +213,7 @@ class Intake:
             return [await self.alter(requests[0], batch)]
         merged = AlterReassignments(tuple(t for r in requests for t in r.targets), requests[0].mode)
         by_partition = {(r.topic, r.partition): r for r in (await self.alter(merged, batch)).results}
-        return [
-            AlterResult(tuple(by_partition[tp] for tp in dict.fromkeys(tp for tp, _ in r.targets)))
-            for r in requests
-        ]
+        return [AlterResult(tuple(by_partition[tp] for tp in _result_order(r))) for r in requests]
 
     async def cancel(self, request: CancelReassignments, batch: ControlBatch) -> AlterResult:
         """DELETE: one partition (its result, 85 when not moving), a topic's or every moving

@@ -126,7 +126,8 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
         requests = [
             AlterReassignments(((("g", 0), (4, 2, 3)), (("g", 1), (4, 2, 3)))),
             AlterReassignments(((("g", 2), (4, 2, 3)), (("g", 3), (1, 2, 99)))),  # 99: no such broker
-            AlterReassignments(((("g", 4), (4, 2, 3)),)),
+            # partition 4 named twice: its result where it was last named, as alone
+            AlterReassignments(((("g", 4), (4, 2, 3)), (("g", 5), (4, 2, 3)), (("g", 4), (4, 2, 3)))),
             AlterReassignments(((("g", 0), (1, 2, 4)),)),  # partition 0 again: after the group
         ]
         before, version = handled(), (await zk.get(paths.topic("g"))).stat.version
@@ -141,7 +142,7 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
         assert [[(r.partition, r.error_code) for r in a.results] for a in answers] == [
             [(0, 0), (1, 0)],
             [(2, 0), (3, answers[1].results[1].error_code)],
-            [(4, 0)],
+            [(5, 0), (4, 0)],
             [(0, 0)],
         ]
         # one phase-U write of the topic znode for the group, one for the fourth request
@@ -163,6 +164,7 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
             (("g", 1), (4,)),
             (("g", 2), (4,)),
             (("g", 4), (4,)),
+            (("g", 5), (4,)),
         }
         assert (await topic_znode(zk, "g")).partitions[0] == (1, 2, 4, 3)
         # memory knows the topic znode's last change is its own write: reading it back after the
