@@ -764,6 +764,22 @@ async def _proxied_active(
     return proxied
 
 
+async def _moves_ready(
+    env: Env, rng: random.Random, out: Outcome, controllers: Controllers, via: str, topic: str
+) -> tuple[Assignment, OfflineSampler] | None:
+    """A slow copy, the proxied controller active with four brokers, and ``topic``'s 8 partitions
+    (RF 2) online on brokers 1-2: their targets (each with a replica on 3 or 4) and a started
+    offline sampler. None (a violation noted) when the controller or brokers did not come up."""
+    await set_rate(env.zk, None, "300000")
+    if await _proxied_active(env, out, controllers, via, 4) is None:
+        return None
+    before, after = _moves(rng, 8, (1, 2), (3, 4), 2)
+    before, after = _renamed(before, topic), _renamed(after, topic)
+    await make_topic(env.zk, topic, _by_partition(before), initial_bytes=300_000)
+    await wait_online(env.zk, tps_of(before))
+    return after, await OfflineSampler(env.zk_connect, [topic]).start()
+
+
 async def _cut_reassignment(
     env: Env,
     rng: random.Random,
@@ -773,14 +789,10 @@ async def _cut_reassignment(
     via: str,
     point: str,
 ) -> Outcome:
-    await set_rate(env.zk, None, "300000")
-    if await _proxied_active(env, out, controllers, via, 4) is None:
+    started = await _moves_ready(env, rng, out, controllers, via, "pc")
+    if started is None:
         return out
-    before, after = _moves(rng, 8, (1, 2), (3, 4), 2)
-    before, after = _renamed(before, "pc"), _renamed(after, "pc")
-    await make_topic(env.zk, "pc", _by_partition(before), initial_bytes=300_000)
-    await wait_online(env.zk, tps_of(before))
-    sampler = await OfflineSampler(env.zk_connect, ["pc"]).start()
+    after, sampler = started
     try:
         # phase U writes the topic znode; phase A then bumps the leader epochs in the state znodes
         cut = px.arm_cut(proxy.topic_write("pc") if point == "phase_u" else proxy.state_write)
@@ -804,14 +816,10 @@ async def _cut_group_commit(
     as one group (one phase-U write of the topic znode). The second phase-U write is cut: every
     request of that group has an unknown outcome; each not accepted is sent again, as a client
     does, and every partition must end at its target, none moved twice or half."""
-    await set_rate(env.zk, None, "300000")
-    if await _proxied_active(env, out, controllers, via, 4) is None:
+    started = await _moves_ready(env, rng, out, controllers, via, "gc")
+    if started is None:
         return out
-    before, after = _moves(rng, 8, (1, 2), (3, 4), 2)
-    before, after = _renamed(before, "gc"), _renamed(after, "gc")
-    await make_topic(env.zk, "gc", _by_partition(before), initial_bytes=300_000)
-    await wait_online(env.zk, tps_of(before))
-    sampler = await OfflineSampler(env.zk_connect, ["gc"]).start()
+    after, sampler = started
     try:
         cut = px.arm_cut(proxy.topic_write("gc"), nth=2)
         accepted = await asyncio.gather(
