@@ -115,3 +115,12 @@ class ReassignmentCancelInPlace(ReassigndError):
     """reassignd's own (KIP-236): /admin/reassign_cancel exists, so no new reassignment starts."""
 
     error_code = 10001
+
+
+class EventRefused(ReassigndError):
+    """The controller met a failure that would repeat on every attempt (a deterministic failure:
+    a znode over ZooKeeper's limit, a node missing that must exist, an undecodable input) while
+    applying the request; it refused the request and stays active (UNKNOWN_SERVER_ERROR, as
+    Kafka answers an unexpected failure of one request)."""
+
+    error_code = -1

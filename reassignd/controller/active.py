@@ -66,9 +66,14 @@ class ActiveParts:
 def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
     settings, zk, report, watch = shared.settings, shared.zk, shared.report, shared.watch
     ctx = ControllerContext(won.epoch, won.fence.version)
-    writer = ZkWriter(zk, won.fence, ctx, report, shared.events)
+    writer = ZkWriter(zk, won.fence, ctx, report, shared.events, shared.refuse)
     reassigner = Reassigner(
-        zk, ctx, writer, lambda tp: watch(paths.partition_state(*tp), PartitionStateChanged((tp,))), report
+        zk,
+        ctx,
+        writer,
+        lambda tp: watch(paths.partition_state(*tp), PartitionStateChanged((tp,))),
+        report,
+        shared.refuse,
     )
     intake = Intake(
         zk,
@@ -88,6 +93,7 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         intake,
         lambda: watch(paths.REASSIGNMENT_REQUESTS, ReassignmentRequests()),
         report,
+        shared.refuse,
     )
     quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
     topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock)
@@ -109,7 +115,7 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         deleter=deleter,
         elections=elections,
         finisher=finisher,
-        brokers=BrokerEvents(shared, ctx, elections, reassigner, deleter, finisher),
+        brokers=BrokerEvents(shared, ctx, writer, elections, reassigner, deleter, finisher),
         topic_events=TopicEvents(shared, ctx, writer, elections, reassigner, finisher),
         quotas=QuotaEvents(shared, writer, elections, quota_manager, quota_metrics),
         controller_id=settings.controller_id,

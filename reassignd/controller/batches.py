@@ -338,7 +338,11 @@ class BatchRunner:
         for batch_id, started in by_batch.items():
             await self._update(lifecycle.moves_started(self.batches[batch_id], started, now))
         log.info("batches: starting %d moves", len(updates))
-        await self.reassigner.reassign(updates, Source.BATCH, now, batch)
+        refused = await self.reassigner.reassign(updates, Source.BATCH, now, batch)
+        for batch_id, started in by_batch.items():  # their topic's write would be too large
+            failed = {tp: refused[tp] for tp in started if tp in refused}
+            if failed:
+                await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now))
 
     # --- owned throttles (executor/throttles.py says what and why) -------------------------------
 

@@ -15,6 +15,7 @@ from reassignd.controller.partition_logic import after_broker_failure
 from reassignd.controller.pipeline import for_each
 from reassignd.controller.reassignment import Reassigner
 from reassignd.controller.shared import Shared
+from reassignd.controller.writer import ZkWriter
 from reassignd.zk import codec, paths
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ class BrokerEvents:
         self,
         shared: Shared,
         ctx: ControllerContext,
+        writer: ZkWriter,
         elections: Elections,
         reassigner: Reassigner,
         deleter: TopicDeleter,
@@ -38,6 +40,7 @@ class BrokerEvents:
     ) -> None:
         self.shared = shared
         self.ctx = ctx
+        self.writer = writer
         self.elections = elections
         self.reassigner = reassigner
         self.deleter = deleter
@@ -61,7 +64,9 @@ class BrokerEvents:
     async def _registered(self) -> dict[int, tuple[codec.BrokerRegistration, int]]:
         shared = self.shared
         ids = loader.parse_ids(
-            await shared.children(paths.BROKER_IDS, BrokersChanged()), paths.BROKER_IDS, shared.report
+            await self.writer.children(paths.BROKER_IDS, shared.watch(paths.BROKER_IDS, BrokersChanged())),
+            paths.BROKER_IDS,
+            shared.report,
         )
         return await self._read_brokers(ids)
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import assert_never
 
 from reassignd.control.protocol import ControlRequest, ControlResponse, StopReplicaRequest
-from reassignd.controller import active, election, failover
+from reassignd.controller import active, election, failover, failures
 from reassignd.controller.active import ActiveParts
 from reassignd.controller.api import ControllerApi
 from reassignd.controller.channel import ControlChannel
@@ -60,22 +60,25 @@ from reassignd.controller.events import (
     ZkPartitionReassignment,
     event_name,
 )
+from reassignd.controller.failures import Failure
 from reassignd.controller.metrics import ControllerMetrics
 from reassignd.controller.publisher import Publisher
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.shared import Shared
 from reassignd.controller.snapshot import ActiveController, ClusterSnapshot
-from reassignd.errors import NotController, ReassigndError
+from reassignd.errors import EventRefused, NotController, ReassigndError
 from reassignd.events.history import EventLog
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.zk import paths
-from reassignd.zk.client import NotControllerError, SessionState, ZkClient, ZkError
+from reassignd.zk.client import SessionState, ZkClient, ZkError
 
 log = logging.getLogger(__name__)
 
 
 REELECT_BACKOFF_MIN_S = 0.1
 REELECT_BACKOFF_MAX_S = 2.0
+# a term shorter than this that ends on a failure keeps the backoff growing
+STABLE_TERM_S = 10.0
 
 
 def _fail(event: RequestEvent, error: ReassigndError) -> None:
@@ -117,6 +120,11 @@ class Controller:
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
         self._executor_timer: asyncio.TimerHandle | None = None
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
+        self._won: election.Won | None = None  # this term's epoch and fence, while active
+        self._loaded = False  # the failover load of this term completed
+        self._term_started: float | None = None
+        self._unstable = False  # the last term ended on a failure within STABLE_TERM_S
+        self._hold_until: float | None = None  # no election attempt before this (backoff)
 
     # what the process and the benchmarks read
 
@@ -159,15 +167,38 @@ class Controller:
             await self.channel.close()
 
     async def _process(self, event: ControllerEvent) -> None:
-        """Handle one event. No event is abandoned with the instance still active: a failed
-        fencing check resigns; any other failure (a ZooKeeper error whose outcome is unknown, a
-        failure while loading, a bug) resigns too, gives ``/controller`` up and runs for election
-        again, so the next active controller — this one or another — rebuilds everything from
-        ZooKeeper (Kafka's triggerControllerMove). A failed election is retried with backoff."""
+        """Handle one event. No event is abandoned with the instance still active. A failure is
+        one of two kinds (``failures.classify``):
+
+        - **outcome unknown** (a lost connection, a timeout, an expired session, a failed fencing
+          check): the instance resigns, gives ``/controller`` up and runs for election again, so
+          the next active controller — this one or another — rebuilds everything from ZooKeeper
+          (Kafka's triggerControllerMove). A failed election is retried with backoff;
+        - **deterministic** (the next controller would meet the same failure): the event's input
+          is refused and reported, and the instance stays active; it reloads the cluster from
+          ZooKeeper under the same epoch, so memory holds nothing of the half-done event."""
         started = self.shared.clock()
         try:
             await self._handle(event)
-        except NotControllerError:
+        except ReassigndError as e:  # an answer: the request is refused as it asked for
+            if isinstance(event, RequestEvent):
+                _fail(event, e)
+        except Exception as e:
+            failure = failures.classify(e)
+            if failure is Failure.DETERMINISTIC and self.parts is not None and self._loaded:
+                await self._refuse(event, e)
+            else:
+                await self._give_up(event, e, failure)
+        finally:
+            took_ms = (self.shared.clock() - started) * 1000
+            self.metrics.event_time_ms.labels(event_name(event)).observe(took_ms)
+            self._publish()
+            self._schedule_executor_tick()
+
+    async def _give_up(self, event: ControllerEvent, e: Exception, failure: Failure) -> None:
+        """Resign: fenced (follow the winner), or the outcome of a write is unknown (give
+        ``/controller`` up and run again after a backoff)."""
+        if failure is Failure.FENCED:
             if isinstance(event, RequestEvent):
                 _fail(event, NotController())
             log.warning(
@@ -175,25 +206,48 @@ class Controller:
             )
             await self._resign("fenced")
             self.shared.queue.put(ControllerChanged())
-        except ReassigndError as e:
-            if isinstance(event, RequestEvent):
-                _fail(event, e)
-        except Exception as e:
-            if isinstance(e, ZkError):
-                log.error("ZooKeeper error while handling %s: %s", event_name(event), e)
-            else:
-                log.exception("unexpected error while handling %s", event_name(event))
-            if isinstance(event, RequestEvent):
-                _fail(
-                    event, NotController(f"the controller gave up this request on an error ({e}); retry it")
-                )
-            await self._move_controller(f"{type(e).__name__} while handling {event_name(event)}")
-            self._schedule_reelect()
-        finally:
-            took_ms = (self.shared.clock() - started) * 1000
-            self.metrics.event_time_ms.labels(event_name(event)).observe(took_ms)
-            self._publish()
-            self._schedule_executor_tick()
+            return
+        if failure is Failure.DETERMINISTIC:
+            log.error(
+                "the cluster could not be loaded while handling %s: %s",
+                event_name(event),
+                failures.describe(e).reason,
+                exc_info=e,
+            )
+        elif isinstance(e, ZkError):
+            log.error("ZooKeeper error while handling %s: %s", event_name(event), e)
+        else:
+            log.exception("unexpected error while handling %s", event_name(event))
+        if isinstance(event, RequestEvent):
+            _fail(event, NotController(f"the controller gave up this request on an error ({e}); retry it"))
+        if self._term_started is not None and self.parts is not None:
+            # a term that ended soon after it began does not reset the backoff: an input that
+            # fails every new term the same way must not turn into a failover storm
+            self._unstable = self.shared.clock() - self._term_started < STABLE_TERM_S
+            if not self._unstable:
+                self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
+        await self._move_controller(f"{type(e).__name__} while handling {event_name(event)}")
+        self._schedule_reelect()
+
+    async def _refuse(self, event: ControllerEvent, e: Exception) -> None:
+        """A deterministic failure: answer the request (if any) with the reason, report the
+        input, and reload the cluster from ZooKeeper, staying the active controller."""
+        refusal = failures.describe(e)
+        name = event_name(event)
+        where = refusal.path or name
+        log.warning(
+            "%s refused: %s; the controller stays active and reloads the cluster from ZooKeeper",
+            name,
+            refusal.reason,
+            exc_info=e if refusal.bug else None,
+        )
+        self.shared.refuse(where, f"{name} refused: {refusal.reason}", "event")
+        if isinstance(event, RequestEvent):
+            _fail(event, EventRefused(f"the controller could not apply this request: {refusal.reason}"))
+        try:
+            await self._reload(f"{name} refused")
+        except Exception as reload_error:
+            await self._give_up(event, reload_error, failures.classify(reload_error))
 
     def _publish(self) -> None:
         self.publisher.publish(self.parts, self._epoch_seen, self._active_controller, self.shared.problems)
@@ -210,10 +264,13 @@ class Controller:
         self._executor_timer = asyncio.get_running_loop().call_later(self.settings.batch_tick_s, fire)
 
     def _schedule_reelect(self) -> None:
+        """Run for election again after the backoff; until then this instance does not take
+        ``/controller`` even when it sees it free (another instance may)."""
         if self._reelect_timer is not None:
             return
         delay = self._reelect_backoff_s
         self._reelect_backoff_s = min(delay * 2, REELECT_BACKOFF_MAX_S)
+        self._hold_until = self.shared.clock() + delay
 
         def fire() -> None:
             self._reelect_timer = None
@@ -258,6 +315,7 @@ class Controller:
                 await self._elect_or_follow()
                 return
             case Reelect():
+                self._hold_until = None
                 if not self.active:
                     await self._elect_or_follow()
                 return
@@ -414,11 +472,15 @@ class Controller:
             if self.active:
                 await self._resign("/controller disappeared")
                 continue
+            if self._hold_until is not None and self.shared.clock() < self._hold_until:
+                log.info("/controller is free; this instance runs again once its backoff is over")
+                break
             won = await election.try_elect(zk, me, self.http_url)
             if won is not None:
                 await self._become_active(won)
                 break
-        self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
+        if not self._unstable:
+            self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
 
     async def _become_active(self, won: election.Won) -> None:
         log.info("elected as the active controller with epoch %d", won.epoch)
@@ -426,23 +488,46 @@ class Controller:
         self._epoch_seen = won.epoch
         events.start_epoch(won.epoch)
         events.emit("controller_elected", controller_id=self.settings.controller_id, epoch=won.epoch)
-        self.parts = active.build(self.shared, won, self.quota_metrics)
+        self._won = won
+        self._term_started = self.shared.clock()
         self._active_controller = ActiveController(self.settings.controller_id, self.http_url)
         self.metrics.active.set(1)
         self.metrics.controller_epoch.set(won.epoch)
         self.metrics.elections.inc()
         started = self.shared.clock()
+        await self._load(won)
+        self.last_failover_s = self.shared.clock() - started
+
+    async def _load(self, won: election.Won) -> None:
+        """Build this term's parts and load the cluster into them (the failover load)."""
+        self._loaded = False
+        self.parts = active.build(self.shared, won, self.quota_metrics)
         # Loading a large cluster allocates millions of long-lived objects; generational GC
         # passes over them again and again would dominate the failover. Pause it meanwhile.
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
             await failover.load(self.shared, self.parts)
+            self._loaded = True
             self._publish()
         finally:
             if gc_was_enabled:
                 gc.enable()
-        self.last_failover_s = self.shared.clock() - started
+
+    async def _reload(self, reason: str) -> None:
+        """After a refused event: the same term (epoch, fence) with fresh parts loaded from
+        ZooKeeper, as a new controller would load them, so nothing of the half-done event stays
+        in memory. Watches still armed stay armed (their events are data-less re-reads); the
+        brokers get full LeaderAndIsr requests again."""
+        won = self._won
+        assert won is not None and self.parts is not None
+        log.warning("reloading the cluster from ZooKeeper (epoch %d): %s", won.epoch, reason)
+        self.metrics.reloads.inc()
+        self.shared.events.emit(
+            "controller_reloaded", controller_id=self.settings.controller_id, epoch=won.epoch, reason=reason
+        )
+        await self.channel.remove_all()
+        await self._load(won)
 
     async def _resign(self, reason: str) -> None:
         parts = self.parts
@@ -456,6 +541,8 @@ class Controller:
             reason=reason,
         )
         self.parts = None
+        self._loaded = False
+        self._won = None
         self._active_controller = None
         # watches armed for the active role would keep enqueuing its events: drop them all (the
         # next load arms what it needs) and re-arm the one a standby needs

@@ -2,13 +2,21 @@
 whole cluster, bring every partition online, tell every broker everything (a full LeaderAndIsr,
 so each deletes its stray replicas), rebuild the KIP-236 state before acting on it, then resume
 what was in flight.
+
+**The poison guard.** The cluster itself (brokers, topics, partition states) must load; every
+step after it handles inputs someone else wrote (intake znodes, sequenced requests, batch
+journals, quota configs, deletions). A step that fails the same way every time (a deterministic
+failure, ``failures.classify``) is skipped and reported, and the load completes without it: the
+input that broke it cannot make every new controller resign in turn. A failure whose outcome is
+unknown (a lost connection) still fails the load, and the instance resigns.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
-from reassignd.controller import loader
+from reassignd.controller import failures, loader
 from reassignd.controller.active import ActiveParts
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.events import IsrChangeNotified, TopicsChanged
@@ -42,6 +50,24 @@ async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
         }
 
 
+async def skippable(shared: Shared, what: str, step: Callable[[], Awaitable[None]]) -> bool:
+    """Run one step of the load; a deterministic failure skips it (reported). False if skipped."""
+    try:
+        await step()
+    except Exception as e:
+        if failures.classify(e) is not failures.Failure.DETERMINISTIC:
+            raise
+        refusal = failures.describe(e)
+        log.warning(
+            "failover load: %s skipped: %s", what, refusal.reason, exc_info=e if refusal.bug else None
+        )
+        shared.refuse(
+            refusal.path or what, f"failover load: {what} skipped: {refusal.reason}", "failover_load"
+        )
+        return False
+    return True
+
+
 async def load(shared: Shared, parts: ActiveParts) -> None:
     ctx = parts.ctx
     phases: list[tuple[str, float]] = []
@@ -53,13 +79,22 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         phases.append((name, now - mark))
         mark = now
 
-    await parts.writer.ensure_cluster_id()
-    stale = await shared.children(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+    await parts.writer.ensure_persistent_paths()
+    await skippable(shared, "the cluster id", parts.writer.ensure_cluster_id)
+    stale = await parts.writer.children(
+        paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+    )
     if stale:
-        await parts.writer.delete_all([paths.isr_change(c) for c in stale])
+        await skippable(
+            shared,
+            "the stale ISR change notifications",
+            lambda: parts.writer.delete_all([paths.isr_change(c) for c in stale]),
+        )
     await parts.brokers.load()
     phase("brokers")
-    names = await shared.children(paths.BROKER_TOPICS, TopicsChanged())
+    names = await parts.writer.children(
+        paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged())
+    )
     znodes = await loader.read_topics(shared.zk, names, parts.topic_events.watch_topic, shared.report)
     ctx.malformed_topics.update(set(names) - set(znodes))
     for topic, znode in znodes.items():
@@ -71,7 +106,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     ctx.states.update(states)
     ctx.malformed_states.update(malformed)
     ctx.dirty_topics.update(znodes)
-    await load_origins(shared, ctx)
+    await skippable(shared, "the recorded replica orders (origins)", lambda: load_origins(shared, ctx))
     phase("states")
     batch = parts.batch()
     await parts.elections.online_partitions(all_tps, batch)
@@ -79,30 +114,39 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         batch.add_full_leader_and_isr(b)
     batch.add_update_metadata(ctx.states)
     phase("online")
-    await parts.topic_events.load_topic_deletions()
-    await parts.quotas.load()
+    await skippable(shared, "the topic deletions", parts.topic_events.load_topic_deletions)
+    await skippable(shared, "the client quotas", parts.quotas.load)
     # resume reassignments: the cancel znode and the legacy znode first (it takes precedence, as
     # in Kafka), then pending KIP-236 requests in order, then every other partition with
-    # non-empty AR/RR
+    # non-empty AR/RR; each intake a step of its own (the poison guard)
     intake, sequenced = parts.intake, parts.sequenced
     parts.reassigner.states_read_since = read_since  # no state read again to arm its watch
     try:
-        await sequenced.load_status()
-        await intake.load_pending()
-        await intake.on_cancel_znode(batch)
-        await intake.on_legacy_znode(batch)
-        await intake.on_extra_znode(batch)
-        await sequenced.on_requests(batch)
+        await skippable(shared, "the sequenced request status nodes", sequenced.load_status)
+        await skippable(shared, "the pending legacy reassignments", intake.load_pending)
+        await skippable(shared, paths.REASSIGN_CANCEL, lambda: intake.on_cancel_znode(batch))
+        await skippable(shared, paths.REASSIGN_PARTITIONS, lambda: intake.on_legacy_znode(batch))
+        await skippable(shared, paths.REASSIGN_PARTITIONS_EXTRA, lambda: intake.on_extra_znode(batch))
+        await skippable(shared, paths.REASSIGNMENT_REQUESTS, lambda: sequenced.on_requests(batch))
         handled = intake.legacy_partitions() | set(sequenced.status)
-        await parts.reassigner.resume(sorted(ctx.reassigning - handled), batch)
-        await parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), batch)
-        await parts.runner.load(batch)
+        await skippable(
+            shared,
+            "the reassignments in flight",
+            lambda: parts.reassigner.resume(sorted(ctx.reassigning - handled), batch),
+        )
+        await skippable(
+            shared,
+            "the sequenced reassignments in flight",
+            lambda: parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), batch),
+        )
+        await skippable(shared, "the batch journals", lambda: parts.runner.load(batch))
     finally:
         parts.reassigner.states_read_since = None
     phase("reassignments")
-    await parts.finisher.after_reassignments(batch)
+    await skippable(shared, "the end of the load", lambda: parts.finisher.after_reassignments(batch))
+    shared.send(batch)  # sent already, unless the step above was skipped
     phase("requests")
-    await parts.finisher.resume_deletions()
+    await skippable(shared, "the topic deletions in progress", parts.finisher.resume_deletions)
     log.info(
         "controller ready: %d brokers, %d topics, %d partitions (%d reassigning); %s",
         len(ctx.brokers),

@@ -36,7 +36,7 @@ from reassignd.controller.validation import (
     validate_target,
 )
 from reassignd.controller.writer import ZkWriter
-from reassignd.errors import ReassigndError, ReassignmentCancelInPlace
+from reassignd.errors import InvalidReplicaAssignment, ReassigndError, ReassignmentCancelInPlace
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
@@ -192,8 +192,12 @@ class Intake:
                 errors[tp] = outcome
             else:
                 updates[tp] = outcome
+        for tp, reason in self.reassigner.oversized(updates).items():
+            errors[tp] = InvalidReplicaAssignment(reason)
+            del updates[tp]
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates)
-        await self.reassigner.reassign(updates, Source.API, now_ms(), batch)
+        for tp, reason in (await self.reassigner.reassign(updates, Source.API, now_ms(), batch)).items():
+            errors[tp] = InvalidReplicaAssignment(reason)
         return AlterResult(
             tuple(
                 PartitionResult(tp[0], tp[1], e.error_code, e.message)
@@ -296,7 +300,11 @@ class Intake:
                 self.legacy[tp] = codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
                 continue
             log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
-        await self.reassigner.reassign(updates, Source.ZK, now_ms(), batch)
+        refused = await self.reassigner.reassign(updates, Source.ZK, now_ms(), batch)
+        for tp, reason in refused.items():
+            # dropped from the pending set, so from the znode too (reported per topic already)
+            log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
+            self.legacy.pop(tp, None)
         for tp in self.reassigner.completed:
             entry = self.legacy.get(tp)
             a = ctx.assignment(tp)

@@ -83,6 +83,19 @@ class ControllerMetrics:
             "Times this instance became the active controller",
             registry=r,
         )
+        self.refused_inputs = Counter(
+            "reassignd_controller_refused_inputs",
+            "Inputs refused because they fail the same way every time (a deterministic failure: "
+            "an oversized znode, a missing node, an undecodable value...), by kind",
+            ["kind"],
+            registry=r,
+        )
+        self.reloads = Counter(
+            "reassignd_controller_reloads",
+            "Times the active controller reloaded the cluster from ZooKeeper after a refused event, "
+            "staying active under the same epoch",
+            registry=r,
+        )
         self.resignations = Counter(
             "reassignd_controller_resignations",
             "Times this instance stopped being the active controller",

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from reassignd.controller import loader
+from reassignd.controller import loader, topic_write
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.partition_logic import NO_LEADER
@@ -31,6 +31,8 @@ from reassignd.zk import codec, paths
 from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
 
 log = logging.getLogger(__name__)
+
+_PLACEHOLDER_TOPIC_ID = "A" * 22  # the size of the topic id a topic without one gets when written
 
 # More partitions than this are read in bulk and their watches armed with SetWatches (two round
 # trips); fewer, one read each with its watch (one round trip, pipelined).
@@ -53,12 +55,14 @@ class Reassigner:
         writer: ZkWriter,
         watch_state: Callable[[TopicPartition], WatchCallback | None],
         report: loader.Report,
+        refuse: loader.Report | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
         self.writer = writer
         self._watch_state = watch_state
         self._report = report
+        self._refuse = refuse if refuse is not None else report
         self.meta: dict[TopicPartition, ReassignmentMeta] = {}
         self.completed: list[TopicPartition] = []  # of the current event, for the legacy znode
         # of the current event: partitions a removal left without a leader (the event's end elects)
@@ -74,11 +78,17 @@ class Reassigner:
         source: Source,
         now_ms: int | None,
         batch: ControlBatch,
-    ) -> None:
+    ) -> dict[TopicPartition, str]:
         """Kafka's onPartitionReassignment for every partition of ``updates`` (new full
-        assignments, already validated)."""
+        assignments, already validated). Returns the partitions refused, with the reason: those
+        whose move would make their topic's write larger than ZooKeeper takes (the others of
+        the topic proceed)."""
         ctx = self.ctx
         changed = {tp: new for tp, new in updates.items() if ctx.assignment(tp) != new}
+        refused = self._too_large(changed)
+        if refused:
+            changed = {tp: a for tp, a in changed.items() if tp not in refused}
+            updates = {tp: a for tp, a in updates.items() if tp not in refused}
         dropped: dict[TopicPartition, tuple[int, ...]] = {}
         for tp, new in changed.items():
             old = ctx.assignment(tp)
@@ -96,6 +106,36 @@ class Reassigner:
             else:
                 self.meta.pop(tp, None)
         await self._advance(list(updates), batch)
+        return refused
+
+    def oversized(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> dict[TopicPartition, str]:
+        """What :meth:`reassign` would refuse of ``updates`` for its size, before anything is
+        written (for callers that write something of their own first)."""
+        return self._too_large({tp: a for tp, a in updates.items() if self.ctx.assignment(tp) != a})
+
+    def _too_large(self, changed: Mapping[TopicPartition, ReplicaAssignment]) -> dict[TopicPartition, str]:
+        """The moves of ``changed`` that do not fit in their topic's write (topic_write.fit),
+        each with the reason; reported once per topic."""
+        ctx = self.ctx
+        by_topic: dict[str, dict[int, ReplicaAssignment]] = {}
+        for (topic, p), a in changed.items():
+            by_topic.setdefault(topic, {})[p] = a
+        refused: dict[TopicPartition, str] = {}
+        for topic, parts in by_topic.items():
+            before = ctx.assignments.get(topic, {})
+            topic_id = ctx.topic_ids.get(topic) or _PLACEHOLDER_TOPIC_ID
+            fitted = topic_write.fit(before, ctx.origins.get(topic, {}), parts, topic_id)
+            if not fitted.refused:
+                continue
+            reason = (
+                f"moving these {len(parts)} partitions of {topic} at once would make its topic znode "
+                f"and exact-origins record {fitted.size} bytes, over the {topic_write.WRITE_BUDGET_BYTES} "
+                f"ZooKeeper takes in one request; {len(fitted.refused)} of them refused (move fewer at once)"
+            )
+            self._refuse(paths.topic(topic), reason, "topic_znode_size")
+            for p in fitted.refused:
+                refused[(topic, p)] = reason
+        return refused
 
     async def check(self, tps: Iterable[TopicPartition], batch: ControlBatch) -> None:
         """Completion check for reassigning partitions whose ISR may have changed."""
@@ -207,10 +247,12 @@ class Reassigner:
         live = ctx.live_broker_ids
         before = {tp: a for tp in tps if (a := ctx.assignment(tp)) is not None}
 
-        def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState:
+        def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState | None:
             a = before[tp]
-            trs, rr = a.target_replicas, set(a.removing)
             s = li.state
+            if not a.is_complete(s.isr):
+                return None  # re-read after a conflict: the ISR no longer holds TRS; not yet
+            trs, rr = a.target_replicas, set(a.removing)
             isr = tuple(r for r in s.isr if r not in rr) or s.isr
             leader = s.leader
             if leader not in trs or leader not in live:
@@ -222,7 +264,13 @@ class Reassigner:
                     leader = NO_LEADER if leader in rr or leader not in live else leader
             return codec.PartitionState(leader, s.leader_epoch + 1, ctx.epoch, isr)
 
-        await self.writer.update_states(list(before), decide)
+        # only partitions whose final state was written complete: one whose write was given up
+        # (it kept changing under us) or that is no longer complete stays moving, and a later
+        # ISR change checks it again
+        written = set(await self.writer.update_states(list(before), decide))
+        before = {tp: a for tp, a in before.items() if tp in written}
+        if not before:
+            return
         for tp, a in before.items():
             for r in a.removing:
                 batch.add_stop_replica(r, tp, delete=True)

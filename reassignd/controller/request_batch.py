@@ -195,6 +195,7 @@ class ControlBatch:
         self._wire = WireStates(ctx) if wire is None else wire
         self._wire_cache: dict[tuple[TopicPartition, bool], tuple[WirePartitionState, int] | None] = {}
         self._last_layout: tuple[dict[TopicPartition, bool], bool, _Layout] | None = None
+        self.sent = False  # Shared.send sent it (a batch goes out once)
 
     def add_leader_and_isr(self, brokers: Iterable[int], tp: TopicPartition, *, is_new: bool = False) -> None:
         """Tell ``brokers`` the partition's current state (only live ones get it)."""

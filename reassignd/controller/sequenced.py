@@ -65,6 +65,7 @@ class SequencedRequests:
         intake: Intake,
         watch_requests: Callable[[], WatchCallback | None],
         report: Callable[[str, str, str], None],
+        refuse: Callable[[str, str, str], None] | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
@@ -73,6 +74,7 @@ class SequencedRequests:
         self.intake = intake
         self._watch = watch_requests
         self._report = report
+        self._refuse = refuse if refuse is not None else report
         self.status: dict[TopicPartition, codec.ReassignmentStatus] = {}
         self.malformed = 0
 
@@ -84,9 +86,7 @@ class SequencedRequests:
         controller ran) or does not exist is deleted; a malformed one is rewritten from the
         partition's assignment when the partition is still moving (target = TRS, original = ORS),
         deleted otherwise."""
-        topics = (
-            await self.zk.children(paths.REASSIGNMENTS) if await self.zk.exists(paths.REASSIGNMENTS) else []
-        )
+        topics = await self.writer.children(paths.REASSIGNMENTS, None)
         ctx = self.ctx
         for topic in topics:
             for p in await self.zk.children(paths.reassignment_status_topic(topic)):
@@ -130,7 +130,7 @@ class SequencedRequests:
                 self.reassigner.meta[tp] = ReassignmentMeta(Source.REQUEST, None)
 
     async def on_requests(self, batch: ControlBatch) -> None:
-        children = await self.zk.children(paths.REASSIGNMENT_REQUESTS, watch=self._watch())
+        children = await self.writer.children(paths.REASSIGNMENT_REQUESTS, self._watch())
         pending = request_order(children)
         if not pending:
             return
@@ -197,7 +197,11 @@ class SequencedRequests:
                 continue
             updates[tp] = current.reassign_to(target)
             statuses[tp] = codec.ReassignmentStatus(tuple(target), original, top)
-        await self.reassigner.reassign(updates, Source.REQUEST, now_ms(), batch)
+        too_large = await self.reassigner.reassign(updates, Source.REQUEST, now_ms(), batch)
+        for tp, reason in too_large.items():  # the topic write would be too large: not taken
+            log.warning("%s: %s-%d refused: %s", name, tp[0], tp[1], reason)
+            self._report_refused(path, f"{tp[0]}-{tp[1]} refused: {reason}")
+            statuses.pop(tp, None)
         ops: list[Op] = []
         for tp, status in statuses.items():
             status_path = paths.reassignment_status(*tp)
@@ -220,6 +224,9 @@ class SequencedRequests:
                 self.status.pop(tp, None)
         self.intake.request_partitions = set(self.status)
         log.info("applied %s: %d partitions", name, len(updates))
+
+    def _report_refused(self, path: str, reason: str) -> None:
+        self._refuse(path, reason, "reassignment_request")
 
     async def after_completions(self, completed: list[TopicPartition]) -> None:
         """Status nodes of completed (or cancelled, or superseded by another path) partitions

@@ -70,9 +70,6 @@ class Shared:
         self._armed[key] = fire
         return fire
 
-    async def children(self, path: str, event: ControllerEvent) -> list[str]:
-        return await self.zk.children(path, watch=self.watch(path, event))
-
     def forget_watches(self) -> None:
         """The session's watches are gone (it expired): the next reads arm new ones."""
         self._armed.clear()
@@ -85,14 +82,26 @@ class Shared:
     def report(self, path: str, reason: str, kind: str) -> None:
         """A znode that cannot be used: logged, counted, listed in the snapshot's problems and
         recorded as an event, once per (path, reason)."""
+        if self._new_problem(path, reason, kind):
+            log.error("malformed znode %s skipped: %s", path, reason)
+            self.metrics.decode_errors.labels(kind).inc()
+
+    def refuse(self, path: str, reason: str, kind: str) -> None:
+        """An input refused because it fails the same way every time (a deterministic failure):
+        counted each time, and logged, listed in the problems and recorded as an event once per
+        (path, reason). ``path`` is the znode (or the request) it concerns."""
+        self.metrics.refused_inputs.labels(kind).inc()
+        if self._new_problem(path, reason, kind):
+            log.warning("refused %s: %s", path, reason)
+
+    def _new_problem(self, path: str, reason: str, kind: str) -> bool:
         if self._reported.get(path) == reason:
-            log.debug("malformed znode %s still skipped: %s", path, reason)
-            return
+            log.debug("%s still refused or skipped: %s", path, reason)
+            return False
         self._reported[path] = reason
-        log.error("malformed znode %s skipped: %s", path, reason)
-        self.metrics.decode_errors.labels(kind).inc()
         self.problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
         self.events.emit("problem_reported", path=path, reason=reason, kind=kind)
+        return True
 
     def decode_controller(self, data: bytes | None) -> codec.ControllerInfo | None:
         try:
@@ -102,7 +111,11 @@ class Shared:
             return None
 
     def send(self, batch: ControlBatch) -> None:
-        """The requests an event collected, to each broker's queue (the last step of an event)."""
+        """The requests an event collected, to each broker's queue (the last step of an event).
+        A batch goes out once: sending it again does nothing."""
+        if batch.sent:
+            return
+        batch.sent = True
         for broker_id, requests in batch.build().items():
             for request in requests:
                 self.channel.send(broker_id, request)

@@ -51,7 +51,11 @@ class TopicEvents:
 
     async def on_topics_changed(self) -> None:
         ctx = self.ctx
-        names = set(await self.shared.children(paths.BROKER_TOPICS, TopicsChanged()))
+        names = set(
+            await self.writer.children(
+                paths.BROKER_TOPICS, self.shared.watch(paths.BROKER_TOPICS, TopicsChanged())
+            )
+        )
         known = set(ctx.assignments)
         stray = self.elections.batch()
         for gone in sorted(known - names):
@@ -149,7 +153,9 @@ class TopicEvents:
 
     async def on_isr_change_notified(self) -> None:
         ctx, shared = self.ctx, self.shared
-        children = await shared.children(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+        children = await self.writer.children(
+            paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+        )
         if not children:
             return
         notification_paths = [paths.isr_change(c) for c in children]
@@ -186,5 +192,7 @@ class TopicEvents:
     async def load_topic_deletions(self) -> None:
         """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""
         self.ctx.topics_to_delete = set(
-            await self.shared.children(paths.DELETE_TOPICS, TopicDeletionsChanged())
+            await self.writer.children(
+                paths.DELETE_TOPICS, self.shared.watch(paths.DELETE_TOPICS, TopicDeletionsChanged())
+            )
         )

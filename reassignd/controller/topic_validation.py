@@ -25,6 +25,7 @@ from reassignd.errors import (
     UnknownTopicOrPartition,
 )
 from reassignd.topic_partition import topic_name_problem
+from reassignd.zk import codec
 
 NO_NUM_PARTITIONS = -1
 """Kafka's CreateTopicsRequest.NO_NUM_PARTITIONS: use the broker default."""
@@ -234,6 +235,8 @@ def validate_create_topic(
         return InvalidTopic(f"Topic '{topic.name}' collides with existing topics: {', '.join(colliding)}")
     if explicit and (bad_assignment := explicit_assignment_error(assignment, catalog.brokers)) is not None:
         return bad_assignment
+    if (too_big := encoded_size_error(assignment)) is not None:
+        return too_big
     configs = {k: v for k, v in topic.configs.items() if v is not None}
     return TopicCreation(topic.name, assignment, configs)
 
@@ -252,6 +255,19 @@ def topic_size_error(partitions: int, replication_factor: int) -> InvalidPartiti
         return InvalidPartitions(
             f"Number of partitions {partitions} is too large: a topic of replication factor "
             f"{replication_factor} holds at most {limit} partitions in its ZooKeeper znode."
+        )
+    return None
+
+
+def encoded_size_error(assignment: Mapping[int, Sequence[int]]) -> InvalidPartitions | None:
+    """37 when the topic znode of ``assignment`` (its real encoding, with a topic id) is over the
+    budget: the estimate above assumes broker ids of up to 4 digits, and ids may have 10."""
+    znode = codec.TopicZnode({p: tuple(rs) for p, rs in assignment.items()}, topic_id="A" * 22)
+    size = len(codec.encode_topic(znode))
+    if size > TOPIC_ZNODE_BUDGET_BYTES:
+        return InvalidPartitions(
+            f"Number of partitions {len(assignment)} is too large: the topic's ZooKeeper znode would be "
+            f"{size} bytes with these replicas, over the {TOPIC_ZNODE_BUDGET_BYTES} a topic may use."
         )
     return None
 
@@ -337,11 +353,12 @@ def validate_create_partition(
         return too_big
     if request.assignments is None:
         try:
-            return PartitionsCreation(
-                name, assign_new_partitions(existing, catalog.brokers_by_id, request.count, rng)
-            )
+            placed = assign_new_partitions(existing, catalog.brokers_by_id, request.count, rng)
         except ReassigndError as refused:
             return refused
+        if (too_big := encoded_size_error({**existing, **placed})) is not None:
+            return too_big
+        return PartitionsCreation(name, placed)
     replica_lists = [tuple(replicas) for replicas in request.assignments]
     if (
         error := _unknown_brokers_error((r for rs in replica_lists for r in rs), catalog.brokers)
@@ -355,6 +372,8 @@ def validate_create_partition(
     new_assignment = {current + i: replicas for i, replicas in enumerate(replica_lists)}
     if (error := new_partitions_assignment_error(new_assignment, len(partition0))) is not None:
         return error
+    if (too_big := encoded_size_error({**existing, **new_assignment})) is not None:
+        return too_big
     return PartitionsCreation(name, new_assignment)
 
 

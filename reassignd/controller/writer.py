@@ -14,6 +14,7 @@ from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.pipeline import for_each
+from reassignd.controller.topic_write import origins_after, topic_znode
 from reassignd.events.changes import assignment_changes, state_changes
 from reassignd.events.history import EventLog
 from reassignd.topic_partition import TopicPartition
@@ -29,6 +30,7 @@ from reassignd.zk.client import (
     Op,
     SetData,
     Stat,
+    WatchCallback,
     ZkClient,
 )
 
@@ -49,17 +51,21 @@ class ZkWriter:
         ctx: ControllerContext,
         report: loader.Report,
         events: EventLog | None = None,
+        refuse: loader.Report | None = None,
     ) -> None:
         self.zk = zk
         self.events = events if events is not None else EventLog()  # records of what was written
         self.fence = fence
         self.ctx = ctx
         self._report = report
+        self._refuse = refuse if refuse is not None else report
         self.ops_written = 0  # ZooKeeper write ops (without the fencing checks), for benchmarks
 
-    async def fenced(self, ops: list[Op]) -> list[Stat | str | None]:
+    async def fenced(self, ops: list[Op], *, atomic: bool = False) -> list[Stat | str | None]:
+        """One fenced write; with ``atomic`` it is never split into several multis (too large
+        for one request: ZnodeTooLargeError, nothing written)."""
         self.ops_written += len(ops)
-        return await self.zk.fenced_multi(self.fence, ops)
+        return await self.zk.fenced_multi(self.fence, ops, atomic=atomic)
 
     async def update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
         """Compute each partition's new state from its cached one with ``decide``, write it at
@@ -142,6 +148,53 @@ class ZkWriter:
             ctx.set_state((topic, p), LeaderIsr(state, 0))
         return list(new_states)
 
+    async def ensure_paths(self, znode_paths: Iterable[str]) -> list[str]:
+        """Every missing persistent znode of ``znode_paths`` and above them, created by fenced
+        writes (null data, as Kafka creates them); returns the paths created. Kafka's
+        controller creates its persistent paths at every election; an operator or a tool may
+        delete an empty one at any time."""
+        wanted: dict[str, None] = {}
+        for path in znode_paths:
+            parts = path.strip("/").split("/")
+            for depth in range(1, len(parts) + 1):
+                wanted["/" + "/".join(parts[:depth])] = None
+        ordered = list(wanted)
+        missing = [p for p, z in zip(ordered, await self.zk.get_many(ordered), strict=True) if z is None]
+        if not missing:
+            return []
+        try:
+            await self.fenced([Create(p) for p in missing])
+            return missing
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NodeExistsError):
+                raise
+        created = []
+        for p in missing:  # someone else created some of them meanwhile: one by one
+            try:
+                await self.fenced([Create(p)])
+                created.append(p)
+            except MultiFailedError as one:
+                if not isinstance(one.cause, NodeExistsError):
+                    raise
+        return created
+
+    async def ensure_persistent_paths(self) -> None:
+        created = await self.ensure_paths(paths.PERSISTENT_PATHS)
+        for path in created:
+            self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
+
+    async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
+        """The children of a persistent znode, with ``watch`` armed. One that someone deleted is
+        an empty list: it is re-created (fenced, reported) and read again, as Kafka's
+        controller re-creates its paths, so the watch is armed on it."""
+        try:
+            return await self.zk.children(path, watch=watch)
+        except NoNodeError:
+            pass
+        await self.ensure_paths([path])
+        self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
+        return await self.zk.children(path, watch=watch)
+
     async def ensure_cluster_id(self) -> None:
         if await self.zk.exists(paths.CLUSTER_ID) is None:
             try:
@@ -180,7 +233,7 @@ class ZkWriter:
             else:
                 op = Delete(path)
             try:
-                written = (await self.fenced([write, op]))[0]
+                written = (await self.fenced([write, op], atomic=True))[0]
                 break
             except MultiFailedError as e:
                 if e.index != 1 or not isinstance(e.cause, NodeExistsError | NoNodeError):
@@ -188,8 +241,8 @@ class ZkWriter:
                 if not origins:  # nothing to delete: write the topic alone
                     written = (await self.fenced([write]))[0]
                     break
-                if isinstance(e.cause, NoNodeError) and not exists:  # no parent (created at startup)
-                    await self.zk.ensure_path(paths.ORIGINS)
+                if isinstance(e.cause, NoNodeError) and not exists:  # no parent (someone deleted it)
+                    await self.ensure_paths([paths.ORIGINS])
                 exists = isinstance(e.cause, NodeExistsError)
         else:
             raise MultiFailedError(1, NodeExistsError("origins znode kept changing", path))
@@ -217,13 +270,7 @@ class ZkWriter:
             origins_before = dict(ctx.origins.get(topic, {}))
             merged = {**before, **parts}
             topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
-            znode = codec.TopicZnode(
-                {p: a.replicas for p, a in merged.items()},
-                {p: a.adding for p, a in merged.items() if a.adding},
-                {p: a.removing for p, a in merged.items() if a.removing},
-                topic_id,
-            )
-            write = SetData(paths.topic(topic), codec.encode_topic(znode), -1)
+            write = SetData(paths.topic(topic), codec.encode_topic(topic_znode(merged, topic_id)), -1)
             origins = origins_after(ctx.origins.get(topic, {}), before, parts)
             if origins == ctx.origins.get(topic, {}):
                 stat = (await self.fenced([write]))[0]
@@ -243,22 +290,3 @@ class ZkWriter:
         # the others running). Topics written before the failure are in memory too; the event
         # fails and the controller reloads from ZooKeeper anyway.
         await for_each(by_topic.items(), one)
-
-
-def origins_after(
-    origins: Mapping[int, tuple[int, ...]],
-    before: Mapping[int, ReplicaAssignment],
-    after: Mapping[int, ReplicaAssignment],
-) -> dict[int, tuple[int, ...]]:
-    """A topic's origins once ``after`` is written: a partition that starts moving records its
-    replicas as they were (in their order); one moving already keeps its record (a re-target is
-    relative to the same origin); one that stops moving drops it. Pure."""
-    out = dict(origins)
-    for p, a in after.items():
-        if not a.is_being_reassigned:
-            out.pop(p, None)
-            continue
-        if p not in out:
-            old = before.get(p)
-            out[p] = old.replicas if old is not None and not old.is_being_reassigned else a.original_replicas
-    return out

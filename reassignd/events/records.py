@@ -20,6 +20,7 @@ TYPES = frozenset(
     {
         "controller_elected",
         "controller_resigned",
+        "controller_reloaded",
         "broker_registered",
         "broker_lost",
         "leader_changed",

@@ -28,7 +28,7 @@ from reassignd.quotas.config_store import (
 )
 from reassignd.quotas.entities import ConfigKey
 from reassignd.zk import paths
-from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
+from reassignd.zk.client import Delete, Fence, MultiFailedError, NoNodeError, WatchCallback, ZkClient
 from reassignd.zk.codec import CodecError, decode_config_change
 
 KIND = "config_change"  # the ``kind`` of reports about malformed notifications
@@ -61,9 +61,15 @@ class ConfigChangeReader:
     """Reads ``/config/changes`` newer than the last processed notification. Not thread-safe;
     one owner (the controller's event loop) calls it."""
 
-    def __init__(self, report: Report = log_problem, purge_after_s: float | None = PURGE_AFTER_S) -> None:
+    def __init__(
+        self,
+        report: Report = log_problem,
+        purge_after_s: float | None = PURGE_AFTER_S,
+        fence: Fence | None = None,
+    ) -> None:
         self.report = report
         self.purge_after_s = purge_after_s  # None: never delete notifications (a standby)
+        self.fence = fence  # the active controller's purge deletes are fenced
         self.last_seq = -1
         self._first_seen_s: dict[str, float] = {}
 
@@ -119,8 +125,16 @@ class ConfigChangeReader:
             n = change_number(name)
             if n is None or n > self.last_seq or now_s - self._first_seen_s[name] < self.purge_after_s:
                 continue
-            with contextlib.suppress(NoNodeError):
-                await zk.delete(paths.config_change(name))
+            path = paths.config_change(name)
+            if self.fence is None:
+                with contextlib.suppress(NoNodeError):
+                    await zk.delete(path)
+            else:
+                try:
+                    await zk.fenced_multi(self.fence, [Delete(path)])
+                except MultiFailedError as e:
+                    if not isinstance(e.cause, NoNodeError):
+                        raise
             self._first_seen_s.pop(name, None)
             purged.append(paths.config_change(name))
         return tuple(purged)

@@ -85,6 +85,8 @@ def parse_entity_path(entity_path: str) -> ConfigKey | None:
     """``users/alice`` → ("alice", None), ``users/alice/clients/app`` → ("alice", "app"),
     ``clients/app`` → (None, "app"); names decoded. None for any other entity (topics, brokers)."""
     parts = entity_path.split("/")
+    if not all(paths.is_znode_name(part) for part in parts):
+        return None  # no such znode can exist (ZooKeeper refuses "." and ".." as names)
     if len(parts) == 2 and parts[1] and parts[0] in ("users", "clients"):
         name = paths.decode_entity_name(parts[1])
         return (name, None) if parts[0] == "users" else (None, name)
@@ -133,6 +135,9 @@ async def read_entity_configs(
     """Every quota entity's config, or only those of ``user`` and/or ``client_id`` (names as
     configured, ``"<default>"`` for a default). Pipelined: children lists, then bulk reads."""
     users, clients = paths.CONFIG_USERS, paths.CONFIG_CLIENTS
+    names = [n for n in (user, client_id) if n is not None]
+    if not all(paths.is_znode_name(paths.encode_entity_name(n)) for n in names):
+        return []  # no such znode can exist (ZooKeeper refuses "." and ".." as names)
     client_paths: list[str] = []
     if user is not None:
         user_paths = [f"{users}/{paths.encode_entity_name(user)}"]
@@ -252,6 +257,22 @@ async def describe_quotas(
 # --- AlterClientQuotas ---------------------------------------------------------------------------
 
 
+async def _ensure_parents(zk: ZkClient, path: str, fence: Fence | None) -> None:
+    """``path`` and every missing znode above it (null data), fenced when ``fence`` is given."""
+    if fence is None:
+        await zk.ensure_path(path)
+        return
+    parts = path.strip("/").split("/")
+    for depth in range(1, len(parts) + 1):
+        prefix = "/" + "/".join(parts[:depth])
+        if await zk.exists(prefix) is None:
+            try:
+                await zk.fenced_multi(fence, [Create(prefix)])
+            except MultiFailedError as e:
+                if not isinstance(e.cause, NodeExistsError):
+                    raise
+
+
 def entity_znode(user: str | None, client_id: str | None) -> str:
     """The config znode of an entity given to AlterClientQuotas; raises InvalidRequest (42)."""
     if user is None and client_id is None:
@@ -260,6 +281,12 @@ def entity_znode(user: str | None, client_id: str | None) -> str:
         raise InvalidRequest("Empty user not supported")
     if client_id == "":
         raise InvalidRequest("Empty client-id not supported")
+    for kind, name in (("user", user), ("client-id", client_id)):
+        if name is not None and not paths.is_znode_name(paths.encode_entity_name(name)):
+            raise InvalidRequest(
+                f"Invalid {kind} {name!r}: ZooKeeper does not take it as a znode name, so no quota can "
+                "be stored for it"
+            )
     return paths.config_entity(user, client_id)
 
 
@@ -304,7 +331,7 @@ async def alter_quota(
             results = await (zk.multi(ops) if fence is None else zk.fenced_multi(fence, ops))
         except MultiFailedError as e:
             if isinstance(e.cause, NoNodeError) and (e.index == 1 or isinstance(write, Create)):
-                await zk.ensure_path(paths.parent(ops[e.index].path))  # a missing parent
+                await _ensure_parents(zk, paths.parent(ops[e.index].path), fence)  # a missing parent
             elif not isinstance(e.cause, BadVersionError | NodeExistsError | NoNodeError):
                 raise
             continue  # written or deleted meanwhile: read again

@@ -29,17 +29,20 @@ from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
 log = logging.getLogger(__name__)
 
 MAX_ZNODE_BYTES = 1024 * 1024  # ZooKeeper's default jute.maxbuffer
+MAX_REQUEST_BYTES = _wire.MAX_PACKET_BYTES  # a bigger request packet drops the connection
 
 
 # --- errors --------------------------------------------------------------------------------------
 
 
 class ZkError(Exception):
-    """Any ZooKeeper failure. ``path`` is the znode it concerns, when known."""
+    """Any ZooKeeper failure. ``path`` is the znode it concerns, when known; ``code`` is the
+    server's error code when the server answered one (None for failures of the client's own)."""
 
-    def __init__(self, message: str, path: str | None = None) -> None:
+    def __init__(self, message: str, path: str | None = None, code: int | None = None) -> None:
         super().__init__(message)
         self.path = path
+        self.code = code
 
 
 class NoNodeError(ZkError): ...
@@ -52,6 +55,11 @@ class BadVersionError(ZkError): ...
 
 
 class NotEmptyError(ZkError): ...
+
+
+class BadArgumentsError(ZkError):
+    """The server refused the request's arguments (BADARGUMENTS: e.g. a path that is not a valid
+    znode name, such as ``.`` or ``..``)."""
 
 
 class ZnodeTooLargeError(ZkError):
@@ -176,7 +184,9 @@ def _stat(t: _wire.StatTuple) -> Stat:
 
 def _error(code: int, path: str | None) -> ZkError:
     name = _wire.ERROR_NAMES.get(code, f"code {code}")
-    return _ERRORS.get(code, ZkError)(f"ZooKeeper answered {name}" + (f" for {path}" if path else ""), path)
+    return _ERRORS.get(code, ZkError)(
+        f"ZooKeeper answered {name}" + (f" for {path}" if path else ""), path, code
+    )
 
 
 def _too_large(what: str, size: int, limit: int, path: str | None) -> ZnodeTooLargeError:
@@ -483,20 +493,28 @@ class ZkClient:
         values = await self._call(request, None, retry=False)
         return self._multi_results(ops, values, offset=0)
 
-    async def fenced_multi(self, fence: Fence, ops: Sequence[Op]) -> list[Stat | str | None]:
+    async def fenced_multi(
+        self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
+    ) -> list[Stat | str | None]:
         """``multi([Check(fence), *ops])``; results without the check. A failed check raises
         NotControllerError; another op's failure raises MultiFailedError (index without the check).
         Large op lists are split into several fenced multis of bounded size (each carrying the
         check), sent pipelined; they are not atomic with each other: when one fails, those before
         it are applied, later ones not yet sent are not sent, later ones already sent may apply
-        (unless the fence failed: then none after it can). An empty ``ops`` just checks the fence."""
+        (unless the fence failed: then none after it can). With ``atomic``, never split: one
+        multi, or ZnodeTooLargeError (nothing sent) when it cannot be one request. An empty
+        ``ops`` just checks the fence."""
         check = _wire.check(self._absolute(fence.path), fence.version)
         requests = [self._request(op) for op in ops]
-        chunks = _bulk.chunk_bounds(
-            check,
-            requests,
-            lambda index, size: _too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
-        )
+        if atomic:
+            self._check_packet(_wire.multi([check, *requests]), ops[0].path if ops else None)
+            chunks = [(0, len(requests))]
+        else:
+            chunks = _bulk.chunk_bounds(
+                check,
+                requests,
+                lambda index, size: _too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
+            )
         results: list[Stat | str | None] = [None] * len(ops)
         errors: list[tuple[int, ZkError]] = []
 
@@ -631,6 +649,7 @@ _ERRORS: dict[int, type[ZkError]] = {
     _wire.NODE_EXISTS: NodeExistsError,
     _wire.BAD_VERSION: BadVersionError,
     _wire.NOT_EMPTY: NotEmptyError,
+    _wire.BAD_ARGUMENTS: BadArgumentsError,
     _wire.CONNECTION_LOSS: ConnectionLostError,
     _wire.SESSION_EXPIRED: ConnectionLostError,
     _wire.SESSION_MOVED: ConnectionLostError,

@@ -134,6 +134,13 @@ def encode_entity_name(name: str) -> str:
     return quote(name, safe="").replace("*", "%2A").replace("~", "%7E")
 
 
+def is_znode_name(name: str) -> bool:
+    """Whether ZooKeeper takes ``name`` as one path element: not empty, not ``.`` or ``..``
+    (it answers BADARGUMENTS to those). Sanitized entity names have no other forbidden
+    character: URL encoding leaves only ASCII letters, digits and ``-._``."""
+    return name not in ("", ".", "..")
+
+
 def decode_entity_name(name: str) -> str:
     if name == DEFAULT_ENTITY:
         return name

@@ -121,7 +121,9 @@ class SimZooKeeper:
             for op in ops
         ]
 
-    async def fenced_multi(self, fence: Fence, ops: Sequence[Op]) -> list[Stat | str | None]:
+    async def fenced_multi(
+        self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
+    ) -> list[Stat | str | None]:
         node = self.nodes.get(fence.path)
         if node is None or node.version != fence.version:
             raise NotControllerError(f"fence {fence.path}@{fence.version} failed", fence.path)

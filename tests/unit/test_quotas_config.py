@@ -73,7 +73,18 @@ def test_entity_paths_round_trip_through_znode_names(user: str | None, client_id
     if user is None and client_id is None:
         return
     znode = paths.config_entity(user, client_id)
-    assert parse_entity_path(paths.entity_path(znode)) == (user, client_id)
+    valid = all(n is None or paths.is_znode_name(paths.encode_entity_name(n)) for n in (user, client_id))
+    # "." and ".." cannot be znode names (ZooKeeper answers BADARGUMENTS): no entity is read there
+    assert parse_entity_path(paths.entity_path(znode)) == ((user, client_id) if valid else None)
+
+
+def test_names_zookeeper_refuses_are_refused_before_any_write() -> None:
+    for user, client_id in ((".", None), ("..", None), (None, "."), ("alice", ".."), (".", "app")):
+        with pytest.raises(InvalidRequest, match="znode name"):
+            entity_znode(user, client_id)
+    assert parse_entity_path("users/..") is None
+    assert parse_entity_path("users/a/clients/.") is None
+    assert entity_znode("...", None) == "/config/users/..."  # three dots are a name
 
 
 def test_entity_znode_validates_like_alter_client_quotas() -> None:
