@@ -39,7 +39,7 @@ class QuotaEvents:
         self.elections = elections
         self.quotas = quotas
         self.quota_metrics = quota_metrics
-        self._changes = ConfigChangeReader(shared.report, fence=writer.fence)
+        self._changes = ConfigChangeReader(shared.report, fence=writer.fence, children=writer.children)
         self._configs: dict[ConfigKey, float] = {}
 
     def _watch(self) -> WatchCallback | None:

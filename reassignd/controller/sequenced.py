@@ -198,10 +198,13 @@ class SequencedRequests:
             updates[tp] = current.reassign_to(target)
             statuses[tp] = codec.ReassignmentStatus(tuple(target), original, top)
         too_large = await self.reassigner.reassign(updates, Source.REQUEST, now_ms(), batch)
-        for tp, reason in too_large.items():  # the topic write would be too large: not taken
-            log.warning("%s: %s-%d refused: %s", name, tp[0], tp[1], reason)
-            self._report_refused(path, f"{tp[0]}-{tp[1]} refused: {reason}")
+        for tp in too_large:  # the topic write would be too large: not taken
             statuses.pop(tp, None)
+        for reason in dict.fromkeys(too_large.values()):
+            named = sorted(tp for tp, r in too_large.items() if r == reason)
+            shown = ", ".join(f"{t}-{p}" for t, p in named[:5]) + (" ..." if len(named) > 5 else "")
+            log.warning("%s: %d partitions refused (%s): %s", name, len(named), shown, reason)
+            self._refuse(path, f"{len(named)} partitions refused ({shown}): {reason}", "reassignment_request")
         ops: list[Op] = []
         for tp, status in statuses.items():
             status_path = paths.reassignment_status(*tp)
@@ -224,9 +227,6 @@ class SequencedRequests:
                 self.status.pop(tp, None)
         self.intake.request_partitions = set(self.status)
         log.info("applied %s: %d partitions", name, len(updates))
-
-    def _report_refused(self, path: str, reason: str) -> None:
-        self._refuse(path, reason, "reassignment_request")
 
     async def after_completions(self, completed: list[TopicPartition]) -> None:
         """Status nodes of completed (or cancelled, or superseded by another path) partitions

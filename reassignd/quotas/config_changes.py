@@ -16,7 +16,7 @@ coalesced notifications are harmless, and a missed one is caught up by the next.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from reassignd.quotas.config_store import (
@@ -66,10 +66,13 @@ class ConfigChangeReader:
         report: Report = log_problem,
         purge_after_s: float | None = PURGE_AFTER_S,
         fence: Fence | None = None,
+        children: Callable[[str, WatchCallback | None], Awaitable[list[str]]] | None = None,
     ) -> None:
         self.report = report
         self.purge_after_s = purge_after_s  # None: never delete notifications (a standby)
         self.fence = fence  # the active controller's purge deletes are fenced
+        # the active controller's read of the children, which re-creates a deleted parent
+        self._children = children
         self.last_seq = -1
         self._first_seen_s: dict[str, float] = {}
 
@@ -96,15 +99,22 @@ class ConfigChangeReader:
             if znode is None:
                 continue  # purged meanwhile by another reader: its entity was re-read then
             try:
-                entity_paths[decode_config_change(znode.data)] = None
+                entity = decode_config_change(znode.data)
             except CodecError as e:
                 self.report(paths.config_change(name), e.reason, KIND)
+                continue
+            if entity.split("/", 1)[0] in ("users", "clients") and parse_entity_path(entity) is None:
+                self.report(paths.config_change(name), f"names {entity!r}, not a quota entity: ignored", KIND)
+                continue
+            entity_paths[entity] = None
         purged = await self._purge(zk, names, now_s)
         return ConfigChanges(tuple(entity_paths), self.last_seq, purged)
 
     async def _list(self, zk: ZkClient, now_s: float, watch: WatchCallback | None) -> list[str]:
         names: list[str] = []
-        for _ in range(3):
+        if self._children is not None:
+            names = await self._children(paths.CONFIG_CHANGES, watch)
+        for _ in range(0 if self._children is not None else 3):
             try:
                 names = await zk.children(paths.CONFIG_CHANGES, watch=watch)
                 break

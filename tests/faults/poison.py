@@ -1,0 +1,305 @@
+"""Poison inputs: inputs that fail the same way every time (a deterministic failure), injected
+while moves are in flight with two controllers running. A controller that resigned on such an
+input would hand it to the next one, which fails on it again: a failover storm. After each input:
+one active controller, the controller epoch moved at most once in ``OBSERVE_S``, writes answered
+normally (a new move accepted and completed), the input refused or skipped with its reason in
+``GET /v1/status`` problems, every accepted move completed, nothing stray or offline.
+
+``poison(env, seed, case)`` runs one case (``CASES``); ``bench/faults.py --kinds poison`` runs a
+case per seed (``seed % len(CASES)``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from reassignd.zk import codec, paths
+from tests.faults.invariants import OfflineSampler, Violation
+from tests.faults.scenarios import (
+    FAST,
+    SLOW,
+    Controllers,
+    Env,
+    Outcome,
+    finish,
+    make_topic,
+    retry_zk,
+    set_rate,
+    tps_of,
+    until,
+    wait_brokers,
+    wait_online,
+)
+
+OBSERVE_S = 20.0  # the epoch must move at most once this long after the input
+SHORT = (1, 2, 3, 4, 5)  # brokers with short ids (agents)
+LONG = tuple(2_000_000_001 + i for i in range(6))  # agents with ten-digit ids
+# ten-digit ids of brokers that never register: the big topic's long replica lists
+ABSENT = tuple(2_100_000_001 + i for i in range(19))
+BIG_PARTITIONS = 4_000  # each on [1, *ABSENT]: a topic znode of about 880 KB
+BIG_MOVES = 600  # moving these at once to [1, 2, 3] would make its write about 1.15 MB
+
+
+@dataclass
+class Run:
+    """What a case's injection sees: the environment, the controllers, and what it expects."""
+
+    env: Env
+    controllers: Controllers
+    expected: dict[tuple[str, int], tuple[int, ...]]  # final replicas of the topics it checks
+
+    async def post(self, path: str, body: Any) -> tuple[int, Any]:
+        c = await self.controllers.wait_active()
+        assert c is not None, "no active controller"
+        return await c.post(path, body)
+
+
+Inject = Callable[[Run], Awaitable[str | None]]  # returns a violation message, or None
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    inject: Inject
+    reported: tuple[str, ...]  # each must appear in some problem's path or reason
+    big_topic: bool = False  # the case needs the big topic
+
+
+async def _epoch(env: Env) -> int:
+    znode = await env.zk.get(paths.CONTROLLER_EPOCH)
+    return codec.decode_controller_epoch(znode.data)
+
+
+async def _problems(run: Run) -> list[dict[str, Any]]:
+    c = await run.controllers.active()
+    if c is None:
+        return []
+    status = await c.status()
+    return list(status["problems"]) if status else []
+
+
+# --- the cases -----------------------------------------------------------------------------------
+
+
+async def _delete_parents(run: Run) -> str | None:
+    """Empty persistent parents an operator deleted: the controller reads each in a handler and
+    in its failover load."""
+    zk = run.env.zk
+    for path in (
+        paths.DELETE_TOPICS,
+        paths.ISR_CHANGE_NOTIFICATION,
+        paths.REASSIGNMENT_REQUESTS,
+        paths.REASSIGNMENTS,
+        paths.CONFIG_CHANGES,
+    ):
+        await zk.delete_recursive(path)
+    # something that reads them: a topic deletion, a config change, a sequenced request
+    await zk.create(paths.delete_topic("gone"), make_parents=True)
+    return None
+
+
+def _big_moves() -> dict[tuple[str, int], tuple[int, ...]]:
+    return {("big", p): (1, 2, 3) for p in range(BIG_MOVES)}
+
+
+async def _oversized_api(run: Run) -> str | None:
+    moves = _big_moves()
+    body = {
+        "topics": [
+            {
+                "name": "big",
+                "partitions": [{"partition": p, "replicas": list(r)} for (_, p), r in moves.items()],
+            }
+        ]
+    }
+    code, resp = await run.post("/v1/reassignments", body)
+    if code != 200:
+        return f"POST /v1/reassignments answered {code}: {resp}"
+    codes = [p["error_code"] for t in resp["responses"] for p in t["partitions"]]
+    refused = [p for t in resp["responses"] for p in t["partitions"] if p["error_code"] != 0]
+    if not refused or not any(c == 0 for c in codes):
+        return f"expected some moves accepted and the rest refused, got codes {sorted(set(codes))}"
+    if any(p["error_code"] != 39 or "ZooKeeper" not in p["error_message"] for p in refused):
+        return f"a refusal without its reason: {refused[0]}"
+    return None
+
+
+async def _oversized_legacy(run: Run) -> str | None:
+    entries = tuple(codec.LegacyReassignmentEntry(t, p, r) for (t, p), r in _big_moves().items())
+    await run.env.zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    return None
+
+
+async def _oversized_extra(run: Run) -> str | None:
+    entries = tuple(codec.LegacyReassignmentEntry(t, p, r) for (t, p), r in _big_moves().items())
+    await run.env.zk.create(paths.REASSIGN_PARTITIONS_EXTRA, codec.encode_legacy_reassignment(entries))
+    return None
+
+
+async def _oversized_request(run: Run) -> str | None:
+    request = codec.ReassignmentRequest(dict(_big_moves()))
+    await run.env.zk.create(
+        paths.reassignment_request("request_"), codec.encode_reassignment_request(request), sequential=True
+    )
+    return None
+
+
+async def _legacy_grows(run: Run) -> str | None:
+    """A legacy znode under 1 MiB that passes it once the controller records every entry's
+    original replicas (long lists) into it: four topics of 1,000 partitions on [1, *ABSENT]."""
+    zk = run.env.zk
+    for i in range(4):
+        await make_topic(zk, f"wide{i}", {p: (1, *ABSENT) for p in range(1_000)})
+    await wait_online(zk, [(f"wide{i}", p) for i in range(4) for p in range(1_000)], timeout_s=60.0)
+    entries = tuple(
+        codec.LegacyReassignmentEntry(f"wide{i}", p, (1, 2, 3)) for i in range(4) for p in range(1_000)
+    )
+    data = codec.encode_legacy_reassignment(entries)
+    recorded = codec.encode_legacy_reassignment(
+        tuple(codec.LegacyReassignmentEntry(e.topic, e.partition, e.replicas, (1, *ABSENT)) for e in entries)
+    )
+    if not len(data) < 1024 * 1024 < len(recorded):
+        return f"the case is wrong: {len(data)} bytes grow to {len(recorded)}"
+    await zk.create(paths.REASSIGN_PARTITIONS, data)
+    run.expected.update({(f"wide{i}", p): (1, 2, 3) for i in range(4) for p in range(1_000)})
+    return None
+
+
+async def _oversized_creation(run: Run) -> str | None:
+    """A topic whose size estimate (short broker ids) passes, and whose real znode, with the
+    ten-digit ids of half the brokers, would not fit."""
+    # 11 replicas a partition, on every broker: 5 one-digit ids and 6 ten-digit ones; about 910 KB
+    # as estimated (5 bytes an id), 1.2 MB as written
+    body = {"topics": [{"name": "huge", "num_partitions": 14_000, "replication_factor": 11}]}
+    code, resp = await run.post("/v1/topics", body)
+    if code != 200:
+        return f"POST /v1/topics answered {code}: {resp}"
+    [result] = resp["topics"]
+    if result["error_code"] != 37 or "bytes" not in (result["error_message"] or ""):
+        return f"expected 37 INVALID_PARTITIONS with the size, got {result}"
+    return None
+
+
+async def _quota_names(run: Run) -> str | None:
+    """Quota entity names ZooKeeper refuses as znode names: through the API, and in a config
+    change notification another tool wrote."""
+    body = {
+        "entries": [
+            {"entity": {"user": "."}, "ops": [{"key": "controller_mutation_rate", "value": 5}]},
+            {
+                "entity": {"user": "ok", "client_id": ".."},
+                "ops": [{"key": "controller_mutation_rate", "value": 5}],
+            },
+        ]
+    }
+    code, resp = await run.post("/v1/quotas", body)
+    if code != 200:
+        return f"POST /v1/quotas answered {code}: {resp}"
+    errors = [e["error_code"] for e in resp["entries"]]
+    if errors != [42, 42] or any("znode name" not in (e["error_message"] or "") for e in resp["entries"]):
+        return f"expected both entries refused (42) with the reason, got {resp['entries']}"
+    await run.env.zk.create(
+        paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("users/.."), sequential=True, make_parents=True
+    )
+    return None
+
+
+CASES: dict[str, Case] = {
+    c.name: c
+    for c in (
+        Case(
+            "deleted_parents",
+            _delete_parents,
+            (paths.DELETE_TOPICS, paths.ISR_CHANGE_NOTIFICATION, paths.REASSIGNMENT_REQUESTS),
+        ),
+        Case("oversized_move_api", _oversized_api, ("/brokers/topics/big",), big_topic=True),
+        Case("oversized_move_legacy", _oversized_legacy, ("/brokers/topics/big",), big_topic=True),
+        Case("oversized_move_extra", _oversized_extra, ("/brokers/topics/big",), big_topic=True),
+        Case("oversized_move_request", _oversized_request, ("/brokers/topics/big",), big_topic=True),
+        Case("legacy_grows_past_1mib", _legacy_grows, ()),
+        Case("oversized_topic_creation", _oversized_creation, ()),
+        Case("invalid_quota_names", _quota_names, ("'users/..', not a quota entity",)),
+    )
+}
+
+
+# --- the scenario --------------------------------------------------------------------------------
+
+
+async def poison(env: Env, seed: int, case: str | None = None) -> Outcome:
+    """Two controllers, five short-id and four ten-digit-id agents; topic ``t`` moving slowly
+    from brokers 1-2 to 3-4; the case's input injected; then within ``OBSERVE_S``: the input
+    reported, a new move of topic ``u`` accepted and completed, the epoch moved at most once."""
+    chosen = CASES[case] if case is not None else list(CASES.values())[seed % len(CASES)]
+    out = Outcome(f"poison:{chosen.name}", seed)
+    controllers = Controllers(env)
+    controllers.start(9000)
+    controllers.start(9001)
+    await set_rate(env.zk, None, FAST)
+    for b in (3, 4):
+        await set_rate(env.zk, b, SLOW)
+    env.procs.cluster(len(SHORT), SHORT[0], 2)
+    env.procs.cluster(len(LONG), LONG[0], 2)
+    if await controllers.wait_active() is None or not await wait_brokers(env.zk, {*SHORT, *LONG}):
+        out.violations.append(Violation("scenario", "no active controller and brokers before the input"))
+        return out
+    moving = {("t", p): (1 + p % 2, 2 - p % 2) for p in range(8)}
+    target = {("t", p): (3 + p % 2, 4 - p % 2) for p in range(8)}
+    other = {("u", p): (1, 2) for p in range(2)}
+    await make_topic(env.zk, "t", {p: r for (_, p), r in moving.items()}, initial_bytes=2_000_000)
+    await make_topic(env.zk, "u", {p: r for (_, p), r in other.items()}, initial_bytes=100_000)
+    if chosen.big_topic:
+        await make_topic(env.zk, "big", {p: (1, *ABSENT) for p in range(BIG_PARTITIONS)})
+    online = tps_of({**moving, **other}) + [
+        ("big", p) for p in range(BIG_PARTITIONS if chosen.big_topic else 0)
+    ]
+    if not await wait_online(env.zk, online, timeout_s=60.0):
+        out.violations.append(Violation("scenario", "the topics did not come online before the input"))
+        return out
+    if not await controllers.alter(target):
+        out.violations.append(Violation("scenario", "the slow moves were never accepted"))
+    run = Run(env, controllers, {**target, **{tp: (1, 5) for tp in other}})
+
+    sampler = await OfflineSampler(env.zk_connect, ["t", "u"], interval_s=0.5).start()
+    epoch_before = await retry_zk(lambda: _epoch(env))
+    injected = time.monotonic()
+    problem = await chosen.inject(run)
+    if problem is not None:
+        out.violations.append(Violation("scenario", problem))
+
+    async def reported() -> bool:
+        text = " ".join(f"{p['path']} {p['reason']}" for p in await _problems(run))
+        return all(fragment in text for fragment in chosen.reported)
+
+    if chosen.reported and not await until(reported, OBSERVE_S):
+        out.violations.append(
+            Violation("scenario", f"the input was not reported ({chosen.reported}): {await _problems(run)}")
+        )
+    # writes answered normally: a new move accepted at once and completed
+    if not await controllers.alter({tp: (1, 5) for tp in other}, timeout_s=10.0, retry=False):
+        out.violations.append(Violation("scenario", "a move sent after the input was not accepted"))
+    await asyncio.sleep(max(0.0, OBSERVE_S - (time.monotonic() - injected)))
+    epoch_after = await retry_zk(lambda: _epoch(env))
+    out.notes.append(f"controller epoch {epoch_before} -> {epoch_after} in {OBSERVE_S:.0f}s after the input")
+    if epoch_after - epoch_before > 1:
+        out.violations.append(
+            Violation("scenario", f"failover storm: the epoch moved {epoch_after - epoch_before} times")
+        )
+    for b in (3, 4):
+        await set_rate(env.zk, b, FAST)
+    if chosen.big_topic:  # its accepted moves complete; the topic is not part of the invariants
+        await _moves_done(env, out, "big")
+    return await finish(env, out, run.expected, controllers, sampler, expected_live={*SHORT, *LONG})
+
+
+async def _moves_done(env: Env, out: Outcome, topic: str) -> None:
+    async def done() -> bool:
+        z = codec.decode_topic((await env.zk.get(paths.topic(topic))).data)
+        return not z.adding and not z.removing
+
+    if not await until(done, 60.0):
+        out.violations.append(Violation("assignment", f"moves of {topic} never completed"))
