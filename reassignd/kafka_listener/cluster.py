@@ -1,0 +1,184 @@
+"""ApiVersions, Metadata and DescribeCluster: what a client needs to find its way.
+
+Every live broker is listed at the listener's advertised address (a client opens one connection
+per node id; they all reach this listener), and ``controller_id`` is a listed id, so controller
+requests come here. A standby lists one node, the active instance (its controller id at its
+Kafka listener, read from ``/controller``), so clients move there by themselves; the active
+lists its own id when no broker is live yet, so clients can still bootstrap.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kafka.protocol.admin import DescribeClusterResponse
+from kafka.protocol.metadata import ApiVersionsResponse, MetadataResponse
+
+from reassignd.controller.snapshot import ClusterSnapshot, TopicView
+from reassignd.kafka_listener.context import Address, Listener, RequestContext
+from reassignd.kafka_listener.protocol import api_versions_table
+from reassignd.options import split_host_port
+
+UNKNOWN_TOPIC_OR_PARTITION = 3
+LEADER_NOT_AVAILABLE = 5
+UNKNOWN_TOPIC_ID = 100
+ZERO_UUID = uuid.UUID(int=0)
+
+Broker = MetadataResponse.MetadataResponseBroker
+Topic = MetadataResponse.MetadataResponseTopic
+Partition = MetadataResponse.MetadataResponseTopic.MetadataResponsePartition
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    node_id: int
+    address: Address
+    rack: str | None
+
+
+def topic_uuid(topic_id: str | None) -> uuid.UUID:
+    """Kafka's 22-character base64url topic id as a UUID (zero when absent or malformed)."""
+    if not topic_id:
+        return ZERO_UUID
+    try:
+        raw = base64.urlsafe_b64decode(topic_id + "==")
+    except (binascii.Error, ValueError):
+        return ZERO_UUID
+    return uuid.UUID(bytes=raw) if len(raw) == 16 else ZERO_UUID
+
+
+def nodes(snapshot: ClusterSnapshot, listener: Listener) -> tuple[list[Node], int]:
+    """The nodes to advertise and the controller id among them."""
+    if snapshot.active:
+        brokers = [Node(b.broker_id, listener.advertised, b.rack) for b in snapshot.brokers.values()]
+        if not brokers:
+            return [Node(listener.controller_id, listener.advertised, None)], listener.controller_id
+        return brokers, brokers[0].node_id
+    active = snapshot.active_controller
+    if active is not None and active.kafka:
+        try:
+            host, port = split_host_port(active.kafka)
+        except ValueError:
+            pass
+        else:
+            return [Node(active.controller_id, Address(host, port), None)], active.controller_id
+    return [Node(listener.controller_id, listener.advertised, None)], listener.controller_id
+
+
+# --- ApiVersions ----------------------------------------------------------------------------------
+
+
+async def api_versions(ctx: RequestContext, request: Any) -> Any:
+    return ApiVersionsResponse(error_code=0, api_keys=api_versions_table(), throttle_time_ms=0)
+
+
+# --- Metadata -------------------------------------------------------------------------------------
+
+
+def _partition(p: Any, live: frozenset[int]) -> Any:
+    leader = p.leader if p.leader in live else -1
+    return Partition(
+        error_code=0 if leader >= 0 else LEADER_NOT_AVAILABLE,
+        partition_index=p.partition,
+        leader_id=leader,
+        leader_epoch=p.leader_epoch,
+        replica_nodes=list(p.replicas),
+        isr_nodes=list(p.isr),
+        offline_replicas=[r for r in p.replicas if r not in live],
+    )
+
+
+def _topic(view: TopicView, live: frozenset[int]) -> Any:
+    return Topic(
+        error_code=0,
+        name=view.name,
+        topic_id=topic_uuid(view.topic_id),
+        is_internal=view.name.startswith("__"),
+        partitions=[_partition(p, live) for p in view.partitions],
+        authorized_operations=None,
+    )
+
+
+def _missing(name: str | None, code: int, topic_id: uuid.UUID = ZERO_UUID) -> Any:
+    return Topic(
+        error_code=code,
+        name=name,
+        topic_id=topic_id,
+        is_internal=False,
+        partitions=[],
+        authorized_operations=None,
+    )
+
+
+def metadata_topics(snapshot: ClusterSnapshot, requested: Iterable[Any] | None) -> list[Any]:
+    """Every topic (``requested`` None), or the ones named (by name, or by id from v10)."""
+    live = frozenset(snapshot.brokers)
+    topics = snapshot.topics
+    if requested is None:
+        return [_topic(topics[name], live) for name in sorted(topics)]
+    out = []
+    by_id: dict[uuid.UUID, TopicView] | None = None
+    for wanted in requested:
+        name = wanted.name
+        if name is None:
+            topic_id = getattr(wanted, "topic_id", None) or ZERO_UUID
+            if by_id is None:
+                by_id = {topic_uuid(v.topic_id): v for v in topics.values()}
+            found = by_id.get(topic_id)
+            out.append(_topic(found, live) if found else _missing(None, UNKNOWN_TOPIC_ID, topic_id))
+            continue
+        view = topics.get(name)
+        if view is not None:
+            out.append(_topic(view, live))
+        else:  # a standby knows no topic: retriable there, unknown on the active
+            out.append(
+                _missing(name, UNKNOWN_TOPIC_OR_PARTITION if snapshot.active else LEADER_NOT_AVAILABLE)
+            )
+    return out
+
+
+async def metadata(ctx: RequestContext, request: Any) -> Any:
+    snapshot = ctx.api.snapshot()
+    node_list, controller_id = nodes(snapshot, ctx.listener)
+    requested = request.topics
+    if ctx.version == 0 and not requested:
+        requested = None  # v0: an empty list means every topic
+    return MetadataResponse(
+        throttle_time_ms=0,
+        brokers=[
+            Broker(node_id=n.node_id, host=n.address.host, port=n.address.port, rack=n.rack)
+            for n in node_list
+        ],
+        cluster_id=await ctx.api.cluster_id(),
+        controller_id=controller_id,
+        topics=metadata_topics(snapshot, requested),
+        authorized_operations=None,
+        error_code=0,
+    )
+
+
+# --- DescribeCluster ------------------------------------------------------------------------------
+
+
+async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
+    snapshot = ctx.api.snapshot()
+    node_list, controller_id = nodes(snapshot, ctx.listener)
+    Described = DescribeClusterResponse.DescribeClusterBroker
+    return DescribeClusterResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        error_message=None,
+        endpoint_type=1,
+        cluster_id=await ctx.api.cluster_id() or "",
+        controller_id=controller_id,
+        brokers=[
+            Described(broker_id=n.node_id, host=n.address.host, port=n.address.port, rack=n.rack)
+            for n in node_list
+        ],
+        authorized_operations=None,
+    )
