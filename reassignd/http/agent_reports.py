@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 from aiohttp import web
 
-from reassignd.controller.agent_reports import (  # noqa: F401 (re-exported for the routes)
+from reassignd.controller.agent_reports import (
     AGENT_TIMEOUT_S,
     CONTROL_LISTENER,
     agent_url,
@@ -17,6 +17,17 @@ from reassignd.controller.agent_reports import (  # noqa: F401 (re-exported for 
     fetch_report,
     fetch_reports,
 )
+
+__all__ = [
+    "AGENT_SESSION",
+    "AGENT_TIMEOUT_S",
+    "CONTROL_LISTENER",
+    "agent_session",
+    "agent_url",
+    "agent_urls",
+    "fetch_report",
+    "fetch_reports",
+]
 
 AGENT_SESSION = web.AppKey("agent_session", aiohttp.ClientSession)
 

@@ -18,7 +18,7 @@ import hmac
 from collections.abc import Mapping
 
 from reassignd.errors import ClusterAuthorizationFailed
-from reassignd.tokens import (  # noqa: F401 (re-exported: the HTTP layer's names)
+from reassignd.tokens import (
     ANONYMOUS,
     Principal,
     Role,
@@ -28,6 +28,22 @@ from reassignd.tokens import (  # noqa: F401 (re-exported: the HTTP layer's name
     load_tokens,
     parse_tokens,
 )
+
+__all__ = [
+    "ANONYMOUS",
+    "AuthenticationFailed",
+    "Principal",
+    "Role",
+    "TokensFileError",
+    "authenticate",
+    "authorize",
+    "bearer_token",
+    "check_bind",
+    "is_loopback",
+    "load_tokens",
+    "parse_tokens",
+    "required_role",
+]
 
 # health, metrics, and the status page's files (they hold no data: the page reads the API with a token)
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/", "/ui/app.js", "/ui/style.css"})

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
@@ -170,7 +170,7 @@ class Connection:
                 self.writer.close()
                 return
 
-    def _close(self, reason: str) -> None:
+    def _close(self, reason: str) -> NoReturn:
         self.warn("kafka connection %s closed: %s", self.peer, reason)
         raise Closing(reason)
 
@@ -276,8 +276,9 @@ class Connection:
         return protocol.encode_response(response, prefix.api_version, prefix.correlation_id)
 
     def _authenticate(self, request: Any, prefix: protocol.Prefix) -> tuple[bytes, str | None]:
+        outcome: Principal | AuthFailure
         if self.tokens is None or not self._handshaken or self.principal is not None:
-            outcome: Principal | AuthFailure = AuthFailure("SaslAuthenticate without a SaslHandshake")
+            outcome = AuthFailure("SaslAuthenticate without a SaslHandshake")
             code = ILLEGAL_SASL_STATE
         else:
             outcome = authenticate_plain(self.tokens, bytes(request.auth_bytes))
