@@ -111,6 +111,12 @@ class ControllerApi:
                     return None
         return self._cluster_id
 
+    async def registered_brokers(self) -> list[int]:
+        """The broker ids registered in ``/brokers/ids``, read from ZooKeeper (a standby has no
+        cluster view; the Kafka listener lists them pointing at the active instance)."""
+        names = await self._shared.zk.children(paths.BROKER_IDS)
+        return sorted(int(n) for n in names if n.isascii() and n.isdigit())
+
     async def describe_configs(self, resources: tuple[ConfigResource, ...]) -> list[dict[str, str] | None]:
         """DescribeConfigs: each resource's stored config, read from ZooKeeper (any instance);
         None for a znode that cannot be decoded."""

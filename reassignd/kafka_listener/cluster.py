@@ -52,8 +52,10 @@ def topic_uuid(topic_id: str | None) -> uuid.UUID:
     return uuid.UUID(bytes=raw) if len(raw) == 16 else ZERO_UUID
 
 
-def nodes(snapshot: ClusterSnapshot, listener: Listener) -> tuple[list[Node], int]:
-    """The nodes to advertise and the controller id among them."""
+async def nodes(snapshot: ClusterSnapshot, listener: Listener) -> tuple[list[Node], int]:
+    """The nodes to advertise and the controller id among them. A standby lists the registered
+    brokers at the active instance's listener with the id the active one names (the lowest), so
+    a client that bootstrapped here keeps one consistent view."""
     if snapshot.active:
         brokers = [Node(b.broker_id, listener.advertised, b.rack) for b in snapshot.brokers.values()]
         if not brokers:
@@ -66,7 +68,10 @@ def nodes(snapshot: ClusterSnapshot, listener: Listener) -> tuple[list[Node], in
         except ValueError:
             pass
         else:
-            return [Node(active.controller_id, Address(host, port), None)], active.controller_id
+            ids = await listener.api.registered_brokers()
+            if not ids:
+                return [Node(active.controller_id, Address(host, port), None)], active.controller_id
+            return [Node(b, Address(host, port), None) for b in ids], ids[0]
     return [Node(listener.controller_id, listener.advertised, None)], listener.controller_id
 
 
@@ -144,7 +149,7 @@ def metadata_topics(snapshot: ClusterSnapshot, requested: Iterable[Any] | None) 
 
 async def metadata(ctx: RequestContext, request: Any) -> Any:
     snapshot = ctx.api.snapshot()
-    node_list, controller_id = nodes(snapshot, ctx.listener)
+    node_list, controller_id = await nodes(snapshot, ctx.listener)
     requested = request.topics
     if ctx.version == 0 and not requested:
         requested = None  # v0: an empty list means every topic
@@ -167,7 +172,7 @@ async def metadata(ctx: RequestContext, request: Any) -> Any:
 
 async def describe_cluster(ctx: RequestContext, request: Any) -> Any:
     snapshot = ctx.api.snapshot()
-    node_list, controller_id = nodes(snapshot, ctx.listener)
+    node_list, controller_id = await nodes(snapshot, ctx.listener)
     Described = DescribeClusterResponse.DescribeClusterBroker
     return DescribeClusterResponse(
         throttle_time_ms=0,

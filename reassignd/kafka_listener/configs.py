@@ -19,7 +19,7 @@ from reassignd.controller.admin_requests import (
     ResourceAlteration,
     ResourceType,
 )
-from reassignd.controller.entity_configs import resource_problem
+from reassignd.controller.entity_configs import BROKER_CONFIG_NAMES, TOPIC_CONFIG_NAMES, resource_problem
 from reassignd.errors import NotController
 from reassignd.kafka_listener.context import (
     CLUSTER_AUTHORIZATION_FAILED,
@@ -43,6 +43,13 @@ TOPIC_DEFAULTS = {
     "min.insync.replicas": "1",
     "leader.replication.throttled.replicas": "",
     "follower.replication.throttled.replicas": "",
+}
+BROKER_DEFAULTS = {
+    "leader.replication.throttled.rate": "9223372036854775807",
+    "follower.replication.throttled.rate": "9223372036854775807",
+    "replica.alter.log.dirs.io.max.bytes.per.second": "9223372036854775807",
+    "unclean.leader.election.enable": "false",
+    "min.insync.replicas": "1",
 }
 CONFIG_TYPES = {  # Kafka's ConfigType: BOOLEAN 1, STRING 2, INT 3, LONG 5, LIST 7
     "unclean.leader.election.enable": 1,
@@ -68,9 +75,14 @@ def _entries(
         source = SOURCE_TOPIC
     else:
         source = SOURCE_BROKER if resource.name else SOURCE_DEFAULT_BROKER
-    shown: dict[str, tuple[str, int]] = {}
-    if resource.type is ResourceType.TOPIC:
-        shown.update({k: (v, SOURCE_DEFAULT) for k, v in TOPIC_DEFAULTS.items()})
+    # every config a tool may set is listed (tools check names against the list): stored values,
+    # else the default reassignd applies, else null (Kafka's own default, not known here)
+    names, defaults = (
+        (TOPIC_CONFIG_NAMES, TOPIC_DEFAULTS)
+        if resource.type is ResourceType.TOPIC
+        else (BROKER_CONFIG_NAMES, BROKER_DEFAULTS)
+    )
+    shown: dict[str, tuple[str | None, int]] = {n: (defaults.get(n), SOURCE_DEFAULT) for n in names}
     shown.update({k: (v, source) for k, v in stored.items()})
     out = []
     for name in sorted(shown):
