@@ -226,7 +226,7 @@ async def test_configs_quotas_and_log_dirs(procs: Procs, zk: ZkClient) -> None:
         )
         response = raw_call(k.host, k.port, alter, 1)
         assert [e.error_code for e in response.entries] == [0]
-        code, quotas = await k.c.get("/v1/quotas?user=alice")
+        _, quotas = await k.c.get("/v1/quotas?user=alice")
         assert quotas["entries"] == [
             {"entity": {"user": "alice"}, "values": {"controller_mutation_rate": 5.0}}
         ]
@@ -260,7 +260,7 @@ async def test_configs_quotas_and_log_dirs(procs: Procs, zk: ZkClient) -> None:
             for t in d["topics"]
             for p in t["partitions"]
         }
-        code, topic = await k.c.get("/v1/topics/c")
+        _, topic = await k.c.get("/v1/topics/c")
         expected = {
             (f"/sim/broker-{r}", "c", p["partition"]) for p in topic["partitions"] for r in p["replicas"]
         }
