@@ -30,6 +30,7 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+from kafka.protocol.schemas import BaseField
 
 # API keys (Kafka's ApiKeys)
 METADATA = 3
@@ -125,14 +126,52 @@ def served(prefix: Prefix) -> Api | None:
     return api
 
 
+_NULLABLE_TYPES = ("string", "bytes", "records")
+
+
+def _in(versions: str | None, version: int) -> bool:
+    if not versions:
+        return False
+    low, high = BaseField.parse_versions(versions)
+    return bool(low <= version <= high)
+
+
+def null_problem(fields: list[dict[str, Any]], obj: Any, version: int) -> str | None:
+    """The first field that is null where the schema does not allow it at ``version`` (the
+    decoder lets a null length through; Kafka's refuses it), or None."""
+    for f in fields:
+        if "taggedVersions" in f or not _in(f["versions"], version):
+            continue
+        value = getattr(obj, BaseField.underscore_name(f["name"]), None)
+        kind: str = f["type"]
+        if value is None:
+            if not _in(f.get("nullableVersions"), version) and (
+                kind.startswith("[]") or kind in _NULLABLE_TYPES
+            ):
+                return str(f["name"])
+            continue
+        if kind == "[]string" and any(v is None for v in value):
+            return str(f["name"])
+        if "fields" in f:
+            for item in value if kind.startswith("[]") else (value,):
+                problem = null_problem(f["fields"], item, version)
+                if problem is not None:
+                    return f"{f['name']}.{problem}"
+    return None
+
+
 def decode_request(api: Api, payload: bytes, version: int) -> Any:
     """The request with its header (``.header.client_id``); raises FrameError when garbled."""
     try:
-        return api.request.decode(payload, version=version, header=True)
+        request = api.request.decode(payload, version=version, header=True)
     except (ValueError, TypeError, IndexError, KeyError, UnicodeDecodeError, OverflowError, MemoryError) as e:
         raise FrameError(f"cannot decode {api.name} v{version}: {type(e).__name__}: {e}") from None
     except Exception as e:  # the generated decoders raise whatever their codecs raise
         raise FrameError(f"cannot decode {api.name} v{version}: {type(e).__name__}: {e}") from None
+    problem = null_problem(api.request.json["fields"], request, version)
+    if problem is not None:
+        raise FrameError(f"{api.name} v{version}: {problem} is null, which it may not be")
+    return request
 
 
 def encode_response(response: Any, version: int, correlation_id: int) -> bytes:

@@ -56,6 +56,21 @@ async def wait_active(k: KafkaController) -> None:
     await eventually(probe, what="controller active")
 
 
+async def wait_listening(k: KafkaController) -> None:
+    """The listener accepts connections (kafka-python leaks a socket on a refused one)."""
+
+    async def probe() -> bool:
+        try:
+            _, writer = await asyncio.open_connection(k.host, k.port)
+        except OSError:
+            return False
+        writer.close()
+        await writer.wait_closed()
+        return True
+
+    await eventually(probe, what="the Kafka listener accepting connections")
+
+
 async def wait_brokers(k: KafkaController, n: int) -> None:
     async def probe() -> bool:
         s = await k.c.status()
