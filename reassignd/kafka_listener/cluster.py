@@ -9,6 +9,7 @@ lists its own id when no broker is live yet, so clients can still bootstrap.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import uuid
@@ -20,6 +21,7 @@ from kafka.protocol.admin import DescribeClusterResponse
 from kafka.protocol.metadata import ApiVersionsResponse, MetadataResponse
 
 from reassignd.controller.snapshot import ClusterSnapshot, TopicView
+from reassignd.kafka_listener import protocol
 from reassignd.kafka_listener.context import Address, Listener, RequestContext
 from reassignd.kafka_listener.protocol import api_versions_table
 from reassignd.options import split_host_port
@@ -147,19 +149,58 @@ def metadata_topics(snapshot: ClusterSnapshot, requested: Iterable[Any] | None) 
     return out
 
 
+CACHE_ENTRIES = 4096
+IN_A_THREAD_FROM_PARTITIONS = 10_000  # a bigger answer is built off the event loop
+
+
 async def metadata(ctx: RequestContext, request: Any) -> Any:
+    """Answers are cached encoded, per version and topics asked, for as long as the snapshot's
+    topics, the nodes and the cluster id stay the same (any topic change publishes new topics);
+    one covering many partitions is built in a worker thread (the snapshot is immutable) so the
+    controller's event loop keeps running meanwhile."""
     snapshot = ctx.api.snapshot()
     node_list, controller_id = await nodes(snapshot, ctx.listener)
     requested = request.topics
     if ctx.version == 0 and not requested:
         requested = None  # v0: an empty list means every topic
+    cluster_id = await ctx.api.cluster_id()
+    names = None if requested is None else tuple(t.name for t in requested)
+    cacheable = names is None or all(n is not None for n in names)
+    key = (ctx.version, names, tuple(node_list), controller_id, cluster_id, snapshot.active)
+    cache = ctx.listener.metadata_cache
+    hit = cache.get(key) if cacheable else None
+    if hit is not None and hit[0] is snapshot.topics:
+        cache.move_to_end(key)
+        return protocol.Encoded(hit[1])
+
+    def build() -> bytes:
+        response = _metadata_response(snapshot, node_list, controller_id, cluster_id, requested)
+        return protocol.encode_response(response, ctx.version, 0)
+
+    size = snapshot.partition_count if requested is None else len(requested)
+    frame = await asyncio.to_thread(build) if size >= IN_A_THREAD_FROM_PARTITIONS else build()
+    if cacheable:
+        cache[key] = (snapshot.topics, frame)
+        cache.move_to_end(key)
+        while len(cache) > CACHE_ENTRIES:
+            cache.popitem(last=False)
+    return protocol.Encoded(frame)
+
+
+def _metadata_response(
+    snapshot: ClusterSnapshot,
+    node_list: list[Node],
+    controller_id: int,
+    cluster_id: str | None,
+    requested: Iterable[Any] | None,
+) -> Any:
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[
             Broker(node_id=n.node_id, host=n.address.host, port=n.address.port, rack=n.rack)
             for n in node_list
         ],
-        cluster_id=await ctx.api.cluster_id(),
+        cluster_id=cluster_id,
         controller_id=controller_id,
         topics=metadata_topics(snapshot, requested),
         authorized_operations=None,

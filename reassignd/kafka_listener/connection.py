@@ -248,6 +248,8 @@ class Connection:
             await asyncio.wait(earlier)
         try:
             response = await HANDLERS[api.key](ctx, request)
+            if isinstance(response, protocol.Encoded):
+                return response.for_request(prefix.correlation_id)
             return protocol.encode_response(response, prefix.api_version, prefix.correlation_id)
         except asyncio.CancelledError:
             raise

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import collections
+from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -35,6 +37,10 @@ class Listener:
     advertised: Address
     agents: aiohttp.ClientSession | None = None  # DescribeLogDirs asks the agents
     events: EventLog | None = None
+    # encoded Metadata answers of the current snapshot (see cluster.metadata)
+    metadata_cache: collections.OrderedDict[Any, tuple[object, bytes]] = field(
+        default_factory=collections.OrderedDict
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,6 +182,19 @@ def encode_response(response: Any, version: int, correlation_id: int) -> bytes:
     return data
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A response already encoded (a cached one): its frame with any correlation id; the one
+    of the request answered is written over it (the first field of every response header)."""
+
+    frame: bytes
+
+    def for_request(self, correlation_id: int) -> bytes:
+        out = bytearray(self.frame)
+        struct.pack_into(">i", out, 4, correlation_id)
+        return bytes(out)
+
+
 def api_versions_table() -> list[Any]:
     ApiVersion = ApiVersionsResponse.ApiVersion
     return [
