@@ -178,7 +178,22 @@ async def metadata(ctx: RequestContext, request: Any) -> Any:
         return protocol.encode_response(response, ctx.version, 0)
 
     size = snapshot.partition_count if requested is None else len(requested)
-    frame = await asyncio.to_thread(build) if size >= IN_A_THREAD_FROM_PARTITIONS else build()
+    if size < IN_A_THREAD_FROM_PARTITIONS or not cacheable:
+        frame = build() if size < IN_A_THREAD_FROM_PARTITIONS else await asyncio.to_thread(build)
+    else:  # concurrent requests for the same big answer share one build
+        building = ctx.listener.metadata_building
+        found = building.get(key)
+        if found is not None and found[0] is snapshot.topics:
+            pending = found[1]
+        else:
+            pending = asyncio.get_running_loop().create_task(
+                asyncio.to_thread(build), name="kafka-metadata-build"
+            )
+            building[key] = (snapshot.topics, pending)
+            pending.add_done_callback(
+                lambda done: building.pop(key, None) if building.get(key, (None, None))[1] is done else None
+            )
+        frame = await asyncio.shield(pending)
     if cacheable:
         cache[key] = (snapshot.topics, frame)
         cache.move_to_end(key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,8 @@ class Listener:
     metadata_cache: collections.OrderedDict[Any, tuple[object, bytes]] = field(
         default_factory=collections.OrderedDict
     )
+    # the big answers being built: one build per key and snapshot
+    metadata_building: dict[Any, tuple[object, asyncio.Future[bytes]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
