@@ -388,3 +388,27 @@ async def test_aiokafka_admin_client(procs: Procs) -> None:
         assert "aio" not in await http_topics(k)
     finally:
         await admin.close()
+
+
+async def test_confluent_kafka_admin_client(procs: Procs) -> None:
+    """A third, librdkafka-based implementation: create, list, add partitions, delete."""
+    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+    from confluent_kafka.admin import NewPartitions as CNewPartitions  # noqa: PLC0415
+    from confluent_kafka.admin import NewTopic as CNewTopic  # noqa: PLC0415
+
+    k = await cluster(procs, brokers=3)
+    admin = AdminClient({"bootstrap.servers": k.address, "socket.timeout.ms": 20000})
+
+    def done(futures: dict[Any, Any]) -> None:
+        for future in futures.values():
+            future.result(timeout=30)
+
+    await off_loop(done, admin.create_topics([CNewTopic("rd", num_partitions=3, replication_factor=2)]))
+    assert "rd" in await http_topics(k)
+    listed = await off_loop(admin.list_topics, timeout=20)
+    assert len(listed.topics["rd"].partitions) == 3 and set(listed.brokers) == {1, 2, 3}
+    await off_loop(done, admin.create_partitions([CNewPartitions("rd", 4)]))
+    _, topic = await k.c.get("/v1/topics/rd")
+    assert len(topic["partitions"]) == 4
+    await off_loop(done, admin.delete_topics(["rd"]))
+    assert "rd" not in await http_topics(k)
