@@ -393,8 +393,8 @@ async def test_aiokafka_admin_client(procs: Procs) -> None:
 async def test_confluent_kafka_admin_client(procs: Procs) -> None:
     """A third, librdkafka-based implementation: create, list, add partitions, delete."""
     from confluent_kafka.admin import AdminClient  # noqa: PLC0415
-    from confluent_kafka.admin import NewPartitions as CNewPartitions  # noqa: PLC0415
-    from confluent_kafka.admin import NewTopic as CNewTopic  # noqa: PLC0415
+    from confluent_kafka.admin import NewPartitions as CNewPartitions  # type: ignore[attr-defined]  # noqa: PLC0415
+    from confluent_kafka.admin import NewTopic as CNewTopic  # type: ignore[attr-defined]  # noqa: PLC0415
 
     k = await cluster(procs, brokers=3)
     admin = AdminClient({"bootstrap.servers": k.address, "socket.timeout.ms": 20000})
