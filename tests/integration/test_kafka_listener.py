@@ -4,8 +4,10 @@ the listener is checked through the HTTP API, and the other way round."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import aiohttp
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin import NewPartitions as AioNewPartitions
@@ -102,6 +104,21 @@ async def test_topics_with_kafka_python_and_http(procs: Procs) -> None:
         assert len(pinned["partitions"]) == 4
         await off_loop(admin.delete_topics, ["via-http", "pinned"])
         assert await http_topics(k) == {"orders"}
+
+        # what arrived through the listener is on the event stream, with the principal
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"{k.c.url}/v1/events?type=admin_request&last_event_id=1-0&max_s=1") as resp,
+        ):
+            stream = await resp.text()
+        records = [json.loads(line[5:]) for line in stream.splitlines() if line.startswith("data:")]
+        apis = [(r["api"], r["user"], r["via"]) for r in records]
+        assert ("CreateTopics", "ANONYMOUS", "kafka") in apis and (
+            "DeleteTopics",
+            "ANONYMOUS",
+            "kafka",
+        ) in apis
+        assert any(r["api"] == "CreatePartitions" and r["topics"] == ["pinned"] for r in records)
     finally:
         await off_loop(admin.close)
 
