@@ -31,6 +31,7 @@ from reassignd.admin.command_line import AdminReassignCommand, add_reassign_pars
 from reassignd.broker.settings import BrokerSettings, ClusterLayout, cluster_settings
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http.auth import TokensFileError, check_bind, load_tokens
+from reassignd.kafka_listener.config import kafka_listener_problem, tls_problem
 from reassignd.log_setup import LogSettings
 from reassignd.options import ENV_PREFIX, Option
 from reassignd.plan_format import Plan
@@ -235,6 +236,9 @@ def _controller_settings(values: Mapping[str, object]) -> ControllerSettings:
     refusal = check_bind(settings.http_host, has_tokens=settings.auth_tokens_path is not None)
     if refusal is not None:
         raise ConfigError(refusal)
+    refusal = kafka_listener_problem(settings)
+    if refusal is not None:
+        raise ConfigError(refusal)
     return settings
 
 
@@ -326,6 +330,10 @@ def check_files(command: Command) -> None:
             load_tokens(command.settings.auth_tokens_path)
         except TokensFileError as e:
             raise ConfigError(str(e)) from None
+    if isinstance(command, ControllerCommand):
+        problem = tls_problem(command.settings)
+        if problem is not None:
+            raise ConfigError(problem)
 
 
 def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:

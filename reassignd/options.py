@@ -74,7 +74,7 @@ def options_of(cls: type[Any], *, skip: tuple[str, ...] = ()) -> tuple[Option, .
         names = (f.name, spec.pair) if spec.pair else (f.name,)
         missing = f.default is dataclasses.MISSING
         default: object = None if missing else f.default
-        if spec.pair and not missing:
+        if spec.pair and not missing and f.default is not None:
             default = f"{f.default}:{defaults[spec.pair]}"
         flag = spec.flag or f.name.replace("_", "-")
         out.append(Option(flag, spec.parse, spec.help, default, spec.metavar, missing, names))

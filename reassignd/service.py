@@ -1,6 +1,6 @@
 """The controller process's composition root (outside the controller package, which never imports
-the HTTP layer): ZooKeeper session, controller, HTTP server, the event stream's Kafka sender and
-progress reporter.
+the HTTP layer): ZooKeeper session, controller, HTTP server, the Kafka-protocol admin listener
+(``--kafka-listener``), the event stream's Kafka sender and progress reporter.
 
 ``run_controller(settings, stop)`` runs until ``stop`` is set, then shuts down cleanly: the event
 loop is cancelled, the HTTP server stops, and the ZooKeeper session is closed so ``/controller``
@@ -21,6 +21,8 @@ from reassignd.http.app import build_app
 from reassignd.http.progress_events import report_progress
 from reassignd.http.routes.batches import stuck_rule
 from reassignd.http.server import HttpServer
+from reassignd.kafka_listener.server import KafkaListener
+from reassignd.tokens import load_tokens
 from reassignd.zk.client import ZkClient, ZkSettings
 
 log = logging.getLogger(__name__)
@@ -69,8 +71,20 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
         settings.http_host,
         settings.http_port,
     )
+    kafka = (
+        None
+        if settings.kafka_listener_host is None
+        else KafkaListener(
+            controller.api,
+            settings,
+            None if settings.auth_tokens_path is None else load_tokens(settings.auth_tokens_path),
+            controller.events,
+        )
+    )
     try:
         controller.http_url = await server.start()
+        if kafka is not None:  # before the election: /controller names the listener
+            controller.kafka_address = await kafka.start()
         async with asyncio.TaskGroup() as tg:
             sink_task = None if sink is None else tg.create_task(sink.run(), name="events-to-kafka")
             interval = settings.events_progress_interval_s
@@ -92,6 +106,9 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
                     task.cancel()
     finally:
         log.info("controller %d stopping", settings.controller_id)
+        if kafka is not None:
+            with contextlib.suppress(Exception):
+                await kafka.stop()
         with contextlib.suppress(Exception):
             await server.stop()
         await zk.close()

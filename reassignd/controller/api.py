@@ -12,7 +12,16 @@ from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
 
+from reassignd.controller.admin_requests import (
+    AlterConfigs,
+    ConfigResource,
+    ConfigResult,
+    ElectionResult,
+    ElectLeaders,
+)
+from reassignd.controller.entity_configs import read_configs
 from reassignd.controller.events import (
+    AlterConfigsRequested,
     AlterQuotasRequested,
     ApiPartitionReassignment,
     BatchControlRequested,
@@ -21,6 +30,7 @@ from reassignd.controller.events import (
     CreatePartitionsRequested,
     CreateTopicsRequested,
     DeleteTopicsRequested,
+    ElectLeadersRequested,
     RequestEvent,
 )
 from reassignd.controller.publisher import Publisher
@@ -44,6 +54,7 @@ from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
 from reassignd.quotas.config_store import describe_quotas
 from reassignd.topic_partition import TopicPartition
+from reassignd.zk import codec, paths
 
 R = TypeVar("R")
 
@@ -56,6 +67,7 @@ class ControllerApi:
         self._publisher = publisher
         self._is_active = is_active
         self._started_at = started_at_s
+        self._cluster_id: str | None = None
 
     # reads
 
@@ -88,6 +100,28 @@ class ControllerApi:
         entries = await describe_quotas(self._shared.zk, user, client_id, self._shared.report)
         return tuple(QuotaDescription(e.user, e.client_id, tuple(sorted(e.values.items()))) for e in entries)
 
+    async def cluster_id(self) -> str | None:
+        """``/cluster/id`` (read once, then kept: it never changes); None until it exists."""
+        if self._cluster_id is None:
+            znode = await self._shared.zk.get_or_none(paths.CLUSTER_ID)
+            if znode is not None:
+                try:
+                    self._cluster_id = codec.decode_cluster_id(znode.data)
+                except codec.CodecError:
+                    return None
+        return self._cluster_id
+
+    async def registered_brokers(self) -> list[int]:
+        """The broker ids registered in ``/brokers/ids``, read from ZooKeeper (a standby has no
+        cluster view; the Kafka listener lists them pointing at the active instance)."""
+        names = await self._shared.zk.children(paths.BROKER_IDS)
+        return sorted(int(n) for n in names if n.isascii() and n.isdigit())
+
+    async def describe_configs(self, resources: tuple[ConfigResource, ...]) -> list[dict[str, str] | None]:
+        """DescribeConfigs: each resource's stored config, read from ZooKeeper (any instance);
+        None for a znode that cannot be decoded."""
+        return await read_configs(self._shared.zk, resources, self._shared.report)
+
     # requests
 
     async def _request(self, make: Callable[[asyncio.Future[R]], RequestEvent]) -> R:
@@ -113,6 +147,13 @@ class ControllerApi:
 
     async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
         return await self._request(lambda reply: AlterQuotasRequested(request, reply))
+
+    async def alter_configs(self, request: AlterConfigs) -> tuple[ConfigResult, ...]:
+        """IncrementalAlterConfigs through the controller (config znode + change notification)."""
+        return await self._request(lambda reply: AlterConfigsRequested(request, reply))
+
+    async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
+        return await self._request(lambda reply: ElectLeadersRequested(request, reply))
 
     async def create_topics(self, request: CreateTopics) -> TopicsResult:
         result: TopicsResult = await self._request(lambda reply: CreateTopicsRequested(request, reply))

@@ -27,8 +27,11 @@ from reassignd.controller.api import ControllerApi
 from reassignd.controller.channel import ControlChannel
 from reassignd.controller.coalesce import coalesce
 from reassignd.controller.context import ControllerContext
+from reassignd.controller.elect_leaders import LeaderElections
+from reassignd.controller.entity_configs import ConfigWrites
 from reassignd.controller.event_queue import EventQueue
 from reassignd.controller.events import (
+    AlterConfigsRequested,
     AlterQuotasRequested,
     ApiPartitionReassignment,
     BatchControlRequested,
@@ -42,6 +45,7 @@ from reassignd.controller.events import (
     CreatePartitionsRequested,
     CreateTopicsRequested,
     DeleteTopicsRequested,
+    ElectLeadersRequested,
     ExecutorTick,
     ExtraReassignment,
     IsrChangeNotified,
@@ -101,6 +105,7 @@ class Controller:
         self.settings = settings
         self.metrics = metrics or ControllerMetrics()
         self.http_url: str | None = None
+        self.kafka_address: str | None = None  # the Kafka listener's advertised host:port
         queue: EventQueue[ControllerEvent] = EventQueue(clock, on_size=self.metrics.event_queue_size.set)
         self.channel = ControlChannel(
             request_timeout_s=settings.control_request_timeout_s,
@@ -419,6 +424,18 @@ class Controller:
                 results = await parts.quotas.alter(alter)
                 if not quotas_reply.done():
                     quotas_reply.set_result(results)
+            case AlterConfigsRequested(request=alter_configs, reply=configs_reply):
+                topic_exists = parts.ctx.assignments.__contains__
+                altered = await ConfigWrites(self.shared.zk, parts.writer, topic_exists).alter(alter_configs)
+                await parts.quotas.on_config_changed()  # apply them now (e.g. unclean elections)
+                if not configs_reply.done():
+                    configs_reply.set_result(altered)
+            case ElectLeadersRequested(request=elect, reply=elect_reply):
+                batch = parts.batch()
+                elected = await LeaderElections(parts.ctx, parts.elections).handle(elect, batch)
+                self.shared.send(batch)
+                if not elect_reply.done():
+                    elect_reply.set_result(elected)
             case BatchSubmitRequested(spec=spec, reply=submit_reply, sizes=sizes):
                 batch = parts.batch()
                 submitted = await parts.runner.submit(spec, batch, sizes)
@@ -465,7 +482,7 @@ class Controller:
                     await election.delete_own(zk, znode.stat.version)
                     continue
                 self._active_controller = (
-                    None if info is None else ActiveController(info.broker_id, info.http)
+                    None if info is None else ActiveController(info.broker_id, info.http, info.kafka)
                 )
                 self._epoch_seen, _ = await election.read_epoch(zk)
                 break
@@ -475,7 +492,7 @@ class Controller:
             if self._hold_until is not None and self.shared.clock() < self._hold_until:
                 log.info("/controller is free; this instance runs again once its backoff is over")
                 break
-            won = await election.try_elect(zk, me, self.http_url)
+            won = await election.try_elect(zk, me, self.http_url, self.kafka_address)
             if won is not None:
                 await self._become_active(won)
                 break
@@ -490,7 +507,9 @@ class Controller:
         events.emit("controller_elected", controller_id=self.settings.controller_id, epoch=won.epoch)
         self._won = won
         self._term_started = self.shared.clock()
-        self._active_controller = ActiveController(self.settings.controller_id, self.http_url)
+        self._active_controller = ActiveController(
+            self.settings.controller_id, self.http_url, self.kafka_address
+        )
         self.metrics.active.set(1)
         self.metrics.controller_epoch.set(won.epoch)
         self.metrics.elections.inc()

@@ -59,9 +59,11 @@ async def read_active(zk: ZkClient, watch: WatchCallback | None = None) -> codec
         return None
 
 
-async def try_elect(zk: ZkClient, controller_id: int, http_url: str | None) -> Won | None:
+async def try_elect(
+    zk: ZkClient, controller_id: int, http_url: str | None, kafka_address: str | None = None
+) -> Won | None:
     epoch, version = await read_epoch(zk)
-    info = codec.ControllerInfo(controller_id, int(time.time() * 1000), http_url)
+    info = codec.ControllerInfo(controller_id, int(time.time() * 1000), http_url, kafka_address)
     try:
         results = await zk.multi(
             [

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
+from reassignd.controller.admin_requests import AlterConfigs, ConfigResult, ElectionResult, ElectLeaders
 from reassignd.controller.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -169,6 +170,22 @@ class AlterQuotasRequested:
 
 
 @dataclass(frozen=True, slots=True)
+class AlterConfigsRequested:
+    """IncrementalAlterConfigs of topic and broker configs (the Kafka listener)."""
+
+    request: AlterConfigs
+    reply: asyncio.Future[tuple[ConfigResult, ...]] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeadersRequested:
+    """ElectLeaders: preferred or unclean elections on demand."""
+
+    request: ElectLeaders
+    reply: asyncio.Future[list[ElectionResult]] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class BatchSubmitRequested:
     """POST /v1/batches."""
 
@@ -214,6 +231,8 @@ RequestEvent = (
     | DeleteTopicsRequested
     | CreatePartitionsRequested
     | AlterQuotasRequested
+    | AlterConfigsRequested
+    | ElectLeadersRequested
 )
 
 ControllerEvent = (
@@ -244,6 +263,8 @@ ControllerEvent = (
     | BatchSubmitRequested
     | BatchControlRequested
     | ExecutorTick
+    | AlterConfigsRequested
+    | ElectLeadersRequested
 )
 
 

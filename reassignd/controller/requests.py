@@ -78,6 +78,7 @@ class CreateTopics:
     caller: Caller = Caller()
     validate_only: bool = False
     timeout_ms: int = 30000
+    strict_quota: bool = True  # False: KIP-599's permissive quota (Kafka's older request versions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,7 @@ class DeleteTopics:
     names: tuple[str, ...]
     caller: Caller = Caller()
     timeout_ms: int = 30000
+    strict_quota: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ class CreatePartitions:
     caller: Caller = Caller()
     validate_only: bool = False
     timeout_ms: int = 30000
+    strict_quota: bool = True
 
 
 @dataclass(frozen=True, slots=True)

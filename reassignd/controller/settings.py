@@ -33,6 +33,31 @@ class ControllerSettings:
         pair="http_port",
     )
     http_port: int = 8080  # 0 = a free port; set with http_host by --http
+    # the Kafka-protocol admin listener (reassignd.kafka_listener): off without --kafka-listener
+    kafka_listener_host: str | None = option(
+        None,
+        parse=host_port,
+        help="address of the Kafka-protocol admin listener (off when unset); port 0 picks a free one",
+        metavar="HOST:PORT",
+        flag="kafka-listener",
+        pair="kafka_listener_port",
+    )
+    kafka_listener_port: int = 0  # set with kafka_listener_host by --kafka-listener
+    kafka_advertised_host: str | None = option(
+        None,
+        parse=host_port,
+        help="the address Kafka clients are told (default: the bound one; a wildcard bind needs it)",
+        metavar="HOST:PORT",
+        flag="kafka-advertised",
+        pair="kafka_advertised_port",
+    )
+    kafka_advertised_port: int = 0  # set with kafka_advertised_host by --kafka-advertised
+    kafka_tls_cert: str | None = option(
+        None, parse=text, help="PEM certificate of the Kafka listener (TLS: SSL, SASL_SSL)", metavar="FILE"
+    )
+    kafka_tls_key: str | None = option(
+        None, parse=text, help="PEM private key of --kafka-tls-cert", metavar="FILE"
+    )
     auth_tokens_path: str | None = option(
         None,
         parse=text,
@@ -124,3 +149,7 @@ class ControllerSettings:
     control_retry_backoff_ms: int = 100
     control_retry_backoff_max_ms: int = 2000
     batch_tick_s: float = 1.0
+    kafka_max_frame_bytes: int = 10 * 1024 * 1024  # admin requests only: the HTTP API's body limit
+    kafka_max_connections: int = 1000
+    kafka_max_in_flight: int = 32  # pipelined requests read ahead per connection
+    kafka_idle_timeout_s: float = 600.0  # Kafka's connections.max.idle.ms

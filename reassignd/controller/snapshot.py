@@ -35,6 +35,7 @@ from reassignd.topic_partition import TopicPartition
 class ActiveController:
     controller_id: int
     http: str | None
+    kafka: str | None = None  # its Kafka listener's advertised "host:port", when it has one
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,19 +79,26 @@ class TopicMutations:
         plans: Sequence[Plan | ReassigndError],
         cost: Callable[[Plan], int],
         charge: bool,
+        strict: bool = True,
     ) -> tuple[list[Plan | ReassigndError], int]:
-        """Charge the valid entries in request order; rejected ones become 89."""
+        """Charge the valid entries in request order; rejected ones become 89 (not ``strict``:
+        none is refused, the response carries the entity's throttle instead)."""
         now = self._clock()
         admissions: list[Admission] = []
         out: list[Plan | ReassigndError] = []
+        permissive_ms = 0
         for plan in plans:
             if isinstance(plan, ReassigndError) or not charge:
+                out.append(plan)
+                continue
+            if not strict:
+                permissive_ms = max(permissive_ms, self.quotas.record(user, client_id, cost(plan), now))
                 out.append(plan)
                 continue
             admission = self.quotas.admit(user, client_id, cost(plan), now)
             admissions.append(admission)
             out.append(plan if admission.admitted else ThrottlingQuotaExceeded())
-        throttle_ms = response_throttle_ms(admissions, now, self._clock())
+        throttle_ms = max(response_throttle_ms(admissions, now, self._clock()), permissive_ms)
         refused = sum(1 for a in admissions if not a.admitted)
         if throttle_ms > 0:
             self.writer.events.emit(
@@ -114,6 +121,7 @@ class TopicMutations:
             plans,
             lambda p: p.num_partitions,
             not request.validate_only,
+            request.strict_quota,
         )
         created: list[str] = []
         results: list[TopicResult] = []
@@ -162,6 +170,7 @@ class TopicMutations:
             plans,
             lambda p: len(p.new_assignment),
             not request.validate_only,
+            request.strict_quota,
         )
         added: dict[str, list[int]] = {}
         results: list[TopicResult] = []
@@ -190,6 +199,7 @@ class TopicMutations:
             plans,
             lambda p: len(self.ctx.assignments.get(p.name, {})),
             True,
+            request.strict_quota,
         )
         queued: list[str] = []
         results: list[TopicResult] = []

@@ -101,6 +101,7 @@ class LocalCluster:
         self.zookeeper = LocalZooKeeper(log_path=self.log_dir / "zookeeper.log")
         self.http_port = free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
+        self.kafka_address = f"127.0.0.1:{free_port()}"  # the controller's Kafka listener
         self.children: list[Child] = []
         self.reported: set[str] = set()  # children whose failure was already printed
         self.session: aiohttp.ClientSession | None = None

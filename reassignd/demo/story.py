@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import uvloop
 
 from reassignd.demo.cluster import DemoFailed, LocalCluster, Stopped, say
+from reassignd.demo.kafka_client import show_stock_client
 from reassignd.demo.plan import DemoOptions
 from reassignd.demo.spark import add_and_decommission
 from reassignd.demo.steps import Steps
@@ -48,13 +49,23 @@ class Demo:
         await self.cluster.start_zookeeper()
         zk, port = self.cluster.zookeeper.connect, self.cluster.http_port
         await self.cluster.start_child(
-            "controller", ["controller", "--zk", zk, "--http", f"127.0.0.1:{port}"]
+            "controller",
+            [
+                "controller",
+                "--zk",
+                zk,
+                "--http",
+                f"127.0.0.1:{port}",
+                "--kafka-listener",
+                self.cluster.kafka_address,
+            ],
         )
         await self.cluster.start_child(
             "cluster", ["cluster", "--zk", zk, "--brokers", str(o.brokers), "--racks", str(o.racks)]
         )
         live = await self.cluster.wait_until_ready(o.brokers, o.ready_timeout_s)
         await self.steps.create_topic(live)
+        await show_stock_client(self.cluster.kafka_address, o.topic)
         await self.steps.drain()
         await self.steps.cancel_half_way()
         await add_and_decommission(self.cluster, o)

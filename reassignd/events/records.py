@@ -39,6 +39,7 @@ TYPES = frozenset(
         "partitions_added",
         "quota_throttled",
         "problem_reported",
+        "admin_request",  # a mutation that arrived through the Kafka listener, with its principal
     }
 )
 RESERVED = frozenset({"type", "time", "controller_epoch", "sequence"})

@@ -115,6 +115,24 @@ class QuotaManager:
             state.rejected_topics += 1
         return admission
 
+    def record(self, user: str, client_id: str, partitions: int, now_s: float) -> int:
+        """Permissive charging (Kafka's PermissiveControllerMutationQuota, for requests below the
+        versions where the quota is strict): charge ``partitions`` without refusing them; the
+        throttle the entity is in afterwards (0 while its tokens are not below zero)."""
+        if partitions < 0:
+            raise ValueError(f"cannot charge {partitions} partition mutations")
+        self._maybe_sweep(now_s)
+        found = self.resolve(user, client_id)
+        if found is None:
+            return 0
+        state = self._bucket(found, now_s)
+        state.last_used_s = max(state.last_used_s, now_s)
+        state.bucket.refill(now_s)
+        state.bucket.tokens -= partitions
+        if partitions:
+            state.admitted.append((now_s, partitions))
+        return state.bucket.throttle_ms(now_s)
+
     def charge_in_order(
         self, user: str, client_id: str, items: Sequence[int], now_s: float
     ) -> list[Admission]:

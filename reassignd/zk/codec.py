@@ -68,13 +68,16 @@ class ControllerInfo:
     broker_id: int
     timestamp_ms: int
     http: str | None = None
+    kafka: str | None = None  # the instance's Kafka listener as clients reach it, "host:port"
 
 
 def encode_controller(info: ControllerInfo) -> bytes:
-    """``{"version":1,"brokerid":N,"timestamp":"<ms>"[,"http":url]}``."""
+    """``{"version":1,"brokerid":N,"timestamp":"<ms>"[,"http":url][,"kafka":"host:port"]}``."""
     obj: dict[str, object] = {"version": 1, "brokerid": info.broker_id, "timestamp": str(info.timestamp_ms)}
     if info.http is not None:
         obj["http"] = info.http
+    if info.kafka is not None:
+        obj["kafka"] = info.kafka
     return dump("controller", obj, decode_controller)
 
 
@@ -85,6 +88,7 @@ def decode_controller(data: bytes | None) -> ControllerInfo:
         broker_id=read_int(get_field(obj, "brokerid"), "brokerid"),
         timestamp_ms=read_decimal(get_field(obj, "timestamp"), "timestamp"),
         http=read_optional(obj, "http", read_str),
+        kafka=read_optional(obj, "kafka", read_str),
     )
 
 

@@ -17,6 +17,7 @@ PAGES = (
     "zookeeper-layout.md",
     "design.md",
     "http-api.md",
+    "kafka-api.md",
     "cli.md",
     "operations.md",
     "feeder.md",

@@ -1,0 +1,306 @@
+"""One client connection: read frames, answer them in request order, close on bad input.
+
+The reader reads ahead up to ``max_in_flight`` requests (pipelining) and starts a task per
+request; the writer sends each task's response in the order the requests came (a client matches
+responses to requests by order). A request that changes the cluster starts only after every
+earlier request of the connection finished, and later ones wait for it, so a connection's
+mutations apply in its order (Kafka serves one request per connection at a time).
+
+Bad input — a frame over the size limit, a garbled or truncated frame, an API or version not
+served, a request before SASL where SASL is required, a client that stalls mid-frame or stops
+reading — closes the connection with one log line; it never reaches the controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
+
+from reassignd.kafka_listener import protocol
+from reassignd.kafka_listener.context import Listener, RequestContext
+from reassignd.kafka_listener.dispatch import BEFORE_AUTH, HANDLERS, MUTATIONS
+from reassignd.kafka_listener.limits import ByteBudget, RateLimitedLog
+from reassignd.kafka_listener.sasl import MECHANISM, AuthFailure, authenticate_plain
+from reassignd.tokens import ANONYMOUS, Principal
+
+log = logging.getLogger(__name__)
+
+UNSUPPORTED_SASL_MECHANISM = 33
+ILLEGAL_SASL_STATE = 34
+SASL_AUTHENTICATION_FAILED = 58
+
+
+class Closing(Exception):
+    """Close the connection (the reason is logged once by whoever raises it)."""
+
+
+class Connection:
+    def __init__(
+        self,
+        listener: Listener,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        tokens: Mapping[str, Principal] | None,
+        max_frame_bytes: int,
+        max_in_flight: int,
+        idle_timeout_s: float,
+        frame_timeout_s: float,
+        write_timeout_s: float,
+        budget: ByteBudget,
+        warn: RateLimitedLog,
+    ) -> None:
+        self.listener = listener
+        self.reader = reader
+        self.writer = writer
+        self.tokens = tokens
+        self.max_frame_bytes = max_frame_bytes
+        self.idle_timeout_s = idle_timeout_s
+        self.frame_timeout_s = frame_timeout_s
+        self.write_timeout_s = write_timeout_s
+        self.budget = budget
+        self.warn = warn
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+        self.principal: Principal | None = ANONYMOUS if tokens is None else None
+        self._handshaken = False
+        self._raw_sasl_next = False  # after SaslHandshake v0 the token comes as a bare frame
+        self._pending: asyncio.Queue[tuple[asyncio.Future[bytes | None], int] | None] = asyncio.Queue(
+            max_in_flight
+        )
+        self._inflight: list[asyncio.Task[bytes | None]] = []
+        self._last_mutation: asyncio.Task[bytes | None] | None = None
+        self._count = 0
+
+    # --- the two loops ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        writing = asyncio.create_task(self._write_loop(), name=f"kafka-writer-{self.peer}")
+        try:
+            await self._read_loop()
+        except Closing:
+            pass
+        except (ConnectionError, OSError) as e:
+            log.debug("kafka connection %s: %s", self.peer, e)
+        finally:
+            with contextlib.suppress(asyncio.QueueFull):
+                self._pending.put_nowait(None)
+            if self._pending.full():  # the writer is stuck behind a full queue: stop it
+                writing.cancel()
+            try:
+                await asyncio.wait_for(writing, self.write_timeout_s)
+            except (TimeoutError, asyncio.CancelledError, Exception):
+                writing.cancel()
+            while not self._pending.empty():  # never written: their bytes go back to the budget
+                item = self._pending.get_nowait()
+                if item is not None:
+                    item[0].cancel()
+                    self.budget.release(item[1])
+            for task in self._inflight:
+                task.cancel()
+            for task in self._inflight:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            self.writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.writer.wait_closed(), 1.0)
+
+    async def _read_loop(self) -> None:
+        while not self.writer.is_closing():
+            try:
+                async with asyncio.timeout(self.idle_timeout_s):
+                    head = await self.reader.readexactly(4)
+            except asyncio.IncompleteReadError as e:
+                if e.partial:
+                    self._close(f"a truncated frame size ({len(e.partial)} bytes) before EOF")
+                return  # a clean close
+            except TimeoutError:
+                self._close(f"idle for {self.idle_timeout_s:g} s")
+            size = int.from_bytes(head, "big", signed=True)
+            if size < 0 or size > self.max_frame_bytes:
+                self._close(f"frame of {size} bytes is over the limit of {self.max_frame_bytes}")
+            await self.budget.acquire(size)
+            try:
+                async with asyncio.timeout(self.frame_timeout_s):
+                    payload = await self.reader.readexactly(size)
+            except asyncio.IncompleteReadError as e:
+                self.budget.release(size)
+                self._close(f"a truncated frame ({len(e.partial)} of {size} bytes)")
+            except TimeoutError:
+                self.budget.release(size)
+                self._close(f"stalled for {self.frame_timeout_s:g} s in the middle of a {size}-byte frame")
+            except BaseException:
+                self.budget.release(size)
+                raise
+            await self._on_frame(payload, size)
+
+    async def _write_loop(self) -> None:
+        while True:
+            item = await self._pending.get()
+            if item is None:
+                return
+            future, size = item
+            try:
+                data = await future
+            except asyncio.CancelledError:
+                data = None
+            finally:
+                self.budget.release(size)
+            if data is None:
+                self.writer.close()
+                return
+            self.writer.write(data)
+            try:
+                async with asyncio.timeout(self.write_timeout_s):
+                    await self.writer.drain()
+            except TimeoutError:
+                self.warn(
+                    "kafka connection %s closed: does not read its responses (%g s)",
+                    self.peer,
+                    self.write_timeout_s,
+                )
+                self.writer.close()
+                return
+            except (ConnectionError, OSError):
+                self.writer.close()
+                return
+
+    def _close(self, reason: str) -> NoReturn:
+        self.warn("kafka connection %s closed: %s", self.peer, reason)
+        raise Closing(reason)
+
+    async def _queue(self, future: asyncio.Future[bytes | None], size: int) -> None:
+        await self._pending.put((future, size))
+
+    async def _answer_now(self, data: bytes | None, size: int) -> None:
+        future: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        future.set_result(data)
+        await self._queue(future, size)
+
+    # --- one frame ---------------------------------------------------------------------------------
+
+    async def _on_frame(self, payload: bytes, size: int) -> None:
+        if self._raw_sasl_next:
+            self._raw_sasl_next = False
+            await self._raw_sasl(payload, size)
+            return
+        try:
+            prefix = protocol.parse_prefix(payload)
+        except protocol.FrameError as e:
+            self.budget.release(size)
+            self._close(str(e))
+        api = protocol.served(prefix)
+        if api is None:
+            if prefix.api_key == protocol.API_VERSIONS and prefix.api_version > 0:
+                await self._answer_now(protocol.unsupported_api_versions(prefix.correlation_id), size)
+                return
+            self.budget.release(size)
+            self._close(f"API key {prefix.api_key} version {prefix.api_version} is not served")
+        if self.principal is None and api.key not in BEFORE_AUTH:
+            self.budget.release(size)
+            self._close(f"{api.name} before SASL authentication")
+        try:
+            request = protocol.decode_request(api, payload, prefix.api_version)
+        except protocol.FrameError as e:
+            self.budget.release(size)
+            self._close(str(e))
+        if api.key == protocol.SASL_HANDSHAKE:
+            await self._answer_now(self._handshake(request, prefix), size)
+            return
+        if api.key == protocol.SASL_AUTHENTICATE:
+            data, failure = self._authenticate(request, prefix)
+            await self._answer_now(data, size)
+            if failure is not None:
+                self._close(f"SASL authentication failed: {failure}")
+            return
+        principal = self.principal or ANONYMOUS  # ApiVersions before SASL
+        client_id = request.header.client_id or ""
+        ctx = RequestContext(self.listener, principal, client_id, prefix.api_version)
+        self._count += 1
+        mutation = api.key in MUTATIONS
+        earlier = [t for t in self._inflight if not t.done()] if mutation else []
+        if not mutation and self._last_mutation is not None and not self._last_mutation.done():
+            earlier = [self._last_mutation]
+        task = asyncio.create_task(
+            self._serve(api, ctx, request, prefix, earlier),
+            name=f"kafka-{api.name}-{self.peer}-{self._count}",
+        )
+        self._inflight = [t for t in self._inflight if not t.done()]
+        self._inflight.append(task)
+        if mutation:
+            self._last_mutation = task
+        await self._queue(task, size)
+
+    async def _serve(
+        self,
+        api: protocol.Api,
+        ctx: RequestContext,
+        request: Any,
+        prefix: protocol.Prefix,
+        earlier: list[asyncio.Task[bytes | None]],
+    ) -> bytes | None:
+        if earlier:
+            await asyncio.wait(earlier)
+        try:
+            response = await HANDLERS[api.key](ctx, request)
+            if isinstance(response, protocol.Encoded):
+                return response.for_request(prefix.correlation_id)
+            return protocol.encode_response(response, prefix.api_version, prefix.correlation_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception(
+                "kafka connection %s: %s v%d failed; closing the connection",
+                self.peer,
+                api.name,
+                prefix.api_version,
+            )
+            return None
+
+    # --- SASL ---------------------------------------------------------------------------------------
+
+    def _handshake(self, request: Any, prefix: protocol.Prefix) -> bytes:
+        mechanisms = [MECHANISM] if self.tokens is not None else []
+        if self.tokens is None or self.principal is not None or self._handshaken:
+            code = ILLEGAL_SASL_STATE
+        elif request.mechanism != MECHANISM:
+            code = UNSUPPORTED_SASL_MECHANISM
+        else:
+            code = 0
+            self._handshaken = True
+            self._raw_sasl_next = prefix.api_version == 0
+        response = SaslHandshakeResponse(error_code=code, mechanisms=mechanisms)
+        return protocol.encode_response(response, prefix.api_version, prefix.correlation_id)
+
+    def _authenticate(self, request: Any, prefix: protocol.Prefix) -> tuple[bytes, str | None]:
+        outcome: Principal | AuthFailure
+        if self.tokens is None or not self._handshaken or self.principal is not None:
+            outcome = AuthFailure("SaslAuthenticate without a SaslHandshake")
+            code = ILLEGAL_SASL_STATE
+        else:
+            outcome = authenticate_plain(self.tokens, bytes(request.auth_bytes))
+            code = SASL_AUTHENTICATION_FAILED if isinstance(outcome, AuthFailure) else 0
+        failure = outcome.message if isinstance(outcome, AuthFailure) else None
+        if isinstance(outcome, Principal):
+            self.principal = outcome
+            log.debug("kafka connection %s authenticated as %s", self.peer, outcome.user)
+        response = SaslAuthenticateResponse(
+            error_code=code, error_message=failure, auth_bytes=b"", session_lifetime_ms=0
+        )
+        return protocol.encode_response(response, prefix.api_version, prefix.correlation_id), failure
+
+    async def _raw_sasl(self, payload: bytes, size: int) -> None:
+        """SaslHandshake v0: the PLAIN token as a bare frame; success is an empty frame, failure
+        closes the connection (Kafka's behaviour)."""
+        assert self.tokens is not None
+        outcome = authenticate_plain(self.tokens, payload)
+        if isinstance(outcome, AuthFailure):
+            self.budget.release(size)
+            self._close(f"SASL authentication failed: {outcome.message}")
+        self.principal = outcome
+        await self._answer_now(b"\x00\x00\x00\x00", size)

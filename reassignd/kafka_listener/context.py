@@ -1,0 +1,78 @@
+"""What a request handler gets: the listener's shared parts and who asks."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from reassignd.controller.api import ControllerApi
+from reassignd.events.history import EventLog
+from reassignd.tokens import Principal, Role
+
+NONE = 0
+TOPIC_AUTHORIZATION_FAILED = 29
+CLUSTER_AUTHORIZATION_FAILED = 31
+NOT_CONTROLLER = 41
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+
+@dataclass(slots=True)
+class Listener:
+    """The parts every handler shares. ``advertised`` is set once the socket is bound."""
+
+    api: ControllerApi
+    controller_id: int
+    advertised: Address
+    agents: aiohttp.ClientSession | None = None  # DescribeLogDirs asks the agents
+    events: EventLog | None = None
+    # encoded Metadata answers of the current snapshot (see cluster.metadata)
+    metadata_cache: collections.OrderedDict[Any, tuple[object, bytes]] = field(
+        default_factory=collections.OrderedDict
+    )
+    # the big answers being built: one build per key and snapshot
+    metadata_building: dict[Any, tuple[object, asyncio.Future[bytes]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    listener: Listener
+    principal: Principal
+    client_id: str
+    version: int
+
+    @property
+    def api(self) -> ControllerApi:
+        return self.listener.api
+
+    @property
+    def may_alter(self) -> bool:
+        return self.principal.may(Role.ADMIN)
+
+    def denied_message(self, what: str) -> str:
+        return f"user {self.principal.user} ({self.principal.role.value}) is not authorized to {what}"
+
+    def record(self, api: str, **fields: object) -> None:
+        """An ``admin_request`` record on the event stream (and SSE): what arrived through the
+        Kafka listener, with the principal; only for mutations."""
+        if self.listener.events is not None:
+            self.listener.events.emit(
+                "admin_request",
+                via="kafka",
+                api=api,
+                user=self.principal.user,
+                client_id=self.client_id,
+                **fields,
+            )

@@ -1,0 +1,53 @@
+"""Which handler answers which API, and which APIs change the cluster (a connection runs those
+strictly after what came before them, as Kafka serves one request per connection at a time)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from reassignd.kafka_listener import (
+    cluster,
+    configs,
+    elections,
+    log_dirs,
+    protocol,
+    quotas,
+    reassignments,
+    topics,
+)
+from reassignd.kafka_listener.context import RequestContext
+
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+
+HANDLERS: dict[int, Handler] = {
+    protocol.API_VERSIONS: cluster.api_versions,
+    protocol.METADATA: cluster.metadata,
+    protocol.DESCRIBE_CLUSTER: cluster.describe_cluster,
+    protocol.CREATE_TOPICS: topics.create_topics,
+    protocol.DELETE_TOPICS: topics.delete_topics,
+    protocol.CREATE_PARTITIONS: topics.create_partitions,
+    protocol.ALTER_PARTITION_REASSIGNMENTS: reassignments.alter_partition_reassignments,
+    protocol.LIST_PARTITION_REASSIGNMENTS: reassignments.list_partition_reassignments,
+    protocol.DESCRIBE_CONFIGS: configs.describe_configs,
+    protocol.INCREMENTAL_ALTER_CONFIGS: configs.incremental_alter_configs,
+    protocol.DESCRIBE_CLIENT_QUOTAS: quotas.describe_client_quotas,
+    protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas,
+    protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs,
+    protocol.ELECT_LEADERS: elections.elect_leaders,
+}
+
+MUTATIONS = frozenset(
+    {
+        protocol.CREATE_TOPICS,
+        protocol.DELETE_TOPICS,
+        protocol.CREATE_PARTITIONS,
+        protocol.ALTER_PARTITION_REASSIGNMENTS,
+        protocol.INCREMENTAL_ALTER_CONFIGS,
+        protocol.ALTER_CLIENT_QUOTAS,
+        protocol.ELECT_LEADERS,
+    }
+)
+
+# answered before authentication (and by the connection itself, not by a handler: SASL)
+BEFORE_AUTH = frozenset({protocol.API_VERSIONS, protocol.SASL_HANDSHAKE, protocol.SASL_AUTHENTICATE})

@@ -1,0 +1,107 @@
+"""AlterPartitionReassignments and ListPartitionReassignments over the Kafka listener.
+
+Alter hands the controller the HTTP API's request (a null replica list cancels, as in Kafka);
+List answers from the published snapshot, as ``GET /v1/reassignments`` does. A standby answers
+41 NOT_CONTROLLER (top level, and per partition for Alter), a viewer 31 for Alter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka.protocol.admin import AlterPartitionReassignmentsResponse, ListPartitionReassignmentsResponse
+
+from reassignd.controller.requests import AlterReassignments, AlterResult, PartitionResult
+from reassignd.errors import DEFAULT_MESSAGES, NotController
+from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
+from reassignd.topic_partition import TopicPartition
+
+TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
+PartitionResponse = TopicResponse.ReassignablePartitionResponse
+
+
+def _targets(request: Any) -> tuple[tuple[TopicPartition, tuple[int, ...] | None], ...]:
+    return tuple(
+        ((t.name, p.partition_index), None if p.replicas is None else tuple(p.replicas))
+        for t in request.topics
+        for p in t.partitions
+    )
+
+
+def _failed(request: Any, code: int, message: str) -> AlterResult:
+    return AlterResult(
+        tuple(
+            PartitionResult(t.name, p.partition_index, code, message)
+            for t in request.topics
+            for p in t.partitions
+        )
+    )
+
+
+def alter_response(result: AlterResult, error_code: int = 0, error_message: str | None = None) -> Any:
+    by_topic: dict[str, list[Any]] = {}
+    for r in result.results:
+        message = r.error_message or (DEFAULT_MESSAGES.get(r.error_code) if r.error_code else None)
+        by_topic.setdefault(r.topic, []).append(
+            PartitionResponse(partition_index=r.partition, error_code=r.error_code, error_message=message)
+        )
+    return AlterPartitionReassignmentsResponse(
+        throttle_time_ms=0,
+        error_code=error_code,
+        error_message=error_message,
+        responses=[TopicResponse(name=name, partitions=parts) for name, parts in by_topic.items()],
+    )
+
+
+async def alter_partition_reassignments(ctx: RequestContext, request: Any) -> Any:
+    if not ctx.may_alter:
+        message = ctx.denied_message("ALTER the cluster")
+        return alter_response(
+            _failed(request, CLUSTER_AUTHORIZATION_FAILED, message), CLUSTER_AUTHORIZATION_FAILED, message
+        )
+    targets = _targets(request)
+    try:
+        result = await ctx.api.alter_reassignments(AlterReassignments(targets))
+    except NotController as e:
+        message = e.message or "not the controller"
+        return alter_response(_failed(request, NOT_CONTROLLER, message), NOT_CONTROLLER, message)
+    ctx.record(
+        "AlterPartitionReassignments",
+        partitions=[f"{t}-{p}" for (t, p), _ in targets],
+        cancelled=[f"{t}-{p}" for (t, p), r in targets if r is None],
+        errors={f"{r.topic}-{r.partition}": r.error_code for r in result.results if r.error_code},
+    )
+    return alter_response(result)
+
+
+async def list_partition_reassignments(ctx: RequestContext, request: Any) -> Any:
+    snapshot = ctx.api.snapshot()
+    Ongoing = ListPartitionReassignmentsResponse.OngoingTopicReassignment
+    OngoingPartition = Ongoing.OngoingPartitionReassignment
+    if not snapshot.active:
+        return ListPartitionReassignmentsResponse(
+            throttle_time_ms=0, error_code=NOT_CONTROLLER, error_message=DEFAULT_MESSAGES[41], topics=[]
+        )
+    reassignments = snapshot.reassignments
+    if request.topics is None:
+        chosen = sorted(reassignments)
+    else:
+        wanted = {(t.name, p) for t in request.topics for p in t.partition_indexes}
+        chosen = sorted(tp for tp in wanted if tp in reassignments)
+    by_topic: dict[str, list[Any]] = {}
+    for tp in chosen:
+        r = reassignments[tp]
+        by_topic.setdefault(r.topic, []).append(
+            OngoingPartition(
+                partition_index=r.partition,
+                replicas=list(r.replicas),
+                adding_replicas=list(r.adding_replicas),
+                removing_replicas=list(r.removing_replicas),
+            )
+        )
+    return ListPartitionReassignmentsResponse(
+        throttle_time_ms=0,
+        error_code=0,
+        error_message=None,
+        topics=[Ongoing(name=name, partitions=parts) for name, parts in by_topic.items()],
+    )
