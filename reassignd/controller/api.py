@@ -158,13 +158,13 @@ class ControllerApi:
     async def create_topics(self, request: CreateTopics) -> TopicsResult:
         result: TopicsResult = await self._request(lambda reply: CreateTopicsRequested(request, reply))
         if request.validate_only:
-            return result
+            return result.answered_at(self._shared.clock())
         return await self._await_done(result, request.timeout_ms, self._topic_online)
 
     async def create_partitions(self, request: CreatePartitions) -> TopicsResult:
         result: TopicsResult = await self._request(lambda reply: CreatePartitionsRequested(request, reply))
         if request.validate_only:
-            return result
+            return result.answered_at(self._shared.clock())
         return await self._await_done(result, request.timeout_ms, self._topic_online)
 
     async def delete_topics(self, request: DeleteTopics) -> TopicsResult:
@@ -188,6 +188,7 @@ class ControllerApi:
             if waiting:
                 await asyncio.sleep(0.02)
         waiting = {t for t in waiting if not done(t)}
+        result = result.answered_at(clock())  # throttle_time_ms: what is left to wait now
         if not waiting:
             return result
         timed_out = RequestTimedOut()
@@ -197,4 +198,5 @@ class ControllerApi:
                 for r in result.results
             ),
             result.throttle_time_ms,
+            result.decided_at_s,
         )
