@@ -287,7 +287,7 @@ async def poison(env: Env, seed: int, case: str | None = None) -> Outcome:
     out.notes.append(f"controller epoch {epoch_before} -> {epoch_after} in {OBSERVE_S:.0f}s after the input")
     if epoch_after - epoch_before > 1:
         out.violations.append(
-            Violation("scenario", f"failover storm: the epoch moved {epoch_after - epoch_before} times")
+            Violation("storm", f"failover storm: the epoch moved {epoch_after - epoch_before} times")
         )
     for b in (3, 4):
         await set_rate(env.zk, b, FAST)
