@@ -208,6 +208,26 @@ async def _quota_names(run: Run) -> str | None:
     return None
 
 
+async def _foreign_status_node(run: Run) -> str | None:
+    """A KIP-236 status node another tool created for a partition that is not moving, then a
+    sequenced request for that partition: the controller's create of the status node meets
+    NODEEXISTS, which no check foresees. The event is refused, the controller reloads under the
+    same epoch (taking the node as its own now that the partition moves), and the request runs."""
+    zk = run.env.zk
+    await make_topic(zk, "v", {0: (1, 2)})
+    await wait_online(zk, [("v", 0)])
+    status = codec.ReassignmentStatus((1, 5), (1, 2), 2)
+    await zk.create(
+        paths.reassignment_status("v", 0), codec.encode_reassignment_status(status), make_parents=True
+    )
+    request = codec.ReassignmentRequest({("v", 0): (1, 5)})
+    await zk.create(
+        paths.reassignment_request("request_"), codec.encode_reassignment_request(request), sequential=True
+    )
+    run.expected[("v", 0)] = (1, 5)
+    return None
+
+
 CASES: dict[str, Case] = {
     c.name: c
     for c in (
@@ -223,6 +243,7 @@ CASES: dict[str, Case] = {
         Case("legacy_grows_past_1mib", _legacy_grows, ()),
         Case("oversized_topic_creation", _oversized_creation, ()),
         Case("invalid_quota_names", _quota_names, ("'users/..', not a quota entity",)),
+        Case("foreign_status_node", _foreign_status_node, ("ReassignmentRequests refused", "NODEEXISTS")),
     )
 }
 
