@@ -31,6 +31,7 @@ from reassignd.controller.events import (
     CreateTopicsRequested,
     DeleteTopicsRequested,
     ElectLeadersRequested,
+    HandOverRequested,
     RequestEvent,
 )
 from reassignd.controller.publisher import Publisher
@@ -48,7 +49,7 @@ from reassignd.controller.requests import (
     TopicsResult,
 )
 from reassignd.controller.shared import Shared
-from reassignd.controller.snapshot import BatchAction, BatchControlResult, ClusterSnapshot
+from reassignd.controller.snapshot import ActiveController, BatchAction, BatchControlResult, ClusterSnapshot
 from reassignd.errors import NotController, RequestTimedOut
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
@@ -129,6 +130,13 @@ class ControllerApi:
             raise NotController()
         reply: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._shared.queue.put(make(reply))
+        return await reply
+
+    async def hand_over(self, leaving: bool) -> ActiveController | None:
+        """Give the active role up (after the event in hand, before any queued one) and return the
+        instance that won it, if any (``leaving``: this process stops; it never runs again)."""
+        reply: asyncio.Future[ActiveController | None] = asyncio.get_running_loop().create_future()
+        self._shared.queue.put_first(HandOverRequested(leaving, reply))
         return await reply
 
     async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:

@@ -143,6 +143,13 @@ class ControllerSettings:
     session_timeout_s: float = option(
         DEFAULT_SESSION_TIMEOUT_S, parse=POSITIVE, help=SESSION_TIMEOUT_HELP, metavar="S"
     )
+    hand_over_timeout_s: float = option(
+        10.0,
+        parse=POSITIVE,
+        help="at a stop (SIGTERM), how long the active instance may take to finish the event in hand "
+        "and hand its role over before it leaves anyway",
+        metavar="S",
+    )
     # not options: tuned by tests and benchmarks
     zk_request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
     control_request_timeout_s: float = 10.0
