@@ -21,7 +21,6 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from reassignd.executor import journal
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.model import BatchState, MoveState
 from reassignd.topic_partition import TopicPartition
@@ -48,6 +47,7 @@ from tests.faults.scenarios import (
     until,
     wait_online,
 )
+from tests.integration.harness import read_journal
 
 BATCH_POINTS = ("journal_submit", "journal_update", "throttle_set", "throttle_restore", "origins", "expiry")
 BATCH_ID = "fault-batch"
@@ -166,10 +166,7 @@ async def _batch_violations(
     env: Env, before: Mapping[TopicPartition, tuple[int, ...]], configs_before: Mapping[str, dict[str, str]]
 ) -> list[str]:
     violations: list[str] = []
-    path = batch_paths.batch(BATCH_ID)
-    head = await env.zk.get(path)
-    names = sorted(await env.zk.children(path))
-    batch = journal.decode_batch(head.data, [(await env.zk.get(f"{path}/{n}")).data for n in names])
+    batch = (await read_journal(env.zk, BATCH_ID)).batch
     if batch.state is not BatchState.COMPLETED:
         violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
     for tp, move in sorted(batch.moves.items()):
