@@ -7,7 +7,9 @@ warning, a problem in ``GET /v1/status``): the batch neither throttles it nor, w
 so, restores it (its record is kept for when it can be read again); every other entity is
 handled as usual, and nothing is raised out of the event. A write that would take a config past
 ZooKeeper's limit is refused the same way. A restore never creates a config: a topic gone (or
-being deleted) or a config znode gone has nothing to restore, and its record is forgotten.
+being deleted) or a config znode gone has nothing to restore, and its record is forgotten; a
+throttle is set on a topic's config only while the topic's znode exists (checked in the write's
+multi), so a topic another tool deleted does not get its config back either way.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ from reassignd.executor.znode_size import ZNODE_LIMIT_BYTES
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
     BadVersionError,
+    Check,
     Create,
     MultiFailedError,
     NodeExistsError,
+    NoNodeError,
     Op,
     SetData,
     ZkClient,
@@ -93,8 +97,8 @@ class BatchThrottles:
         """Set (the previous values journaled first), or restored (the config first, then the
         journal forgets them)."""
         rate = b.spec.throttle_bytes_per_s
-        if rate is None and not b.broker_throttles and not b.topic_throttles:
-            return
+        if (rate is None or not b.state.unfinished) and not b.broker_throttles and not b.topic_throttles:
+            return  # nothing set, nothing to restore
         running: list[RunningCopy] = []
         if rate is not None and b.state.unfinished:
             for tp, _m in b.in_state(MoveState.RUNNING):
@@ -154,8 +158,8 @@ class BatchThrottles:
                 listed = merged_replicas(config.values.get(key), entries.get(topic, frozenset()))
                 if listed is not None:
                     changes[key] = listed
-            if changes:
-                await self._write_config(path, changes)
+            if changes:  # never into the config of a topic deleted meanwhile
+                await self._write_config(path, changes, requires=paths.topic(topic))
         await self._restore(b, w.brokers, set(topics))
 
     async def _restore(self, b: Batch, brokers_wanted: frozenset[int], topics_wanted: set[str]) -> None:
@@ -220,11 +224,17 @@ class BatchThrottles:
             return None
 
     async def _write_config(
-        self, path: str, changes: Mapping[str, str | None], *, create: bool = True
+        self,
+        path: str,
+        changes: Mapping[str, str | None],
+        *,
+        create: bool = True,
+        requires: str | None = None,
     ) -> Written:
         """Merge ``changes`` (None: remove the key) into an entity config at the version read,
         with a config change notification (Kafka's tools and brokers follow it), fenced; read
-        again on a race. Without ``create``, an absent config stays absent."""
+        again on a race. Without ``create``, an absent config stays absent; with ``requires``,
+        nothing is written unless that znode (the topic's) exists, checked in the same multi."""
         if not changes:
             return Written.DONE
         notification = codec.encode_config_change(paths.entity_path(path))
@@ -253,12 +263,15 @@ class BatchThrottles:
                 )
                 return Written.UNUSABLE
             write: Op = Create(path, data) if config.version is None else SetData(path, data, config.version)
+            guard: list[Op] = [] if requires is None else [Check(requires, -1)]
             try:
                 await self.writer.fenced(
-                    [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
+                    [*guard, write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
                 )
                 return Written.DONE
             except MultiFailedError as e:
+                if guard and e.index == 0 and isinstance(e.cause, NoNodeError):
+                    return Written.GONE
                 if not isinstance(e.cause, BadVersionError | NodeExistsError):
                     raise
         log.warning("%s kept changing while a batch wrote its throttles: tried again at the next event", path)
