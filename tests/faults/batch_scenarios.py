@@ -246,7 +246,8 @@ async def journal_split(env: Env, seed: int, point: str, partitions: int = SPLIT
     rng = random.Random(seed)
     out = Outcome(f"journal_split_{point}", seed)
     async with proxy.ZkProxy(env.zk_port) as px:
-        controllers = Controllers(env)
+        # every move running at once, so that running moves sit in every chunk of the journal
+        controllers = Controllers(env, "--batch-moves-in-cluster", str(partitions))
         await set_rate(env.zk, None, SLOW)  # nothing completes while the test looks
         if await _proxied_active(env, out, controllers, px.connect(env.chroot), len(BROKERS)) is None:
             return out
