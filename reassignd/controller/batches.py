@@ -313,6 +313,7 @@ class BatchRunner:
         return {
             tp: move.size_bytes
             for b in self.batches.values()
+            if b.state.unfinished
             for tp, move in b.moves.items()
             if move.state is MoveState.PENDING and move.size_bytes is not None
         }
