@@ -3,7 +3,7 @@
 
 Another tool may have written a config this code cannot use: a value that is not a string, a
 version other than 1, bytes that are no JSON. Such an entity is left alone and reported (a
-warning, a problem in ``GET /v1/status``): the batch neither throttles it nor, while it stays
+log line naming the znode and why, a problem in ``GET /v1/status``): the batch neither throttles it nor, while it stays
 so, restores it (its record is kept for when it can be read again); every other entity is
 handled as usual, and nothing is raised out of the event. A write that would take a config past
 ZooKeeper's limit is refused the same way. A restore never creates a config: a topic gone (or
