@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
@@ -76,6 +76,10 @@ def _result_order(request: AlterReassignments) -> list[TopicPartition]:
 
 
 class Intake:
+    # called with the partitions an API request cancels, before their topic znodes are written
+    # (the batch executor journals the moves it runs there first; set by active.build)
+    before_api_cancel: Callable[[Collection[TopicPartition]], Awaitable[None]] | None = None
+
     def __init__(
         self,
         zk: ZkClient,
@@ -219,6 +223,10 @@ class Intake:
         for tp, reason in self.reassigner.oversized(updates).items():
             errors[tp] = InvalidReplicaAssignment(reason)
             del updates[tp]
+        if self.before_api_cancel is not None:
+            await self.before_api_cancel(
+                [tp for tp, target in targets.items() if target is None and tp in updates]
+            )
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates)
         for tp, reason in (await self.reassigner.reassign(updates, Source.API, now_ms(), batch)).items():
             errors[tp] = InvalidReplicaAssignment(reason)
