@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.faults` f
 from reassignd.zk.client import ZkClient, ZkError, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
 from tests.faults import invariants
-from tests.faults.batch_scenarios import BATCH_SCENARIOS
+from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
 from tests.faults.poison import poison
 from tests.faults.scenarios import GRACE_S, Env, Outcome, controller_kills
 from tests.faults.scenarios import SCENARIOS as CLUSTER_SCENARIOS
@@ -65,7 +65,13 @@ DEFAULT_KINDS = (
     "proxy_outage",
     *BATCH_SCENARIOS,
 )
-SCENARIOS = {**CLUSTER_SCENARIOS, **BATCH_SCENARIOS, "poison": poison}
+SCENARIOS = {
+    **CLUSTER_SCENARIOS,
+    **BATCH_SCENARIOS,
+    **JOURNAL_SPLIT_SCENARIOS,
+    "api_cancel_cut": api_cancel_cut,
+    "poison": poison,
+}
 
 
 @dataclass

@@ -41,9 +41,9 @@ class JournalStore:
     async def load(self) -> list[Batch]:
         """Failover: every journal a head commits (debris deleted); a journal that cannot be
         decoded is reported and left as it is."""
-        await self.zk.ensure_path(batch_paths.BATCHES)
+        await self.writer.ensure_paths([batch_paths.BATCHES])
         loaded = []
-        for batch_id in sorted(await self.zk.children(batch_paths.BATCHES)):
+        for batch_id in sorted(await self.writer.children(batch_paths.BATCHES, None)):
             batch = await self._load(batch_id)
             if batch is not None:
                 loaded.append(batch)
