@@ -285,13 +285,15 @@ def _topic_encodable(znode: TopicZnode) -> bool:
     try:
         if not all(type(p) is int and 0 <= p <= INT32_MAX for p in rs):
             return False
-        if not all(map(_replicas_encodable, set(rs.values()))):
+        # distinct by identity, not equality: (True,) == (1,), and only one of them is encodable
+        if not all(map(_replicas_encodable, {id(r): r for r in rs.values()}.values())):
             return False
         adding, removing = znode.adding, znode.removing
         for m in (adding, removing):
             if not all(type(p) is int for p in m):
                 return False
-            for r, full in {(r, rs.get(p)) for p, r in m.items() if r}:
+            pairs = {(id(r), id(full)): (r, full) for p, r in m.items() if r for full in (rs.get(p),)}
+            for r, full in pairs.values():
                 if full is None or not _replicas_encodable(r) or not set(r) <= set(full):
                     return False
         both = {(adding[p], removing[p]) for p in adding.keys() & removing.keys()}
