@@ -84,8 +84,9 @@ REELECT_BACKOFF_MIN_S = 0.1
 REELECT_BACKOFF_MAX_S = 2.0
 # a term shorter than this that ends on a failure keeps the backoff growing
 STABLE_TERM_S = 10.0
-# a planned hand-over waits this long for a standby to win before going on without one
-HAND_OVER_WAIT_S = 5.0
+# a planned hand-over waits this long for a standby to win before going on without one (a
+# standby wins within milliseconds of seeing /controller go; without one, this is a stop's cost)
+HAND_OVER_WAIT_S = 1.0
 
 
 def _fail(event: RequestEvent, error: ReassigndError) -> None:
