@@ -30,11 +30,13 @@ from reassignd.admin.batch_file import BatchBody
 from reassignd.admin.command_line import AdminReassignCommand, add_reassign_parser, reassign_settings
 from reassignd.broker.settings import BrokerSettings, ClusterLayout, cluster_settings
 from reassignd.controller.settings import ControllerSettings
-from reassignd.http.auth import TokensFileError, check_bind, load_tokens
+from reassignd.http.auth import TokensFileError, load_tokens
+from reassignd.http.listener_config import http_listener_problem, http_tls_problem
 from reassignd.kafka_listener.config import kafka_listener_problem, tls_problem
 from reassignd.log_setup import LogSettings
 from reassignd.options import ENV_PREFIX, Option
 from reassignd.plan_format import Plan
+from reassignd.tls import CA_FILE_HELP, CERT_FILE_HELP, KEY_FILE_HELP
 
 COMMANDS = ("controller", "broker", "cluster", "admin", "feed")  # feed: its own parser (reassignd.feeder)
 
@@ -57,6 +59,9 @@ ADMIN_OPTIONS = (
     Option("bootstrap-controller", admin.parse_controller_url, admin.BOOTSTRAP_HELP, metavar="URL"),
     Option("zk", opt.zk_connect, "ZooKeeper, for the KIP-236 verbs", metavar="HOST:PORT[,...][/chroot]"),
     Option("auth-token", opt.text, "bearer token for the controller's HTTP API", metavar="TOKEN"),
+    Option("ca-file", opt.text, CA_FILE_HELP, metavar="FILE"),
+    Option("cert-file", opt.text, CERT_FILE_HELP, metavar="FILE"),
+    Option("key-file", opt.text, KEY_FILE_HELP, metavar="FILE"),
     Option(
         "request-timeout-s", opt.number(0, inclusive=False), admin.TIMEOUT_HELP, admin.REQUEST_TIMEOUT_S, "S"
     ),
@@ -233,7 +238,7 @@ def resolve_admin_batch(
 
 def _controller_settings(values: Mapping[str, object]) -> ControllerSettings:
     settings = opt.build(ControllerSettings, CONTROLLER_OPTIONS, values)
-    refusal = check_bind(settings.http_host, has_tokens=settings.auth_tokens_path is not None)
+    refusal = http_listener_problem(settings)
     if refusal is not None:
         raise ConfigError(refusal)
     refusal = kafka_listener_problem(settings)
@@ -331,7 +336,7 @@ def check_files(command: Command) -> None:
         except TokensFileError as e:
             raise ConfigError(str(e)) from None
     if isinstance(command, ControllerCommand):
-        problem = tls_problem(command.settings)
+        problem = tls_problem(command.settings) or http_tls_problem(command.settings)
         if problem is not None:
             raise ConfigError(problem)
 

@@ -18,6 +18,7 @@ from reassignd.controller.controller import Controller
 from reassignd.controller.settings import ControllerSettings
 from reassignd.events.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.http.app import build_app
+from reassignd.http.listener_config import http_tls_context
 from reassignd.http.progress_events import report_progress
 from reassignd.http.routes.batches import stuck_rule
 from reassignd.http.server import HttpServer
@@ -70,6 +71,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
         build_app(controller.api, settings, event_log=controller.events),
         settings.http_host,
         settings.http_port,
+        ssl_context=http_tls_context(settings),
     )
     kafka = (
         None
@@ -82,7 +84,11 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
         )
     )
     try:
-        controller.http_url = await server.start()
+        bound = await server.start()
+        # what /controller and every 41 answer name: --http-advertised, else the bound address
+        controller.http_url = settings.http_advertised or bound
+        if settings.http_advertised is not None:
+            log.info("advertising the HTTP API as %s", settings.http_advertised)
         if kafka is not None:  # before the election: /controller names the listener
             controller.kafka_address = await kafka.start()
         async with asyncio.TaskGroup() as tg:

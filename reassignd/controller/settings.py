@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reassignd.options import bootstrap, choice, host_port, integer, number, option, text, zk_connect
+from reassignd.options import (
+    base_url,
+    bootstrap,
+    choice,
+    host_port,
+    integer,
+    number,
+    option,
+    text,
+    zk_connect,
+)
 from reassignd.zk.client import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
 
 ZK_HELP = "ZooKeeper connect string, Kafka's zookeeper.connect form"
@@ -33,6 +43,24 @@ class ControllerSettings:
         pair="http_port",
     )
     http_port: int = 8080  # 0 = a free port; set with http_host by --http
+    http_advertised: str | None = option(
+        None,
+        parse=base_url,
+        help="the URL of this instance's HTTP API that clients are told, in /controller and every 41 "
+        "NOT_CONTROLLER answer (default: the bound address; a wildcard bind needs it)",
+        metavar="URL",
+    )
+    # HTTPS for the HTTP API (reassignd.tls): off without --tls-cert
+    tls_cert: str | None = option(
+        None, parse=text, help="PEM certificate (chain) of the HTTP API: serve HTTPS", metavar="FILE"
+    )
+    tls_key: str | None = option(None, parse=text, help="PEM private key of --tls-cert", metavar="FILE")
+    tls_client_ca: str | None = option(
+        None,
+        parse=text,
+        help="PEM CA file: every HTTPS client must present a certificate it signed (mutual TLS)",
+        metavar="FILE",
+    )
     # the Kafka-protocol admin listener (reassignd.kafka_listener): off without --kafka-listener
     kafka_listener_host: str | None = option(
         None,
@@ -89,6 +117,12 @@ class ControllerSettings:
         parse=NON_NEGATIVE,
         help="seconds between reassignment_progress records of each moving partition (0: none)",
         metavar="S",
+    )
+    events_max_subscribers: int = option(
+        100,
+        parse=integer(1),
+        help="concurrent GET /v1/events streams at most; one more is answered 503",
+        metavar="N",
     )
     events_security_protocol: str = option(
         "PLAINTEXT",

@@ -138,8 +138,16 @@ def test_binding_beyond_loopback_needs_tokens(tmp_path: Path) -> None:
         resolve("controller", {"zk": ZK, "http": "0.0.0.0:8080"}, {}, {})
     for loopback in ("127.0.0.1:0", "localhost:8080", "[::1]:8080"):
         controller({"zk": ZK, "http": loopback})
-    settings = controller({"zk": ZK, "http": "0.0.0.0:8080", "auth-tokens": "/etc/tokens.toml"})
+    settings = controller(
+        {
+            "zk": ZK,
+            "http": "0.0.0.0:8080",
+            "auth-tokens": "/etc/tokens.toml",
+            "http-advertised": "http://reassignd-0.reassignd:8080",
+        }
+    )
     assert (settings.http_host, settings.auth_tokens_path) == ("0.0.0.0", "/etc/tokens.toml")
+    assert settings.http_advertised == "http://reassignd-0.reassignd:8080"
 
 
 # --- broker and cluster -----------------------------------------------------------------------------
@@ -233,7 +241,8 @@ def test_load_command_checks_the_files(tmp_path: Path) -> None:
         load_command(["controller", "--zk", ZK, "--auth-tokens", str(tokens)], {})
     tokens.write_text('[tokens."abc"]\nuser = "alice"\nrole = "admin"\n')
     command = load_command(
-        ["controller", "--zk", ZK, "--http", "0.0.0.0:0", "--auth-tokens", str(tokens)], {}
+        ["controller", "--zk", ZK, "--http", "0.0.0.0:0", "--auth-tokens", str(tokens)],
+        {"REASSIGND_HTTP_ADVERTISED": "http://10.0.0.7:8080"},
     )
     assert isinstance(command, ControllerCommand)
     assert command.settings.auth_tokens_path == str(tokens)
