@@ -18,6 +18,7 @@ from reassignd.controller.controller import Controller
 from reassignd.controller.settings import ControllerSettings
 from reassignd.events.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.http.app import build_app
+from reassignd.http.batch_status_cache import BatchStatusCache
 from reassignd.http.listener_config import http_tls_context
 from reassignd.http.progress_events import report_progress
 from reassignd.http.routes.batches import stuck_rule
@@ -67,8 +68,9 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     await zk.start()
     controller = Controller(settings, zk)
     sink = kafka_sink(settings, controller)
+    batch_statuses = BatchStatusCache()  # filled by the progress reporter, read by /metrics
     server = HttpServer(
-        build_app(controller.api, settings, event_log=controller.events),
+        build_app(controller.api, settings, event_log=controller.events, batch_statuses=batch_statuses),
         settings.http_host,
         settings.http_port,
         ssl_context=http_tls_context(settings),
@@ -96,7 +98,9 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             interval = settings.events_progress_interval_s
             progress_task = (
                 tg.create_task(
-                    report_progress(controller.api, controller.events, interval, stuck_rule(settings)),
+                    report_progress(
+                        controller.api, controller.events, interval, stuck_rule(settings), batch_statuses
+                    ),
                     name="events-progress",
                 )
                 if interval > 0

@@ -15,7 +15,8 @@ from reassignd.controller.snapshot import ControllerView
 from reassignd.events.history import EventLog
 from reassignd.http import auth
 from reassignd.http.agent_reports import agent_session
-from reassignd.http.keys import SETTINGS, TOKENS, VIEW
+from reassignd.http.batch_status_cache import BatchStatusCache
+from reassignd.http.keys import BATCH_STATUSES, SETTINGS, TOKENS, VIEW
 from reassignd.http.middleware import auth_middleware, error_middleware
 from reassignd.http.routes import (
     batches,
@@ -52,11 +53,13 @@ def build_app(
     *,
     tokens: Mapping[str, auth.Principal] | None = None,
     event_log: EventLog | None = None,
+    batch_statuses: BatchStatusCache | None = None,
 ) -> web.Application:
     """The HTTP API of one controller instance.
 
     ``tokens`` defaults to the file named by ``settings.auth_tokens_path`` (read here, once);
     without either, every caller is ``ANONYMOUS`` admin — the CLI only allows that on loopback.
+    ``batch_statuses`` is shared with the progress reporter, which fills it (``/metrics`` reads it).
     Raises :class:`auth.TokensFileError` for a bad tokens file.
     """
     if tokens is None and settings.auth_tokens_path is not None:
@@ -68,6 +71,7 @@ def build_app(
     app[VIEW] = view
     app[SETTINGS] = settings
     app[TOKENS] = tokens
+    app[BATCH_STATUSES] = batch_statuses if batch_statuses is not None else BatchStatusCache()
     app[events.EVENTS] = event_log if event_log is not None else EventLog()
     app.cleanup_ctx.append(agent_session)  # the ClientSession that asks broker agents for progress
     for table in ROUTE_TABLES:
