@@ -36,6 +36,7 @@ from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, bat
 from reassignd.executor.submit import PartitionOutcome, partition_outcomes
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.audit import note
 from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import query_params
@@ -173,6 +174,7 @@ async def submit_batch(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     defaults = BatchDefaults.of(request.app[SETTINGS])
     spec = parse_submit_body(await request.read(), defaults, new_batch_id)  # over the limit: 413
+    note(request, spec)
     if (reason := spec_error(spec)) is not None:
         raise InvalidRequest(reason)
     view = request.app[VIEW]
