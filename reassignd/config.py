@@ -268,6 +268,8 @@ def _help(option: Option) -> str:
     parts = [option.help]
     if option.required:
         parts.append("required")
+    elif isinstance(option.default, bool):
+        parts.append(f"default: {str(option.default).lower()}")
     elif option.default is not None:
         parts.append(f"default: {option.default}")
     parts.append(f"env {option.env}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reassignd.options import bootstrap, choice, host_port, integer, number, option, text, zk_connect
+from reassignd.options import boolean, bootstrap, choice, host_port, integer, number, option, text, zk_connect
 from reassignd.zk.client import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
 
 ZK_HELP = "ZooKeeper connect string, Kafka's zookeeper.connect form"
@@ -139,6 +139,26 @@ class ControllerSettings:
     )
     batch_stuck_below_bytes_per_s: float = option(
         1024.0 * 1024.0, parse=NON_NEGATIVE, help="the rate under which a long move is stuck", metavar="B"
+    )
+    # Kafka's auto leader rebalance: leadership back to each partition's preferred replica
+    auto_leader_rebalance_enable: bool = option(
+        True,
+        parse=boolean,
+        help="Kafka's auto.leader.rebalance.enable: give leadership back to preferred replicas",
+        metavar="BOOL",
+    )
+    leader_imbalance_per_broker_percentage: int = option(
+        10,
+        parse=integer(0, 100),
+        help="Kafka's leader.imbalance.per.broker.percentage: a broker leading fewer of the partitions "
+        "it prefers than this share allows is rebalanced",
+        metavar="PCT",
+    )
+    leader_imbalance_check_interval_s: float = option(
+        300.0,
+        parse=POSITIVE,
+        help="Kafka's leader.imbalance.check.interval.seconds: seconds between rebalance checks",
+        metavar="S",
     )
     session_timeout_s: float = option(
         DEFAULT_SESSION_TIMEOUT_S, parse=POSITIVE, help=SESSION_TIMEOUT_HELP, metavar="S"
