@@ -21,6 +21,7 @@ from reassignd.controller.context import ControllerContext
 from reassignd.controller.elections import Elections
 from reassignd.controller.partition_logic import offline_election
 from reassignd.controller.request_batch import ControlBatch
+from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import PartitionState
 
@@ -29,13 +30,6 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
 ELECTION_NOT_NEEDED = 84
-
-_MESSAGES = {
-    UNKNOWN_TOPIC_OR_PARTITION: "The partition does not exist.",
-    PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
-    ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
-    ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
-}
 
 
 def preferred_election(
@@ -86,7 +80,7 @@ def classify(
 
 
 def result(tp: TopicPartition, code: int) -> ElectionResult:
-    return ElectionResult(tp[0], tp[1], code, _MESSAGES.get(code))
+    return ElectionResult(tp[0], tp[1], code, DEFAULT_MESSAGES.get(code) if code else None)
 
 
 class LeaderElections:

@@ -62,9 +62,9 @@ class RebalancePlan:
         return next((b for b in self.imbalances if b.broker_id == broker_id), None)
 
 
-def _counted(partitions: Mapping[TopicPartition, Leadership], deleting: Collection[str]) -> Iterable[
-    tuple[TopicPartition, Leadership]
-]:
+def _counted(
+    partitions: Mapping[TopicPartition, Leadership], deleting: Collection[str]
+) -> Iterable[tuple[TopicPartition, Leadership]]:
     return ((tp, p) for tp, p in partitions.items() if p.replicas and tp[0] not in deleting)
 
 

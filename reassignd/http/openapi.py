@@ -440,6 +440,19 @@ def _paths() -> Json:
                 parameters=[TOPIC, PARTITION, MODE],
             )
         },
+        "/v1/elections": {
+            "post": _operation(
+                "electLeaders",
+                "ElectLeaders: preferred or unclean leader elections, for named partitions or all",
+                "elections",
+                _write(
+                    _answer(
+                        "per-partition results (HTTP 200 even when some failed)", ref("ElectLeadersResponse")
+                    )
+                ),
+                body=ref("ElectLeadersRequest"),
+            )
+        },
         **_batch_paths(),
         "/v1/quotas": {
             "get": _operation(

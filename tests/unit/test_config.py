@@ -142,7 +142,10 @@ def test_auto_leader_rebalance_settings_default_to_kafkas() -> None:
     assert settings.auto_leader_rebalance_enable is False  # env over file
     assert settings.leader_imbalance_per_broker_percentage == 25
     assert settings.leader_imbalance_check_interval_s == 30.0
-    assert controller({"zk": ZK}, {}, {"auto-leader-rebalance-enable": False}).auto_leader_rebalance_enable is False
+    assert (
+        controller({"zk": ZK}, {}, {"auto-leader-rebalance-enable": False}).auto_leader_rebalance_enable
+        is False
+    )
     assert controller({"zk": ZK, "auto-leader-rebalance-enable": "on"}).auto_leader_rebalance_enable is True
 
 

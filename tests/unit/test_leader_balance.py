@@ -57,7 +57,12 @@ def test_only_partitions_whose_preferred_replica_can_lead_are_elected() -> None:
     plan = plan_rebalance(partitions, {1, 2}, 10, reassigning={("m", 0)})
     assert plan.over_threshold == (1, 3)
     assert plan.elections == (("t", 0),)
-    assert plan.skipped == {("t", 1): NOT_IN_ISR, ("t", 2): NOT_LIVE, ("t", 3): NOT_LIVE, ("m", 0): REASSIGNING}
+    assert plan.skipped == {
+        ("t", 1): NOT_IN_ISR,
+        ("t", 2): NOT_LIVE,
+        ("t", 3): NOT_LIVE,
+        ("m", 0): REASSIGNING,
+    }
 
 
 def test_topics_being_deleted_count_for_nothing() -> None:
