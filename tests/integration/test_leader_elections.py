@@ -9,14 +9,19 @@ HTTP.
   controller staying active.
 - The auto leader rebalance: a completed move whose leader is not its first target replica hands
   leadership to it within one check interval.
+- ``reassignd admin elect`` as an operator runs it (Kafka's kafka-leader-election flags and lines).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+import os
 import re
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,3 +218,60 @@ async def test_a_completed_move_hands_leadership_to_the_first_target_replica(
     assert took_s <= interval_s + 1.0, f"leadership moved {took_s:.1f}s after the move completed"
     assert await elections_counted(c, "auto") == 1
     assert "auto leader rebalance: leader imbalance above 10%: broker 3 100% (1/1)" in c.proc.log()
+
+
+async def admin_elect(*args: str) -> tuple[int, list[str], str]:
+    """``python -m reassignd admin elect ARGS`` → (exit code, stdout lines, stderr)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "reassignd",
+        "admin",
+        "elect",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=clean,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode().splitlines(), err.decode()
+
+
+async def test_admin_elect_as_an_operator_runs_it(procs: Procs, zk: ZkClient, tmp_path: Path) -> None:
+    c = procs.controller(9000, 2.0, *NO_REBALANCE)
+    await active_one(c)
+    await set_broker_rate(zk, None, FAST)
+    brokers = {b: procs.broker(b) for b in (1, 2)}
+    await wait_brokers(c, {1, 2})
+    await create_topic(zk, "a", (1, 2), {})
+    brokers[1].kill()
+    await eventually(lambda: led_by(zk, "a", 2), what="a-0 led by broker 2")
+    brokers[1] = procs.restart(brokers[1])
+    await eventually(lambda: in_isr(zk, 1, ("a", 0)), what="broker 1 back in a-0's ISR", timeout_s=60)
+    http = ("--bootstrap-controller", c.url)
+
+    code, out, err = await admin_elect(
+        "--election-type", "preferred", "--topic", "a", "--partition", "0", *http
+    )
+    assert (code, out, err) == (
+        0,
+        ["Successfully completed leader election (PREFERRED) for partitions a-0"],
+        "",
+    )
+    assert await leader(zk, "a", 0) == 1
+    code, out, _ = await admin_elect("--election-type", "preferred", "--all-topic-partitions", *http)
+    assert (code, out) == (0, ["No partition needed a leader election (PREFERRED)"])
+    plan = tmp_path / "elect.json"
+    plan.write_text(
+        json.dumps({"partitions": [{"topic": "a", "partition": 0}, {"topic": "nope", "partition": 0}]})
+    )
+    code, out, _ = await admin_elect("--election-type", "preferred", "--path-to-json-file", str(plan), *http)
+    assert code == 1
+    assert out == [
+        "Valid replica already elected for partitions a-0",
+        "Error completing leader election (PREFERRED) for partition: nope-0: UNKNOWN_TOPIC_OR_PARTITION (3): "
+        "The partition does not exist.",
+        "1 replica(s) could not be elected",
+    ]
