@@ -63,7 +63,7 @@ async def proxy_cut_election(env: Env, seed: int, point: str) -> Outcome:
     expected = _assignment()
     tps = tps_of(expected)
     async with proxy.ZkProxy(env.zk_port) as px:
-        controllers = Controllers(env, FAST_REBALANCE if point == "auto_rebalance" else NO_REBALANCE)
+        controllers = Controllers(env, *(FAST_REBALANCE if point == "auto_rebalance" else NO_REBALANCE))
         proxied = controllers.start(9000, px.connect(env.chroot))
         if await controllers.wait_active() is not proxied:
             out.violations.append(
