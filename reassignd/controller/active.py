@@ -105,6 +105,7 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
     runner = BatchRunner(
         zk, ctx, writer, reassigner, intake, settings, report, lambda: int(time.time() * 1000)
     )
+    intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
     elections = Elections(shared, ctx, writer, wire)
     finisher = Finisher(shared, ctx, elections, reassigner, intake, sequenced, runner, deleter)

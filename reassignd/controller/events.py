@@ -24,7 +24,7 @@ from reassignd.controller.requests import (
     QuotaAlterationResult,
     TopicsResult,
 )
-from reassignd.controller.snapshot import BatchAction, BatchControlResult
+from reassignd.controller.snapshot import ActiveController, BatchAction, BatchControlResult
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
 from reassignd.topic_partition import TopicPartition
@@ -43,6 +43,17 @@ class ControllerChanged:
 @dataclass(frozen=True, slots=True)
 class SessionExpired:
     """The ZooKeeper session was lost: resign, then run for election on the new session."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandOverRequested:
+    """Give the active role up on purpose (SIGTERM, ``POST /v1/controller/resign``), after the
+    event in hand and before any queued one: ``/controller`` is deleted so a standby wins at once,
+    and the queued requests are answered NOT_CONTROLLER naming it. ``leaving``: the process stops,
+    so this instance never runs for election again. The reply is the successor, if one won."""
+
+    leaving: bool
+    reply: asyncio.Future[ActiveController | None] = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +262,7 @@ ControllerEvent = (
     Startup
     | ControllerChanged
     | SessionExpired
+    | HandOverRequested
     | Reelect
     | BrokersChanged
     | BrokerModified

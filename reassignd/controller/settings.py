@@ -160,8 +160,21 @@ class ControllerSettings:
     batch_stuck_below_bytes_per_s: float = option(
         1024.0 * 1024.0, parse=NON_NEGATIVE, help="the rate under which a long move is stuck", metavar="B"
     )
+    batch_retention_s: float = option(
+        7 * 24 * 3600.0,
+        parse=NON_NEGATIVE,
+        help="how long the journal of a batch that ended (completed, stopped, failed, rolled back) is kept",
+        metavar="S",
+    )
     session_timeout_s: float = option(
         DEFAULT_SESSION_TIMEOUT_S, parse=POSITIVE, help=SESSION_TIMEOUT_HELP, metavar="S"
+    )
+    hand_over_timeout_s: float = option(
+        10.0,
+        parse=POSITIVE,
+        help="at a stop (SIGTERM), how long the active instance may take to finish the event in hand "
+        "and hand its role over before it leaves anyway",
+        metavar="S",
     )
     # not options: tuned by tests and benchmarks
     zk_request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S

@@ -196,6 +196,10 @@ class ControllerView(Protocol):
 
     async def create_partitions(self, request: CreatePartitions) -> TopicsResult: ...
 
+    async def hand_over(self, leaving: bool) -> ActiveController | None:
+        """Give the active role up (a planned resignation); the instance that won it, if any."""
+        ...
+
     async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
         """AlterClientQuotas through the controller (entity znode + change notification)."""
         ...

@@ -11,7 +11,7 @@ from typing import Any
 
 from reassignd.http.batch_requests import BATCH_ID_PATTERN
 from reassignd.http.json_input import INT32_MAX
-from reassignd.http.openapi_schemas import SCHEMAS, Schema, array, integer, ref
+from reassignd.http.openapi_schemas import SCHEMAS, Schema, array, integer, nullable, ref
 
 Json = dict[str, Any]
 
@@ -323,6 +323,26 @@ def _paths() -> Json:
                         "end the stream after",
                     ),
                 ],
+            )
+        },
+        "/v1/controller/resign": {
+            "post": _operation(
+                "resignController",
+                "planned hand-over: this active instance gives its role up after the event in hand, a "
+                "standby wins at once, queued requests are answered 41 naming it (admin)",
+                "cluster",
+                _write(
+                    _answer(
+                        "the hand-over happened: the instance that won the role, or null if none did "
+                        "(then this one took it again)",
+                        {
+                            "type": "object",
+                            "properties": {"active_controller": nullable(ref("ActiveController"))},
+                            "required": ["active_controller"],
+                        },
+                    ),
+                    body=False,
+                ),
             )
         },
         "/v1/status": {

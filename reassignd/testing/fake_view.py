@@ -87,6 +87,8 @@ class FakeView:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     submitted: list[BatchSpec] = field(default_factory=list)
     controlled: list[tuple[str, BatchAction]] = field(default_factory=list)
+    handed_over: list[bool] = field(default_factory=list)  # each hand_over's ``leaving``
+    successor: ActiveController | None = None
     now_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
 
     def snapshot(self) -> ClusterSnapshot:
@@ -169,6 +171,14 @@ class FakeView:
     async def create_partitions(self, request: CreatePartitions) -> TopicsResult:
         self._record(request)
         return self.topics_result or ok_per_topic(tuple(t.name for t in request.topics))
+
+    async def hand_over(self, leaving: bool) -> ActiveController | None:
+        if self.fail_with is not None:
+            raise self.fail_with
+        if not self.current.active:
+            raise NotController()
+        self.handed_over.append(leaving)
+        return self.successor
 
     async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
         self._record(request)
