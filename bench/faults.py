@@ -11,13 +11,19 @@ and runs that raised.
     python bench/faults.py                                   # 50 seeds of the default kinds
     python bench/faults.py --seeds 5 --kinds controller_kills,proxy_cut_phase_a
     python bench/faults.py --kinds all --json results.json
+    python bench/faults.py --kinds poison --seeds 20          # each poison case, seed % cases
     python bench/faults.py --kinds controller_kills --partitions 1000
 
 Default kinds: controller kills, ZooKeeper freezes and restarts, agent kills, every proxy cut and
 the proxy outage (slow, then gone past the session timeout), and the batch executor's writes cut
 (journal at submission and later, a throttle set and one restored, the exact origins) or its
-session expired mid-batch (tests/faults/batch_scenarios.py).
-``all`` adds the KIP-236 cancel, topic re-creation and unclean-election scenarios. Logs of runs
+session expired mid-batch (tests/faults/batch_scenarios.py), and the writes of preferred-replica
+elections cut (the legacy znode's state write and its delete, an auto leader rebalance's state
+write: tests/faults/election_scenarios.py).
+``all`` adds the KIP-236 cancel, topic re-creation and unclean-election scenarios, and ``poison``:
+inputs that fail the same way every time (tests/faults/poison.py; the seed picks one of its
+cases), after which the controller epoch may move at most once (``storms`` counts runs where
+it moved more). Logs of runs
 with violations are kept (their directory is printed); ``--keep-logs`` keeps every run's.
 """
 
@@ -41,7 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.faults` f
 from reassignd.zk.client import ZkClient, ZkError, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
 from tests.faults import invariants
-from tests.faults.batch_scenarios import BATCH_SCENARIOS
+from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
+from tests.faults.election_scenarios import ELECTION_SCENARIOS
+from tests.faults.poison import poison
 from tests.faults.scenarios import GRACE_S, Env, Outcome, controller_kills
 from tests.faults.scenarios import SCENARIOS as CLUSTER_SCENARIOS
 from tests.integration.harness import Procs
@@ -59,8 +67,16 @@ DEFAULT_KINDS = (
     "proxy_cut_group_commit",
     "proxy_outage",
     *BATCH_SCENARIOS,
+    *ELECTION_SCENARIOS,
 )
-SCENARIOS = {**CLUSTER_SCENARIOS, **BATCH_SCENARIOS}
+SCENARIOS = {
+    **CLUSTER_SCENARIOS,
+    **BATCH_SCENARIOS,
+    **ELECTION_SCENARIOS,
+    **JOURNAL_SPLIT_SCENARIOS,
+    "api_cancel_cut": api_cancel_cut,
+    "poison": poison,
+}
 
 
 @dataclass
@@ -74,6 +90,7 @@ class Tally:
     offline_long: int = 0  # episodes longer than GRACE_S
     offline_samples: int = 0
     scenario: int = 0
+    storms: int = 0  # runs whose controller epoch moved more than once after a poison input
     errors: int = 0
     seconds: float = 0.0
     failed_seeds: list[int] = field(default_factory=list)
@@ -94,6 +111,7 @@ class Tally:
         self.offline_long += len(outcome.offline)
         self.offline_samples += outcome.offline_samples
         self.scenario += sum(1 for x in v if isinstance(x, invariants.Violation) and x.kind == "scenario")
+        self.storms += sum(1 for x in v if isinstance(x, invariants.Violation) and x.kind == "storm")
         if v or outcome.offline:
             self.failed += 1
             self.failed_seeds.append(outcome.seed)
@@ -109,6 +127,7 @@ COLUMNS = (
     (f"offline >{GRACE_S:g}s", "offline_long"),
     ("offline samples", "offline_samples"),
     ("scenario", "scenario"),
+    ("storms", "storms"),
     ("errors", "errors"),
 )
 

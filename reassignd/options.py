@@ -142,6 +142,19 @@ def number(minimum: float, *, inclusive: bool) -> Parser:
     return parse
 
 
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def boolean(value: object) -> bool:
+    """A TOML boolean, or (a flag, a variable) true/false, yes/no, on/off, 1/0 in any case."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
 def choice(*choices: str, upper: bool = False) -> Parser:
     """One of ``choices``, any case; the value lower-cased (upper-cased with ``upper``)."""
 

@@ -2,9 +2,10 @@
 the HTTP layer): ZooKeeper session, controller, HTTP server, the Kafka-protocol admin listener
 (``--kafka-listener``), the event stream's Kafka sender and progress reporter.
 
-``run_controller(settings, stop)`` runs until ``stop`` is set, then shuts down cleanly: the event
-loop is cancelled, the HTTP server stops, and the ZooKeeper session is closed so ``/controller``
-disappears at once and a standby takes over without waiting for a session timeout.
+``run_controller(settings, stop)`` runs until ``stop`` is set, then shuts down cleanly: the active
+instance hands its role over (the event in hand finished, ``/controller`` given up, queued requests
+answered NOT_CONTROLLER naming the successor), the event loop is cancelled, the HTTP server stops,
+and the ZooKeeper session is closed.
 """
 
 from __future__ import annotations
@@ -63,6 +64,21 @@ def kafka_sink(settings: ControllerSettings, controller: Controller) -> KafkaSin
     return sink
 
 
+async def hand_over(controller: Controller, timeout_s: float) -> None:
+    """A planned stop: the active instance finishes the event in hand and gives ``/controller``
+    up so a standby wins at once; the HTTP API and the Kafka listener keep answering meanwhile
+    (NOT_CONTROLLER, naming the successor). Past ``timeout_s`` the process leaves anyway (its
+    session's close still frees ``/controller``)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            successor = await controller.api.hand_over(leaving=True)
+    except TimeoutError:
+        log.warning("no hand-over within %.1f s: stopping anyway", timeout_s)
+        return
+    if successor is not None:
+        log.info("handed the active role over to controller %d", successor.controller_id)
+
+
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
     await zk.start()
@@ -109,6 +125,8 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             loop_task = tg.create_task(controller.run(), name="controller-event-loop")
             stopper = tg.create_task(stop.wait(), name="controller-stop-signal")
             await asyncio.wait([loop_task, stopper], return_when=asyncio.FIRST_COMPLETED)
+            if not loop_task.done():
+                await hand_over(controller, settings.hand_over_timeout_s)
             loop_task.cancel()
             stopper.cancel()
             for task in (sink_task, progress_task):

@@ -31,6 +31,7 @@ from reassignd.controller.events import (
     CreateTopicsRequested,
     DeleteTopicsRequested,
     ElectLeadersRequested,
+    HandOverRequested,
     RequestEvent,
 )
 from reassignd.controller.publisher import Publisher
@@ -48,7 +49,7 @@ from reassignd.controller.requests import (
     TopicsResult,
 )
 from reassignd.controller.shared import Shared
-from reassignd.controller.snapshot import BatchAction, BatchControlResult, ClusterSnapshot
+from reassignd.controller.snapshot import ActiveController, BatchAction, BatchControlResult, ClusterSnapshot
 from reassignd.errors import NotController, RequestTimedOut
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
@@ -131,6 +132,13 @@ class ControllerApi:
         self._shared.queue.put(make(reply))
         return await reply
 
+    async def hand_over(self, leaving: bool) -> ActiveController | None:
+        """Give the active role up (after the event in hand, before any queued one) and return the
+        instance that won it, if any (``leaving``: this process stops; it never runs again)."""
+        reply: asyncio.Future[ActiveController | None] = asyncio.get_running_loop().create_future()
+        self._shared.queue.put_first(HandOverRequested(leaving, reply))
+        return await reply
+
     async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
         return await self._request(lambda reply: ApiPartitionReassignment(request, reply))
 
@@ -158,13 +166,13 @@ class ControllerApi:
     async def create_topics(self, request: CreateTopics) -> TopicsResult:
         result: TopicsResult = await self._request(lambda reply: CreateTopicsRequested(request, reply))
         if request.validate_only:
-            return result
+            return result.answered_at(self._shared.clock())
         return await self._await_done(result, request.timeout_ms, self._topic_online)
 
     async def create_partitions(self, request: CreatePartitions) -> TopicsResult:
         result: TopicsResult = await self._request(lambda reply: CreatePartitionsRequested(request, reply))
         if request.validate_only:
-            return result
+            return result.answered_at(self._shared.clock())
         return await self._await_done(result, request.timeout_ms, self._topic_online)
 
     async def delete_topics(self, request: DeleteTopics) -> TopicsResult:
@@ -188,6 +196,7 @@ class ControllerApi:
             if waiting:
                 await asyncio.sleep(0.02)
         waiting = {t for t in waiting if not done(t)}
+        result = result.answered_at(clock())  # throttle_time_ms: what is left to wait now
         if not waiting:
             return result
         timed_out = RequestTimedOut()
@@ -197,4 +206,5 @@ class ControllerApi:
                 for r in result.results
             ),
             result.throttle_time_ms,
+            result.decided_at_s,
         )

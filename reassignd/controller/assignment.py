@@ -31,12 +31,18 @@ class ReplicaAssignment(msgspec.Struct, frozen=True, gc=False):
     @property
     def original_replicas(self) -> tuple[int, ...]:
         """ORS = RS − AR."""
-        return tuple(r for r in self.replicas if r not in self.adding)
+        if not self.adding:
+            return self.replicas
+        adding = set(self.adding)
+        return tuple(r for r in self.replicas if r not in adding)
 
     @property
     def target_replicas(self) -> tuple[int, ...]:
         """TRS = RS − RR."""
-        return tuple(r for r in self.replicas if r not in self.removing)
+        if not self.removing:
+            return self.replicas
+        removing = set(self.removing)
+        return tuple(r for r in self.replicas if r not in removing)
 
     @property
     def is_being_reassigned(self) -> bool:
@@ -48,10 +54,11 @@ class ReplicaAssignment(msgspec.Struct, frozen=True, gc=False):
         ors = self.original_replicas
         trs = _distinct(target)
         rs = _distinct((*trs, *ors))
+        in_ors, in_trs = set(ors), set(trs)  # linear in the list lengths, whatever a client sends
         return ReplicaAssignment(
             rs,
-            tuple(r for r in rs if r not in ors),
-            tuple(r for r in rs if r not in trs),
+            tuple(r for r in rs if r not in in_ors),
+            tuple(r for r in rs if r not in in_trs),
         )
 
     def revert(self) -> ReplicaAssignment:

@@ -8,6 +8,12 @@ topic znode says (``executor.recovery.reconcile``) — a move whose partition re
 completed, one that never started goes back to pending, one moved elsewhere is cancelled — and
 nothing is started twice or lost.
 
+The journal's head is its commit point (``batch_journal.py``): a journal of any size is
+changed atomically. Batches that ended are no longer reconciled at each event; their journals are
+deleted ``batch_retention_s`` after they ended (once their throttles are restored). An API cancel
+of a move a batch runs is journaled before the topic znode is written (``cancelled_through_api``),
+so a failover in between never starts the move again.
+
 Moves run through the reassignment machinery (phases U/A/B, ``Source.BATCH``). The scheduler
 (``executor.scheduler.choose_moves``) runs at the end of every event that ran reassignments (a
 completion frees its slots at once) and on a timer tick, counting every move in flight — batch,
@@ -17,10 +23,12 @@ API or legacy — against the caps.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
+from reassignd.controller.batch_journal import JournalStore
+from reassignd.controller.batch_throttles import BatchThrottles
 from reassignd.controller.context import ControllerContext
 from reassignd.controller.intake import Intake
 from reassignd.controller.reassignment import Reassigner
@@ -30,39 +38,22 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import BatchAction, BatchControlResult
 from reassignd.controller.validation import validate_target
 from reassignd.controller.writer import ZkWriter
-from reassignd.errors import ReassigndError, ReassignmentCancelInPlace
-from reassignd.executor import journal, lifecycle
+from reassignd.errors import InvalidRequest, ReassigndError, ReassignmentCancelInPlace
+from reassignd.executor import lifecycle
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.lifecycle import Revert
-from reassignd.executor.model import Batch, BatchSpec, BatchState, Move, MoveState, PartitionSpec, Replicas
+from reassignd.executor.model import Batch, BatchSpec, Move, MoveState, PartitionSpec, Replicas
 from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
-from reassignd.executor.throttles import (
-    BROKER_KEYS,
-    FOLLOWER_REPLICAS,
-    LEADER_REPLICAS,
-    TOPIC_KEYS,
-    RunningCopy,
-    merged_replicas,
-    owned_elsewhere,
-    rate_value,
-    wanted,
-)
+from reassignd.executor.znode_size import JournalTooLarge
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import (
-    BadVersionError,
-    Create,
-    MultiFailedError,
-    NodeExistsError,
-    Op,
-    SetData,
-    ZkClient,
-)
+from reassignd.zk.client import ZkClient
 
 log = logging.getLogger(__name__)
+
+API_CANCELLED = "cancelled through the API"
 
 
 class BatchRunner:
@@ -88,6 +79,8 @@ class BatchRunner:
         self._report = report
         self._now_ms = now_ms
         self.batches: dict[str, Batch] = {}
+        self.journals = JournalStore(zk, writer, report)
+        self._throttles = BatchThrottles(zk, ctx, writer, report, now_ms, lambda: self.batches, self._update)
 
     @property
     def has_work(self) -> bool:
@@ -97,48 +90,29 @@ class BatchRunner:
     # --- the journal ---------------------------------------------------------------------------------
 
     async def load(self, batch: ControlBatch) -> None:
-        """Failover: every journal, reconciled with the assignments just loaded."""
-        await self.zk.ensure_path(batch_paths.BATCHES)
-        for batch_id in sorted(await self.zk.children(batch_paths.BATCHES)):
-            path = batch_paths.batch(batch_id)
-            head = await self.zk.get_or_none(path)
-            if head is None:
-                continue
-            names = sorted(
-                (i, name)
-                for name in await self.zk.children(path)
-                if (i := batch_paths.chunk_index(name)) is not None
-            )
-            chunks = await self.zk.get_many([f"{path}/{name}" for _, name in names])
-            try:
-                loaded = journal.decode_batch(head.data, [c.data if c is not None else None for c in chunks])
-            except codec.CodecError as e:
-                self._report(path, f"batch journal skipped: {e.reason}", "batch_journal")
-                continue
+        """Failover: every journal, reconciled with the assignments just loaded; journals whose
+        retention is over are deleted."""
+        now = self._now_ms()
+        for loaded in await self.journals.load():
             # failover: a started move back at its previous replicas may never have started (the
             # journal is written first), so it goes back to pending
-            reconciled, reverts = reconcile(loaded, self._observe, self._now_ms())
+            reconciled, reverts = reconcile(loaded, self._observe, now)
             self.batches[loaded.batch_id] = loaded
             await self._update(reconciled)
             await self._revert(reverts, batch)
             log.info("batch %s loaded: %s, %s", loaded.batch_id, reconciled.state, dict(reconciled.counts()))
+        await self._expire(now)
 
-    async def _write(self, new: Batch, old: Batch | None) -> None:
-        """Fenced: the head, and the chunks whose moves changed (every chunk of a new batch)."""
-        path = batch_paths.batch(new.batch_id)
-        ops: list[Op]
+    async def _write(self, new: Batch, old: Batch | None) -> bool:
+        """The journal (fenced, the head last: executor/commit.py), then memory. False, with
+        nothing written and the problem reported, when a znode of it would be too large."""
         if old is None:
-            znodes = journal.encode_batch(new)
-            ops = [Create(path, znodes.head)]
-            ops += [Create(batch_paths.batch_chunk(new.batch_id, i), c) for i, c in enumerate(znodes.chunks)]
-        else:
-            changed = {tp for tp, m in new.moves.items() if old.moves.get(tp) != m}
-            ops = [SetData(path, journal.encode_head(new), -1)]
-            ops += [
-                SetData(batch_paths.batch_chunk(new.batch_id, i), journal.encode_chunk(new, i), -1)
-                for i in sorted(journal.chunks_of(new, changed))
-            ]
-        await self.writer.fenced(ops)
+            await self.journals.clear_for(new.batch_id)
+        try:
+            await self.journals.write(new, old)
+        except JournalTooLarge as e:
+            self._report(batch_paths.batch(new.batch_id), f"batch journal not written: {e}", "batch_journal")
+            return False
         self.batches[new.batch_id] = new
         events = self.writer.events
         if old is None:
@@ -157,11 +131,14 @@ class BatchRunner:
                 state=str(new.state),
                 previous_state=str(old.state),
             )
+        return True
 
-    async def _update(self, new: Batch) -> None:
+    async def _update(self, new: Batch) -> bool:
+        """``new`` journaled, then in memory (True), or neither (False, reported)."""
         old = self.batches.get(new.batch_id)
         if old is None or new != old:
-            await self._write(new, old)
+            return await self._write(new, old)
+        return True
 
     # --- requests ------------------------------------------------------------------------------------
 
@@ -184,7 +161,8 @@ class BatchRunner:
     ) -> SubmitResult:
         result = submit(spec, self.batches, self._current, self._validate, self._now_ms(), sizes)
         if result.created:
-            await self._write(result.batch, None)
+            if not await self._write(result.batch, None):
+                raise InvalidRequest(f"batch {spec.batch_id}: its journal cannot be written (see /v1/status)")
             log.info(
                 "batch %s submitted: %d moves, %d refused",
                 spec.batch_id,
@@ -213,9 +191,12 @@ class BatchRunner:
                 outcome = lifecycle.rollback(current, self.batches, self._current, self._validate, now)
                 new, reverts = outcome.batch, outcome.reverts
                 rollback_id = outcome.reverse.batch.batch_id
-                if outcome.reverse.created:
-                    await self._write(outcome.reverse.batch, None)
-        await self._update(new)  # the journal first, then the topic znodes
+                if outcome.reverse.created and not await self._write(outcome.reverse.batch, None):
+                    raise InvalidRequest(
+                        f"batch {rollback_id}: its journal cannot be written (see /v1/status)"
+                    )
+        if not await self._update(new):  # the journal first, then the topic znodes
+            raise InvalidRequest(f"batch {batch_id}: its journal cannot be written (see /v1/status)")
         await self._revert(reverts, batch)
         log.info("batch %s: %s -> %s", batch_id, action, new.state)
         await self.tick(batch)
@@ -251,15 +232,17 @@ class BatchRunner:
         return ObservedPartition(a.replicas, a.target_replicas if a.is_being_reassigned else None)
 
     async def sync(self, batch: ControlBatch) -> None:
-        """Moves that completed, were cancelled or re-targeted outside the batch, or whose
-        partition is gone; moves a stop cancelled that still run are reverted."""
+        """Moves of live batches that completed, were cancelled or re-targeted outside the
+        batch, or whose partition is gone; then the retention of ended ones. A batch that ended
+        is not reconciled any more: its stop reverted its moves in the event that stopped it
+        (or, after a failover, the load did)."""
         now = self._now_ms()
         for known in list(self.batches.values()):
             b = known
-            if not b.state.unfinished and b.state not in (BatchState.STOPPED, BatchState.ROLLED_BACK):
+            if not b.state.unfinished:
                 continue
             # at run time a started move back at its previous replicas was cancelled (through the
-            # API, the legacy znode...); only at failover may it not have started at all
+            # legacy znode...); only at failover may it not have started at all
             back = {
                 tp: "cancelled outside the batch"
                 for tp, m in b.in_state(MoveState.RUNNING)
@@ -273,6 +256,39 @@ class BatchRunner:
             await self._update(new)
             if reverts:
                 await self._revert(reverts, batch)
+        await self._expire(now)
+
+    async def _expire(self, now_ms: int) -> None:
+        """Journals of batches that ended ``batch_retention_s`` ago (and hold no throttle to
+        restore) are deleted, with the batch."""
+        horizon = now_ms - round(self.settings.batch_retention_s * 1000)
+        for batch_id, b in sorted(self.batches.items()):
+            if b.state.unfinished or b.updated_ms > horizon or b.broker_throttles or b.topic_throttles:
+                continue
+            await self.journals.delete(batch_id)
+            del self.batches[batch_id]
+            log.info(
+                "batch %s deleted: it ended (%s) more than %.0f s ago",
+                batch_id,
+                b.state,
+                self.settings.batch_retention_s,
+            )
+
+    async def cancelled_through_api(self, tps: Collection[TopicPartition]) -> None:
+        """An API cancel of partitions, before their topic znodes are written: the moves live
+        batches run there are journaled cancelled first, so a failover in between leaves them
+        cancelled (their partition moving outside any batch until the client's retry cancels it)
+        instead of starting them again."""
+        wanted = set(tps)
+        if not wanted:
+            return
+        now = self._now_ms()
+        for b in list(self.batches.values()):
+            if not b.state.unfinished:
+                continue
+            hit = {tp: API_CANCELLED for tp, _m in b.in_state(MoveState.RUNNING) if tp in wanted}
+            if hit:
+                await self._update(lifecycle.moves_cancelled(b, hit, now))
 
     def _leader(self, tp: TopicPartition) -> int | None:
         li = self.ctx.states.get(tp)
@@ -297,6 +313,7 @@ class BatchRunner:
         return {
             tp: move.size_bytes
             for b in self.batches.values()
+            if b.state.unfinished
             for tp, move in b.moves.items()
             if move.state is MoveState.PENDING and move.size_bytes is not None
         }
@@ -336,7 +353,11 @@ class BatchRunner:
             by_batch.setdefault(start.batch_id, {})[start.tp] = a.replicas
             updates[start.tp] = a.reassign_to(move.target)
         for batch_id, started in by_batch.items():
-            await self._update(lifecycle.moves_started(self.batches[batch_id], started, now))
+            if not await self._update(lifecycle.moves_started(self.batches[batch_id], started, now)):
+                for tp in started:  # not journaled: not started
+                    del updates[tp]
+        if not updates:
+            return
         log.info("batches: starting %d moves", len(updates))
         refused = await self.reassigner.reassign(updates, Source.BATCH, now, batch)
         for batch_id, started in by_batch.items():  # their topic's write would be too large
@@ -344,136 +365,12 @@ class BatchRunner:
             if failed:
                 await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now))
 
-    # --- owned throttles (executor/throttles.py says what and why) -------------------------------
+    # --- owned throttles (batch_throttles.py) ---------------------------------------------------
 
     async def throttles(self) -> None:
         """Every batch's throttles as its running moves need them: set (the previous values
         journaled first), or restored (the config first, then the journal forgets them)."""
-        for batch_id in sorted(self.batches):
-            await self._throttles(self.batches[batch_id])
-
-    async def _throttles(self, b: Batch) -> None:
-        rate = b.spec.throttle_bytes_per_s
-        if rate is None and not b.broker_throttles and not b.topic_throttles:
-            return
-        running: list[RunningCopy] = []
-        if rate is not None and b.state.unfinished:
-            for tp, _m in b.in_state(MoveState.RUNNING):
-                a = self.ctx.assignment(tp)
-                if a is not None and a.is_being_reassigned:
-                    running.append(RunningCopy(tp, a.original_replicas, a.adding))
-        w = wanted(running)
-        other_brokers, other_topics = owned_elsewhere(
-            (o.broker_throttles, o.topic_throttles) for o in self.batches.values() if o.batch_id != b.batch_id
-        )
-        now = self._now_ms()
-        # set: record what is there before changing it
-        brokers = sorted(w.brokers - other_brokers)
-        topics = sorted(set(w.leader_entries) | set(w.follower_entries))
-        configs: dict[str, dict[str, str] | None] = {}
-        for broker in brokers:
-            configs[paths.config_broker(broker)] = await self._read_config(paths.config_broker(broker))
-        for topic in topics:
-            configs[paths.config_topic(topic)] = await self._read_config(paths.config_topic(topic))
-        record_brokers = {
-            broker: {k: c.get(k) for k in BROKER_KEYS}
-            for broker in brokers
-            if broker not in b.broker_throttles and (c := configs[paths.config_broker(broker)]) is not None
-        }
-        record_topics = {
-            topic: {k: c.get(k) for k in TOPIC_KEYS}
-            for topic in topics
-            if topic not in b.topic_throttles
-            and topic not in other_topics
-            and (c := configs[paths.config_topic(topic)]) is not None
-        }
-        if record_brokers or record_topics:
-            await self._update(lifecycle.throttles_recorded(b, record_brokers, record_topics, now))
-        assert rate is not None or not brokers
-        for broker in brokers:
-            config = configs[paths.config_broker(broker)]
-            if config is not None and rate is not None:
-                value = rate_value(rate)
-                await self._write_config(paths.config_broker(broker), dict.fromkeys(BROKER_KEYS, value))
-        for topic in topics:
-            config = configs[paths.config_topic(topic)]
-            if config is None:
-                continue
-            changes: dict[str, str | None] = {}
-            for key, entries in (
-                (LEADER_REPLICAS, w.leader_entries),
-                (FOLLOWER_REPLICAS, w.follower_entries),
-            ):
-                listed = merged_replicas(config.get(key), entries.get(topic, frozenset()))
-                if listed is not None:
-                    changes[key] = listed
-            if changes:
-                await self._write_config(paths.config_topic(topic), changes)
-        # restore what no running move needs any more
-        b = self.batches[b.batch_id]
-        done_brokers = sorted(set(b.broker_throttles) - w.brokers)
-        done_topics = sorted(set(b.topic_throttles) - set(topics))
-        for broker in done_brokers:
-            path = paths.config_broker(broker)
-            config = await self._read_config(path)
-            ours = rate_value(rate) if rate is not None else None
-            if config is not None:
-                previous = b.broker_throttles[broker]
-                await self._write_config(
-                    path,
-                    {k: previous.get(k) for k in BROKER_KEYS if ours is not None and config.get(k) == ours},
-                )
-        for topic in done_topics:
-            await self._write_config(paths.config_topic(topic), dict(b.topic_throttles[topic]))
-        if done_brokers or done_topics:
-            await self._update(lifecycle.throttles_restored(b, done_brokers, done_topics, now))
-            log.info(
-                "batch %s restored the throttles of brokers %s, topics %s",
-                b.batch_id,
-                done_brokers,
-                done_topics,
-            )
-
-    async def _read_config(self, path: str) -> dict[str, str] | None:
-        """An entity config (empty when absent); None when it cannot be decoded (reported, left
-        alone: the batch then neither throttles nor restores it)."""
-        znode = await self.zk.get_or_none(path)
-        if znode is None or not znode.data:
-            return {}
-        try:
-            return dict(codec.decode_entity_config(znode.data))
-        except codec.CodecError as e:
-            self._report(path, f"{e.reason}; the batch does not throttle it", "entity_config")
-            return None
-
-    async def _write_config(self, path: str, changes: Mapping[str, str | None]) -> None:
-        """Merge ``changes`` (None: remove the key) into an entity config, with a config change
-        notification (Kafka's tools and brokers follow it), fenced; re-read on a race."""
-        if not changes:
-            return
-        notification = codec.encode_config_change(paths.entity_path(path))
-        for _ in range(5):
-            znode = await self.zk.get_or_none(path)
-            config = dict(codec.decode_entity_config(znode.data)) if znode is not None and znode.data else {}
-            new = dict(config)
-            for key, value in changes.items():
-                if value is None:
-                    new.pop(key, None)
-                else:
-                    new[key] = value
-            if new == config:
-                return
-            data = codec.encode_entity_config(new)
-            write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
-            try:
-                await self.writer.fenced(
-                    [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
-                )
-                return
-            except MultiFailedError as e:
-                if not isinstance(e.cause, BadVersionError | NodeExistsError):
-                    raise
-        raise codec.CodecError(f"{path} kept changing while the batch set its throttles")
+        await self._throttles.run()
 
     def snapshot(self) -> Mapping[str, Batch]:
         return dict(self.batches)

@@ -27,13 +27,13 @@ from reassignd.controller.api import ControllerApi
 from reassignd.controller.channel import ControlChannel
 from reassignd.controller.coalesce import coalesce
 from reassignd.controller.context import ControllerContext
-from reassignd.controller.elect_leaders import LeaderElections
 from reassignd.controller.entity_configs import ConfigWrites
 from reassignd.controller.event_queue import EventQueue
 from reassignd.controller.events import (
     AlterConfigsRequested,
     AlterQuotasRequested,
     ApiPartitionReassignment,
+    AutoLeaderRebalanceTick,
     BatchControlRequested,
     BatchSubmitRequested,
     BrokerModified,
@@ -48,9 +48,11 @@ from reassignd.controller.events import (
     ElectLeadersRequested,
     ExecutorTick,
     ExtraReassignment,
+    HandOverRequested,
     IsrChangeNotified,
     PartitionsModified,
     PartitionStateChanged,
+    PreferredReplicaElection,
     QuotaConfigChanged,
     ReassignCancel,
     ReassignmentRequests,
@@ -67,6 +69,7 @@ from reassignd.controller.events import (
 from reassignd.controller.failures import Failure
 from reassignd.controller.metrics import ControllerMetrics
 from reassignd.controller.publisher import Publisher
+from reassignd.controller.rebalance_timer import RebalanceTimer
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.shared import Shared
 from reassignd.controller.snapshot import ActiveController, ClusterSnapshot
@@ -83,6 +86,8 @@ REELECT_BACKOFF_MIN_S = 0.1
 REELECT_BACKOFF_MAX_S = 2.0
 # a term shorter than this that ends on a failure keeps the backoff growing
 STABLE_TERM_S = 10.0
+# a planned hand-over waits this long for a standby to win before going on without one
+HAND_OVER_WAIT_S = 5.0
 
 
 def _fail(event: RequestEvent, error: ReassigndError) -> None:
@@ -124,12 +129,14 @@ class Controller:
         self._reelect_timer: asyncio.TimerHandle | None = None
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
         self._executor_timer: asyncio.TimerHandle | None = None
+        self._rebalance = RebalanceTimer(settings, clock, queue)  # the auto leader rebalance checks
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
         self._won: election.Won | None = None  # this term's epoch and fence, while active
         self._loaded = False  # the failover load of this term completed
         self._term_started: float | None = None
         self._unstable = False  # the last term ended on a failure within STABLE_TERM_S
         self._hold_until: float | None = None  # no election attempt before this (backoff)
+        self._leaving = False  # handed over for a stop: never run for election again
 
     # what the process and the benchmarks read
 
@@ -166,6 +173,7 @@ class Controller:
                 self._reelect_timer.cancel()
             if self._executor_timer is not None:
                 self._executor_timer.cancel()
+            self._rebalance.stop()
             for dropped in queue.clear():
                 if isinstance(dropped, RequestEvent):
                     _fail(dropped, NotController("the controller is shutting down"))
@@ -199,6 +207,7 @@ class Controller:
             self.metrics.event_time_ms.labels(event_name(event)).observe(took_ms)
             self._publish()
             self._schedule_executor_tick()
+            self._rebalance.schedule()  # planned only while active
 
     async def _give_up(self, event: ControllerEvent, e: Exception, failure: Failure) -> None:
         """Resign: fenced (follow the winner), or the outcome of a write is unknown (give
@@ -284,6 +293,18 @@ class Controller:
         log.info("running for election again in %.1f s", delay)
         self._reelect_timer = asyncio.get_running_loop().call_later(delay, fire)
 
+    def _reelect_at(self, when: float) -> None:
+        """A Reelect at ``when`` (the controller's clock), unless one is pending already."""
+        if self._reelect_timer is not None:
+            return
+
+        def fire() -> None:
+            self._reelect_timer = None
+            self.shared.queue.put(Reelect())
+
+        delay = max(0.0, when - self.shared.clock())
+        self._reelect_timer = asyncio.get_running_loop().call_later(delay, fire)
+
     def _on_control_response(
         self, broker_id: int, request: ControlRequest, response: ControlResponse
     ) -> None:
@@ -321,8 +342,16 @@ class Controller:
                 return
             case Reelect():
                 self._hold_until = None
-                if not self.active:
+                if not self.active and not self._leaving:
                     await self._elect_or_follow()
+                return
+            case HandOverRequested(leaving=leaving, reply=hand_over_reply):
+                successor = None
+                try:
+                    successor = await self._hand_over(leaving)
+                finally:  # a failure (ZooKeeper away) still answers: no known successor
+                    if not hand_over_reply.done():
+                        hand_over_reply.set_result(successor)
                 return
             case ControlRequestFailed():
                 return
@@ -432,10 +461,19 @@ class Controller:
                     configs_reply.set_result(altered)
             case ElectLeadersRequested(request=elect, reply=elect_reply):
                 batch = parts.batch()
-                elected = await LeaderElections(parts.ctx, parts.elections).handle(elect, batch)
+                elected = await parts.leaders.on_request(elect, batch)
                 self.shared.send(batch)
                 if not elect_reply.done():
                     elect_reply.set_result(elected)
+            case PreferredReplicaElection():
+                batch = parts.batch()
+                await parts.leaders.on_znode(batch)
+                self.shared.send(batch)
+            case AutoLeaderRebalanceTick():
+                if self._rebalance.take():
+                    batch = parts.batch()
+                    await parts.leaders.rebalance(batch)
+                    self.shared.send(batch)
             case BatchSubmitRequested(spec=spec, reply=submit_reply, sizes=sizes):
                 batch = parts.batch()
                 submitted = await parts.runner.submit(spec, batch, sizes)
@@ -448,7 +486,14 @@ class Controller:
                 await parts.finisher.after_reassignments(batch)
                 if not control_reply.done():
                     control_reply.set_result(controlled)
-            case Startup() | ControllerChanged() | SessionExpired() | Reelect() | ControlRequestFailed():
+            case (
+                Startup()
+                | ControllerChanged()
+                | SessionExpired()
+                | Reelect()
+                | ControlRequestFailed()
+                | HandOverRequested()
+            ):
                 pass  # handled in any role, above
             case _:
                 assert_never(event)
@@ -489,8 +534,11 @@ class Controller:
             if self.active:
                 await self._resign("/controller disappeared")
                 continue
+            if self._leaving:
+                break  # handed over for a stop: follow whoever wins, never run again
             if self._hold_until is not None and self.shared.clock() < self._hold_until:
                 log.info("/controller is free; this instance runs again once its backoff is over")
+                self._reelect_at(self._hold_until)
                 break
             won = await election.try_elect(zk, me, self.http_url, self.kafka_address)
             if won is not None:
@@ -528,6 +576,7 @@ class Controller:
         try:
             await failover.load(self.shared, self.parts)
             self._loaded = True
+            self._rebalance.start_term()
             self._publish()
         finally:
             if gc_was_enabled:
@@ -548,7 +597,7 @@ class Controller:
         await self.channel.remove_all()
         await self._load(won)
 
-    async def _resign(self, reason: str) -> None:
+    async def _resign(self, reason: str, *, fail_queued: bool = True) -> None:
         parts = self.parts
         if parts is None:
             return
@@ -567,12 +616,51 @@ class Controller:
         # next load arms what it needs) and re-arm the one a standby needs
         self.shared.drop_watches()
         self.publisher.reset()
+        self._rebalance.stop()
         self.metrics.active.set(0)
         self.metrics.resignations.labels(reason).inc()
-        for dropped in self.shared.queue.clear():
-            if isinstance(dropped, RequestEvent):
-                _fail(dropped, NotController())
+        if fail_queued:
+            for dropped in self.shared.queue.clear():
+                if isinstance(dropped, RequestEvent):
+                    _fail(dropped, NotController())
         await self.channel.remove_all()
+
+    async def _hand_over(self, leaving: bool) -> ActiveController | None:
+        """A planned resignation: give ``/controller`` up (fenced) so a standby wins at once, wait
+        a little for it, and let the queued requests be answered NOT_CONTROLLER naming it (they
+        stay queued: the standby role answers them next, with the successor published). Without a
+        successor, an instance that is not leaving runs for election again."""
+        if leaving:
+            self._leaving = True
+        parts = self.parts
+        if parts is None:
+            return self._active_controller
+        log.warning("handing the active role over%s", " (stopping)" if leaving else "")
+        await self._resign("hand-over", fail_queued=False)
+        self._hold_until = self.shared.clock() + HAND_OVER_WAIT_S  # let a standby win
+        with contextlib.suppress(ZkError):  # gone already, or another won: either way, not ours
+            await election.give_up(self.shared.zk, parts.writer.fence)
+        successor = await self._await_successor(HAND_OVER_WAIT_S)
+        if successor is None and not leaving:
+            self._hold_until = None  # nobody else runs: this instance takes the role again
+        await self._elect_or_follow()
+        self._publish()
+        return self._active_controller if successor is not None else None
+
+    async def _await_successor(self, timeout_s: float) -> ActiveController | None:
+        """The instance that won ``/controller`` after this one gave it up (None after
+        ``timeout_s``)."""
+        zk = self.shared.zk
+        deadline = self.shared.clock() + timeout_s
+        while True:
+            znode = await zk.get_or_none(paths.CONTROLLER)
+            if znode is not None and znode.stat.ephemeral_owner != zk.session_id:
+                info = self.shared.decode_controller(znode.data)
+                if info is not None:
+                    return ActiveController(info.broker_id, info.http, info.kafka)
+            if self.shared.clock() >= deadline:
+                return None
+            await asyncio.sleep(0.02)
 
     async def _move_controller(self, reason: str) -> None:
         """Resign and, if ``/controller`` is still this session's, delete it (fenced) so any

@@ -24,7 +24,7 @@ from reassignd.controller.requests import (
     QuotaAlterationResult,
     TopicsResult,
 )
-from reassignd.controller.snapshot import BatchAction, BatchControlResult
+from reassignd.controller.snapshot import ActiveController, BatchAction, BatchControlResult
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
 from reassignd.topic_partition import TopicPartition
@@ -43,6 +43,17 @@ class ControllerChanged:
 @dataclass(frozen=True, slots=True)
 class SessionExpired:
     """The ZooKeeper session was lost: resign, then run for election on the new session."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandOverRequested:
+    """Give the active role up on purpose (SIGTERM, ``POST /v1/controller/resign``), after the
+    event in hand and before any queued one: ``/controller`` is deleted so a standby wins at once,
+    and the queued requests are answered NOT_CONTROLLER naming it. ``leaving``: the process stops,
+    so this instance never runs for election again. The reply is the successor, if one won."""
+
+    leaving: bool
+    reply: asyncio.Future[ActiveController | None] = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +126,12 @@ class ReassignCancel:
 @dataclass(frozen=True, slots=True)
 class ReassignmentRequests:
     """KIP-236: children of ``/admin/reassignment_requests`` changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredReplicaElection:
+    """Kafka's legacy ``/admin/preferred_replica_election`` was created (or changed, or deleted:
+    the handler re-reads)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +226,12 @@ class ExecutorTick:
 
 
 @dataclass(frozen=True, slots=True)
+class AutoLeaderRebalanceTick:
+    """The auto leader rebalance's timer (Kafka's AutoPreferredReplicaLeaderElection): check the
+    leader imbalance of every broker, elect preferred replicas where it is too high."""
+
+
+@dataclass(frozen=True, slots=True)
 class QuotaConfigChanged:
     """Children of ``/config/changes`` changed."""
 
@@ -239,6 +262,7 @@ ControllerEvent = (
     Startup
     | ControllerChanged
     | SessionExpired
+    | HandOverRequested
     | Reelect
     | BrokersChanged
     | BrokerModified
@@ -265,6 +289,8 @@ ControllerEvent = (
     | ExecutorTick
     | AlterConfigsRequested
     | ElectLeadersRequested
+    | PreferredReplicaElection
+    | AutoLeaderRebalanceTick
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from reassignd.controller import loader
 from reassignd.controller.assignment import ReplicaAssignment
@@ -36,7 +36,12 @@ from reassignd.controller.validation import (
     validate_target,
 )
 from reassignd.controller.writer import ZkWriter
-from reassignd.errors import InvalidReplicaAssignment, ReassigndError, ReassignmentCancelInPlace
+from reassignd.errors import (
+    InvalidReplicaAssignment,
+    ReassigndError,
+    ReassignmentCancelInPlace,
+    UnknownTopicOrPartition,
+)
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import (
@@ -71,6 +76,10 @@ def _result_order(request: AlterReassignments) -> list[TopicPartition]:
 
 
 class Intake:
+    # called with the partitions an API request cancels, before their topic znodes are written
+    # (the batch executor journals the moves it runs there first; set by active.build)
+    before_api_cancel: Callable[[Collection[TopicPartition]], Awaitable[None]] | None = None
+
     def __init__(
         self,
         zk: ZkClient,
@@ -100,16 +109,20 @@ class Intake:
 
     # --- the API ------------------------------------------------------------------------------------
 
-    async def refused_reverts(self, originals: Mapping[TopicPartition, Sequence[int]]) -> set[TopicPartition]:
+    async def refused_reverts(
+        self, originals: Mapping[TopicPartition, Sequence[int]], *, read: bool = True
+    ) -> set[TopicPartition]:
         """The unclean-election safety rule of every cancel path (API, bulk, the cancel znode,
         sequenced requests): the partitions of ``originals`` whose revert to those replicas would
         need an unclean leader election — none of them in the ISR, read from ZooKeeper now, not
-        from the cache — while their topic (or the broker default) does not allow one."""
+        from the cache (``read=False``: the caller just read them) — while their topic (or the
+        broker default) does not allow one."""
         if not originals:
             return set()
-        states, _ = await loader.read_states(self.zk, list(originals), self._report)
-        for tp, fresh in states.items():
-            self.ctx.set_state(tp, fresh)
+        if read:
+            states, _ = await loader.read_states(self.zk, list(originals), self._report)
+            for tp, fresh in states.items():
+                self.ctx.set_state(tp, fresh)
         needing = {
             tp for tp, original in originals.items() if revert_needs_unclean_election(original, self._isr(tp))
         }
@@ -131,6 +144,12 @@ class Intake:
         errors: dict[TopicPartition, ReassigndError] = {}
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         live = ctx.live_broker_ids
+        # A stop keeps the adding replicas in the ISR, a re-target must keep an in-sync copy: both
+        # decide on the ISR read from ZooKeeper now, not on the cache (a group commit passes
+        # queued ISR notifications, so the cache may be behind what the brokers wrote)
+        await self.reassigner.refresh_states(
+            [tp for tp in targets if (a := ctx.assignment(tp)) is not None and a.is_being_reassigned]
+        )
         refused: set[TopicPartition] = set()
         if request.mode is CancelMode.CANCEL:
             refused = await self.refused_reverts(
@@ -138,10 +157,10 @@ class Intake:
                     tp: a.original_replicas
                     for tp, target in targets.items()
                     if target is None and (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
-                }
+                },
+                read=False,
             )
-        # the same rule for re-targets: a new RS keeping no replica of the ISR (cached ISR first,
-        # then confirmed from ZooKeeper by refused_reverts)
+        # the same rule for re-targets: a new RS keeping no replica of the ISR
         retargets = {
             tp: new.replicas
             for tp, target in targets.items()
@@ -151,11 +170,20 @@ class Intake:
             and replica_list_error(target) is None
             and revert_needs_unclean_election((new := a.reassign_to(target)).replicas, self._isr(tp))
         }
-        refused_retargets = await self.refused_reverts(retargets)
+        refused_retargets = await self.refused_reverts(retargets, read=False)
         for tp, target in targets.items():
             current = ctx.assignment(tp)
             outcome: ReplicaAssignment | ReassigndError | None
-            if target is None:
+            if (
+                target is None
+                and current is not None
+                and current.is_being_reassigned
+                and tp[0] in ctx.topics_to_delete
+            ):
+                # Kafka's maybeTriggerPartitionReassignment: a topic queued for deletion takes no
+                # reassignment, a cancel included
+                outcome = UnknownTopicOrPartition("The partition does not exist.")
+            elif target is None:
                 li = ctx.states.get(tp)
                 outcome = cancelled_assignment(
                     tp[0],
@@ -195,6 +223,10 @@ class Intake:
         for tp, reason in self.reassigner.oversized(updates).items():
             errors[tp] = InvalidReplicaAssignment(reason)
             del updates[tp]
+        if self.before_api_cancel is not None:
+            await self.before_api_cancel(
+                [tp for tp, target in targets.items() if target is None and tp in updates]
+            )
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates)
         for tp, reason in (await self.reassigner.reassign(updates, Source.API, now_ms(), batch)).items():
             errors[tp] = InvalidReplicaAssignment(reason)

@@ -67,7 +67,7 @@ class Reassigner:
         self.completed: list[TopicPartition] = []  # of the current event, for the legacy znode
         # of the current event: partitions a removal left without a leader (the event's end elects)
         self.leaderless: set[TopicPartition] = set()
-        # during the failover load: the zxid before the bulk read of every state (see _refresh_states)
+        # during the failover load: the zxid before the bulk read of every state (see refresh_states)
         self.states_read_since: int | None = None
 
     # --- entry points -----------------------------------------------------------------------------
@@ -156,7 +156,7 @@ class Reassigner:
 
     async def _advance(self, tps: list[TopicPartition], batch: ControlBatch, *, phase_a: bool = True) -> None:
         ctx = self.ctx
-        await self._refresh_states(tps)
+        await self.refresh_states(tps)
         complete: list[TopicPartition] = []
         incomplete: list[TopicPartition] = []
         for tp in tps:
@@ -173,7 +173,7 @@ class Reassigner:
         if complete:
             await self._phase_b(complete, batch)
 
-    async def _refresh_states(self, tps: list[TopicPartition]) -> None:
+    async def refresh_states(self, tps: list[TopicPartition]) -> None:
         """Read the state znodes (the ISR from ZooKeeper, not the cache), arming a data watch on
         each reassigning partition (PartitionReassignmentIsrChange).
 
@@ -312,7 +312,7 @@ class Reassigner:
                 self.leaderless.add(tp)
             return codec.PartitionState(leader, s.leader_epoch + 1, epoch, isr)
 
-        await self._refresh_states(list(dropped))
+        await self.refresh_states(list(dropped))
         await self.writer.update_states(list(dropped), decide)
         for tp, replicas in dropped.items():
             for r in replicas:

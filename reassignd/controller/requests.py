@@ -6,7 +6,9 @@ validates against its context (per-partition Kafka errors) inside its event.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import math
 from dataclasses import dataclass
 
 from reassignd.controller.topic_validation import NewPartitions, NewTopic
@@ -118,6 +120,17 @@ class TopicsResult:
 
     results: tuple[TopicResult, ...]
     throttle_time_ms: int = 0
+    decided_at_s: float | None = None  # the controller's clock when throttle_time_ms was computed
+
+    def answered_at(self, now_s: float) -> TopicsResult:
+        """The result as it goes out at ``now_s``: ``throttle_time_ms`` is the time still to wait
+        then (Kafka's throttleTime less the time the answer took, never below 0)."""
+        if self.decided_at_s is None or self.throttle_time_ms <= 0:
+            return self
+        waited_ms = max(0, math.floor((now_s - self.decided_at_s) * 1000.0))
+        return dataclasses.replace(
+            self, throttle_time_ms=max(0, self.throttle_time_ms - waited_ms), decided_at_s=now_s
+        )
 
 
 @dataclass(frozen=True, slots=True)

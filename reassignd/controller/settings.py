@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from reassignd.options import (
     base_url,
+    boolean,
     bootstrap,
     choice,
     host_port,
@@ -149,6 +150,26 @@ class ControllerSettings:
     quota_window_size_s: float = option(
         1.0, parse=POSITIVE, help="KIP-599 controller.quota.window.size.seconds", metavar="S"
     )
+    # Kafka's auto leader rebalance: leadership back to each partition's preferred replica
+    auto_leader_rebalance_enable: bool = option(
+        True,
+        parse=boolean,
+        help="Kafka's auto.leader.rebalance.enable: give leadership back to preferred replicas",
+        metavar="BOOL",
+    )
+    leader_imbalance_per_broker_percentage: int = option(
+        10,
+        parse=integer(0, 100),
+        help="Kafka's leader.imbalance.per.broker.percentage: a broker leading fewer of the partitions "
+        "it prefers than this share allows is rebalanced",
+        metavar="PCT",
+    )
+    leader_imbalance_check_interval_s: float = option(
+        300.0,
+        parse=POSITIVE,
+        help="Kafka's leader.imbalance.check.interval.seconds: seconds between rebalance checks",
+        metavar="S",
+    )
     # the batch executor: defaults of a batch's limits, the stuck-move rule, the scheduler's tick
     batch_moves_per_broker: int = option(  # Cruise Control's default concurrency per broker
         5,
@@ -174,8 +195,21 @@ class ControllerSettings:
     batch_stuck_below_bytes_per_s: float = option(
         1024.0 * 1024.0, parse=NON_NEGATIVE, help="the rate under which a long move is stuck", metavar="B"
     )
+    batch_retention_s: float = option(
+        7 * 24 * 3600.0,
+        parse=NON_NEGATIVE,
+        help="how long the journal of a batch that ended (completed, stopped, failed, rolled back) is kept",
+        metavar="S",
+    )
     session_timeout_s: float = option(
         DEFAULT_SESSION_TIMEOUT_S, parse=POSITIVE, help=SESSION_TIMEOUT_HELP, metavar="S"
+    )
+    hand_over_timeout_s: float = option(
+        10.0,
+        parse=POSITIVE,
+        help="at a stop (SIGTERM), how long the active instance may take to finish the event in hand "
+        "and hand its role over before it leaves anyway",
+        metavar="S",
     )
     # not options: tuned by tests and benchmarks
     zk_request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S

@@ -14,6 +14,7 @@ from typing import Protocol
 import msgspec
 from prometheus_client import CollectorRegistry
 
+from reassignd.controller.admin_requests import ElectionResult, ElectLeaders
 from reassignd.controller.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -195,8 +196,17 @@ class ControllerView(Protocol):
 
     async def create_partitions(self, request: CreatePartitions) -> TopicsResult: ...
 
+    async def hand_over(self, leaving: bool) -> ActiveController | None:
+        """Give the active role up (a planned resignation); the instance that won it, if any."""
+        ...
+
     async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
         """AlterClientQuotas through the controller (entity znode + change notification)."""
+        ...
+
+    async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
+        """ElectLeaders: preferred or unclean elections, per-partition results (84, 80, 83, 3 as
+        Kafka answers them). NotController on a standby."""
         ...
 
     async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:

@@ -138,7 +138,7 @@ class TopicMutations:
                     item.name, num_partitions=item.num_partitions, replication_factor=item.replication_factor
                 )
             )
-        return TopicsResult(tuple(results), throttle), created
+        return TopicsResult(tuple(results), throttle, self._clock()), created
 
     async def _write_topic(self, plan: TopicCreation) -> None:
         ops: list[Op] = []
@@ -187,7 +187,7 @@ class TopicMutations:
                 added[name] = sorted(item.new_assignment)
                 self.writer.events.emit("partitions_added", topic=name, partitions=added[name])
             results.append(TopicResult(name))
-        return TopicsResult(tuple(results), throttle), added
+        return TopicsResult(tuple(results), throttle, self._clock()), added
 
     # --- DeleteTopics -----------------------------------------------------------------------------
 
@@ -216,7 +216,7 @@ class TopicMutations:
                         raise
             queued.append(name)
             results.append(TopicResult(name))
-        return TopicsResult(tuple(results), throttle), queued
+        return TopicsResult(tuple(results), throttle, self._clock()), queued
 
 
 def _name_of(request: CreateTopics, index: int) -> str:

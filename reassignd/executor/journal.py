@@ -1,39 +1,57 @@
-"""The batch journal's codec: a :class:`Batch` as a head znode and partition chunks, and back.
-Pure: no ZooKeeper calls (paths.py builds the paths).
+"""The batch journal's codec: a :class:`Batch` as a head znode, partition chunks and throttle
+records, and back. Pure: no ZooKeeper calls (paths.py builds the names, commit.py the order of the
+writes).
 
-Head, ``/reassignd/batches/<id>``::
+Head, ``/reassignd/batches/<id>`` (version 2)::
 
-    {"version":1,"batch_id":"b-1","plan_id":"p","priority":0,"state":"running",
+    {"version":2,"batch_id":"b-1","plan_id":"p","priority":0,"state":"running",
      "created_ms":1,"updated_ms":2,"throttle_bytes_per_s":52428800,
      "limits":{"moves_per_broker":5,"moves_in_cluster":100,"leader_moves_per_broker":100},
      "strategy":["small_first"],"rollback_of":null,"rollback_batch_id":null,
-     "chunk_size":1500,"chunks":2,"partitions":2400,
-     "throttles":{"brokers":{"4":{"leader.replication.throttled.rate":null}},"topics":{}}}
+     "chunk_size":1500,"partitions":2400,"chunks":[3,7],"throttle_records":[7]}
 
-Chunk ``k``, ``/reassignd/batches/<id>/chunk_00000k``, holds the spec's partitions
-``k * chunk_size`` to ``(k + 1) * chunk_size - 1``, in order::
+``chunks`` gives, for each chunk ``k``, the generation of the znode that holds it
+(``chunk_00000k_<generation>``); ``throttle_records`` the generations of the znodes holding the
+throttle values the batch replaced (``throttles_00000k_<generation>``). The head names every znode
+of the journal: a znode it does not name is not part of it (the debris of a change cut short,
+commit.py). An empty head is no journal: a submission not committed yet, or a journal being
+deleted.
+
+Chunk ``k`` holds the spec's partitions ``k * chunk_size`` to ``(k + 1) * chunk_size - 1``, in
+order::
 
     {"version":1,"index":0,"partitions":[
       {"topic":"orders","partition":0,"replicas":[4,5,6],"expected_replicas":[1,2,3],
        "state":"running","previous":[1,2,3],"started_ms":5},
       {"topic":"orders","partition":1,"replicas":[4,5,6],"error_code":10002,"error_message":"..."}]}
 
+Throttle records ``k``: the values before the batch's throttles, per broker and per topic (None:
+the key was absent)::
+
+    {"version":1,"index":0,"brokers":{"4":{"leader.replication.throttled.rate":null}},
+     "topics":{"orders":{"leader.replication.throttled.replicas":"0:1"}}}
+
 An accepted partition has ``state`` and ``previous`` (``started_ms``, ``finished_ms`` and
 ``error_message`` when set); a refused one has ``error_code``. ``chunk_size`` is fixed when the
 batch is submitted (:func:`partitions_per_chunk`) so that a chunk stays under 900 KiB whatever
 becomes of its moves: a state change rewrites one chunk, never reshuffles the others. Decoding is
 strict (the readers of ``zk/json_fields.py``): a malformed znode is refused with one line saying
-why, prefixed with the chunk it is in.
+why, prefixed with the chunk it is in — except a throttle record, which is left out (with a line
+saying why) while the rest of the journal is used: the batch then never restores that entity.
+
+Version 1 heads (still read) held the throttle records themselves (``"throttles":{"brokers":..,
+"topics":..}``) and the number of chunks (``"chunks":2``), named ``chunk_00000k`` (generation 0).
+A journal read as version 1 is written as version 2 by its next change.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
+from reassignd.executor import paths
 from reassignd.executor.model import (
     ERROR_MESSAGE_MAX_BYTES,
     Batch,
@@ -45,8 +63,19 @@ from reassignd.executor.model import (
     PartitionSpec,
     Refusal,
     Strategy,
-    ThrottleValues,
     spec_error,
+)
+from reassignd.executor.throttle_records import (
+    ThrottleRecords,
+    decode_records,
+    encode_records,
+    read_records,
+)
+from reassignd.executor.znode_size import (
+    CHUNK_BUDGET_BYTES,
+    ZNODE_LIMIT_BYTES,
+    JournalTooLarge,
+    checked,
 )
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.json_fields import (
@@ -54,10 +83,8 @@ from reassignd.zk.json_fields import (
     INT64_MAX,
     CodecError,
     compact_json,
-    dump,
     fast_int,
     fast_replicas,
-    field_name,
     get_field,
     load_object,
     quote,
@@ -70,39 +97,65 @@ from reassignd.zk.json_fields import (
     read_version,
 )
 
-CHUNK_BUDGET_BYTES = 900 * 1024  # a chunk's size when every move in it has every field at its longest
-ZNODE_LIMIT_BYTES = 1024 * 1024 - 1024  # nothing bigger is sent (ZooKeeper's 1 MiB, less framing)
+__all__ = ["CHUNK_BUDGET_BYTES", "ZNODE_LIMIT_BYTES", "JournalTooLarge"]
+
+VERSION = 2
 INT32_MIN = -INT32_MAX - 1
+MAX_GENERATION = 10**18 - 1
 
 _E = TypeVar("_E", bound=StrEnum)
-_BROKER_KEY = re.compile(r"0|[1-9][0-9]{0,9}")
 # What an accepted entry may gain after submission, at its longest (see partitions_per_chunk).
 _MUTABLE_BYTES = len(
     ',"state":"completed","previous":[],"started_ms":,"finished_ms":,"error_message":,"size_bytes":'
 ) + (3 * 19 + ERROR_MESSAGE_MAX_BYTES)
 
 
-class JournalTooLarge(ValueError):
-    """A znode of the journal would exceed ZooKeeper's limit: refused before it is sent."""
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The znodes a head names besides itself: each chunk's generation (0: its version 1 name) and
+    each throttle records znode's."""
+
+    chunks: tuple[int, ...]
+    throttles: tuple[int, ...] = ()
+
+    def chunk_names(self) -> tuple[str, ...]:
+        return tuple(paths.chunk_name(i, g) for i, g in enumerate(self.chunks))
+
+    def throttle_names(self) -> tuple[str, ...]:
+        return tuple(paths.throttles_name(i, g) for i, g in enumerate(self.throttles))
+
+    def names(self) -> frozenset[str]:
+        return frozenset((*self.chunk_names(), *self.throttle_names()))
+
+    @property
+    def generation(self) -> int:
+        """The newest generation it names (0 for a version 1 journal)."""
+        return max((*self.chunks, *self.throttles), default=0)
 
 
 @dataclass(frozen=True, slots=True)
 class JournalZnodes:
+    """A whole journal, every znode written at one generation (a submission)."""
+
+    layout: Layout
     head: bytes
     chunks: tuple[bytes, ...]
+    throttles: tuple[bytes, ...] = ()
 
 
 # --- sizing --------------------------------------------------------------------------------------
+
+
+def _worst_entry_bytes(p: PartitionSpec) -> int:
+    longest = max(len(p.replicas), len(p.expected_replicas or ())) + 1
+    return len(compact_json(_spec_entry(p))) + 1 + _MUTABLE_BYTES + 11 * longest
 
 
 def partitions_per_chunk(spec: BatchSpec) -> int:
     """How many partitions each chunk of ``spec``'s journal holds: as many as fit in
     CHUNK_BUDGET_BYTES when each entry has its longest possible form (``previous`` one broker
     longer than its longest replica list, ten-digit broker ids, the longest error message)."""
-    worst = 1
-    for p in spec.partitions:
-        longest = max(len(p.replicas), len(p.expected_replicas or ())) + 1
-        worst = max(worst, len(compact_json(_spec_entry(p))) + 1 + _MUTABLE_BYTES + 11 * longest)
+    worst = max((_worst_entry_bytes(p) for p in spec.partitions), default=1)
     return max(1, (CHUNK_BUDGET_BYTES - 64) // worst)
 
 
@@ -112,19 +165,55 @@ def chunk_count(batch: Batch) -> int:
 
 def chunks_of(batch: Batch, tps: Collection[TopicPartition]) -> set[int]:
     """The chunks holding ``tps``: what a change of those moves rewrites."""
+    if not tps:
+        return set()
     return {i // batch.chunk_size for i, p in enumerate(batch.spec.partitions) if p.tp in tps}
+
+
+def size_error(batch: Batch) -> str | None:
+    """Why ``batch``'s journal could not be written for its whole life, or None: a partition
+    whose entry alone would outgrow a chunk, or a head that would outgrow ZooKeeper's limit once
+    its generations are at their longest and the batch records a throttle for every broker and
+    topic its moves touch."""
+    for p in batch.spec.partitions if batch.chunk_size == 1 else ():  # (else each entry fits)
+        if (worst := _worst_entry_bytes(p)) > CHUNK_BUDGET_BYTES - 64:
+            return (
+                f"the journal entry of {p.topic}-{p.partition} may grow to {worst} bytes, "
+                f"over a chunk's {CHUNK_BUDGET_BYTES - 64}"
+            )
+    entities = {p.topic for p in batch.spec.partitions}
+    brokers = {b for p in batch.spec.partitions for b in p.replicas}
+    brokers.update(b for m in batch.moves.values() for b in m.previous)
+    layout = Layout(
+        (MAX_GENERATION,) * chunk_count(batch), (MAX_GENERATION,) * (len(entities) + len(brokers))
+    )
+    try:
+        encode_head(batch, layout)
+    except JournalTooLarge as e:
+        return f"its head may grow too large: {e}"
+    return None
 
 
 # --- encoding ------------------------------------------------------------------------------------
 
 
-def encode_batch(batch: Batch) -> JournalZnodes:
-    return JournalZnodes(encode_head(batch), tuple(encode_chunk(batch, i) for i in range(chunk_count(batch))))
+def encode_batch(batch: Batch, generation: int = 1) -> JournalZnodes:
+    """Every znode of ``batch``'s journal, written at ``generation`` (a submission)."""
+    chunks = tuple(encode_chunk(batch, i) for i in range(chunk_count(batch)))
+    throttles = encode_throttles(batch)
+    layout = Layout((generation,) * len(chunks), (generation,) * len(throttles))
+    return JournalZnodes(layout, encode_head(batch, layout), chunks, throttles)
 
 
-def encode_head(batch: Batch) -> bytes:
+def encode_throttles(batch: Batch) -> tuple[bytes, ...]:
+    return encode_records(batch.broker_throttles, batch.topic_throttles)
+
+
+def encode_head(batch: Batch, layout: Layout) -> bytes:
     spec = batch.spec
-    obj: dict[str, object] = {"version": 1, "batch_id": spec.batch_id, "plan_id": spec.plan_id}
+    if len(layout.chunks) != chunk_count(batch):
+        raise ValueError(f"a layout of {len(layout.chunks)} chunks for {chunk_count(batch)}")
+    obj: dict[str, object] = {"version": VERSION, "batch_id": spec.batch_id, "plan_id": spec.plan_id}
     obj.update(priority=spec.priority, state=str(batch.state), created_ms=batch.created_ms)
     obj.update(updated_ms=batch.updated_ms, throttle_bytes_per_s=spec.throttle_bytes_per_s)
     obj["limits"] = {
@@ -134,12 +223,9 @@ def encode_head(batch: Batch) -> bytes:
     }
     obj.update(strategy=[str(s) for s in spec.strategy], rollback_of=batch.rollback_of)
     obj.update(rollback_batch_id=batch.rollback_batch_id, chunk_size=batch.chunk_size)
-    obj.update(chunks=chunk_count(batch), partitions=len(spec.partitions))
-    obj["throttles"] = {
-        "brokers": {str(b): dict(values) for b, values in sorted(batch.broker_throttles.items())},
-        "topics": {t: dict(values) for t, values in sorted(batch.topic_throttles.items())},
-    }
-    return _checked("batch journal head", obj, decode_head)
+    obj.update(partitions=len(spec.partitions), chunks=list(layout.chunks))
+    obj["throttle_records"] = list(layout.throttles)
+    return checked("batch journal head", obj, decode_head)
 
 
 def encode_chunk(batch: Batch, index: int) -> bytes:
@@ -164,7 +250,7 @@ def encode_chunk(batch: Batch, index: int) -> bytes:
                 entry["error_message"] = refusal.error_message
         entries.append(entry)
     obj: dict[str, object] = {"version": 1, "index": index, "partitions": entries}
-    return _checked(f"batch journal chunk {index}", obj, lambda data: decode_chunk(data, index))
+    return checked(f"batch journal chunk {index}", obj, lambda data: decode_chunk(data, index))
 
 
 def _spec_entry(p: PartitionSpec) -> dict[str, object]:
@@ -174,23 +260,29 @@ def _spec_entry(p: PartitionSpec) -> dict[str, object]:
     return entry
 
 
-def _checked(what: str, obj: dict[str, object], decode: Callable[[bytes], object]) -> bytes:
-    data = dump(what, obj, decode)
-    if len(data) > ZNODE_LIMIT_BYTES:
-        raise JournalTooLarge(f"{what} is {len(data)} bytes, over the {ZNODE_LIMIT_BYTES}-byte limit")
-    return data
-
-
 # --- decoding ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class JournalHead:
-    """A decoded head: the batch without its partitions, and how many chunks hold them."""
+    """A decoded head: the batch without its partitions, and the znodes holding the rest. A
+    version 1 head holds its throttle records itself (``records``)."""
 
-    batch: Batch  # spec.partitions empty, moves and refusals empty
-    chunks: int
+    batch: Batch  # spec.partitions empty, moves, refusals and throttle records empty
+    layout: Layout
     partitions: int
+    version: int
+    records: ThrottleRecords = field(default_factory=ThrottleRecords)
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """A decoded journal: the batch, the znodes its head names, and the throttle records left
+    out (each with why; the batch cannot restore those entities)."""
+
+    batch: Batch
+    layout: Layout
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,39 +292,63 @@ class JournalEntry:
     refusal: Refusal | None
 
 
-def decode_batch(head: bytes | None, chunks: Sequence[bytes | None]) -> Batch:
-    """The batch whose head and chunks (in index order) these are; CodecError says what is wrong
-    and where (``chunk 3: field 'partitions[5].state' ...``)."""
-    h = decode_head(head)
-    if len(chunks) != h.chunks:
-        raise CodecError(f"the head names {h.chunks} chunks, found {len(chunks)}")
-    size = h.batch.chunk_size
+def decode_journal(
+    head: JournalHead, chunks: Sequence[bytes | None], throttles: Sequence[bytes | None] = ()
+) -> Journal:
+    """The journal whose head, chunks (in index order) and throttle records znodes (in index
+    order) these are. CodecError says what is wrong and where (``chunk 3: field
+    'partitions[5].state' ...``); a throttle record that cannot be used is left out instead."""
+    if len(chunks) != len(head.layout.chunks):
+        raise CodecError(f"the head names {len(head.layout.chunks)} chunks, found {len(chunks)}")
+    size = head.batch.chunk_size
     entries: list[JournalEntry] = []
     for i, data in enumerate(chunks):
         try:
             chunk = decode_chunk(data, i)
         except CodecError as e:
             raise CodecError(f"chunk {i}: {e.reason}") from None
-        expected = min(size, h.partitions - i * size)
+        expected = min(size, head.partitions - i * size)
         if len(chunk) != expected:
             raise CodecError(f"chunk {i} holds {len(chunk)} partitions, expected {expected}")
         entries.extend(chunk)
-    spec = _replace_partitions(h.batch.spec, tuple(e.spec for e in entries))
+    spec = _replace_partitions(head.batch.spec, tuple(e.spec for e in entries))
     if (reason := spec_error(spec)) is not None:
         raise CodecError(reason)
-    return Batch(
+    brokers, topics = dict(head.records.brokers), dict(head.records.topics)
+    problems = list(head.records.problems)
+    for i, data in enumerate(throttles):
+        name = head.layout.throttle_names()[i] if i < len(head.layout.throttles) else f"throttles {i}"
+        try:
+            records = decode_records(data, i)
+        except CodecError as e:
+            problems.append(f"{name}: {e.reason}")
+            continue
+        problems.extend(f"{name}: {p}" for p in records.problems)
+        for b, values in records.brokers.items():
+            brokers.setdefault(b, values)
+        for t, values in records.topics.items():
+            topics.setdefault(t, values)
+    batch = Batch(
         spec=spec,
-        state=h.batch.state,
-        created_ms=h.batch.created_ms,
-        updated_ms=h.batch.updated_ms,
+        state=head.batch.state,
+        created_ms=head.batch.created_ms,
+        updated_ms=head.batch.updated_ms,
         moves={e.spec.tp: e.move for e in entries if e.move is not None},
         refusals={e.spec.tp: e.refusal for e in entries if e.refusal is not None},
         chunk_size=size,
-        broker_throttles=h.batch.broker_throttles,
-        topic_throttles=h.batch.topic_throttles,
-        rollback_of=h.batch.rollback_of,
-        rollback_batch_id=h.batch.rollback_batch_id,
+        broker_throttles=brokers,
+        topic_throttles=topics,
+        rollback_of=head.batch.rollback_of,
+        rollback_batch_id=head.batch.rollback_batch_id,
     )
+    return Journal(batch, head.layout, tuple(problems))
+
+
+def decode_batch(
+    head: bytes | None, chunks: Sequence[bytes | None], throttles: Sequence[bytes | None] = ()
+) -> Batch:
+    """The batch of a journal (:func:`decode_journal`, its problems left out)."""
+    return decode_journal(decode_head(head), chunks, throttles).batch
 
 
 def _replace_partitions(spec: BatchSpec, partitions: tuple[PartitionSpec, ...]) -> BatchSpec:
@@ -260,9 +376,15 @@ def _ms(value: object, where: str) -> int:
     return read_int(value, where, hi=INT64_MAX)
 
 
+def _generations(value: object, where: str, lo: int) -> tuple[int, ...]:
+    return tuple(
+        read_int(g, f"{where}[{i}]", lo=lo, hi=MAX_GENERATION) for i, g in enumerate(read_list(value, where))
+    )
+
+
 def decode_head(data: bytes | None) -> JournalHead:
     obj = load_object(data)
-    read_version(obj, (1,))
+    version = read_version(obj, (1, VERSION))
     limits = read_object(get_field(obj, "limits"), "limits")
     spec = BatchSpec(
         batch_id=read_str(get_field(obj, "batch_id"), "batch_id"),
@@ -283,11 +405,6 @@ def decode_head(data: bytes | None) -> JournalHead:
             for i, s in enumerate(read_list(get_field(obj, "strategy"), "strategy"))
         ),
     )
-    throttles = read_object(get_field(obj, "throttles"), "throttles")
-    brokers = _throttle_map(get_field(throttles, "brokers", "throttles."), "throttles.brokers")
-    for key in brokers:
-        if not _BROKER_KEY.fullmatch(key) or int(key) > INT32_MAX:
-            raise CodecError(f"field 'throttles.brokers' has key {quote(key)}, which is not a broker id")
     batch = Batch(
         spec=spec,
         state=_enum(BatchState, get_field(obj, "state"), "state"),
@@ -295,29 +412,36 @@ def decode_head(data: bytes | None) -> JournalHead:
         updated_ms=_ms(get_field(obj, "updated_ms"), "updated_ms"),
         moves={},
         chunk_size=read_int(get_field(obj, "chunk_size"), "chunk_size", lo=1),
-        broker_throttles={int(b): values for b, values in brokers.items()},
-        topic_throttles=_throttle_map(get_field(throttles, "topics", "throttles."), "throttles.topics"),
         rollback_of=read_optional(obj, "rollback_of", read_str),
         rollback_batch_id=read_optional(obj, "rollback_batch_id", read_str),
     )
     partitions = read_int(get_field(obj, "partitions"), "partitions")
-    chunks = read_int(get_field(obj, "chunks"), "chunks")
-    if chunks != -(-partitions // batch.chunk_size):
-        raise CodecError(
-            f"field 'chunks' is {chunks}; {partitions} partitions of {batch.chunk_size} per chunk"
+    expected = -(-partitions // batch.chunk_size)
+    records = ThrottleRecords()
+    if version == 1:
+        chunks = read_int(get_field(obj, "chunks"), "chunks")
+        if chunks != expected:
+            raise CodecError(
+                f"field 'chunks' is {chunks}; {partitions} partitions of {batch.chunk_size} per chunk"
+            )
+        layout = Layout((0,) * chunks)
+        try:
+            records = read_records(read_object(get_field(obj, "throttles"), "throttles"), "throttles.")
+        except CodecError as e:
+            records = ThrottleRecords(problems=(e.reason,))
+    else:
+        layout = Layout(
+            _generations(get_field(obj, "chunks"), "chunks", 0),
+            _generations(get_field(obj, "throttle_records"), "throttle_records", 1),
         )
-    return JournalHead(batch, chunks, partitions)
-
-
-def _throttle_map(value: object, where: str) -> dict[str, ThrottleValues]:
-    result: dict[str, ThrottleValues] = {}
-    for key, configs in read_object(value, where).items():
-        at = field_name(where, key)
-        result[key] = {
-            name: None if v is None else read_str(v, field_name(at, name))
-            for name, v in read_object(configs, at).items()
-        }
-    return result
+        if len(layout.chunks) != expected:
+            raise CodecError(
+                f"field 'chunks' names {len(layout.chunks)} chunks; "
+                f"{partitions} partitions of {batch.chunk_size} per chunk"
+            )
+        if len(layout.chunks) - 1 > paths.MAX_INDEX or len(layout.throttles) - 1 > paths.MAX_INDEX:
+            raise CodecError("the head names more znodes than a journal may have")
+    return JournalHead(batch, layout, partitions, version, records)
 
 
 def decode_chunk(data: bytes | None, index: int) -> tuple[JournalEntry, ...]:

@@ -8,7 +8,8 @@ another unfinished batch; a paused batch counts, since resuming it would start t
 others are accepted; a batch with nothing accepted is still created, already ``completed``.
 
 The same ``batch_id`` with the same body (:func:`~reassignd.executor.model.canonical_body`)
-answers the batch already there; with another body, 10004 BATCH_ID_IN_USE.
+answers the batch already there; with another body, 10004 BATCH_ID_IN_USE. A batch whose journal
+could not be written for its whole life (journal.size_error) is refused whole (42).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from reassignd.errors import InvalidRequest, ReassigndError, UnknownTopicOrPartition
 from reassignd.executor.errors import BatchConflict, BatchIdInUse, StalePlan
-from reassignd.executor.journal import partitions_per_chunk
+from reassignd.executor.journal import partitions_per_chunk, size_error
 from reassignd.executor.model import (
     Batch,
     BatchSpec,
@@ -142,4 +143,6 @@ def submit(
         refusals=refusals,
         chunk_size=partitions_per_chunk(spec),
     )
+    if (reason := size_error(batch)) is not None:
+        raise InvalidRequest(f"the batch's journal would not fit in ZooKeeper: {reason}")
     return SubmitResult(batch, created=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from reassignd.http.batch_requests import BATCH_ID_PATTERN
 from reassignd.http.json_input import INT32_MAX
-from reassignd.http.openapi_schemas import SCHEMAS, Schema, array, integer, ref
+from reassignd.http.openapi_schemas import SCHEMAS, Schema, array, integer, nullable, ref
 
 Json = dict[str, Any]
 
@@ -335,6 +335,26 @@ def _paths() -> Json:
                 ],
             )
         },
+        "/v1/controller/resign": {
+            "post": _operation(
+                "resignController",
+                "planned hand-over: this active instance gives its role up after the event in hand, a "
+                "standby wins at once, queued requests are answered 41 naming it (admin)",
+                "cluster",
+                _write(
+                    _answer(
+                        "the hand-over happened: the instance that won the role, or null if none did "
+                        "(then this one took it again)",
+                        {
+                            "type": "object",
+                            "properties": {"active_controller": nullable(ref("ActiveController"))},
+                            "required": ["active_controller"],
+                        },
+                    ),
+                    body=False,
+                ),
+            )
+        },
         "/v1/status": {
             "get": _operation(
                 "status", "this instance and the cluster", "cluster", _read(_answer("status", ref("Status")))
@@ -448,6 +468,19 @@ def _paths() -> Json:
                 "cancelPartitionReassignment",
                 "cancel one partition's reassignment (85 if it was not moving)",
                 parameters=[TOPIC, PARTITION, MODE],
+            )
+        },
+        "/v1/elections": {
+            "post": _operation(
+                "electLeaders",
+                "ElectLeaders: preferred or unclean leader elections, for named partitions or all",
+                "elections",
+                _write(
+                    _answer(
+                        "per-partition results (HTTP 200 even when some failed)", ref("ElectLeadersResponse")
+                    )
+                ),
+                body=ref("ElectLeadersRequest"),
             )
         },
         **_batch_paths(),

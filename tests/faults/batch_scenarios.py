@@ -21,7 +21,8 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from reassignd.executor import journal
+import aiohttp
+
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.model import BatchState, MoveState
 from reassignd.topic_partition import TopicPartition
@@ -31,6 +32,7 @@ from tests.faults import proxy
 from tests.faults.invariants import OfflineSampler, Violation
 from tests.faults.scenarios import (
     SESSION_TIMEOUT_S,
+    SLOW,
     Controllers,
     Env,
     Outcome,
@@ -48,6 +50,7 @@ from tests.faults.scenarios import (
     until,
     wait_online,
 )
+from tests.integration.harness import read_journal
 
 BATCH_POINTS = ("journal_submit", "journal_update", "throttle_set", "throttle_restore", "origins", "expiry")
 BATCH_ID = "fault-batch"
@@ -166,10 +169,7 @@ async def _batch_violations(
     env: Env, before: Mapping[TopicPartition, tuple[int, ...]], configs_before: Mapping[str, dict[str, str]]
 ) -> list[str]:
     violations: list[str] = []
-    path = batch_paths.batch(BATCH_ID)
-    head = await env.zk.get(path)
-    names = sorted(await env.zk.children(path))
-    batch = journal.decode_batch(head.data, [(await env.zk.get(f"{path}/{n}")).data for n in names])
+    batch = (await read_journal(env.zk, BATCH_ID)).batch
     if batch.state is not BatchState.COMPLETED:
         violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
     for tp, move in sorted(batch.moves.items()):
@@ -194,4 +194,254 @@ async def _batch_violations(
 
 BATCH_SCENARIOS: dict[str, Callable[[Env, int], Awaitable[Outcome]]] = {
     f"proxy_cut_batch_{point}": functools.partial(proxy_cut_batch, point=point) for point in BATCH_POINTS
+}
+
+
+# --- a journal bigger than one multi, cut after its first --------------------------------------
+
+SPLIT_POINTS = ("stop", "submit")
+SPLIT_ID = "split-batch"
+SPLIT_TOPIC = "js"
+SPLIT_PARTITIONS = 4000
+SPLIT_RATE = 1_000_000_000  # the batch's throttle: set and restored, never the bottleneck
+
+
+async def _epoch(zk: ZkClient) -> int:
+    return int((await retry_zk(lambda: zk.get(paths.CONTROLLER_EPOCH))).data or b"0")
+
+
+async def _batch_status(controllers: Controllers, batch_id: str) -> dict[str, Any] | None:
+    c = await controllers.active()
+    if c is None:
+        return None
+    code, resp = await c.get(f"/v1/batches/{batch_id}")
+    return dict(resp) if code == 200 else None
+
+
+async def _post_once(controllers: Controllers, path: str, body: Any) -> str:
+    """One request to the active controller, not retried: what it answered."""
+    c = await controllers.active()
+    if c is None:
+        return "no active controller"
+    try:
+        code, resp = await c.post(path, body)
+    except (aiohttp.ClientError, OSError, TimeoutError) as e:
+        return f"{type(e).__name__}"
+    return f"{code} {resp.get('error_code') if isinstance(resp, dict) else resp}"
+
+
+async def journal_split(env: Env, seed: int, point: str, partitions: int = SPLIT_PARTITIONS) -> Outcome:
+    """A batch of ``partitions`` single-replica moves — a journal of several chunks, more than one
+    multi — run by a controller that talks to ZooKeeper through the proxy; the connection is cut
+    right after the first multi that writes the journal of the batch's ``stop`` or of its
+    ``submit``ssion, and the standby may take over. The client sends its request again (as on
+    41) until it is answered.
+
+    Afterwards: the controller epoch moved at most once; for ``stop``, every move was stopped
+    (each partition back at its replicas, the journal stopped with every move cancelled, the
+    throttles as before the batch); for ``submit``, the retried submission was accepted, another
+    body under the same id answered 10004, the running batch's throttles were set on every broker
+    and its topic, and the batch completed with its throttles restored."""
+    assert point in SPLIT_POINTS, point
+    rng = random.Random(seed)
+    out = Outcome(f"journal_split_{point}", seed)
+    async with proxy.ZkProxy(env.zk_port) as px:
+        # every move running at once, so that running moves sit in every chunk of the journal
+        controllers = Controllers(env, "--batch-moves-in-cluster", str(partitions))
+        await set_rate(env.zk, None, SLOW)  # nothing completes while the test looks
+        if await _proxied_active(env, out, controllers, px.connect(env.chroot), len(BROKERS)) is None:
+            return out
+        before = {(SPLIT_TOPIC, p): (1 + p % 2,) for p in range(partitions)}
+        after = {tp: (3 + rng.randrange(2),) for tp in before}
+        await make_topic(env.zk, SPLIT_TOPIC, _by_partition(before), initial_bytes=200_000)
+        if not await wait_online(env.zk, tps_of(before), timeout_s=120.0):
+            out.violations.append(Violation("scenario", "the topic never came online"))
+            return out
+        configs_before = _without_entity(await _configs(env.zk, SPLIT_TOPIC))
+        body = {
+            "batch_id": SPLIT_ID,
+            "partitions": [{"topic": t, "partition": p, "replicas": list(r)} for (t, p), r in after.items()],
+            "throttle_bytes_per_s": SPLIT_RATE,
+            "limits": dict.fromkeys(
+                ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker"), partitions
+            ),
+        }
+        journal_path = batch_paths.batch(SPLIT_ID)
+        if point == "submit":
+            epoch = await _epoch(env.zk)
+            cut = px.arm_cut(proxy.writes_path(journal_path))
+            out.notes.append(f"first submission: {await _post_once(controllers, '/v1/batches', body)}")
+            await _fired(out, cut)
+            if not await _submit_until_accepted(controllers, body, 90.0):
+                out.violations.append(Violation("scenario", "the retried submission was never accepted"))
+            other = await _post_once(controllers, "/v1/batches", {**body, "priority": 7})
+            if not other.startswith("409 10004"):
+                out.violations.append(Violation("scenario", f"another body under the id answered {other}"))
+            out.violations.extend(await _split_running(env, controllers, partitions))
+            expected: Mapping[TopicPartition, tuple[int, ...]] = after
+        else:
+            if not await _submit_until_accepted(controllers, body, 60.0):
+                out.violations.append(Violation("scenario", "the batch was never accepted"))
+                return out
+            out.violations.extend(await _split_running(env, controllers, partitions))
+            epoch = await _epoch(env.zk)
+            cut = px.arm_cut(proxy.writes_path(journal_path))
+            stop_path = f"/v1/batches/{SPLIT_ID}/stop"
+            out.notes.append(f"first stop: {await _post_once(controllers, stop_path, {})}")
+            await _fired(out, cut)
+
+            async def stopped() -> bool:
+                return (await _post_once(controllers, stop_path, {})).startswith("200")
+
+            if not await until(stopped, 90.0, interval_s=0.5):
+                out.violations.append(Violation("scenario", "the retried stop was never answered"))
+            expected = before
+        out = await finish(env, out, expected, controllers, None, settle_s=120.0)
+        steps = await _epoch(env.zk) - epoch
+        out.notes.append(f"controller epoch moved {steps} time(s); proxy: {px.cuts_done} cut(s)")
+        if steps > 1:
+            out.violations.append(Violation("controller", f"the controller epoch moved {steps} times"))
+        out.violations.extend(await _split_ended(env, point, before, configs_before))
+    return out
+
+
+async def _split_running(env: Env, controllers: Controllers, partitions: int) -> list[str]:
+    """Every move of the split batch running, and its throttles set: the batch's rate on every
+    broker, every moving replica listed in the topic's config."""
+
+    async def all_running() -> bool:
+        s = await _batch_status(controllers, SPLIT_ID)
+        return s is not None and s["counts"]["running"] == partitions
+
+    if not await until(all_running, 90.0):
+        return [Violation("scenario", f"the batch's {partitions} moves never all ran")]
+
+    async def throttled() -> bool:
+        configs = await _configs(env.zk, SPLIT_TOPIC)
+        brokers = [c for name, c in configs.items() if name.startswith("broker")]
+        topic = configs[f"topic {SPLIT_TOPIC}"] or {}
+        listed = topic.get("follower.replication.throttled.replicas", "").split(",")
+        return len(listed) == partitions and all(
+            (c or {}).get("leader.replication.throttled.rate") == str(SPLIT_RATE) for c in brokers
+        )
+
+    if not await until(throttled, 30.0):
+        configs = await _configs(env.zk, SPLIT_TOPIC)
+        rates = {n: (c or {}).get("leader.replication.throttled.rate") for n, c in configs.items()}
+        return [Violation("scenario", f"the running batch's throttles were never all set: {rates}")]
+    return []
+
+
+async def _split_ended(
+    env: Env,
+    point: str,
+    before: Mapping[TopicPartition, tuple[int, ...]],
+    configs_before: Mapping[str, dict[str, str]],
+) -> list[str]:
+    """The journal as the batch's end says, and the throttles back as they were."""
+    violations: list[str] = []
+    batch = (await read_journal(env.zk, SPLIT_ID)).batch
+    want_batch, want_move = (
+        (BatchState.STOPPED, MoveState.CANCELLED)
+        if point == "stop"
+        else (BatchState.COMPLETED, MoveState.COMPLETED)
+    )
+    if batch.state is not want_batch:
+        violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
+    wrong = sorted(
+        tp for tp, m in batch.moves.items() if m.state is not want_move or m.previous != before[tp]
+    )
+    if wrong:
+        violations.append(
+            Violation(
+                "assignment", f"journal: {len(wrong)} moves not {want_move} from where they were", wrong
+            )
+        )
+    if batch.broker_throttles or batch.topic_throttles:
+        violations.append(Violation("scenario", "the journal still records throttles it owns"))
+
+    async def restored() -> bool:
+        return _without_entity(await _configs(env.zk, SPLIT_TOPIC)) == configs_before
+
+    if not await until(restored, 30.0):
+        after = _without_entity(await _configs(env.zk, SPLIT_TOPIC))
+        violations.append(Violation("scenario", f"throttles not restored: {configs_before} -> {after}"))
+    return violations
+
+
+async def api_cancel_cut(env: Env, seed: int) -> Outcome:
+    """A move a batch runs, cancelled through the API (``DELETE /v1/reassignments/<t>/<p>``) by a
+    controller whose connection is cut right after the cancel's topic-znode write: the next
+    controller does not start the move again (the cancel was journaled before that write). The
+    client sends its DELETE again only if ZooKeeper may not have applied it; the batch's other
+    moves complete."""
+    rng = random.Random(seed)
+    out = Outcome("api_cancel_cut", seed)
+    async with proxy.ZkProxy(env.zk_port) as px:
+        controllers = Controllers(env)
+        await set_rate(env.zk, None, SLOW)
+        if await _proxied_active(env, out, controllers, px.connect(env.chroot), len(BROKERS)) is None:
+            return out
+        before, after = _moves(rng, 4, (1, 2), (3, 4), 2)
+        before, after = _renamed(before, "ac"), _renamed(after, "ac")
+        await make_topic(env.zk, "ac", _by_partition(before), initial_bytes=300_000)
+        await wait_online(env.zk, tps_of(before))
+        body = {
+            "batch_id": BATCH_ID,
+            "partitions": [{"topic": t, "partition": p, "replicas": list(r)} for (t, p), r in after.items()],
+            "limits": {"moves_per_broker": 4, "moves_in_cluster": 4, "leader_moves_per_broker": 4},
+        }
+        if not await _submit_until_accepted(controllers, body, 60.0):
+            out.violations.append(Violation("scenario", "the batch was never accepted"))
+            return out
+
+        async def all_running() -> bool:
+            s = await _batch_status(controllers, BATCH_ID)
+            return s is not None and s["counts"]["running"] == len(after)
+
+        if not await until(all_running, 60.0):
+            out.violations.append(Violation("scenario", "the batch's moves never all ran"))
+        victim = sorted(after)[rng.randrange(len(after))]
+        epoch = await _epoch(env.zk)
+        cut = px.arm_cut(proxy.topic_write("ac"))
+        cancel = f"/v1/reassignments/{victim[0]}/{victim[1]}"
+
+        async def cancelled() -> str | None:
+            c = await controllers.active()
+            if c is None:
+                return None
+            code, resp = await c.delete(cancel)
+            return f"{code} {resp}" if code == 200 else None
+
+        out.notes.append(f"first cancel of {victim}: {await cancelled()}")
+        await _fired(out, cut)
+        # ZooKeeper applied the cut write (the cancel is durable): not retried, so a move the next
+        # controller started again would not be cancelled by the client's retry
+        if not cut.reply_seen:
+            out.notes.append(f"retried cancel: {await until(cancelled, 60.0, interval_s=0.5)}")
+        if await controllers.wait_active(timeout_s=30.0, ready=True) is None:
+            out.violations.append(Violation("controller", "no controller active and ready after the cut"))
+        await asyncio.sleep(3.0)  # a few executor ticks: a move started again would show now
+
+        async def settled() -> bool:
+            z = codec.decode_topic((await env.zk.get(paths.topic("ac"))).data)
+            return z.partitions[victim[1]] == before[victim] and victim[1] not in z.adding
+
+        if not await settled():
+            out.violations.append(Violation("assignment", f"{victim} moves again after its cancel", [victim]))
+        expected = {**after, victim: before[victim]}
+        out = await finish(env, out, expected, controllers, None)
+        batch = (await read_journal(env.zk, BATCH_ID)).batch
+        states = {tp: m.state for tp, m in batch.moves.items()}
+        want = {tp: MoveState.CANCELLED if tp == victim else MoveState.COMPLETED for tp in after}
+        if states != want or batch.state is not BatchState.COMPLETED:
+            out.violations.append(Violation("scenario", f"the journal says {batch.state}, moves {states}"))
+        if (steps := await _epoch(env.zk) - epoch) > 1:
+            out.violations.append(Violation("controller", f"the controller epoch moved {steps} times"))
+        out.notes.append(f"proxy: {px.cuts_done} cut(s)")
+    return out
+
+
+JOURNAL_SPLIT_SCENARIOS: dict[str, Callable[[Env, int], Awaitable[Outcome]]] = {
+    f"journal_split_{point}": functools.partial(journal_split, point=point) for point in SPLIT_POINTS
 }

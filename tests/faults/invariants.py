@@ -11,7 +11,9 @@ shows every one of them), each with a ``kind`` the benchmark counts by:
 - ``stray``: an agent hosts a replica it is not assigned; ``missing``: an agent lacks one it is;
 - ``agent``: an expected broker is not registered, or its agent does not answer;
 - ``controller``: no controller instance is active;
-- ``scenario``: (from the scenarios) an expectation of the scenario itself failed.
+- ``scenario``: (from the scenarios) an expectation of the scenario itself failed;
+- ``storm``: (from the poison scenarios) the controller epoch moved more than once after an input
+  that fails the same way every time.
 
 ``OfflineSampler`` polls the state znodes in the background and records every partition seen
 offline (leader -1 or not live) while some replica of it was in the ISR and live.
@@ -35,7 +37,7 @@ from tests.integration.harness import http_get
 
 Assignment = Mapping[TopicPartition, Sequence[int]]
 
-KINDS = ("assignment", "offline", "stray", "missing", "agent", "controller", "scenario")
+KINDS = ("assignment", "offline", "stray", "missing", "agent", "controller", "scenario", "storm")
 
 
 class Violation(str):

@@ -208,6 +208,97 @@ async def _quota_names(run: Run) -> str | None:
     return None
 
 
+async def _foreign_status_node(run: Run) -> str | None:
+    """A KIP-236 status node another tool created for a partition that is not moving, then a
+    sequenced request for that partition: the controller's create of the status node meets
+    NODEEXISTS, which no check foresees. The event is refused, the controller reloads under the
+    same epoch (taking the node as its own now that the partition moves), and the request runs."""
+    zk = run.env.zk
+    await make_topic(zk, "v", {0: (1, 2)})
+    await wait_online(zk, [("v", 0)])
+    status = codec.ReassignmentStatus((1, 5), (1, 2), 2)
+    await zk.create(
+        paths.reassignment_status("v", 0), codec.encode_reassignment_status(status), make_parents=True
+    )
+    request = codec.ReassignmentRequest({("v", 0): (1, 5)})
+    await zk.create(
+        paths.reassignment_request("request_"), codec.encode_reassignment_request(request), sequential=True
+    )
+    run.expected[("v", 0)] = (1, 5)
+    return None
+
+
+THROTTLED = "follower.replication.throttled.replicas"
+
+
+async def _batch(run: Run, batch_id: str, moves: dict[tuple[str, int], tuple[int, ...]]) -> str | None:
+    body = {
+        "batch_id": batch_id,
+        "partitions": [{"topic": t, "partition": p, "replicas": list(r)} for (t, p), r in moves.items()],
+        "throttle_bytes_per_s": 5_000_000,
+        "limits": {"moves_per_broker": 100},  # t's slow moves hold brokers 1 and 2's default slots
+    }
+    code, resp = await run.post("/v1/batches", body)
+    if code != 200 or any(p["error_code"] != 0 for p in resp["partitions"]):
+        return f"POST /v1/batches answered {code}: {resp}"
+    run.expected.update(moves)
+    return None
+
+
+async def _config(run: Run, topic: str) -> dict[str, str]:
+    znode = await run.env.zk.get_or_none(paths.config_topic(topic))
+    if znode is None:
+        return {}
+    try:
+        return dict(codec.decode_entity_config(znode.data))
+    except codec.CodecError:
+        return {}
+
+
+async def _undecodable_throttle_config(run: Run) -> str | None:
+    """A batch throttles topic w; mid-batch another tool rewrites w's config with a number where
+    Kafka keeps strings: the restore meets it, reports it, and the batch completes."""
+    zk = run.env.zk
+    await make_topic(zk, "w", {0: (1, 2), 1: (2, 1)}, initial_bytes=3_000_000)
+    await wait_online(zk, [("w", 0), ("w", 1)])
+    if (problem := await _batch(run, "pw", {("w", 0): (5, 2), ("w", 1): (5, 1)})) is not None:
+        return problem
+
+    async def throttled() -> bool:
+        return bool((await _config(run, "w")).get(THROTTLED))
+
+    if not await until(throttled, 30.0):
+        return "the batch never throttled topic w"
+    znode = await zk.get(paths.config_topic("w"))
+    await zk.set(paths.config_topic("w"), b'{"version":1,"config":{"x":5}}', znode.stat.version)
+    return None
+
+
+async def _large_leftover_throttle_list(run: Run) -> str | None:
+    """Topic z's config already lists 60,000 throttled replicas (about 700 KB, written by an
+    operator); a batch throttles z too: the journal keeps the old value out of its head, the
+    config comes back exactly as it was."""
+    zk = run.env.zk
+    leftover = ",".join(f"{p}:{b}" for p in range(30_000) for b in (1_000_001, 1_000_002))
+    await make_topic(zk, "z", {0: (1, 2)}, initial_bytes=1_000_000, config={THROTTLED: leftover})
+    await wait_online(zk, [("z", 0)])
+    if (problem := await _batch(run, "pz", {("z", 0): (5, 2)})) is not None:
+        return problem
+
+    async def restored() -> bool:
+        c = await run.controllers.active()
+        if c is None:
+            return False
+        code, status = await c.get("/v1/batches/pz")
+        if code != 200 or status["state"] != "completed":
+            return False
+        return (await _config(run, "z")).get(THROTTLED) == leftover
+
+    if not await until(restored, 60.0):
+        return "the batch did not complete with topic z's throttle list restored exactly"
+    return None
+
+
 CASES: dict[str, Case] = {
     c.name: c
     for c in (
@@ -223,6 +314,13 @@ CASES: dict[str, Case] = {
         Case("legacy_grows_past_1mib", _legacy_grows, ()),
         Case("oversized_topic_creation", _oversized_creation, ()),
         Case("invalid_quota_names", _quota_names, ("'users/..', not a quota entity",)),
+        Case("foreign_status_node", _foreign_status_node, ("ReassignmentRequests refused", "NODEEXISTS")),
+        Case(
+            "undecodable_throttle_config",
+            _undecodable_throttle_config,
+            ("/config/topics/w", "must be a string"),
+        ),
+        Case("large_leftover_throttle_list", _large_leftover_throttle_list, ()),
     )
 }
 
@@ -287,7 +385,7 @@ async def poison(env: Env, seed: int, case: str | None = None) -> Outcome:
     out.notes.append(f"controller epoch {epoch_before} -> {epoch_after} in {OBSERVE_S:.0f}s after the input")
     if epoch_after - epoch_before > 1:
         out.violations.append(
-            Violation("scenario", f"failover storm: the epoch moved {epoch_after - epoch_before} times")
+            Violation("storm", f"failover storm: the epoch moved {epoch_after - epoch_before} times")
         )
     for b in (3, 4):
         await set_rate(env.zk, b, FAST)

@@ -177,14 +177,15 @@ def tps_of(assignment: Mapping[TopicPartition, Sequence[int]]) -> list[TopicPart
 class Controllers:
     """Controller instances of one scenario: started, killed and restarted by id."""
 
-    def __init__(self, env: Env) -> None:
+    def __init__(self, env: Env, *flags: str) -> None:
         self.env = env
+        self.flags = flags  # extra command-line flags of every instance
         self.by_id: dict[int, ControllerProc] = {}
         self.connect: dict[int, str] = {}
 
     def start(self, controller_id: int, zk_connect: str | None = None) -> ControllerProc:
         connect = zk_connect or self.env.zk_connect
-        c = self.env.procs.controller_via(connect, controller_id, SESSION_TIMEOUT_S)
+        c = self.env.procs.controller_via(connect, controller_id, SESSION_TIMEOUT_S, *self.flags)
         self.by_id[controller_id] = c
         self.connect[controller_id] = connect
         return c

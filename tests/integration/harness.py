@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from reassignd.api_client.client import ApiClient
+from reassignd.executor import journal
+from reassignd.executor import paths as batch_paths
 from reassignd.testing.polling import eventually as eventually  # noqa: PLC0414 (the tests take it from here)
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
@@ -206,6 +208,15 @@ async def active_one(*controllers: ControllerProc) -> tuple[ControllerProc, dict
 async def state_of(zk: ZkClient, topic: str, p: int) -> codec.PartitionState | None:
     znode = await zk.get_or_none(paths.partition_state(topic, p))
     return None if znode is None else codec.decode_partition_state(znode.data)
+
+
+async def read_journal(zk: ZkClient, batch_id: str) -> journal.Journal:
+    """A batch's journal as a controller loads it: the head, then the znodes it names."""
+    head = journal.decode_head((await zk.get(batch_paths.batch(batch_id))).data)
+    names = [*head.layout.chunk_names(), *head.layout.throttle_names()]
+    data = [(await zk.get(batch_paths.child(batch_id, n))).data for n in names]
+    chunks = len(head.layout.chunks)
+    return journal.decode_journal(head, data[:chunks], data[chunks:])
 
 
 async def wait_brokers(c: ControllerProc, ids: set[int]) -> list[dict[str, Any]]:

@@ -13,12 +13,18 @@ from typing import Any
 
 import pytest
 
-from reassignd.executor import journal
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.model import Batch, MoveState
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
+from tests.integration.harness import (
+    ControllerProc,
+    Procs,
+    active_one,
+    eventually,
+    read_journal,
+    wait_brokers,
+)
 from tests.integration.test_reassignment import (
     FAST,
     completed,
@@ -72,11 +78,7 @@ async def state_is(c: ControllerProc, batch_id: str, *states: str) -> dict[str, 
 
 
 async def journaled(zk: ZkClient, batch_id: str) -> Batch:
-    path = batch_paths.batch(batch_id)
-    head = await zk.get(path)
-    names = sorted(await zk.children(path))
-    chunks = [(await zk.get(f"{path}/{n}")).data for n in names]
-    return journal.decode_batch(head.data, chunks)
+    return (await read_journal(zk, batch_id)).batch
 
 
 class InFlight:

@@ -322,7 +322,8 @@ async def test_throttled_create_topics_answers_89_and_older_versions_are_permiss
 
 
 async def test_preferred_leader_election_after_a_broker_returned(procs: Procs) -> None:
-    k = start_controller(procs)
+    # the auto leader rebalance off: the election asked for here is the only one
+    k = start_controller(procs, 9000, "--auto-leader-rebalance-enable", "false")
     await wait_active(k)
     brokers = {b: procs.broker(b) for b in (1, 2, 3)}
     await wait_brokers(k, 3)

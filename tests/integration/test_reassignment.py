@@ -488,3 +488,22 @@ async def test_a_killed_target_agent_stalls_the_move_until_restarted(procs: Proc
     await set_broker_rate(zk, 4, FAST)
     procs.broker(4)
     await eventually(lambda: completed(zk, "k", 0, (1, 4)), timeout_s=60, what="completes after the restart")
+
+
+async def test_a_cancel_in_a_topic_queued_for_deletion_answers_as_kafka(procs: Procs, zk: ZkClient) -> None:
+    """Kafka's maybeTriggerPartitionReassignment: a topic queued for deletion takes no reassignment,
+    a cancel of a moving partition included (3); a partition not moving answers 85 first."""
+    c = await start(procs, zk, 3)
+    await set_broker_rate(zk, 3, SLOW)
+    await make_topic(zk, "doomed", {0: (1, 2), 1: (1, 2)}, initial_bytes=50_000_000)
+    await eventually(lambda: state_of(zk, "doomed", 0), what="doomed online")
+    assert (await alter(c, {("doomed", 0): [1, 3]}))[("doomed", 0)]["error_code"] == 0
+    await zk.create(paths.delete_topic("doomed"))
+    await asyncio.sleep(0.5)  # the controller reads the deletion queue (no API shows it)
+    result = await alter(c, {("doomed", 0): None, ("doomed", 1): None})
+    assert (result[("doomed", 0)]["error_code"], result[("doomed", 0)]["error_message"]) == (
+        3,
+        "The partition does not exist.",
+    )
+    assert result[("doomed", 1)]["error_code"] == 85
+    assert (await topic_znode(zk, "doomed")).adding.get(0) == (3,)  # still moving

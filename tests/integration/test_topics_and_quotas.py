@@ -193,12 +193,9 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
         text = await stream.text()
     [data] = [line.removeprefix("data: ") for line in text.splitlines() if line.startswith("data: {")]
     record = json.loads(data)
-    assert (record["type"], record["user"], record["throttle_time_ms"], record["refused"]) == (
-        "quota_throttled",
-        "alice",
-        throttle,
-        1,
-    )
+    assert (record["type"], record["user"], record["refused"]) == ("quota_throttled", "alice", 1)
+    # the record has the throttle when it was decided; the answer what was left when it went out
+    assert throttle <= record["throttle_time_ms"] < throttle + 1000
     code, topics, _ = await call(c, "GET", "/v1/topics", token="viewer-token")
     assert {t["name"] for t in topics["topics"]} == {"a"}
     # another user has no quota: never throttled

@@ -1,6 +1,8 @@
 """The batch journal: a batch survives encode -> decode whatever became of it, a 20,000-partition
-batch is split into chunks under 900 KiB that stay under it as its moves end, and a malformed
-journal is refused with one line saying what and where."""
+batch is split into chunks under 900 KiB that stay under it as its moves end, throttle records
+live outside the head however many there are, a version 1 journal is still read, and a malformed
+journal is refused with one line saying what and where (a throttle record that cannot be used is
+left out instead, saying why)."""
 
 from __future__ import annotations
 
@@ -11,19 +13,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reassignd.errors import ReassigndError
 from reassignd.executor import paths
 from reassignd.executor.journal import (
     CHUNK_BUDGET_BYTES,
     JournalTooLarge,
+    Layout,
     _entry,
     _entry_fast,
     chunk_count,
     chunks_of,
     decode_batch,
+    decode_head,
+    decode_journal,
     encode_batch,
     encode_chunk,
-    encode_head,
     partitions_per_chunk,
+    size_error,
 )
 from reassignd.executor.lifecycle import moves_failed, moves_started, rollback, throttles_recorded
 from reassignd.executor.model import (
@@ -39,13 +45,14 @@ from reassignd.executor.model import (
     capped,
 )
 from reassignd.executor.submit import submit
+from reassignd.executor.throttle_records import encode_records, record_fits
 from reassignd.zk.codec import CodecError
 from tests.unit.test_executor_batches import LIMITS, Cluster, move, spec, submitted
 
 
 def round_trip(batch: Batch) -> Batch:
     znodes = encode_batch(batch)
-    return decode_batch(znodes.head, znodes.chunks)
+    return decode_batch(znodes.head, znodes.chunks, znodes.throttles)
 
 
 def a_lived_batch() -> Batch:
@@ -70,10 +77,18 @@ def test_a_batch_that_lived_round_trips() -> None:
     batch = a_lived_batch()
     assert batch.refusals and batch.broker_throttles and batch.rollback_batch_id
     assert round_trip(batch) == batch
-    head = json.loads(encode_head(batch))
-    assert head["state"] == "rolled_back" and head["chunks"] == 1 and head["partitions"] == 4
-    assert head["throttles"]["brokers"] == {
-        "4": {"leader.replication.throttled.rate": None, "follower.replication.throttled.rate": "1000"}
+    znodes = encode_batch(batch, generation=7)
+    head = json.loads(znodes.head)
+    assert head["version"] == 2 and head["state"] == "rolled_back" and head["partitions"] == 4
+    assert head["chunks"] == [7] and head["throttle_records"] == [7] and "throttles" not in head
+    assert znodes.layout.names() == {"chunk_000000_7", "throttles_000000_7"}
+    assert json.loads(znodes.throttles[0]) == {
+        "version": 1,
+        "index": 0,
+        "brokers": {
+            "4": {"leader.replication.throttled.rate": None, "follower.replication.throttled.rate": "1000"}
+        },
+        "topics": {"orders": {"leader.replication.throttled.replicas": "0:1"}},
     }
     entries = json.loads(encode_chunk(batch, 0))["partitions"]
     assert entries[0] == {
@@ -108,6 +123,7 @@ def test_a_20000_partition_batch_is_chunked_under_900_kib_for_its_whole_life() -
     assert len(znodes.chunks) == chunk_count(batch) > 1
     assert all(len(chunk) < CHUNK_BUDGET_BYTES for chunk in znodes.chunks)
     assert decode_batch(znodes.head, znodes.chunks) == batch
+    assert size_error(batch) is None
     # every move failed with the longest message: the chunks grow, and stay under the budget
     worst = capped("x" * 10_000)
     assert worst is not None
@@ -148,11 +164,30 @@ def test_chunk_size_follows_the_longest_entry() -> None:
     assert partitions_per_chunk(small) > 4 * partitions_per_chunk(wide) >= 1
 
 
-def test_a_znode_over_the_limit_is_refused_before_it_is_sent() -> None:
-    huge = {f"topic-{i}": {"leader.replication.throttled.replicas": "0:1," * 100} for i in range(3000)}
+def test_throttle_records_stay_out_of_the_head_however_large() -> None:
+    # 3,000 topics whose operators listed long throttled replicas: several MiB of records
+    huge = {f"topic-{i}": {"leader.replication.throttled.replicas": "0:1," * 500} for i in range(3000)}
     batch = dataclasses.replace(submitted(spec(move(0))), topic_throttles=huge)
-    with pytest.raises(JournalTooLarge, match=r"batch journal head is \d+ bytes, over the"):
-        encode_head(batch)
+    znodes = encode_batch(batch)
+    assert len(znodes.head) < 1024 and len(znodes.throttles) > 3
+    assert all(len(z) <= CHUNK_BUDGET_BYTES for z in znodes.throttles)
+    assert json.loads(znodes.head)["throttle_records"] == [1] * len(znodes.throttles)
+    assert round_trip(batch) == batch
+
+
+def test_a_record_too_large_for_a_znode_is_never_made() -> None:
+    values = {"leader.replication.throttled.replicas": "0:1," * 300_000}
+    assert not record_fits("t", values) and record_fits("t", {"leader.replication.throttled.replicas": "0:1"})
+    with pytest.raises(JournalTooLarge, match=r"batch journal throttle records 0 is \d+ bytes, over the"):
+        encode_records({}, {"t": values})
+
+
+def test_a_batch_whose_journal_cannot_live_is_refused_at_submission() -> None:
+    wide = spec(PartitionSpec("t", 0, tuple(range(1_000_000_000, 1_000_090_000))))
+    with pytest.raises(ReassigndError, match="journal would not fit in ZooKeeper: the journal entry of t-0"):
+        submit(wide, {}, lambda tp: (1, 2, 3), lambda p: None, 1000)
+    # the head at its longest: a generation of 18 digits per chunk and per possible record
+    assert size_error(big_batch(5000)) is None
 
 
 # --- malformed journals --------------------------------------------------------------------------
@@ -176,7 +211,7 @@ def chunk_with(entry: int = 0, **changes: object) -> bytes:
     [
         (b"", GOOD.chunks, "znode data is empty"),
         (b"{", GOOD.chunks, "invalid JSON at byte 2"),
-        (head_with(version=2), GOOD.chunks, "unsupported version 2 (expected 1)"),
+        (head_with(version=3), GOOD.chunks, "unsupported version 3 (expected 1, 2)"),
         (
             head_with(state="done"),
             GOOD.chunks,
@@ -190,17 +225,11 @@ def chunk_with(entry: int = 0, **changes: object) -> bytes:
         (head_with(strategy=["fast"]), GOOD.chunks, "field 'strategy[0]' must be one of small_first"),
         (head_with(priority="0"), GOOD.chunks, "field 'priority' must be an integer, got string"),
         (head_with(chunk_size=...), GOOD.chunks, "missing field 'chunk_size'"),
-        (head_with(chunks=3), GOOD.chunks, "field 'chunks' is 3; 4 partitions of"),
-        (
-            head_with(throttles={"brokers": {"x": {}}, "topics": {}}),
-            GOOD.chunks,
-            'has key "x", which is not a broker id',
-        ),
-        (
-            head_with(throttles={"brokers": {}, "topics": {"t": {"k": 1}}}),
-            GOOD.chunks,
-            'field \'throttles.topics["t"]["k"]\' must be a string, got number',
-        ),
+        (head_with(chunks=[1, 1, 1]), GOOD.chunks, "field 'chunks' names 3 chunks; 4 partitions of"),
+        (head_with(chunks=3), GOOD.chunks, "field 'chunks' must be an array"),
+        (head_with(chunks=[-1]), GOOD.chunks, "field 'chunks[0]' must be between 0"),
+        (head_with(throttle_records=[0]), GOOD.chunks, "field 'throttle_records[0]' must be between 1"),
+        (head_with(throttle_records=...), GOOD.chunks, "missing field 'throttle_records'"),
         (GOOD.head, (), "the head names 1 chunks, found 0"),
         (GOOD.head, (None,), "chunk 0: znode data is null"),
         (
@@ -237,13 +266,87 @@ def test_a_malformed_journal_is_refused_with_a_reason(
     assert "\n" not in e.value.reason
 
 
-def test_chunk_paths_sort_in_index_order() -> None:
+def test_the_journal_znode_names() -> None:
     assert paths.batch("b-1") == "/reassignd/batches/b-1"
-    names = [paths.chunk_name(i) for i in (0, 9, 10, 123_456)]
-    assert names == sorted(names) and paths.batch_chunk("b-1", 10) == "/reassignd/batches/b-1/chunk_000010"
-    assert [paths.chunk_index(n) for n in [*names, "chunk_1", "other"]] == [0, 9, 10, 123_456, None, None]
+    assert paths.batch_chunk("b-1", 10, 3) == "/reassignd/batches/b-1/chunk_000010_3"
+    assert paths.chunk_name(7) == "chunk_000007"  # generation 0: version 1's name
+    names = ["chunk_000000", "chunk_000009_12", "throttles_000001_4", "chunk_1", "other", "throttles_000000"]
+    parsed = [paths.parse_child(n) for n in names]
+    assert parsed[:3] == [
+        paths.Child(paths.ChildKind.CHUNK, 0, 0),
+        paths.Child(paths.ChildKind.CHUNK, 9, 12),
+        paths.Child(paths.ChildKind.THROTTLES, 1, 4),
+    ]
+    assert parsed[3:] == [None, None, None]
+    assert [paths.chunk_index(n) for n in names] == [0, 9, None, None, None, None]
     with pytest.raises(ValueError, match="out of range"):
         paths.chunk_name(1_000_000)
+    with pytest.raises(ValueError, match="no generation 0"):
+        paths.throttles_name(0, 0)
+
+
+# --- version 1 -----------------------------------------------------------------------------------
+
+
+def version_1(batch: Batch, throttles: object = None) -> tuple[bytes, tuple[bytes, ...]]:
+    """``batch``'s journal as version 1 wrote it: the throttle records in the head, the number of
+    chunks, chunks named without a generation."""
+    znodes = encode_batch(batch)
+    head = json.loads(znodes.head)
+    del head["throttle_records"]
+    head.update(version=1, chunks=len(znodes.chunks))
+    head["throttles"] = throttles or {
+        "brokers": {str(b): dict(v) for b, v in batch.broker_throttles.items()},
+        "topics": {t: dict(v) for t, v in batch.topic_throttles.items()},
+    }
+    return json.dumps(head).encode(), znodes.chunks
+
+
+def test_a_version_1_journal_is_still_read() -> None:
+    batch = a_lived_batch()
+    head, chunks = version_1(batch)
+    decoded = decode_head(head)
+    assert decoded.version == 1 and decoded.layout == Layout((0,))
+    assert decoded.layout.names() == {"chunk_000000"}
+    journal = decode_journal(decoded, chunks)
+    assert journal.batch == batch and journal.problems == ()
+
+
+def test_a_throttle_record_that_cannot_be_used_is_left_out_and_the_rest_kept() -> None:
+    batch = a_lived_batch()
+    head, chunks = version_1(
+        batch,
+        {
+            "brokers": {"x": {}, "4": {"leader.replication.throttled.rate": "1"}},
+            "topics": {"t": {"k": 1}, "orders": {}},
+        },
+    )
+    journal = decode_journal(decode_head(head), chunks)
+    assert journal.batch.broker_throttles == {4: {"leader.replication.throttled.rate": "1"}}
+    assert journal.batch.topic_throttles == {"orders": {}}
+    assert journal.problems == (
+        "field 'throttles.brokers' has key \"x\", which is not a broker id",
+        'field \'throttles.topics["t"]["k"]\' must be a string, got number',
+    )
+    # no usable throttles at all: the batch is still read
+    head, chunks = version_1(batch, "none")
+    journal = decode_journal(decode_head(head), chunks)
+    assert journal.batch.broker_throttles == {} and journal.problems == (
+        "field 'throttles' must be an object, got string",
+    )
+    # the same in a version 2 records znode; a znode that cannot be read at all loses its records
+    znodes = encode_batch(batch)
+    bad = znodes.throttles[0].replace(b'"1000"', b"1000")
+    journal = decode_journal(decode_head(znodes.head), znodes.chunks, [bad])
+    assert 4 not in journal.batch.broker_throttles and "orders" in journal.batch.topic_throttles
+    assert journal.problems == (
+        'throttles_000000_1: field \'brokers["4"]["follower.replication.throttled.rate"]\' must be a '
+        "string, got number",
+    )
+    journal = decode_journal(decode_head(znodes.head), znodes.chunks, [b"garbage"])
+    assert journal.batch.topic_throttles == {} and journal.problems[0].startswith(
+        "throttles_000000_1: invalid"
+    )
 
 
 # --- property ------------------------------------------------------------------------------------

@@ -11,10 +11,17 @@ from aiohttp import web
 
 from reassignd.errors import UnknownTopicOrPartition
 from reassignd.http.active import active_snapshot
+from reassignd.http.json_input import query_params
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import json_response
 from reassignd.http.routes.events import EVENTS
-from reassignd.http.shapes import brokers_json, status_json, topic_json, topics_json
+from reassignd.http.shapes import (
+    active_controller_json,
+    brokers_json,
+    status_json,
+    topic_json,
+    topics_json,
+)
 
 routes = web.RouteTableDef()
 
@@ -32,6 +39,16 @@ async def status(request: web.Request) -> web.Response:
     )
     body["events"] = request.app[EVENTS].status()
     return json_response(body)
+
+
+@routes.post("/v1/controller/resign")
+async def resign(request: web.Request) -> web.Response:
+    """A planned hand-over (admin): this active instance gives its role up; a standby answers 41."""
+    query_params(request.query.items(), ())
+    view = request.app[VIEW]
+    active_snapshot(request)  # 503 NOT_CONTROLLER on a standby
+    successor = await view.hand_over(leaving=False)
+    return json_response({"active_controller": active_controller_json(successor)})
 
 
 @routes.get("/v1/brokers")
