@@ -17,7 +17,9 @@ and runs that raised.
 Default kinds: controller kills, ZooKeeper freezes and restarts, agent kills, every proxy cut and
 the proxy outage (slow, then gone past the session timeout), and the batch executor's writes cut
 (journal at submission and later, a throttle set and one restored, the exact origins) or its
-session expired mid-batch (tests/faults/batch_scenarios.py).
+session expired mid-batch (tests/faults/batch_scenarios.py), and the writes of preferred-replica
+elections cut (the legacy znode's state write and its delete, an auto leader rebalance's state
+write: tests/faults/election_scenarios.py).
 ``all`` adds the KIP-236 cancel, topic re-creation and unclean-election scenarios, and ``poison``:
 inputs that fail the same way every time (tests/faults/poison.py; the seed picks one of its
 cases), after which the controller epoch may move at most once (``storms`` counts runs where
@@ -46,6 +48,7 @@ from reassignd.zk.client import ZkClient, ZkError, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
 from tests.faults import invariants
 from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
+from tests.faults.election_scenarios import ELECTION_SCENARIOS
 from tests.faults.poison import poison
 from tests.faults.scenarios import GRACE_S, Env, Outcome, controller_kills
 from tests.faults.scenarios import SCENARIOS as CLUSTER_SCENARIOS
@@ -64,10 +67,12 @@ DEFAULT_KINDS = (
     "proxy_cut_group_commit",
     "proxy_outage",
     *BATCH_SCENARIOS,
+    *ELECTION_SCENARIOS,
 )
 SCENARIOS = {
     **CLUSTER_SCENARIOS,
     **BATCH_SCENARIOS,
+    **ELECTION_SCENARIOS,
     **JOURNAL_SPLIT_SCENARIOS,
     "api_cancel_cut": api_cancel_cut,
     "poison": poison,

@@ -19,6 +19,7 @@ import uvloop
 
 from reassignd.admin.batch_command import AdminBatchCommand
 from reassignd.admin.command_line import AdminReassignCommand
+from reassignd.admin.elect_command import AdminElectCommand
 from reassignd.config import (
     BrokerCommand,
     ClusterCommand,
@@ -49,7 +50,7 @@ async def serve(command: Command, stop: asyncio.Event) -> None:
             from reassignd.broker.agent import run_agents  # noqa: PLC0415
 
             await run_agents(list(cluster), stop)
-        case AdminReassignCommand() | AdminBatchCommand():
+        case AdminReassignCommand() | AdminBatchCommand() | AdminElectCommand():
             raise TypeError("admin clients run once (see run()), not until stopped")
 
 
@@ -83,7 +84,9 @@ def command_name(argv: Sequence[str]) -> str:
             return arg
         if arg == "admin":
             return (
-                " ".join(argv[i : i + 2]) if list(argv[i + 1 : i + 2]) in (["reassign"], ["batch"]) else arg
+                " ".join(argv[i : i + 2])
+                if list(argv[i + 1 : i + 2]) in (["reassign"], ["batch"], ["elect"])
+                else arg
             )
     return ""
 
@@ -108,6 +111,10 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
         from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
 
         return run_reassign(command.settings, sys.stdout, sys.stderr)
+    if isinstance(command, AdminElectCommand):
+        from reassignd.admin.elect import run_admin_elect  # noqa: PLC0415 (only this client)
+
+        return run_admin_elect(command.settings, sys.stdout, sys.stderr)
     if isinstance(command, AdminBatchCommand):
         from reassignd.admin.batch import run_batch  # noqa: PLC0415 (only this client)
 

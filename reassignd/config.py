@@ -28,13 +28,16 @@ from reassignd.admin import settings as admin
 from reassignd.admin.batch_command import AdminBatchCommand, BatchVerb, add_batch_parser, batch_settings
 from reassignd.admin.batch_file import BatchBody
 from reassignd.admin.command_line import AdminReassignCommand, add_reassign_parser, reassign_settings
+from reassignd.admin.elect_command import AdminElectCommand, add_elect_parser, elect_settings
 from reassignd.broker.settings import BrokerSettings, ClusterLayout, cluster_settings
 from reassignd.controller.settings import ControllerSettings
-from reassignd.http.auth import TokensFileError, check_bind, load_tokens
+from reassignd.http.auth import TokensFileError, load_tokens
+from reassignd.http.listener_config import http_listener_problem, http_tls_problem
 from reassignd.kafka_listener.config import kafka_listener_problem, tls_problem
 from reassignd.log_setup import LogSettings
 from reassignd.options import ENV_PREFIX, Option
 from reassignd.plan_format import Plan
+from reassignd.tls import CA_FILE_HELP, CERT_FILE_HELP, KEY_FILE_HELP
 
 COMMANDS = ("controller", "broker", "cluster", "admin", "feed")  # feed: its own parser (reassignd.feeder)
 
@@ -57,6 +60,9 @@ ADMIN_OPTIONS = (
     Option("bootstrap-controller", admin.parse_controller_url, admin.BOOTSTRAP_HELP, metavar="URL"),
     Option("zk", opt.zk_connect, "ZooKeeper, for the KIP-236 verbs", metavar="HOST:PORT[,...][/chroot]"),
     Option("auth-token", opt.text, "bearer token for the controller's HTTP API", metavar="TOKEN"),
+    Option("ca-file", opt.text, CA_FILE_HELP, metavar="FILE"),
+    Option("cert-file", opt.text, CERT_FILE_HELP, metavar="FILE"),
+    Option("key-file", opt.text, KEY_FILE_HELP, metavar="FILE"),
     Option(
         "request-timeout-s", opt.number(0, inclusive=False), admin.TIMEOUT_HELP, admin.REQUEST_TIMEOUT_S, "S"
     ),
@@ -102,7 +108,14 @@ class ClusterCommand:
     log: LogSettings = field(default_factory=LogSettings)
 
 
-Command = ControllerCommand | BrokerCommand | ClusterCommand | AdminReassignCommand | AdminBatchCommand
+Command = (
+    ControllerCommand
+    | BrokerCommand
+    | ClusterCommand
+    | AdminReassignCommand
+    | AdminBatchCommand
+    | AdminElectCommand
+)
 
 
 # --- pure resolution ----------------------------------------------------------------------------------
@@ -231,9 +244,27 @@ def resolve_admin_batch(
     return AdminBatchCommand(settings, opt.build(LogSettings, LOG_OPTIONS, values))
 
 
+def resolve_admin_elect(
+    arguments: Mapping[str, object],
+    flags: Mapping[str, object],
+    env: Mapping[str, str],
+    file: Mapping[str, object],
+    file_source: str = "config file",
+    read_file: Callable[[str], tuple[tuple[str, int], ...]] | None = None,
+) -> AdminElectCommand:
+    """``reassignd admin elect``: connection options merged as for any command, then the election
+    type and the partitions (``arguments``, keyed by flag name) checked (exit 2)."""
+    values = _merge("admin", flags, env, file, file_source)
+    try:
+        settings = elect_settings(arguments, values, read_file)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return AdminElectCommand(settings, opt.build(LogSettings, LOG_OPTIONS, values))
+
+
 def _controller_settings(values: Mapping[str, object]) -> ControllerSettings:
     settings = opt.build(ControllerSettings, CONTROLLER_OPTIONS, values)
-    refusal = check_bind(settings.http_host, has_tokens=settings.auth_tokens_path is not None)
+    refusal = http_listener_problem(settings)
     if refusal is not None:
         raise ConfigError(refusal)
     refusal = kafka_listener_problem(settings)
@@ -268,6 +299,8 @@ def _help(option: Option) -> str:
     parts = [option.help]
     if option.required:
         parts.append("required")
+    elif isinstance(option.default, bool):
+        parts.append(f"default: {str(option.default).lower()}")
     elif option.default is not None:
         parts.append(f"default: {option.default}")
     parts.append(f"env {option.env}")
@@ -294,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
             clients = sub.add_subparsers(dest="admin_client", metavar="CLIENT")
             add_reassign_parser(clients, functools.partial(_add_options, options=options))
             add_batch_parser(clients, functools.partial(_add_options, options=options))
+            add_elect_parser(clients, functools.partial(_add_options, options=options))
         else:
             _add_options(sub, options)
     # Listed for --help only: reassignd.cli hands `reassignd feed ...` to reassignd.feeder.command_line.
@@ -331,7 +365,7 @@ def check_files(command: Command) -> None:
         except TokensFileError as e:
             raise ConfigError(str(e)) from None
     if isinstance(command, ControllerCommand):
-        problem = tls_problem(command.settings)
+        problem = tls_problem(command.settings) or http_tls_problem(command.settings)
         if problem is not None:
             raise ConfigError(problem)
 
@@ -347,7 +381,8 @@ def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
         )
     if command == "admin" and args.get("admin_client") is None:
         parser.exit(
-            2, "reassignd admin: error: choose a client: reassign, batch (see reassignd admin --help)\n"
+            2,
+            "reassignd admin: error: choose a client: reassign, batch, elect (see reassignd admin --help)\n",
         )
     if command == "admin" and args.get("admin_client") == "batch" and args.get("batch_verb") is None:
         verbs = ", ".join(v.value for v in BatchVerb)
@@ -356,6 +391,11 @@ def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
     plan_path = args.pop("reassignment_json_file", None)
     batch_verb, batch_file = args.pop("batch_verb", None), args.pop("batch_file", None)
     batch_id = args.pop("batch_id", None)
+    elect_arguments = {
+        name: args.pop(name.replace("-", "_"))
+        for name in ("election-type", "all-topic-partitions", "topic", "partition", "path-to-json-file")
+        if name.replace("-", "_") in args
+    }
     config_path = args.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
     file: dict[str, object] = {}
     if config_path:
@@ -364,6 +404,8 @@ def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
     if admin_client == "reassign":
         assert isinstance(verb, admin.Verb), "argparse requires exactly one verb"
         return resolve_admin_reassign(verb, plan_path, flags, env, file, config_path or "config file")
+    if admin_client == "elect":
+        return resolve_admin_elect(elect_arguments, flags, env, file, config_path or "config file")
     if admin_client == "batch":
         return resolve_admin_batch(
             BatchVerb(batch_verb), batch_file, batch_id, flags, env, file, config_path or "config file"

@@ -1,7 +1,9 @@
 """Process-wide logging: ``--log-level`` and ``--log-format text|json``, to stderr.
 
 JSON: one object per line with ``ts`` (UTC, ISO 8601, milliseconds), ``level``, ``logger``,
-``msg`` — plus ``exc`` with the traceback when there is one.
+``msg`` — plus ``exc`` with the traceback when there is one. An audit line (the
+``reassignd.audit`` logger, :mod:`reassignd.events.audit`) carries its entry as an object under
+``audit``, its ``msg`` being just ``"audit"``; in text format the message is the entry's JSON.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        audit = getattr(record, "audit", None)
+        if isinstance(audit, dict):
+            entry["msg"], entry["audit"] = "audit", audit
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         elif record.exc_text:

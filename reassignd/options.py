@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 ENV_PREFIX = "REASSIGND_"
 
@@ -141,6 +142,19 @@ def number(minimum: float, *, inclusive: bool) -> Parser:
     return parse
 
 
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def boolean(value: object) -> bool:
+    """A TOML boolean, or (a flag, a variable) true/false, yes/no, on/off, 1/0 in any case."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
 def choice(*choices: str, upper: bool = False) -> Parser:
     """One of ``choices``, any case; the value lower-cased (upper-cased with ``upper``)."""
 
@@ -174,6 +188,21 @@ def split_host_port(text: str) -> tuple[str, int]:
 
 def host_port(value: object) -> tuple[str, int]:
     return split_host_port(text(value))
+
+
+def base_url(value: object) -> str:
+    """``http://host[:port]`` or ``https://...``, the scheme required; no path, query or user."""
+    given = text(value)
+    parts = urlsplit(given)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected a URL like https://reassignd.example:8080, got {given!r}")
+    try:
+        parts.port  # noqa: B018 (raises on a bad port)
+    except ValueError:
+        raise ValueError(f"invalid port in {given!r}") from None
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username is not None:
+        raise ValueError(f"expected a base URL without path, query or user, got {given!r}")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def zk_connect(value: object) -> str:

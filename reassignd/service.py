@@ -19,6 +19,8 @@ from reassignd.controller.controller import Controller
 from reassignd.controller.settings import ControllerSettings
 from reassignd.events.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.http.app import build_app
+from reassignd.http.batch_status_cache import BatchStatusCache
+from reassignd.http.listener_config import http_tls_context
 from reassignd.http.progress_events import report_progress
 from reassignd.http.routes.batches import stuck_rule
 from reassignd.http.server import HttpServer
@@ -82,10 +84,12 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     await zk.start()
     controller = Controller(settings, zk)
     sink = kafka_sink(settings, controller)
+    batch_statuses = BatchStatusCache()  # filled by the progress reporter, read by /metrics
     server = HttpServer(
-        build_app(controller.api, settings, event_log=controller.events),
+        build_app(controller.api, settings, event_log=controller.events, batch_statuses=batch_statuses),
         settings.http_host,
         settings.http_port,
+        ssl_context=http_tls_context(settings),
     )
     kafka = (
         None
@@ -98,7 +102,11 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
         )
     )
     try:
-        controller.http_url = await server.start()
+        bound = await server.start()
+        # what /controller and every 41 answer name: --http-advertised, else the bound address
+        controller.http_url = settings.http_advertised or bound
+        if settings.http_advertised is not None:
+            log.info("advertising the HTTP API as %s", settings.http_advertised)
         if kafka is not None:  # before the election: /controller names the listener
             controller.kafka_address = await kafka.start()
         async with asyncio.TaskGroup() as tg:
@@ -106,7 +114,9 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             interval = settings.events_progress_interval_s
             progress_task = (
                 tg.create_task(
-                    report_progress(controller.api, controller.events, interval, stuck_rule(settings)),
+                    report_progress(
+                        controller.api, controller.events, interval, stuck_rule(settings), batch_statuses
+                    ),
                     name="events-progress",
                 )
                 if interval > 0

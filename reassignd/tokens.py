@@ -79,6 +79,15 @@ def load_tokens(path: str | Path) -> dict[str, Principal]:
     return parse_tokens(text, str(path))
 
 
+WILDCARDS = frozenset({"0.0.0.0", "::", "[::]", ""})
+
+
+def is_wildcard(host: str) -> bool:
+    """A bind on every interface: its address means nothing to a client, which must be told
+    another one (``--http-advertised``, ``--kafka-advertised``)."""
+    return host in WILDCARDS
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True

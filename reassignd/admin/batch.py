@@ -77,7 +77,7 @@ async def control(api: ApiClient, batch_id: str, action: str, out: TextIO) -> in
 
 async def run_verb(settings: BatchSettings, out: TextIO) -> int:
     async with ApiClient.open(
-        settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
+        settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s, tls=settings.tls
     ) as api:
         verb = settings.verb
         if verb is BatchVerb.SUBMIT:

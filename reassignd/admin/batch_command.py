@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from reassignd.admin.batch_file import BatchBody, BatchFileError, parse_batch_file
-from reassignd.admin.settings import REQUEST_TIMEOUT_S
+from reassignd.admin.settings import REQUEST_TIMEOUT_S, client_tls
 from reassignd.http.batch_requests import batch_id_error
 from reassignd.log_setup import LogSettings
+from reassignd.tls import SYSTEM_CAS, ClientTls
 
 DESCRIPTION = "Submit, follow and control the controller's batches of moves (the executor)."
 EPILOG = (
@@ -71,6 +72,7 @@ class BatchSettings:
     bodies: tuple[BatchBody, ...] = ()  # submit: the file's batches, checked
     auth_token: str | None = None
     request_timeout_s: float = REQUEST_TIMEOUT_S
+    tls: ClientTls = SYSTEM_CAS  # how an https:// controller is verified
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,4 +153,5 @@ def batch_settings(
         bodies=() if batch_file is None else (read_file or read_batch_file)(batch_file),
         auth_token=_optional_str(values, "auth-token"),
         request_timeout_s=float(timeout),
+        tls=client_tls(*(_optional_str(values, f) for f in ("ca-file", "cert-file", "key-file"))),
     )

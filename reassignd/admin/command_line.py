@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reassignd.admin.settings import VERBS, ReassignSettings, Verb, check_arguments
+from reassignd.admin.settings import VERBS, ReassignSettings, Verb, check_arguments, client_tls
 from reassignd.log_setup import LogSettings
 from reassignd.plan_format import Plan, PlanError, parse_plan
 
@@ -93,4 +93,5 @@ def reassign_settings(
         zk_connect=zk,
         auth_token=_optional_str(values, "auth-token"),
         request_timeout_s=float(timeout),
+        tls=client_tls(*(_optional_str(values, f) for f in ("ca-file", "cert-file", "key-file"))),
     )

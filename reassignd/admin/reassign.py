@@ -143,7 +143,7 @@ async def reassign(settings: ReassignSettings, out: TextIO) -> int:
         return await run_znode_verb(settings, out)
     assert settings.bootstrap_controller is not None
     async with ApiClient.open(
-        settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
+        settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s, tls=settings.tls
     ) as api:
         match settings.verb:
             case Verb.EXECUTE:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from reassignd.plan_format import Plan
+from reassignd.tls import SYSTEM_CAS, ClientTls
 from reassignd.zk import paths
 
 
@@ -95,6 +96,7 @@ class ReassignSettings:
     zk_connect: str | None = None
     auth_token: str | None = None
     request_timeout_s: float = REQUEST_TIMEOUT_S
+    tls: ClientTls = SYSTEM_CAS  # how an https:// controller is verified
 
 
 BOOTSTRAP_HELP = (
@@ -118,6 +120,15 @@ def parse_controller_url(value: object) -> str:
     if not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
         raise ValueError(f"expected a base URL like http://127.0.0.1:8080, got {value!r}")
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def client_tls(ca_file: str | None, cert_file: str | None, key_file: str | None) -> ClientTls:
+    """The TLS side of a client of the HTTP API, its files loaded now (ValueError, one line)."""
+    tls = ClientTls(ca_file, cert_file, key_file)
+    problem = tls.problem()
+    if problem is not None:
+        raise ValueError(problem)
+    return tls
 
 
 def check_arguments(

@@ -25,6 +25,7 @@ import aiohttp
 from reassignd.api_client import shapes
 from reassignd.api_client.errors import ApiError, ClientError, NoAnswer, ResponseError, Unreachable
 from reassignd.errors import error_name
+from reassignd.tls import ClientTls
 from reassignd.topic_partition import TopicPartition
 
 CLIENT_ID = "reassignd-admin"
@@ -71,15 +72,18 @@ class ApiClient:
         *,
         client_id: str | None = CLIENT_ID,
         follow_active: bool = True,
+        tls: ClientTls | None = None,
     ) -> AsyncIterator[ApiClient]:
         """A client of the active controller, found from ``bootstrap`` (with ``follow_active``
         False: of that very instance, active or not). ``client_id`` is sent as X-Client-Id (the
-        quota entity; None: no header)."""
+        quota entity; None: no header). An https:// controller's certificate is always verified:
+        against ``tls.ca_file`` when given, else the system's CAs."""
         headers = {} if client_id is None else {"X-Client-Id": client_id}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
+        connector = None if tls is None or tls.default else aiohttp.TCPConnector(ssl=tls.context())
         async with aiohttp.ClientSession(
-            headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s)
+            headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s), connector=connector
         ) as session:
             api = cls(session, bootstrap, timeout_s, follow_active=follow_active)
             if follow_active:
@@ -142,6 +146,11 @@ class ApiClient:
                 status, text = resp.status, await resp.text()
         except TimeoutError:
             raise NoAnswer(f"{method} {url}: no answer within {self.timeout_s:g} s") from None
+        except aiohttp.ClientConnectorCertificateError as e:
+            raise Unreachable(
+                f"cannot reach the controller at {self.base_url}: its TLS certificate is not "
+                f"trusted ({e.certificate_error}); give its CA with --ca-file"
+            ) from None
         except (aiohttp.ClientError, OSError) as e:
             raise Unreachable(f"cannot reach the controller at {self.base_url}: {e}") from None
         try:

@@ -3,8 +3,9 @@ built when it wins an election and dropped whole when it resigns.
 
 The parts are composed, each holding only what it uses: the context (the cluster as last
 written), the writer (the one place that writes ZooKeeper, fenced), the reassignment algorithm,
-the KIP-236 intakes, the batch executor, topic mutations and deletion, quotas, and the event
-handlers of each domain (brokers, topics, quotas) over them.
+the KIP-236 intakes, the batch executor, topic mutations and deletion, quotas, leader elections on
+demand and the auto leader rebalance, and the event handlers of each domain (brokers, topics,
+quotas) over them.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from reassignd.controller.elections import Elections
 from reassignd.controller.events import (
     ExtraReassignment,
     PartitionStateChanged,
+    PreferredReplicaElection,
     ReassignCancel,
     ReassignmentRequests,
     ZkPartitionReassignment,
 )
 from reassignd.controller.finish import Finisher
 from reassignd.controller.intake import Intake
+from reassignd.controller.preferred_leaders import PreferredLeaders
 from reassignd.controller.quota_events import QuotaEvents
 from reassignd.controller.reassignment import Reassigner
 from reassignd.controller.request_batch import ControlBatch, WireStates
@@ -51,6 +54,7 @@ class ActiveParts:
     topics: TopicMutations
     deleter: TopicDeleter
     elections: Elections
+    leaders: PreferredLeaders  # ElectLeaders, the legacy election znode, the auto leader rebalance
     finisher: Finisher
     brokers: BrokerEvents
     topic_events: TopicEvents
@@ -115,6 +119,13 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         topics=topics,
         deleter=deleter,
         elections=elections,
+        leaders=PreferredLeaders(
+            shared,
+            ctx,
+            writer,
+            elections,
+            lambda: watch(paths.PREFERRED_REPLICA_ELECTION, PreferredReplicaElection()),
+        ),
         finisher=finisher,
         brokers=BrokerEvents(shared, ctx, writer, elections, reassigner, deleter, finisher),
         topic_events=TopicEvents(shared, ctx, writer, elections, reassigner, finisher),

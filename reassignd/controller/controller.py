@@ -27,13 +27,13 @@ from reassignd.controller.api import ControllerApi
 from reassignd.controller.channel import ControlChannel
 from reassignd.controller.coalesce import coalesce
 from reassignd.controller.context import ControllerContext
-from reassignd.controller.elect_leaders import LeaderElections
 from reassignd.controller.entity_configs import ConfigWrites
 from reassignd.controller.event_queue import EventQueue
 from reassignd.controller.events import (
     AlterConfigsRequested,
     AlterQuotasRequested,
     ApiPartitionReassignment,
+    AutoLeaderRebalanceTick,
     BatchControlRequested,
     BatchSubmitRequested,
     BrokerModified,
@@ -52,6 +52,7 @@ from reassignd.controller.events import (
     IsrChangeNotified,
     PartitionsModified,
     PartitionStateChanged,
+    PreferredReplicaElection,
     QuotaConfigChanged,
     ReassignCancel,
     ReassignmentRequests,
@@ -68,6 +69,7 @@ from reassignd.controller.events import (
 from reassignd.controller.failures import Failure
 from reassignd.controller.metrics import ControllerMetrics
 from reassignd.controller.publisher import Publisher
+from reassignd.controller.rebalance_timer import RebalanceTimer
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.shared import Shared
 from reassignd.controller.snapshot import ActiveController, ClusterSnapshot
@@ -128,6 +130,7 @@ class Controller:
         self._reelect_timer: asyncio.TimerHandle | None = None
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
         self._executor_timer: asyncio.TimerHandle | None = None
+        self._rebalance = RebalanceTimer(settings, clock, queue)  # the auto leader rebalance checks
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
         self._won: election.Won | None = None  # this term's epoch and fence, while active
         self._loaded = False  # the failover load of this term completed
@@ -171,6 +174,7 @@ class Controller:
                 self._reelect_timer.cancel()
             if self._executor_timer is not None:
                 self._executor_timer.cancel()
+            self._rebalance.stop()
             for dropped in queue.clear():
                 if isinstance(dropped, RequestEvent):
                     _fail(dropped, NotController("the controller is shutting down"))
@@ -204,6 +208,7 @@ class Controller:
             self.metrics.event_time_ms.labels(event_name(event)).observe(took_ms)
             self._publish()
             self._schedule_executor_tick()
+            self._rebalance.schedule()  # planned only while active
 
     async def _give_up(self, event: ControllerEvent, e: Exception, failure: Failure) -> None:
         """Resign: fenced (follow the winner), or the outcome of a write is unknown (give
@@ -457,10 +462,19 @@ class Controller:
                     configs_reply.set_result(altered)
             case ElectLeadersRequested(request=elect, reply=elect_reply):
                 batch = parts.batch()
-                elected = await LeaderElections(parts.ctx, parts.elections).handle(elect, batch)
+                elected = await parts.leaders.on_request(elect, batch)
                 self.shared.send(batch)
                 if not elect_reply.done():
                     elect_reply.set_result(elected)
+            case PreferredReplicaElection():
+                batch = parts.batch()
+                await parts.leaders.on_znode(batch)
+                self.shared.send(batch)
+            case AutoLeaderRebalanceTick():
+                if self._rebalance.take():
+                    batch = parts.batch()
+                    await parts.leaders.rebalance(batch)
+                    self.shared.send(batch)
             case BatchSubmitRequested(spec=spec, reply=submit_reply, sizes=sizes):
                 batch = parts.batch()
                 submitted = await parts.runner.submit(spec, batch, sizes)
@@ -563,6 +577,7 @@ class Controller:
         try:
             await failover.load(self.shared, self.parts)
             self._loaded = True
+            self._rebalance.start_term()
             self._publish()
         finally:
             if gc_was_enabled:
@@ -602,6 +617,7 @@ class Controller:
         # next load arms what it needs) and re-arm the one a standby needs
         self.shared.drop_watches()
         self.publisher.reset()
+        self._rebalance.stop()
         self.metrics.active.set(0)
         self.metrics.resignations.labels(reason).inc()
         if fail_queued:

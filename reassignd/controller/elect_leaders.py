@@ -1,8 +1,9 @@
 """Leader elections on demand (Kafka's ElectLeaders, KIP-460): preferred-replica elections and
 unclean elections, for named partitions or all of them, inside the controller's event loop.
 
-The decisions are pure (:func:`preferred_election`, :func:`unclean_election`, :func:`classify`);
-the writes go through :meth:`Elections.elect` (fenced, at the known partition epoch) and the new
+The decisions are pure (:func:`preferred_election`, :func:`unclean_election`, :func:`classify`),
+made over the states as ZooKeeper has them when the election runs (read then, as Kafka does); the
+writes go through :meth:`Elections.elect` (fenced, at the known partition epoch) and the new
 states to the brokers in the event's control batch, as every other election.
 
 Per-partition answers are Kafka's: 0 (elected), 84 ELECTION_NOT_NEEDED (the preferred replica
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from reassignd.controller import loader
 from reassignd.controller.admin_requests import ElectionResult, ElectionType, ElectLeaders
-from reassignd.controller.context import ControllerContext
+from reassignd.controller.context import ControllerContext, LeaderIsr
 from reassignd.controller.elections import Elections
 from reassignd.controller.partition_logic import offline_election
 from reassignd.controller.request_batch import ControlBatch
+from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import PartitionState
 
@@ -29,13 +32,6 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
 ELECTION_NOT_NEEDED = 84
-
-_MESSAGES = {
-    UNKNOWN_TOPIC_OR_PARTITION: "The partition does not exist.",
-    PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
-    ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
-    ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
-}
 
 
 def preferred_election(
@@ -59,6 +55,16 @@ def unclean_election(
     return offline_election(replicas, state, live, epoch, unclean=True)
 
 
+def not_needed(
+    election_type: ElectionType, replicas: tuple[int, ...], state: PartitionState, live: Collection[int]
+) -> bool:
+    """84 ELECTION_NOT_NEEDED: the preferred replica leads already (preferred), or a live
+    replica leads (unclean). Needs no fresh ISR: the leader and the live brokers decide it."""
+    if election_type is ElectionType.PREFERRED:
+        return bool(replicas) and state.leader == replicas[0] and state.leader in live
+    return state.leader in live
+
+
 def classify(
     election_type: ElectionType,
     replicas: tuple[int, ...],
@@ -72,21 +78,19 @@ def classify(
             if election_type is ElectionType.PREFERRED
             else ELIGIBLE_LEADERS_NOT_AVAILABLE
         )
+    if not_needed(election_type, replicas, state, live):
+        return ELECTION_NOT_NEEDED
     if election_type is ElectionType.PREFERRED:
-        if state.leader == replicas[0] and state.leader in live:
-            return ELECTION_NOT_NEEDED
         if replicas[0] not in live or replicas[0] not in state.isr:
             return PREFERRED_LEADER_NOT_AVAILABLE
         return None
-    if state.leader in live:
-        return ELECTION_NOT_NEEDED
     if not any(r in live for r in replicas):
         return ELIGIBLE_LEADERS_NOT_AVAILABLE
     return None
 
 
 def result(tp: TopicPartition, code: int) -> ElectionResult:
-    return ElectionResult(tp[0], tp[1], code, _MESSAGES.get(code))
+    return ElectionResult(tp[0], tp[1], code, DEFAULT_MESSAGES.get(code) if code else None)
 
 
 class LeaderElections:
@@ -105,30 +109,40 @@ class LeaderElections:
         return results
 
     async def elect(self, request: ElectLeaders) -> tuple[list[ElectionResult], list[TopicPartition]]:
-        """The per-partition results and the partitions whose leader changed."""
+        """The per-partition results and the partitions whose leader changed. The states of the
+        partitions that may need an election are read from ZooKeeper first, as Kafka's partition
+        state machine reads them: the brokers change ISRs there and tell the controller later
+        (``/isr_change_notification``), so the cached ISR may lag behind."""
         ctx = self.ctx
         live = ctx.live_broker_ids
+        kind = request.election_type
         everything = request.partitions is None
         wanted = list(ctx.states) if request.partitions is None else list(dict.fromkeys(request.partitions))
         answers: dict[TopicPartition, int] = {}
-        tried: list[TopicPartition] = []
+        maybe: list[TopicPartition] = []
         for tp in wanted:
             a = ctx.assignment(tp)
             if a is None or tp[0] in ctx.topics_to_delete:
                 answers[tp] = UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            li = ctx.states.get(tp)
-            code = classify(request.election_type, a.replicas, None if li is None else li.state, live)
+            elif (li := ctx.states.get(tp)) is not None and not_needed(kind, a.replicas, li.state, live):
+                answers[tp] = ELECTION_NOT_NEEDED
+            else:
+                maybe.append(tp)
+        fresh = await self._read_states(maybe)
+        tried: list[TopicPartition] = []
+        for tp in maybe:
+            li = fresh.get(tp)
+            code = classify(kind, self.elections.replicas(tp), None if li is None else li.state, live)
             if code is None:
                 tried.append(tp)
             else:
                 answers[tp] = code
-        decide = preferred_election if request.election_type is ElectionType.PREFERRED else unclean_election
+        decide = preferred_election if kind is ElectionType.PREFERRED else unclean_election
         changed = await self.elections.elect(tried, decide) if tried else []
         done = set(changed)
         failed = (
             PREFERRED_LEADER_NOT_AVAILABLE
-            if request.election_type is ElectionType.PREFERRED
+            if kind is ElectionType.PREFERRED
             else ELIGIBLE_LEADERS_NOT_AVAILABLE
         )
         for tp in tried:
@@ -139,3 +153,14 @@ class LeaderElections:
             if not (everything and answers[tp] == ELECTION_NOT_NEEDED)
         ]
         return results, changed
+
+    async def _read_states(self, tps: list[TopicPartition]) -> dict[TopicPartition, LeaderIsr]:
+        """The states of ``tps`` as ZooKeeper has them now, into the cache too; a state that is
+        missing or undecodable there is left out (no election is tried for it)."""
+        if not tps:
+            return {}
+        shared = self.elections.shared
+        states, _ = await loader.read_states(shared.zk, tps, shared.report)
+        for tp, li in states.items():
+            self.ctx.set_state(tp, li)
+        return states

@@ -129,6 +129,12 @@ class ReassignmentRequests:
 
 
 @dataclass(frozen=True, slots=True)
+class PreferredReplicaElection:
+    """Kafka's legacy ``/admin/preferred_replica_election`` was created (or changed, or deleted:
+    the handler re-reads)."""
+
+
+@dataclass(frozen=True, slots=True)
 class TopicDeletionsChanged:
     """Children of ``/admin/delete_topics`` changed."""
 
@@ -220,6 +226,12 @@ class ExecutorTick:
 
 
 @dataclass(frozen=True, slots=True)
+class AutoLeaderRebalanceTick:
+    """The auto leader rebalance's timer (Kafka's AutoPreferredReplicaLeaderElection): check the
+    leader imbalance of every broker, elect preferred replicas where it is too high."""
+
+
+@dataclass(frozen=True, slots=True)
 class QuotaConfigChanged:
     """Children of ``/config/changes`` changed."""
 
@@ -277,6 +289,8 @@ ControllerEvent = (
     | ExecutorTick
     | AlterConfigsRequested
     | ElectLeadersRequested
+    | PreferredReplicaElection
+    | AutoLeaderRebalanceTick
 )
 
 

@@ -1,7 +1,8 @@
 """The failover load (Kafka's onControllerFailover, in the order of its KafkaController): read the
 whole cluster, bring every partition online, tell every broker everything (a full LeaderAndIsr,
 so each deletes its stray replicas), rebuild the KIP-236 state before acting on it, then resume
-what was in flight.
+what was in flight, pending preferred-replica elections of ``/admin/preferred_replica_election``
+included.
 
 **The poison guard.** The cluster itself (brokers, topics, partition states) must load; every
 step after it handles inputs someone else wrote (intake znodes, sequenced requests, batch
@@ -143,6 +144,8 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     finally:
         parts.reassigner.states_read_since = None
     phase("reassignments")
+    # Kafka's pending ZooKeeper-triggered preferred-replica elections (the znode's watch armed)
+    await skippable(shared, paths.PREFERRED_REPLICA_ELECTION, lambda: parts.leaders.on_znode(batch))
     await skippable(shared, "the end of the load", lambda: parts.finisher.after_reassignments(batch))
     shared.send(batch)  # sent already, unless the step above was skipped
     phase("requests")

@@ -59,6 +59,20 @@ class ControllerMetrics:
             "(or the broker default) allows it (UncleanLeaderElectionsPerSec)",
             registry=r,
         )
+        self.preferred_leader_elections = Counter(
+            "reassignd_preferred_leader_elections",
+            "Partitions whose leadership went back to their preferred replica, by trigger: an "
+            "ElectLeaders request (HTTP or Kafka listener), Kafka's /admin/preferred_replica_election "
+            "znode, or the auto leader rebalance",
+            ["trigger"],
+            registry=r,
+        )
+        self.leader_imbalanced_brokers = Gauge(
+            "reassignd_controller_leader_imbalanced_brokers",
+            "Brokers whose leader imbalance ratio was above leader.imbalance.per.broker.percentage "
+            "at the last auto leader rebalance check",
+            registry=r,
+        )
         self.live_brokers = Gauge("reassignd_controller_live_brokers", "Registered broker agents", registry=r)
         self.batches = Gauge(
             "reassignd_batches", "Batches the active controller knows, by state", ["state"], registry=r

@@ -46,6 +46,7 @@ class Publisher:
         self._published_topics = {}
         self._published_reassignments = {}
         self._partitions = self._reassigning = 0
+        self.metrics.leader_imbalanced_brokers.set(0)  # the next term's first check sets it
 
     def publish(
         self,

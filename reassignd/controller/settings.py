@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reassignd.options import bootstrap, choice, host_port, integer, number, option, text, zk_connect
+from reassignd.options import (
+    base_url,
+    boolean,
+    bootstrap,
+    choice,
+    host_port,
+    integer,
+    number,
+    option,
+    text,
+    zk_connect,
+)
 from reassignd.zk.client import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
 
 ZK_HELP = "ZooKeeper connect string, Kafka's zookeeper.connect form"
@@ -33,6 +44,24 @@ class ControllerSettings:
         pair="http_port",
     )
     http_port: int = 8080  # 0 = a free port; set with http_host by --http
+    http_advertised: str | None = option(
+        None,
+        parse=base_url,
+        help="the URL of this instance's HTTP API that clients are told, in /controller and every 41 "
+        "NOT_CONTROLLER answer (default: the bound address; a wildcard bind needs it)",
+        metavar="URL",
+    )
+    # HTTPS for the HTTP API (reassignd.tls): off without --tls-cert
+    tls_cert: str | None = option(
+        None, parse=text, help="PEM certificate (chain) of the HTTP API: serve HTTPS", metavar="FILE"
+    )
+    tls_key: str | None = option(None, parse=text, help="PEM private key of --tls-cert", metavar="FILE")
+    tls_client_ca: str | None = option(
+        None,
+        parse=text,
+        help="PEM CA file: every HTTPS client must present a certificate it signed (mutual TLS)",
+        metavar="FILE",
+    )
     # the Kafka-protocol admin listener (reassignd.kafka_listener): off without --kafka-listener
     kafka_listener_host: str | None = option(
         None,
@@ -90,6 +119,12 @@ class ControllerSettings:
         help="seconds between reassignment_progress records of each moving partition (0: none)",
         metavar="S",
     )
+    events_max_subscribers: int = option(
+        100,
+        parse=integer(1),
+        help="concurrent GET /v1/events streams at most; one more is answered 503",
+        metavar="N",
+    )
     events_security_protocol: str = option(
         "PLAINTEXT",
         parse=choice("plaintext", "ssl", "sasl_plaintext", "sasl_ssl", upper=True),
@@ -114,6 +149,26 @@ class ControllerSettings:
     )
     quota_window_size_s: float = option(
         1.0, parse=POSITIVE, help="KIP-599 controller.quota.window.size.seconds", metavar="S"
+    )
+    # Kafka's auto leader rebalance: leadership back to each partition's preferred replica
+    auto_leader_rebalance_enable: bool = option(
+        True,
+        parse=boolean,
+        help="Kafka's auto.leader.rebalance.enable: give leadership back to preferred replicas",
+        metavar="BOOL",
+    )
+    leader_imbalance_per_broker_percentage: int = option(
+        10,
+        parse=integer(0, 100),
+        help="Kafka's leader.imbalance.per.broker.percentage: a broker leading fewer of the partitions "
+        "it prefers than this share allows is rebalanced",
+        metavar="PCT",
+    )
+    leader_imbalance_check_interval_s: float = option(
+        300.0,
+        parse=POSITIVE,
+        help="Kafka's leader.imbalance.check.interval.seconds: seconds between rebalance checks",
+        metavar="S",
     )
     # the batch executor: defaults of a batch's limits, the stuck-move rule, the scheduler's tick
     batch_moves_per_broker: int = option(  # Cruise Control's default concurrency per broker

@@ -14,6 +14,7 @@ from typing import Protocol
 import msgspec
 from prometheus_client import CollectorRegistry
 
+from reassignd.controller.admin_requests import ElectionResult, ElectLeaders
 from reassignd.controller.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -201,6 +202,11 @@ class ControllerView(Protocol):
 
     async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
         """AlterClientQuotas through the controller (entity znode + change notification)."""
+        ...
+
+    async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
+        """ElectLeaders: preferred or unclean elections, per-partition results (84, 80, 83, 3 as
+        Kafka answers them). NotController on a standby."""
         ...
 
     async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:

@@ -42,6 +42,11 @@ class EventLog:
         # each sink's figures for /v1/status (e.g. the Kafka sender's sent/dropped/buffered)
         self.sink_status: dict[str, Callable[[], dict[str, Any]]] = {}
 
+    @property
+    def subscribers(self) -> int:
+        """Subscriptions open now (the SSE streams)."""
+        return len(self._subscribers)
+
     def status(self) -> dict[str, Any]:
         last = self.history[-1].id if self.history else None
         return {"last_event_id": last, "history": len(self.history)} | {

@@ -39,7 +39,7 @@ TYPES = frozenset(
         "partitions_added",
         "quota_throttled",
         "problem_reported",
-        "admin_request",  # a mutation that arrived through the Kafka listener, with its principal
+        "audit",  # a mutating request (HTTP or the Kafka listener): who, from where, what, the result
     }
 )
 RESERVED = frozenset({"type", "time", "controller_epoch", "sequence"})

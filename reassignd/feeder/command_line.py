@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from reassignd.admin.settings import BOOTSTRAP_HELP, REQUEST_TIMEOUT_S
+from reassignd.admin.settings import BOOTSTRAP_HELP, REQUEST_TIMEOUT_S, client_tls
 from reassignd.feeder.goals import GOAL_HELP, GoalError
+from reassignd.tls import CA_FILE_HELP, CERT_FILE_HELP, KEY_FILE_HELP, ClientTls
 
 ENV_PREFIX = "REASSIGND_"
 DESCRIPTION = "Plan reassignments with Spark and feed them to the controller as batches."
@@ -53,9 +54,25 @@ class Verb:
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
+def add_tls_arguments(p: argparse.ArgumentParser) -> None:
+    """``--ca-file``, ``--cert-file``, ``--key-file``: how an https:// controller is verified."""
+    p.add_argument("--ca-file", metavar="FILE", help=CA_FILE_HELP)
+    p.add_argument("--cert-file", metavar="FILE", help=CERT_FILE_HELP)
+    p.add_argument("--key-file", metavar="FILE", help=KEY_FILE_HELP)
+
+
+def tls_of(values: Mapping[str, Any]) -> ClientTls:
+    """The merged TLS flags, their files loaded now (UsageError, one line)."""
+    try:
+        return client_tls(values.get("ca_file"), values.get("cert_file"), values.get("key_file"))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap-controller", metavar="URL", help=BOOTSTRAP_HELP)
     p.add_argument("--auth-token", metavar="TOKEN", help="bearer token for the controller's HTTP API")
+    add_tls_arguments(p)
     p.add_argument(
         "--request-timeout-s", metavar="S", help=f"HTTP timeout, seconds (default {REQUEST_TIMEOUT_S:g})"
     )

@@ -17,6 +17,7 @@ from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError
 from reassignd.feeder.inputs import InputError, parse_log_dirs, parse_snapshot
 from reassignd.feeder.model import Cluster, with_sizes
+from reassignd.tls import ClientTls
 from reassignd.topic_partition import TopicPartition
 
 CONCURRENT_READS = 16
@@ -29,8 +30,9 @@ async def read_cluster(
     *,
     want_sizes: bool,
     warn: Callable[[str], None],
+    tls: ClientTls | None = None,
 ) -> Cluster:
-    async with ApiClient.open(bootstrap, token, timeout_s) as api:
+    async with ApiClient.open(bootstrap, token, timeout_s, tls=tls) as api:
         brokers = await api.get("/v1/brokers")
         listing = await api.get("/v1/topics")
         listed = listing.get("topics") if isinstance(listing, dict) else None

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from reassignd.admin.settings import REQUEST_TIMEOUT_S, parse_controller_url
 from reassignd.api_client.errors import ClientError
-from reassignd.feeder.command_line import UsageError
+from reassignd.feeder.command_line import UsageError, tls_of
 from reassignd.feeder.goals import (
     AddBrokers,
     Decommission,
@@ -39,6 +39,7 @@ from reassignd.feeder.outputs import (
     summary_text,
 )
 from reassignd.feeder.planner import PlanResult
+from reassignd.tls import SYSTEM_CAS, ClientTls
 
 log = logging.getLogger("reassignd.feeder")
 
@@ -52,6 +53,7 @@ class PlanSettings:
     bootstrap_controller: str | None = None
     auth_token: str | None = None
     request_timeout_s: float = REQUEST_TIMEOUT_S
+    tls: ClientTls = SYSTEM_CAS  # how an https:// controller is verified
     sizes: str | None = None
     cluster_file: str | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
@@ -111,6 +113,7 @@ def plan_settings(values: dict[str, Any]) -> PlanSettings:
         bootstrap_controller=bootstrap,
         auth_token=values.get("auth_token"),
         request_timeout_s=timeout_s,
+        tls=tls_of(values),
         sizes=values.get("sizes"),
         cluster_file=values.get("cluster_file"),
         batch_size=_int(values, "batch_size", 1) or DEFAULT_BATCH_SIZE,
@@ -178,6 +181,7 @@ async def _read_controller(settings: PlanSettings, *, want_sizes: bool, warn: An
         settings.request_timeout_s,
         want_sizes=want_sizes,
         warn=warn,
+        tls=settings.tls,
     )
 
 

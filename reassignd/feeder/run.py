@@ -30,7 +30,9 @@ from typing import IO, Any
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
+from reassignd.feeder.command_line import add_tls_arguments, tls_of
 from reassignd.feeder.progress_view import FINAL, batch_line, overall_line
+from reassignd.tls import ClientTls
 
 REFUSALS = {10002: "STALE_PLAN", 10003: "BATCH_CONFLICT"}
 UNKNOWN_BATCH = 404
@@ -205,10 +207,16 @@ def ask(choice: str) -> str:
 
 
 async def run_async(
-    path: str, bootstrap: str, token: str | None, options: RunOptions, out: IO[str], err: IO[str]
+    path: str,
+    bootstrap: str,
+    token: str | None,
+    options: RunOptions,
+    out: IO[str],
+    err: IO[str],
+    tls: ClientTls | None = None,
 ) -> int:
     state = load_batches(path)
-    async with ApiClient.open(bootstrap, token, options.timeout_s) as api:
+    async with ApiClient.open(bootstrap, token, options.timeout_s, tls=tls) as api:
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
@@ -240,10 +248,17 @@ def run_feed_run(values: Mapping[str, Any], out: IO[str], err: IO[str]) -> int:
         poll_s=float(values.get("poll_s", 1.0)),
         on_interrupt=str(values.get("on_interrupt", "leave")),
     )
+    tls = tls_of(values)
     try:
         return asyncio.run(
             run_async(
-                values["plan"], values["bootstrap_controller"], values.get("auth_token"), options, out, err
+                values["plan"],
+                values["bootstrap_controller"],
+                values.get("auth_token"),
+                options,
+                out,
+                err,
+                tls,
             )
         )
     except FeedError as e:
@@ -258,6 +273,7 @@ def add_arguments(p: Any) -> None:
     p.add_argument("plan", metavar="PLAN", help="the plan's directory (feed plan --out) or its batches.json")
     p.add_argument("--bootstrap-controller", metavar="URL", help="any controller instance's HTTP address")
     p.add_argument("--auth-token", metavar="TOKEN", help="bearer token (admin role) for the controller's API")
+    add_tls_arguments(p)
     p.add_argument(
         "--max-pending", metavar="N", type=int, help="unfinished batches at most at once (default 2)"
     )

@@ -12,15 +12,19 @@ from aiohttp import web
 
 from reassignd.controller.settings import ControllerSettings
 from reassignd.controller.snapshot import ControllerView
+from reassignd.events.audit import AuditTrail
 from reassignd.events.history import EventLog
 from reassignd.http import auth
 from reassignd.http.agent_reports import agent_session
-from reassignd.http.keys import SETTINGS, TOKENS, VIEW
+from reassignd.http.audit import AUDIT, audit_middleware
+from reassignd.http.batch_status_cache import BatchStatusCache
+from reassignd.http.keys import BATCH_STATUSES, SETTINGS, TOKENS, VIEW
 from reassignd.http.middleware import auth_middleware, error_middleware
 from reassignd.http.routes import (
     batches,
     cluster,
     docs,
+    elections,
     events,
     health,
     log_dirs,
@@ -39,6 +43,7 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     batches.routes,
     topics.routes,
     quotas.routes,
+    elections.routes,
     docs.routes,
     events.routes,
     page.routes,
@@ -52,23 +57,29 @@ def build_app(
     *,
     tokens: Mapping[str, auth.Principal] | None = None,
     event_log: EventLog | None = None,
+    batch_statuses: BatchStatusCache | None = None,
 ) -> web.Application:
     """The HTTP API of one controller instance.
 
     ``tokens`` defaults to the file named by ``settings.auth_tokens_path`` (read here, once);
     without either, every caller is ``ANONYMOUS`` admin — the CLI only allows that on loopback.
+    ``batch_statuses`` is shared with the progress reporter, which fills it (``/metrics`` reads it).
     Raises :class:`auth.TokensFileError` for a bad tokens file.
     """
     if tokens is None and settings.auth_tokens_path is not None:
         tokens = auth.load_tokens(settings.auth_tokens_path)
     app = web.Application(
         client_max_size=MAX_BODY_BYTES,
-        middlewares=[error_middleware, auth_middleware],
+        middlewares=[audit_middleware, error_middleware, auth_middleware],
     )
     app[VIEW] = view
     app[SETTINGS] = settings
     app[TOKENS] = tokens
+    app[BATCH_STATUSES] = batch_statuses if batch_statuses is not None else BatchStatusCache()
     app[events.EVENTS] = event_log if event_log is not None else EventLog()
+    app[AUDIT] = AuditTrail(
+        app[events.EVENTS], settings.controller_id
+    )  # every change: a log line and an audit record
     app.cleanup_ctx.append(agent_session)  # the ClientSession that asks broker agents for progress
     for table in ROUTE_TABLES:
         app.add_routes(table)

@@ -1,4 +1,5 @@
-"""The two middlewares: errors → the uniform error object (outermost), then authentication."""
+"""Errors → the uniform error object, then authentication (the audit trail's middleware,
+:mod:`reassignd.http.audit`, wraps them both)."""
 
 from __future__ import annotations
 
@@ -77,15 +78,6 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     needed = auth.required_role(request.method, request.path)
     if needed is not None:
         principal = auth.authenticate(request.app[TOKENS], request.headers.get("Authorization"))
+        request[PRINCIPAL] = principal  # before the role check: a refusal is audited with its user
         auth.authorize(principal, needed)
-        request[PRINCIPAL] = principal
-        if needed is auth.Role.ADMIN and request.match_info.http_exception is None:
-            # every change that reaches a route, with who asked (not the 404s and 405s)
-            log.info(
-                "%s %s by user %s, client id %r",
-                request.method,
-                request.rel_url.raw_path,
-                principal.user,
-                client_id_of(request),
-            )
     return await handler(request)

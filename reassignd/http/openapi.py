@@ -212,7 +212,9 @@ def _paths() -> Json:
         "/metrics": {
             "get": _operation(
                 "metrics",
-                "Prometheus metrics (text format; OpenMetrics when asked for)",
+                "Prometheus metrics (text format; OpenMetrics when asked for); the families that "
+                "name quota users, client ids or batches only with a token (any role) when the "
+                "controller has a tokens file, their unlabelled sums for everyone",
                 "health",
                 {
                     "200": {
@@ -221,7 +223,8 @@ def _paths() -> Json:
                             "text/plain": {"schema": {"type": "string"}},
                             "application/openmetrics-text": {"schema": {"type": "string"}},
                         },
-                    }
+                    },
+                    "401": _AUTH["401"],
                 },
                 public=True,
             )
@@ -302,6 +305,13 @@ def _paths() -> Json:
                         "content": {"text/event-stream": {"schema": {"type": "string"}}},
                     },
                     _BAD_REQUEST,
+                    {
+                        "503": _answer(
+                            "as many streams are open as --events-max-subscribers allows; retry later",
+                            ERROR,
+                            {"Retry-After": {"schema": {"type": "integer", "minimum": 1}}},
+                        )
+                    },
                 ),
                 parameters=[
                     _query("type", {"type": "string"}, "only records of these types", repeatable=True),
@@ -458,6 +468,19 @@ def _paths() -> Json:
                 "cancelPartitionReassignment",
                 "cancel one partition's reassignment (85 if it was not moving)",
                 parameters=[TOPIC, PARTITION, MODE],
+            )
+        },
+        "/v1/elections": {
+            "post": _operation(
+                "electLeaders",
+                "ElectLeaders: preferred or unclean leader elections, for named partitions or all",
+                "elections",
+                _write(
+                    _answer(
+                        "per-partition results (HTTP 200 even when some failed)", ref("ElectLeadersResponse")
+                    )
+                ),
+                body=ref("ElectLeadersRequest"),
             )
         },
         **_batch_paths(),

@@ -202,6 +202,51 @@ REASSIGNMENTS: dict[str, Schema] = {
     ),
 }
 
+# --- leader elections ----------------------------------------------------------------------------
+
+ELECTIONS: dict[str, Schema] = {
+    "ElectLeadersRequest": closed(
+        {
+            "election_type": {
+                "enum": ["preferred", "unclean"],
+                "description": "preferred: each partition's first replica leads, if it is live and in the "
+                "ISR; unclean: a partition without a live leader gets the first live replica, in the "
+                "ISR or not (data it never copied is lost)",
+            },
+            "partitions": {
+                **nullable(array(closed({"topic": STRING, "partition": ref("PartitionId")}))),
+                "description": "null: every partition (the answer then leaves out the partitions that "
+                "needed no election)",
+            },
+        }
+    ),
+    "ElectLeadersResponse": {
+        "allOf": [
+            ref("Error"),
+            shape(
+                {
+                    "throttle_time_ms": INTEGER,
+                    "replica_election_results": array(
+                        shape(
+                            {
+                                "topic": STRING,
+                                "partitions": array(
+                                    {
+                                        "allOf": [ref("Error"), shape({"partition": ref("PartitionId")})],
+                                        "description": "0 elected, 84 ELECTION_NOT_NEEDED, 80 "
+                                        "PREFERRED_LEADER_NOT_AVAILABLE, 83 ELIGIBLE_LEADERS_NOT_AVAILABLE, "
+                                        "3 UNKNOWN_TOPIC_OR_PARTITION",
+                                    }
+                                ),
+                            }
+                        )
+                    ),
+                }
+            ),
+        ]
+    },
+}
+
 # --- topics ----------------------------------------------------------------------------------------
 
 TOPICS: dict[str, Schema] = {
@@ -536,4 +581,12 @@ CLUSTER: dict[str, Schema] = {
     ),
 }
 
-SCHEMAS: dict[str, Schema] = {**COMMON, **REASSIGNMENTS, **BATCHES, **TOPICS, **QUOTAS, **CLUSTER}
+SCHEMAS: dict[str, Schema] = {
+    **COMMON,
+    **REASSIGNMENTS,
+    **ELECTIONS,
+    **BATCHES,
+    **TOPICS,
+    **QUOTAS,
+    **CLUSTER,
+}

@@ -2,7 +2,8 @@
 partitions' byte-level progress (the figures ``GET /v1/reassignments`` shows) as
 ``reassignment_progress``, one per partition whose adding replicas reported, and a
 ``move_stuck`` record the first time a batch's move meets the stuck rule (running longer than
-``--batch-stuck-after-s`` and slower than ``--batch-stuck-below-bytes-per-s``)."""
+``--batch-stuck-after-s`` and slower than ``--batch-stuck-below-bytes-per-s``). The batches'
+statuses computed on the way are kept in the :class:`BatchStatusCache` ``/metrics`` reads."""
 
 from __future__ import annotations
 
@@ -16,16 +17,23 @@ from reassignd.control.protocol import ReplicaInfo
 from reassignd.controller.snapshot import ClusterSnapshot, ControllerView, ReassignmentView
 from reassignd.events.history import EventLog
 from reassignd.executor.model import Batch
-from reassignd.executor.progress import StuckRule, batch_status
+from reassignd.executor.progress import BatchStatus, StuckRule, batch_status
 from reassignd.http.agent_reports import agent_urls, fetch_reports
 from reassignd.http.batch_progress import batch_inputs, brokers_to_ask
+from reassignd.http.batch_status_cache import BatchStatusCache
 from reassignd.http.progress import ReplicaKey, index_reports, involved_brokers, reassignment_progress
 from reassignd.topic_partition import TopicPartition
 
 log = logging.getLogger(__name__)
 
 
-async def report_progress(view: ControllerView, events: EventLog, interval_s: float, rule: StuckRule) -> None:
+async def report_progress(
+    view: ControllerView,
+    events: EventLog,
+    interval_s: float,
+    rule: StuckRule,
+    cache: BatchStatusCache | None = None,
+) -> None:
     stuck_reported: set[tuple[str, TopicPartition]] = set()
     async with aiohttp.ClientSession() as session:
         while True:
@@ -45,7 +53,9 @@ async def report_progress(view: ControllerView, events: EventLog, interval_s: fl
                 continue  # resigned or re-elected meanwhile: these figures belong to no one
             replicas = index_reports(reports)
             _progress(events, moving, replicas)
-            _stuck(events, snapshot, batches, replicas, rule, stuck_reported)
+            statuses = _stuck(events, snapshot, batches, replicas, rule, stuck_reported)
+            if cache is not None:
+                cache.store(snapshot.controller_epoch, statuses)
 
 
 def _progress(
@@ -73,11 +83,13 @@ def _stuck(
     replicas: dict[ReplicaKey, ReplicaInfo],
     rule: StuckRule,
     reported: set[tuple[str, TopicPartition]],
-) -> None:
+) -> list[BatchStatus]:
     now_ms = int(time.time() * 1000)
+    statuses = []
     for batch in batches:
         inputs = batch_inputs(batch, snapshot, replicas)
         status = batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule)
+        statuses.append(status)
         for tp in status.stuck:
             if (batch.batch_id, tp) in reported:
                 continue
@@ -91,6 +103,7 @@ def _stuck(
                 bytes_done=None if progress is None else progress.bytes_done,
                 bytes_per_s=None if progress is None else round(progress.bytes_per_s),
             )
+    return statuses
 
 
 def _topic_partition(r: ReassignmentView) -> TopicPartition:

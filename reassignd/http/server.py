@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import ssl
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -11,22 +12,29 @@ from aiohttp import web
 log = logging.getLogger(__name__)
 
 
-def http_url(host: str, port: int) -> str:
+def http_url(host: str, port: int, *, tls: bool = False) -> str:
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"  # IPv6 literal
-    return f"http://{host}:{port}"
+    return f"{'https' if tls else 'http'}://{host}:{port}"
 
 
 class HttpServer:
     """``url = await server.start()`` … ``await server.stop()``; port 0 binds a free port and
-    ``url`` carries the real one."""
+    ``url`` carries the real one. With ``ssl_context`` it serves HTTPS (``url`` is https://)."""
 
     def __init__(
-        self, app: web.Application, host: str, port: int, *, shutdown_timeout_s: float = 5.0
+        self,
+        app: web.Application,
+        host: str,
+        port: int,
+        *,
+        shutdown_timeout_s: float = 5.0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.app = app
         self.host = host
         self.port = port
+        self.ssl_context = ssl_context
         self.url: str | None = None
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=shutdown_timeout_s)
         self._running = False
@@ -35,7 +43,7 @@ class HttpServer:
         await self._runner.setup()
         self._running = True
         try:
-            site = web.TCPSite(self._runner, self.host, self.port)
+            site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
             await site.start()
         except BaseException:
             await self.stop()
@@ -44,7 +52,7 @@ class HttpServer:
         addresses = self._runner.addresses
         if addresses:
             port = int(addresses[0][1])
-        self.url = http_url(self.host, port)
+        self.url = http_url(self.host, port, tls=self.ssl_context is not None)
         log.info("listening on %s", self.url)
         return self.url
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import ssl
 
 from reassignd.controller.settings import ControllerSettings
-from reassignd.tokens import check_bind
-
-WILDCARDS = frozenset({"0.0.0.0", "::", "[::]", ""})
+from reassignd.tls import server_context
+from reassignd.tokens import check_bind, is_wildcard
 
 
 def kafka_listener_problem(settings: ControllerSettings) -> str | None:
@@ -23,7 +22,7 @@ def kafka_listener_problem(settings: ControllerSettings) -> str | None:
     refusal = check_bind(host, has_tokens=settings.auth_tokens_path is not None)
     if refusal is not None:
         return refusal.replace("refusing to bind", "refusing to bind the Kafka listener on", 1)
-    if host in WILDCARDS and settings.kafka_advertised_host is None:
+    if is_wildcard(host) and settings.kafka_advertised_host is None:
         return f"--kafka-listener {host} is a wildcard: give --kafka-advertised HOST:PORT for clients"
     if settings.kafka_advertised_host is not None and settings.kafka_advertised_port == 0:
         return "--kafka-advertised needs a port other than 0"
@@ -36,10 +35,7 @@ def tls_context(settings: ControllerSettings) -> ssl.SSLContext | None:
     """The server-side TLS context, or None without TLS; raises OSError/ssl.SSLError."""
     if settings.kafka_tls_cert is None or settings.kafka_tls_key is None:
         return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(settings.kafka_tls_cert, settings.kafka_tls_key)
-    return context
+    return server_context(settings.kafka_tls_cert, settings.kafka_tls_key)
 
 
 def tls_problem(settings: ControllerSettings) -> str | None:

@@ -175,13 +175,6 @@ async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
             results = tuple(ConfigResult(a.resource, NOT_CONTROLLER, e.message) for _, a in sent)
         for (i, _), result in zip(sent, results, strict=True):
             answers[i] = (result.error_code, result.error_message)
-        if not request.validate_only:
-            ctx.record(
-                "IncrementalAlterConfigs",
-                resources=[f"{a.resource.type.name.lower()}:{a.resource.name}" for _, a in sent],
-                configs=sorted({c.name for _, a in sent for c in a.changes}),
-                errors=sum(1 for r in results if r.error_code),
-            )
     return IncrementalAlterConfigsResponse(
         throttle_time_ms=0,
         responses=[

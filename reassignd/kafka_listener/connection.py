@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from reassignd.kafka_listener import protocol
+from reassignd.kafka_listener.audit import audit
 from reassignd.kafka_listener.context import Listener, RequestContext
 from reassignd.kafka_listener.dispatch import BEFORE_AUTH, HANDLERS, MUTATIONS
 from reassignd.kafka_listener.limits import ByteBudget, RateLimitedLog
@@ -67,6 +68,7 @@ class Connection:
         self.warn = warn
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
+        self.peer_host = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
         self.principal: Principal | None = ANONYMOUS if tokens is None else None
         self._handshaken = False
         self._raw_sasl_next = False  # after SaslHandshake v0 the token comes as a bare frame
@@ -246,8 +248,11 @@ class Connection:
     ) -> bytes | None:
         if earlier:
             await asyncio.wait(earlier)
+        response = None
         try:
             response = await HANDLERS[api.key](ctx, request)
+            if api.key in MUTATIONS:
+                audit(self.listener.audit, api.name, ctx, self.peer_host, request, response)
             if isinstance(response, protocol.Encoded):
                 return response.for_request(prefix.correlation_id)
             return protocol.encode_response(response, prefix.api_version, prefix.correlation_id)
@@ -260,6 +265,8 @@ class Connection:
                 api.name,
                 prefix.api_version,
             )
+            if api.key in MUTATIONS and response is None:  # the handler failed: audited as such
+                audit(self.listener.audit, api.name, ctx, self.peer_host, request, None)
             return None
 
     # --- SASL ---------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 
 from reassignd.controller.api import ControllerApi
+from reassignd.events.audit import AuditTrail
 from reassignd.events.history import EventLog
 from reassignd.tokens import Principal, Role
 
@@ -38,6 +39,7 @@ class Listener:
     advertised: Address
     agents: aiohttp.ClientSession | None = None  # DescribeLogDirs asks the agents
     events: EventLog | None = None
+    audit: AuditTrail | None = None  # every mutating request: a log line and an audit record
     # encoded Metadata answers of the current snapshot (see cluster.metadata)
     metadata_cache: collections.OrderedDict[Any, tuple[object, bytes]] = field(
         default_factory=collections.OrderedDict
@@ -63,16 +65,3 @@ class RequestContext:
 
     def denied_message(self, what: str) -> str:
         return f"user {self.principal.user} ({self.principal.role.value}) is not authorized to {what}"
-
-    def record(self, api: str, **fields: object) -> None:
-        """An ``admin_request`` record on the event stream (and SSE): what arrived through the
-        Kafka listener, with the principal; only for mutations."""
-        if self.listener.events is not None:
-            self.listener.events.emit(
-                "admin_request",
-                via="kafka",
-                api=api,
-                user=self.principal.user,
-                client_id=self.client_id,
-                **fields,
-            )

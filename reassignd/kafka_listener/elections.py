@@ -50,10 +50,4 @@ async def elect_leaders(ctx: RequestContext, request: Any) -> Any:
         results = await ctx.api.elect_leaders(ElectLeaders(ElectionType(election), partitions))
     except NotController as e:
         return _response([ElectionResult(t, p, NOT_CONTROLLER, e.message) for t, p in named], NOT_CONTROLLER)
-    ctx.record(
-        "ElectLeaders",
-        election_type=ElectionType(election).name.lower(),
-        partitions=None if partitions is None else [f"{t}-{p}" for t, p in partitions],
-        elected=[f"{r.topic}-{r.partition}" for r in results if r.error_code == 0],
-    )
     return _response(results)

@@ -134,11 +134,6 @@ async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
             answers = list(await ctx.api.alter_quotas(AlterQuotas(sent)))
         except NotController as e:
             answers = [QuotaAlterationResult(p.user, p.client_id, NOT_CONTROLLER, e.message) for p in sent]
-        ctx.record(
-            "AlterClientQuotas",
-            entities=[{"user": p.user, "client_id": p.client_id} for p in sent],
-            errors=sum(1 for a in answers if a.error_code),
-        )
     it = iter(answers)
     results = [next(it) if isinstance(p, QuotaAlteration) else p for p in plans]
     Entry = AlterClientQuotasResponse.EntryData

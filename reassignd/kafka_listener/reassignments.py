@@ -65,12 +65,6 @@ async def alter_partition_reassignments(ctx: RequestContext, request: Any) -> An
     except NotController as e:
         message = e.message or "not the controller"
         return alter_response(_failed(request, NOT_CONTROLLER, message), NOT_CONTROLLER, message)
-    ctx.record(
-        "AlterPartitionReassignments",
-        partitions=[f"{t}-{p}" for (t, p), _ in targets],
-        cancelled=[f"{t}-{p}" for (t, p), r in targets if r is None],
-        errors={f"{r.topic}-{r.partition}": r.error_code for r in result.results if r.error_code},
-    )
     return alter_response(result)
 
 

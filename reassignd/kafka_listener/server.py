@@ -19,6 +19,7 @@ import aiohttp
 from reassignd.controller.agent_reports import AGENT_TIMEOUT_S
 from reassignd.controller.api import ControllerApi
 from reassignd.controller.settings import ControllerSettings
+from reassignd.events.audit import AuditTrail
 from reassignd.events.history import EventLog
 from reassignd.kafka_listener.config import tls_context
 from reassignd.kafka_listener.connection import Connection
@@ -49,7 +50,14 @@ class KafkaListener:
         self.port = settings.kafka_listener_port
         self.tokens = tokens
         self.tls = tls if tls is not None else tls_context(settings)
-        self.listener = Listener(api, settings.controller_id, Address(self.host, self.port), None, events)
+        self.listener = Listener(
+            api,
+            settings.controller_id,
+            Address(self.host, self.port),
+            None,
+            events,
+            AuditTrail(events, settings.controller_id),
+        )
         self.budget = ByteBudget(max(settings.kafka_max_frame_bytes, 4 * settings.kafka_max_frame_bytes))
         self.warn = RateLimitedLog(log)
         self.address: str | None = None

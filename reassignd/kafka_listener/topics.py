@@ -82,8 +82,6 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
     )
     names = [t.name for t in topics]
     result = await _answer(ctx, names, lambda: ctx.api.create_topics(create))
-    if ctx.may_alter and not validate_only:
-        ctx.record("CreateTopics", topics=names, errors=_errors(result))
     snapshot = ctx.api.snapshot()
     Created = CreateTopicsResponse.CreatableTopicResult
     out = []
@@ -105,10 +103,6 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
     return CreateTopicsResponse(throttle_time_ms=result.throttle_time_ms, topics=out)
 
 
-def _errors(result: TopicsResult) -> dict[str, int]:
-    return {r.name: r.error_code for r in result.results if r.error_code}
-
-
 # --- DeleteTopics ---------------------------------------------------------------------------------
 
 
@@ -126,8 +120,6 @@ async def delete_topics(ctx: RequestContext, request: Any) -> Any:
         strict_quota=ctx.version >= STRICT_FROM["DeleteTopics"],
     )
     result = await _answer(ctx, names, lambda: ctx.api.delete_topics(delete))
-    if ctx.may_alter:
-        ctx.record("DeleteTopics", topics=names, errors=_errors(result))
     Deleted = DeleteTopicsResponse.DeletableTopicResult
     ids = {n: topic_uuid(v.topic_id) for n, v in snapshot.topics.items()}
     return DeleteTopicsResponse(
@@ -165,8 +157,6 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
     )
     names = [t.name for t in topics]
     result = await _answer(ctx, names, lambda: ctx.api.create_partitions(create))
-    if ctx.may_alter and not create.validate_only:
-        ctx.record("CreatePartitions", topics=names, errors=_errors(result))
     Result = CreatePartitionsResponse.CreatePartitionsTopicResult
     return CreatePartitionsResponse(
         throttle_time_ms=result.throttle_time_ms,

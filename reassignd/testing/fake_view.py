@@ -19,6 +19,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
+from reassignd.controller.admin_requests import ElectionResult, ElectLeaders
 from reassignd.controller.assignment import ReplicaAssignment
 from reassignd.controller.requests import (
     AlterQuotas,
@@ -49,7 +50,13 @@ from reassignd.topic_partition import TopicPartition
 
 Client = TestClient[web.Request, web.Application]
 Request = (
-    CreateTopics | DeleteTopics | CreatePartitions | AlterQuotas | AlterReassignments | CancelReassignments
+    CreateTopics
+    | DeleteTopics
+    | CreatePartitions
+    | AlterQuotas
+    | AlterReassignments
+    | CancelReassignments
+    | ElectLeaders
 )
 
 ACTIVE = ClusterSnapshot(
@@ -72,6 +79,7 @@ class FakeView:
     current: ClusterSnapshot = ACTIVE
     topics_result: TopicsResult | None = None
     quota_results: tuple[QuotaAlterationResult, ...] | None = None
+    election_results: list[ElectionResult] | None = None  # None: 0 for each partition named
     descriptions: tuple[QuotaDescription, ...] = ()
     fail_with: Exception | None = None
     requests: list[Request] = field(default_factory=list)
@@ -177,6 +185,12 @@ class FakeView:
         if self.quota_results is not None:
             return self.quota_results
         return tuple(QuotaAlterationResult(e.user, e.client_id) for e in request.entries)
+
+    async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
+        self._record(request)
+        if self.election_results is not None:
+            return self.election_results
+        return [ElectionResult(t, p) for t, p in request.partitions or ()]
 
     async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:
         self.described.append((user, client_id))

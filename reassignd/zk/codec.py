@@ -684,6 +684,30 @@ def decode_isr_change(data: bytes | None) -> tuple[TopicPartition, ...]:
     return tuple(result)
 
 
+# --- /admin/preferred_replica_election ----------------------------------------------------------
+
+
+def encode_preferred_replica_election(partitions: tuple[TopicPartition, ...]) -> bytes:
+    """``{"version":1,"partitions":[{"topic":"t","partition":0}]}``, as Kafka's
+    ``kafka-preferred-replica-election`` tool writes it."""
+    items: list[object] = [{"topic": topic, "partition": p} for topic, p in partitions]
+    return dump(
+        "preferred replica election", {"version": 1, "partitions": items}, decode_preferred_replica_election
+    )
+
+
+def decode_preferred_replica_election(data: bytes | None) -> tuple[TopicPartition, ...]:
+    """The partitions named, in znode order, each once (Kafka's controller reads them as a set)."""
+    obj = load_object(data)
+    read_version(obj, (1,))
+    result: dict[TopicPartition, None] = {}
+    for i, item in enumerate(read_list(get_field(obj, "partitions"), "partitions")):
+        entry, at = read_object(item, f"partitions[{i}]"), f"partitions[{i}]."
+        topic = read_str(get_field(entry, "topic", at), at + "topic")
+        result[(topic, read_int(get_field(entry, "partition", at), at + "partition"))] = None
+    return tuple(result)
+
+
 # --- /config -------------------------------------------------------------------------------------
 
 _ENTITY_PATH = re.compile(r"(topics|clients|users|brokers|ips)/[^/]+|users/[^/]+/clients/[^/]+")

@@ -26,6 +26,7 @@ REASSIGNMENT_REQUESTS = "/admin/reassignment_requests"
 REASSIGNMENT_REQUEST_PREFIX = "/admin/reassignment_requests/request_"
 REASSIGNMENTS = "/admin/reassignments"
 DELETE_TOPICS = "/admin/delete_topics"
+PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"  # Kafka's legacy election request
 
 ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "/isr_change_notification/isr_change_"

@@ -228,8 +228,19 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
     assert "a" not in names and "b" in names
     assert {t["name"]: t["partitions"] for t in topics["topics"]}["p1"] == 31
 
-    # per-entity tokens in /metrics
-    code, metrics, _ = await call_text(c, "/metrics")
+    # per-entity tokens in /metrics, for a caller with a token; without one, counts without names
+    code, public, _ = await call_text(c, "/metrics")
+    assert code == 200
+    shown = {s.name: s for fam in text_string_to_metric_families(public) for s in fam.samples}
+    assert not any(s.labels.get("user") or s.labels.get("client_id") for s in shown.values())
+    assert "reassignd_quota_tokens" not in shown and "reassignd_quota_rejected_topics" not in shown
+    assert shown["reassignd_quota_entities"].value >= 1
+    assert shown["reassignd_quota_rejected_topics_overall"].value >= 1
+    assert "reassignd_controller_event_queue_size" in shown
+    code, _, _ = await call_text(c, "/metrics", token="not-a-token")
+    assert code == 401
+    code, metrics, _ = await call_text(c, "/metrics", token="viewer-token")
+    assert code == 200
     tokens = {
         s.labels.get("user"): s.value
         for fam in text_string_to_metric_families(metrics)
@@ -249,8 +260,9 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
         assert wanted in names, wanted
 
 
-async def call_text(c: ControllerProc, path: str) -> tuple[int, str, Any]:
-    async with aiohttp.ClientSession() as session, session.get(c.url + path) as resp:
+async def call_text(c: ControllerProc, path: str, token: str | None = None) -> tuple[int, str, Any]:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    async with aiohttp.ClientSession() as session, session.get(c.url + path, headers=headers) as resp:
         return resp.status, await resp.text(), resp.headers
 
 

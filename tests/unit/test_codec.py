@@ -37,6 +37,7 @@ from reassignd.zk.codec import (
     decode_isr_change,
     decode_legacy_reassignment,
     decode_partition_state,
+    decode_preferred_replica_election,
     decode_reassignment_request,
     decode_reassignment_status,
     decode_topic,
@@ -49,6 +50,7 @@ from reassignd.zk.codec import (
     encode_isr_change,
     encode_legacy_reassignment,
     encode_partition_state,
+    encode_preferred_replica_election,
     encode_reassignment_request,
     encode_reassignment_status,
     encode_topic,
@@ -581,6 +583,43 @@ def test_isr_change_rejects_a_negative_partition() -> None:
     )
 
 
+# --- /admin/preferred_replica_election ----------------------------------------------------------
+
+
+def test_preferred_replica_election_is_what_kafkas_tool_writes() -> None:
+    data = b'{"version":1,"partitions":[{"topic":"t","partition":0},{"topic":"u","partition":2}]}'
+    assert decode_preferred_replica_election(data) == (("t", 0), ("u", 2))
+    assert encode_preferred_replica_election((("t", 0), ("u", 2))) == data
+
+
+def test_preferred_replica_election_names_each_partition_once() -> None:
+    data = js({"version": 1, "partitions": [{"topic": "t", "partition": 1}, {"topic": "t", "partition": 1}]})
+    assert decode_preferred_replica_election(data) == (("t", 1),)
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        ({"version": 1}, "missing field 'partitions'"),
+        ({"version": 1, "partitions": {}}, "field 'partitions' must be an array, got object"),
+        ({"version": 1, "partitions": ["t-0"]}, "field 'partitions[0]' must be an object, got string"),
+        ({"version": 1, "partitions": [{"partition": 0}]}, "missing field 'partitions[0].topic'"),
+        ({"version": 1, "partitions": [{"topic": "t"}]}, "missing field 'partitions[0].partition'"),
+        (
+            {"version": 1, "partitions": [{"topic": "t", "partition": "0"}]},
+            "field 'partitions[0].partition' must be an integer, got string",
+        ),
+        (
+            {"version": 1, "partitions": [{"topic": "t", "partition": -1}]},
+            "field 'partitions[0].partition' must be between 0 and 2147483647, got -1",
+        ),
+        ({"version": 2, "partitions": []}, "unsupported version 2 (expected 1)"),
+    ],
+)
+def test_preferred_replica_election_rejects(doc: dict[str, object], expected: str) -> None:
+    assert reason(decode_preferred_replica_election, js(doc)) == expected
+
+
 # --- /config -------------------------------------------------------------------------------------
 
 
@@ -661,6 +700,7 @@ DECODERS: dict[str, Callable[[bytes | None], object]] = {
     "reassignment_request": decode_reassignment_request,
     "reassignment_status": decode_reassignment_status,
     "isr_change": decode_isr_change,
+    "preferred_replica_election": decode_preferred_replica_election,
     "entity_config": decode_entity_config,
     "config_change": decode_config_change,
 }
@@ -846,6 +886,12 @@ ROUND_TRIPS: list[tuple[str, Callable[[Any], bytes], Callable[[bytes], Any], st.
         encode_isr_change,
         decode_isr_change,
         st.lists(st.tuples(st.text(), broker_ids), max_size=5).map(tuple),
+    ),
+    (
+        "preferred_replica_election",
+        encode_preferred_replica_election,
+        decode_preferred_replica_election,
+        st.lists(st.tuples(st.text(), broker_ids), max_size=5, unique=True).map(tuple),
     ),
     ("entity_config", encode_entity_config, decode_entity_config, st.dictionaries(st.text(), st.text())),
     ("config_change", encode_config_change, decode_config_change, entity_paths),

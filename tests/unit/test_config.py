@@ -128,6 +128,42 @@ def test_bad_values(flags: dict[str, object], env: dict[str, str], message: str)
     assert "\n" not in str(caught.value)
 
 
+def test_auto_leader_rebalance_settings_default_to_kafkas() -> None:
+    defaults = controller({"zk": ZK})
+    assert defaults.auto_leader_rebalance_enable is True
+    assert defaults.leader_imbalance_per_broker_percentage == 10
+    assert defaults.leader_imbalance_check_interval_s == 300.0
+    env = {
+        "REASSIGND_AUTO_LEADER_REBALANCE_ENABLE": "FALSE",
+        "REASSIGND_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE": "25",
+    }
+    file = {"leader-imbalance-check-interval-s": 30, "auto-leader-rebalance-enable": True}
+    settings = controller({"zk": ZK}, env, file)
+    assert settings.auto_leader_rebalance_enable is False  # env over file
+    assert settings.leader_imbalance_per_broker_percentage == 25
+    assert settings.leader_imbalance_check_interval_s == 30.0
+    assert (
+        controller({"zk": ZK}, {}, {"auto-leader-rebalance-enable": False}).auto_leader_rebalance_enable
+        is False
+    )
+    assert controller({"zk": ZK, "auto-leader-rebalance-enable": "on"}).auto_leader_rebalance_enable is True
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"auto-leader-rebalance-enable": "maybe"}, "--auto-leader-rebalance-enable: expected true or false"),
+        ({"leader-imbalance-per-broker-percentage": "101"}, "must be <= 100, got 101"),
+        ({"leader-imbalance-per-broker-percentage": "-1"}, "must be >= 0, got -1"),
+        ({"leader-imbalance-check-interval-s": "0"}, "--leader-imbalance-check-interval-s: must be > 0"),
+    ],
+)
+def test_bad_auto_leader_rebalance_values(flags: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve("controller", {"zk": ZK, **flags}, {}, {})
+    assert message in str(caught.value)
+
+
 def test_bad_file_value_names_the_file_and_key() -> None:
     with pytest.raises(ConfigError, match=r"^c\.toml: controller-id: expected an integer, got True$"):
         resolve("controller", {"zk": ZK}, {}, {"controller-id": True}, "c.toml")
@@ -138,8 +174,16 @@ def test_binding_beyond_loopback_needs_tokens(tmp_path: Path) -> None:
         resolve("controller", {"zk": ZK, "http": "0.0.0.0:8080"}, {}, {})
     for loopback in ("127.0.0.1:0", "localhost:8080", "[::1]:8080"):
         controller({"zk": ZK, "http": loopback})
-    settings = controller({"zk": ZK, "http": "0.0.0.0:8080", "auth-tokens": "/etc/tokens.toml"})
+    settings = controller(
+        {
+            "zk": ZK,
+            "http": "0.0.0.0:8080",
+            "auth-tokens": "/etc/tokens.toml",
+            "http-advertised": "http://reassignd-0.reassignd:8080",
+        }
+    )
     assert (settings.http_host, settings.auth_tokens_path) == ("0.0.0.0", "/etc/tokens.toml")
+    assert settings.http_advertised == "http://reassignd-0.reassignd:8080"
 
 
 # --- broker and cluster -----------------------------------------------------------------------------
@@ -233,7 +277,8 @@ def test_load_command_checks_the_files(tmp_path: Path) -> None:
         load_command(["controller", "--zk", ZK, "--auth-tokens", str(tokens)], {})
     tokens.write_text('[tokens."abc"]\nuser = "alice"\nrole = "admin"\n')
     command = load_command(
-        ["controller", "--zk", ZK, "--http", "0.0.0.0:0", "--auth-tokens", str(tokens)], {}
+        ["controller", "--zk", ZK, "--http", "0.0.0.0:0", "--auth-tokens", str(tokens)],
+        {"REASSIGND_HTTP_ADVERTISED": "http://10.0.0.7:8080"},
     )
     assert isinstance(command, ControllerCommand)
     assert command.settings.auth_tokens_path == str(tokens)
@@ -266,6 +311,9 @@ def reassignd(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
                 "--auth-tokens",
                 "--events-bootstrap-servers",
                 "--events-topic",
+                "--auto-leader-rebalance-enable",
+                "--leader-imbalance-per-broker-percentage",
+                "--leader-imbalance-check-interval-s",
             ],
         ),
         ("broker", ["--zk", "--id", "--rack", "--host", "--control-port", "--replication-bytes-per-s"]),

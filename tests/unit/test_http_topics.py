@@ -527,22 +527,28 @@ async def test_the_caller_is_the_tokens_user_and_the_client_id_header(view: Fake
     ]
 
 
-async def test_every_write_is_logged_with_user_and_client_id(
+async def test_every_write_is_audited_with_user_and_client_id(
     client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="reassignd.http.middleware"):
+    with caplog.at_level(logging.INFO, logger="reassignd.audit"):
         await call(client, "DELETE", "/v1/topics/orders", 200, headers={"X-Client-Id": "ops-cli"})
         await call(client, "GET", "/v1/quotas", 200, headers={"X-Client-Id": "reader"})
         await call(client, "PUT", "/v1/topics", 405)
         await call(client, "POST", "/v1/nowhere", 404)
-    lines = [r.getMessage() for r in caplog.records if r.name == "reassignd.http.middleware"]
-    assert lines == ["DELETE /v1/topics/orders by user ANONYMOUS, client id 'ops-cli'"]
+    [entry] = [json.loads(r.getMessage()) for r in caplog.records if r.name == "reassignd.audit"]
+    assert (entry["action"], entry["user"], entry["client_id"]) == (
+        "DELETE /v1/topics/{topic}",
+        "ANONYMOUS",
+        "ops-cli",
+    )
+    assert (entry["topic"], entry["topics"], entry["result"]["status"]) == ("orders", ["orders"], 200)
 
 
-async def test_the_write_log_line_cannot_be_broken_by_the_path(
+async def test_the_audit_line_cannot_be_broken_by_the_path(
     client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="reassignd.http.middleware"):
+    with caplog.at_level(logging.INFO, logger="reassignd.audit"):
         await call(client, "DELETE", "/v1/topics/a%0Aforged%20line", 200)
-    lines = [r.getMessage() for r in caplog.records if r.name == "reassignd.http.middleware"]
-    assert lines == ["DELETE /v1/topics/a%0Aforged%20line by user ANONYMOUS, client id ''"]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "reassignd.audit"]
+    assert "\n" not in line  # the newline is escaped inside the JSON string
+    assert json.loads(line)["topic"] == "a\nforged line"

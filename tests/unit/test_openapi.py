@@ -27,6 +27,7 @@ from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import INT32_MAX
 from reassignd.http.openapi import openapi_document
 from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
+from reassignd.http.routes.elections import parse_elect_body
 from reassignd.http.routes.quotas import parse_alter_quotas
 from reassignd.http.routes.reassignments import parse_alter_body
 from reassignd.http.routes.topics import (
@@ -36,7 +37,13 @@ from reassignd.http.routes.topics import (
     parse_delete_topics,
 )
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, FakeView, call, serve
-from tests.unit import test_http_batches, test_http_quotas, test_http_reassignments, test_http_topics
+from tests.unit import (
+    test_http_batches,
+    test_http_elections,
+    test_http_quotas,
+    test_http_reassignments,
+    test_http_topics,
+)
 
 DOC = openapi_document()
 METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
@@ -47,6 +54,7 @@ PARSERS: dict[str, Callable[[bytes], object]] = {
     "/v1/topics/delete": lambda raw: parse_delete_topics(raw, Caller()),
     "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Caller()),
     "/v1/quotas": parse_alter_quotas,
+    "/v1/elections": parse_elect_body,
     "/v1/batches": lambda raw: parse_submit_body(raw, BatchDefaults.of(SETTINGS), lambda: "b-1"),
 }
 
@@ -251,6 +259,8 @@ VALID: list[tuple[str, Any]] = [
         },
     ),
     ("/v1/quotas", {"entries": [test_http_quotas.entry({})]}),
+    ("/v1/elections", {"election_type": "preferred", "partitions": None}),
+    ("/v1/elections", {"election_type": "unclean", "partitions": [{"topic": "", "partition": INT32_MAX}]}),
     ("/v1/batches", test_http_batches.FULL),
     ("/v1/batches", {"partitions": []}),
     (
@@ -290,6 +300,7 @@ MALFORMED = [
     *test_http_topics.CASES,
     *(("/v1/quotas", raw, message) for raw, message in test_http_quotas.MALFORMED),
     *(("/v1/batches", raw, message) for raw, message in test_http_batches.MALFORMED),
+    *(("/v1/elections", raw, message) for raw, message in test_http_elections.MALFORMED),
 ]
 
 

@@ -161,6 +161,7 @@ def test_admin_and_notification_paths() -> None:
     assert paths.REASSIGN_PARTITIONS == "/admin/reassign_partitions"
     assert paths.REASSIGN_PARTITIONS_EXTRA == "/admin/reassign_partitions_extra"
     assert paths.REASSIGN_CANCEL == "/admin/reassign_cancel"
+    assert paths.PREFERRED_REPLICA_ELECTION == "/admin/preferred_replica_election"
     assert (
         paths.reassignment_request("request_0000000003") == "/admin/reassignment_requests/request_0000000003"
     )

@@ -36,10 +36,11 @@ from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, bat
 from reassignd.executor.submit import PartitionOutcome, partition_outcomes
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.audit import note
 from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import query_params
-from reassignd.http.keys import SETTINGS, VIEW
+from reassignd.http.keys import BATCH_STATUSES, SETTINGS, VIEW
 from reassignd.http.progress import index_reports
 from reassignd.http.responses import error_body, json_response
 from reassignd.http.routes.reassignments import iso_utc
@@ -138,7 +139,8 @@ def stuck_rule(settings: ControllerSettings) -> StuckRule:
 async def batch_statuses(
     request: web.Request, snapshot: ClusterSnapshot, batches: Sequence[Batch]
 ) -> list[BatchStatus]:
-    """Each batch's status, with what the agents report now (one request per agent involved)."""
+    """Each batch's status, with what the agents report now (one request per agent involved);
+    kept for ``/metrics``."""
     reports: dict[int, ReplicasReport] = {}
     wanted = brokers_to_ask(batches, snapshot)
     if wanted:
@@ -150,6 +152,7 @@ async def batch_statuses(
     for batch in batches:
         inputs = batch_inputs(batch, snapshot, replicas)
         statuses.append(batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule))
+    request.app[BATCH_STATUSES].store(snapshot.controller_epoch, statuses)  # what /metrics shows
     return statuses
 
 
@@ -171,6 +174,7 @@ async def submit_batch(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     defaults = BatchDefaults.of(request.app[SETTINGS])
     spec = parse_submit_body(await request.read(), defaults, new_batch_id)  # over the limit: 413
+    note(request, spec)
     if (reason := spec_error(spec)) is not None:
         raise InvalidRequest(reason)
     view = request.app[VIEW]

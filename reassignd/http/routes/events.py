@@ -5,7 +5,8 @@ for clients that cannot set it) come first, then every new record as it is emitt
 ``?topic=`` and ``?batch=`` (each repeatable) filter; a heartbeat comment every
 ``?heartbeat_s=`` seconds (default 15). ``?max_s=`` ends the stream after that many seconds
 (for scripts and tests; default: never). A client that falls more than the subscription queue
-behind is disconnected and resumes with its last id.
+behind is disconnected and resumes with its last id. At most ``--events-max-subscribers`` streams
+are open at once; one more is answered 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from reassignd.events import sse
 from reassignd.events.history import EventLog
 from reassignd.events.records import Filters, parse_id
 from reassignd.http.json_input import fail, query_params, single_param
+from reassignd.http.keys import SETTINGS
 
 routes = web.RouteTableDef()
 
 EVENTS = web.AppKey("events", EventLog)
 HEARTBEAT_S = 15.0
+FULL_RETRY_AFTER_S = 5
 
 
 def _seconds(found: dict[str, list[str]], name: str, default: float | None) -> float | None:
@@ -55,6 +58,13 @@ async def events(request: web.Request) -> web.StreamResponse:
     if last_text and last is None:
         fail("Last-Event-ID", "must be <controller_epoch>-<sequence>")
     log = request.app[EVENTS]
+    limit = request.app[SETTINGS].events_max_subscribers
+    if log.subscribers >= limit:  # checked and taken with no await in between: never over the cap
+        raise web.HTTPServiceUnavailable(
+            text=f"{log.subscribers} event streams are open, the most --events-max-subscribers allows; "
+            "retry later",
+            headers={"Retry-After": str(FULL_RETRY_AFTER_S)},
+        )
     sub = log.subscribe()  # before reading the history: nothing falls in between
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

@@ -24,6 +24,7 @@ from reassignd.controller.requests import (
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest
+from reassignd.http.audit import note
 from reassignd.http.json_input import (
     decode_object,
     expect_list,
@@ -169,5 +170,6 @@ async def alter_quotas(request: web.Request) -> web.Response:
     plans = [plan_entry(entry) for entry in parse_alter_quotas(await request.read())]
     # Always through the controller, even with nothing to send: a standby answers NOT_CONTROLLER.
     sent = tuple(p for p in plans if isinstance(p, QuotaAlteration))
+    note(request, AlterQuotas(sent))
     results = await request.app[VIEW].alter_quotas(AlterQuotas(sent))
     return json_response(alter_quotas_json(merge_results(plans, results)))

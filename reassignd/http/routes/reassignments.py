@@ -37,6 +37,7 @@ from reassignd.controller.snapshot import ReassignmentView
 from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.audit import note
 from reassignd.http.json_input import (
     INT32_MAX,
     decode_body,
@@ -281,6 +282,7 @@ routes = web.RouteTableDef()
 async def alter_reassignments(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())  # e.g. ?mode=stop: "mode" belongs in the body
     alter = parse_alter_body(await request.read())  # over the body limit: 413
+    note(request, alter)
     result = await request.app[VIEW].alter_reassignments(alter)
     return json_response(alter_response_json(result))
 
@@ -305,5 +307,6 @@ async def cancel_reassignments(request: web.Request) -> web.Response:
     cancel = parse_cancel(
         request.match_info.get("topic"), request.match_info.get("partition"), request.query.items()
     )
+    note(request, cancel)
     result = await request.app[VIEW].cancel_reassignments(cancel)
     return json_response(alter_response_json(result))

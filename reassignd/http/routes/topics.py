@@ -37,6 +37,7 @@ from reassignd.controller.topic_validation import (
     NewTopic,
 )
 from reassignd.errors import DEFAULT_MESSAGES
+from reassignd.http.audit import note
 from reassignd.http.callers import caller_of
 from reassignd.http.json_input import (
     INT16_MAX,
@@ -256,6 +257,7 @@ def _answer(body: dict[str, Any], result: TopicsResult) -> web.Response:
 async def create_topics(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     create = parse_create_topics(await request.read(), caller_of(request))  # over the limit: 413
+    note(request, create)
     result = await request.app[VIEW].create_topics(create)
     return _answer(create_topics_json(result), result)
 
@@ -264,6 +266,7 @@ async def create_topics(request: web.Request) -> web.Response:
 async def delete_topics(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     delete = parse_delete_topics(await request.read(), caller_of(request))
+    note(request, delete)
     result = await request.app[VIEW].delete_topics(delete)
     return _answer(delete_topics_json(result), result)
 
@@ -271,6 +274,7 @@ async def delete_topics(request: web.Request) -> web.Response:
 @routes.delete("/v1/topics/{topic}")
 async def delete_topic(request: web.Request) -> web.Response:
     delete = parse_delete_topic(request.match_info["topic"], request.query.items(), caller_of(request))
+    note(request, delete)
     result = await request.app[VIEW].delete_topics(delete)
     return _answer(delete_topics_json(result), result)
 
@@ -279,5 +283,6 @@ async def delete_topic(request: web.Request) -> web.Response:
 async def create_partitions(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     create = parse_create_partitions(await request.read(), caller_of(request))
+    note(request, create)
     result = await request.app[VIEW].create_partitions(create)
     return _answer(create_partitions_json(result), result)

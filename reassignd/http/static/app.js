@@ -189,8 +189,12 @@ async function refresh() {
 }
 
 function addEvent(record) {
-  const what = [record.topic != null && record.partition != null ? `${record.topic}-${record.partition}` : record.topic,
+  let what = [record.topic != null && record.partition != null ? `${record.topic}-${record.partition}` : record.topic,
     record.batch_id, record.broker_id != null ? `broker ${record.broker_id}` : null].filter(Boolean).join(" ");
+  if (record.type === "audit") {  // who changed what, and how it ended
+    const result = record.result || {};
+    what = `${record.action} ${what} by ${record.user ?? "(no token)"}: ${result.status ?? ""} ${result.error_name ?? ""}`;
+  }
   const li = el("li", { "data-type": record.type }, `${record.time.slice(11, 19)}  ${record.type}  ${what}`);
   const list = document.getElementById("events");
   list.prepend(li);

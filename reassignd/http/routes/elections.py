@@ -1,0 +1,97 @@
+"""Leader elections on demand: ``POST /v1/elections``, Kafka's ElectLeaders over HTTP.
+
+``{"election_type": "preferred" | "unclean", "partitions": [{"topic", "partition"}] | null}``
+(null: every partition). The controller handles it as it handles ElectLeaders from the Kafka
+listener — one request event, the same per-partition answers: 0 elected, 84 ELECTION_NOT_NEEDED,
+80 PREFERRED_LEADER_NOT_AVAILABLE, 83 ELIGIBLE_LEADERS_NOT_AVAILABLE, 3 UNKNOWN_TOPIC_OR_PARTITION.
+With ``partitions`` null, the partitions that needed no election are left out of the answer, as
+Kafka does. A preferred election moves leadership to each partition's first replica when it is
+live and in the ISR; an unclean one gives a partition without a live leader the first live
+replica, in the ISR or not (data not copied to it is lost).
+
+The route, its strict input parsing and its JSON shapes live here together (one module per
+resource).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from aiohttp import web
+
+from reassignd.controller.admin_requests import ElectionResult, ElectionType, ElectLeaders
+from reassignd.errors import DEFAULT_MESSAGES
+from reassignd.http.json_input import (
+    INT32_MAX,
+    decode_object,
+    expect_int,
+    expect_list,
+    expect_object,
+    expect_string,
+    fail,
+    json_type,
+    query_params,
+)
+from reassignd.http.keys import VIEW
+from reassignd.http.responses import error_body, json_response
+from reassignd.topic_partition import TopicPartition
+
+Json = dict[str, Any]
+
+ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.UNCLEAN}
+
+# --- input parsing (pure: bytes in, the request out) -------------------------------------------
+
+
+def parse_elect_body(body: bytes) -> ElectLeaders:
+    doc = decode_object(body, ("election_type", "partitions"))
+    raw_type = doc["election_type"]
+    if not isinstance(raw_type, str) or raw_type not in ELECTION_TYPES:
+        shown = json.dumps(raw_type) if isinstance(raw_type, str) else json_type(raw_type)
+        fail("election_type", f'expected "preferred" or "unclean", got {shown}')
+    partitions: tuple[TopicPartition, ...] | None = None
+    if doc["partitions"] is not None:
+        named: list[TopicPartition] = []
+        for i, raw in enumerate(expect_list(doc["partitions"], "partitions")):
+            path = f"partitions[{i}]"
+            item = expect_object(raw, path, ("topic", "partition"))
+            topic = expect_string(item["topic"], f"{path}.topic")
+            named.append((topic, expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)))
+        partitions = tuple(named)
+    return ElectLeaders(ELECTION_TYPES[raw_type], partitions)
+
+
+# --- shapes ----------------------------------------------------------------------------------------
+
+
+def elect_response_json(results: Iterable[ElectionResult]) -> Json:
+    """Results grouped by topic, topics in order of first appearance, partitions in the
+    controller's order (Kafka's ElectLeadersResponse in snake_case)."""
+    by_topic: dict[str, list[Json]] = {}
+    for r in results:
+        message = r.error_message
+        if message is None and r.error_code != 0:
+            message = DEFAULT_MESSAGES.get(r.error_code)
+        by_topic.setdefault(r.topic, []).append(
+            {"partition": r.partition, **error_body(r.error_code, message)}
+        )
+    return {
+        "throttle_time_ms": 0,
+        **error_body(0, None),
+        "replica_election_results": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()],
+    }
+
+
+# --- routes ----------------------------------------------------------------------------------------
+
+routes = web.RouteTableDef()
+
+
+@routes.post("/v1/elections")
+async def elect_leaders(request: web.Request) -> web.Response:
+    query_params(request.query.items(), ())
+    elect = parse_elect_body(await request.read())  # over the body limit: 413
+    results = await request.app[VIEW].elect_leaders(elect)
+    return json_response(elect_response_json(results))
