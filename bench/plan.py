@@ -12,7 +12,7 @@ For each it prints the planner's wall time on Spark ``local[2]`` (from the clust
 the moves collected, the JVM start not counted), the bytes it copies ÷ the lower bound, and the
 balance after (max ÷ mean bytes per broker, over the brokers that keep data); then the same
 figures for ``kafka-reassign-partitions --generate``: every partition assigned afresh by Kafka's
-placement (``reassignd.controller.placement``, the topic-creation algorithm) over the target
+placement (``reassignd.controller.topics.placement``, the topic-creation algorithm) over the target
 brokers. Lower bounds: decommission, the bytes on the decommissioned brokers; rebalance, the bytes
 above ``mean × 1.02`` on each broker or the bytes missing below ``mean × 0.98``, the larger (the
 band the planner aims at).
@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reassignd.controller.placement import BrokerMeta, assign_replicas
+from reassignd.controller.topics.placement import BrokerMeta, assign_replicas
 from reassignd.feeder.goals import Decommission, Goal, PlanOptions, Rebalance
 from reassignd.feeder.loads import balance
 from reassignd.feeder.model import CURRENT, ORIGINAL, SIZE, Cluster, Row, build_cluster

@@ -34,7 +34,7 @@ import time
 
 from zk_baseline import measure_pipelined_sets, measure_pipelined_writes, node_paths
 
-from reassignd.controller.requests import AlterReassignments
+from reassignd.controller.model.requests import AlterReassignments
 from reassignd.testing.controller import in_process_controller
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Create, ZkClient, ZkSettings

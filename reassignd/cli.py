@@ -97,7 +97,7 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
 
         return run_feed(argv[1:], env, sys.stdout, sys.stderr)
     if list(argv[:1]) == ["events"]:  # reads the event topic; its own small command line
-        from reassignd.events.tail import run_events  # noqa: PLC0415
+        from reassignd.stream.tail import run_events  # noqa: PLC0415
 
         return run_events(argv[1:])
     try:

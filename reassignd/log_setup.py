@@ -2,7 +2,7 @@
 
 JSON: one object per line with ``ts`` (UTC, ISO 8601, milliseconds), ``level``, ``logger``,
 ``msg`` — plus ``exc`` with the traceback when there is one. An audit line (the
-``reassignd.audit`` logger, :mod:`reassignd.events.audit`) carries its entry as an object under
+``reassignd.audit`` logger, :mod:`reassignd.stream.audit`) carries its entry as an object under
 ``audit``, its ``msg`` being just ``"audit"``; in text format the message is the entry's JSON.
 """
 

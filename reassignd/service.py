@@ -15,16 +15,16 @@ import contextlib
 import gc
 import logging
 
-from reassignd.controller.controller import Controller
+from reassignd.agent_reports.reporter import report_progress
+from reassignd.agent_reports.status_cache import BatchStatusCache
+from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
-from reassignd.events.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.http.app import build_app
-from reassignd.http.batch_status_cache import BatchStatusCache
 from reassignd.http.listener_config import http_tls_context
-from reassignd.http.progress_events import report_progress
 from reassignd.http.routes.batches import stuck_rule
 from reassignd.http.server import HttpServer
 from reassignd.kafka_listener.server import KafkaListener
+from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.tokens import load_tokens
 from reassignd.zk.client import ZkClient, ZkSettings
 
@@ -59,8 +59,8 @@ def kafka_sink(settings: ControllerSettings, controller: Controller) -> KafkaSin
         ),
         EventMetrics(controller.metrics.registry),
     )
-    controller.events.sinks.append(sink.offer)
-    controller.events.sink_status["kafka"] = sink.status
+    controller.records.sinks.append(sink.offer)
+    controller.records.sink_status["kafka"] = sink.status
     return sink
 
 
@@ -86,7 +86,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     sink = kafka_sink(settings, controller)
     batch_statuses = BatchStatusCache()  # filled by the progress reporter, read by /metrics
     server = HttpServer(
-        build_app(controller.api, settings, event_log=controller.events, batch_statuses=batch_statuses),
+        build_app(controller.api, settings, records=controller.records, batch_statuses=batch_statuses),
         settings.http_host,
         settings.http_port,
         ssl_context=http_tls_context(settings),
@@ -98,7 +98,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             controller.api,
             settings,
             None if settings.auth_tokens_path is None else load_tokens(settings.auth_tokens_path),
-            controller.events,
+            controller.records,
         )
     )
     try:
@@ -115,7 +115,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             progress_task = (
                 tg.create_task(
                     report_progress(
-                        controller.api, controller.events, interval, stuck_rule(settings), batch_statuses
+                        controller.api, controller.records, interval, stuck_rule(settings), batch_statuses
                     ),
                     name="events-progress",
                 )

@@ -149,8 +149,8 @@ def _tree(title: str, parser: argparse.ArgumentParser, skip: frozenset[str] = fr
 
 def cli_reference() -> str:
     from reassignd import config  # noqa: PLC0415
-    from reassignd.events.tail import parser as events_parser  # noqa: PLC0415
     from reassignd.feeder.command_line import build_parser as feed_parser  # noqa: PLC0415
+    from reassignd.stream.tail import parser as events_parser  # noqa: PLC0415
 
     out = [CLI_HEADER]
     with _columns():

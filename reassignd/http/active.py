@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from reassignd.controller.snapshot import ClusterSnapshot
+from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.errors import NotController
 from reassignd.http.keys import VIEW
 

@@ -10,29 +10,29 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from reassignd.agent_reports.status_cache import BatchStatusCache
+from reassignd.controller.api.port import ControllerView
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import ControllerView
-from reassignd.events.audit import AuditTrail
-from reassignd.events.history import EventLog
 from reassignd.http import auth
-from reassignd.http.agent_reports import agent_session
+from reassignd.http.agent_session import agent_session
 from reassignd.http.audit import AUDIT, audit_middleware
-from reassignd.http.batch_status_cache import BatchStatusCache
-from reassignd.http.keys import BATCH_STATUSES, SETTINGS, TOKENS, VIEW
+from reassignd.http.keys import BATCH_STATUSES, RECORDS, SETTINGS, TOKENS, VIEW
 from reassignd.http.middleware import auth_middleware, error_middleware
 from reassignd.http.routes import (
     batches,
     cluster,
     docs,
     elections,
-    events,
     health,
     log_dirs,
     page,
     quotas,
     reassignments,
+    stream,
     topics,
 )
+from reassignd.stream.audit import AuditTrail
+from reassignd.stream.record_log import RecordLog
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger bodies: 413
 
@@ -45,7 +45,7 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     quotas.routes,
     elections.routes,
     docs.routes,
-    events.routes,
+    stream.routes,
     page.routes,
     log_dirs.routes,
 )
@@ -56,7 +56,7 @@ def build_app(
     settings: ControllerSettings,
     *,
     tokens: Mapping[str, auth.Principal] | None = None,
-    event_log: EventLog | None = None,
+    records: RecordLog | None = None,
     batch_statuses: BatchStatusCache | None = None,
 ) -> web.Application:
     """The HTTP API of one controller instance.
@@ -76,9 +76,9 @@ def build_app(
     app[SETTINGS] = settings
     app[TOKENS] = tokens
     app[BATCH_STATUSES] = batch_statuses if batch_statuses is not None else BatchStatusCache()
-    app[events.EVENTS] = event_log if event_log is not None else EventLog()
+    app[RECORDS] = records if records is not None else RecordLog()
     app[AUDIT] = AuditTrail(
-        app[events.EVENTS], settings.controller_id
+        app[RECORDS], settings.controller_id
     )  # every change: a log line and an audit record
     app.cleanup_ctx.append(agent_session)  # the ClientSession that asks broker agents for progress
     for table in ROUTE_TABLES:

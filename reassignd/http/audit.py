@@ -1,4 +1,4 @@
-"""The HTTP API's side of the audit trail (:mod:`reassignd.events.audit`): one entry per request
+"""The HTTP API's side of the audit trail (:mod:`reassignd.stream.audit`): one entry per request
 that needs the admin role and reached a route, whatever its outcome (401, 403, 400, 41 included;
 unknown routes and methods are not changes). The outermost middleware writes it once the answer
 is known; a route says what its request named with :func:`note` (the path's topic, partition and
@@ -14,7 +14,7 @@ import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from reassignd.controller.requests import (
+from reassignd.controller.model.requests import (
     AlterQuotas,
     AlterReassignments,
     CancelReassignments,
@@ -22,11 +22,11 @@ from reassignd.controller.requests import (
     CreateTopics,
     DeleteTopics,
 )
-from reassignd.events.audit import AuditEntry, AuditTrail, capped, partition_names, result_of
 from reassignd.executor.model import BatchSpec
 from reassignd.http import auth
 from reassignd.http.callers import client_id_of
 from reassignd.http.keys import PRINCIPAL
+from reassignd.stream.audit import AuditEntry, AuditTrail, capped, partition_names, result_of
 
 AUDIT = web.AppKey("audit", AuditTrail)
 NAMED = web.RequestKey[dict[str, Any]]("audit_named")  # set by the route (note)

@@ -1,6 +1,6 @@
 """Batch progress in Prometheus (``/metrics``): bytes, rate, ETA and stuck moves per unfinished
 batch, from the statuses last computed with the agents' reports
-(:class:`~reassignd.http.batch_status_cache.BatchStatusCache`); ``/metrics`` hands them to the
+(:class:`~reassignd.agent_reports.status_cache.BatchStatusCache`); ``/metrics`` hands them to the
 collector before it encodes the registry, and never asks an agent. One collector per registry.
 
 The per-batch families name batches (:data:`NAMED_FAMILIES`), so ``/metrics`` shows them to

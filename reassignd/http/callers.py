@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from reassignd.controller.requests import Caller
+from reassignd.controller.model.requests import Caller
 from reassignd.http.keys import PRINCIPAL
 
 CLIENT_ID_HEADER = "X-Client-Id"

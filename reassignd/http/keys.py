@@ -6,14 +6,16 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from reassignd.agent_reports.status_cache import BatchStatusCache
+from reassignd.controller.api.port import ControllerView
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import ControllerView
 from reassignd.http.auth import Principal
-from reassignd.http.batch_status_cache import BatchStatusCache
+from reassignd.stream.record_log import RecordLog
 
 VIEW = web.AppKey[ControllerView]("view")
 SETTINGS = web.AppKey("settings", ControllerSettings)
 TOKENS = web.AppKey[Mapping[str, Principal] | None]("tokens")  # None: no tokens file (loopback only)
+RECORDS = web.AppKey("records", RecordLog)  # this instance's stream records (GET /v1/events)
 BATCH_STATUSES = web.AppKey("batch_statuses", BatchStatusCache)  # what /metrics shows of batches
 
 PRINCIPAL = web.RequestKey("principal", Principal)  # set by the auth middleware

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reassignd.controller.snapshot import (
+from reassignd.controller.model.snapshot import (
     ActiveController,
     BrokerView,
     ClusterSnapshot,

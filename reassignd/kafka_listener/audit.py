@@ -1,4 +1,4 @@
-"""The Kafka listener's side of the audit trail (:mod:`reassignd.events.audit`): one entry per
+"""The Kafka listener's side of the audit trail (:mod:`reassignd.stream.audit`): one entry per
 request of a mutating API (:data:`~reassignd.kafka_listener.dispatch.MUTATIONS`), whatever its
 outcome — refused for the principal's role, answered NOT_CONTROLLER, validate-only — written by
 the connection once the handler has answered. What a request names is read from the request as
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reassignd.events.audit import AuditEntry, AuditTrail, capped, result_of
 from reassignd.kafka_listener.context import RequestContext
+from reassignd.stream.audit import AuditEntry, AuditTrail, capped, result_of
 
 Doc = dict[str, Any]
 RESOURCE_TYPES = {2: "topic", 4: "broker", 8: "broker_logger"}

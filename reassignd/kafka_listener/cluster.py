@@ -20,7 +20,7 @@ from typing import Any
 from kafka.protocol.admin import DescribeClusterResponse
 from kafka.protocol.metadata import ApiVersionsResponse, MetadataResponse
 
-from reassignd.controller.snapshot import ClusterSnapshot, TopicView
+from reassignd.controller.model.snapshot import ClusterSnapshot, TopicView
 from reassignd.kafka_listener import protocol
 from reassignd.kafka_listener.context import Address, Listener, RequestContext
 from reassignd.kafka_listener.protocol import api_versions_table

@@ -10,7 +10,7 @@ from typing import Any
 
 from kafka.protocol.admin import DescribeConfigsResponse, IncrementalAlterConfigsResponse
 
-from reassignd.controller.admin_requests import (
+from reassignd.controller.model.admin_requests import (
     AlterConfigs,
     ConfigChange,
     ConfigOp,
@@ -19,7 +19,11 @@ from reassignd.controller.admin_requests import (
     ResourceAlteration,
     ResourceType,
 )
-from reassignd.controller.entity_configs import BROKER_CONFIG_NAMES, TOPIC_CONFIG_NAMES, resource_problem
+from reassignd.controller.model.config_rules import (
+    BROKER_CONFIG_NAMES,
+    TOPIC_CONFIG_NAMES,
+    resource_problem,
+)
 from reassignd.errors import NotController
 from reassignd.kafka_listener.context import (
     CLUSTER_AUTHORIZATION_FAILED,

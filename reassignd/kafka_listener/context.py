@@ -9,9 +9,9 @@ from typing import Any
 
 import aiohttp
 
-from reassignd.controller.api import ControllerApi
-from reassignd.events.audit import AuditTrail
-from reassignd.events.history import EventLog
+from reassignd.controller.api.controller_api import ControllerApi
+from reassignd.stream.audit import AuditTrail
+from reassignd.stream.record_log import RecordLog
 from reassignd.tokens import Principal, Role
 
 NONE = 0
@@ -38,7 +38,7 @@ class Listener:
     controller_id: int
     advertised: Address
     agents: aiohttp.ClientSession | None = None  # DescribeLogDirs asks the agents
-    events: EventLog | None = None
+    records: RecordLog | None = None
     audit: AuditTrail | None = None  # every mutating request: a log line and an audit record
     # encoded Metadata answers of the current snapshot (see cluster.metadata)
     metadata_cache: collections.OrderedDict[Any, tuple[object, bytes]] = field(

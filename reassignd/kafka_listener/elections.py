@@ -8,7 +8,7 @@ from typing import Any
 
 from kafka.protocol.admin import ElectLeadersResponse
 
-from reassignd.controller.admin_requests import ElectionResult, ElectionType, ElectLeaders
+from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.errors import NotController
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
 

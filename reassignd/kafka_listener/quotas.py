@@ -11,7 +11,7 @@ from typing import Any
 
 from kafka.protocol.admin import AlterClientQuotasResponse, DescribeClientQuotasResponse
 
-from reassignd.controller.requests import (
+from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlteration,
     QuotaAlterationResult,

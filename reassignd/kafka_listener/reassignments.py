@@ -11,7 +11,7 @@ from typing import Any
 
 from kafka.protocol.admin import AlterPartitionReassignmentsResponse, ListPartitionReassignmentsResponse
 
-from reassignd.controller.requests import AlterReassignments, AlterResult, PartitionResult
+from reassignd.controller.model.requests import AlterReassignments, AlterResult, PartitionResult
 from reassignd.errors import DEFAULT_MESSAGES, NotController
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
 from reassignd.topic_partition import TopicPartition

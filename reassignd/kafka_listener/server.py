@@ -16,15 +16,15 @@ from collections.abc import Mapping
 
 import aiohttp
 
-from reassignd.controller.agent_reports import AGENT_TIMEOUT_S
-from reassignd.controller.api import ControllerApi
+from reassignd.agent_reports.fetch import AGENT_TIMEOUT_S
+from reassignd.controller.api.controller_api import ControllerApi
 from reassignd.controller.settings import ControllerSettings
-from reassignd.events.audit import AuditTrail
-from reassignd.events.history import EventLog
 from reassignd.kafka_listener.config import tls_context
 from reassignd.kafka_listener.connection import Connection
 from reassignd.kafka_listener.context import Address, Listener
 from reassignd.kafka_listener.limits import ByteBudget, RateLimitedLog
+from reassignd.stream.audit import AuditTrail
+from reassignd.stream.record_log import RecordLog
 from reassignd.tokens import Principal
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class KafkaListener:
         api: ControllerApi,
         settings: ControllerSettings,
         tokens: Mapping[str, Principal] | None,
-        events: EventLog | None = None,
+        records: RecordLog | None = None,
         *,
         tls: ssl.SSLContext | None = None,
     ) -> None:
@@ -55,8 +55,8 @@ class KafkaListener:
             settings.controller_id,
             Address(self.host, self.port),
             None,
-            events,
-            AuditTrail(events, settings.controller_id),
+            records,
+            AuditTrail(records, settings.controller_id),
         )
         self.budget = ByteBudget(max(settings.kafka_max_frame_bytes, 4 * settings.kafka_max_frame_bytes))
         self.warn = RateLimitedLog(log)

@@ -1,5 +1,5 @@
 """CreateTopics, DeleteTopics and CreatePartitions over the Kafka listener: the HTTP API's
-requests (``reassignd.controller.requests``), so the same validation, errors, event queue and
+requests (``reassignd.controller.model.requests``), so the same validation, errors, event queue and
 KIP-599 quotas apply. The quota is strict (89) only from the versions where Kafka's is
 (CreateTopics v6, CreatePartitions v3, DeleteTopics v5); below them the mutation is made and the
 response carries the throttle.
@@ -12,15 +12,16 @@ from typing import Any
 
 from kafka.protocol.admin import CreatePartitionsResponse, CreateTopicsResponse, DeleteTopicsResponse
 
-from reassignd.controller.requests import (
+from reassignd.controller.model.requests import (
     Caller,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
+    NewPartitions,
+    NewTopic,
     TopicResult,
     TopicsResult,
 )
-from reassignd.controller.topic_validation import NewPartitions, NewTopic
 from reassignd.errors import DEFAULT_MESSAGES, NotController
 from reassignd.kafka_listener.cluster import ZERO_UUID, topic_uuid
 from reassignd.kafka_listener.context import NOT_CONTROLLER, TOPIC_AUTHORIZATION_FAILED, RequestContext

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.controller.controller import Controller
+from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http.app import build_app
 from reassignd.http.server import HttpServer
@@ -68,9 +68,7 @@ async def in_process_controller(
     try:
         controller = Controller(config, zk)
         if http:
-            server = HttpServer(
-                build_app(controller.api, config, event_log=controller.events), "127.0.0.1", 0
-            )
+            server = HttpServer(build_app(controller.api, config, records=controller.records), "127.0.0.1", 0)
             controller.http_url = await server.start()
         task = asyncio.create_task(controller.run(), name=f"controller-{controller_id}")
         yield InProcessController(controller, zk, controller.http_url if http else None, task)

@@ -19,9 +19,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
-from reassignd.controller.admin_requests import ElectionResult, ElectLeaders
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.requests import (
+from reassignd.agent_reports.batch_inputs import partition_view
+from reassignd.controller.model.admin_requests import ElectionResult, ElectLeaders
+from reassignd.controller.model.requests import (
     AlterQuotas,
     AlterReassignments,
     AlterResult,
@@ -35,9 +35,15 @@ from reassignd.controller.requests import (
     TopicResult,
     TopicsResult,
 )
+from reassignd.controller.model.snapshot import (
+    ActiveController,
+    BatchAction,
+    BatchControlResult,
+    ClusterSnapshot,
+)
+from reassignd.controller.reassignment.validation import validate_target
+from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import ActiveController, BatchAction, BatchControlResult, ClusterSnapshot
-from reassignd.controller.validation import validate_target
 from reassignd.errors import NotController, ReassigndError
 from reassignd.executor import lifecycle
 from reassignd.executor.errors import UnknownBatch
@@ -45,7 +51,6 @@ from reassignd.executor.model import Batch, BatchSpec, PartitionSpec, Replicas
 from reassignd.executor.submit import SubmitResult, submit
 from reassignd.http import build_app
 from reassignd.http.auth import Principal
-from reassignd.http.batch_progress import partition_view
 from reassignd.topic_partition import TopicPartition
 
 Client = TestClient[web.Request, web.Application]

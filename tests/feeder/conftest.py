@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reassignd.controller.placement import BrokerMeta, assign_replicas
+from reassignd.controller.topics.placement import BrokerMeta, assign_replicas
 from reassignd.feeder.model import Cluster, Row, build_cluster
 
 

@@ -8,8 +8,8 @@ import asyncio
 from dataclasses import replace
 
 from reassignd.api_client.client import ApiClient
-from reassignd.controller.events import ApiPartitionReassignment
-from reassignd.controller.requests import AlterReassignments, AlterResult
+from reassignd.controller.instance.events import ApiPartitionReassignment
+from reassignd.controller.model.requests import AlterReassignments, AlterResult
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths

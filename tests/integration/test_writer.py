@@ -9,9 +9,9 @@ import asyncio
 
 import pytest
 
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.context import ControllerContext, LeaderIsr
-from reassignd.controller.writer import ZkWriter
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.writer import ZkWriter
 from reassignd.zk import codec, paths
 from reassignd.zk.client import Create, Fence, MultiFailedError, NoNodeError, NotControllerError, ZkClient
 

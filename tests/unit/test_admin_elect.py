@@ -15,7 +15,7 @@ from reassignd.admin.elect import ElectionOutcome, decode_elections, report, run
 from reassignd.admin.elect_command import AdminElectCommand, ElectFileError, ElectSettings, parse_elect_file
 from reassignd.api_client.errors import ResponseError
 from reassignd.config import ConfigError, load_command
-from reassignd.controller.admin_requests import ElectionResult, ElectionType, ElectLeaders
+from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.http import build_app
 from reassignd.testing.fake_view import SETTINGS, FakeView
 

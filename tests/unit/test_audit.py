@@ -17,12 +17,12 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
 )
 
-from reassignd.controller.requests import AlterQuotas, AlterReassignments, CancelMode, QuotaAlteration
-from reassignd.events.audit import MAX_NAMES, AuditEntry, AuditTrail, capped, item_errors, result_of
-from reassignd.events.history import EventLog
+from reassignd.controller.model.requests import AlterQuotas, AlterReassignments, CancelMode, QuotaAlteration
 from reassignd.http.audit import named_of as http_named
 from reassignd.kafka_listener.audit import named_of as kafka_named
 from reassignd.log_setup import LogSettings, configure_logging
+from reassignd.stream.audit import MAX_NAMES, AuditEntry, AuditTrail, capped, item_errors, result_of
+from reassignd.stream.record_log import RecordLog
 
 
 def test_item_errors_of_every_answer_shape() -> None:
@@ -174,7 +174,7 @@ def test_one_entry_is_a_log_line_and_a_record() -> None:
     stream = io.StringIO()
     configure_logging(LogSettings("info", "json"), stream)
     try:
-        events = EventLog(clock_ms=lambda: 0)
+        events = RecordLog(clock_ms=lambda: 0)
         events.start_epoch(4)
         entry = AuditEntry(
             "http", "DELETE /v1/reassignments/{topic}/{partition}", "alice", "app", "127.0.0.1",

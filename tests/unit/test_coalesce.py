@@ -1,4 +1,4 @@
-"""Coalescing queued events (``reassignd.controller.coalesce``) over a real event queue: watch
+"""Coalescing queued events (``reassignd.controller.runtime.coalesce``) over a real event queue: watch
 notifications taken wherever they wait, API reassignment requests group-committed only while
 handling them together is handling them in order."""
 
@@ -8,9 +8,8 @@ import asyncio
 
 import pytest
 
-from reassignd.controller.coalesce import coalesce
-from reassignd.controller.event_queue import EventQueue
-from reassignd.controller.events import (
+from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.events import (
     ApiPartitionReassignment,
     BrokerModified,
     BrokersChanged,
@@ -22,7 +21,8 @@ from reassignd.controller.events import (
     TopicsChanged,
     ZkPartitionReassignment,
 )
-from reassignd.controller.requests import AlterReassignments, CancelMode, CreateTopics
+from reassignd.controller.model.requests import AlterReassignments, CancelMode, CreateTopics
+from reassignd.controller.runtime.coalesce import coalesce
 from reassignd.topic_partition import TopicPartition
 
 

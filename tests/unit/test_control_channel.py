@@ -29,8 +29,8 @@ from reassignd.control.protocol import (
     WirePartitionState,
     partitions_of,
 )
-from reassignd.controller.channel import ControlChannel
-from reassignd.controller.metrics import ControllerMetrics
+from reassignd.controller.instance.channel import ControlChannel
+from reassignd.controller.instance.metrics import ControllerMetrics
 
 LIMIT = 4096  # the fake agent's body limit
 HEADER = Header(9000, 7, 11)

@@ -52,22 +52,22 @@ from hypothesis.stateful import (
 )
 
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
-from reassignd.controller import loader
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.channel import ControlChannel
-from reassignd.controller.context import ControllerContext, LeaderIsr
-from reassignd.controller.deletion import TopicDeleter
-from reassignd.controller.elections import Elections
-from reassignd.controller.event_queue import EventQueue
-from reassignd.controller.metrics import ControllerMetrics
-from reassignd.controller.partition_logic import NO_LEADER, after_broker_failure
-from reassignd.controller.reassignment import Reassigner
-from reassignd.controller.request_batch import ControlBatch, WireStates
-from reassignd.controller.requests import CancelMode, Source
+from reassignd.controller.instance.channel import ControlChannel
+from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.metrics import ControllerMetrics
+from reassignd.controller.instance.shared import Shared
+from reassignd.controller.model.requests import CancelMode, Source
+from reassignd.controller.reassignment.algorithm import Reassigner
+from reassignd.controller.reassignment.validation import cancelled_assignment, validate_target
+from reassignd.controller.replication import loader
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch, WireStates
+from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.partition_logic import NO_LEADER, after_broker_failure
+from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
+from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.shared import Shared
-from reassignd.controller.validation import cancelled_assignment, validate_target
-from reassignd.controller.writer import ZkWriter
+from reassignd.controller.topics.deletion import TopicDeleter
 from reassignd.errors import (
     InvalidReplicaAssignment,
     NoReassignmentInProgress,
@@ -100,7 +100,7 @@ class Active:
     writer: ZkWriter
     reassigner: Reassigner
     deleter: TopicDeleter
-    elections: Elections
+    elections: PartitionStateMachine
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ class CoreMachine(RuleBasedStateMachine):
             self.zk.create(path)
         self.zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
         self.reports: list[tuple[str, str, str]] = []
-        # the instance's services, for the real Elections (its reports land in shared.problems)
+        # the instance's services, for the real PartitionStateMachine (its reports land in shared.problems)
         metrics = ControllerMetrics()
         self.shared = Shared(
             ControllerSettings("sim", controller_id=CONTROLLER_ID),
@@ -199,10 +199,10 @@ class CoreMachine(RuleBasedStateMachine):
     def _register(self, broker_id: int) -> None:
         self.zk.create(paths.broker(broker_id), codec.encode_broker(_registration(broker_id)))
 
-    def _batch(self) -> ControlBatch:
+    def _broker_requests(self) -> BrokerRequestBatch:
         """A batch of the active term: its partition states on the wire kept across batches."""
         assert self.active is not None
-        return ControlBatch(self.ctx, CONTROLLER_ID, wire=self.active.elections.wire)
+        return BrokerRequestBatch(self.ctx, CONTROLLER_ID, wire=self.active.elections.wire)
 
     async def _become_active(self) -> None:
         """Election (the epoch bumped, its version the fence) and controller failover: every
@@ -214,7 +214,7 @@ class CoreMachine(RuleBasedStateMachine):
         ctx = ControllerContext(epoch, stat.version)
         writer = ZkWriter(zk, Fence(paths.CONTROLLER_EPOCH, stat.version), ctx, report)
         reassigner = Reassigner(zk, ctx, writer, lambda _tp: None, report)
-        elections = Elections(self.shared, ctx, writer, WireStates(ctx))
+        elections = PartitionStateMachine(self.shared, ctx, writer, WireStates(ctx))
         self.stale, self.active = (
             self.active,
             Active(ctx, writer, reassigner, TopicDeleter(zk, ctx, writer), elections),
@@ -230,35 +230,35 @@ class CoreMachine(RuleBasedStateMachine):
         states, malformed = await loader.read_states(zk, all_tps, report)
         ctx.states.update(states)
         ctx.malformed_states.update(malformed)
-        batch = ControlBatch(ctx, CONTROLLER_ID, wire=elections.wire)
-        await self._online(all_tps, batch)
+        broker_requests = BrokerRequestBatch(ctx, CONTROLLER_ID, wire=elections.wire)
+        await self._online(all_tps, broker_requests)
         ctx.topics_to_delete = set(await zk.children(paths.DELETE_TOPICS))
-        await reassigner.resume(sorted(ctx.reassigning), batch)
-        await self._after(batch)
+        await reassigner.resume(sorted(ctx.reassigning), broker_requests)
+        await self._after(broker_requests)
         self.pending_isr.clear()
         self.elections_ran = True
 
-    async def _online(self, tps: Iterable[TopicPartition], batch: ControlBatch) -> None:
-        """The real ``Elections.online_partitions`` (unclean where the topic's config allows)."""
+    async def _online(self, tps: Iterable[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+        """The real ``PartitionStateMachine.online_partitions`` (unclean where the topic's config allows)."""
         assert self.active is not None
-        await self.active.elections.online_partitions(tps, batch)
+        await self.active.elections.online_partitions(tps, broker_requests)
 
-    async def _after(self, batch: ControlBatch) -> None:
+    async def _after(self, broker_requests: BrokerRequestBatch) -> None:
         """End of an event: deletions that can go, then the control requests go out; the brokers
         confirm every StopReplica(delete), which may finish a topic deletion."""
         assert self.active is not None
         deleter = self.active.deleter
         if self.ctx.topics_to_delete:
-            await deleter.resume(batch)
-        while self._deliver(batch):
-            batch = self._batch()
-            await deleter.resume(batch)
-        self._deliver(batch)
+            await deleter.resume(broker_requests)
+        while self._deliver(broker_requests):
+            broker_requests = self._broker_requests()
+            await deleter.resume(broker_requests)
+        self._deliver(broker_requests)
 
-    def _deliver(self, batch: ControlBatch) -> bool:
+    def _deliver(self, broker_requests: BrokerRequestBatch) -> bool:
         assert self.active is not None
         progressed = False
-        for broker_id, requests in batch.build().items():
+        for broker_id, requests in broker_requests.build().items():
             for request in requests:
                 if isinstance(request, StopReplicaRequest):
                     for p in request.partitions:
@@ -281,12 +281,12 @@ class CoreMachine(RuleBasedStateMachine):
             else:
                 self.ghost_ors.pop(tp, None)
                 self.ghost_trs.pop(tp, None)
-        batch = self._batch()
+        broker_requests = self._broker_requests()
         reassigner = self.active.reassigner
-        await reassigner.reassign(updates, Source.API, 0, batch)
-        await self._after_reassignments(batch)
+        await reassigner.reassign(updates, Source.API, 0, broker_requests)
+        await self._after_reassignments(broker_requests)
 
-    async def _after_reassignments(self, batch: ControlBatch) -> None:
+    async def _after_reassignments(self, broker_requests: BrokerRequestBatch) -> None:
         """Finisher.after_reassignments: completed partitions and those a removal left
         without a leader get an election (unclean if the topic allows it)."""
         assert self.active is not None
@@ -299,9 +299,9 @@ class CoreMachine(RuleBasedStateMachine):
         reassigner.leaderless.clear()
         reassigner.completed.clear()
         if leaderless:
-            await self._online(leaderless, batch)
+            await self._online(leaderless, broker_requests)
             self.elections_ran = True
-        await self._after(batch)
+        await self._after(broker_requests)
 
     async def _alter(self, wanted: dict[TopicPartition, tuple[int, ...]]) -> None:
         """Intake.alter for targets: validate, compute against ORS, reassign."""
@@ -379,19 +379,19 @@ class CoreMachine(RuleBasedStateMachine):
         assert self.active is not None
         ctx, reassigner = self.ctx, self.active.reassigner
         tps = sorted(self.pending_isr)
-        batch = self._batch()
+        broker_requests = self._broker_requests()
         if isr_change:
             known = [tp for tp in tps if ctx.assignment(tp) is not None]
             states, _ = await loader.read_states(self.client, known, self._report)
             for tp, li in states.items():
                 ctx.set_state(tp, li)
             self.pending_isr.clear()
-            await reassigner.check(states, batch)
+            await reassigner.check(states, broker_requests)
         else:
             watched = [tp for tp in tps if tp in ctx.reassigning]
             self.pending_isr -= set(watched)
-            await reassigner.check(watched, batch)
-        await self._after_reassignments(batch)
+            await reassigner.check(watched, broker_requests)
+        await self._after_reassignments(broker_requests)
 
     async def _brokers_changed(self) -> None:
         """BrokerEvents.on_brokers_changed: failures first, then startups."""
@@ -428,7 +428,7 @@ class CoreMachine(RuleBasedStateMachine):
             if (li := ctx.states.get(tp)) is not None
             and (li.state.leader in dead or any(r in dead for r in li.state.isr))
         ]
-        batch = self._batch()
+        broker_requests = self._broker_requests()
         changed = await self.active.elections.elect(
             affected,
             lambda replicas, state, live, epoch, unclean: after_broker_failure(
@@ -436,24 +436,24 @@ class CoreMachine(RuleBasedStateMachine):
             ),
         )
         for tp in changed:
-            batch.add_leader_and_isr(self._replicas(tp), tp)
-        await self._after(batch)
+            broker_requests.add_leader_and_isr(self._replicas(tp), tp)
+        await self._after(broker_requests)
 
     async def _on_broker_startup(self, started: set[int]) -> None:
         assert self.active is not None
         ctx, reassigner = self.ctx, self.active.reassigner
         live = ctx.live_broker_ids
-        batch = self._batch()
+        broker_requests = self._broker_requests()
         needs_online = [
             tp
             for tp in ctx.all_partitions()
             if (li := ctx.states.get(tp)) is None or li.state.leader not in live
         ]
-        await self._online(needs_online, batch)
+        await self._online(needs_online, broker_requests)
         self.elections_ran = True
-        await reassigner.resume(reassigner.partitions_targeting(started), batch)
-        self.active.deleter.on_broker_started(started, batch)
-        await self._after(batch)
+        await reassigner.resume(reassigner.partitions_targeting(started), broker_requests)
+        self.active.deleter.on_broker_started(started, broker_requests)
+        await self._after(broker_requests)
 
     async def _add_topic(self, topic: str) -> None:
         """TopicEvents.add_topics: a topic znode appeared."""
@@ -465,9 +465,9 @@ class CoreMachine(RuleBasedStateMachine):
         for tp, li in states.items():
             ctx.set_state(tp, li)
         ctx.malformed_states.update(malformed)
-        batch = self._batch()
-        await self._online(tps, batch)
-        await self._after(batch)
+        broker_requests = self._broker_requests()
+        await self._online(tps, broker_requests)
+        await self._after(broker_requests)
 
     def _create_topic(self, topic: str, perm: Sequence[int], partitions: int, rf: int) -> None:
         """A tool writes the topic znode (version 2, no topic id, as Kafka's did)."""
@@ -649,7 +649,7 @@ class CoreMachine(RuleBasedStateMachine):
             return
         self.zk.create(paths.delete_topic(topic))
         self.ctx.topics_to_delete = set(self.zk.child_names(paths.DELETE_TOPICS))
-        self.run(self._after(self._batch()))
+        self.run(self._after(self._broker_requests()))
 
     @rule(
         topic=st.sampled_from(TOPICS),
@@ -685,7 +685,7 @@ class CoreMachine(RuleBasedStateMachine):
                     {tp: current.reassign_to(perm[:size])},
                     Source.API,
                     0,
-                    ControlBatch(old.ctx, CONTROLLER_ID, wire=old.elections.wire),
+                    BrokerRequestBatch(old.ctx, CONTROLLER_ID, wire=old.elections.wire),
                 )
             )
         assert self.zk.snapshot() == before

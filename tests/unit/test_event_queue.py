@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from reassignd.controller.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import EventQueue
 
 
 class FakeClock:

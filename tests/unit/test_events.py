@@ -7,19 +7,19 @@ import json
 
 import pytest
 
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.events import sse
-from reassignd.events.changes import assignment_changes, state_changes
-from reassignd.events.history import EventLog
-from reassignd.events.records import Filters, make_record, parse_id
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.record_changes import assignment_changes, state_changes
+from reassignd.stream import sse
+from reassignd.stream.record_log import RecordLog
+from reassignd.stream.records import Filters, make_record, parse_id
 from reassignd.zk.codec import PartitionState
 
 NOV_24 = 1_795_478_400_000  # 2026-11-24T00:00:00Z
 
 
-def a_log(history: int = 100) -> EventLog:
+def a_log(history: int = 100) -> RecordLog:
     clock = iter(range(NOV_24, NOV_24 + 10_000))
-    return EventLog(history, clock_ms=lambda: next(clock))
+    return RecordLog(history, clock_ms=lambda: next(clock))
 
 
 def test_a_record_is_its_fields_with_type_time_epoch_and_sequence() -> None:

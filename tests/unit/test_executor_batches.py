@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.validation import validate_target
+from reassignd.controller.reassignment.validation import validate_target
+from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.errors import ReassigndError
 from reassignd.executor.errors import BatchIdInUse, BatchStateError
 from reassignd.executor.lifecycle import (

@@ -1,8 +1,8 @@
-"""Which failures resign and which refuse (controller/failures.py)."""
+"""Which failures resign and which refuse (controller/runtime/failures.py)."""
 
 from __future__ import annotations
 
-from reassignd.controller.failures import Failure, classify, describe
+from reassignd.controller.runtime.failures import Failure, classify, describe
 from reassignd.executor.journal import JournalTooLarge
 from reassignd.zk.client import (
     BadArgumentsError,

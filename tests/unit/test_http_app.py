@@ -15,16 +15,16 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import Counter
 
-from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import (
+from reassignd.controller.api.port import ControllerView
+from reassignd.controller.model.snapshot import (
     ActiveController,
     BrokerView,
     ClusterSnapshot,
-    ControllerView,
     PartitionView,
     Problem,
     TopicView,
 )
+from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import NotController
 from reassignd.http import HttpServer, build_app
 from reassignd.http.auth import Principal, Role

@@ -17,11 +17,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, partition_view
+from reassignd.agent_reports.progress import index_reports
 from reassignd.control.protocol import ReplicasReport
-from reassignd.controller.snapshot import (
+from reassignd.controller.api.port import ControllerView
+from reassignd.controller.model.snapshot import (
     BatchAction,
     BrokerView,
-    ControllerView,
     PartitionView,
     ReassignmentView,
     TopicView,
@@ -40,9 +42,7 @@ from reassignd.executor.model import (
 )
 from reassignd.executor.progress import MoveProgress, StuckRule, batch_status
 from reassignd.http.auth import Principal, Role
-from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, partition_view
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
-from reassignd.http.progress import index_reports
 from reassignd.http.routes.batches import new_batch_id, status_json, stuck_rule
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
 from tests.unit.test_http_reassignments import Agent, info, report

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from reassignd.controller.admin_requests import ElectionResult, ElectionType, ElectLeaders
+from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.http.auth import Principal, Role
 from reassignd.http.routes.elections import parse_elect_body

@@ -9,14 +9,14 @@ from dataclasses import replace
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from reassignd.events.history import EventLog
 from reassignd.http import build_app
+from reassignd.stream.record_log import RecordLog
 from reassignd.testing.fake_view import SETTINGS, FakeView
 
 
 async def test_one_stream_over_the_cap_is_answered_503() -> None:
-    events = EventLog()
-    app = build_app(FakeView(), replace(SETTINGS, events_max_subscribers=2), event_log=events)
+    events = RecordLog()
+    app = build_app(FakeView(), replace(SETTINGS, events_max_subscribers=2), records=events)
     async with TestClient(TestServer(app)) as client:
         first = await client.get("/v1/events")
         second = await client.get("/v1/events?type=topic_created")

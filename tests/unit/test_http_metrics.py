@@ -16,10 +16,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from reassignd.controller.snapshot import BrokerView
+from reassignd.agent_reports.status_cache import BatchStatusCache
+from reassignd.controller.model.snapshot import BrokerView
 from reassignd.executor.progress import StuckRule, batch_status
 from reassignd.http.auth import Principal, Role
-from reassignd.http.batch_status_cache import BatchStatusCache
 from reassignd.http.metrics_view import NAMED_FAMILIES
 from reassignd.quotas.entities import DEFAULT
 from reassignd.quotas.metrics import QuotaMetrics

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reassignd.controller.requests import (
+from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlteration,
     QuotaAlterationResult,

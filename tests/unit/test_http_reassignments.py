@@ -21,27 +21,27 @@ from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reassignd.agent_reports.fetch import agent_url, agent_urls, fetch_reports
+from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
 from reassignd.control.protocol import ReplicaInfo, ReplicasReport
-from reassignd.controller.requests import (
+from reassignd.controller.api.port import ControllerView
+from reassignd.controller.model.requests import (
     AlterReassignments,
     AlterResult,
     CancelMode,
     CancelReassignments,
     PartitionResult,
 )
-from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import (
+from reassignd.controller.model.snapshot import (
     ActiveController,
     BrokerView,
     ClusterSnapshot,
-    ControllerView,
     ReassignmentView,
 )
+from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.http import build_app
-from reassignd.http.agent_reports import agent_url, agent_urls, fetch_reports
 from reassignd.http.auth import Principal, Role
-from reassignd.http.progress import Progress, index_reports, involved_brokers, reassignment_progress
 from reassignd.http.routes.reassignments import (
     ReassignmentFilter,
     alter_response_json,

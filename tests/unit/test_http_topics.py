@@ -14,16 +14,17 @@ from typing import Any
 import pytest
 from yarl import URL
 
-from reassignd.controller.requests import (
+from reassignd.controller.api.port import ControllerView
+from reassignd.controller.model.requests import (
     Caller,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
+    NewPartitions,
+    NewTopic,
     TopicResult,
     TopicsResult,
 )
-from reassignd.controller.snapshot import ControllerView
-from reassignd.controller.topic_validation import NewPartitions, NewTopic
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.http.auth import Principal, Role
 from reassignd.http.routes.topics import (

@@ -15,7 +15,14 @@ from kafka.protocol.admin import (
 from kafka.protocol.metadata import ApiVersionsResponse
 from kafka.protocol.parser import KafkaProtocol
 
-from reassignd.controller.admin_requests import (
+from reassignd.controller.leadership.elect_leaders import (
+    ELECTION_NOT_NEEDED,
+    ELIGIBLE_LEADERS_NOT_AVAILABLE,
+    PREFERRED_LEADER_NOT_AVAILABLE,
+    classify,
+    preferred_election,
+)
+from reassignd.controller.model.admin_requests import (
     ConfigChange,
     ConfigOp,
     ConfigResource,
@@ -23,15 +30,8 @@ from reassignd.controller.admin_requests import (
     ResourceAlteration,
     ResourceType,
 )
-from reassignd.controller.elect_leaders import (
-    ELECTION_NOT_NEEDED,
-    ELIGIBLE_LEADERS_NOT_AVAILABLE,
-    PREFERRED_LEADER_NOT_AVAILABLE,
-    classify,
-    preferred_election,
-)
-from reassignd.controller.entity_configs import plan_alteration
-from reassignd.controller.requests import QuotaDescription
+from reassignd.controller.model.config_rules import plan_alteration
+from reassignd.controller.model.requests import QuotaDescription
 from reassignd.kafka_listener import protocol
 from reassignd.kafka_listener.cluster import topic_uuid
 from reassignd.kafka_listener.limits import RateLimitedLog

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reassignd.controller.leader_balance import (
+from reassignd.controller.leadership.leader_balance import (
     NOT_IN_ISR,
     NOT_LIVE,
     REASSIGNING,

@@ -19,7 +19,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi import definitions
 
-from reassignd.controller.requests import Caller
+from reassignd.controller.model.requests import Caller
 from reassignd.errors import InvalidRequest
 from reassignd.http import build_app
 from reassignd.http.auth import PUBLIC_PATHS, Principal, Role

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from reassignd.controller.pipeline import for_each
+from reassignd.controller.replication.pipeline import for_each
 from reassignd.zk.client import ConnectionLostError, NotControllerError
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reassignd.controller.placement import (
+from reassignd.controller.topics.placement import (
     BrokerMeta,
     assign_new_partitions,
     assign_replicas,

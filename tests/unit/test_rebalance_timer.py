@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from reassignd.controller.event_queue import EventQueue
-from reassignd.controller.events import AutoLeaderRebalanceTick, ControllerEvent
-from reassignd.controller.rebalance_timer import FIRST_CHECK_S, RebalanceTimer
+from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.events import AutoLeaderRebalanceTick, ControllerEvent
+from reassignd.controller.leadership.rebalance_timer import FIRST_CHECK_S, RebalanceTimer
 from reassignd.controller.settings import ControllerSettings
 
 

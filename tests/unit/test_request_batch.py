@@ -31,9 +31,13 @@ from reassignd.control.protocol import (
     stop_partition_size,
     tp_size,
 )
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.context import ControllerContext, LeaderIsr
-from reassignd.controller.request_batch import MAX_PARTITIONS_PER_REQUEST, ControlBatch, chunk_ranges
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.broker_requests import (
+    MAX_PARTITIONS_PER_REQUEST,
+    BrokerRequestBatch,
+    chunk_ranges,
+)
+from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.zk.codec import BrokerRegistration, Endpoint, PartitionState
 
 LONG = "t" * 240  # a topic name near Kafka's limit (249): ~3x the bytes of a short one per state
@@ -206,7 +210,7 @@ def test_split_request_halves_keep_the_full_set_and_their_own_leaders() -> None:
     assert split_request(UpdateMetadataRequest(Header(9000, 7, 5), (), leaders)) is None
 
 
-# --- ControlBatch ----------------------------------------------------------------------------
+# --- BrokerRequestBatch ----------------------------------------------------------------------------
 
 
 def test_full_leader_and_isr_names_every_partition_whose_replica_set_holds_the_broker() -> None:
@@ -220,10 +224,10 @@ def test_full_leader_and_isr_names_every_partition_whose_replica_set_holds_the_b
     put(ctx, "b", {0: ReplicaAssignment.of([3, 2, 1], adding=[3], removing=[1])})
     put(ctx, "c", {0: ReplicaAssignment.of([1])}, states=False)  # no state znode yet
     ctx.malformed_topics.add("broken")
-    batch = ControlBatch(ctx, 9000, full_ids=itertools.count(40))
-    batch.add_full_leader_and_isr(1)
-    batch.add_leader_and_isr([1, 3], ("b", 0), is_new=True)
-    out = batch.build()
+    broker_requests = BrokerRequestBatch(ctx, 9000, full_ids=itertools.count(40))
+    broker_requests.add_full_leader_and_isr(1)
+    broker_requests.add_leader_and_isr([1, 3], ("b", 0), is_new=True)
+    out = broker_requests.build()
     request, stateless = laisr(out[1])
     assert request.full == stateless.full == FullSet(40, 3, ("broken",))
     assert [(s.topic, s.partition, s.is_new) for s in request.partition_states] == [
@@ -240,10 +244,10 @@ def test_full_leader_and_isr_names_every_partition_whose_replica_set_holds_the_b
 def test_full_leader_and_isr_skips_dead_brokers_and_is_one_empty_set_for_an_idle_one() -> None:
     ctx = context((1, 2))
     put(ctx, "a", {0: ReplicaAssignment.of([1])})
-    batch = ControlBatch(ctx, 9000, full_ids=itertools.count(1))
-    batch.add_full_leader_and_isr(2)
-    batch.add_full_leader_and_isr(9)  # not live
-    out = batch.build()
+    broker_requests = BrokerRequestBatch(ctx, 9000, full_ids=itertools.count(1))
+    broker_requests.add_full_leader_and_isr(2)
+    broker_requests.add_full_leader_and_isr(9)  # not live
+    out = broker_requests.build()
     assert set(out) == {2}
     (request,) = laisr(out[2])
     assert (
@@ -258,9 +262,9 @@ def test_a_big_full_set_is_split_by_bytes_and_every_chunk_names_the_same_set() -
     n = 6000
     put(ctx, LONG, {p: ReplicaAssignment.of([1 + p % 3, 1 + (p + 1) % 3]) for p in range(n)})
     put(ctx, "nostate", {p: ReplicaAssignment.of([1]) for p in range(3000)}, states=False)
-    batch = ControlBatch(ctx, 9000, full_ids=itertools.count(7))
-    batch.add_full_leader_and_isr(1)
-    requests = laisr(batch.build()[1])
+    broker_requests = BrokerRequestBatch(ctx, 9000, full_ids=itertools.count(7))
+    broker_requests.add_full_leader_and_isr(1)
+    requests = laisr(broker_requests.build()[1])
     within_limits(requests)
     expected = sorted(tp for tp in ctx.all_partitions() if 1 in ctx.assignments[tp[0]][tp[1]].replicas)
     assert sorted(names(list(requests))) == expected
@@ -278,12 +282,12 @@ def test_incremental_update_metadata_and_stop_replica_are_split_by_bytes() -> No
     ctx = context()
     n = 4000
     put(ctx, LONG, {p: ReplicaAssignment.of([1, 2, 3]) for p in range(n)})
-    batch = ControlBatch(ctx, 9000)
+    broker_requests = BrokerRequestBatch(ctx, 9000)
     for p in range(n):
-        batch.add_leader_and_isr([1, 2, 3], (LONG, p))
-        batch.add_stop_replica(2, (LONG, p), delete=True)
-    batch.add_update_metadata(ctx.states)
-    out = batch.build()
+        broker_requests.add_leader_and_isr([1, 2, 3], (LONG, p))
+        broker_requests.add_stop_replica(2, (LONG, p), delete=True)
+    broker_requests.add_update_metadata(ctx.states)
+    out = broker_requests.build()
     for b in (1, 2, 3):
         requests = out[b]
         within_limits(requests)
@@ -303,10 +307,10 @@ def test_incremental_update_metadata_and_stop_replica_are_split_by_bytes() -> No
 def test_small_requests_still_go_in_one_chunk_and_an_empty_update_metadata_is_sent() -> None:
     ctx = context()
     put(ctx, "a", {p: ReplicaAssignment.of([1, 2]) for p in range(10)})
-    batch = ControlBatch(ctx, 9000)
+    broker_requests = BrokerRequestBatch(ctx, 9000)
     for p in range(10):
-        batch.add_leader_and_isr([1], ("a", p))
-    batch.add_update_metadata([], brokers=[3])
-    out = batch.build()
+        broker_requests.add_leader_and_isr([1], ("a", p))
+    broker_requests.add_update_metadata([], brokers=[3])
+    out = broker_requests.build()
     assert len(out[1]) == 1 and len(partitions_of(out[1][0])) == 10
     assert out[3] == [UpdateMetadataRequest(Header(9000, 7, 4294967299), (), out[3][0].live_brokers)]  # type: ignore[union-attr]

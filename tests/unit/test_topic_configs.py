@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from reassignd.controller.topic_configs import (
+from reassignd.controller.model.config_rules import parse_bool
+from reassignd.controller.replication.topic_configs import (
     MIN_INSYNC_REPLICAS,
     UNCLEAN_LEADER_ELECTION_ENABLE,
     TopicConfigs,
     config_problems,
-    parse_bool,
     topics_of_entities,
 )
 

@@ -8,10 +8,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from reassignd.controller.placement import BrokerMeta, assign_new_partitions, assign_replicas
-from reassignd.controller.topic_validation import (
-    NewPartitions,
-    NewTopic,
+from reassignd.controller.model.requests import NewPartitions, NewTopic
+from reassignd.controller.topics.placement import BrokerMeta, assign_new_partitions, assign_replicas
+from reassignd.controller.topics.validation import (
     PartitionsCreation,
     TopicCatalog,
     TopicCreation,

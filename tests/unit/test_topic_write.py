@@ -1,13 +1,13 @@
-"""What of a set of moves fits in one topic write (controller/topic_write.py)."""
+"""What of a set of moves fits in one topic write (controller/replication/topic_write.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.topic_validation import encoded_size_error
-from reassignd.controller.topic_write import fit, write_bytes
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.topic_write import fit, write_bytes
+from reassignd.controller.topics.validation import encoded_size_error
 
 LONG = (2_000_000_001, 2_000_000_002, 2_000_000_003)
 TOPIC_ID = "A" * 22

@@ -1,8 +1,8 @@
-"""throttle_time_ms is what is left to wait when the answer goes out (controller/requests.py)."""
+"""throttle_time_ms is what is left to wait when the answer goes out (controller/model/requests.py)."""
 
 from __future__ import annotations
 
-from reassignd.controller.requests import TopicResult, TopicsResult
+from reassignd.controller.model.requests import TopicResult, TopicsResult
 
 
 def test_the_time_the_answer_took_is_taken_off_the_throttle() -> None:

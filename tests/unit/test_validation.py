@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from reassignd.controller.assignment import ReplicaAssignment
-from reassignd.controller.requests import CancelMode
-from reassignd.controller.validation import (
+from reassignd.controller.model.requests import CancelMode
+from reassignd.controller.reassignment.validation import (
     cancelled_assignment,
     revert_needs_unclean_election,
     unclean_revert_error,
     validate_target,
 )
+from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.errors import ReassigndError
 
 CURRENT = ReplicaAssignment.of([1, 2, 3])

@@ -26,22 +26,23 @@ from typing import Any
 
 from aiohttp import web
 
+from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
+from reassignd.agent_reports.fetch import agent_urls, fetch_reports
+from reassignd.agent_reports.progress import index_reports
 from reassignd.control.protocol import ReplicasReport
+from reassignd.controller.model.snapshot import BatchAction, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.snapshot import BatchAction, ClusterSnapshot
 from reassignd.errors import DEFAULT_MESSAGES, InvalidRequest
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.model import Batch, BatchSpec, Limits, MoveState, Strategy, spec_error
 from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, batch_status
 from reassignd.executor.submit import PartitionOutcome, partition_outcomes
 from reassignd.http.active import active_snapshot
-from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.audit import note
-from reassignd.http.batch_progress import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import query_params
 from reassignd.http.keys import BATCH_STATUSES, SETTINGS, VIEW
-from reassignd.http.progress import index_reports
 from reassignd.http.responses import error_body, json_response
 from reassignd.http.routes.reassignments import iso_utc
 from reassignd.topic_partition import TopicPartition

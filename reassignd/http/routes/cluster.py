@@ -12,9 +12,8 @@ from aiohttp import web
 from reassignd.errors import UnknownTopicOrPartition
 from reassignd.http.active import active_snapshot
 from reassignd.http.json_input import query_params
-from reassignd.http.keys import VIEW
+from reassignd.http.keys import RECORDS, VIEW
 from reassignd.http.responses import json_response
-from reassignd.http.routes.events import EVENTS
 from reassignd.http.shapes import (
     active_controller_json,
     brokers_json,
@@ -37,7 +36,7 @@ async def status(request: web.Request) -> web.Response:
         queue_time_ms=view.queue_time_percentiles_ms(),
         uptime_s=time.monotonic() - view.started_at_s,
     )
-    body["events"] = request.app[EVENTS].status()
+    body["events"] = request.app[RECORDS].status()
     return json_response(body)
 
 

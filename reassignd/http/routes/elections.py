@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from reassignd.controller.admin_requests import ElectionResult, ElectionType, ElectLeaders
+from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.json_input import (
     INT32_MAX,

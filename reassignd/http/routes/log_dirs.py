@@ -17,9 +17,10 @@ from typing import Any
 
 from aiohttp import web
 
+from reassignd.agent_reports.fetch import agent_urls, fetch_reports
 from reassignd.control.protocol import ReplicasReport
 from reassignd.http.active import active_snapshot
-from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.json_input import fail, query_params
 from reassignd.http.responses import json_response
 

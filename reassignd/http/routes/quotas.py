@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from reassignd.controller.requests import (
+from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlteration,
     QuotaAlterationResult,

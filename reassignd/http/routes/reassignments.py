@@ -25,18 +25,20 @@ from typing import Any
 
 from aiohttp import web
 
+from reassignd.agent_reports.fetch import agent_urls, fetch_reports
+from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
 from reassignd.control.protocol import ReplicasReport
-from reassignd.controller.requests import (
+from reassignd.controller.model.requests import (
     AlterReassignments,
     AlterResult,
     CancelMode,
     CancelReassignments,
     PartitionResult,
 )
-from reassignd.controller.snapshot import ReassignmentView
+from reassignd.controller.model.snapshot import ReassignmentView
 from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.active import active_snapshot
-from reassignd.http.agent_reports import AGENT_SESSION, agent_urls, fetch_reports
+from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.audit import note
 from reassignd.http.json_input import (
     INT32_MAX,
@@ -52,7 +54,6 @@ from reassignd.http.json_input import (
     query_params,
 )
 from reassignd.http.keys import VIEW
-from reassignd.http.progress import Progress, index_reports, involved_brokers, reassignment_progress
 from reassignd.http.responses import error_body, json_response
 from reassignd.plan_format import PlanError, parse_plan
 from reassignd.topic_partition import TopicPartition

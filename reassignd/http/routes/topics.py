@@ -22,19 +22,17 @@ from typing import Any
 
 from aiohttp import web
 
-from reassignd.controller.requests import (
+from reassignd.controller.model.requests import (
+    NO_NUM_PARTITIONS,
+    NO_REPLICATION_FACTOR,
     Caller,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    TopicResult,
-    TopicsResult,
-)
-from reassignd.controller.topic_validation import (
-    NO_NUM_PARTITIONS,
-    NO_REPLICATION_FACTOR,
     NewPartitions,
     NewTopic,
+    TopicResult,
+    TopicsResult,
 )
 from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.audit import note

@@ -1,0 +1,219 @@
+"""What the HTTP layer may ask of one controller instance: the implementation of its port
+(``port.ControllerView``).
+
+Reads answer from the published snapshot; requests become events with a reply future, handled
+by the event loop like any other event (a standby refuses them at once with NotController).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from prometheus_client import CollectorRegistry
+
+from reassignd.controller.instance.events import (
+    AlterConfigsRequested,
+    AlterQuotasRequested,
+    ApiPartitionReassignment,
+    BatchControlRequested,
+    BatchSubmitRequested,
+    CancelReassignmentsRequested,
+    CreatePartitionsRequested,
+    CreateTopicsRequested,
+    DeleteTopicsRequested,
+    ElectLeadersRequested,
+    HandOverRequested,
+    RequestEvent,
+)
+from reassignd.controller.instance.shared import Shared
+from reassignd.controller.model.admin_requests import (
+    AlterConfigs,
+    ConfigResource,
+    ConfigResult,
+    ElectionResult,
+    ElectLeaders,
+)
+from reassignd.controller.model.requests import (
+    AlterQuotas,
+    AlterReassignments,
+    AlterResult,
+    CancelReassignments,
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    QuotaAlterationResult,
+    QuotaDescription,
+    TopicResult,
+    TopicsResult,
+)
+from reassignd.controller.model.snapshot import (
+    ActiveController,
+    BatchAction,
+    BatchControlResult,
+    ClusterSnapshot,
+)
+from reassignd.controller.quotas.entity_configs import read_configs
+from reassignd.errors import NotController, RequestTimedOut
+from reassignd.executor.model import BatchSpec
+from reassignd.executor.submit import SubmitResult
+from reassignd.quotas.config_store import describe_quotas
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import codec, paths
+
+R = TypeVar("R")
+
+
+class ControllerApi:
+    def __init__(
+        self,
+        shared: Shared,
+        snapshot: Callable[[], ClusterSnapshot],
+        is_active: Callable[[], bool],
+        started_at_s: float,
+    ) -> None:
+        self._shared = shared
+        self._snapshot = snapshot
+        self._is_active = is_active
+        self._started_at = started_at_s
+        self._cluster_id: str | None = None
+
+    # reads
+
+    def snapshot(self) -> ClusterSnapshot:
+        return self._snapshot()
+
+    @property
+    def zk_connected(self) -> bool:
+        return self._shared.zk.connected
+
+    @property
+    def zk_session_id(self) -> int | None:
+        return self._shared.zk.session_id
+
+    def queue_size(self) -> int:
+        return len(self._shared.queue)
+
+    def queue_time_percentiles_ms(self) -> Mapping[str, float]:
+        return self._shared.queue.queue_time_percentiles_ms()
+
+    @property
+    def metrics_registry(self) -> CollectorRegistry:
+        return self._shared.metrics.registry
+
+    @property
+    def started_at_s(self) -> float:
+        return self._started_at
+
+    async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:
+        entries = await describe_quotas(self._shared.zk, user, client_id, self._shared.report)
+        return tuple(QuotaDescription(e.user, e.client_id, tuple(sorted(e.values.items()))) for e in entries)
+
+    async def cluster_id(self) -> str | None:
+        """``/cluster/id`` (read once, then kept: it never changes); None until it exists."""
+        if self._cluster_id is None:
+            znode = await self._shared.zk.get_or_none(paths.CLUSTER_ID)
+            if znode is not None:
+                try:
+                    self._cluster_id = codec.decode_cluster_id(znode.data)
+                except codec.CodecError:
+                    return None
+        return self._cluster_id
+
+    async def registered_brokers(self) -> list[int]:
+        """The broker ids registered in ``/brokers/ids``, read from ZooKeeper (a standby has no
+        cluster view; the Kafka listener lists them pointing at the active instance)."""
+        names = await self._shared.zk.children(paths.BROKER_IDS)
+        return sorted(int(n) for n in names if n.isascii() and n.isdigit())
+
+    async def describe_configs(self, resources: tuple[ConfigResource, ...]) -> list[dict[str, str] | None]:
+        """DescribeConfigs: each resource's stored config, read from ZooKeeper (any instance);
+        None for a znode that cannot be decoded."""
+        return await read_configs(self._shared.zk, resources, self._shared.report)
+
+    # requests
+
+    async def _request(self, make: Callable[[asyncio.Future[R]], RequestEvent]) -> R:
+        if not self._is_active():
+            raise NotController()
+        reply: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._shared.queue.put(make(reply))
+        return await reply
+
+    async def hand_over(self, leaving: bool) -> ActiveController | None:
+        """Give the active role up (after the event in hand, before any queued one) and return the
+        instance that won it, if any (``leaving``: this process stops; it never runs again)."""
+        reply: asyncio.Future[ActiveController | None] = asyncio.get_running_loop().create_future()
+        self._shared.queue.put_first(HandOverRequested(leaving, reply))
+        return await reply
+
+    async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
+        return await self._request(lambda reply: ApiPartitionReassignment(request, reply))
+
+    async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult:
+        return await self._request(lambda reply: CancelReassignmentsRequested(request, reply))
+
+    async def submit_batch(
+        self, spec: BatchSpec, sizes: Mapping[TopicPartition, int] | None = None
+    ) -> SubmitResult:
+        return await self._request(lambda reply: BatchSubmitRequested(spec, reply, dict(sizes or {})))
+
+    async def control_batch(self, batch_id: str, action: BatchAction) -> BatchControlResult:
+        return await self._request(lambda reply: BatchControlRequested(batch_id, action, reply))
+
+    async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
+        return await self._request(lambda reply: AlterQuotasRequested(request, reply))
+
+    async def alter_configs(self, request: AlterConfigs) -> tuple[ConfigResult, ...]:
+        """IncrementalAlterConfigs through the controller (config znode + change notification)."""
+        return await self._request(lambda reply: AlterConfigsRequested(request, reply))
+
+    async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
+        return await self._request(lambda reply: ElectLeadersRequested(request, reply))
+
+    async def create_topics(self, request: CreateTopics) -> TopicsResult:
+        result: TopicsResult = await self._request(lambda reply: CreateTopicsRequested(request, reply))
+        if request.validate_only:
+            return result.answered_at(self._shared.clock())
+        return await self._await_done(result, request.timeout_ms, self._topic_online)
+
+    async def create_partitions(self, request: CreatePartitions) -> TopicsResult:
+        result: TopicsResult = await self._request(lambda reply: CreatePartitionsRequested(request, reply))
+        if request.validate_only:
+            return result.answered_at(self._shared.clock())
+        return await self._await_done(result, request.timeout_ms, self._topic_online)
+
+    async def delete_topics(self, request: DeleteTopics) -> TopicsResult:
+        result: TopicsResult = await self._request(lambda reply: DeleteTopicsRequested(request, reply))
+        return await self._await_done(result, request.timeout_ms, lambda t: t not in self.snapshot().topics)
+
+    def _topic_online(self, topic: str) -> bool:
+        view = self.snapshot().topics.get(topic)
+        return view is not None and all(p.leader >= 0 for p in view.partitions)
+
+    async def _await_done(
+        self, result: TopicsResult, timeout_ms: int, done: Callable[[str], bool]
+    ) -> TopicsResult:
+        """Wait (outside the event loop's consumer) until each accepted topic is done; the ones
+        that are not by ``timeout_ms`` answer 7 REQUEST_TIMED_OUT (the operation continues)."""
+        clock = self._shared.clock
+        deadline = clock() + timeout_ms / 1000
+        waiting = {r.name for r in result.results if r.error_code == 0}
+        while waiting and clock() < deadline:
+            waiting = {t for t in waiting if not done(t)}
+            if waiting:
+                await asyncio.sleep(0.02)
+        waiting = {t for t in waiting if not done(t)}
+        result = result.answered_at(clock())  # throttle_time_ms: what is left to wait now
+        if not waiting:
+            return result
+        timed_out = RequestTimedOut()
+        return TopicsResult(
+            tuple(
+                TopicResult(r.name, timed_out.error_code, timed_out.message) if r.name in waiting else r
+                for r in result.results
+            ),
+            result.throttle_time_ms,
+            result.decided_at_s,
+        )

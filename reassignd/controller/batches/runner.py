@@ -1,0 +1,381 @@
+"""The batch executor inside the active controller: the shell around ``reassignd.executor``.
+
+Batches live in memory and in their journal under ``/reassignd/batches/<id>`` (a head and
+chunks, every write fenced). The journal is written **before** the topic znodes whenever a move
+starts or a batch stops, so a controller that dies in between leaves a journal that says more
+than ZooKeeper's assignments, never less: the next controller reconciles each move with what the
+topic znode says (``executor.recovery.reconcile``) — a move whose partition reached its target is
+completed, one that never started goes back to pending, one moved elsewhere is cancelled — and
+nothing is started twice or lost.
+
+The journal's head is its commit point (``journal_store.py``): a journal of any size is
+changed atomically. Batches that ended are no longer reconciled at each event; their journals are
+deleted ``batch_retention_s`` after they ended (once their throttles are restored). An API cancel
+of a move a batch runs is journaled before the topic znode is written (``cancelled_through_api``),
+so a failover in between never starts the move again.
+
+Moves run through the reassignment machinery (phases U/A/B, ``Source.BATCH``). The scheduler
+(``executor.scheduler.choose_moves``) runs at the end of every event that ran reassignments (a
+completion frees its slots at once) and on a timer tick, counting every move in flight — batch,
+API or legacy — against the caps.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from reassignd.controller.batches.journal_store import JournalStore
+from reassignd.controller.batches.throttles import BatchThrottles
+from reassignd.controller.model.requests import Source
+from reassignd.controller.model.snapshot import BatchAction, BatchControlResult
+from reassignd.controller.reassignment.algorithm import Reassigner
+from reassignd.controller.reassignment.intake import Intake
+from reassignd.controller.reassignment.validation import validate_target
+from reassignd.controller.replication import loader
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.settings import ControllerSettings
+from reassignd.errors import InvalidRequest, ReassigndError, ReassignmentCancelInPlace
+from reassignd.executor import lifecycle
+from reassignd.executor import paths as batch_paths
+from reassignd.executor.errors import UnknownBatch
+from reassignd.executor.lifecycle import Revert
+from reassignd.executor.model import Batch, BatchSpec, Move, MoveState, PartitionSpec, Replicas
+from reassignd.executor.recovery import ObservedPartition, reconcile
+from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
+from reassignd.executor.submit import SubmitResult, submit
+from reassignd.executor.znode_size import JournalTooLarge
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk.client import ZkClient
+
+log = logging.getLogger(__name__)
+
+API_CANCELLED = "cancelled through the API"
+
+
+class BatchRunner:
+    """The active controller's batches (composed into the controller, not inherited)."""
+
+    def __init__(
+        self,
+        zk: ZkClient,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        reassigner: Reassigner,
+        intake: Intake,
+        settings: ControllerSettings,
+        report: loader.Report,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.zk = zk
+        self.ctx = ctx
+        self.writer = writer
+        self.reassigner = reassigner
+        self.intake = intake
+        self.settings = settings
+        self._report = report
+        self._now_ms = now_ms
+        self.batches: dict[str, Batch] = {}
+        self.journals = JournalStore(zk, writer, report)
+        self._throttles = BatchThrottles(zk, ctx, writer, report, now_ms, lambda: self.batches, self._update)
+
+    @property
+    def has_work(self) -> bool:
+        """Whether some batch may still start or finish a move (the tick timer runs meanwhile)."""
+        return any(b.state.unfinished for b in self.batches.values())
+
+    # --- the journal ---------------------------------------------------------------------------------
+
+    async def load(self, broker_requests: BrokerRequestBatch) -> None:
+        """Failover: every journal, reconciled with the assignments just loaded; journals whose
+        retention is over are deleted."""
+        now = self._now_ms()
+        for loaded in await self.journals.load():
+            # failover: a started move back at its previous replicas may never have started (the
+            # journal is written first), so it goes back to pending
+            reconciled, reverts = reconcile(loaded, self._observe, now)
+            self.batches[loaded.batch_id] = loaded
+            await self._update(reconciled)
+            await self._revert(reverts, broker_requests)
+            log.info("batch %s loaded: %s, %s", loaded.batch_id, reconciled.state, dict(reconciled.counts()))
+        await self._expire(now)
+
+    async def _write(self, new: Batch, old: Batch | None) -> bool:
+        """The journal (fenced, the head last: executor/commit.py), then memory. False, with
+        nothing written and the problem reported, when a znode of it would be too large."""
+        if old is None:
+            await self.journals.clear_for(new.batch_id)
+        try:
+            await self.journals.write(new, old)
+        except JournalTooLarge as e:
+            self._report(batch_paths.batch(new.batch_id), f"batch journal not written: {e}", "batch_journal")
+            return False
+        self.batches[new.batch_id] = new
+        events = self.writer.records
+        if old is None:
+            events.emit(
+                "batch_submitted",
+                batch_id=new.batch_id,
+                plan_id=new.spec.plan_id,
+                state=str(new.state),
+                moves=len(new.moves),
+                refused=len(new.refusals),
+            )
+        elif old.state is not new.state:
+            events.emit(
+                "batch_state_changed",
+                batch_id=new.batch_id,
+                state=str(new.state),
+                previous_state=str(old.state),
+            )
+        return True
+
+    async def _update(self, new: Batch) -> bool:
+        """``new`` journaled, then in memory (True), or neither (False, reported)."""
+        old = self.batches.get(new.batch_id)
+        if old is None or new != old:
+            return await self._write(new, old)
+        return True
+
+    # --- requests ------------------------------------------------------------------------------------
+
+    def _current(self, tp: TopicPartition) -> Replicas | None:
+        if tp[0] in self.ctx.topics_to_delete:
+            return None
+        a = self.ctx.assignment(tp)
+        return None if a is None else a.replicas
+
+    def _validate(self, p: PartitionSpec) -> ReassigndError | None:
+        if self.intake.cancel_in_place:
+            return ReassignmentCancelInPlace()
+        deleting = p.topic in self.ctx.topics_to_delete
+        return validate_target(
+            p.replicas, self.ctx.assignment(p.tp), self.ctx.live_broker_ids, topic_deleting=deleting
+        )
+
+    async def submit(
+        self, spec: BatchSpec, broker_requests: BrokerRequestBatch, sizes: Mapping[TopicPartition, int]
+    ) -> SubmitResult:
+        result = submit(spec, self.batches, self._current, self._validate, self._now_ms(), sizes)
+        if result.created:
+            if not await self._write(result.batch, None):
+                raise InvalidRequest(f"batch {spec.batch_id}: its journal cannot be written (see /v1/status)")
+            log.info(
+                "batch %s submitted: %d moves, %d refused",
+                spec.batch_id,
+                len(result.batch.moves),
+                len(result.batch.refusals),
+            )
+            await self.tick(broker_requests)
+            return SubmitResult(self.batches[spec.batch_id], created=True)  # as the tick left it
+        return result
+
+    async def control(
+        self, batch_id: str, action: BatchAction, broker_requests: BrokerRequestBatch
+    ) -> BatchControlResult:
+        current = self.batches.get(batch_id)
+        if current is None:
+            raise UnknownBatch(f"no batch {batch_id!r}")
+        now = self._now_ms()
+        reverts: tuple[Revert, ...] = ()
+        rollback_id: str | None = None
+        match action:
+            case BatchAction.PAUSE:
+                new = lifecycle.pause(current, now)
+            case BatchAction.RESUME:
+                new = lifecycle.resume(current, now)
+            case BatchAction.STOP:
+                new, reverts = lifecycle.stop(current, now)
+            case BatchAction.ROLLBACK:
+                outcome = lifecycle.rollback(current, self.batches, self._current, self._validate, now)
+                new, reverts = outcome.batch, outcome.reverts
+                rollback_id = outcome.reverse.batch.batch_id
+                if outcome.reverse.created and not await self._write(outcome.reverse.batch, None):
+                    raise InvalidRequest(
+                        f"batch {rollback_id}: its journal cannot be written (see /v1/status)"
+                    )
+        if not await self._update(new):  # the journal first, then the topic znodes
+            raise InvalidRequest(f"batch {batch_id}: its journal cannot be written (see /v1/status)")
+        await self._revert(reverts, broker_requests)
+        log.info("batch %s: %s -> %s", batch_id, action, new.state)
+        await self.tick(broker_requests)
+        return BatchControlResult(self.batches[batch_id], rollback_id)
+
+    async def _revert(self, reverts: Sequence[Revert], broker_requests: BrokerRequestBatch) -> None:
+        """Moves a stop cancelled go back to exactly the replicas they had, in their order (so
+        the preferred leader does not change) — unless that needs an unclean leader election the
+        topic does not allow (reported; the move then runs on)."""
+        wanted: dict[TopicPartition, Replicas] = {}
+        for r in reverts:
+            tp = (r.topic, r.partition)
+            a = self.ctx.assignment(tp)
+            if a is not None and a.is_being_reassigned and a.target_replicas == r.target:
+                wanted[tp] = r.replicas
+        refused = await self.intake.refused_reverts(wanted)
+        for tp in sorted(refused):
+            self._report(
+                batch_paths.BATCHES,
+                f"{tp[0]}-{tp[1]} not reverted: it would require an unclean leader election",
+                "batch_revert",
+            )
+        updates = {tp: ReplicaAssignment(replicas) for tp, replicas in wanted.items() if tp not in refused}
+        if updates:
+            await self.reassigner.reassign(updates, Source.BATCH, self._now_ms(), broker_requests)
+
+    # --- running -------------------------------------------------------------------------------------
+
+    def _observe(self, tp: TopicPartition) -> ObservedPartition | None:
+        a = self.ctx.assignment(tp)
+        if a is None or tp[0] in self.ctx.topics_to_delete:
+            return None
+        return ObservedPartition(a.replicas, a.target_replicas if a.is_being_reassigned else None)
+
+    async def sync(self, broker_requests: BrokerRequestBatch) -> None:
+        """Moves of live batches that completed, were cancelled or re-targeted outside the
+        batch, or whose partition is gone; then the retention of ended ones. A batch that ended
+        is not reconciled any more: its stop reverted its moves in the event that stopped it
+        (or, after a failover, the load did)."""
+        now = self._now_ms()
+        for known in list(self.batches.values()):
+            b = known
+            if not b.state.unfinished:
+                continue
+            # at run time a started move back at its previous replicas was cancelled (through the
+            # legacy znode...); only at failover may it not have started at all
+            back = {
+                tp: "cancelled outside the batch"
+                for tp, m in b.in_state(MoveState.RUNNING)
+                if (seen := self._observe(tp)) is not None
+                and seen.target is None
+                and seen.replicas == m.previous
+            }
+            if back:
+                b = lifecycle.moves_cancelled(b, back, now)
+            new, reverts = reconcile(b, self._observe, now)
+            await self._update(new)
+            if reverts:
+                await self._revert(reverts, broker_requests)
+        await self._expire(now)
+
+    async def _expire(self, now_ms: int) -> None:
+        """Journals of batches that ended ``batch_retention_s`` ago (and hold no throttle to
+        restore) are deleted, with the batch."""
+        horizon = now_ms - round(self.settings.batch_retention_s * 1000)
+        for batch_id, b in sorted(self.batches.items()):
+            if b.state.unfinished or b.updated_ms > horizon or b.broker_throttles or b.topic_throttles:
+                continue
+            await self.journals.delete(batch_id)
+            del self.batches[batch_id]
+            log.info(
+                "batch %s deleted: it ended (%s) more than %.0f s ago",
+                batch_id,
+                b.state,
+                self.settings.batch_retention_s,
+            )
+
+    async def cancelled_through_api(self, tps: Collection[TopicPartition]) -> None:
+        """An API cancel of partitions, before their topic znodes are written: the moves live
+        batches run there are journaled cancelled first, so a failover in between leaves them
+        cancelled (their partition moving outside any batch until the client's retry cancels it)
+        instead of starting them again."""
+        wanted = set(tps)
+        if not wanted:
+            return
+        now = self._now_ms()
+        for b in list(self.batches.values()):
+            if not b.state.unfinished:
+                continue
+            hit = {tp: API_CANCELLED for tp, _m in b.in_state(MoveState.RUNNING) if tp in wanted}
+            if hit:
+                await self._update(lifecycle.moves_cancelled(b, hit, now))
+
+    def _leader(self, tp: TopicPartition) -> int | None:
+        li = self.ctx.states.get(tp)
+        return None if li is None else li.state.leader
+
+    def _running(self) -> list[MoveShape]:
+        shapes = []
+        for tp in self.ctx.reassigning:
+            a = self.ctx.assignment(tp)
+            if a is not None:
+                shapes.append(move_shape(tp, a.original_replicas, a.target_replicas, self._leader(tp)))
+        return shapes
+
+    def _pending_shape(self, tp: TopicPartition, move: Move) -> MoveShape | None:
+        a = self.ctx.assignment(tp)
+        if a is None or tp in self.ctx.reassigning or tp[0] in self.ctx.topics_to_delete:
+            return None  # gone, or moving outside the batch: sync decides its fate
+        return move_shape(tp, a.replicas, move.target, self._leader(tp))
+
+    def _sizes(self) -> dict[TopicPartition, int]:
+        """The pending moves' sizes as recorded at submission (the size strategies' keys)."""
+        return {
+            tp: move.size_bytes
+            for b in self.batches.values()
+            if b.state.unfinished
+            for tp, move in b.moves.items()
+            if move.state is MoveState.PENDING and move.size_bytes is not None
+        }
+
+    def _under_replicated(self) -> set[TopicPartition]:
+        out = set()
+        for topic, parts in self.ctx.assignments.items():
+            for p, a in parts.items():
+                li = self.ctx.states.get((topic, p))
+                if li is not None and len(li.state.isr) < len(a.replicas):
+                    out.add((topic, p))
+        return out
+
+    async def tick(self, broker_requests: BrokerRequestBatch) -> None:
+        """Start what the caps allow now (the journal first, then the reassignments)."""
+        if self.intake.cancel_in_place or not self.has_work:
+            return
+        queues = [q for b in self.batches.values() if (q := queue_of(b, self._pending_shape)) is not None]
+        if not any(q.pending for q in queues):
+            return
+        starts = choose_moves(
+            self._running(),
+            queues,
+            self.settings.batch_moves_in_cluster,
+            self._sizes(),
+            self._under_replicated(),
+        )
+        if not starts:
+            return
+        now = self._now_ms()
+        by_batch: dict[str, dict[TopicPartition, Replicas]] = {}
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        for start in starts:
+            a = self.ctx.assignment(start.tp)
+            move = self.batches[start.batch_id].moves[start.tp]
+            assert a is not None
+            by_batch.setdefault(start.batch_id, {})[start.tp] = a.replicas
+            updates[start.tp] = a.reassign_to(move.target)
+        for batch_id, started in by_batch.items():
+            if not await self._update(lifecycle.moves_started(self.batches[batch_id], started, now)):
+                for tp in started:  # not journaled: not started
+                    del updates[tp]
+        if not updates:
+            return
+        log.info("batches: starting %d moves", len(updates))
+        refused = await self.reassigner.reassign(updates, Source.BATCH, now, broker_requests)
+        for batch_id, started in by_batch.items():  # their topic's write would be too large
+            failed = {tp: refused[tp] for tp in started if tp in refused}
+            if failed:
+                await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now))
+
+    # --- owned throttles (batch_throttles.py) ---------------------------------------------------
+
+    async def throttles(self) -> None:
+        """Every batch's throttles as its running moves need them: set (the previous values
+        journaled first), or restored (the config first, then the journal forgets them)."""
+        await self._throttles.run()
+
+    def snapshot(self) -> Mapping[str, Batch]:
+        return dict(self.batches)
+
+    def moves_of(self, state: MoveState) -> int:
+        return sum(1 for b in self.batches.values() for _ in b.in_state(state))

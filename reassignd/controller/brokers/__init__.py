@@ -1,0 +1,1 @@
+"""Brokers registering, bouncing and failing (Kafka's onBrokerStartup and onBrokerFailure)."""

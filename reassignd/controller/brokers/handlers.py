@@ -1,0 +1,180 @@
+"""Brokers appearing, bouncing and disappearing (Kafka's onBrokerStartup and onBrokerFailure)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterable
+
+from reassignd.controller.instance.events import BrokerModified, BrokersChanged
+from reassignd.controller.instance.shared import Shared
+from reassignd.controller.reassignment.algorithm import Reassigner
+from reassignd.controller.replication import loader
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.partition_logic import after_broker_failure
+from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
+from reassignd.controller.replication.pipeline import for_each
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.topics.deletion import TopicDeleter
+from reassignd.zk import codec, paths
+
+log = logging.getLogger(__name__)
+
+
+def _after_failure(
+    replicas: tuple[int, ...], state: codec.PartitionState, live: Collection[int], epoch: int, unclean: bool
+) -> codec.PartitionState | None:
+    return after_broker_failure(replicas, state, live, epoch, unclean=unclean)
+
+
+class BrokerEvents:
+    def __init__(
+        self,
+        shared: Shared,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        elections: PartitionStateMachine,
+        reassigner: Reassigner,
+        deleter: TopicDeleter,
+    ) -> None:
+        self.shared = shared
+        self.ctx = ctx
+        self.writer = writer
+        self.elections = elections
+        self.reassigner = reassigner
+        self.deleter = deleter
+
+    async def _read_brokers(self, ids: Iterable[int]) -> dict[int, tuple[codec.BrokerRegistration, int]]:
+        shared = self.shared
+        found: dict[int, tuple[codec.BrokerRegistration, int]] = {}
+
+        async def one(b: int) -> None:
+            path = paths.broker(b)
+            read = await loader.read_broker(
+                shared.zk, b, shared.watch(path, BrokerModified(b)), shared.report
+            )
+            if read is not None:
+                found[b] = read
+
+        await for_each(ids, one)  # structured: a failed read stops the others, none outlives the event
+        return {b: found[b] for b in sorted(found)}
+
+    async def _registered(self) -> dict[int, tuple[codec.BrokerRegistration, int]]:
+        shared = self.shared
+        ids = loader.parse_ids(
+            await self.writer.children(paths.BROKER_IDS, shared.watch(paths.BROKER_IDS, BrokersChanged())),
+            paths.BROKER_IDS,
+            shared.report,
+        )
+        return await self._read_brokers(ids)
+
+    async def load(self) -> None:
+        """At failover: every registered broker is live."""
+        for reg, epoch in (await self._registered()).values():
+            self._add_live_broker(reg, epoch)
+
+    def _add_live_broker(self, reg: codec.BrokerRegistration, epoch: int) -> None:
+        self.ctx.add_broker(reg, epoch)
+        url = reg.control_url
+        if url is None:
+            log.warning(
+                "broker %d registered no CONTROL endpoint; it cannot receive control requests", reg.broker_id
+            )
+        else:
+            self.shared.channel.add_broker(reg.broker_id, url)
+
+    async def on_brokers_changed(self) -> BrokerRequestBatch | None:
+        """The brokers that failed, then those that started; the requests of the startups, to be
+        finished by the caller (they resume reassignments), or None when no broker started."""
+        ctx, shared = self.ctx, self.shared
+        current = await self._registered()
+        known = dict(ctx.broker_epochs)
+        dead = set(known) - set(current)
+        new = set(current) - set(known)
+        bounced = {b for b in set(current) & set(known) if current[b][1] > known[b]}
+        if not (dead or new or bounced):
+            return None
+        log.info("brokers changed: new %s, dead %s, bounced %s", sorted(new), sorted(dead), sorted(bounced))
+        for b in sorted(dead | bounced):
+            shared.records.emit("broker_lost", broker_id=b, bounced=b in bounced)
+        for b in sorted(new | bounced):
+            shared.records.emit(
+                "broker_registered", broker_id=b, rack=current[b][0].rack, broker_epoch=current[b][1]
+            )
+        for b in dead | bounced:
+            ctx.remove_broker(b)
+            await shared.channel.remove_broker(b)
+        if dead | bounced:
+            await self.on_broker_failure(dead | bounced)
+        for b in new | bounced:
+            reg, epoch = current[b]
+            self._add_live_broker(reg, epoch)
+        if new | bounced:
+            return await self.on_broker_startup(new | bounced)
+        return None
+
+    async def on_broker_modified(self, broker_id: int) -> None:
+        ctx = self.ctx
+        found = await self._read_brokers([broker_id])
+        if broker_id not in found or broker_id not in ctx.brokers:
+            return  # gone or new: BrokersChanged handles it
+        reg, epoch = found[broker_id]
+        if epoch != ctx.broker_epochs[broker_id]:
+            return  # bounced: BrokersChanged handles it
+        if reg != ctx.brokers[broker_id]:
+            self._add_live_broker(reg, epoch)
+            broker_requests = self.elections.broker_requests()
+            broker_requests.add_update_metadata([])
+            self.shared.send(broker_requests)
+
+    async def on_broker_failure(self, dead: Collection[int]) -> None:
+        """Kafka's onBrokerFailure: replicas on dead brokers go offline; partitions they led
+        elect a new leader (unclean when no ISR member lives and the topic allows it); dead
+        replicas leave the ISR (never emptying it)."""
+        ctx = self.ctx
+        # decided from ZooKeeper, not the cache: a leader's agent may have added a dead broker to
+        # an ISR that the controller has not read yet (Kafka reads them too)
+        dead_set = set(dead)
+        hosted = [
+            (t, p)
+            for t, parts in ctx.assignments.items()
+            for p, a in parts.items()
+            if not dead_set.isdisjoint(a.replicas)
+        ]
+        states, _ = await loader.read_states(self.shared.zk, hosted, self.shared.report)
+        for tp, fresh in states.items():
+            ctx.set_state(tp, fresh)
+        affected = [
+            tp
+            for tp in hosted
+            if (li := ctx.states.get(tp)) is not None
+            and (li.state.leader in dead_set or not dead_set.isdisjoint(li.state.isr))
+        ]
+        changed = await self.elections.elect(affected, _after_failure)
+        broker_requests = self.elections.broker_requests()
+        for tp in changed:
+            broker_requests.add_leader_and_isr(self.elections.replicas(tp), tp)
+        broker_requests.add_update_metadata(changed)
+        self.shared.send(broker_requests)
+
+    async def on_broker_startup(self, started: Collection[int]) -> BrokerRequestBatch:
+        """Kafka's onBrokerStartup: full metadata to the new brokers, the new live-broker list to
+        the others, LeaderAndIsr for the new brokers' replicas, then offline partitions online and
+        the reassignments waiting for these brokers resumed. The requests are the caller's to
+        finish (``runtime.finish``)."""
+        ctx = self.ctx
+        broker_requests = self.elections.broker_requests()
+        broker_requests.add_update_metadata(ctx.states, brokers=started)
+        broker_requests.add_update_metadata([], brokers=set(ctx.brokers) - set(started))
+        for b in started:  # full LeaderAndIsr: a bounced broker deletes its stray replicas
+            broker_requests.add_full_leader_and_isr(b)
+        live = ctx.live_broker_ids
+        needs_online = [
+            tp
+            for tp in ctx.all_partitions()
+            if (li := ctx.states.get(tp)) is None or li.state.leader not in live
+        ]
+        await self.elections.online_partitions(needs_online, broker_requests)
+        await self.reassigner.resume(self.reassigner.partitions_targeting(started), broker_requests)
+        self.deleter.on_broker_started(set(started), broker_requests)
+        return broker_requests

@@ -1,0 +1,131 @@
+"""What every part of one controller instance uses, active or standby: the settings, the ZooKeeper
+client, metrics, the event queue, the control channel, the event log, watch arming and problem
+reports. The domain parts (brokers, topics, quotas, ...) receive this object instead of
+inheriting from a common base.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from reassignd.control.protocol import ControlRequest
+from reassignd.controller.instance.channel import ControlChannel
+from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.events import ControllerEvent, event_name
+from reassignd.controller.instance.metrics import ControllerMetrics
+from reassignd.controller.model.snapshot import Problem
+from reassignd.controller.settings import ControllerSettings
+from reassignd.stream.record_log import RecordLog
+from reassignd.zk import codec, paths
+from reassignd.zk.client import WatchCallback, ZkClient
+
+log = logging.getLogger(__name__)
+
+MAX_PROBLEMS = 100
+
+
+class OutgoingRequests(Protocol):
+    """The control requests one event collected for the brokers
+    (``replication.broker_requests.BrokerRequestBatch``), sent once."""
+
+    sent: bool
+
+    def build(self) -> Mapping[int, Sequence[ControlRequest]]: ...
+
+
+class Shared:
+    """One controller instance's services (they outlive every active term)."""
+
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        zk: ZkClient,
+        metrics: ControllerMetrics,
+        clock: Callable[[], float],
+        queue: EventQueue[ControllerEvent],
+        channel: ControlChannel,
+    ) -> None:
+        self.settings = settings
+        self.zk = zk
+        self.metrics = metrics
+        self.clock = clock
+        self.queue = queue
+        self.channel = channel
+        # what this instance decided, as event records (GET /v1/events, the Kafka stream)
+        self.records = RecordLog()
+        self.problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
+        self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
+        self._armed: dict[tuple[str, str], WatchCallback] = {}
+
+    def watch(self, path: str, event: ControllerEvent) -> WatchCallback | None:
+        """A one-shot callback enqueuing ``event``, or None when one is armed on ``path`` already.
+
+        "Armed" is what the ZooKeeper client says: a callback whose read failed, found no znode
+        (data and children reads) or was dropped at a resignation no longer counts, so the next
+        read arms a fresh one instead of leaving the path unwatched."""
+        key = (event_name(event), path)
+        previous = self._armed.get(key)
+        if previous is not None and self.zk.watching(previous):
+            return None
+
+        def fire(_: str) -> None:
+            if self._armed.get(key) is fire:
+                del self._armed[key]
+            self.queue.put(event)
+
+        self._armed[key] = fire
+        return fire
+
+    def forget_watches(self) -> None:
+        """The session's watches are gone (it expired): the next reads arm new ones."""
+        self._armed.clear()
+
+    def drop_watches(self) -> None:
+        """Resigning: the active role's watches would keep enqueuing its events."""
+        self.zk.drop_watches()
+        self._armed.clear()
+
+    def report(self, path: str, reason: str, kind: str) -> None:
+        """A znode that cannot be used: logged, counted, listed in the snapshot's problems and
+        recorded as an event, once per (path, reason)."""
+        if self._new_problem(path, reason, kind):
+            log.error("malformed znode %s skipped: %s", path, reason)
+            self.metrics.decode_errors.labels(kind).inc()
+
+    def refuse(self, path: str, reason: str, kind: str) -> None:
+        """An input refused because it fails the same way every time (a deterministic failure):
+        counted each time, and logged, listed in the problems and recorded as an event once per
+        (path, reason). ``path`` is the znode (or the request) it concerns."""
+        self.metrics.refused_inputs.labels(kind).inc()
+        if self._new_problem(path, reason, kind):
+            log.warning("refused %s: %s", path, reason)
+
+    def _new_problem(self, path: str, reason: str, kind: str) -> bool:
+        if self._reported.get(path) == reason:
+            log.debug("%s still refused or skipped: %s", path, reason)
+            return False
+        self._reported[path] = reason
+        self.problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
+        self.records.emit("problem_reported", path=path, reason=reason, kind=kind)
+        return True
+
+    def decode_controller(self, data: bytes | None) -> codec.ControllerInfo | None:
+        try:
+            return codec.decode_controller(data)
+        except codec.CodecError as e:
+            self.report(paths.CONTROLLER, e.reason, "controller")
+            return None
+
+    def send(self, batch: OutgoingRequests) -> None:
+        """The requests an event collected, to each broker's queue (the last step of an event).
+        A batch goes out once: sending it again does nothing."""
+        if batch.sent:
+            return
+        batch.sent = True
+        for broker_id, requests in batch.build().items():
+            for request in requests:
+                self.channel.send(broker_id, request)

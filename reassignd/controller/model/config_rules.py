@@ -1,0 +1,174 @@
+"""The rules of IncrementalAlterConfigs, Kafka's way, and the parsing of the config values the
+controller acts on. Pure: the request and the stored config in, the new config or a refusal out.
+
+Which names a topic or a broker config accepts, which values are valid for the keys reassignd
+reads, and the merge (SET, DELETE, APPEND, SUBTRACT); ``quotas/entity_configs.py`` writes the
+result, the Kafka listener refuses a bad resource name with the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reassignd.controller.model.admin_requests import (
+    ConfigOp,
+    ConfigResource,
+    ResourceAlteration,
+    ResourceType,
+)
+from reassignd.topic_partition import topic_name_problem
+
+
+def parse_bool(value: str) -> bool | None:
+    """Kafka's ConfigDef BOOLEAN: ``true``/``false`` in any case, surrounding blanks ignored."""
+    text = value.strip().lower()
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    return None
+
+
+def parse_positive_int(value: str) -> int | None:
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        return None
+    return int(text)
+
+
+INVALID_CONFIG = 40
+INVALID_REQUEST = 42
+SIM_PREFIX = "reassignd.sim."
+
+# Kafka's topic-level configs (LogConfig, 3.x), the names kafka-configs accepts for a topic
+TOPIC_CONFIG_NAMES = frozenset(
+    {
+        "cleanup.policy",
+        "compression.type",
+        "delete.retention.ms",
+        "file.delete.delay.ms",
+        "flush.messages",
+        "flush.ms",
+        "follower.replication.throttled.replicas",
+        "index.interval.bytes",
+        "leader.replication.throttled.replicas",
+        "local.retention.bytes",
+        "local.retention.ms",
+        "max.compaction.lag.ms",
+        "max.message.bytes",
+        "message.downconversion.enable",
+        "message.format.version",
+        "message.timestamp.after.max.ms",
+        "message.timestamp.before.max.ms",
+        "message.timestamp.difference.max.ms",
+        "message.timestamp.type",
+        "min.cleanable.dirty.ratio",
+        "min.compaction.lag.ms",
+        "min.insync.replicas",
+        "preallocate",
+        "remote.storage.enable",
+        "retention.bytes",
+        "retention.ms",
+        "segment.bytes",
+        "segment.index.bytes",
+        "segment.jitter.ms",
+        "segment.ms",
+        "unclean.leader.election.enable",
+    }
+)
+# the dynamic broker configs reassignd and its agents act on (KIP-73 throttles, elections)
+BROKER_CONFIG_NAMES = frozenset(
+    {
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+        "unclean.leader.election.enable",
+        "min.insync.replicas",
+    }
+)
+_LONGS = frozenset(
+    {
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+    }
+)
+_REPLICA_LISTS = frozenset(
+    {"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"}
+)
+
+
+def resource_problem(resource: ConfigResource) -> tuple[int, str] | None:
+    if resource.type is ResourceType.TOPIC:
+        problem = topic_name_problem(resource.name)
+        return None if problem is None else (INVALID_REQUEST, problem)
+    if resource.name and (not resource.name.isascii() or not resource.name.isdigit()):
+        return (INVALID_REQUEST, f"Broker id must be an integer, got {resource.name!r}")
+    return None
+
+
+def known_name(resource_type: ResourceType, name: str) -> bool:
+    if name.startswith(SIM_PREFIX) and len(name) > len(SIM_PREFIX):
+        return True
+    return name in (TOPIC_CONFIG_NAMES if resource_type is ResourceType.TOPIC else BROKER_CONFIG_NAMES)
+
+
+def value_problem(name: str, value: str) -> str | None:
+    """Why ``value`` is not valid for ``name`` (only the keys reassignd reads are checked)."""
+    if name == "unclean.leader.election.enable" and parse_bool(value) is None:
+        return f"Invalid value {value} for configuration {name}: Expected value to be either true or false"
+    if name == "min.insync.replicas" and parse_positive_int(value) is None:
+        return f"Invalid value {value} for configuration {name}: Value must be at least 1"
+    if name in _LONGS and (not value.strip().isascii() or not value.strip().isdigit()):
+        return f"Invalid value {value} for configuration {name}: Expected a non-negative long"
+    if name in _REPLICA_LISTS and value.strip() != "*":
+        for entry in (e.strip() for e in value.split(",") if e.strip()):
+            p, sep, b = entry.partition(":")
+            if not sep or not p.isdigit() or not b.isdigit():
+                return f"Invalid value {value} for configuration {name}: expected '*' or partition:broker,..."
+    return None
+
+
+def _list_items(value: str | None) -> list[str]:
+    return [] if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def plan_alteration(
+    alteration: ResourceAlteration, config: Mapping[str, str]
+) -> dict[str, str] | tuple[int, str]:
+    """The entity's config after ``alteration``, or (error code, message). Kafka's rules: a name
+    given twice is refused, SET/APPEND/SUBTRACT need a value, APPEND/SUBTRACT only for lists."""
+    resource = alteration.resource
+    problem = resource_problem(resource)
+    if problem is not None:
+        return problem
+    names = [c.name for c in alteration.changes]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        return (INVALID_REQUEST, f"Error due to duplicate config keys : {','.join(duplicated)}")
+    new = dict(config)
+    for change in alteration.changes:
+        kind = "topic" if resource.type is ResourceType.TOPIC else "broker"
+        if not known_name(resource.type, change.name):
+            return (INVALID_CONFIG, f"Unknown {kind} config name: {change.name}")
+        if change.op is ConfigOp.DELETE:
+            new.pop(change.name, None)
+            continue
+        if change.value is None:
+            return (INVALID_REQUEST, f"Null value not supported for : {change.name}")
+        if change.op in (ConfigOp.APPEND, ConfigOp.SUBTRACT):
+            if change.name not in _REPLICA_LISTS and change.name != "cleanup.policy":
+                return (INVALID_CONFIG, f"Config value append is not allowed for config key: {change.name}")
+            items = _list_items(new.get(change.name))
+            given = _list_items(change.value)
+            if change.op is ConfigOp.APPEND:
+                items += [v for v in given if v not in items]
+            else:
+                items = [v for v in items if v not in given]
+            new[change.name] = ",".join(items)
+        else:
+            new[change.name] = change.value
+        problem_text = value_problem(change.name, new[change.name])
+        if problem_text is not None:
+            return (INVALID_CONFIG, problem_text)
+    return new

@@ -1,0 +1,115 @@
+"""Topic and broker configs (``/config/topics/<t>``, ``/config/brokers/<id>|<default>``) as
+DescribeConfigs reads them and IncrementalAlterConfigs writes them, Kafka's way: merge into the
+entity's config map and create a ``/config/changes`` notification in the same fenced multi, so
+Kafka's tools, the agents and this controller (unclean elections) follow the change.
+
+The requests and results are pure values; ``model/config_rules.py`` is the pure validation; the
+writes happen inside the controller's event loop (``ConfigWrites``, an ``AlterConfigsRequested``
+event), never from a listener.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from reassignd.controller.model.admin_requests import (
+    AlterConfigs,
+    ConfigResource,
+    ConfigResult,
+    ResourceAlteration,
+    ResourceType,
+)
+from reassignd.controller.model.config_rules import plan_alteration
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    BadVersionError,
+    Create,
+    MultiFailedError,
+    NodeExistsError,
+    Op,
+    SetData,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+Report = Callable[[str, str, str], None]
+
+UNKNOWN_TOPIC_OR_PARTITION = 3
+
+# --- the shell: reads (any instance) and writes (the event loop) -------------------------------
+
+
+async def read_configs(
+    zk: ZkClient, resources: Sequence[ConfigResource], report: Report
+) -> list[dict[str, str] | None]:
+    """Each resource's stored config (empty when absent); None when it cannot be decoded."""
+    znodes = await zk.get_many([r.path for r in resources])
+    out: list[dict[str, str] | None] = []
+    for resource, znode in zip(resources, znodes, strict=True):
+        if znode is None or not znode.data:
+            out.append({})
+            continue
+        try:
+            out.append(dict(codec.decode_entity_config(znode.data)))
+        except codec.CodecError as e:
+            report(resource.path, e.reason, "entity_config")
+            out.append(None)
+    return out
+
+
+class ConfigWrites:
+    """IncrementalAlterConfigs on the active controller: one fenced multi per resource (config
+    znode and change notification), re-read and merged again when it changed meanwhile."""
+
+    def __init__(self, zk: ZkClient, writer: ZkWriter, topic_exists: Callable[[str], bool]) -> None:
+        self.zk = zk
+        self.writer = writer
+        self.topic_exists = topic_exists
+
+    async def alter(self, request: AlterConfigs) -> tuple[ConfigResult, ...]:
+        results = []
+        for alteration in request.resources:
+            results.append(await self._alter_one(alteration, request.validate_only))
+        return tuple(results)
+
+    async def _alter_one(self, alteration: ResourceAlteration, validate_only: bool) -> ConfigResult:
+        resource = alteration.resource
+        if resource.type is ResourceType.TOPIC and not self.topic_exists(resource.name):
+            return ConfigResult(
+                resource, UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.name} does not exist."
+            )
+        path = resource.path
+        notification = codec.encode_config_change(paths.entity_path(path))
+        for _ in range(5):
+            znode = await self.zk.get_or_none(path)
+            config: dict[str, str] = {}
+            if znode is not None and znode.data:
+                try:
+                    config = dict(codec.decode_entity_config(znode.data))
+                except codec.CodecError as e:
+                    return ConfigResult(resource, -1, f"{path}: cannot decode the stored config ({e.reason})")
+            planned = plan_alteration(alteration, config)
+            if isinstance(planned, tuple):
+                return ConfigResult(resource, planned[0], planned[1])
+            if validate_only or planned == config:
+                return ConfigResult(resource)
+            data = codec.encode_entity_config(planned)
+            write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
+            try:
+                await self.writer.fenced(
+                    [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
+                )
+            except MultiFailedError as e:
+                if not isinstance(e.cause, BadVersionError | NodeExistsError):
+                    raise
+                continue
+            log.info(
+                "configs of %s changed: %s",
+                paths.entity_path(path),
+                sorted(c.name for c in alteration.changes),
+            )
+            return ConfigResult(resource)
+        return ConfigResult(resource, -1, f"{path} kept changing while being altered; try again")

@@ -1,0 +1,331 @@
+"""Kafka's partition reassignment (KIP-455, ``KafkaController.onPartitionReassignment``), batched.
+
+One call handles many partitions: phase U (new assignment; replicas no longer in RS stopped and
+deleted at once), the completion test (TRS ⊆ ISR, ISR read from ZooKeeper), phase A (leader
+epoch bump, LeaderAndIsr to ORS and AR, AR started) and phase B (leader moved into TRS, RR out of
+the ISR, stopped and deleted, topic znode written last). ZooKeeper writes are grouped: each topic
+znode once per phase, partition state writes pipelined.
+
+reassignd goes further than Kafka in one place, and says so: the phase-B leader move and the
+removal of RR from the ISR are one state write per partition (the end state is Kafka's: leader in
+TRS, ISR ∩ RR = ∅, leader epoch strictly increased) instead of one write per removed replica.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from reassignd.controller.model.requests import Source
+from reassignd.controller.replication import loader, topic_write
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
+from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.partition_logic import NO_LEADER
+from reassignd.controller.replication.pipeline import for_each
+from reassignd.controller.replication.record_changes import state_changes
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import codec, paths
+from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
+
+log = logging.getLogger(__name__)
+
+_PLACEHOLDER_TOPIC_ID = "A" * 22  # the size of the topic id a topic without one gets when written
+
+# More partitions than this are read in bulk and their watches armed with SetWatches (two round
+# trips); fewer, one read each with its watch (one round trip, pipelined).
+_READ_ONE_BY_ONE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentMeta:
+    source: Source
+    started_at_ms: int | None
+
+
+class Reassigner:
+    """The reassignment algorithm over one active controller's context and writer."""
+
+    def __init__(
+        self,
+        zk: ZkClient,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        watch_state: Callable[[TopicPartition], WatchCallback | None],
+        report: loader.Report,
+        refuse: loader.Report | None = None,
+    ) -> None:
+        self.zk = zk
+        self.ctx = ctx
+        self.writer = writer
+        self._watch_state = watch_state
+        self._report = report
+        self._refuse = refuse if refuse is not None else report
+        self.meta: dict[TopicPartition, ReassignmentMeta] = {}
+        self.completed: list[TopicPartition] = []  # of the current event, for the legacy znode
+        # of the current event: partitions a removal left without a leader (the event's end elects)
+        self.leaderless: set[TopicPartition] = set()
+        # during the failover load: the zxid before the bulk read of every state (see refresh_states)
+        self.states_read_since: int | None = None
+
+    # --- entry points -----------------------------------------------------------------------------
+
+    async def reassign(
+        self,
+        updates: Mapping[TopicPartition, ReplicaAssignment],
+        source: Source,
+        now_ms: int | None,
+        broker_requests: BrokerRequestBatch,
+    ) -> dict[TopicPartition, str]:
+        """Kafka's onPartitionReassignment for every partition of ``updates`` (new full
+        assignments, already validated). Returns the partitions refused, with the reason: those
+        whose move would make their topic's write larger than ZooKeeper takes (the others of
+        the topic proceed)."""
+        ctx = self.ctx
+        changed = {tp: new for tp, new in updates.items() if ctx.assignment(tp) != new}
+        refused = self._too_large(changed)
+        if refused:
+            changed = {tp: a for tp, a in changed.items() if tp not in refused}
+            updates = {tp: a for tp, a in updates.items() if tp not in refused}
+        dropped: dict[TopicPartition, tuple[int, ...]] = {}
+        for tp, new in changed.items():
+            old = ctx.assignment(tp)
+            if old is not None:
+                gone = tuple(r for r in old.replicas if r not in new.replicas)
+                if gone:
+                    dropped[tp] = gone
+        # Phase U: the topic znodes (one write per topic), then memory.
+        await self.writer.write_assignments(changed)
+        await self._remove_replicas(dropped, broker_requests)
+        for tp, new in updates.items():
+            if new.is_being_reassigned:
+                if tp not in self.meta or tp in changed:
+                    self.meta[tp] = ReassignmentMeta(source, now_ms)
+            else:
+                self.meta.pop(tp, None)
+        await self._advance(list(updates), broker_requests)
+        return refused
+
+    def oversized(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> dict[TopicPartition, str]:
+        """What :meth:`reassign` would refuse of ``updates`` for its size, before anything is
+        written (for callers that write something of their own first)."""
+        return self._too_large({tp: a for tp, a in updates.items() if self.ctx.assignment(tp) != a})
+
+    def _too_large(self, changed: Mapping[TopicPartition, ReplicaAssignment]) -> dict[TopicPartition, str]:
+        """The moves of ``changed`` that do not fit in their topic's write (topic_write.fit),
+        each with the reason; reported once per topic."""
+        ctx = self.ctx
+        by_topic: dict[str, dict[int, ReplicaAssignment]] = {}
+        for (topic, p), a in changed.items():
+            by_topic.setdefault(topic, {})[p] = a
+        refused: dict[TopicPartition, str] = {}
+        for topic, parts in by_topic.items():
+            before = ctx.assignments.get(topic, {})
+            topic_id = ctx.topic_ids.get(topic) or _PLACEHOLDER_TOPIC_ID
+            fitted = topic_write.fit(before, ctx.origins.get(topic, {}), parts, topic_id)
+            if not fitted.refused:
+                continue
+            reason = (
+                f"moving these {len(parts)} partitions of {topic} at once would make its topic znode "
+                f"and exact-origins record {fitted.size} bytes, over the {topic_write.WRITE_BUDGET_BYTES} "
+                f"ZooKeeper takes in one request; {len(fitted.refused)} of them refused (move fewer at once)"
+            )
+            self._refuse(paths.topic(topic), reason, "topic_znode_size")
+            for p in fitted.refused:
+                refused[(topic, p)] = reason
+        return refused
+
+    async def check(self, tps: Iterable[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+        """Completion check for reassigning partitions whose ISR may have changed."""
+        reassigning = [tp for tp in tps if tp in self.ctx.reassigning]
+        if reassigning:
+            await self._advance(reassigning, broker_requests, phase_a=False)
+
+    async def resume(self, tps: Iterable[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+        """Failover, or a target broker came back: run the algorithm again on the current
+        assignment (phase A resends LeaderAndIsr; adding replicas keep the bytes they have)."""
+        todo = [tp for tp in tps if tp in self.ctx.reassigning]
+        for tp in todo:
+            self.meta.setdefault(tp, ReassignmentMeta(Source.API, None))
+        if todo:
+            await self._advance(todo, broker_requests)
+
+    # --- the algorithm ------------------------------------------------------------------------------
+
+    async def _advance(
+        self, tps: list[TopicPartition], broker_requests: BrokerRequestBatch, *, phase_a: bool = True
+    ) -> None:
+        ctx = self.ctx
+        await self.refresh_states(tps)
+        complete: list[TopicPartition] = []
+        incomplete: list[TopicPartition] = []
+        for tp in tps:
+            a = ctx.assignment(tp)
+            li = ctx.states.get(tp)
+            if a is None:
+                continue
+            if li is None:
+                log.warning("partition %s-%d has no state; its reassignment waits for it to come online", *tp)
+                continue
+            (complete if a.is_complete(li.state.isr) else incomplete).append(tp)
+        if incomplete and phase_a:
+            await self._phase_a(incomplete, broker_requests)
+        if complete:
+            await self._phase_b(complete, broker_requests)
+
+    async def refresh_states(self, tps: list[TopicPartition]) -> None:
+        """Read the state znodes (the ISR from ZooKeeper, not the cache), arming a data watch on
+        each reassigning partition (PartitionReassignmentIsrChange).
+
+        A few partitions are read one by one, each with its watch. Many are read in bulk
+        (multiRead, which arms no watch) and their watches armed afterwards with SetWatches,
+        relative to the zxid seen before the read: ZooKeeper fires at once for any state changed
+        since, exactly as if each had been read with a watch then. During the failover load every
+        state was just read that way (``states_read_since``), so only the watches are armed. A
+        fired watch's event re-reads the state; a write that meets a newer version re-reads and
+        decides again (ZkWriter.update_states)."""
+        if self.states_read_since is not None:
+            await self._watch_states(tps, self.states_read_since)
+        elif len(tps) > _READ_ONE_BY_ONE:
+            since = self.zk.last_zxid
+            states, malformed = await loader.read_states(self.zk, tps, self._report)
+            for tp, li in states.items():
+                self._update_state(tp, li)
+            await self._watch_states([tp for tp in tps if tp in states or tp in malformed], since)
+        else:
+            await for_each(tps, self._read_state)
+
+    async def _watch_states(self, tps: list[TopicPartition], since: int) -> None:
+        reassigning = self.ctx.reassigning
+        watches = {
+            paths.partition_state(*tp): callback
+            for tp in tps
+            if tp in reassigning and (callback := self._watch_state(tp)) is not None
+        }
+        if watches:
+            await self.zk.watch_data_since(watches, since)
+
+    async def _read_state(self, tp: TopicPartition) -> None:
+        watch = self._watch_state(tp) if tp in self.ctx.reassigning else None
+        path = paths.partition_state(*tp)
+        try:
+            znode = await self.zk.get(path, watch=watch)
+        except NoNodeError:
+            return
+        li = loader.decode_state(path, znode.data, znode.stat.version, self._report)
+        if li is not None:
+            self._update_state(tp, li)
+
+    def _update_state(self, tp: TopicPartition, li: LeaderIsr) -> None:
+        before = self.ctx.states.get(tp)
+        self.ctx.set_state(tp, li)
+        if before is not None and before.version != li.version:  # a broker changed it
+            for kind, fields in state_changes(tp, before.state, li.state):
+                self.writer.records.emit(kind, **fields, by="broker")
+
+    async def _phase_a(self, tps: list[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+        """Not complete yet: bump the leader epoch (same leader and ISR), send LeaderAndIsr with
+        RS/AR/RR to ORS and to AR (``is_new``), UpdateMetadata to every live broker."""
+        epoch = self.ctx.epoch
+        await self.writer.update_states(
+            tps,
+            lambda tp, li: codec.PartitionState(
+                li.state.leader, li.state.leader_epoch + 1, epoch, li.state.isr
+            ),
+        )
+        for tp in tps:
+            a = self.ctx.assignment(tp)
+            assert a is not None
+            broker_requests.add_leader_and_isr(a.original_replicas, tp)
+            broker_requests.add_leader_and_isr(a.adding, tp, is_new=True)
+        broker_requests.add_update_metadata(tps)
+
+    async def _phase_b(self, tps: list[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+        """Complete: leader into TRS (first live ISR member of TRS when it must move), RR out of
+        the ISR in the same write, RR stopped and deleted, topic znode with RS = TRS last."""
+        ctx = self.ctx
+        live = ctx.live_broker_ids
+        before = {tp: a for tp in tps if (a := ctx.assignment(tp)) is not None}
+
+        def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState | None:
+            a = before[tp]
+            s = li.state
+            if not a.is_complete(s.isr):
+                return None  # re-read after a conflict: the ISR no longer holds TRS; not yet
+            trs, rr = a.target_replicas, set(a.removing)
+            isr = tuple(r for r in s.isr if r not in rr) or s.isr
+            leader = s.leader
+            if leader not in trs or leader not in live:
+                candidates = [r for r in trs if r in live and r in s.isr]
+                if candidates:
+                    leader = candidates[0]
+                else:
+                    log.error("no live in-sync replica of %s-%d in its target %s to lead it", *tp, list(trs))
+                    leader = NO_LEADER if leader in rr or leader not in live else leader
+            return codec.PartitionState(leader, s.leader_epoch + 1, ctx.epoch, isr)
+
+        # only partitions whose final state was written complete: one whose write was given up
+        # (it kept changing under us) or that is no longer complete stays moving, and a later
+        # ISR change checks it again
+        written = set(await self.writer.update_states(list(before), decide))
+        before = {tp: a for tp, a in before.items() if tp in written}
+        if not before:
+            return
+        for tp, a in before.items():
+            for r in a.removing:
+                broker_requests.add_stop_replica(r, tp, delete=True)
+        await self.writer.write_assignments({tp: a.completed() for tp, a in before.items()})
+        for tp, a in before.items():
+            broker_requests.add_leader_and_isr(a.target_replicas, tp)
+            self.meta.pop(tp, None)
+            self.completed.append(tp)
+            log.info("reassignment of %s-%d completed: %s", tp[0], tp[1], list(a.target_replicas))
+        broker_requests.add_update_metadata(before)
+
+    async def _remove_replicas(
+        self, dropped: Mapping[TopicPartition, tuple[int, ...]], broker_requests: BrokerRequestBatch
+    ) -> None:
+        """Replicas leaving RS outside phase B (a re-target or a cancel): Offline (out of the
+        ISR, which never empties), then StopReplica with delete. When the leader is one of them
+        the first live ISR member of the new RS leads at once (Kafka would leave the partition
+        without a leader until some later election); with none, the leader is −1 and the event's
+        end elects (unclean if the topic allows it)."""
+        if not dropped:
+            return
+        ctx = self.ctx
+        epoch = ctx.epoch
+        live = ctx.live_broker_ids
+
+        def decide(tp: TopicPartition, li: LeaderIsr) -> codec.PartitionState | None:
+            gone = set(dropped[tp])
+            s = li.state
+            if s.leader not in gone and not gone & set(s.isr):
+                return None
+            isr = tuple(r for r in s.isr if r not in gone) or s.isr
+            leader = s.leader
+            if leader in gone:
+                a = ctx.assignment(tp)
+                rs = a.replicas if a is not None else ()
+                candidates = [r for r in rs if r in live and r in isr and r not in gone]
+                leader = candidates[0] if candidates else NO_LEADER
+            if leader == NO_LEADER:
+                self.leaderless.add(tp)
+            return codec.PartitionState(leader, s.leader_epoch + 1, epoch, isr)
+
+        await self.refresh_states(list(dropped))
+        await self.writer.update_states(list(dropped), decide)
+        for tp, replicas in dropped.items():
+            for r in replicas:
+                broker_requests.add_stop_replica(r, tp, delete=True)
+
+    # --- views --------------------------------------------------------------------------------------
+
+    def partitions_targeting(self, brokers: Collection[int]) -> list[TopicPartition]:
+        out = []
+        for tp in self.ctx.reassigning:
+            a = self.ctx.assignment(tp)
+            if a is not None and any(b in a.target_replicas for b in brokers):
+                out.append(tp)
+        return out

@@ -1,0 +1,510 @@
+"""Where reassignments come from: the HTTP API (Alter/Cancel) and the legacy znode.
+
+Kafka's ``onApiPartitionReassignment`` / ``processZkPartitionReassignment`` /
+``maybeRemoveFromZkReassignment``, handing the validated new assignments to the
+:class:`~reassignd.controller.reassignment.algorithm.Reassigner`. The latest request for a partition wins:
+an API request removes the partition from ``/admin/reassign_partitions``; at failover the znode
+is applied first.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+
+from reassignd.controller.model.requests import (
+    AlterReassignments,
+    AlterResult,
+    CancelMode,
+    CancelReassignments,
+    PartitionResult,
+    Source,
+)
+from reassignd.controller.reassignment.algorithm import Reassigner
+from reassignd.controller.reassignment.validation import (
+    cancelled_assignment,
+    in_origin_order,
+    replica_list_error,
+    revert_needs_unclean_election,
+    unclean_retarget_error,
+    validate_target,
+)
+from reassignd.controller.replication import loader
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.topic_configs import read_topic_configs
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.errors import (
+    InvalidReplicaAssignment,
+    ReassigndError,
+    ReassignmentCancelInPlace,
+    UnknownTopicOrPartition,
+)
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    Create,
+    Delete,
+    MultiFailedError,
+    NoNodeError,
+    Op,
+    SetData,
+    WatchCallback,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+LegacyEntries = tuple[codec.LegacyReassignmentEntry, ...]
+LEGACY_CHUNK_BYTES = 900 * 1024
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _result_order(request: AlterReassignments) -> list[TopicPartition]:
+    """The order of a request's results: each partition once, where it was last named (the last
+    one wins, in its own position)."""
+    order: dict[TopicPartition, None] = {}
+    for tp, _ in request.targets:
+        order.pop(tp, None)
+        order[tp] = None
+    return list(order)
+
+
+class Intake:
+    # called with the partitions an API request cancels, before their topic znodes are written
+    # (the batch executor journals the moves it runs there first; set by active.build)
+    before_api_cancel: Callable[[Collection[TopicPartition]], Awaitable[None]] | None = None
+
+    def __init__(
+        self,
+        zk: ZkClient,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        reassigner: Reassigner,
+        watch_legacy: Callable[[], WatchCallback | None],
+        watch_extra: Callable[[], WatchCallback | None],
+        watch_cancel: Callable[[], WatchCallback | None],
+        report: Callable[[str, str, str], None],
+    ) -> None:
+        self.zk = zk
+        self.ctx = ctx
+        self.writer = writer
+        self.reassigner = reassigner
+        self._watch_legacy = watch_legacy
+        self._report = report
+        self._watch_extra = watch_extra
+        self._watch_cancel = watch_cancel
+        self._legacy_czxid: int | None = None
+        # the pending legacy set (KIP-236: with original_replicas), persisted by _persist
+        self.legacy: dict[TopicPartition, codec.LegacyReassignmentEntry] = {}
+        self.cancel_in_place = False
+        self.request_partitions: set[TopicPartition] = set()  # moved by KIP-236 requests
+        # the last legacy-format znode decoded: (path, its bytes, its entries)
+        self._last_decoded: tuple[str, bytes | None, LegacyEntries] | None = None
+
+    # --- the API ------------------------------------------------------------------------------------
+
+    async def refused_reverts(
+        self, originals: Mapping[TopicPartition, Sequence[int]], *, read: bool = True
+    ) -> set[TopicPartition]:
+        """The unclean-election safety rule of every cancel path (API, bulk, the cancel znode,
+        sequenced requests): the partitions of ``originals`` whose revert to those replicas would
+        need an unclean leader election — none of them in the ISR, read from ZooKeeper now, not
+        from the cache (``read=False``: the caller just read them) — while their topic (or the
+        broker default) does not allow one."""
+        if not originals:
+            return set()
+        if read:
+            states, _ = await loader.read_states(self.zk, list(originals), self._report)
+            for tp, fresh in states.items():
+                self.ctx.set_state(tp, fresh)
+        needing = {
+            tp for tp, original in originals.items() if revert_needs_unclean_election(original, self._isr(tp))
+        }
+        if not needing:
+            return set()
+        configs = await read_topic_configs(self.zk, {t for t, _ in needing}, self._report)
+        return {tp for tp in needing if not configs.unclean_leader_election(tp[0])}
+
+    def _isr(self, tp: TopicPartition) -> tuple[int, ...]:
+        li = self.ctx.states.get(tp)
+        return li.state.isr if li is not None else ()
+
+    async def alter(self, request: AlterReassignments, broker_requests: BrokerRequestBatch) -> AlterResult:
+        ctx = self.ctx
+        targets: dict[TopicPartition, tuple[int, ...] | None] = {}
+        for tp, target in request.targets:
+            targets.pop(tp, None)  # the last one wins, in its own position
+            targets[tp] = target
+        errors: dict[TopicPartition, ReassigndError] = {}
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        live = ctx.live_broker_ids
+        # A stop keeps the adding replicas in the ISR, a re-target must keep an in-sync copy: both
+        # decide on the ISR read from ZooKeeper now, not on the cache (a group commit passes
+        # queued ISR notifications, so the cache may be behind what the brokers wrote)
+        await self.reassigner.refresh_states(
+            [tp for tp in targets if (a := ctx.assignment(tp)) is not None and a.is_being_reassigned]
+        )
+        refused: set[TopicPartition] = set()
+        if request.mode is CancelMode.CANCEL:
+            refused = await self.refused_reverts(
+                {
+                    tp: a.original_replicas
+                    for tp, target in targets.items()
+                    if target is None and (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
+                },
+                read=False,
+            )
+        # the same rule for re-targets: a new RS keeping no replica of the ISR
+        retargets = {
+            tp: new.replicas
+            for tp, target in targets.items()
+            if target is not None
+            and (a := ctx.assignment(tp)) is not None
+            and a.is_being_reassigned
+            and replica_list_error(target) is None
+            and revert_needs_unclean_election((new := a.reassign_to(target)).replicas, self._isr(tp))
+        }
+        refused_retargets = await self.refused_reverts(retargets, read=False)
+        for tp, target in targets.items():
+            current = ctx.assignment(tp)
+            outcome: ReplicaAssignment | ReassigndError | None
+            if (
+                target is None
+                and current is not None
+                and current.is_being_reassigned
+                and tp[0] in ctx.topics_to_delete
+            ):
+                # Kafka's maybeTriggerPartitionReassignment: a topic queued for deletion takes no
+                # reassignment, a cancel included
+                outcome = UnknownTopicOrPartition("The partition does not exist.")
+            elif target is None:
+                li = ctx.states.get(tp)
+                outcome = cancelled_assignment(
+                    tp[0],
+                    tp[1],
+                    current,
+                    li.state.isr if li else (),
+                    request.mode,
+                    unclean_allowed=tp not in refused,
+                )
+                if isinstance(outcome, ReplicaAssignment) and current is not None:
+                    legacy = self.legacy.get(tp)
+                    origin = ctx.origin(tp) or (legacy.original_replicas if legacy is not None else None)
+                    outcome = in_origin_order(outcome, current, origin)
+                if tp in refused:
+                    log.warning(
+                        "cancel of %s-%d refused: no original replica %s is in the ISR %s and the topic does "
+                        "not allow unclean leader election",
+                        tp[0],
+                        tp[1],
+                        list(current.original_replicas) if current else [],
+                        list(li.state.isr) if li else [],
+                    )
+            elif self.cancel_in_place:
+                outcome = ReassignmentCancelInPlace()
+            else:
+                deleting = tp[0] in ctx.topics_to_delete
+                outcome = validate_target(target, current, live, topic_deleting=deleting)
+                if outcome is None and tp in refused_retargets:
+                    outcome = unclean_retarget_error(tp[0], tp[1], target)
+                if outcome is None:
+                    assert current is not None
+                    outcome = current.reassign_to(target)
+            if isinstance(outcome, ReassigndError):
+                errors[tp] = outcome
+            else:
+                updates[tp] = outcome
+        for tp, reason in self.reassigner.oversized(updates).items():
+            errors[tp] = InvalidReplicaAssignment(reason)
+            del updates[tp]
+        if self.before_api_cancel is not None:
+            await self.before_api_cancel(
+                [tp for tp, target in targets.items() if target is None and tp in updates]
+            )
+        await self.remove_from_legacy(lambda tp, _replicas: tp in updates)
+        for tp, reason in (
+            await self.reassigner.reassign(updates, Source.API, now_ms(), broker_requests)
+        ).items():
+            errors[tp] = InvalidReplicaAssignment(reason)
+        return AlterResult(
+            tuple(
+                PartitionResult(tp[0], tp[1], e.error_code, e.message)
+                if (e := errors.get(tp)) is not None
+                else PartitionResult(tp[0], tp[1])
+                for tp in targets
+            )
+        )
+
+    async def alter_group(
+        self, requests: Sequence[AlterReassignments], broker_requests: BrokerRequestBatch
+    ) -> list[AlterResult]:
+        """Requests of one cancel mode naming disjoint partitions, handled as one (one round of
+        ZooKeeper writes for all): each partition's outcome depends only on its own target and
+        the cluster, so each request gets the results it would have got alone."""
+        if len(requests) == 1:
+            return [await self.alter(requests[0], broker_requests)]
+        merged = AlterReassignments(tuple(t for r in requests for t in r.targets), requests[0].mode)
+        by_partition = {
+            (r.topic, r.partition): r for r in (await self.alter(merged, broker_requests)).results
+        }
+        return [AlterResult(tuple(by_partition[tp] for tp in _result_order(r))) for r in requests]
+
+    async def cancel(self, request: CancelReassignments, broker_requests: BrokerRequestBatch) -> AlterResult:
+        """DELETE: one partition (its result, 85 when not moving), a topic's or every moving
+        partition (one entry each)."""
+        ctx = self.ctx
+        if request.topic is not None and request.partition is not None:
+            chosen = [(request.topic, request.partition)]
+        else:
+            chosen = sorted(tp for tp in ctx.reassigning if request.topic is None or tp[0] == request.topic)
+        return await self.alter(
+            AlterReassignments(tuple((tp, None) for tp in chosen), request.mode), broker_requests
+        )
+
+    # --- the legacy znode (and KIP-236's extra and cancel znodes) -----------------------------------
+
+    async def _read_entries(self, path: str, watch: WatchCallback | None) -> tuple[LegacyEntries, int] | None:
+        """(entries, czxid) of a legacy-format znode; None when absent or malformed (reported;
+        the znode is left for its owner to fix, as Kafka does)."""
+        znode = await self.zk.get_or_none(path, watch=watch)
+        if znode is None:
+            return None
+        last = self._last_decoded
+        if last is not None and last[0] == path and last[1] == znode.data:
+            return last[2], znode.stat.czxid  # the same bytes as last read: a failover reads it twice
+        try:
+            entries = codec.decode_legacy_reassignment(znode.data)
+        except codec.CodecError as e:
+            self._report(path, e.reason, "legacy_reassignment")
+            return None
+        self._last_decoded = (path, znode.data, entries)
+        return entries, znode.stat.czxid
+
+    async def _read_overflow(self) -> LegacyEntries:
+        """Legacy entries that did not fit in /admin/reassign_partitions (see _persist)."""
+        children = (
+            await self.zk.children(paths.LEGACY_OVERFLOW)
+            if await self.zk.exists(paths.LEGACY_OVERFLOW)
+            else []
+        )
+        entries: list[codec.LegacyReassignmentEntry] = []
+        for name in sorted(children):
+            read = await self._read_entries(f"{paths.LEGACY_OVERFLOW}/{name}", None)
+            if read is not None:
+                entries.extend(read[0])
+        return tuple(entries)
+
+    def _refused_while_cancelling(self, path: str) -> bool:
+        if self.cancel_in_place:
+            log.warning("%s left untouched: /admin/reassign_cancel is in place", path)
+            self._report(
+                path, "refused: a reassignment cancellation (/admin/reassign_cancel) is in place", "refused"
+            )
+            return True
+        return False
+
+    async def _start_entries(
+        self, entries: LegacyEntries, broker_requests: BrokerRequestBatch, *, merge: bool
+    ) -> None:
+        """Start legacy-format entries (no validation beyond the replica list, as Kafka): a
+        partition already pending is re-targeted relative to its original replicas."""
+        ctx = self.ctx
+        latest: dict[TopicPartition, codec.LegacyReassignmentEntry] = {}
+        for e in entries:
+            latest.pop((e.topic, e.partition), None)
+            latest[(e.topic, e.partition)] = e
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp, e in latest.items():
+            current = ctx.assignment(tp)
+            if current is None or tp[0] in ctx.topics_to_delete:
+                reason = "The partition does not exist."
+            elif (error := replica_list_error(e.replicas)) is not None:
+                reason = error.message or error.error_name
+            elif tp in self.request_partitions:
+                reason = "it is being reassigned through /admin/reassignment_requests (KIP-236); ignored"
+            else:
+                updates[tp] = current.reassign_to(e.replicas)
+                # the replicas before this move, in their own order, for a KIP-236 rollback
+                known = self.legacy.get(tp)
+                original = (
+                    known.original_replicas
+                    if merge and known is not None and known.original_replicas
+                    else e.original_replicas or current.original_replicas
+                )
+                self.legacy[tp] = codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
+                continue
+            log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
+        refused = await self.reassigner.reassign(updates, Source.ZK, now_ms(), broker_requests)
+        for tp, reason in refused.items():
+            # dropped from the pending set, so from the znode too (reported per topic already)
+            log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
+            self.legacy.pop(tp, None)
+        for tp in self.reassigner.completed:
+            entry = self.legacy.get(tp)
+            a = ctx.assignment(tp)
+            if entry is not None and a is not None and a.replicas == entry.replicas:
+                del self.legacy[tp]
+        await self._persist()
+
+    async def load_pending(self) -> None:
+        """Failover: know the pending legacy set (with the ``original_replicas`` an earlier
+        controller recorded) before anything acts on it, so a cancel znode found at failover
+        rolls these moves back instead of letting them resume forward. Starts nothing."""
+        read = await self._read_entries(paths.REASSIGN_PARTITIONS, None)
+        if read is None:
+            return
+        for e in read[0] + await self._read_overflow():
+            current = self.ctx.assignment((e.topic, e.partition))
+            if current is None:
+                continue
+            original = e.original_replicas or current.original_replicas
+            self.legacy[(e.topic, e.partition)] = codec.LegacyReassignmentEntry(
+                e.topic, e.partition, e.replicas, original
+            )
+
+    async def on_legacy_znode(self, broker_requests: BrokerRequestBatch) -> None:
+        """ZkPartitionReassignment: a new /admin/reassign_partitions starts its entries; entries
+        that cannot start are dropped from the znode with a logged reason; accepted ones get
+        ``original_replicas`` recorded (KIP-236)."""
+        read = await self._read_entries(paths.REASSIGN_PARTITIONS, self._watch_legacy())
+        if read is None:
+            self._legacy_czxid = None
+            return
+        entries, czxid = read
+        if czxid == self._legacy_czxid:
+            return  # a data change of a znode already applied (creation is what counts)
+        if self._refused_while_cancelling(paths.REASSIGN_PARTITIONS):
+            return
+        self._legacy_czxid = czxid
+        await self._start_entries(entries + await self._read_overflow(), broker_requests, merge=False)
+
+    async def on_extra_znode(self, broker_requests: BrokerRequestBatch) -> None:
+        """KIP-236 /admin/reassign_partitions_extra: merged into the pending legacy set and
+        started while others are in flight; deleted once merged."""
+        read = await self._read_entries(paths.REASSIGN_PARTITIONS_EXTRA, self._watch_extra())
+        if read is None or self._refused_while_cancelling(paths.REASSIGN_PARTITIONS_EXTRA):
+            return
+        await self._start_entries(read[0], broker_requests, merge=True)
+        await self._delete_quietly(paths.REASSIGN_PARTITIONS_EXTRA)
+        await self.zk.exists(paths.REASSIGN_PARTITIONS_EXTRA, watch=self._watch_extra())
+
+    async def on_cancel_znode(self, broker_requests: BrokerRequestBatch) -> None:
+        """KIP-236 /admin/reassign_cancel: its creation rolls back every pending legacy
+        reassignment to its ``original_replicas``; while it exists nothing new starts; its
+        deletion (by a client, never by the controller) lets the refused submissions run."""
+        exists = await self.zk.exists(paths.REASSIGN_CANCEL, watch=self._watch_cancel()) is not None
+        if exists and not self.cancel_in_place:
+            self.cancel_in_place = True
+            await self._rollback(broker_requests)
+        elif not exists and self.cancel_in_place:
+            self.cancel_in_place = False
+            log.info("/admin/reassign_cancel removed: reassignments may start again")
+            self._legacy_czxid = None
+            await self.on_legacy_znode(broker_requests)
+            await self.on_extra_znode(broker_requests)
+
+    async def _rollback(self, broker_requests: BrokerRequestBatch) -> None:
+        ctx = self.ctx
+        if not self.legacy:
+            return  # nothing pending (a legacy znode written meanwhile stays untouched)
+        originals: dict[TopicPartition, tuple[int, ...]] = {}
+        for tp, entry in sorted(self.legacy.items()):
+            current = ctx.assignment(tp)
+            if current is None or not current.is_being_reassigned:
+                continue
+            originals[tp] = tuple(entry.original_replicas or current.original_replicas)
+        refused = await self.refused_reverts(originals)
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp, original in originals.items():
+            if tp in refused:
+                log.warning("%s-%d not rolled back: it would require an unclean leader election", *tp)
+                self._report(
+                    paths.REASSIGN_CANCEL,
+                    f"{tp[0]}-{tp[1]} not rolled back: it would require an unclean leader election",
+                    "rollback",
+                )
+                continue
+            updates[tp] = ReplicaAssignment(original)
+        log.warning("rolling back %d legacy reassignments (/admin/reassign_cancel)", len(updates))
+        await self.reassigner.reassign(updates, Source.ZK, now_ms(), broker_requests)
+        self.legacy = {tp: e for tp, e in self.legacy.items() if tp not in updates}
+        await self._persist()
+
+    async def _delete_quietly(self, path: str) -> None:
+        try:
+            await self.writer.fenced([Delete(path)])
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NoNodeError):
+                raise
+
+    async def _persist(self) -> None:
+        """Write the pending legacy set to /admin/reassign_partitions (deleted when empty, and
+        its creation watch re-armed). What does not fit under ZooKeeper's 1 MiB goes to
+        /reassignd/legacy_overflow/chunk_N (under /reassignd, reassignd's own state)."""
+        entries = tuple(self.legacy[tp] for tp in sorted(self.legacy))
+        chunks: list[LegacyEntries] = []
+        rest = entries
+        while rest:
+            n = len(rest)
+            while n > 1 and len(codec.encode_legacy_reassignment(rest[:n])) > LEGACY_CHUNK_BYTES:
+                n = max(
+                    1, min(n - 1, n * LEGACY_CHUNK_BYTES // len(codec.encode_legacy_reassignment(rest[:n])))
+                )
+            chunks.append(rest[:n])
+            rest = rest[n:]
+        if await self.zk.exists(paths.LEGACY_OVERFLOW) is not None:
+            old = [f"{paths.LEGACY_OVERFLOW}/{c}" for c in await self.zk.children(paths.LEGACY_OVERFLOW)]
+            await self.writer.fenced([*(Delete(p) for p in old), Delete(paths.LEGACY_OVERFLOW)])
+        if not chunks:
+            await self._delete_quietly(paths.REASSIGN_PARTITIONS)
+            self._legacy_czxid = None
+            await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
+            return
+        data = codec.encode_legacy_reassignment(chunks[0])
+        current = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS)
+        if current is not None and current.data == data:
+            # already these bytes (a failover resuming what the last controller recorded): no
+            # write, so no version step and no data watch fired for nothing
+            self._legacy_czxid = current.stat.czxid
+        else:
+            if current is None:
+                await self.writer.fenced([Create(paths.REASSIGN_PARTITIONS, data)])
+            else:
+                await self.writer.fenced([SetData(paths.REASSIGN_PARTITIONS, data, -1)])
+            stat = await self.zk.exists(paths.REASSIGN_PARTITIONS)
+            self._legacy_czxid = stat.czxid if stat is not None else None
+        if len(chunks) > 1:
+            ops: list[Op] = [Create(paths.LEGACY_OVERFLOW)]
+            ops += [
+                Create(f"{paths.LEGACY_OVERFLOW}/chunk_{i:04d}", codec.encode_legacy_reassignment(c))
+                for i, c in enumerate(chunks[1:])
+            ]
+            await self.writer.fenced(ops)
+
+    async def remove_from_legacy(
+        self, should_remove: Callable[[TopicPartition, tuple[int, ...]], bool]
+    ) -> None:
+        """Kafka's maybeRemoveFromZkReassignment."""
+        gone = [tp for tp, e in self.legacy.items() if should_remove(tp, e.replicas)]
+        if not gone:
+            return
+        for tp in gone:
+            del self.legacy[tp]
+        await self._persist()
+
+    async def after_completions(self) -> None:
+        """Drop completed partitions from the legacy set when its target for them equals the
+        completed TRS."""
+        done = {tp: a.replicas for tp in self.reassigner.completed if (a := self.ctx.assignment(tp))}
+        self.reassigner.completed.clear()
+        if done and self.legacy:
+            await self.remove_from_legacy(lambda tp, replicas: done.get(tp) == replicas)
+
+    def legacy_partitions(self) -> set[TopicPartition]:
+        return set(self.legacy)

@@ -1,0 +1,263 @@
+"""KIP-236's sequenced request protocol (docs/design.md, "KIP-236").
+
+Clients create ``/admin/reassignment_requests/request_<seq>``; the controller applies them in
+sequence order (one children watch on the parent), keeps a status node
+``/admin/reassignments/<topic>/<partition>`` per in-flight partition (target, original, ``top``),
+deletes each request once its effects are persisted, and deletes status nodes on completion or
+cancellation. A status node replaced by a newer reassignment is re-created (a new czxid names the
+new reassignment). Malformed requests are reported and deleted without effect.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from reassignd.controller.model.requests import Source
+from reassignd.controller.reassignment.algorithm import Reassigner, ReassignmentMeta
+from reassignd.controller.reassignment.intake import Intake, now_ms
+from reassignd.controller.reassignment.validation import replica_list_error, unclean_revert_error
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.topic_configs import TopicConfigs, read_topic_configs
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    Create,
+    Delete,
+    MultiFailedError,
+    NoNodeError,
+    Op,
+    SetData,
+    WatchCallback,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+REQUEST_PREFIX = "request_"
+
+
+def request_order(children: list[str]) -> list[str]:
+    """Request znodes in sequence order (other children are ignored)."""
+    seqs = []
+    for name in children:
+        suffix = name.removeprefix(REQUEST_PREFIX)
+        if name.startswith(REQUEST_PREFIX) and suffix.isdigit():
+            seqs.append((int(suffix), name))
+    return [name for _, name in sorted(seqs)]
+
+
+def is_cancel(current: ReplicaAssignment, target: tuple[int, ...]) -> bool:
+    """A request naming a moving partition's original replicas (as a set) cancels its move."""
+    return current.is_being_reassigned and set(target) == set(current.original_replicas)
+
+
+class SequencedRequests:
+    def __init__(
+        self,
+        zk: ZkClient,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        reassigner: Reassigner,
+        intake: Intake,
+        watch_requests: Callable[[], WatchCallback | None],
+        report: Callable[[str, str, str], None],
+        refuse: Callable[[str, str, str], None] | None = None,
+    ) -> None:
+        self.zk = zk
+        self.ctx = ctx
+        self.writer = writer
+        self.reassigner = reassigner
+        self.intake = intake
+        self._watch = watch_requests
+        self._report = report
+        self._refuse = refuse if refuse is not None else report
+        self.status: dict[TopicPartition, codec.ReassignmentStatus] = {}
+        self.malformed = 0
+
+    async def load_status(self) -> None:
+        """Failover: the status nodes of in-flight partitions (they survive the controller).
+
+        Repaired before anything acts on them, each repair reported: a status node whose
+        partition is no longer reassigning (its move completed or was cancelled while no
+        controller ran) or does not exist is deleted; a malformed one is rewritten from the
+        partition's assignment when the partition is still moving (target = TRS, original = ORS),
+        deleted otherwise."""
+        topics = await self.writer.children(paths.REASSIGNMENTS, None)
+        ctx = self.ctx
+        for topic in topics:
+            for p in await self.zk.children(paths.reassignment_status_topic(topic)):
+                path = f"{paths.reassignment_status_topic(topic)}/{p}"
+                znode = await self.zk.get_or_none(path)
+                if znode is None:
+                    continue
+                if not p.isdigit():
+                    self._report(path, "not a partition id: deleted", "reassignment_status")
+                    await self._delete(path)
+                    continue
+                tp = (topic, int(p))
+                a = ctx.assignment(tp)
+                try:
+                    status = codec.decode_reassignment_status(znode.data)
+                except codec.CodecError as e:
+                    if a is None or tp not in ctx.reassigning:
+                        self._report(
+                            path, f"{e.reason}; the partition is not moving: deleted", "reassignment_status"
+                        )
+                        await self._delete(path)
+                        continue
+                    status = codec.ReassignmentStatus(
+                        a.target_replicas, a.original_replicas, len(a.original_replicas)
+                    )
+                    self._report(
+                        path, f"{e.reason}; rewritten from the partition's assignment", "reassignment_status"
+                    )
+                    await self.writer.fenced(
+                        [SetData(path, codec.encode_reassignment_status(status), znode.stat.version)]
+                    )
+                if a is None or tp not in ctx.reassigning:
+                    log.warning("status node %s is stale (the partition is not moving): deleted", path)
+                    self._report(path, "stale: the partition is not moving; deleted", "reassignment_status")
+                    await self._delete(path)
+                    continue
+                self.status[tp] = status
+        self.intake.request_partitions = set(self.status)
+        for tp in self.status:
+            if tp in ctx.reassigning:
+                self.reassigner.meta[tp] = ReassignmentMeta(Source.REQUEST, None)
+
+    async def on_requests(self, broker_requests: BrokerRequestBatch) -> None:
+        children = await self.writer.children(paths.REASSIGNMENT_REQUESTS, self._watch())
+        pending = request_order(children)
+        if not pending:
+            return
+        if self.intake.cancel_in_place:
+            log.warning("%d reassignment requests wait: /admin/reassign_cancel is in place", len(pending))
+            return
+        for name in pending:
+            await self._apply(name, broker_requests)
+
+    async def _apply(self, name: str, broker_requests: BrokerRequestBatch) -> None:
+        path = paths.reassignment_request(name)
+        znode = await self.zk.get_or_none(path)
+        if znode is None:
+            return
+        try:
+            request = codec.decode_reassignment_request(znode.data)
+        except codec.CodecError as e:
+            self.malformed += 1
+            self._report(path, e.reason, "reassignment_request")
+            await self._delete(path)
+            return
+        ctx = self.ctx
+        accepted: dict[TopicPartition, tuple[ReplicaAssignment, tuple[int, ...]]] = {}
+        for tp, target in request.assignments.items():
+            current = ctx.assignment(tp)
+            why = None
+            if current is None or tp[0] in ctx.topics_to_delete:
+                why = "the partition does not exist"
+            elif (error := replica_list_error(target)) is not None:
+                why = error.message
+            elif tp in self.intake.legacy:
+                why = "it is being reassigned through /admin/reassign_partitions (legacy); ignored"
+            if why is not None or current is None:
+                log.warning("%s: %s-%d %s", name, tp[0], tp[1], why)
+                continue
+            accepted[tp] = (current, tuple(target))
+        cancels = {tp for tp, (current, target) in accepted.items() if is_cancel(current, target)}
+        # naming the old replicas cancels, under the unclean-election safety rule
+        refused = await self.intake.refused_reverts({tp: accepted[tp][0].original_replicas for tp in cancels})
+        moving_to = {t for t, _ in set(accepted) - cancels}
+        configs = await read_topic_configs(self.zk, moving_to, self._report) if moving_to else TopicConfigs()
+        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        statuses: dict[TopicPartition, codec.ReassignmentStatus | None] = {}
+        for tp, (current, target) in accepted.items():
+            original = current.original_replicas
+            if tp in refused:
+                reason = unclean_revert_error(*tp).message or "refused"
+                log.warning("%s: cancel of %s-%d refused: %s", name, tp[0], tp[1], reason)
+                self._report(path, f"{tp[0]}-{tp[1]} not cancelled: {reason}", "reassignment_request")
+                continue
+            if tp in cancels:
+                updates[tp] = ReplicaAssignment(target)
+                statuses[tp] = None
+                continue
+            top = len(original)
+            if top < configs.min_insync_replicas(tp[0]):
+                log.warning(
+                    "%s: %s-%d ignored: its %d original replicas are fewer than min.insync.replicas",
+                    name,
+                    tp[0],
+                    tp[1],
+                    top,
+                )
+                continue
+            updates[tp] = current.reassign_to(target)
+            statuses[tp] = codec.ReassignmentStatus(tuple(target), original, top)
+        too_large = await self.reassigner.reassign(updates, Source.REQUEST, now_ms(), broker_requests)
+        for tp in too_large:  # the topic write would be too large: not taken
+            statuses.pop(tp, None)
+        for reason in dict.fromkeys(too_large.values()):
+            named = sorted(tp for tp, r in too_large.items() if r == reason)
+            shown = ", ".join(f"{t}-{p}" for t, p in named[:5]) + (" ..." if len(named) > 5 else "")
+            log.warning("%s: %d partitions refused (%s): %s", name, len(named), shown, reason)
+            self._refuse(path, f"{len(named)} partitions refused ({shown}): {reason}", "reassignment_request")
+        ops: list[Op] = []
+        for tp, status in statuses.items():
+            status_path = paths.reassignment_status(*tp)
+            if tp in self.status:
+                ops.append(Delete(status_path))
+            moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
+            if status is not None and moving:
+                if tp[0] not in {t for t, _ in self.status} and not await self.zk.exists(
+                    paths.reassignment_status_topic(tp[0])
+                ):
+                    ops.append(Create(paths.reassignment_status_topic(tp[0])))
+                ops.append(Create(status_path, codec.encode_reassignment_status(status)))
+        ops.append(Delete(path))  # the request goes once its effects are persisted
+        await self.writer.fenced(_dedupe_topic_creates(ops))
+        for tp, status in statuses.items():
+            moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
+            if status is not None and moving:
+                self.status[tp] = status
+            else:
+                self.status.pop(tp, None)
+        self.intake.request_partitions = set(self.status)
+        log.info("applied %s: %d partitions", name, len(updates))
+
+    async def after_completions(self, completed: list[TopicPartition]) -> None:
+        """Status nodes of completed (or cancelled, or superseded by another path) partitions
+        are deleted."""
+        done = [tp for tp in completed if tp in self.status]
+        if not done:
+            return
+        for tp in done:
+            try:
+                await self.writer.fenced([Delete(paths.reassignment_status(*tp))])
+            except MultiFailedError as e:
+                if not isinstance(e.cause, NoNodeError):
+                    raise
+            del self.status[tp]
+        self.intake.request_partitions = set(self.status)
+
+    async def _delete(self, path: str) -> None:
+        try:
+            await self.writer.fenced([Delete(path)])
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NoNodeError):
+                raise
+
+
+def _dedupe_topic_creates(ops: list[Op]) -> list[Op]:
+    seen: set[str] = set()
+    out: list[Op] = []
+    for op in ops:
+        if isinstance(op, Create) and op.path in seen:
+            continue
+        if isinstance(op, Create):
+            seen.add(op.path)
+        out.append(op)
+    return out

@@ -1,0 +1,292 @@
+"""The active controller's ZooKeeper writes, each fenced by the controller epoch's version.
+
+Persist, then commit: every method writes ZooKeeper first (a multi whose first op checks the
+fencing token) and only then updates the context. A failed fencing check raises
+NotControllerError, which makes the controller resign.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+
+from reassignd.controller.replication import loader
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.pipeline import for_each
+from reassignd.controller.replication.record_changes import assignment_changes, state_changes
+from reassignd.controller.replication.topic_write import origins_after, topic_znode
+from reassignd.stream.record_log import RecordLog
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk import codec, paths
+from reassignd.zk.client import (
+    BadVersionError,
+    Create,
+    Delete,
+    Fence,
+    MultiFailedError,
+    NodeExistsError,
+    NoNodeError,
+    Op,
+    SetData,
+    Stat,
+    WatchCallback,
+    ZkClient,
+)
+
+log = logging.getLogger(__name__)
+
+Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
+
+# Partition states per fenced multi in update_states: about 15 KiB of requests, far below the
+# packet limit (so fenced_multi never splits one), and one transaction instead of a hundred.
+_STATES_PER_MULTI = 100
+
+
+class ZkWriter:
+    def __init__(
+        self,
+        zk: ZkClient,
+        fence: Fence,
+        ctx: ControllerContext,
+        report: loader.Report,
+        records: RecordLog | None = None,
+        refuse: loader.Report | None = None,
+    ) -> None:
+        self.zk = zk
+        self.records = records if records is not None else RecordLog()  # records of what was written
+        self.fence = fence
+        self.ctx = ctx
+        self._report = report
+        self._refuse = refuse if refuse is not None else report
+        self.ops_written = 0  # ZooKeeper write ops (without the fencing checks), for benchmarks
+
+    async def fenced(self, ops: list[Op], *, atomic: bool = False) -> list[Stat | str | None]:
+        """One fenced write; with ``atomic`` it is never split into several multis (too large
+        for one request: ZnodeTooLargeError, nothing written)."""
+        self.ops_written += len(ops)
+        return await self.zk.fenced_multi(self.fence, ops, atomic=atomic)
+
+    async def update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
+        """Compute each partition's new state from its cached one with ``decide``, write it at
+        the known partition epoch, then cache it. The writes go in fenced multis of up to
+        ``_STATES_PER_MULTI`` partitions, pipelined: one ZooKeeper transaction for many states
+        (10,000 moving partitions are 100 transactions, not 10,000). A multi fails whole when a
+        state in it changed under us (an agent's ISR write); its partitions are then written one
+        by one, and those that changed are re-read and decided again. Returns the partitions that
+        changed."""
+        ctx = self.ctx
+        todo = [tp for tp in tps if tp in ctx.states]
+        changed: list[TopicPartition] = []
+        conflicts: list[TopicPartition] = []
+
+        async def write(chunk: list[tuple[TopicPartition, LeaderIsr, codec.PartitionState]]) -> None:
+            ops: list[Op] = [
+                SetData(paths.partition_state(*tp), codec.encode_partition_state(new), li.version)
+                for tp, li, new in chunk
+            ]
+            try:
+                stats = await self.fenced(ops)
+            except MultiFailedError as e:
+                if not isinstance(e.cause, BadVersionError):
+                    raise
+                # nothing of this multi was applied: write its partitions one by one, so that only
+                # the ones that really changed under us are re-read and decided again
+                if len(chunk) == 1:
+                    conflicts.append(chunk[0][0])
+                else:
+                    await for_each([[item] for item in chunk], write)
+                return
+            for (tp, li, new), stat in zip(chunk, stats, strict=True):
+                assert isinstance(stat, Stat)
+                ctx.set_state(tp, LeaderIsr(new, stat.version))
+                changed.append(tp)
+                for kind, fields in state_changes(tp, li.state, new):
+                    self.records.emit(kind, **fields)
+
+        for _attempt in range(5):
+            writes = []
+            for tp in todo:
+                li = ctx.states[tp]
+                new = decide(tp, li)
+                if new is not None:
+                    writes.append((tp, li, new))
+            conflicts.clear()
+            chunks = [writes[i : i + _STATES_PER_MULTI] for i in range(0, len(writes), _STATES_PER_MULTI)]
+            await for_each(chunks, write)
+            if not conflicts:
+                break
+            states, _ = await loader.read_states(self.zk, list(conflicts), self._report)
+            for tp, li in states.items():
+                ctx.set_state(tp, li)
+            todo = list(states)
+        return changed
+
+    async def create_states(self, topic: str, new_states: Mapping[int, codec.PartitionState]) -> list[int]:
+        """Create the state znodes of new partitions of ``topic`` (and their parents)."""
+        ctx = self.ctx
+        parent = paths.topic_partitions(topic)
+        existing = await self.zk.exists(parent)
+        have = set() if existing is None else set(await self.zk.children(parent))
+        ops: list[Op] = [] if existing is not None else [Create(parent)]
+        for p, state in sorted(new_states.items()):
+            if str(p) not in have:
+                ops.append(Create(paths.partition(topic, p)))
+            ops.append(Create(paths.partition_state(topic, p), codec.encode_partition_state(state)))
+        try:
+            await self.fenced(ops)
+        except MultiFailedError as e:
+            if isinstance(e.cause, NodeExistsError):
+                log.warning("state znodes of %s appeared concurrently (%s); re-reading", topic, e)
+                tps = [(topic, p) for p in new_states]
+                states, _ = await loader.read_states(self.zk, tps, self._report)
+                for tp, li in states.items():
+                    ctx.set_state(tp, li)
+                return []
+            raise
+        for p, state in new_states.items():
+            ctx.set_state((topic, p), LeaderIsr(state, 0))
+        return list(new_states)
+
+    async def ensure_paths(self, znode_paths: Iterable[str]) -> list[str]:
+        """Every missing persistent znode of ``znode_paths`` and above them, created by fenced
+        writes (null data, as Kafka creates them); returns the paths created. Kafka's
+        controller creates its persistent paths at every election; an operator or a tool may
+        delete an empty one at any time."""
+        wanted: dict[str, None] = {}
+        for path in znode_paths:
+            parts = path.strip("/").split("/")
+            for depth in range(1, len(parts) + 1):
+                wanted["/" + "/".join(parts[:depth])] = None
+        ordered = list(wanted)
+        missing = [p for p, z in zip(ordered, await self.zk.get_many(ordered), strict=True) if z is None]
+        if not missing:
+            return []
+        try:
+            await self.fenced([Create(p) for p in missing])
+            return missing
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NodeExistsError):
+                raise
+        created = []
+        for p in missing:  # someone else created some of them meanwhile: one by one
+            try:
+                await self.fenced([Create(p)])
+                created.append(p)
+            except MultiFailedError as one:
+                if not isinstance(one.cause, NodeExistsError):
+                    raise
+        return created
+
+    async def ensure_persistent_paths(self) -> None:
+        created = await self.ensure_paths(paths.PERSISTENT_PATHS)
+        for path in created:
+            self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
+
+    async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
+        """The children of a persistent znode, with ``watch`` armed. One that someone deleted is
+        an empty list: it is re-created (fenced, reported) and read again, as Kafka's
+        controller re-creates its paths, so the watch is armed on it."""
+        try:
+            return await self.zk.children(path, watch=watch)
+        except NoNodeError:
+            pass
+        await self.ensure_paths([path])
+        self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
+        return await self.zk.children(path, watch=watch)
+
+    async def ensure_cluster_id(self) -> None:
+        if await self.zk.exists(paths.CLUSTER_ID) is None:
+            try:
+                await self.fenced(
+                    [Create(paths.CLUSTER_ID, codec.encode_cluster_id(codec.new_uuid_base64()))]
+                )
+            except MultiFailedError as e:
+                if not isinstance(e.cause, NodeExistsError):
+                    raise
+
+    async def delete_all(self, znode_paths: list[str]) -> None:
+        try:
+            await self.fenced([Delete(p) for p in znode_paths])
+        except MultiFailedError as e:
+            if not isinstance(e.cause, NoNodeError):
+                raise
+            for p in znode_paths:
+                try:
+                    await self.fenced([Delete(p)])
+                except MultiFailedError as one:
+                    if not isinstance(one.cause, NoNodeError):
+                        raise
+
+    async def _write_with_origins(
+        self, topic: str, write: Op, origins: dict[int, tuple[int, ...]]
+    ) -> Stat | str | None:
+        """The topic znode and its origins in one multi: the exact replica order a cancel restores
+        is durable exactly when the move is. An origins znode of an earlier topic of that name may
+        linger: a create that finds it overwrites it. Returns the topic write's result."""
+        ctx, path = self.ctx, paths.topic_origins(topic)
+        exists = topic in ctx.origin_znodes
+        for _ in range(2):
+            if origins:
+                data = codec.encode_origins(origins)
+                op: Op = SetData(path, data, -1) if exists else Create(path, data)
+            else:
+                op = Delete(path)
+            try:
+                written = (await self.fenced([write, op], atomic=True))[0]
+                break
+            except MultiFailedError as e:
+                if e.index != 1 or not isinstance(e.cause, NodeExistsError | NoNodeError):
+                    raise
+                if not origins:  # nothing to delete: write the topic alone
+                    written = (await self.fenced([write]))[0]
+                    break
+                if isinstance(e.cause, NoNodeError) and not exists:  # no parent (someone deleted it)
+                    await self.ensure_paths([paths.ORIGINS])
+                exists = isinstance(e.cause, NodeExistsError)
+        else:
+            raise MultiFailedError(1, NodeExistsError("origins znode kept changing", path))
+        if origins:
+            ctx.origins[topic] = origins
+            ctx.origin_znodes.add(topic)
+        else:
+            ctx.origins.pop(topic, None)
+            ctx.origin_znodes.discard(topic)
+        return written
+
+    async def write_assignments(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> None:
+        """Write the topic znodes of ``updates`` (one write per topic, pipelined on the worker pool
+        of :func:`~reassignd.controller.replication.pipeline.for_each`), each then in memory.
+        Topics without a topic id get one (reassignd writes version 3, as Kafka ≥ 2.8 does)."""
+        ctx = self.ctx
+        by_topic: dict[str, dict[int, ReplicaAssignment]] = {}
+        for (topic, p), a in updates.items():
+            by_topic.setdefault(topic, {})[p] = a
+
+        async def one(item: tuple[str, dict[int, ReplicaAssignment]]) -> None:
+            topic, parts = item
+            before = ctx.assignments.get(topic, {})
+            previous = {p: before.get(p) for p in parts}  # ``before`` is memory itself: it changes below
+            origins_before = dict(ctx.origins.get(topic, {}))
+            merged = {**before, **parts}
+            topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
+            write = SetData(paths.topic(topic), codec.encode_topic(topic_znode(merged, topic_id)), -1)
+            origins = origins_after(ctx.origins.get(topic, {}), before, parts)
+            if origins == ctx.origins.get(topic, {}):
+                stat = (await self.fenced([write]))[0]
+            else:
+                stat = await self._write_with_origins(topic, write, origins)
+            ctx.topic_ids[topic] = topic_id
+            assert isinstance(stat, Stat)
+            ctx.topic_mzxids[topic] = stat.mzxid
+            for p, a in parts.items():
+                ctx.set_assignment((topic, p), a)
+                origin = origins.get(p) or origins_before.get(p)
+                for kind, fields in assignment_changes((topic, p), previous[p], a, origin):
+                    self.records.emit(kind, **fields)
+
+        # Structured: the first failure cancels the writes still in flight and is raised once
+        # every worker has stopped, so no write of this event outlives it (gather would leave
+        # the others running). Topics written before the failure are in memory too; the event
+        # fails and the controller reloads from ZooKeeper anyway.
+        await for_each(by_topic.items(), one)

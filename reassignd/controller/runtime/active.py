@@ -1,0 +1,135 @@
+"""One active term: every part that exists only while this instance is the active controller,
+built when it wins an election and dropped whole when it resigns.
+
+The parts are composed, each holding only what it uses: the context (the cluster as last
+written), the writer (the one place that writes ZooKeeper, fenced), the reassignment algorithm,
+the KIP-236 intakes, the batch executor, topic mutations and deletion, quotas, leader elections on
+demand and the auto leader rebalance, and the event handlers of each domain (brokers, topics,
+quotas) over them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from reassignd.controller.batches.runner import BatchRunner
+from reassignd.controller.brokers.handlers import BrokerEvents
+from reassignd.controller.instance.events import (
+    ExtraReassignment,
+    PartitionStateChanged,
+    PreferredReplicaElection,
+    ReassignCancel,
+    ReassignmentRequests,
+    ZkPartitionReassignment,
+)
+from reassignd.controller.instance.shared import Shared
+from reassignd.controller.leadership.preferred_leaders import PreferredLeaders
+from reassignd.controller.quotas.handlers import QuotaEvents
+from reassignd.controller.reassignment.algorithm import Reassigner
+from reassignd.controller.reassignment.intake import Intake
+from reassignd.controller.reassignment.sequenced import SequencedRequests
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch, WireStates
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.runtime.controller_election import Won
+from reassignd.controller.runtime.finish import Finisher
+from reassignd.controller.topics.deletion import TopicDeleter
+from reassignd.controller.topics.handlers import TopicEvents
+from reassignd.controller.topics.mutations import TopicMutations
+from reassignd.quotas.manager import QuotaManager
+from reassignd.quotas.metrics import QuotaMetrics
+from reassignd.zk import paths
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveParts:
+    ctx: ControllerContext
+    writer: ZkWriter
+    reassigner: Reassigner
+    intake: Intake
+    sequenced: SequencedRequests
+    runner: BatchRunner
+    topics: TopicMutations
+    deleter: TopicDeleter
+    elections: PartitionStateMachine
+    leaders: PreferredLeaders  # ElectLeaders, the legacy election znode, the auto leader rebalance
+    finisher: Finisher
+    brokers: BrokerEvents
+    topic_events: TopicEvents
+    quotas: QuotaEvents
+    controller_id: int
+    wire: WireStates  # the partition states on the wire, kept across this term's batches
+
+    def broker_requests(self) -> BrokerRequestBatch:
+        """An empty set of control requests for one event."""
+        return BrokerRequestBatch(self.ctx, self.controller_id, wire=self.wire)
+
+
+def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
+    settings, zk, report, watch = shared.settings, shared.zk, shared.report, shared.watch
+    ctx = ControllerContext(won.epoch, won.fence.version)
+    writer = ZkWriter(zk, won.fence, ctx, report, shared.records, shared.refuse)
+    reassigner = Reassigner(
+        zk,
+        ctx,
+        writer,
+        lambda tp: watch(paths.partition_state(*tp), PartitionStateChanged((tp,))),
+        report,
+        shared.refuse,
+    )
+    intake = Intake(
+        zk,
+        ctx,
+        writer,
+        reassigner,
+        lambda: watch(paths.REASSIGN_PARTITIONS, ZkPartitionReassignment()),
+        lambda: watch(paths.REASSIGN_PARTITIONS_EXTRA, ExtraReassignment()),
+        lambda: watch(paths.REASSIGN_CANCEL, ReassignCancel()),
+        report,
+    )
+    sequenced = SequencedRequests(
+        zk,
+        ctx,
+        writer,
+        reassigner,
+        intake,
+        lambda: watch(paths.REASSIGNMENT_REQUESTS, ReassignmentRequests()),
+        report,
+        shared.refuse,
+    )
+    quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
+    topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock)
+    deleter = TopicDeleter(zk, ctx, writer)
+    runner = BatchRunner(
+        zk, ctx, writer, reassigner, intake, settings, report, lambda: int(time.time() * 1000)
+    )
+    intake.before_api_cancel = runner.cancelled_through_api
+    wire = WireStates(ctx)
+    elections = PartitionStateMachine(shared, ctx, writer, wire)
+    finisher = Finisher(shared, ctx, elections, reassigner, intake, sequenced, runner, deleter)
+    return ActiveParts(
+        ctx=ctx,
+        writer=writer,
+        reassigner=reassigner,
+        intake=intake,
+        sequenced=sequenced,
+        runner=runner,
+        topics=topics,
+        deleter=deleter,
+        elections=elections,
+        leaders=PreferredLeaders(
+            shared,
+            ctx,
+            writer,
+            elections,
+            lambda: watch(paths.PREFERRED_REPLICA_ELECTION, PreferredReplicaElection()),
+        ),
+        finisher=finisher,
+        brokers=BrokerEvents(shared, ctx, writer, elections, reassigner, deleter),
+        topic_events=TopicEvents(shared, ctx, writer, elections, reassigner),
+        quotas=QuotaEvents(shared, writer, elections, quota_manager, quota_metrics),
+        controller_id=settings.controller_id,
+        wire=wire,
+    )

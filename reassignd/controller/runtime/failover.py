@@ -1,0 +1,165 @@
+"""The failover load (Kafka's onControllerFailover, in the order of its KafkaController): read the
+whole cluster, bring every partition online, tell every broker everything (a full LeaderAndIsr,
+so each deletes its stray replicas), rebuild the KIP-236 state before acting on it, then resume
+what was in flight, pending preferred-replica elections of ``/admin/preferred_replica_election``
+included.
+
+**The poison guard.** The cluster itself (brokers, topics, partition states) must load; every
+step after it handles inputs someone else wrote (intake znodes, sequenced requests, batch
+journals, quota configs, deletions). A step that fails the same way every time (a deterministic
+failure, ``failures.classify``) is skipped and reported, and the load completes without it: the
+input that broke it cannot make every new controller resign in turn. A failure whose outcome is
+unknown (a lost connection) still fails the load, and the instance resigns.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from reassignd.controller.instance.events import IsrChangeNotified, TopicsChanged
+from reassignd.controller.instance.shared import Shared
+from reassignd.controller.replication import loader
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.runtime import failures
+from reassignd.controller.runtime.active import ActiveParts
+from reassignd.zk import codec, paths
+
+log = logging.getLogger(__name__)
+
+
+async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
+    """The recorded replica order before each move (for the topics with moves in flight); a
+    record that does not match a partition's ORS as a set is ignored."""
+    moving = sorted({t for t, _ in ctx.reassigning})
+    for topic, znode in zip(
+        moving, await shared.zk.get_many([paths.topic_origins(t) for t in moving]), strict=True
+    ):
+        if znode is None:
+            continue
+        ctx.origin_znodes.add(topic)
+        try:
+            recorded = codec.decode_origins(znode.data)
+        except codec.CodecError as e:
+            shared.report(paths.topic_origins(topic), e.reason, "origins")
+            continue
+        ctx.origins[topic] = {
+            p: r
+            for p, r in recorded.items()
+            if (a := ctx.assignment((topic, p))) is not None
+            and a.is_being_reassigned
+            and set(r) == set(a.original_replicas)
+        }
+
+
+async def skippable(shared: Shared, what: str, step: Callable[[], Awaitable[None]]) -> bool:
+    """Run one step of the load; a deterministic failure skips it (reported). False if skipped."""
+    try:
+        await step()
+    except Exception as e:
+        if failures.classify(e) is not failures.Failure.DETERMINISTIC:
+            raise
+        refusal = failures.describe(e)
+        log.warning(
+            "failover load: %s skipped: %s", what, refusal.reason, exc_info=e if refusal.bug else None
+        )
+        shared.refuse(
+            refusal.path or what, f"failover load: {what} skipped: {refusal.reason}", "failover_load"
+        )
+        return False
+    return True
+
+
+async def load(shared: Shared, parts: ActiveParts) -> None:
+    ctx = parts.ctx
+    phases: list[tuple[str, float]] = []
+    mark = shared.clock()
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = shared.clock()
+        phases.append((name, now - mark))
+        mark = now
+
+    await parts.writer.ensure_persistent_paths()
+    await skippable(shared, "the cluster id", parts.writer.ensure_cluster_id)
+    stale = await parts.writer.children(
+        paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
+    )
+    if stale:
+        await skippable(
+            shared,
+            "the stale ISR change notifications",
+            lambda: parts.writer.delete_all([paths.isr_change(c) for c in stale]),
+        )
+    await parts.brokers.load()
+    phase("brokers")
+    names = await parts.writer.children(
+        paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged())
+    )
+    znodes = await loader.read_topics(shared.zk, names, parts.topic_events.watch_topic, shared.report)
+    ctx.malformed_topics.update(set(names) - set(znodes))
+    for topic, znode in znodes.items():
+        ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
+    phase("topics")
+    all_tps = list(ctx.all_partitions())
+    read_since = shared.zk.last_zxid  # every state read below reflects at least this zxid
+    states, malformed = await loader.read_states(shared.zk, all_tps, shared.report)
+    ctx.states.update(states)
+    ctx.malformed_states.update(malformed)
+    ctx.dirty_topics.update(znodes)
+    await skippable(shared, "the recorded replica orders (origins)", lambda: load_origins(shared, ctx))
+    phase("states")
+    broker_requests = parts.broker_requests()
+    await parts.elections.online_partitions(all_tps, broker_requests)
+    for b in ctx.brokers:  # full LeaderAndIsr (KIP-516): each broker deletes its stray replicas
+        broker_requests.add_full_leader_and_isr(b)
+    broker_requests.add_update_metadata(ctx.states)
+    phase("online")
+    await skippable(shared, "the topic deletions", parts.topic_events.load_topic_deletions)
+    await skippable(shared, "the client quotas", parts.quotas.load)
+    # resume reassignments: the cancel znode and the legacy znode first (it takes precedence, as
+    # in Kafka), then pending KIP-236 requests in order, then every other partition with
+    # non-empty AR/RR; each intake a step of its own (the poison guard)
+    intake, sequenced = parts.intake, parts.sequenced
+    parts.reassigner.states_read_since = read_since  # no state read again to arm its watch
+    try:
+        await skippable(shared, "the sequenced request status nodes", sequenced.load_status)
+        await skippable(shared, "the pending legacy reassignments", intake.load_pending)
+        await skippable(shared, paths.REASSIGN_CANCEL, lambda: intake.on_cancel_znode(broker_requests))
+        await skippable(shared, paths.REASSIGN_PARTITIONS, lambda: intake.on_legacy_znode(broker_requests))
+        await skippable(
+            shared, paths.REASSIGN_PARTITIONS_EXTRA, lambda: intake.on_extra_znode(broker_requests)
+        )
+        await skippable(shared, paths.REASSIGNMENT_REQUESTS, lambda: sequenced.on_requests(broker_requests))
+        handled = intake.legacy_partitions() | set(sequenced.status)
+        await skippable(
+            shared,
+            "the reassignments in flight",
+            lambda: parts.reassigner.resume(sorted(ctx.reassigning - handled), broker_requests),
+        )
+        await skippable(
+            shared,
+            "the sequenced reassignments in flight",
+            lambda: parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), broker_requests),
+        )
+        await skippable(shared, "the batch journals", lambda: parts.runner.load(broker_requests))
+    finally:
+        parts.reassigner.states_read_since = None
+    phase("reassignments")
+    # Kafka's pending ZooKeeper-triggered preferred-replica elections (the znode's watch armed)
+    await skippable(shared, paths.PREFERRED_REPLICA_ELECTION, lambda: parts.leaders.on_znode(broker_requests))
+    await skippable(
+        shared, "the end of the load", lambda: parts.finisher.after_reassignments(broker_requests)
+    )
+    shared.send(broker_requests)  # sent already, unless the step above was skipped
+    phase("requests")
+    await skippable(shared, "the topic deletions in progress", parts.finisher.resume_deletions)
+    log.info(
+        "controller ready: %d brokers, %d topics, %d partitions (%d reassigning); %s",
+        len(ctx.brokers),
+        len(ctx.assignments),
+        len(ctx.states),
+        len(ctx.reassigning),
+        ", ".join(f"{name} {took:.2f}s" for name, took in phases),
+    )

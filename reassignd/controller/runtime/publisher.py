@@ -1,0 +1,162 @@
+"""The immutable snapshot HTTP handlers read, published after every event, and the gauges that
+go with it. Views are rebuilt only for the topics an event touched, so a small event stays cheap
+on a big cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reassignd.controller.instance.metrics import ControllerMetrics
+from reassignd.controller.model.snapshot import (
+    ActiveController,
+    ClusterSnapshot,
+    Problem,
+    ReassignmentView,
+    TopicView,
+)
+from reassignd.controller.reassignment.algorithm import ReassignmentMeta
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.runtime.active import ActiveParts
+from reassignd.executor.model import BatchState, MoveState
+from reassignd.topic_partition import TopicPartition
+
+
+class Publisher:
+    def __init__(self, controller_id: int, metrics: ControllerMetrics) -> None:
+        self.controller_id = controller_id
+        self.metrics = metrics
+        self.snapshot = ClusterSnapshot(controller_id, False, 0, None)
+        self._topic_views: dict[str, TopicView] = {}
+        self._reassignments: dict[TopicPartition, ReassignmentView] = {}
+        self._offline_by_topic: dict[str, int] = {}
+        self._live_counted: frozenset[int] = frozenset()
+        # the published copies, shared by snapshots until a view changes (copying 10,000 moving
+        # partitions after every event was most of a publish during a big move)
+        self._published_topics: dict[str, TopicView] = {}
+        self._published_reassignments: dict[TopicPartition, ReassignmentView] = {}
+        self._partitions = 0  # over _topic_views
+        self._reassigning = 0
+
+    def reset(self) -> None:
+        """The active term ended: the next one starts from an empty view."""
+        self._topic_views.clear()
+        self._reassignments.clear()
+        self._offline_by_topic.clear()
+        self._published_topics = {}
+        self._published_reassignments = {}
+        self._partitions = self._reassigning = 0
+        self.metrics.leader_imbalanced_brokers.set(0)  # the next term's first check sets it
+
+    def publish(
+        self,
+        parts: ActiveParts | None,
+        epoch_seen: int,
+        active_controller: ActiveController | None,
+        problems: Iterable[Problem],
+    ) -> None:
+        if parts is None:
+            self.snapshot = ClusterSnapshot(
+                self.controller_id, False, epoch_seen, active_controller, problems=tuple(problems)
+            )
+            self.metrics.partitions.set(0)
+            self.metrics.reassigning_partitions.set(0)
+            self._batch_metrics(None)
+            return
+        ctx = parts.ctx
+        if ctx.dirty_topics or not self._published_topics:
+            if self._reassignment_views(ctx, ctx.dirty_topics, parts.reassigner.meta):
+                self._published_reassignments = dict(self._reassignments)
+            for topic in ctx.dirty_topics:
+                view = ctx.topic_view(topic)
+                old = self._topic_views.pop(topic, None) if view is None else self._topic_views.get(topic)
+                if old is not None:
+                    self._partitions -= len(old.partitions)
+                    self._reassigning -= old.reassigning_partitions
+                if view is not None:
+                    self._topic_views[topic] = view
+                    self._partitions += len(view.partitions)
+                    self._reassigning += view.reassigning_partitions
+            self._published_topics = dict(self._topic_views)
+        self._count_offline(ctx, ctx.dirty_topics)
+        ctx.dirty_topics.clear()
+        self.snapshot = ClusterSnapshot(
+            self.controller_id,
+            True,
+            ctx.epoch,
+            active_controller,
+            brokers={b: ctx.broker_view(b) for b in sorted(ctx.brokers)},
+            topics=self._published_topics,
+            problems=tuple(problems),
+            reassignments=self._published_reassignments,
+            batches=parts.runner.snapshot(),
+            counts=(self._partitions, self._reassigning),
+        )
+        self.metrics.partitions.set(len(ctx.states))
+        self.metrics.reassigning_partitions.set(len(ctx.reassigning))
+        self.metrics.live_brokers.set(len(ctx.brokers))
+        self._batch_metrics(parts)
+
+    def _reassignment_views(
+        self,
+        ctx: ControllerContext,
+        topics: Iterable[str],
+        meta: dict[TopicPartition, ReassignmentMeta],
+    ) -> bool:
+        """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones); whether
+        any view came, went or was rebuilt."""
+        views = self._reassignments
+        changed = False
+        for topic in topics:
+            for p, a in ctx.assignments.get(topic, {}).items():
+                tp = (topic, p)
+                if tp not in ctx.reassigning:
+                    if views.pop(tp, None) is not None:
+                        changed = True
+                    continue
+                changed = True
+                m = meta.get(tp)
+                li = ctx.states.get(tp)
+                views[tp] = ReassignmentView(
+                    topic=topic,
+                    partition=p,
+                    replicas=a.replicas,
+                    adding_replicas=a.adding,
+                    removing_replicas=a.removing,
+                    target_replicas=a.target_replicas,
+                    # the exact order recorded before the move (Kafka's RS − AR may reorder it)
+                    original_replicas=ctx.origins.get(topic, {}).get(p) or a.original_replicas,
+                    source=m.source.value if m else "api",
+                    started_at_ms=m.started_at_ms if m else None,
+                    leader=li.state.leader if li else -1,
+                )
+            if topic not in ctx.assignments:
+                for tp in [tp for tp in views if tp[0] == topic]:
+                    del views[tp]
+                    changed = True
+        return changed
+
+    def _count_offline(self, ctx: ControllerContext, dirty: set[str]) -> None:
+        """Partitions without a live leader, recounted for the topics an event touched (all of
+        them when the live brokers changed)."""
+        live = frozenset(ctx.brokers)
+        topics = set(self._topic_views) | set(self._offline_by_topic) if live != self._live_counted else dirty
+        self._live_counted = live
+        for topic in topics:
+            view = self._topic_views.get(topic)
+            if view is None:
+                self._offline_by_topic.pop(topic, None)
+            else:
+                self._offline_by_topic[topic] = sum(1 for p in view.partitions if p.leader not in live)
+
+    def _batch_metrics(self, parts: ActiveParts | None) -> None:
+        metrics = self.metrics
+        batches = parts.runner.batches.values() if parts is not None else ()
+        for state in BatchState:
+            metrics.batches.labels(state.value).set(sum(1 for b in batches if b.state is state))
+        for move_state in MoveState:
+            count = sum(1 for b in batches for _ in b.in_state(move_state))
+            metrics.batch_moves.labels(move_state.value).set(count)
+        metrics.batch_throttles.labels("broker").set(sum(len(b.broker_throttles) for b in batches))
+        metrics.batch_throttles.labels("topic").set(sum(len(b.topic_throttles) for b in batches))
+        metrics.offline_partitions.set(sum(self._offline_by_topic.values()))

@@ -1,0 +1,223 @@
+"""Topic mutations through the controller's event queue, charged to KIP-599 quotas.
+
+CreateTopics / CreatePartitions write the topic znode (config first, as Kafka's AdminZkClient
+does) and bring the new partitions online in the same event; DeleteTopics queues
+``/admin/delete_topics/<t>`` and starts the deletion (``deletion.py``). Validation is Kafka's
+(``validation.py``); only topics that pass it are charged, in request order, and only when
+not ``validate_only``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from reassignd.controller.model.requests import (
+    CreatePartitions,
+    CreateTopics,
+    DeleteTopics,
+    TopicResult,
+    TopicsResult,
+)
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.topics.placement import BrokerMeta
+from reassignd.controller.topics.validation import (
+    PartitionsCreation,
+    TopicCatalog,
+    TopicCreation,
+    TopicDeletion,
+    validate_create_partitions,
+    validate_create_topics,
+    validate_delete_topics,
+)
+from reassignd.errors import ReassigndError, ThrottlingQuotaExceeded
+from reassignd.quotas.manager import QuotaManager, response_throttle_ms
+from reassignd.quotas.token_bucket import Admission
+from reassignd.zk import codec, paths
+from reassignd.zk.client import Create, MultiFailedError, NodeExistsError, Op, SetData, ZkClient
+
+log = logging.getLogger(__name__)
+
+Plan = TypeVar("Plan")
+
+
+def catalog_of(ctx: ControllerContext) -> TopicCatalog:
+    return TopicCatalog(
+        topics={t: {p: a.replicas for p, a in parts.items()} for t, parts in ctx.assignments.items()},
+        brokers=tuple(BrokerMeta(b, reg.rack) for b, reg in sorted(ctx.brokers.items())),
+        reassigning=frozenset(tp[0] for tp in ctx.reassigning),
+        deleting=frozenset(ctx.topics_to_delete),
+    )
+
+
+class TopicMutations:
+    def __init__(
+        self,
+        zk: ZkClient,
+        ctx: ControllerContext,
+        writer: ZkWriter,
+        quotas: QuotaManager,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.zk = zk
+        self.ctx = ctx
+        self.writer = writer
+        self.quotas = quotas
+        self._clock = clock
+        self._rng = rng or random.Random()
+
+    def _charge(
+        self,
+        user: str,
+        client_id: str,
+        plans: Sequence[Plan | ReassigndError],
+        cost: Callable[[Plan], int],
+        charge: bool,
+        strict: bool = True,
+    ) -> tuple[list[Plan | ReassigndError], int]:
+        """Charge the valid entries in request order; rejected ones become 89 (not ``strict``:
+        none is refused, the response carries the entity's throttle instead)."""
+        now = self._clock()
+        admissions: list[Admission] = []
+        out: list[Plan | ReassigndError] = []
+        permissive_ms = 0
+        for plan in plans:
+            if isinstance(plan, ReassigndError) or not charge:
+                out.append(plan)
+                continue
+            if not strict:
+                permissive_ms = max(permissive_ms, self.quotas.record(user, client_id, cost(plan), now))
+                out.append(plan)
+                continue
+            admission = self.quotas.admit(user, client_id, cost(plan), now)
+            admissions.append(admission)
+            out.append(plan if admission.admitted else ThrottlingQuotaExceeded())
+        throttle_ms = max(response_throttle_ms(admissions, now, self._clock()), permissive_ms)
+        refused = sum(1 for a in admissions if not a.admitted)
+        if throttle_ms > 0:
+            self.writer.records.emit(
+                "quota_throttled",
+                user=user,
+                client_id=client_id,
+                throttle_time_ms=throttle_ms,
+                refused=refused,
+            )
+        return out, throttle_ms
+
+    # --- CreateTopics ----------------------------------------------------------------------------
+
+    async def create_topics(self, request: CreateTopics) -> tuple[TopicsResult, list[str]]:
+        """Returns the result and the names actually created (for the caller to bring online)."""
+        plans = validate_create_topics(request.topics, catalog_of(self.ctx), rng=self._rng)
+        charged, throttle = self._charge(
+            request.caller.user,
+            request.caller.client_id,
+            plans,
+            lambda p: p.num_partitions,
+            not request.validate_only,
+            request.strict_quota,
+        )
+        created: list[str] = []
+        results: list[TopicResult] = []
+        for item in charged:
+            if isinstance(item, ReassigndError):
+                results.append(TopicResult(_name_of(request, len(results)), item.error_code, item.message))
+                continue
+            assert isinstance(item, TopicCreation)
+            if not request.validate_only:
+                await self._write_topic(item)
+                created.append(item.name)
+            results.append(
+                TopicResult(
+                    item.name, num_partitions=item.num_partitions, replication_factor=item.replication_factor
+                )
+            )
+        return TopicsResult(tuple(results), throttle, self._clock()), created
+
+    async def _write_topic(self, plan: TopicCreation) -> None:
+        ops: list[Op] = []
+        config_path = paths.config_topic(plan.name)
+        if plan.configs or await self.zk.exists(config_path) is not None:
+            data = codec.encode_entity_config(dict(plan.configs))
+            if await self.zk.exists(config_path) is None:
+                ops.append(Create(config_path, data))
+            else:
+                ops.append(SetData(config_path, data, -1))
+        znode = codec.TopicZnode(dict(plan.assignment), topic_id=codec.new_uuid_base64())
+        ops.append(Create(paths.topic(plan.name), codec.encode_topic(znode)))
+        try:
+            await self.writer.fenced(ops)
+        except MultiFailedError as e:
+            if isinstance(e.cause, NodeExistsError):
+                log.warning("topic %s appeared concurrently; not created again", plan.name)
+                return
+            raise
+        log.info("created topic %s: %d partitions", plan.name, plan.num_partitions)
+
+    # --- CreatePartitions -------------------------------------------------------------------------
+
+    async def create_partitions(self, request: CreatePartitions) -> tuple[TopicsResult, dict[str, list[int]]]:
+        plans = validate_create_partitions(request.topics, catalog_of(self.ctx), rng=self._rng)
+        charged, throttle = self._charge(
+            request.caller.user,
+            request.caller.client_id,
+            plans,
+            lambda p: len(p.new_assignment),
+            not request.validate_only,
+            request.strict_quota,
+        )
+        added: dict[str, list[int]] = {}
+        results: list[TopicResult] = []
+        for i, item in enumerate(charged):
+            name = request.topics[i].name
+            if isinstance(item, ReassigndError):
+                results.append(TopicResult(name, item.error_code, item.message))
+                continue
+            assert isinstance(item, PartitionsCreation)
+            if not request.validate_only:
+                await self.writer.write_assignments(
+                    {(name, p): ReplicaAssignment(tuple(r)) for p, r in item.new_assignment.items()}
+                )
+                added[name] = sorted(item.new_assignment)
+                self.writer.records.emit("partitions_added", topic=name, partitions=added[name])
+            results.append(TopicResult(name))
+        return TopicsResult(tuple(results), throttle, self._clock()), added
+
+    # --- DeleteTopics -----------------------------------------------------------------------------
+
+    async def delete_topics(self, request: DeleteTopics) -> tuple[TopicsResult, list[str]]:
+        plans = validate_delete_topics(request.names, catalog_of(self.ctx))
+        charged, throttle = self._charge(
+            request.caller.user,
+            request.caller.client_id,
+            plans,
+            lambda p: len(self.ctx.assignments.get(p.name, {})),
+            True,
+            request.strict_quota,
+        )
+        queued: list[str] = []
+        results: list[TopicResult] = []
+        for name, item in zip(request.names, charged, strict=True):
+            if isinstance(item, ReassigndError):
+                results.append(TopicResult(name, item.error_code, item.message))
+                continue
+            assert isinstance(item, TopicDeletion)
+            if not item.already_queued:
+                try:
+                    await self.writer.fenced([Create(paths.delete_topic(name))])
+                except MultiFailedError as e:
+                    if not isinstance(e.cause, NodeExistsError):
+                        raise
+            queued.append(name)
+            results.append(TopicResult(name))
+        return TopicsResult(tuple(results), throttle, self._clock()), queued
+
+
+def _name_of(request: CreateTopics, index: int) -> str:
+    return request.topics[index].name

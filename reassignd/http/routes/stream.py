@@ -1,0 +1,104 @@
+"""``GET /v1/events`` (viewer): the controller's event records as server-sent events.
+
+Records already in this instance's history after ``Last-Event-ID`` (header, or ``?last_event_id=``
+for clients that cannot set it) come first, then every new record as it is emitted; ``?type=``,
+``?topic=`` and ``?batch=`` (each repeatable) filter; a heartbeat comment every
+``?heartbeat_s=`` seconds (default 15). ``?max_s=`` ends the stream after that many seconds
+(for scripts and tests; default: never). A client that falls more than the subscription queue
+behind is disconnected and resumes with its last id. At most ``--events-max-subscribers`` streams
+are open at once; one more is answered 503 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from aiohttp import web
+
+from reassignd.http.json_input import fail, query_params, single_param
+from reassignd.http.keys import RECORDS, SETTINGS
+from reassignd.stream import sse
+from reassignd.stream.records import Filters, parse_id
+
+routes = web.RouteTableDef()
+
+HEARTBEAT_S = 15.0
+FULL_RETRY_AFTER_S = 5
+
+
+def _seconds(found: dict[str, list[str]], name: str, default: float | None) -> float | None:
+    text = single_param(found, name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        fail(name, "must be a number of seconds")
+    if not 0 < value <= 86_400:
+        fail(name, "must be > 0 and at most 86400")
+    return value
+
+
+@routes.get("/v1/events")
+async def events(request: web.Request) -> web.StreamResponse:
+    found = query_params(
+        request.query.items(), ("type", "topic", "batch", "last_event_id", "heartbeat_s", "max_s")
+    )
+    filters = Filters(
+        frozenset(found.get("type", ())), frozenset(found.get("topic", ())), frozenset(found.get("batch", ()))
+    )
+    heartbeat_s = _seconds(found, "heartbeat_s", HEARTBEAT_S)
+    max_s = _seconds(found, "max_s", None)
+    assert heartbeat_s is not None
+    last_text = request.headers.get("Last-Event-ID") or single_param(found, "last_event_id")
+    last = parse_id(last_text) if last_text else None
+    if last_text and last is None:
+        fail("Last-Event-ID", "must be <controller_epoch>-<sequence>")
+    log = request.app[RECORDS]
+    limit = request.app[SETTINGS].events_max_subscribers
+    if log.subscribers >= limit:  # checked and taken with no await in between: never over the cap
+        raise web.HTTPServiceUnavailable(
+            text=f"{log.subscribers} event streams are open, the most --events-max-subscribers allows; "
+            "retry later",
+            headers={"Retry-After": str(FULL_RETRY_AFTER_S)},
+        )
+    sub = log.subscribe()  # before reading the history: nothing falls in between
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
+    try:
+        await response.prepare(request)
+        sent = last or (0, 0)
+        if last is not None:
+            backlog, complete = log.since(*last)
+            if not complete:
+                await response.write(
+                    sse.gap_frame(f"{last[0]}-{last[1]}", backlog[0].id if backlog else None)
+                )
+            for record in backlog:
+                if filters.accepts(record):
+                    await response.write(sse.frame(record))
+                sent = (record.controller_epoch, record.sequence)
+        deadline = None if max_s is None else time.monotonic() + max_s
+        while not sub.closed:
+            timeout = heartbeat_s if deadline is None else min(heartbeat_s, deadline - time.monotonic())
+            if timeout <= 0:
+                break
+            try:
+                item = await asyncio.wait_for(sub.queue.get(), timeout)
+            except TimeoutError:
+                if deadline is None or time.monotonic() < deadline:
+                    await response.write(sse.heartbeat())
+                continue
+            if item is None:
+                break
+            position = (item.controller_epoch, item.sequence)
+            if position <= sent:
+                continue  # already sent from the history
+            sent = position
+            if filters.accepts(item):
+                await response.write(sse.frame(item))
+    finally:
+        log.unsubscribe(sub)
+    return response
