@@ -102,7 +102,7 @@ class ControllerSettings:
         metavar="HOST:PORT[,...]",
     )
     events_topic: str = option(
-        "reassignd.stream",
+        "reassignd.events",
         parse=text,
         help="Kafka topic of the event stream (created when missing)",
         metavar="TOPIC",

@@ -37,7 +37,7 @@ REQUEST_TIMEOUT_MS = 5000
 @dataclass(frozen=True, slots=True)
 class KafkaSettings:
     bootstrap_servers: str
-    topic: str = "reassignd.stream"
+    topic: str = "reassignd.events"
     buffer_records: int = 10_000
     security_protocol: str = "PLAINTEXT"
     sasl_mechanism: str | None = None

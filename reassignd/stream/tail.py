@@ -1,7 +1,7 @@
 """``reassignd events tail``: print the records of the controller's event topic, one JSON line
 each (with the Kafka partition and offset on stderr at start), until Ctrl-C.
 
-    reassignd events tail --bootstrap-servers HOST:PORT --topic reassignd.stream [--from-beginning]
+    reassignd events tail --bootstrap-servers HOST:PORT --topic reassignd.events [--from-beginning]
 
 ``--max-records N`` and ``--timeout-s S`` stop it after N records or S seconds without one (for
 scripts). ``--security-protocol`` and the SASL flags are the controller's ``--events-*`` ones;
@@ -33,7 +33,7 @@ def parser() -> argparse.ArgumentParser:
         prog="reassignd events tail", description="print the controller's event records"
     )
     p.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT[,...]")
-    p.add_argument("--topic", default="reassignd.stream")
+    p.add_argument("--topic", default="reassignd.events")
     p.add_argument(
         "--from-beginning", action="store_true", help="from the topic's first record, not only new ones"
     )

