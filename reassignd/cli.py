@@ -1,5 +1,5 @@
 """The ``reassignd`` console script: ``controller``, ``broker``, ``cluster``, ``admin``, ``feed`` and
-``events``.
+``events``, every one read by the one command-line engine (:mod:`reassignd.config`).
 
 Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration (one line on
 stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
+from typing import TextIO
 
 import uvloop
 
@@ -21,14 +22,18 @@ from reassignd.admin.batch_command import AdminBatchCommand
 from reassignd.admin.command_line import AdminReassignCommand
 from reassignd.admin.elect_command import AdminElectCommand
 from reassignd.config import (
+    BY_NAME,
     BrokerCommand,
     ClusterCommand,
     Command,
     ConfigError,
     ControllerCommand,
+    UsageLine,
     load_command,
 )
+from reassignd.feeder.command_line import FeedPlanCommand, FeedRunCommand
 from reassignd.log_setup import configure_logging
+from reassignd.stream.tail import EventsTailCommand
 
 log = logging.getLogger("reassignd.cli")
 
@@ -50,8 +55,15 @@ async def serve(command: Command, stop: asyncio.Event) -> None:
             from reassignd.broker.agent import run_agents  # noqa: PLC0415
 
             await run_agents(list(cluster), stop)
-        case AdminReassignCommand() | AdminBatchCommand() | AdminElectCommand():
-            raise TypeError("admin clients run once (see run()), not until stopped")
+        case (
+            AdminReassignCommand()
+            | AdminBatchCommand()
+            | AdminElectCommand()
+            | FeedPlanCommand()
+            | FeedRunCommand()
+            | EventsTailCommand()
+        ):
+            raise TypeError("clients run once (see run()), not until stopped")
 
 
 async def serve_until_signalled(command: Command) -> None:
@@ -79,46 +91,60 @@ async def serve_until_signalled(command: Command) -> None:
 
 
 def command_name(argv: Sequence[str]) -> str:
-    for i, arg in enumerate(argv):
-        if arg in ("controller", "broker", "cluster"):
-            return arg
-        if arg == "admin":
-            return (
-                " ".join(argv[i : i + 2])
-                if list(argv[i + 1 : i + 2]) in (["reassign"], ["batch"], ["elect"])
-                else arg
-            )
-    return ""
+    """The subcommand named by ``argv``, for an error line: its first two words at most
+    (``admin batch``, not the batch verb)."""
+    words: list[str] = []
+    for arg in argv:
+        if arg.startswith("-"):
+            continue
+        candidate = " ".join([*words, arg])
+        if not any(name == candidate or name.startswith(candidate + " ") for name in BY_NAME):
+            break
+        words.append(arg)
+    return " ".join(words[:2])
 
 
-def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
-    if list(argv[:1]) == ["feed"]:  # the feeder owns its command line (no pyspark import here)
-        from reassignd.feeder.command_line import run_feed  # noqa: PLC0415
-
-        return run_feed(argv[1:], env, sys.stdout, sys.stderr)
-    if list(argv[:1]) == ["events"]:  # reads the event topic; its own small command line
-        from reassignd.stream.tail import run_events  # noqa: PLC0415
-
-        return run_events(argv[1:])
+def run(
+    argv: Sequence[str], env: Mapping[str, str], out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Every subcommand: one command line read by one engine, then the command run."""
+    out = out or sys.stdout
+    err = err or sys.stderr
     try:
         command = load_command(argv, env)
+    except UsageLine as e:
+        print(str(e), file=err)
+        return 2
     except ConfigError as e:
         name = command_name(argv)
-        print(f"reassignd{' ' + name if name else ''}: error: {e}", file=sys.stderr)
+        print(f"reassignd{' ' + name if name else ''}: error: {e}", file=err)
         return 2
+    except SystemExit as e:  # --help
+        return e.code if isinstance(e.code, int) else 0
     configure_logging(command.log)
-    if isinstance(command, AdminReassignCommand):
-        from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
+    match command:
+        case AdminReassignCommand():
+            from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
 
-        return run_reassign(command.settings, sys.stdout, sys.stderr)
-    if isinstance(command, AdminElectCommand):
-        from reassignd.admin.elect import run_admin_elect  # noqa: PLC0415 (only this client)
+            return run_reassign(command.settings, out, err)
+        case AdminElectCommand():
+            from reassignd.admin.elect import run_admin_elect  # noqa: PLC0415 (only this client)
 
-        return run_admin_elect(command.settings, sys.stdout, sys.stderr)
-    if isinstance(command, AdminBatchCommand):
-        from reassignd.admin.batch import run_batch  # noqa: PLC0415 (only this client)
+            return run_admin_elect(command.settings, out, err)
+        case AdminBatchCommand():
+            from reassignd.admin.batch import run_batch  # noqa: PLC0415 (only this client)
 
-        return run_batch(command.settings, sys.stdout, sys.stderr)
+            return run_batch(command.settings, out, err)
+        case FeedPlanCommand():
+            return _feed_plan(command, out, err)
+        case FeedRunCommand():
+            from reassignd.feeder.run import run_feed_run  # noqa: PLC0415 (aiohttp client only when feeding)
+
+            return run_feed_run(command.values, out, err)
+        case EventsTailCommand():
+            from reassignd.stream.tail import run_tail  # noqa: PLC0415 (aiokafka only when tailing)
+
+            return run_tail(command.settings, out, err)
     try:
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
             runner.run(serve_until_signalled(command))
@@ -130,6 +156,27 @@ def run(argv: Sequence[str], env: Mapping[str, str]) -> int:
         return 1
     log.info("stopped")
     return 0
+
+
+def _feed_plan(command: FeedPlanCommand, out: TextIO, err: TextIO) -> int:
+    """``reassignd feed plan``: 2 with one line for unusable settings, 1 (one line, never a
+    traceback) for a bug or an environment problem."""
+    from reassignd.feeder.command_line import UsageError  # noqa: PLC0415
+    from reassignd.feeder.plan_command import plan_settings, run_plan_command  # noqa: PLC0415
+
+    try:
+        settings = plan_settings(command.values)
+    except UsageError as e:
+        print(f"reassignd feed plan: error: {e}", file=err)
+        return 2
+    try:
+        return run_plan_command(settings, out, err)
+    except Exception as e:
+        print(
+            f"reassignd feed plan: error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+            file=err,
+        )
+        return 1
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,11 +1,14 @@
-"""Command-line configuration: flags, ``REASSIGND_*`` environment variables and an optional TOML
-file, merged into one frozen settings object per subcommand.
+"""The one command-line engine: every subcommand (``controller``, ``broker``, ``cluster``,
+``admin reassign|batch|elect``, ``feed plan|run``, ``events tail``) declared once, with the same
+sources and rules for all.
 
-Precedence: flag > environment > file > default. Every flag ``--some-flag`` has the variable
+Precedence: flag > environment > file > default. Every option ``--some-flag`` has the variable
 ``REASSIGND_SOME_FLAG`` and the file key ``some-flag`` (or ``some_flag``). File keys sit at the
-top level; a ``[controller]``, ``[broker]``, ``[cluster]`` or ``[admin]`` table overrides them for
-that subcommand, and keys that belong to another subcommand are ignored, so one file can serve all.
-``reassignd admin <client>``'s verb and plan file are per run: command line only.
+top level; a table named after the subcommand's first word (``[controller]``, ``[broker]``,
+``[cluster]``, ``[admin]``, ``[feed]``, ``[events]``) overrides them for it; a key no subcommand
+knows is refused, a key of another subcommand is left to it, so one file can serve all. What one
+run does (a verb, a plan or batch file, a batch id, the partitions to elect) is command-line only.
+``--help`` and ``docs/cli.md`` come from the same declarations.
 
 :func:`resolve` is pure (values in, settings out); :func:`load_command` is the thin shell that
 parses ``argv``, reads the file and checks the files settings name. Every problem is a
@@ -24,67 +27,46 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reassignd import options as opt
+from reassignd.admin import batch_command, command_line, elect_command
 from reassignd.admin import settings as admin
-from reassignd.admin.batch_command import AdminBatchCommand, BatchVerb, add_batch_parser, batch_settings
+from reassignd.admin.batch_command import AdminBatchCommand, BatchVerb, batch_settings
 from reassignd.admin.batch_file import BatchBody
-from reassignd.admin.command_line import AdminReassignCommand, add_reassign_parser, reassign_settings
-from reassignd.admin.elect_command import AdminElectCommand, add_elect_parser, elect_settings
+from reassignd.admin.command_line import AdminReassignCommand, reassign_settings
+from reassignd.admin.connection import AUTH_TOKEN, BOOTSTRAP_CONTROLLER, REQUEST_TIMEOUT, TLS_OPTIONS, ZK
+from reassignd.admin.elect_command import AdminElectCommand, elect_settings
 from reassignd.broker.settings import BrokerSettings, ClusterLayout, cluster_settings
 from reassignd.controller.settings import ControllerSettings
+from reassignd.feeder import command_line as feed
+from reassignd.feeder.command_line import FeedPlanCommand, FeedRunCommand
 from reassignd.http.auth import TokensFileError, load_tokens
 from reassignd.http.listener_config import http_listener_problem, http_tls_problem
 from reassignd.kafka_listener.config import kafka_listener_problem, tls_problem
 from reassignd.log_setup import LogSettings
-from reassignd.options import ENV_PREFIX, Option
+from reassignd.options import ENV_PREFIX, ConfigError, Option, Subcommand
 from reassignd.plan_format import Plan
-from reassignd.tls import CA_FILE_HELP, CERT_FILE_HELP, KEY_FILE_HELP
+from reassignd.stream import tail
+from reassignd.stream.tail import EventsTailCommand
 
-COMMANDS = ("controller", "broker", "cluster", "admin", "feed")  # feed: its own parser (reassignd.feeder)
-
-
-class ConfigError(Exception):
-    """Bad arguments or configuration; ``str(error)`` is a one-line reason."""
+__all__ = ["ConfigError", "file_values", "load_command", "resolve"]
 
 
-# --- the options of each subcommand: declared on the settings dataclasses --------------------------
+class UsageLine(ConfigError):
+    """A malformed command line; ``str(error)`` is the whole line, program name included."""
+
+
+# --- the options of each subcommand: declared once, most on the settings dataclasses ---------------
 
 LOG_OPTIONS = opt.options_of(LogSettings)
+CLIENT_LOG_OPTIONS = (dataclasses.replace(LOG_OPTIONS[0], default="warning"), LOG_OPTIONS[1])
 CONTROLLER_OPTIONS = opt.options_of(ControllerSettings) + LOG_OPTIONS
 BROKER_OPTIONS = opt.options_of(BrokerSettings) + LOG_OPTIONS
 _AGENT = opt.options_of(BrokerSettings, skip=("broker_id",))
 CLUSTER_OPTIONS = _AGENT[:1] + opt.options_of(ClusterLayout) + _AGENT[1:] + LOG_OPTIONS
-
-# `reassignd admin <client>`: the connection flags the admin clients share (an `[admin]` table in
-# the file); what to do this run (verb, plan file) is command-line only (reassignd.admin.command_line).
-ADMIN_OPTIONS = (
-    Option("bootstrap-controller", admin.parse_controller_url, admin.BOOTSTRAP_HELP, metavar="URL"),
-    Option("zk", opt.zk_connect, "ZooKeeper, for the KIP-236 verbs", metavar="HOST:PORT[,...][/chroot]"),
-    Option("auth-token", opt.text, "bearer token for the controller's HTTP API", metavar="TOKEN"),
-    Option("ca-file", opt.text, CA_FILE_HELP, metavar="FILE"),
-    Option("cert-file", opt.text, CERT_FILE_HELP, metavar="FILE"),
-    Option("key-file", opt.text, KEY_FILE_HELP, metavar="FILE"),
-    Option(
-        "request-timeout-s", opt.number(0, inclusive=False), admin.TIMEOUT_HELP, admin.REQUEST_TIMEOUT_S, "S"
-    ),
-    dataclasses.replace(LOG_OPTIONS[0], default="warning"),
-    LOG_OPTIONS[1],
-)
-
-OPTIONS: dict[str, tuple[Option, ...]] = {
-    "controller": CONTROLLER_OPTIONS,
-    "broker": BROKER_OPTIONS,
-    "cluster": CLUSTER_OPTIONS,
-    "admin": ADMIN_OPTIONS,
-}
-
-DESCRIPTIONS = {
-    "controller": "Run a controller instance (active or standby) with its HTTP API.",
-    "broker": "Run one broker agent.",
-    "cluster": "Run N broker agents in one process, each with its own ZooKeeper session.",
-    "admin": "Command-line clients of the controller, shaped like Kafka's admin tools.",
-}
-
-KNOWN_KEYS = frozenset(o.flag for options in OPTIONS.values() for o in options)
+# `reassignd admin <client>`: the connection flags the admin clients share (an `[admin]` table)
+ADMIN_OPTIONS = (BOOTSTRAP_CONTROLLER, ZK, AUTH_TOKEN, *TLS_OPTIONS, REQUEST_TIMEOUT, *CLIENT_LOG_OPTIONS)
+FEED_PLAN_OPTIONS = feed.PLAN_OPTIONS + CLIENT_LOG_OPTIONS
+FEED_RUN_OPTIONS = feed.RUN_OPTIONS + CLIENT_LOG_OPTIONS
+EVENTS_TAIL_OPTIONS = tail.TAIL_OPTIONS + CLIENT_LOG_OPTIONS
 
 
 # --- the result ----------------------------------------------------------------------------------------
@@ -115,35 +97,157 @@ Command = (
     | AdminReassignCommand
     | AdminBatchCommand
     | AdminElectCommand
+    | FeedPlanCommand
+    | FeedRunCommand
+    | EventsTailCommand
 )
+
+
+# --- the subcommands: each resolves its merged values (and its command-line-only arguments) ----------
+
+
+def _controller(values: Mapping[str, object], _: Mapping[str, object]) -> ControllerCommand:
+    settings = opt.build(ControllerSettings, CONTROLLER_OPTIONS, values)
+    refusal = http_listener_problem(settings) or kafka_listener_problem(settings)
+    if refusal is not None:
+        raise ConfigError(refusal)
+    return ControllerCommand(settings, _log(values))
+
+
+def _broker(values: Mapping[str, object], _: Mapping[str, object]) -> BrokerCommand:
+    return BrokerCommand(opt.build(BrokerSettings, BROKER_OPTIONS, values), _log(values))
+
+
+def _cluster(values: Mapping[str, object], _: Mapping[str, object]) -> ClusterCommand:
+    layout = opt.build(ClusterLayout, CLUSTER_OPTIONS, values)
+    if layout.racks is not None and values["rack"] is not None:
+        raise ConfigError("give --rack (one rack for all) or --racks (spread over K racks), not both")
+    base = opt.build(BrokerSettings, CLUSTER_OPTIONS, values, broker_id=layout.first_id)
+    if base.control_port and base.control_port + layout.brokers - 1 > 65535:
+        raise ConfigError(
+            f"--control-port {base.control_port}: {layout.brokers} consecutive ports do not fit below 65536"
+        )
+    return ClusterCommand(
+        tuple(cluster_settings(base, layout.brokers, layout.first_id, layout.racks)), _log(values)
+    )
+
+
+def _admin_reassign(
+    values: Mapping[str, object],
+    arguments: Mapping[str, object],
+    read_plan: Callable[[str], Plan] | None = None,
+) -> AdminReassignCommand:
+    verb, plan_path = arguments.get("verb"), arguments.get("reassignment_json_file")
+    assert isinstance(verb, admin.Verb), "argparse requires exactly one verb"
+    assert plan_path is None or isinstance(plan_path, str)
+    return AdminReassignCommand(reassign_settings(verb, plan_path, values, read_plan), _log(values))
+
+
+def _admin_batch(
+    verb: BatchVerb,
+    values: Mapping[str, object],
+    arguments: Mapping[str, object],
+    read_file: Callable[[str], tuple[BatchBody, ...]] | None = None,
+) -> AdminBatchCommand:
+    batch_file, batch_id = arguments.get("batch_file"), arguments.get("batch_id")
+    assert batch_file is None or isinstance(batch_file, str)
+    assert batch_id is None or isinstance(batch_id, str)
+    return AdminBatchCommand(batch_settings(verb, batch_file, batch_id, values, read_file), _log(values))
+
+
+def _admin_elect(
+    values: Mapping[str, object],
+    arguments: Mapping[str, object],
+    read_file: Callable[[str], tuple[tuple[str, int], ...]] | None = None,
+) -> AdminElectCommand:
+    named = {dest.replace("_", "-"): value for dest, value in arguments.items()}
+    return AdminElectCommand(elect_settings(named, values, read_file), _log(values))
+
+
+def _feed_plan(values: Mapping[str, object], _: Mapping[str, object]) -> FeedPlanCommand:
+    return feed.resolve_plan(values, _log(values))
+
+
+def _feed_run(values: Mapping[str, object], _: Mapping[str, object]) -> FeedRunCommand:
+    return feed.resolve_run(values, _log(values))
+
+
+def _events_tail(values: Mapping[str, object], _: Mapping[str, object]) -> EventsTailCommand:
+    return EventsTailCommand(tail.tail_settings(values), _log(values))
+
+
+def _log(values: Mapping[str, object]) -> LogSettings:
+    return opt.build(LogSettings, LOG_OPTIONS, values)
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand(
+        ("controller",),
+        "Run a controller instance (active or standby) with its HTTP API.",
+        CONTROLLER_OPTIONS,
+        _controller,
+    ),
+    Subcommand(("broker",), "Run one broker agent.", BROKER_OPTIONS, _broker),
+    Subcommand(
+        ("cluster",),
+        "Run N broker agents in one process, each with its own ZooKeeper session.",
+        CLUSTER_OPTIONS,
+        _cluster,
+    ),
+    Subcommand(
+        ("admin", "reassign"),
+        command_line.DESCRIPTION,
+        ADMIN_OPTIONS,
+        _admin_reassign,
+        command_line.add_reassign_arguments,
+        command_line.EPILOG,
+    ),
+    *(
+        Subcommand(
+            ("admin", "batch", verb.value),
+            batch_command.VERB_HELP[verb],
+            ADMIN_OPTIONS,
+            functools.partial(_admin_batch, verb),
+            batch_command.add_batch_arguments(verb),
+            batch_command.EPILOG,
+        )
+        for verb in BatchVerb
+    ),
+    Subcommand(
+        ("admin", "elect"),
+        elect_command.DESCRIPTION,
+        ADMIN_OPTIONS,
+        _admin_elect,
+        elect_command.add_elect_arguments,
+        elect_command.EPILOG,
+    ),
+    Subcommand(("feed", "plan"), feed.PLAN_DESCRIPTION, FEED_PLAN_OPTIONS, _feed_plan),
+    Subcommand(("feed", "run"), feed.RUN_DESCRIPTION, FEED_RUN_OPTIONS, _feed_run),
+    Subcommand(("events", "tail"), tail.DESCRIPTION, EVENTS_TAIL_OPTIONS, _events_tail),
+)
+BY_NAME = {sub.name: sub for sub in SUBCOMMANDS}
+
+# the groups of subcommands: (what to choose, help)
+GROUPS: dict[tuple[str, ...], tuple[str, str]] = {
+    (): ("command", "reassignd: moves Kafka partitions between brokers over Kafka's ZooKeeper layout."),
+    ("admin",): ("client", "Command-line clients of the controller, shaped like Kafka's admin tools."),
+    ("admin", "batch"): ("verb", batch_command.DESCRIPTION),
+    ("feed",): ("verb", feed.DESCRIPTION),
+    ("events",): ("verb", "Read the controller's event stream."),
+}
+
+TABLES = frozenset(sub.table for sub in SUBCOMMANDS)
+KNOWN_KEYS = frozenset(o.flag for sub in SUBCOMMANDS for o in sub.options)
 
 
 # --- pure resolution ----------------------------------------------------------------------------------
 
 
 def file_values(document: Mapping[str, Any], command: str, source: str) -> dict[str, object]:
-    """The TOML document's values for ``command``, keyed by flag name (dashes)."""
-    values: dict[str, object] = {}
-    table: Mapping[str, Any] = {}
-    for key, value in document.items():
-        if key in COMMANDS:
-            if not isinstance(value, dict):
-                raise ConfigError(f"{source}: [{key}] must be a table")
-            if key == command:
-                table = value
-            continue
-        _put_file_value(values, key, value, source)
-    for key, value in table.items():
-        _put_file_value(values, key, value, f"{source} [{command}]")
-    wanted = {o.flag for o in OPTIONS[command]}
-    return {k: v for k, v in values.items() if k in wanted}
-
-
-def _put_file_value(values: dict[str, object], key: str, value: object, source: str) -> None:
-    flag = key.replace("_", "-")
-    if flag not in KNOWN_KEYS:
-        raise ConfigError(f"{source}: unknown key {key!r}")
-    values[flag] = value
+    """The TOML document's values for ``command`` (a subcommand's name, or a table's: ``admin``),
+    keyed by flag."""
+    subcommand = BY_NAME.get(command) or next(sub for sub in SUBCOMMANDS if sub.table == command)
+    return opt.file_values(document, subcommand, TABLES, KNOWN_KEYS, source)
 
 
 def resolve(
@@ -152,58 +256,34 @@ def resolve(
     env: Mapping[str, str],
     file: Mapping[str, object],
     file_source: str = "config file",
+    arguments: Mapping[str, object] | None = None,
 ) -> Command:
-    """Merge flag > environment > file > default for ``command``; validate; build its settings.
+    """Merge flag > environment > file > default for ``command`` (a subcommand's name, e.g.
+    ``"controller"`` or ``"feed plan"``); validate; build what it runs.
 
     ``flags`` is keyed by flag name (``"controller-id"``) and holds only the flags given; ``file``
-    is the output of :func:`file_values`.
+    is the output of :func:`file_values`; ``arguments`` the command-line-only ones, by dest.
     """
-    values = _merge(command, flags, env, file, file_source)
-    log = opt.build(LogSettings, LOG_OPTIONS, values)
-    try:
-        match command:
-            case "controller":
-                return ControllerCommand(_controller_settings(values), log)
-            case "broker":
-                return BrokerCommand(opt.build(BrokerSettings, BROKER_OPTIONS, values), log)
-            case "cluster":
-                return ClusterCommand(_cluster_settings(values), log)
-    except ValueError as e:  # the settings objects' own checks
-        raise ConfigError(str(e)) from None
-    raise ConfigError(f"unknown command {command!r}")
+    subcommand = BY_NAME.get(command)
+    if subcommand is None:
+        raise ConfigError(f"unknown command {command!r}")
+    return _resolve(subcommand, flags, env, file, file_source, arguments or {})
 
 
-def _merge(
-    command: str,
+def _resolve(
+    subcommand: Subcommand,
     flags: Mapping[str, object],
     env: Mapping[str, str],
     file: Mapping[str, object],
     file_source: str,
-) -> dict[str, object]:
-    """Each option of ``command``: flag > environment > file > default, parsed."""
-    values: dict[str, object] = {}
-    for option in OPTIONS[command]:
-        if option.flag in flags:
-            raw, source = flags[option.flag], f"--{option.flag}"
-        elif option.env in env:
-            raw, source = env[option.env], option.env
-        elif option.flag in file:
-            raw, source = file[option.flag], f"{file_source}: {option.flag}"
-        elif option.required:
-            raise ConfigError(
-                f"missing --{option.flag} (or {option.env}, or {option.flag} in the --config file)"
-            )
-        elif option.default is None:
-            values[option.flag] = None
-            continue
-        else:
-            raw, source = option.default, f"default of --{option.flag}"
-
-        try:
-            values[option.flag] = option.parse(raw)
-        except ValueError as e:
-            raise ConfigError(f"{source}: {e}") from None
-    return values
+    arguments: Mapping[str, object],
+) -> Command:
+    values = opt.merge(subcommand.options, flags, env, file, file_source)
+    try:
+        resolved = subcommand.resolve(values, arguments)
+    except (ValueError, feed.UsageError) as e:  # the settings objects' own checks
+        raise ConfigError(str(e)) from None
+    return resolved  # type: ignore[return-value]  # each resolve returns one of Command
 
 
 def resolve_admin_reassign(
@@ -215,13 +295,13 @@ def resolve_admin_reassign(
     file_source: str = "config file",
     read_plan: Callable[[str], Plan] | None = None,
 ) -> AdminReassignCommand:
-    """Connection options merged as for any command; the verb's needs and plan checked (exit 2)."""
-    values = _merge("admin", flags, env, file, file_source)
+    """``reassignd admin reassign``: the connection options merged as for any command, the
+    verb's needs and plan checked (exit 2); ``read_plan`` stands in for the file."""
+    values = opt.merge(ADMIN_OPTIONS, flags, env, file, file_source)
     try:
-        settings = reassign_settings(verb, plan_path, values, read_plan)
+        return _admin_reassign(values, {"verb": verb, "reassignment_json_file": plan_path}, read_plan)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    return AdminReassignCommand(settings, opt.build(LogSettings, LOG_OPTIONS, values))
 
 
 def resolve_admin_batch(
@@ -234,106 +314,62 @@ def resolve_admin_batch(
     file_source: str = "config file",
     read_file: Callable[[str], tuple[BatchBody, ...]] | None = None,
 ) -> AdminBatchCommand:
-    """``reassignd admin batch``: connection options merged as for any command, then the verb's
-    argument and batch file checked (exit 2)."""
-    values = _merge("admin", flags, env, file, file_source)
+    """``reassignd admin batch``: as :func:`resolve_admin_reassign`, with the verb's argument."""
+    values = opt.merge(ADMIN_OPTIONS, flags, env, file, file_source)
     try:
-        settings = batch_settings(verb, batch_file, batch_id, values, read_file)
+        return _admin_batch(verb, values, {"batch_file": batch_file, "batch_id": batch_id}, read_file)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    return AdminBatchCommand(settings, opt.build(LogSettings, LOG_OPTIONS, values))
-
-
-def resolve_admin_elect(
-    arguments: Mapping[str, object],
-    flags: Mapping[str, object],
-    env: Mapping[str, str],
-    file: Mapping[str, object],
-    file_source: str = "config file",
-    read_file: Callable[[str], tuple[tuple[str, int], ...]] | None = None,
-) -> AdminElectCommand:
-    """``reassignd admin elect``: connection options merged as for any command, then the election
-    type and the partitions (``arguments``, keyed by flag name) checked (exit 2)."""
-    values = _merge("admin", flags, env, file, file_source)
-    try:
-        settings = elect_settings(arguments, values, read_file)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    return AdminElectCommand(settings, opt.build(LogSettings, LOG_OPTIONS, values))
-
-
-def _controller_settings(values: Mapping[str, object]) -> ControllerSettings:
-    settings = opt.build(ControllerSettings, CONTROLLER_OPTIONS, values)
-    refusal = http_listener_problem(settings)
-    if refusal is not None:
-        raise ConfigError(refusal)
-    refusal = kafka_listener_problem(settings)
-    if refusal is not None:
-        raise ConfigError(refusal)
-    return settings
-
-
-def _cluster_settings(values: Mapping[str, object]) -> tuple[BrokerSettings, ...]:
-    layout = opt.build(ClusterLayout, CLUSTER_OPTIONS, values)
-    if layout.racks is not None and values["rack"] is not None:
-        raise ConfigError("give --rack (one rack for all) or --racks (spread over K racks), not both")
-    base = opt.build(BrokerSettings, CLUSTER_OPTIONS, values, broker_id=layout.first_id)
-    if base.control_port and base.control_port + layout.brokers - 1 > 65535:
-        raise ConfigError(
-            f"--control-port {base.control_port}: {layout.brokers} consecutive ports do not fit below 65536"
-        )
-    return tuple(cluster_settings(base, layout.brokers, layout.first_id, layout.racks))
 
 
 # --- the shell: argv, the config file, files the settings name ------------------------------------
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr (and exit 2)."""
+    """argparse, but a usage error is one line (exit 2), raised for the caller to print."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def _help(option: Option) -> str:
-    parts = [option.help]
-    if option.required:
-        parts.append("required")
-    elif isinstance(option.default, bool):
-        parts.append(f"default: {str(option.default).lower()}")
-    elif option.default is not None:
-        parts.append(f"default: {option.default}")
-    parts.append(f"env {option.env}")
-    return f"{parts[0]} ({'; '.join(parts[1:])})"
+        raise UsageLine(f"{self.prog}: error: {message} (see --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """Every subcommand's parser, from the declarations (``--help`` and ``docs/cli.md``)."""
     parser = _Parser(
         prog="reassignd",
-        description="reassignd: moves Kafka partitions between brokers over Kafka's ZooKeeper layout.",
-        epilog="Every flag also reads REASSIGND_<FLAG> and the --config file; flag > env > file.",
+        description=GROUPS[()][1],
+        epilog="Every option also reads REASSIGND_<FLAG> and the --config file; flag > env > file.",
         allow_abbrev=False,
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command, options in OPTIONS.items():
-        sub = subparsers.add_parser(
-            command,
-            help=DESCRIPTIONS[command],
-            description=DESCRIPTIONS[command],
-            allow_abbrev=False,
-            argument_default=argparse.SUPPRESS,
-        )
-        if command == "admin":
-            clients = sub.add_subparsers(dest="admin_client", metavar="CLIENT")
-            add_reassign_parser(clients, functools.partial(_add_options, options=options))
-            add_batch_parser(clients, functools.partial(_add_options, options=options))
-            add_elect_parser(clients, functools.partial(_add_options, options=options))
-        else:
-            _add_options(sub, options)
-    # Listed for --help only: reassignd.cli hands `reassignd feed ...` to reassignd.feeder.command_line.
-    subparsers.add_parser(
-        "feed", help="Plan reassignments with Spark and feed them as batches (reassignd feed --help)."
-    )
+    groups: dict[tuple[str, ...], Any] = {}
+
+    def children(words: tuple[str, ...], parent: argparse.ArgumentParser) -> Any:
+        if words not in groups:
+            noun = GROUPS[words][0]
+            groups[words] = parent.add_subparsers(dest=f"_word_{len(words)}", metavar=noun.upper())
+        return groups[words]
+
+    parsers: dict[tuple[str, ...], argparse.ArgumentParser] = {(): parser}
+    for sub in SUBCOMMANDS:
+        for depth in range(1, len(sub.words) + 1):
+            words = sub.words[:depth]
+            if words in parsers:
+                continue
+            leaf = words == sub.words
+            text = sub.help if leaf else GROUPS[words][1]
+            child = children(words[:-1], parsers[words[:-1]]).add_parser(
+                words[-1],
+                help=text,
+                description=text,
+                epilog=sub.epilog if leaf else None,
+                allow_abbrev=False,
+                argument_default=argparse.SUPPRESS,
+            )
+            parsers[words] = child
+            if leaf:
+                child.set_defaults(_subcommand=sub.name)
+                if sub.arguments is not None:
+                    sub.arguments(child)
+                _add_options(child, sub.options)
     return parser
 
 
@@ -344,7 +380,19 @@ def _add_options(parser: argparse.ArgumentParser, options: tuple[Option, ...]) -
         help=f"TOML file with the same keys as the flags (env {ENV_PREFIX}CONFIG)",
     )
     for option in options:
-        parser.add_argument(f"--{option.flag}", dest=option.dest, metavar=option.metavar, help=_help(option))
+        text = opt.help_text(option)
+        if option.positional:
+            parser.add_argument(option.dest, metavar=option.metavar, nargs="?", help=text)
+        elif option.kind == opt.SWITCH:
+            parser.add_argument(
+                f"--{option.flag}", dest=option.dest, action="store_const", const=True, help=text
+            )
+        elif option.kind == opt.REPEAT:
+            parser.add_argument(
+                f"--{option.flag}", dest=option.dest, action="append", metavar=option.metavar, help=text
+            )
+        else:
+            parser.add_argument(f"--{option.flag}", dest=option.dest, metavar=option.metavar, help=text)
 
 
 def read_config_file(path: str) -> dict[str, Any]:
@@ -370,46 +418,37 @@ def check_files(command: Command) -> None:
             raise ConfigError(problem)
 
 
+def _choose(args: Mapping[str, object]) -> NoReturn:
+    """No subcommand was named to the end: say what to choose at the deepest group reached."""
+    words: tuple[str, ...] = ()
+    while (word := args.get(f"_word_{len(words)}")) is not None:
+        words = (*words, str(word))
+    noun = GROUPS[words][0]
+    choices = list(
+        dict.fromkeys(sub.words[len(words)] for sub in SUBCOMMANDS if sub.words[: len(words)] == words)
+    )
+    prog = " ".join(("reassignd", *words))
+    raise UsageLine(f"{prog}: error: choose a {noun}: {', '.join(choices)} (see {prog} --help)")
+
+
 def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
-    """Parse ``argv`` (without the program name); argparse itself exits 2 on a malformed line."""
-    parser = build_parser()
-    args = vars(parser.parse_args(argv))
-    command = args.pop("command", None)
-    if command is None:
-        parser.exit(
-            2, "reassignd: error: choose a command: controller, broker, cluster, admin (see --help)\n"
-        )
-    if command == "admin" and args.get("admin_client") is None:
-        parser.exit(
-            2,
-            "reassignd admin: error: choose a client: reassign, batch, elect (see reassignd admin --help)\n",
-        )
-    if command == "admin" and args.get("admin_client") == "batch" and args.get("batch_verb") is None:
-        verbs = ", ".join(v.value for v in BatchVerb)
-        parser.exit(2, f"reassignd admin batch: error: choose a verb: {verbs} (see --help)\n")
-    admin_client, verb = args.pop("admin_client", None), args.pop("verb", None)
-    plan_path = args.pop("reassignment_json_file", None)
-    batch_verb, batch_file = args.pop("batch_verb", None), args.pop("batch_file", None)
-    batch_id = args.pop("batch_id", None)
-    elect_arguments = {
-        name: args.pop(name.replace("-", "_"))
-        for name in ("election-type", "all-topic-partitions", "topic", "partition", "path-to-json-file")
-        if name.replace("-", "_") in args
-    }
+    """Parse ``argv`` (without the program name), read the file, resolve. A malformed command
+    line is a :class:`UsageLine`; ``--help`` exits 0 (argparse's SystemExit)."""
+    args = vars(build_parser().parse_args(list(argv)))
+    name = args.pop("_subcommand", None)
+    if name is None:
+        _choose(args)
+    subcommand = BY_NAME[str(name)]
     config_path = args.pop("config", None) or env.get(ENV_PREFIX + "CONFIG")
+    source = str(config_path) if config_path else "config file"
     file: dict[str, object] = {}
     if config_path:
-        file = file_values(read_config_file(config_path), command, config_path)
-    flags = {dest.replace("_", "-"): value for dest, value in args.items()}
-    if admin_client == "reassign":
-        assert isinstance(verb, admin.Verb), "argparse requires exactly one verb"
-        return resolve_admin_reassign(verb, plan_path, flags, env, file, config_path or "config file")
-    if admin_client == "elect":
-        return resolve_admin_elect(elect_arguments, flags, env, file, config_path or "config file")
-    if admin_client == "batch":
-        return resolve_admin_batch(
-            BatchVerb(batch_verb), batch_file, batch_id, flags, env, file, config_path or "config file"
-        )
-    resolved = resolve(command, flags, env, file, config_path or "config file")
+        file = file_values(read_config_file(str(config_path)), subcommand.name, source)
+    dests = {o.dest: o.flag for o in subcommand.options}
+    flags = {dests[dest]: value for dest, value in args.items() if dest in dests}
+    arguments = {
+        dest: value for dest, value in args.items() if dest not in dests and not dest.startswith("_word_")
+    }
+    resolved = _resolve(subcommand, flags, env, file, source, arguments)
     check_files(resolved)
     return resolved

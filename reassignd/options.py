@@ -5,18 +5,28 @@ names), the variable ``REASSIGND_SOME_FIELD`` and the TOML key ``some-field``, a
 the one declaration; its default is the field's. :func:`options_of` lists a class's options in
 field order and :func:`build` makes the object from parsed values, so nothing maps a flag to a
 field by hand. The value parsers below take a string (a flag, a variable) or a TOML value.
+
+:func:`parse_given` parses what a flag, a variable or the file gave for an option, the same way
+for every command.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 ENV_PREFIX = "REASSIGND_"
+
+# how an option is given: one value; a switch (present: true; the variable and the file say true
+# or false); a repeatable flag (the variable: values separated by ';', the file: a list or one value)
+VALUE = "value"
+SWITCH = "switch"
+REPEAT = "repeat"
 
 Parser = Callable[[object], object]
 _S = TypeVar("_S")
@@ -31,6 +41,8 @@ class Option:
     metavar: str | None = None
     required: bool = False
     fields: tuple[str, ...] = ()  # the settings fields it sets; a pair takes a parsed pair
+    kind: str = VALUE  # VALUE (one value), SWITCH (a flag without value: true), REPEAT (a list)
+    positional: bool = False  # given without its flag on the command line (PLAN, not --plan)
 
     @property
     def dest(self) -> str:
@@ -97,6 +109,25 @@ def build(cls: type[_S], options: tuple[Option, ...], values: Mapping[str, objec
         else:
             kwargs[opt.fields[0]] = value
     return cls(**kwargs)
+
+
+def parse_given(option: Option, raw: object, *, from_text: bool) -> object:
+    """The parsed value of ``option`` from what was given: a flag's argparse value, a variable's
+    text (``from_text``) or a TOML value. A switch is a boolean; a repeatable option a tuple of
+    parsed values (its variable separated by ';' or blanks, its file value a list or one value)."""
+    if option.kind == SWITCH:
+        return boolean(raw)
+    if option.kind == REPEAT:
+        if from_text and isinstance(raw, str):
+            items: list[object] = [part for part in re.split(r"[;\s]+", raw) if part]
+        elif isinstance(raw, list | tuple):
+            items = list(raw)
+        else:
+            items = [raw]
+        if not items:
+            raise ValueError("expected at least one value")
+        return tuple(option.parse(item) for item in items)
+    return option.parse(raw)
 
 
 # --- value parsers: a flag or variable gives a string, the TOML file a native value -----------------
@@ -225,3 +256,122 @@ def bootstrap(value: object) -> str:
     for server in servers.split(","):
         split_host_port(server)
     return servers
+
+
+# --- the command-line engine: every subcommand declared once, one precedence rule -------------------
+
+
+class ConfigError(Exception):
+    """Bad arguments or configuration; ``str(error)`` is a one-line reason (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Subcommand:
+    """One subcommand (``("admin", "batch", "submit")``): its options (each a flag, a
+    ``REASSIGND_*`` variable and a key of the ``--config`` file's top level or ``[table]``), the
+    arguments only its command line gives (verbs, files and ids of this run), and how the merged
+    values become the command to run."""
+
+    words: tuple[str, ...]
+    help: str
+    options: tuple[Option, ...]
+    # (the options' parsed values keyed by flag, the command-line-only arguments keyed by dest)
+    resolve: Callable[[Mapping[str, object], Mapping[str, object]], object]
+    arguments: Callable[[Any], None] | None = None  # adds the command-line-only arguments
+    epilog: str | None = None
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.words)
+
+    @property
+    def table(self) -> str:
+        """Its table in the ``--config`` file: its first word (``[admin]``, ``[feed]``)."""
+        return self.words[0]
+
+
+def merge(
+    options: tuple[Option, ...],
+    flags: Mapping[str, object],
+    env: Mapping[str, str],
+    file: Mapping[str, object],
+    file_source: str = "config file",
+) -> dict[str, object]:
+    """Each option: flag > environment > file > default, parsed (keyed by flag; None: unset).
+    ConfigError names the source of a value that does not parse, or the missing option."""
+    values: dict[str, object] = {}
+    for option in options:
+        from_text = True
+        if option.flag in flags:
+            raw, source = flags[option.flag], _flag_name(option)
+            from_text = option.kind != REPEAT  # argparse gives a repeatable flag's list
+        elif option.env in env:
+            raw, source = env[option.env], option.env
+        elif option.flag in file:
+            raw, source, from_text = file[option.flag], f"{file_source}: {option.flag}", False
+        elif option.required:
+            raise ConfigError(
+                f"missing {_flag_name(option)} (or {option.env}, or {option.flag} in the --config file)"
+            )
+        elif option.default is None:
+            values[option.flag] = None
+            continue
+        else:
+            raw, source = option.default, f"default of {_flag_name(option)}"
+        try:
+            values[option.flag] = parse_given(option, raw, from_text=from_text)
+        except ValueError as e:
+            raise ConfigError(f"{source}: {e}") from None
+    return values
+
+
+def _flag_name(option: Option) -> str:
+    return (option.metavar or option.flag.upper()) if option.positional else f"--{option.flag}"
+
+
+def file_values(
+    document: Mapping[str, Any],
+    subcommand: Subcommand,
+    tables: frozenset[str],
+    known_keys: frozenset[str],
+    source: str,
+) -> dict[str, object]:
+    """The TOML document's values for ``subcommand``, keyed by flag: top-level keys, then its
+    table's. A key no subcommand knows is refused; a key of another subcommand, or another
+    table, is left to it."""
+    values: dict[str, object] = {}
+    table: Mapping[str, Any] = {}
+    for key, value in document.items():
+        if key in tables:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{source}: [{key}] must be a table")
+            if key == subcommand.table:
+                table = value
+            continue
+        _put_file_value(values, key, value, source, known_keys)
+    for key, value in table.items():
+        _put_file_value(values, key, value, f"{source} [{subcommand.table}]", known_keys)
+    wanted = {o.flag for o in subcommand.options}
+    return {k: v for k, v in values.items() if k in wanted}
+
+
+def _put_file_value(
+    values: dict[str, object], key: str, value: object, source: str, known_keys: frozenset[str]
+) -> None:
+    flag = key.replace("_", "-")
+    if flag not in known_keys:
+        raise ConfigError(f"{source}: unknown key {key!r}")
+    values[flag] = value
+
+
+def help_text(option: Option) -> str:
+    """An option's ``--help`` line: its help, then its default (or "required") and variable."""
+    parts = [option.help]
+    if option.required:
+        parts.append("required")
+    elif isinstance(option.default, bool):
+        parts.append(f"default: {str(option.default).lower()}")
+    elif option.default is not None:
+        parts.append(f"default: {option.default}")
+    parts.append(f"env {option.env}")
+    return f"{parts[0]} ({'; '.join(parts[1:])})"

@@ -34,10 +34,13 @@ controller's address.
 
 CLI_HEADER = """# Command line reference
 
-Generated from the parsers (`scripts/gen_docs.py`; do not edit by hand). Every flag of
-`controller`, `broker`, `cluster` and `admin` can also come from the environment
-(`REASSIGND_<FLAG>`, upper case, `-` as `_`) or a TOML file given with `--config`; a flag wins
-over the environment, which wins over the file.
+Generated from the declarations of every subcommand (`scripts/gen_docs.py`; do not edit by hand).
+One engine reads them all: every option can also come from the environment (`REASSIGND_<FLAG>`,
+upper case, `-` as `_`) or from a TOML file given with `--config` (or `REASSIGND_CONFIG`): its
+top-level keys, then the table of the subcommand's first word (`[controller]`, `[broker]`,
+`[cluster]`, `[admin]`, `[feed]`, `[events]`). A flag wins over the environment, which wins over
+the file; a file key no subcommand knows is refused. What one run does (a verb, a plan or batch
+file, a batch id, the partitions to elect) is given on the command line only.
 """
 
 
@@ -138,25 +141,20 @@ def _help_section(title: str, parser: argparse.ArgumentParser) -> list[str]:
     return [f"## `{title}`\n", "```text", parser.format_help().rstrip(), "```", ""]
 
 
-def _tree(title: str, parser: argparse.ArgumentParser, skip: frozenset[str] = frozenset()) -> list[str]:
+def _tree(title: str, parser: argparse.ArgumentParser) -> list[str]:
     """``parser``'s help, then each subcommand's, depth first."""
     out = _help_section(title, parser)
     for name, sub in _subparsers(parser).items():
-        if name not in skip:
-            out += _tree(f"{title} {name}", sub)
+        out += _tree(f"{title} {name}", sub)
     return out
 
 
 def cli_reference() -> str:
     from reassignd import config  # noqa: PLC0415
-    from reassignd.feeder.command_line import build_parser as feed_parser  # noqa: PLC0415
-    from reassignd.stream.tail import parser as events_parser  # noqa: PLC0415
 
     out = [CLI_HEADER]
     with _columns():
-        out += _tree("reassignd", config.build_parser(), skip=frozenset({"feed"}))  # feed: its own parser
-        out += _tree("reassignd feed", feed_parser())
-        out += _help_section("reassignd events tail", events_parser())
+        out += _tree("reassignd", config.build_parser())
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -14,10 +14,10 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reassignd.admin.batch_file import BatchBody, BatchFileError, parse_batch_file
-from reassignd.admin.settings import REQUEST_TIMEOUT_S, client_tls
+from reassignd.admin.connection import optional_str, tls_of
+from reassignd.admin.settings import REQUEST_TIMEOUT_S
 from reassignd.http.batch_requests import batch_id_error
 from reassignd.log_setup import LogSettings
 from reassignd.tls import SYSTEM_CAS, ClientTls
@@ -83,29 +83,16 @@ class AdminBatchCommand:
     log: LogSettings = field(default_factory=lambda: LogSettings(level="warning"))
 
 
-def add_batch_parser(
-    clients: argparse._SubParsersAction[Any],
-    add_options: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """``batch`` under ``reassignd admin``: one verb, its argument, then the connection flags."""
-    batch = clients.add_parser(
-        "batch", help=DESCRIPTION, description=DESCRIPTION, epilog=EPILOG, allow_abbrev=False
-    )
-    verbs = batch.add_subparsers(dest="batch_verb", metavar="VERB")
-    for verb in BatchVerb:
-        sub = verbs.add_parser(
-            verb.value,
-            help=VERB_HELP[verb],
-            description=VERB_HELP[verb],
-            epilog=EPILOG,
-            allow_abbrev=False,
-            argument_default=argparse.SUPPRESS,
-        )
+def add_batch_arguments(verb: BatchVerb) -> Callable[[argparse.ArgumentParser], None]:
+    """The command-line-only argument of ``batch <verb>``: the batch file, or the batch's id."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
         if verb is BatchVerb.SUBMIT:
-            sub.add_argument("--batch-file", metavar="FILE", required=True, help=BATCH_FILE_HELP)
+            parser.add_argument("--batch-file", metavar="FILE", required=True, help=BATCH_FILE_HELP)
         elif verb.takes_id:
-            sub.add_argument("batch_id", metavar="ID", help="the batch's id")
-        add_options(sub)
+            parser.add_argument("batch_id", metavar="ID", help="the batch's id")
+
+    return add
 
 
 def read_batch_file(path: str) -> tuple[BatchBody, ...]:
@@ -119,12 +106,6 @@ def read_batch_file(path: str) -> tuple[BatchBody, ...]:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _optional_str(values: Mapping[str, object], flag: str) -> str | None:
-    value = values.get(flag)
-    assert value is None or isinstance(value, str), flag
-    return value
-
-
 def batch_settings(
     verb: BatchVerb,
     batch_file: str | None,
@@ -135,7 +116,7 @@ def batch_settings(
     """The merged connection ``values`` (keyed by flag name) and the verb's argument, checked;
     the batch file read (by ``read_file``, :func:`read_batch_file` unless given). ValueError with
     a one-line reason for anything unusable."""
-    bootstrap = _optional_str(values, "bootstrap-controller")
+    bootstrap = optional_str(values, "bootstrap-controller")
     if bootstrap is None:
         raise ValueError(
             f"{verb.value} needs --bootstrap-controller URL (or REASSIGND_BOOTSTRAP_CONTROLLER), "
@@ -151,7 +132,7 @@ def batch_settings(
         batch_id=batch_id,
         batch_file=batch_file,
         bodies=() if batch_file is None else (read_file or read_batch_file)(batch_file),
-        auth_token=_optional_str(values, "auth-token"),
+        auth_token=optional_str(values, "auth-token"),
         request_timeout_s=float(timeout),
-        tls=client_tls(*(_optional_str(values, f) for f in ("ca-file", "cert-file", "key-file"))),
+        tls=tls_of(values),
     )

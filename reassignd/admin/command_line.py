@@ -1,7 +1,8 @@
 """``reassignd admin reassign``'s command line: its argparse parser and its settings.
 
-:mod:`reassignd.config` owns the shared machinery (flags, ``REASSIGND_*`` variables, the TOML
-file); it hands this module the merged connection values. The verb and the plan file are per run,
+:mod:`reassignd.config` runs the one command-line engine (flags, ``REASSIGND_*`` variables, the
+TOML file) over the connection options (:mod:`reassignd.admin.connection`) and hands this module
+the merged values. The verb and the plan file are per run,
 so they come from the command line only. Problems are ``ValueError`` with a one-line reason (the
 CLI exits 2 with it).
 """
@@ -12,9 +13,9 @@ import argparse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from reassignd.admin.settings import VERBS, ReassignSettings, Verb, check_arguments, client_tls
+from reassignd.admin.connection import optional_str, tls_of
+from reassignd.admin.settings import VERBS, ReassignSettings, Verb, check_arguments
 from reassignd.log_setup import LogSettings
 from reassignd.plan_format import Plan, PlanError, parse_plan
 
@@ -34,25 +35,12 @@ class AdminReassignCommand:
     log: LogSettings = field(default_factory=lambda: LogSettings(level="warning"))
 
 
-def add_reassign_parser(
-    clients: argparse._SubParsersAction[Any],
-    add_options: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """``reassign`` under ``reassignd admin``: exactly one verb, the plan file, then the
-    connection flags ``add_options`` adds."""
-    reassign = clients.add_parser(
-        "reassign",
-        help=DESCRIPTION,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        allow_abbrev=False,
-        argument_default=argparse.SUPPRESS,
-    )
+def add_reassign_arguments(reassign: argparse.ArgumentParser) -> None:
+    """``reassign``'s command-line-only arguments: exactly one verb, and the plan file."""
     verbs = reassign.add_mutually_exclusive_group(required=True)
     for spec in VERBS:
         verbs.add_argument(spec.verb.flag, dest="verb", action="store_const", const=spec.verb, help=spec.help)
     reassign.add_argument("--reassignment-json-file", metavar="FILE", help=PLAN_HELP)
-    add_options(reassign)
 
 
 def read_plan_file(path: str) -> Plan:
@@ -66,12 +54,6 @@ def read_plan_file(path: str) -> Plan:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _optional_str(values: Mapping[str, object], flag: str) -> str | None:
-    value = values.get(flag)
-    assert value is None or isinstance(value, str), flag
-    return value
-
-
 def reassign_settings(
     verb: Verb,
     plan_path: str | None,
@@ -81,7 +63,7 @@ def reassign_settings(
     """The verb's needs checked against the merged ``values`` (keyed by flag name), then the
     plan read (by ``read_plan``, :func:`read_plan_file` unless given) and validated: a plan that
     cannot be used is a bad argument, like a bad flag."""
-    bootstrap, zk = _optional_str(values, "bootstrap-controller"), _optional_str(values, "zk")
+    bootstrap, zk = optional_str(values, "bootstrap-controller"), optional_str(values, "zk")
     check_arguments(verb, plan_path, bootstrap_controller=bootstrap, zk_connect=zk)
     timeout = values["request-timeout-s"]
     assert isinstance(timeout, int | float)
@@ -91,7 +73,7 @@ def reassign_settings(
         plan_path=plan_path,
         bootstrap_controller=bootstrap,
         zk_connect=zk,
-        auth_token=_optional_str(values, "auth-token"),
+        auth_token=optional_str(values, "auth-token"),
         request_timeout_s=float(timeout),
-        tls=client_tls(*(_optional_str(values, f) for f in ("ca-file", "cert-file", "key-file"))),
+        tls=tls_of(values),
     )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reassignd.admin.connection import optional_str
 from reassignd.admin.settings import REQUEST_TIMEOUT_S
 from reassignd.log_setup import LogSettings
 from reassignd.strict_json import INT32_MAX, Reader, StrictJsonError, loads
@@ -61,20 +62,8 @@ class AdminElectCommand:
     log: LogSettings = field(default_factory=lambda: LogSettings(level="warning"))
 
 
-def add_elect_parser(
-    clients: argparse._SubParsersAction[Any],
-    add_options: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """``elect`` under ``reassignd admin``: the election type, the partitions, then the
-    connection flags ``add_options`` adds."""
-    elect = clients.add_parser(
-        "elect",
-        help=DESCRIPTION,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        allow_abbrev=False,
-        argument_default=argparse.SUPPRESS,
-    )
+def add_elect_arguments(elect: argparse.ArgumentParser) -> None:
+    """``elect``'s command-line-only arguments: the election type and the partitions."""
     elect.add_argument(
         "--election-type",
         metavar="TYPE",
@@ -87,7 +76,6 @@ def add_elect_parser(
     which.add_argument("--topic", metavar="TOPIC", help="one topic's partition (with --partition)")
     which.add_argument("--path-to-json-file", metavar="FILE", help=JSON_FILE_HELP)
     elect.add_argument("--partition", metavar="P", help="the partition of --topic")
-    add_options(elect)
 
 
 def parse_elect_file(data: bytes) -> tuple[TopicPartition, ...]:
@@ -125,12 +113,6 @@ def read_elect_file(path: str) -> tuple[TopicPartition, ...]:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _optional_str(values: Mapping[str, object], flag: str) -> str | None:
-    value = values.get(flag)
-    assert value is None or isinstance(value, str), flag
-    return value
-
-
 def elect_settings(
     arguments: Mapping[str, object],
     values: Mapping[str, object],
@@ -160,7 +142,7 @@ def elect_settings(
         partitions = (read_file or read_elect_file)(str(path))
     elif arguments.get("all-topic-partitions") is not True:
         raise ValueError("choose --all-topic-partitions, --topic with --partition, or --path-to-json-file")
-    bootstrap = _optional_str(values, "bootstrap-controller")
+    bootstrap = optional_str(values, "bootstrap-controller")
     if bootstrap is None:
         raise ValueError(
             "elect needs --bootstrap-controller URL (or REASSIGND_BOOTSTRAP_CONTROLLER), the controller's HTTP API"
@@ -171,6 +153,6 @@ def elect_settings(
         election_type=raw_type,
         partitions=partitions,
         bootstrap_controller=bootstrap,
-        auth_token=_optional_str(values, "auth-token"),
+        auth_token=optional_str(values, "auth-token"),
         request_timeout_s=float(timeout),
     )

@@ -1,7 +1,10 @@
-"""``python -m reassignd.feeder plan ...`` (also the entry for ``spark-submit``):
-``spark-submit --master spark://host:7077 reassignd/feeder/__main__.py plan ...``."""
+"""``python -m reassignd.feeder plan ...`` (also the script ``spark-submit`` runs:
+``spark-submit --master spark://host:7077 reassignd/feeder/__main__.py plan ...``): the same
+command as ``reassignd feed ...``, through the one command-line engine."""
 
-from reassignd.feeder.command_line import main
+import sys
+
+from reassignd.cli import main
 
 if __name__ == "__main__":
-    main()
+    main(["feed", *sys.argv[1:]])

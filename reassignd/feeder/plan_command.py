@@ -11,13 +11,15 @@ import asyncio
 import datetime
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from reassignd.admin.settings import REQUEST_TIMEOUT_S, parse_controller_url
+from reassignd.admin.connection import tls_of
+from reassignd.admin.settings import REQUEST_TIMEOUT_S
 from reassignd.api_client.errors import ClientError
-from reassignd.feeder.command_line import UsageError, tls_of
+from reassignd.feeder.command_line import UsageError
 from reassignd.feeder.goals import (
     AddBrokers,
     Decommission,
@@ -25,9 +27,6 @@ from reassignd.feeder.goals import (
     GoalError,
     PlanOptions,
     ReplicationFactor,
-    check_topics_regex,
-    parse_broker_ids,
-    parse_goal,
 )
 from reassignd.feeder.inputs import InputError, parse_cluster_file, parse_sizes_file
 from reassignd.feeder.model import Cluster, with_sizes
@@ -61,63 +60,35 @@ class PlanSettings:
     master: str | None = None  # None: spark-submit's, else local[*]
 
 
-def _int(values: dict[str, Any], key: str, minimum: int) -> int | None:
-    raw = values.get(key)
-    if raw is None:
-        return None
-    try:
-        number = int(raw)
-    except (TypeError, ValueError):
-        raise UsageError(f"--{key.replace('_', '-')}: expected an integer, got {raw!r}") from None
-    if number < minimum:
-        raise UsageError(f"--{key.replace('_', '-')}: must be >= {minimum}, got {number}")
-    return number
-
-
-def plan_settings(values: dict[str, Any]) -> PlanSettings:
-    goals_raw = values.get("goal") or []
-    goals = tuple(parse_goal(str(g)) for g in (goals_raw if isinstance(goals_raw, list) else [goals_raw]))
-    bootstrap = values.get("bootstrap_controller")
-    if bootstrap is not None:
-        try:
-            bootstrap = parse_controller_url(bootstrap)
-        except ValueError as e:
-            raise UsageError(f"--bootstrap-controller: {e}") from None
-    if bootstrap is None and values.get("cluster_file") is None:
-        raise UsageError(
-            "feed plan needs --bootstrap-controller URL or --cluster-file FILE (the cluster to plan for)"
-        )
-    dry_run = bool(values.get("dry_run"))
-    if not dry_run and not values.get("out"):
-        raise UsageError("feed plan needs --out DIR (or --dry-run)")
-    exclude = values.get("exclude_brokers")
-    topics = values.get("topics")
-    timeout = values.get("request_timeout_s")
-    try:
-        timeout_s = REQUEST_TIMEOUT_S if timeout is None else float(timeout)
-    except ValueError:
-        raise UsageError(f"--request-timeout-s: expected a number, got {timeout!r}") from None
+def plan_settings(values: Mapping[str, Any]) -> PlanSettings:
+    """The settings of a plan from the merged option values (keyed by flag, parsed by the
+    command-line engine); the TLS files are loaded here (UsageError, one line)."""
+    goals = values.get("goal") or ()
+    exclude = values.get("exclude-brokers")
     options = PlanOptions(
-        topics=None if topics is None else check_topics_regex(str(topics)),
-        exclude_brokers=frozenset()
-        if exclude is None
-        else parse_broker_ids(str(exclude), "--exclude-brokers"),
-        max_move_bytes=_int(values, "max_move_bytes", 0),
-        seed=_int(values, "seed", 0) or 0,
+        topics=values.get("topics"),
+        exclude_brokers=frozenset() if exclude is None else exclude,
+        max_move_bytes=values.get("max-move-bytes"),
+        seed=values.get("seed") or 0,
     )
+    try:
+        tls = tls_of(values)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    timeout = values.get("request-timeout-s")
     return PlanSettings(
-        goals=goals,
+        goals=tuple(goals),
         options=options,
         out=values.get("out"),
-        dry_run=dry_run,
-        bootstrap_controller=bootstrap,
-        auth_token=values.get("auth_token"),
-        request_timeout_s=timeout_s,
-        tls=tls_of(values),
+        dry_run=bool(values.get("dry-run")),
+        bootstrap_controller=values.get("bootstrap-controller"),
+        auth_token=values.get("auth-token"),
+        request_timeout_s=REQUEST_TIMEOUT_S if timeout is None else float(timeout),
+        tls=tls,
         sizes=values.get("sizes"),
-        cluster_file=values.get("cluster_file"),
-        batch_size=_int(values, "batch_size", 1) or DEFAULT_BATCH_SIZE,
-        tasks=_int(values, "tasks", 1),
+        cluster_file=values.get("cluster-file"),
+        batch_size=values.get("batch-size") or DEFAULT_BATCH_SIZE,
+        tasks=values.get("tasks"),
         master=values.get("master") or None,
     )
 

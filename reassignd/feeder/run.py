@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from reassignd.admin.connection import tls_of
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
-from reassignd.feeder.command_line import add_tls_arguments, tls_of
+from reassignd.feeder.command_line import INTERRUPT_CHOICES
 from reassignd.feeder.progress_view import FINAL, batch_line, overall_line
 from reassignd.tls import ClientTls
 
 REFUSALS = {10002: "STALE_PLAN", 10003: "BATCH_CONFLICT"}
 UNKNOWN_BATCH = 404
-INTERRUPT_CHOICES = ("leave", "stop", "rollback")
 
 
 class FeedError(Exception):
@@ -243,18 +243,23 @@ async def run_async(
 
 
 def run_feed_run(values: Mapping[str, Any], out: IO[str], err: IO[str]) -> int:
+    """``reassignd feed run`` with the merged option values (keyed by flag, parsed)."""
     options = RunOptions(
-        max_pending=int(values.get("max_pending", 2)),
-        poll_s=float(values.get("poll_s", 1.0)),
-        on_interrupt=str(values.get("on_interrupt", "leave")),
+        max_pending=int(values.get("max-pending") or 2),
+        poll_s=float(values.get("poll-s") or 1.0),
+        on_interrupt=str(values.get("on-interrupt") or "leave"),
     )
-    tls = tls_of(values)
+    try:
+        tls = tls_of(values)
+    except ValueError as e:
+        print(f"reassignd feed run: error: {e}", file=err)
+        return 2
     try:
         return asyncio.run(
             run_async(
                 values["plan"],
-                values["bootstrap_controller"],
-                values.get("auth_token"),
+                values["bootstrap-controller"],
+                values.get("auth-token"),
                 options,
                 out,
                 err,
@@ -267,19 +272,3 @@ def run_feed_run(values: Mapping[str, Any], out: IO[str], err: IO[str]) -> int:
     except ClientError as e:
         print(f"reassignd feed run: {e}", file=err)
         return 1
-
-
-def add_arguments(p: Any) -> None:
-    p.add_argument("plan", metavar="PLAN", help="the plan's directory (feed plan --out) or its batches.json")
-    p.add_argument("--bootstrap-controller", metavar="URL", help="any controller instance's HTTP address")
-    p.add_argument("--auth-token", metavar="TOKEN", help="bearer token (admin role) for the controller's API")
-    add_tls_arguments(p)
-    p.add_argument(
-        "--max-pending", metavar="N", type=int, help="unfinished batches at most at once (default 2)"
-    )
-    p.add_argument("--poll-s", metavar="S", type=float, help="seconds between status polls (default 1)")
-    p.add_argument(
-        "--on-interrupt",
-        choices=INTERRUPT_CHOICES,
-        help="on Ctrl-C/SIGTERM without a terminal to ask: leave (default), stop or rollback the unfinished batches",
-    )

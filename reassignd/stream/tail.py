@@ -1,102 +1,146 @@
 """``reassignd events tail``: print the records of the controller's event topic, one JSON line
-each (with the Kafka partition and offset on stderr at start), until Ctrl-C.
+each, until Ctrl-C.
 
     reassignd events tail --bootstrap-servers HOST:PORT --topic reassignd.events [--from-beginning]
 
 ``--max-records N`` and ``--timeout-s S`` stop it after N records or S seconds without one (for
 scripts). ``--security-protocol`` and the SASL flags are the controller's ``--events-*`` ones;
 TLS (``SSL``, ``SASL_SSL``, implied by ``--ca-file``) always verifies the brokers' certificates,
-against ``--ca-file`` or the system's CAs. Exit 0 on a clean stop, 1 when Kafka cannot be reached,
-2 for bad arguments.
+against ``--ca-file`` or the system's CAs. Every option is also a ``REASSIGND_<FLAG>`` variable and
+a key of the ``--config`` file (top level or an ``[events]`` table), as for every subcommand. Exit
+0 on a clean stop, 1 when Kafka cannot be reached, 2 for bad arguments.
+
+aiokafka is imported when the tail runs, not when the command line is read.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import ssl
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from aiokafka import AIOKafkaConsumer
-from aiokafka.errors import KafkaError
-
+from reassignd import options as opt
+from reassignd.log_setup import LogSettings
+from reassignd.options import SWITCH, Option
 from reassignd.tls import ClientTls
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+DESCRIPTION = "print the controller's event records"
+DEFAULT_TOPIC = "reassignd.events"
+
+TAIL_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "bootstrap-servers",
+        opt.bootstrap,
+        "Kafka's bootstrap servers",
+        metavar="HOST:PORT[,...]",
+        required=True,
+    ),
+    Option("topic", opt.text, "the event topic", DEFAULT_TOPIC, metavar="TOPIC"),
+    Option("from-beginning", opt.boolean, "from the topic's first record, not only new ones", kind=SWITCH),
+    Option("max-records", opt.integer(0), "stop after N records", metavar="N"),
+    Option("timeout-s", opt.number(0, inclusive=False), "stop after S seconds without a record", metavar="S"),
+    Option(
+        "security-protocol",
+        opt.choice(*(p.lower() for p in PROTOCOLS), upper=True),
+        "security protocol to Kafka (default PLAINTEXT, or SSL with --ca-file)",
+        metavar="{" + ",".join(PROTOCOLS) + "}",
+    ),
+    Option(
+        "ca-file",
+        opt.text,
+        "PEM CA file to verify the brokers' TLS certificates (implies SSL)",
+        metavar="FILE",
+    ),
+    Option("sasl-mechanism", opt.text, "SASL mechanism (PLAIN, SCRAM-SHA-256, ...)", metavar="M"),
+    Option("sasl-username", opt.text, "SASL user", metavar="USER"),
+    Option("sasl-password", opt.text, "SASL password", metavar="PASSWORD"),
+)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="reassignd events tail", description="print the controller's event records"
-    )
-    p.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT[,...]")
-    p.add_argument("--topic", default="reassignd.events")
-    p.add_argument(
-        "--from-beginning", action="store_true", help="from the topic's first record, not only new ones"
-    )
-    p.add_argument("--max-records", type=int, default=None, metavar="N", help="stop after N records")
-    p.add_argument(
-        "--timeout-s", type=float, default=None, metavar="S", help="stop after S seconds without a record"
-    )
-    p.add_argument(
-        "--security-protocol",
-        type=str.upper,
-        choices=PROTOCOLS,
-        default=None,
-        help="security protocol to Kafka (default PLAINTEXT, or SSL with --ca-file)",
-    )
-    p.add_argument(
-        "--ca-file", metavar="FILE", help="PEM CA file to verify the brokers' TLS certificates (implies SSL)"
-    )
-    p.add_argument("--sasl-mechanism", metavar="M", help="SASL mechanism (PLAIN, SCRAM-SHA-256, ...)")
-    p.add_argument("--sasl-username", metavar="USER")
-    p.add_argument("--sasl-password", metavar="PASSWORD")
-    return p
+@dataclass(frozen=True, slots=True)
+class TailSettings:
+    bootstrap_servers: str
+    topic: str = DEFAULT_TOPIC
+    from_beginning: bool = False
+    max_records: int | None = None
+    timeout_s: float | None = None
+    security: Mapping[str, Any] = field(default_factory=dict)  # aiokafka's security settings
 
 
-def security(args: argparse.Namespace) -> dict[str, Any]:
-    """aiokafka's security settings from the flags; ValueError (one line) for unusable ones."""
-    protocol = args.security_protocol or ("SSL" if args.ca_file else "PLAINTEXT")
+@dataclass(frozen=True, slots=True)
+class EventsTailCommand:
+    settings: TailSettings
+    log: LogSettings = field(default_factory=lambda: LogSettings(level="warning"))
+
+
+def security(values: Mapping[str, object]) -> dict[str, Any]:
+    """aiokafka's security settings from the merged values; ValueError (one line) for unusable ones."""
+    ca_file = values.get("ca-file")
+    protocol = values.get("security-protocol") or ("SSL" if ca_file else "PLAINTEXT")
+    assert isinstance(protocol, str)
     config: dict[str, Any] = {"security_protocol": protocol}
     if protocol.endswith("SSL"):
-        tls = ClientTls(args.ca_file)
+        tls = ClientTls(None if ca_file is None else str(ca_file))
         try:
             config["ssl_context"] = tls.context()
         except (OSError, ssl.SSLError) as e:
-            raise ValueError(f"--ca-file {args.ca_file}: cannot load: {e}") from None
-    elif args.ca_file:
+            raise ValueError(f"--ca-file {ca_file}: cannot load: {e}") from None
+    elif ca_file:
         raise ValueError(f"--ca-file needs a TLS protocol (SSL or SASL_SSL), not {protocol}")
     if protocol.startswith("SASL"):
-        if not (args.sasl_mechanism and args.sasl_username and args.sasl_password):
+        mechanism, user, password = (
+            values.get(f) for f in ("sasl-mechanism", "sasl-username", "sasl-password")
+        )
+        if not (mechanism and user and password):
             raise ValueError(f"{protocol} needs --sasl-mechanism, --sasl-username and --sasl-password")
         config |= {
-            "sasl_mechanism": args.sasl_mechanism.upper(),
-            "sasl_plain_username": args.sasl_username,
-            "sasl_plain_password": args.sasl_password,
+            "sasl_mechanism": str(mechanism).upper(),
+            "sasl_plain_username": user,
+            "sasl_plain_password": password,
         }
     return config
 
 
-async def tail(args: argparse.Namespace, out: TextIO, config: dict[str, Any] | None = None) -> int:
+def tail_settings(values: Mapping[str, object]) -> TailSettings:
+    """The settings from the merged option values (keyed by flag); ValueError for unusable ones."""
+    bootstrap, topic = values["bootstrap-servers"], values.get("topic") or DEFAULT_TOPIC
+    max_records, timeout_s = values.get("max-records"), values.get("timeout-s")
+    assert isinstance(bootstrap, str) and isinstance(topic, str)
+    assert max_records is None or isinstance(max_records, int)
+    assert timeout_s is None or isinstance(timeout_s, float)
+    return TailSettings(
+        bootstrap_servers=bootstrap,
+        topic=topic,
+        from_beginning=bool(values.get("from-beginning")),
+        max_records=max_records,
+        timeout_s=timeout_s,
+        security=security(values),
+    )
+
+
+async def tail(settings: TailSettings, out: TextIO) -> int:
+    from aiokafka import AIOKafkaConsumer  # noqa: PLC0415 (only when tailing)
+
     consumer = AIOKafkaConsumer(
-        args.topic,
-        bootstrap_servers=args.bootstrap_servers,
-        auto_offset_reset="earliest" if args.from_beginning else "latest",
+        settings.topic,
+        bootstrap_servers=settings.bootstrap_servers,
+        auto_offset_reset="earliest" if settings.from_beginning else "latest",
         enable_auto_commit=False,
         group_id=None,
         request_timeout_ms=10_000,
-        **(config or {}),
+        **settings.security,
     )
     seen = 0
     try:
         await consumer.start()
-        while args.max_records is None or seen < args.max_records:
-            batches = await consumer.getmany(timeout_ms=int((args.timeout_s or 3600) * 1000))
+        while settings.max_records is None or seen < settings.max_records:
+            batches = await consumer.getmany(timeout_ms=int((settings.timeout_s or 3600) * 1000))
             if not batches:
-                if args.timeout_s is not None:
+                if settings.timeout_s is not None:
                     break
                 continue
             for records in batches.values():
@@ -109,25 +153,15 @@ async def tail(args: argparse.Namespace, out: TextIO, config: dict[str, Any] | N
     return 0
 
 
-def run_events(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    if list(argv[:1]) != ["tail"]:
-        print("reassignd events: error: expected 'tail'", file=err)
-        return 2
-    try:
-        args = parser().parse_args(list(argv[1:]))
-    except SystemExit as e:
-        return 0 if e.code == 0 else 2
-    try:
-        config = security(args)
-    except ValueError as e:
-        print(f"reassignd events tail: error: {e}", file=err)
-        return 2
+def run_tail(settings: TailSettings, out: TextIO, err: TextIO) -> int:
+    from aiokafka.errors import KafkaError  # noqa: PLC0415 (only when tailing)
+
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            return asyncio.run(tail(args, out, config))
+            return asyncio.run(tail(settings, out))
     except (KafkaError, OSError) as e:
         print(
-            f"reassignd events tail: error: cannot read {args.topic} from {args.bootstrap_servers}: {e}",
+            f"reassignd events tail: error: cannot read {settings.topic} from {settings.bootstrap_servers}: {e}",
             file=err,
         )
         return 1

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reassignd.feeder.command_line import run_feed
+from reassignd.cli import run
+from reassignd.feeder.goals import parse_goal
 from reassignd.feeder.plan_command import load_cluster, plan_settings
 
 SNAPSHOT = {
@@ -28,7 +29,7 @@ SNAPSHOT = {
 
 def feed(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = run_feed(argv, env or {}, out, err)
+    code = run(["feed", *argv], env or {}, out, err)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -55,7 +56,7 @@ def snapshot(tmp_path: Path) -> Path:
         ),
         (
             ["plan", "--goal", "add:1", "--cluster-file", "x", "--dry-run", "--topics", "("],
-            "--topics '(': invalid regular",
+            "--topics: '(': invalid regular",
         ),
         (
             ["plan", "--goal", "add:1", "--cluster-file", "x", "--dry-run", "--seed", "-1"],
@@ -113,7 +114,12 @@ def test_partitions_without_a_size_are_reported(tmp_path: Path, snapshot: Path) 
         )
     )
     settings = plan_settings(
-        {"goal": ["decommission:1"], "cluster_file": str(snapshot), "sizes": str(sizes), "dry_run": True}
+        {
+            "goal": (parse_goal("decommission:1"),),
+            "cluster-file": str(snapshot),
+            "sizes": str(sizes),
+            "dry-run": True,
+        }
     )
     err = io.StringIO()
     cluster = load_cluster(settings, err)

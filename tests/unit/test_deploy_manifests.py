@@ -20,8 +20,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from reassignd.config import ControllerCommand, resolve
-from reassignd.feeder.command_line import VERBS, merge_values
+from reassignd import options as opt
+from reassignd.config import BY_NAME, ControllerCommand, resolve
+from reassignd.feeder.goals import parse_goal
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
@@ -272,9 +273,11 @@ def test_the_feeder_job_plans_then_runs_on_a_shared_volume() -> None:
             "secretKeyRef"
             in next(v for v in container["env"] if v["name"] == "REASSIGND_AUTH_TOKEN")["valueFrom"]
         )
-        values = merge_values(VERBS[verb], {"plan": "/plan"} if verb == "run" else {}, env)
-        assert values["bootstrap_controller"] == "http://reassignd-controller:8080"
-    assert merge_values(VERBS["plan"], {}, env_of(plan, {}))["goal"] == ["rebalance:bytes"]
+        flags: dict[str, object] = {"plan": "/plan"} if verb == "run" else {}
+        values = opt.merge(BY_NAME[f"feed {verb}"].options, flags, env, {})
+        assert values["bootstrap-controller"] == "http://reassignd-controller:8080"
+    planned = opt.merge(BY_NAME["feed plan"].options, {}, env_of(plan, {}), {})
+    assert planned["goal"] == (parse_goal("rebalance:bytes"),)
 
 
 def dockerfile(name: str) -> str:
