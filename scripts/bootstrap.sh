@@ -2,8 +2,16 @@
 # Prepare this checkout on a fresh Debian machine: Debian's ZooKeeper (only if missing), a venv in
 # .venv, and the package with its dev tools installed editable. Idempotent and non-interactive;
 # installs with apt-get as root (or through sudo). Used by scripts/test.sh and scripts/demo.sh.
+#
+# --unit: only what the unit loop needs (scripts/test.sh --unit): a venv with the package and its
+# `test` and `lint` extras; no apt, no Java, no Spark, no Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+unit=0
+if [ "${1:-}" = "--unit" ]; then
+    unit=1
+fi
 
 apt_updated=0
 apt_install() {
@@ -26,16 +34,16 @@ apt_install() {
 }
 
 # 1. ZooKeeper from Debian (reassignd.zk.server.LocalZooKeeper runs it for tests and the demo).
-if [ ! -f /usr/share/java/zookeeper.jar ]; then
+if [ "$unit" -eq 0 ] && [ ! -f /usr/share/java/zookeeper.jar ]; then
     apt_install zookeeper
 fi
-if ! command -v java >/dev/null 2>&1; then
+if [ "$unit" -eq 0 ] && ! command -v java >/dev/null 2>&1; then
     apt_install default-jre-headless
 fi
 
 # Debian's Chromium for the status-page browser test (Playwright drives it by executable_path;
 # no browser is ever downloaded). Skipped with REASSIGND_NO_BROWSER=1 (the test then skips).
-if [ "${REASSIGND_NO_BROWSER:-0}" != 1 ] && [ ! -x /usr/bin/chromium ]; then
+if [ "$unit" -eq 0 ] && [ "${REASSIGND_NO_BROWSER:-0}" != 1 ] && [ ! -x /usr/bin/chromium ]; then
     apt_install chromium
 fi
 
@@ -57,6 +65,10 @@ fi
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+        if [ "$unit" -eq 1 ]; then
+            echo "bootstrap: $python has no venv module (Debian: apt-get install python3-venv)" >&2
+            exit 1
+        fi
         # Debian splits venv/ensurepip out of python3.
         apt_install "python$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
     fi
@@ -65,11 +77,19 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
     "$python" -m venv .venv
 fi
 
-# 3. The package, editable, with the dev tools and the feeder extra (PySpark); skipped when pyproject.toml did not change.
+# 3. The package, editable, with the dev tools and the feeder extra (PySpark), or (--unit) with the
+# test and lint extras; skipped when pyproject.toml did not change since the same install or a
+# larger one (the full install serves the unit loop too).
+extras="dev,feeder"
+if [ "$unit" -eq 1 ]; then
+    extras="test,lint"
+fi
 stamp=.venv/.reassignd-installed
-want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import reassignd' 2>/dev/null; then
-    echo "bootstrap: pip install -e '.[dev,feeder]'"
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off -e '.[dev,feeder]'
-    echo "$want" >"$stamp"
+sha="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+have="$(cat "$stamp" 2>/dev/null || true)"
+if [ "$have" != "$sha $extras" ] && [ "$have" != "$sha dev,feeder" ] ||
+    ! .venv/bin/python -c 'import reassignd' 2>/dev/null; then
+    echo "bootstrap: pip install -e '.[$extras]'"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off -e ".[$extras]"
+    echo "$sha $extras" >"$stamp"
 fi

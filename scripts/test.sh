@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Everything CI checks, on a fresh Debian machine: bootstrap, then lint, format, types, tests.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/unit -x`).
+#
+# --unit: the fast developer loop: the same checks, and the tests that need nothing beyond Python
+# (no ZooKeeper, Spark, Chromium or fault suite: `-m "not zookeeper and not spark and not browser
+# and not faults"`); its bootstrap installs no apt package, no Java, no Spark, no Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/bootstrap.sh
+unit=()
+if [ "${1:-}" = "--unit" ]; then
+    shift
+    unit=(--unit)
+fi
+bash scripts/bootstrap.sh "${unit[@]}"
 
 export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff check"
@@ -16,4 +25,8 @@ mypy
 echo "== lint-imports (the layer rules in pyproject.toml)"
 lint-imports --no-cache
 echo "== pytest"
-pytest "$@"
+if [ "${#unit[@]}" -gt 0 ]; then
+    pytest -m "not zookeeper and not spark and not browser and not faults" "$@"
+else
+    pytest "$@"
+fi

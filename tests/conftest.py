@@ -1,4 +1,5 @@
-"""Shared fixtures: one real ZooKeeper server per test session, a fresh chroot per test."""
+"""Shared fixtures: one real ZooKeeper server per test session, a fresh chroot per test; and the
+markers that say what a test needs beyond Python (``bash scripts/test.sh --unit`` deselects them)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,27 @@ import pytest
 from reassignd.zk.client import ZkClient, ZkSettings
 from reassignd.zk.server import LocalZooKeeper
 from tests.integration.harness import Procs
+
+# tests under these directories run real processes on a real ZooKeeper, whatever fixtures they use
+_NEEDS_ZOOKEEPER = ("integration", "faults", "browser")
+_ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``zookeeper`` on every test that starts or uses a ZooKeeper server (by its fixtures, or
+    its directory), ``faults`` and ``browser`` on their directories' tests, ``spark`` on those
+    that take a Spark session."""
+    for item in items:
+        parts = item.path.parts
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & _ZOOKEEPER_FIXTURES or any(d in parts for d in _NEEDS_ZOOKEEPER):
+            item.add_marker(pytest.mark.zookeeper)
+        if "faults" in parts:
+            item.add_marker(pytest.mark.faults)
+        if "browser" in parts:
+            item.add_marker(pytest.mark.browser)
+        if "spark" in fixtures:
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")

@@ -132,7 +132,10 @@ class SparkGroups:
         return SparkGroups(planned, self.n)
 
     def changed(self) -> list[Row]:
-        return self.rdd.flatMap(lambda item: [r for r in item[1] if r[CURRENT] != r[ORIGINAL]]).collect()
+        rows: list[Row] = self.rdd.flatMap(
+            lambda item: [r for r in item[1] if r[CURRENT] != r[ORIGINAL]]
+        ).collect()
+        return rows
 
 
 def plan_on_spark(

@@ -15,14 +15,6 @@ from tests.faults.scenarios import Env
 from tests.integration.harness import Procs
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "faults: the fault suite (real processes, seconds to minutes; deselect with -m 'not faults')",
-    )
-    config.addinivalue_line("markers", "slow: one of the fault suite's longest scenarios (tens of seconds)")
-
-
 @pytest.fixture
 async def env(procs: Procs, zk: ZkClient, zk_connect: str) -> Env:
     return Env(procs, zk, zk_connect)

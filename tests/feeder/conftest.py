@@ -13,10 +13,6 @@ from reassignd.controller.topics.placement import BrokerMeta, assign_replicas
 from reassignd.feeder.model import Cluster, Row, build_cluster
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "spark: starts a local Spark session (a JVM, ~5 s)")
-
-
 def kafka_cluster(
     brokers: int, racks: int, topics: int, partitions: int, rf: int = 3, seed: int = 1, sigma: float = 1.0
 ) -> Cluster:

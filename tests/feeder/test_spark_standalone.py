@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import pyspark
 import pytest
 
 from reassignd.testing.polling import eventually
@@ -23,6 +22,7 @@ from reassignd.zk.server import free_port
 from tests.feeder.test_spark_job import write_inputs
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
+pyspark = pytest.importorskip("pyspark")  # the unit loop installs no Spark
 
 SPARK_HOME = Path(pyspark.__file__).parent
 MASTER = "org.apache.spark.deploy.master.Master"
