@@ -8,13 +8,13 @@ so a cluster read from a controller and one read from a file go through the same
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError
+from reassignd.concurrency import for_each
 from reassignd.feeder.inputs import InputError, parse_log_dirs, parse_snapshot
 from reassignd.feeder.model import Cluster, with_sizes
 from reassignd.tls import ClientTls
@@ -39,18 +39,18 @@ async def read_cluster(
         if not isinstance(listed, list):
             raise InputError(f'{api.base_url}/v1/topics: expected {{"topics": [...]}}')
         names = [t["name"] for t in listed if isinstance(t, dict) and isinstance(t.get("name"), str)]
-        gate = asyncio.Semaphore(CONCURRENT_READS)
+        found: dict[int, Any] = {}
 
-        async def one(name: str) -> Any:
-            async with gate:
-                try:
-                    return await api.get(f"/v1/topics/{quote(name, safe='')}")
-                except ApiError as e:
-                    if e.status == 404 or e.error_code == 3:  # deleted meanwhile
-                        return None
+        async def one(numbered: tuple[int, str]) -> None:
+            i, name = numbered
+            try:
+                found[i] = await api.get(f"/v1/topics/{quote(name, safe='')}")
+            except ApiError as e:
+                if e.status != 404 and e.error_code != 3:  # not deleted meanwhile
                     raise
 
-        topics = [t for t in await asyncio.gather(*(one(n) for n in names)) if t is not None]
+        await for_each(list(enumerate(names)), one, CONCURRENT_READS, name="topic-read")
+        topics = [found[i] for i in range(len(names)) if found.get(i) is not None]
         sizes: dict[TopicPartition, int] = {}
         if want_sizes:
             try:

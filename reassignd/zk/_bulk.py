@@ -7,11 +7,11 @@ one request and how to build its errors, so nothing here depends on the public A
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
+from reassignd.concurrency import for_each
 from reassignd.zk import _wire
-from reassignd.zk._pipeline import run_pipelined
 
 READ_BATCH_MAX = 500  # paths per multiRead
 READ_BATCH_MIN = 16
@@ -56,7 +56,7 @@ async def read_many(
             except missing:
                 values[i] = None
 
-        await run_pipelined((read_one(i) for i in range(len(paths))), SINGLE_READ_WINDOW)
+        await for_each(range(len(paths)), read_one, SINGLE_READ_WINDOW, drain=True, name="zk-read")
         return values
 
     entry_bytes = [0]  # size of one reply entry, learned from the replies (0: not known yet)
@@ -74,7 +74,7 @@ async def read_many(
                 values[start + i] = reply
         entry_bytes[0] = max(64, reply_bytes // max(len(replies), 1) + 16)
 
-    def batches() -> Iterator[Coroutine[Any, Any, None]]:
+    def batches() -> Iterator[tuple[int, _wire.Request]]:
         start = 0
         while start < len(paths):
             count = READ_BATCH_FIRST
@@ -84,10 +84,10 @@ async def read_many(
             while request.packet_size > READ_REQUEST_MAX_BYTES and count > 1:
                 count //= 2
                 request = _wire.multi_read(opcode, paths[start : start + count])
-            yield read_batch(start, request)
+            yield start, request
             start += count
 
-    await run_pipelined(batches(), READ_WINDOW)
+    await for_each(batches(), lambda batch: read_batch(*batch), READ_WINDOW, drain=True, name="zk-read")
     return values
 
 
@@ -154,7 +154,7 @@ async def delete_tree(
                 busy.append(znode)
 
         for level in reversed(levels):
-            await run_pipelined((delete_one(p) for p in level), DELETE_WINDOW)
+            await for_each(level, delete_one, DELETE_WINDOW, drain=True, name="zk-delete")
             if busy:
                 break
         if not busy:

@@ -3,7 +3,8 @@
 Everything else in reassignd uses only this module's names. The private modules beside it do the
 work: ``_wire`` (the jute wire format), ``_transport`` (the session and its connections),
 ``_supervisor`` (the session state, expiry detection), ``_watches`` (one-shot watches), ``_reaper``
-(closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks), ``_pipeline``,
+(closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks; in flight on
+:func:`reassignd.concurrency.for_each`),
 ``_chroot``, and ``_aiozk``, the only module that imports aiozk (the session handshake).
 """
 
@@ -19,9 +20,10 @@ from typing import Any
 
 import msgspec
 
+from reassignd.concurrency import for_each
+from reassignd.errors import NotController
 from reassignd.zk import _bulk, _supervisor, _wire
 from reassignd.zk._chroot import Chroot, split_connect
-from reassignd.zk._pipeline import run_pipelined
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
@@ -72,10 +74,6 @@ class ZkTimeoutError(ZkError):
 
 class ConnectionLostError(ZkError):
     """The session is suspended or lost; the request was not (known to be) applied."""
-
-
-class NotControllerError(ZkError):
-    """The fencing check in a fenced multi failed: another controller was elected."""
 
 
 class MultiFailedError(ZkError):
@@ -497,7 +495,7 @@ class ZkClient:
         self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
     ) -> list[Stat | str | None]:
         """``multi([Check(fence), *ops])``; results without the check. A failed check raises
-        NotControllerError; another op's failure raises MultiFailedError (index without the check).
+        :class:`reassignd.errors.NotController` (another controller was elected); another op's failure raises MultiFailedError (index without the check).
         Large op lists are split into several fenced multis of bounded size (each carrying the
         check), sent pipelined; they are not atomic with each other: when one fails, those before
         it are applied, later ones not yet sent are not sent, later ones already sent may apply
@@ -516,27 +514,28 @@ class ZkClient:
                 lambda index, size: _too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
             )
         results: list[Stat | str | None] = [None] * len(ops)
-        errors: list[tuple[int, ZkError]] = []
+        errors: list[tuple[int, ZkError | NotController]] = []
 
         async def send(start: int, end: int) -> None:
             try:
                 values = await self._call(_wire.multi([check, *requests[start:end]]), None, retry=False)
                 first = values[0]
                 if isinstance(first, _wire.ServerError) and first.code not in _ROLLED_BACK:
-                    raise NotControllerError(
-                        f"fence {fence.path}@{fence.version} failed ({first}): another controller was elected",
-                        fence.path,
+                    raise NotController(
+                        f"fence {fence.path}@{fence.version} failed ({first}): another controller was elected"
                     )
                 # the check passed (or was rolled back because one of the ops failed)
                 results[start:end] = self._multi_results(ops[start:end], values[1:], offset=start)
-            except ZkError as e:
+            except (ZkError, NotController) as e:
                 errors.append((start, e))
                 raise
 
         try:
-            await run_pipelined((send(start, end) for start, end in chunks), _bulk.WRITE_WINDOW)
-        except ZkError:
-            fenced = [e for _, e in errors if isinstance(e, NotControllerError)]
+            await for_each(
+                chunks, lambda chunk: send(*chunk), _bulk.WRITE_WINDOW, drain=True, name="zk-multi"
+            )
+        except (ZkError, NotController):
+            fenced = [e for _, e in errors if isinstance(e, NotController)]
             raise (fenced[0] if fenced else min(errors, key=lambda item: item[0])[1]) from None
         return results
 

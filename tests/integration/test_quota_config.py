@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from reassignd.errors import NotController
 from reassignd.quotas.config_changes import ConfigChangeReader, ConfigChanges, reread_quota_entities
 from reassignd.quotas.config_store import (
     QuotaConfigError,
@@ -20,7 +21,7 @@ from reassignd.quotas.config_store import (
 from reassignd.quotas.entities import DEFAULT
 from reassignd.quotas.manager import QuotaManager
 from reassignd.zk import paths
-from reassignd.zk.client import Fence, NotControllerError, ZkClient
+from reassignd.zk.client import Fence, ZkClient
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -121,7 +122,7 @@ async def test_alter_refuses_to_overwrite_a_malformed_znode_and_honours_the_fenc
     fenced = await alter_quota(zk, "alice", None, 1.0, fence=Fence("/controller_epoch", stat.version))
     assert fenced.startswith(paths.CONFIG_CHANGE_PREFIX)
     await zk.set("/controller_epoch", b"4", stat.version)
-    with pytest.raises(NotControllerError):
+    with pytest.raises(NotController):
         await alter_quota(zk, "alice", None, 9.0, fence=Fence("/controller_epoch", stat.version))
     assert await load_quota_configs(zk) == {("alice", None): 1.0}
     assert len(await notifications(zk)) == 1  # the write and its notification went together

@@ -12,8 +12,9 @@ import pytest
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.controller.replication.writer import ZkWriter
+from reassignd.errors import NotController
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, Fence, MultiFailedError, NoNodeError, NotControllerError, ZkClient
+from reassignd.zk.client import Create, Fence, MultiFailedError, NoNodeError, ZkClient
 
 TOPICS = [f"t{i:02d}" for i in range(40)]
 ORIGINAL = ReplicaAssignment((1, 2))
@@ -71,7 +72,7 @@ async def test_a_lost_fence_fails_the_call_and_writes_nothing(zk: ZkClient) -> N
     writer, ctx = await setup(zk, TOPICS)
     await zk.set("/controller_epoch", b"2", 0)  # another controller was elected
     before = set(asyncio.all_tasks())
-    with pytest.raises(NotControllerError):
+    with pytest.raises(NotController):
         await writer.write_assignments({(t, 0): MOVED for t in TOPICS})
     assert leftovers(before) == set()
     for t in TOPICS:

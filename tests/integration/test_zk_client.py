@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from reassignd.errors import NotController
 from reassignd.zk._bulk import MULTI_MAX_OPS
 from reassignd.zk.client import (
     MAX_ZNODE_BYTES,
@@ -28,7 +29,6 @@ from reassignd.zk.client import (
     MultiFailedError,
     NodeExistsError,
     NoNodeError,
-    NotControllerError,
     NotEmptyError,
     Op,
     SessionState,
@@ -273,14 +273,14 @@ async def test_fenced_multi_writes_only_under_the_current_fence(zk: ZkClient) ->
     assert await zk.fenced_multi(fence, []) == []  # a bare fence check
 
     await zk.set("/controller_epoch", b"2", 0)  # another controller was elected
-    with pytest.raises(NotControllerError) as stale:
+    with pytest.raises(NotController) as stale:
         await zk.fenced_multi(fence, [SetData("/p", b"z", 1), Create("/q")])
-    assert stale.value.path == "/controller_epoch"
+    assert "/controller_epoch" in str(stale.value)
     assert (await zk.get("/p")).data == b"y"
     assert await zk.exists("/q") is None
-    with pytest.raises(NotControllerError):
+    with pytest.raises(NotController):
         await zk.fenced_multi(fence, [])
-    with pytest.raises(NotControllerError):
+    with pytest.raises(NotController):
         await zk.fenced_multi(Fence("/no_such_epoch", 0), [Create("/q")])
 
     current = Fence("/controller_epoch", 1)

@@ -3,7 +3,7 @@
 It answers the :class:`~reassignd.zk.client.ZkClient` calls the core makes (``get``,
 ``get_or_none``, ``get_many``, ``exists``, ``children``, ``multi``, ``fenced_multi``) with
 ZooKeeper's rules: versions checked on every conditional write, a multi applies all or nothing
-(``MultiFailedError`` naming the op), a failed fencing check raises ``NotControllerError``,
+(``MultiFailedError`` naming the op), a failed fencing check raises ``NotController``,
 creates need the parent, deletes need no children, a zxid per write (``czxid`` is a broker's
 epoch). The model's own writes (a broker registering, an agent changing an ISR, a tool writing a
 topic znode) use the synchronous ``create``/``set``/``delete``, unfenced, as those clients do.
@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from reassignd.errors import NotController
 from reassignd.zk.client import (
     BadVersionError,
     Check,
@@ -24,7 +25,6 @@ from reassignd.zk.client import (
     MultiFailedError,
     NodeExistsError,
     NoNodeError,
-    NotControllerError,
     NotEmptyError,
     Op,
     SetData,
@@ -126,7 +126,7 @@ class SimZooKeeper:
     ) -> list[Stat | str | None]:
         node = self.nodes.get(fence.path)
         if node is None or node.version != fence.version:
-            raise NotControllerError(f"fence {fence.path}@{fence.version} failed", fence.path)
+            raise NotController(f"fence {fence.path}@{fence.version} failed")
         return await self.multi(ops)
 
     # --- all or nothing ---------------------------------------------------------------------------

@@ -71,12 +71,13 @@ from reassignd.controller.topics.deletion import TopicDeleter
 from reassignd.errors import (
     InvalidReplicaAssignment,
     NoReassignmentInProgress,
+    NotController,
     ReassigndError,
     UnknownTopicOrPartition,
 )
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Fence, NotControllerError, ZkClient
+from reassignd.zk.client import Fence, ZkClient
 from tests.unit.sim_zookeeper import SimZooKeeper
 
 T = TypeVar("T")
@@ -679,7 +680,7 @@ class CoreMachine(RuleBasedStateMachine):
         assert current is not None
         perm, size = move
         before = self.zk.snapshot()
-        with contextlib.suppress(NotControllerError):  # or nothing to write
+        with contextlib.suppress(NotController):  # or nothing to write
             self.run(
                 old.reassigner.reassign(
                     {tp: current.reassign_to(perm[:size])},

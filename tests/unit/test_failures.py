@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reassignd.controller.runtime.failures import Failure, classify, describe
+from reassignd.errors import NotController
 from reassignd.executor.journal import JournalTooLarge
 from reassignd.zk.client import (
     BadArgumentsError,
@@ -11,7 +12,6 @@ from reassignd.zk.client import (
     MultiFailedError,
     NodeExistsError,
     NoNodeError,
-    NotControllerError,
     ZkError,
     ZkTimeoutError,
     ZnodeTooLargeError,
@@ -32,8 +32,7 @@ def test_an_unknown_outcome_resigns() -> None:
 
 
 def test_a_failed_fence_follows_the_winner() -> None:
-    assert classify(NotControllerError("fence failed", "/controller_epoch")) is Failure.FENCED
-    assert classify(MultiFailedError(0, NotControllerError("fence failed"))) is Failure.FENCED
+    assert classify(NotController("fence failed")) is Failure.FENCED
 
 
 def test_what_the_next_controller_would_meet_again_is_deterministic() -> None:

@@ -13,14 +13,14 @@ from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterQuotas, QuotaAlterationResult
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.writer import ZkWriter
-from reassignd.errors import ReassigndError
+from reassignd.errors import NotController, ReassigndError
 from reassignd.quotas.config_changes import ConfigChangeReader, reread_quota_entities
 from reassignd.quotas.config_store import alter_quota, load_quota_configs
 from reassignd.quotas.entities import ConfigKey
 from reassignd.quotas.manager import QuotaManager
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.zk import paths
-from reassignd.zk.client import NotControllerError, WatchCallback
+from reassignd.zk.client import WatchCallback
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class QuotaEvents:
                     fence=self.writer.fence,
                 )
                 results.append(QuotaAlterationResult(entry.user, entry.client_id))
-            except NotControllerError:
+            except NotController:
                 raise
             except ReassigndError as e:
                 results.append(QuotaAlterationResult(entry.user, entry.client_id, e.error_code, e.message))

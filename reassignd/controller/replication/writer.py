@@ -2,7 +2,7 @@
 
 Persist, then commit: every method writes ZooKeeper first (a multi whose first op checks the
 fencing token) and only then updates the context. A failed fencing check raises
-NotControllerError, which makes the controller resign.
+NotController, which makes the controller resign.
 """
 
 from __future__ import annotations

@@ -171,6 +171,8 @@ class Controller:
         started = self.shared.clock()
         try:
             await self._handle(event)
+        except NotController as e:  # a fencing check failed (never an answer inside the loop)
+            await self._give_up(event, e, Failure.FENCED)
         except ReassigndError as e:  # an answer: the request is refused as it asked for
             if isinstance(event, RequestEvent):
                 _fail(event, e)
@@ -478,7 +480,7 @@ class Controller:
         log.warning("handing the active role over%s", " (stopping)" if leaving else "")
         await self._resign("hand-over", fail_queued=False)
         self._hold_until = self.shared.clock() + HAND_OVER_WAIT_S  # let a standby win
-        with contextlib.suppress(ZkError):  # gone already, or another won: either way, not ours
+        with contextlib.suppress(ZkError, NotController):  # gone already, or another won: not ours
             await controller_election.give_up(self.shared.zk, parts.writer.fence)
         successor = await self._await_successor(HAND_OVER_WAIT_S)
         if successor is None and not leaving:
@@ -510,5 +512,5 @@ class Controller:
         await self._resign(reason)
         if parts is None:
             return
-        with contextlib.suppress(ZkError):
+        with contextlib.suppress(ZkError, NotController):
             await controller_election.give_up(self.shared.zk, parts.writer.fence)

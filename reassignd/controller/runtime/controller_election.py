@@ -93,7 +93,7 @@ async def try_elect(
 async def give_up(zk: ZkClient, fence: Fence | None) -> None:
     """Delete ``/controller`` if this instance is still the fenced winner (Kafka's
     triggerControllerMove), so every instance runs for election again. Raises
-    ``NotControllerError`` when another controller won meanwhile (nothing is deleted)."""
+    ``NotController`` when another controller won meanwhile (nothing is deleted)."""
     if fence is None:
         return
     try:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from reassignd.errors import NotController
 from reassignd.zk.client import (
     ConnectionLostError,
     MultiFailedError,
-    NotControllerError,
     ZkError,
     ZkTimeoutError,
 )
@@ -40,7 +40,7 @@ class Failure(enum.Enum):
 def classify(error: BaseException) -> Failure:
     if isinstance(error, MultiFailedError):
         return classify(error.cause)
-    if isinstance(error, NotControllerError):
+    if isinstance(error, NotController):
         return Failure.FENCED
     if isinstance(error, ConnectionLostError | ZkTimeoutError | TimeoutError | ConnectionError):
         return Failure.UNKNOWN
