@@ -30,8 +30,10 @@ from typing import Annotated
 import msgspec
 
 from reassignd.control.protocol import Header, LeaderAndIsrRequest, WirePartitionState, encode_request
+from reassignd.strict_json import INT32_MAX
 from reassignd.zk import codec
-from reassignd.zk.json_fields import INT32_MAX, CodecError, load_object_strictly
+from reassignd.zk.codec import CodecError
+from reassignd.zk.json_fields import load_object_strictly
 
 BROKERS = tuple(range(1, 7))  # RF 3 spread round-robin over six brokers
 TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"

@@ -34,13 +34,11 @@ from typing import NoReturn
 
 from reassignd import strict_json
 from reassignd.strict_json import is_int, json_type
-from reassignd.topic_partition import TopicPartition, topic_name_problem
+from reassignd.topic_partition import Replicas, TopicPartition, topic_name_problem
 
 PLAN_VERSION = 1  # the only version kafka-reassign-partitions knows
 ANY_LOG_DIR = "any"
 INT32_MAX = 2**31 - 1
-
-Replicas = tuple[int, ...]
 
 
 class PlanError(ValueError):

@@ -1,9 +1,11 @@
-"""``TopicPartition``: a partition named by its topic and number, Kafka's TopicPartition, and
-Kafka's rules for a topic's name. Every package takes them from here."""
+"""``TopicPartition``: a partition named by its topic and number, Kafka's TopicPartition;
+``Replicas``: a partition's replicas, broker ids in their order (the first is the preferred
+leader); and Kafka's rules for a topic's name. Every package takes them from here."""
 
 from __future__ import annotations
 
 TopicPartition = tuple[str, int]
+Replicas = tuple[int, ...]
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")

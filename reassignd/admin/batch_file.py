@@ -19,7 +19,8 @@ from typing import Any
 from reassignd.errors import InvalidRequest
 from reassignd.executor.model import Limits, spec_error
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_doc
-from reassignd.http.json_input import BODY, json_type, loads_strict
+from reassignd.http.json_input import BODY
+from reassignd.strict_json import json_type, loads_tracking
 
 # Only to check the bodies: the controller applies its own defaults to what they leave out.
 _ANY_LIMITS = BatchDefaults(Limits(1, 1, 1))
@@ -59,7 +60,7 @@ def _body(doc: Any, where: str) -> BatchBody:
 
 def parse_batch_file(data: bytes) -> tuple[BatchBody, ...]:
     try:
-        doc = loads_strict(data)
+        doc = loads_tracking(data)
     except RecursionError:
         raise BatchFileError("invalid JSON: nested too deeply") from None
     except ValueError as e:

@@ -17,9 +17,9 @@ from reassignd.admin.report import bytes_text, progress_text, result_text
 from reassignd.api_client.errors import ResponseError
 from reassignd.api_client.shapes import PartitionResult, Progress
 from reassignd.errors import error_name
-from reassignd.plan_format import Replicas, ids_text, tp_text
+from reassignd.plan_format import ids_text, tp_text
 from reassignd.strict_json import Reader
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 UNFINISHED = ("pending", "running", "paused")
 MOVE_STATES = ("pending", "running", "completed", "cancelled", "failed")

@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reassignd.plan_format import ANY_LOG_DIR, PLAN_VERSION, Plan, Replicas
-from reassignd.topic_partition import TopicPartition
+from reassignd.plan_format import ANY_LOG_DIR, PLAN_VERSION, Plan
+from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.codec import LegacyReassignmentEntry
 
 # --- rendering -------------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from reassignd.admin.settings import SPECS, ReassignSettings, Verb
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
 from reassignd.api_client.shapes import NO_REASSIGNMENT_IN_PROGRESS, PartitionInfo, PartitionResult
-from reassignd.plan_format import Plan, Replicas
-from reassignd.topic_partition import TopicPartition
+from reassignd.plan_format import Plan
+from reassignd.topic_partition import Replicas, TopicPartition
 
 UNKNOWN_TOPIC_OR_PARTITION = 3
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from reassignd.admin.plan import plan_json
 from reassignd.api_client.shapes import PartitionResult, Progress, Reassignment
-from reassignd.plan_format import Replicas, ids_text, tp_text
-from reassignd.topic_partition import TopicPartition
+from reassignd.plan_format import ids_text, tp_text
+from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.codec import LegacyReassignmentEntry
 
 NONE_ACTIVE = "None of the specified partition reassignments are active."

@@ -18,8 +18,8 @@ from reassignd.admin import report
 from reassignd.admin.plan import legacy_entries
 from reassignd.admin.settings import ReassignSettings, Verb
 from reassignd.api_client.errors import ClientError
-from reassignd.plan_format import Plan, Replicas, ids_text, tp_text
-from reassignd.topic_partition import TopicPartition
+from reassignd.plan_format import Plan, ids_text, tp_text
+from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import NodeExistsError, NoNodeError, ZkClient, ZkError, ZkSettings
 

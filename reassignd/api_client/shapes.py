@@ -12,9 +12,8 @@ from typing import Any
 
 from reassignd.api_client.errors import ResponseError
 from reassignd.errors import error_name
-from reassignd.plan_format import Replicas
 from reassignd.strict_json import Reader
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 NO_REASSIGNMENT_IN_PROGRESS = 85
 

@@ -77,10 +77,9 @@ from reassignd.executor.znode_size import (
     JournalTooLarge,
     checked,
 )
+from reassignd.strict_json import INT32_MAX, INT64_MAX
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.json_fields import (
-    INT32_MAX,
-    INT64_MAX,
     CodecError,
     compact_json,
     fast_int,

@@ -29,12 +29,11 @@ from reassignd.executor.model import (
     Move,
     MoveState,
     PartitionSpec,
-    Replicas,
     ThrottleValues,
     capped,
 )
 from reassignd.executor.submit import CurrentReplicas, SubmitResult, Validator, submit
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 _LIVE_MOVE = (MoveState.PENDING, MoveState.RUNNING)
 _K = TypeVar("_K")

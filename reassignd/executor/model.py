@@ -15,9 +15,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
-Replicas = tuple[int, ...]
 # What a batch replaced, per broker or topic: config key -> its value before (None: it was unset).
 ThrottleValues = Mapping[str, str | None]
 

@@ -16,9 +16,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from reassignd.executor.model import Batch, BatchState, Limits, Move, MoveState, Replicas
+from reassignd.executor.model import Batch, BatchState, Limits, Move, MoveState
 from reassignd.executor.scheduler import MoveShape
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reassignd.executor.lifecycle import Revert, moves_cancelled, moves_completed, moves_failed
-from reassignd.executor.model import Batch, BatchState, Move, MoveState, Replicas
-from reassignd.topic_partition import TopicPartition
+from reassignd.executor.model import Batch, BatchState, Move, MoveState
+from reassignd.topic_partition import Replicas, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

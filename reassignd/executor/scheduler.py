@@ -31,10 +31,9 @@ from reassignd.executor.model import (
     Limits,
     Move,
     MoveState,
-    Replicas,
     Strategy,
 )
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 NO_DESTINATION = -1  # the round-robin queue of moves that add no replica (reorders, shrinks)
 

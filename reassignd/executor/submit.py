@@ -28,12 +28,11 @@ from reassignd.executor.model import (
     MoveState,
     PartitionSpec,
     Refusal,
-    Replicas,
     canonical_body,
     capped,
     spec_error,
 )
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 # The partition's replicas now, in order (None: no such partition).
 CurrentReplicas = Callable[[TopicPartition], Replicas | None]

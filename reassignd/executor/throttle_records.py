@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from reassignd.executor.model import ThrottleValues
 from reassignd.executor.znode_size import CHUNK_BUDGET_BYTES, checked
+from reassignd.strict_json import INT32_MAX
 from reassignd.zk.json_fields import (
-    INT32_MAX,
     CodecError,
     compact_json,
     field_name,

@@ -12,9 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
-Replicas = tuple[int, ...]
 Row = tuple[str, int, int, Replicas, Replicas]  # topic, partition, size_bytes, original, current
 
 TOPIC: Final = 0

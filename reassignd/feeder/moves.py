@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 
 from reassignd.feeder.budget import Step, TaskBudget
 from reassignd.feeder.destinations import Destinations
-from reassignd.feeder.model import CURRENT, PARTITION, SIZE, TOPIC, Replicas, Row
+from reassignd.feeder.model import CURRENT, PARTITION, SIZE, TOPIC, Row
+from reassignd.topic_partition import Replicas
 
 
 def plan_group(

@@ -21,8 +21,6 @@ from typing import Any
 from reassignd.controller.settings import ControllerSettings
 from reassignd.executor.model import PLAN_ID_MAX, BatchSpec, Limits, PartitionSpec, Strategy
 from reassignd.http.json_input import (
-    INT32_MAX,
-    INT32_MIN,
     decode_body,
     expect_broker_ids,
     expect_int,
@@ -30,9 +28,8 @@ from reassignd.http.json_input import (
     expect_object,
     expect_string,
     fail,
-    is_int,
-    json_type,
 )
+from reassignd.strict_json import INT32_MAX, INT32_MIN, is_int, json_type
 
 INT64_MAX = 2**63 - 1
 BATCH_ID_PATTERN = r"[A-Za-z0-9._-]{1,249}"  # a znode name, like a topic's (not "." or "..")

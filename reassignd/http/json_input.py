@@ -16,19 +16,12 @@ from typing import Any, Literal, NoReturn, overload
 
 from reassignd import strict_json
 from reassignd.errors import InvalidRequest
-from reassignd.strict_json import INT16_MAX as INT16_MAX  # noqa: PLC0414 (the readers' names)
-from reassignd.strict_json import INT16_MIN as INT16_MIN  # noqa: PLC0414
-from reassignd.strict_json import INT32_MAX as INT32_MAX  # noqa: PLC0414
-from reassignd.strict_json import INT32_MIN as INT32_MIN  # noqa: PLC0414
-from reassignd.strict_json import field_path as field_path  # noqa: PLC0414
-from reassignd.strict_json import is_int as is_int  # noqa: PLC0414
-from reassignd.strict_json import json_type as json_type  # noqa: PLC0414
+from reassignd.strict_json import INT32_MAX, INT32_MIN, is_int, json_type
 
 BODY = "request body"
 
 # strict_json's readers, refusing with 400 INVALID_REQUEST
 _READ = strict_json.Reader(InvalidRequest, BODY)
-loads_strict = strict_json.loads_tracking
 expect_map = _READ.mapping
 expect_list = _READ.array
 expect_string = _READ.text
@@ -43,7 +36,7 @@ def fail(path: str, message: str) -> NoReturn:
 def decode_body(body: bytes) -> Any:
     """The body as JSON (any value); 400 for anything that is not strict, standard JSON."""
     try:
-        return loads_strict(body)
+        return strict_json.loads_tracking(body)
     except RecursionError:
         fail("", "invalid JSON: nested too deeply")
     except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity, huge ints

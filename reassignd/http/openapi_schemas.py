@@ -12,7 +12,7 @@ from typing import Any
 
 from reassignd.executor.model import PLAN_ID_MAX, BatchState, MoveState
 from reassignd.http.batch_requests import BATCH_ID_PATTERN, INT64_MAX, LIMIT_FIELDS, STRATEGIES
-from reassignd.http.json_input import INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN
+from reassignd.strict_json import INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN
 
 Schema = dict[str, Any]
 

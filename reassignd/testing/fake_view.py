@@ -47,11 +47,11 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import NotController, ReassigndError
 from reassignd.executor import lifecycle
 from reassignd.executor.errors import UnknownBatch
-from reassignd.executor.model import Batch, BatchSpec, PartitionSpec, Replicas
+from reassignd.executor.model import Batch, BatchSpec, PartitionSpec
 from reassignd.executor.submit import SubmitResult, submit
 from reassignd.http import build_app
 from reassignd.http.auth import Principal
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 Client = TestClient[web.Request, web.Application]
 Request = (

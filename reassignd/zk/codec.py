@@ -24,14 +24,15 @@ from typing import Annotated
 import msgspec
 
 from reassignd.plan_format import PlanError, read_plan
-from reassignd.topic_partition import TopicPartition, topic_name_problem
+from reassignd.strict_json import INT32_MAX as INT32_MAX  # noqa: PLC0414 (codec's public names)
+from reassignd.strict_json import INT64_MAX as INT64_MAX  # noqa: PLC0414
+from reassignd.strict_json import fast_keys_unique, fast_object
+from reassignd.topic_partition import Replicas, TopicPartition, topic_name_problem
 from reassignd.zk.json_fields import (
     DIGITS,
     compact_json,
     dump,
     fast_int,
-    fast_keys_unique,
-    fast_object,
     fast_partition_keys,
     fast_replica_map,
     fast_replicas,
@@ -53,10 +54,7 @@ from reassignd.zk.json_fields import (
     utf8_text,
     wrong_type,
 )
-from reassignd.zk.json_fields import INT32_MAX as INT32_MAX  # noqa: PLC0414 (codec's public names)
-from reassignd.zk.json_fields import INT64_MAX as INT64_MAX  # noqa: PLC0414
 from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
-from reassignd.zk.json_fields import Replicas as Replicas  # noqa: PLC0414
 
 PORT_MAX = 65535
 

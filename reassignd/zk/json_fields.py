@@ -6,7 +6,8 @@ of every decoding error. The ``fast_*`` functions serve a fast path: each return
 counterpart would, or ``None`` wherever that counterpart might refuse or return something else;
 they never raise and never word an error. A codec tries them first and, on any ``None``, takes
 the strict path, so it accepts, refuses and words exactly as the strict path alone would.
-:func:`load_object` is the first such pair: every decoder reads its JSON with it.
+:func:`load_object` is the first such pair: every decoder reads its JSON with it (its fast half,
+``strict_json.fast_object``, is strict JSON's own).
 """
 
 from __future__ import annotations
@@ -18,11 +19,8 @@ from itertools import repeat
 from typing import TypeGuard, TypeVar, cast
 
 from reassignd import strict_json
-
-Replicas = tuple[int, ...]
-
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+from reassignd.strict_json import INT32_MAX, INT64_MAX, fast_object
+from reassignd.topic_partition import Replicas
 
 _T = TypeVar("_T")
 
@@ -191,51 +189,6 @@ def read_uuid(value: object, where: str) -> str:
 
 
 # --- the fast path: what the strict readers return, or None where they might not ------------------
-
-
-# The C scanner load_object_strictly uses, with no pairs hook (see fast_keys_unique), or with a
-# cheap one. A NaN or Infinity literal, or a repeated key, raises: fast_object returns None.
-def _constant(name: str) -> object:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-_FAST = json.JSONDecoder(parse_constant=_constant)
-
-
-def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    if len(obj := dict(pairs)) != len(pairs):
-        raise ValueError("a repeated key")
-    return obj
-
-
-_FAST_UNIQUE = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_constant)
-
-
-def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object] | None:
-    """What :func:`load_object_strictly` returns for ``data``, or None: for bytes that start
-    with the object (no whitespace, BOM or other encoding before it) and end with it, are UTF-8,
-    and hold no ``\\u`` escape (so no lone surrogate) and no NaN or Infinity.
-
-    With ``unique=False`` (cheaper), a key repeated in an object goes unnoticed and the last value
-    wins: the result stands only once :func:`fast_keys_unique` confirms it."""
-    if type(data) is not bytes or b"\\u" in data:
-        return None
-    try:
-        text = data.decode()
-        obj, end = (_FAST_UNIQUE if unique else _FAST).raw_decode(text)
-    except (ValueError, RecursionError):  # not UTF-8 or JSON; a constant, repeated key, long number
-        return None
-    return obj if type(obj) is dict and end == len(text) else None
-
-
-def fast_keys_unique(data: bytes | None, keys: int) -> bool:
-    """True only if no object in ``data`` repeats a key. ``data`` is JSON that :func:`fast_object`
-    read, and ``keys`` counts no more keys than its objects hold (say, the sizes of some of the
-    dicts read from it).
-
-    Each member of an object is written with one ``:`` outside strings, and strings may hold more,
-    so colons >= members >= distinct keys >= ``keys``: equal ends leave no room for a repeat."""
-    return data is not None and data.count(b":") == keys
 
 
 def fast_int(value: object, lo: int = 0, hi: int = INT32_MAX) -> TypeGuard[int]:

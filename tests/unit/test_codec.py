@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reassignd.strict_json import fast_keys_unique, fast_object
 from reassignd.zk import codec as codec_module
 from reassignd.zk.codec import (
     INT32_MAX,
@@ -56,7 +57,7 @@ from reassignd.zk.codec import (
     encode_topic,
     new_uuid_base64,
 )
-from reassignd.zk.json_fields import dump, fast_keys_unique, fast_object, load_object_strictly
+from reassignd.zk.json_fields import dump, load_object_strictly
 
 TOPIC_ID = "vKbcOsJ9TWCz3qAiVMHqEQ"
 

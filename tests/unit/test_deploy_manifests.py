@@ -284,6 +284,14 @@ def dockerfile(name: str) -> str:
     return (ROOT / name).read_text()
 
 
+def test_the_images_leave_the_demo_out() -> None:
+    """The demo runs from a checkout (scripts/demo.sh); both images copy reassignd/ without it."""
+    ignored = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
+    assert "reassignd/demo" in ignored
+    for name in ("Dockerfile", "Dockerfile.feeder"):
+        assert "COPY reassignd ./reassignd" in dockerfile(name)
+
+
 def test_the_controller_image_has_no_java_and_the_feeder_image_has() -> None:
     controller, feeder = dockerfile("Dockerfile"), dockerfile("Dockerfile.feeder")
     base = re.findall(r"^FROM (\S+)", controller, re.M)

@@ -32,14 +32,13 @@ from reassignd.executor.model import (
     Limits,
     MoveState,
     PartitionSpec,
-    Replicas,
     Strategy,
     canonical_body,
     capped,
 )
 from reassignd.executor.recovery import GONE, MOVED_ELSEWHERE, ObservedPartition, reconcile
 from reassignd.executor.submit import partition_outcomes, submit
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 
 LIMITS = Limits(moves_per_broker=5, moves_in_cluster=100, leader_moves_per_broker=100)
 LIVE = (1, 2, 3, 4, 5, 6)

@@ -24,7 +24,6 @@ from reassignd.errors import InvalidRequest
 from reassignd.http import build_app
 from reassignd.http.auth import PUBLIC_PATHS, Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
-from reassignd.http.json_input import INT32_MAX
 from reassignd.http.openapi import openapi_document
 from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
 from reassignd.http.routes.elections import parse_elect_body
@@ -36,6 +35,7 @@ from reassignd.http.routes.topics import (
     parse_create_topics,
     parse_delete_topics,
 )
+from reassignd.strict_json import INT32_MAX
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, FakeView, call, serve
 from tests.unit import (
     test_http_batches,

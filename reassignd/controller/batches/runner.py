@@ -43,12 +43,12 @@ from reassignd.executor import lifecycle
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.lifecycle import Revert
-from reassignd.executor.model import Batch, BatchSpec, Move, MoveState, PartitionSpec, Replicas
+from reassignd.executor.model import Batch, BatchSpec, Move, MoveState, PartitionSpec
 from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
 from reassignd.executor.znode_size import JournalTooLarge
-from reassignd.topic_partition import TopicPartition
+from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.client import ZkClient
 
 log = logging.getLogger(__name__)

@@ -24,18 +24,17 @@ from aiohttp import web
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.json_input import (
-    INT32_MAX,
     decode_object,
     expect_int,
     expect_list,
     expect_object,
     expect_string,
     fail,
-    json_type,
     query_params,
 )
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import error_body, json_response
+from reassignd.strict_json import INT32_MAX, json_type
 from reassignd.topic_partition import TopicPartition
 
 Json = dict[str, Any]

@@ -41,7 +41,6 @@ from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.audit import note
 from reassignd.http.json_input import (
-    INT32_MAX,
     decode_body,
     expect_broker_ids,
     expect_list,
@@ -49,13 +48,12 @@ from reassignd.http.json_input import (
     expect_string,
     expect_timeout_ms,
     fail,
-    is_int,
-    json_type,
     query_params,
 )
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import error_body, json_response
 from reassignd.plan_format import PlanError, parse_plan
+from reassignd.strict_json import INT32_MAX, is_int, json_type
 from reassignd.topic_partition import TopicPartition
 
 # --- input parsing (pure: bytes and query pairs in, request values out) ---------------------------

@@ -38,9 +38,6 @@ from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.audit import note
 from reassignd.http.callers import caller_of
 from reassignd.http.json_input import (
-    INT16_MAX,
-    INT16_MIN,
-    INT32_MAX,
     decode_object,
     expect_bool,
     expect_broker_ids,
@@ -52,12 +49,12 @@ from reassignd.http.json_input import (
     expect_string,
     expect_timeout_ms,
     fail,
-    json_type,
     query_params,
     single_param,
 )
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import error_body, json_response
+from reassignd.strict_json import INT16_MAX, INT16_MIN, INT32_MAX, json_type
 
 # --- input parsing (pure) -------------------------------------------------------------------------
 
