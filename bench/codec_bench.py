@@ -29,7 +29,8 @@ from typing import Annotated
 
 import msgspec
 
-from reassignd.control.protocol import Header, LeaderAndIsrRequest, WirePartitionState, encode_request
+from reassignd.control.protocol import Header, LeaderAndIsrRequest, WirePartitionState
+from reassignd.control.request_sizes import encode_request
 from reassignd.strict_json import INT32_MAX
 from reassignd.zk import codec
 from reassignd.zk.codec import CodecError

@@ -40,9 +40,10 @@ from pathlib import Path
 import aiohttp
 from failover import BROKERS, populate, register_brokers
 
-from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, free_port
+from reassignd.zk.values import ZkSettings
 
 
 def rss_mib(pid: int) -> float:
@@ -109,7 +110,7 @@ class Load:
         self.sent += 1
         try:
             if kind < 0.40:
-                data = codec.encode_isr_change((self._tp(),))
+                data = admin_codec.encode_isr_change((self._tp(),))
                 await self.zk.create(paths.ISR_CHANGE_PREFIX, data, sequential=True)
             elif kind < 0.80:
                 path = "/v1/status" if self.rng.random() < 0.5 else f"/v1/topics/{self._tp()[0]}"

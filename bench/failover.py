@@ -28,8 +28,9 @@ import uuid
 
 from reassignd.testing.controller import in_process_controller
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
+from reassignd.zk.values import Create, ZkSettings
 
 BROKERS = (1, 2, 3)
 MOVING_TO = 4  # not registered: the reassignments in flight wait for it

@@ -44,8 +44,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.faults` from a checkout
 
-from reassignd.zk.client import ZkClient, ZkError, ZkSettings
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import ZkError
 from reassignd.zk.server import LocalZooKeeper
+from reassignd.zk.values import ZkSettings
 from tests.faults import invariants
 from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
 from tests.faults.election_scenarios import ELECTION_SCENARIOS

@@ -37,8 +37,9 @@ from failover import populate, register_brokers
 from kafka.protocol.admin import ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, free_port
+from reassignd.zk.values import ZkSettings
 
 
 class KafkaConnection:

@@ -45,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ import aiohttp
 
 from reassignd.executor.progress import broker_bytes, lower_bound_makespan_s
 from reassignd.executor.scheduler import MoveShape, move_shape
+from reassignd.testing.polling import eventually
 from reassignd.zk.server import LocalZooKeeper, free_port
 
 TP = tuple[str, int]  # (topic base name, partition); a run prefixes the name
@@ -155,16 +156,6 @@ class Api:
         return answer
 
 
-async def until(
-    probe: Callable[[], Awaitable[bool]], timeout_s: float, what: str, every_s: float = 0.25
-) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not await probe():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not within {timeout_s:.0f}s: {what}")
-        await asyncio.sleep(every_s)
-
-
 def topic_name(run: str, t: str) -> str:
     return f"{run}-{t}"
 
@@ -204,7 +195,7 @@ async def delete_topics(api: Api, run: str, shape: Shape) -> None:
         status = await api.ok("GET", "/v1/status")
         return bool(status["topics"] == 0)
 
-    await until(gone, 120, "topics deleted")
+    await eventually(gone, 120, 0.25, "topics deleted")
 
 
 ORDERS = ("plan", "largest", "busiest")
@@ -305,7 +296,7 @@ async def run_way(
             raise RuntimeError(f"batch makespan-{run} ended {batch['state']}")
         return bool(batch["state"] == "completed")
 
-    await until(finished, timeout_s, f"{way.name} completes", every_s=0.2)
+    await eventually(finished, timeout_s, 0.2, f"{way.name} completes")
     makespan = time.monotonic() - started
     cpu_after = [c.seconds() for c in cpus]
     await delete_topics(api, run, shape)
@@ -340,7 +331,7 @@ async def bench(
                         return False
                     return bool(status["active"] and len(status["brokers"]["live"]) == args.brokers)
 
-                await until(ready, 60, f"the controller and {args.brokers} brokers")
+                await eventually(ready, 60, 0.25, f"the controller and {args.brokers} brokers")
                 results = []
                 bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
                 for i, way in enumerate(ways):

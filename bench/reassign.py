@@ -36,9 +36,11 @@ from zk_baseline import measure_pipelined_sets, measure_pipelined_writes, node_p
 
 from reassignd.controller.model.requests import AlterReassignments
 from reassignd.testing.controller import in_process_controller
+from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, four_letter_word
+from reassignd.zk.values import Create, ZkSettings
 
 SOURCE = (1, 2, 3)
 TARGET = (4, 5, 6)
@@ -56,15 +58,6 @@ def zxid(port: int) -> int:
     match = re.search(r"Zxid: (0x[0-9a-f]+)", text)
     assert match is not None
     return int(match.group(1), 16)
-
-
-async def wait_for(predicate: object, timeout_s: float) -> None:
-    assert callable(predicate)
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError("benchmark step did not finish")
-        await asyncio.sleep(0.01)
 
 
 async def znode_versions(zk: ZkClient, topics: list[str], partitions: int) -> int:
@@ -101,15 +94,25 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
             stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
-        await wait_for(lambda: controller.ctx is not None and len(controller.ctx.brokers) == 6, 60)
+        await eventually(
+            lambda: controller.ctx is not None and len(controller.ctx.brokers) == 6,
+            60,
+            0.01,
+            "a benchmark step",
+        )
         ops = []
         for t in range(topics):
             name = f"bench-{t:03d}"
             znode = codec.TopicZnode({p: SOURCE for p in range(partitions)})
             ops.append(Create(paths.topic(name), codec.encode_topic(znode)))
         await zk.multi(ops)
-        await wait_for(lambda: controller.ctx is not None and len(controller.ctx.states) == n, 120)
-        await wait_for(controller.channel.idle, 120)
+        await eventually(
+            lambda: controller.ctx is not None and len(controller.ctx.states) == n,
+            120,
+            0.01,
+            "a benchmark step",
+        )
+        await eventually(controller.channel.idle, 120, 0.01, "a benchmark step")
         await asyncio.sleep(1.0)  # let the agents settle (all replicas created and in sync)
 
         assert controller.parts is not None
@@ -125,9 +128,14 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
         result = await controller.api.alter_reassignments(request)
         answered = time.perf_counter() - started
         assert all(r.error_code == 0 for r in result.results)
-        await wait_for(controller.channel.idle, 300)
+        await eventually(controller.channel.idle, 300, 0.01, "a benchmark step")
         sent = time.perf_counter() - started
-        await wait_for(lambda: controller.ctx is not None and not controller.ctx.reassigning, 600)
+        await eventually(
+            lambda: controller.ctx is not None and not controller.ctx.reassigning,
+            600,
+            0.01,
+            "a benchmark step",
+        )
         done = time.perf_counter() - started
         ops_after, zxid_after = writer.ops_written, zxid(server.port)
         cpu_controller = time.process_time() - cpu_controller

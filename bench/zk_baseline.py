@@ -30,8 +30,9 @@ import uvloop
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reassignd.zk.client import Create, Fence, SetData, ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
+from reassignd.zk.values import Create, Fence, SetData, ZkSettings
 
 # A partition state znode, the controller's most numerous read.
 STATE = b'{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":5,"isr":[1,2,3]}'

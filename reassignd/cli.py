@@ -104,7 +104,7 @@ def command_name(argv: Sequence[str]) -> str:
     return " ".join(words[:2])
 
 
-def run(
+def run(  # noqa: PLR0911 (one return per kind of command, in one match)
     argv: Sequence[str], env: Mapping[str, str], out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Every subcommand: one command line read by one engine, then the command run."""

@@ -26,7 +26,8 @@ from reassignd.http.server import HttpServer
 from reassignd.kafka_listener.server import KafkaListener
 from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.tokens import load_tokens
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import ZkSettings
 
 log = logging.getLogger(__name__)
 

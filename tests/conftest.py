@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
+from reassignd.zk.values import ZkSettings
 from tests.integration.harness import Procs
 
 # tests under these directories run real processes on a real ZooKeeper, whatever fixtures they use
@@ -60,8 +61,8 @@ def procs(zk_connect: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 @pytest.fixture
 async def zk(zk_connect: str) -> AsyncIterator[ZkClient]:
-    """A plain ZooKeeper session on the test's chroot, for writing and checking znodes."""
-    client = ZkClient(ZkSettings(zk_connect, session_timeout_s=5.0))
+    """The one plain ZooKeeper session of a test, on its chroot, for writing and checking znodes."""
+    client = ZkClient(ZkSettings(zk_connect, session_timeout_s=6.0, request_timeout_s=10.0))
     await client.start()
     try:
         yield client

@@ -14,7 +14,7 @@ from typing import Any
 
 from reassignd.plan_format import ANY_LOG_DIR, PLAN_VERSION, Plan
 from reassignd.topic_partition import Replicas, TopicPartition
-from reassignd.zk.codec import LegacyReassignmentEntry
+from reassignd.zk.admin_codec import LegacyReassignmentEntry
 
 # --- rendering -------------------------------------------------------------------------------------
 

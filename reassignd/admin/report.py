@@ -14,7 +14,7 @@ from reassignd.admin.plan import plan_json
 from reassignd.api_client.shapes import PartitionResult, Progress, Reassignment
 from reassignd.plan_format import ids_text, tp_text
 from reassignd.topic_partition import Replicas, TopicPartition
-from reassignd.zk.codec import LegacyReassignmentEntry
+from reassignd.zk.admin_codec import LegacyReassignmentEntry
 
 NONE_ACTIVE = "None of the specified partition reassignments are active."
 NONE_FOUND = "No partition reassignments found."

@@ -20,8 +20,10 @@ from reassignd.admin.settings import ReassignSettings, Verb
 from reassignd.api_client.errors import ClientError
 from reassignd.plan_format import Plan, ids_text, tp_text
 from reassignd.topic_partition import Replicas, TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import NodeExistsError, NoNodeError, ZkClient, ZkError, ZkSettings
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import NodeExistsError, NoNodeError, ZkError
+from reassignd.zk.values import ZkSettings
 
 SESSION_TIMEOUT_S = 10.0
 
@@ -42,12 +44,12 @@ def _say(out: TextIO, *lines: str) -> None:
     out.flush()
 
 
-async def _legacy(zk: ZkClient, path: str) -> tuple[codec.LegacyReassignmentEntry, ...] | None:
+async def _legacy(zk: ZkClient, path: str) -> tuple[admin_codec.LegacyReassignmentEntry, ...] | None:
     znode = await zk.get_or_none(path)
     if znode is None:
         return None
     try:
-        return codec.decode_legacy_reassignment(znode.data)
+        return admin_codec.decode_legacy_reassignment(znode.data)
     except codec.CodecError as e:
         raise AdminError(f"{path} cannot be decoded: {e.reason}") from None
 
@@ -139,7 +141,7 @@ async def additional(zk: ZkClient, plan: Plan, out: TextIO) -> int:
     if unknown := sorted({r for replicas in plan.targets.values() for r in replicas} - brokers):
         raise AdminError(f"The proposed assignment contains non-existent brokerIDs: {ids_text(unknown)}")
     _say(out, report.rollback_text(original))
-    data = codec.encode_legacy_reassignment(legacy_entries(plan, original))
+    data = admin_codec.encode_legacy_reassignment(legacy_entries(plan, original))
     path = paths.REASSIGN_PARTITIONS
     try:
         await zk.create(path, data, make_parents=True)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from reassignd.agent_reports.progress import ReplicaKey, involved_brokers, reassignment_progress
-from reassignd.control.protocol import ReplicaInfo
+from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.model.snapshot import ClusterSnapshot, PartitionView, ReassignmentView
 from reassignd.executor.model import Batch, Move, MoveState
 from reassignd.executor.progress import MoveProgress

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 
 import aiohttp
 
-from reassignd.control.protocol import REPLICAS_PATH, ReplicasReport
+from reassignd.control.replicas_report import ReplicasReport
+from reassignd.control.wire import REPLICAS_PATH
 from reassignd.controller.model.snapshot import BrokerView
 from reassignd.strict_json import loads_tracking as loads_strict
 

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from reassignd.control.protocol import ReplicaInfo, ReplicasReport
+from reassignd.control.replicas_report import ReplicaInfo, ReplicasReport
 from reassignd.controller.model.snapshot import ReassignmentView
 
 ReplicaKey = tuple[int, str, int]  # (broker id, topic, partition)

@@ -22,7 +22,7 @@ from reassignd.agent_reports.progress import (
     reassignment_progress,
 )
 from reassignd.agent_reports.status_cache import BatchStatusCache
-from reassignd.control.protocol import ReplicaInfo
+from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import ClusterSnapshot, ReassignmentView
 from reassignd.executor.model import Batch

@@ -27,8 +27,10 @@ from reassignd.broker.registration import register, registration
 from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
 from reassignd.zk import paths
-from reassignd.zk.client import SessionState, ZkClient, ZkError, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import CodecError, decode_broker
+from reassignd.zk.errors import ZkError
+from reassignd.zk.values import SessionState, ZkSettings
 
 HTTP_TIMEOUT_S = 5.0
 RETRY_S = 1.0

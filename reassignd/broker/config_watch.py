@@ -15,8 +15,10 @@ from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.sim_config import broker_sim_config, topic_sim_config
 from reassignd.broker.state import ReplicaManager
 from reassignd.zk import paths
-from reassignd.zk.client import ZkClient, ZkError
-from reassignd.zk.codec import CodecError, decode_entity_config
+from reassignd.zk.admin_codec import decode_entity_config
+from reassignd.zk.client import ZkClient
+from reassignd.zk.codec import CodecError
+from reassignd.zk.errors import ZkError
 
 RETRY_S = 1.0
 

@@ -21,7 +21,14 @@ from aiohttp import web
 
 from reassignd.broker.sessions import serve
 from reassignd.broker.state import ReplicaManager
+from reassignd.control.fetch import FetchRequest
 from reassignd.control.protocol import (
+    ControlResponse,
+    LeaderAndIsrRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+from reassignd.control.wire import (
     FETCH_PATH,
     INVALID_REQUEST,
     LEADER_AND_ISR_PATH,
@@ -29,14 +36,9 @@ from reassignd.control.protocol import (
     REPLICAS_PATH,
     STOP_REPLICA_PATH,
     UPDATE_METADATA_PATH,
-    ControlResponse,
-    FetchRequest,
-    LeaderAndIsrRequest,
-    StopReplicaRequest,
-    UpdateMetadataRequest,
     WireError,
 )
-from reassignd.zk.client import ZkError
+from reassignd.zk.errors import ZkError
 
 REGISTRATION_WAIT_S = 5.0
 

@@ -24,7 +24,8 @@ from reassignd.broker.replication import fetch_failed
 from reassignd.broker.sessions import FollowerSession, apply_session_fetch, session_request
 from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
-from reassignd.control.protocol import FETCH_PATH, FetchResponse, WireError
+from reassignd.control.fetch import FetchResponse
+from reassignd.control.wire import FETCH_PATH, WireError
 
 RECONCILE_S = 1.0
 MAX_BACKOFF_S = 2.0

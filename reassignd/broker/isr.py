@@ -22,16 +22,11 @@ from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import paths
-from reassignd.zk.client import (
-    BadVersionError,
-    MultiFailedError,
-    NoNodeError,
-    SetData,
-    Stat,
-    ZkClient,
-    ZkError,
-)
-from reassignd.zk.codec import CodecError, decode_partition_state, encode_isr_change, encode_partition_state
+from reassignd.zk.admin_codec import encode_isr_change
+from reassignd.zk.client import ZkClient
+from reassignd.zk.codec import CodecError, decode_partition_state, encode_partition_state
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NoNodeError, ZkError
+from reassignd.zk.values import SetData, Stat
 
 RETRY_S = 0.5
 WRITES_PER_MULTI = 100

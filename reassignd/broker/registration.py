@@ -12,8 +12,9 @@ import logging
 import time
 
 from reassignd.zk import paths
-from reassignd.zk.client import ConnectionLostError, NodeExistsError, ZkClient, ZkTimeoutError
+from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import BrokerRegistration, Endpoint, encode_broker
+from reassignd.zk.errors import ConnectionLostError, NodeExistsError, ZkTimeoutError
 
 POLL_S = 0.2
 

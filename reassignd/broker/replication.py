@@ -22,9 +22,8 @@ from reassignd.broker.bandwidth import Take
 from reassignd.broker.replica import Replica, Role
 from reassignd.broker.state import ReplicaManager, ServedKey
 from reassignd.broker.throttle import MAX_GRANT
-from reassignd.control.protocol import (
+from reassignd.control.fetch import (
     FENCED_LEADER_EPOCH,
-    NONE,
     NOT_LEADER_OR_FOLLOWER,
     UNKNOWN_LEADER_EPOCH,
     FetchedPartition,
@@ -32,6 +31,7 @@ from reassignd.control.protocol import (
     FetchRequest,
     FetchResponse,
 )
+from reassignd.control.wire import NONE
 from reassignd.topic_partition import TopicPartition
 
 GROWTH_WINDOW_S = 0.5  # a growing log's demand counts this much growth beyond its known lag

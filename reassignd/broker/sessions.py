@@ -45,14 +45,14 @@ from reassignd.broker.replication import (
     served,
 )
 from reassignd.broker.state import LeaderSession, ReplicaManager
-from reassignd.control.protocol import (
+from reassignd.control.fetch import (
     FETCH_SESSION_ID_NOT_FOUND,
     INVALID_FETCH_SESSION_EPOCH,
-    NONE,
     FetchedPartition,
     FetchRequest,
     FetchResponse,
 )
+from reassignd.control.wire import NONE
 from reassignd.topic_partition import TopicPartition
 
 MAX_EPOCH = 2**31 - 1

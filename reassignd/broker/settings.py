@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from reassignd.options import integer, number, option, text, zk_connect
-from reassignd.zk.client import DEFAULT_SESSION_TIMEOUT_S
+from reassignd.zk.values import DEFAULT_SESSION_TIMEOUT_S
 
 DEFAULT_REPLICATION_BYTES_PER_S = 100 * 1024 * 1024
 

@@ -26,21 +26,22 @@ from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import FairBucket
 from reassignd.broker.replica import Replica, Role
 from reassignd.broker.sim_config import BrokerSimConfig, TopicSimConfig, topic_sim_config
+from reassignd.control.fetch import FENCED_LEADER_EPOCH
 from reassignd.control.protocol import (
-    FENCED_LEADER_EPOCH,
-    NONE,
-    STALE_BROKER_EPOCH,
-    STALE_CONTROLLER_EPOCH,
-    UNKNOWN_TOPIC_OR_PARTITION,
     ControlResponse,
     Header,
     LeaderAndIsrRequest,
     LiveBroker,
     PartitionError,
-    ReplicaInfo,
-    ReplicasReport,
     StopReplicaRequest,
     UpdateMetadataRequest,
+)
+from reassignd.control.replicas_report import ReplicaInfo, ReplicasReport
+from reassignd.control.wire import (
+    NONE,
+    STALE_BROKER_EPOCH,
+    STALE_CONTROLLER_EPOCH,
+    UNKNOWN_TOPIC_OR_PARTITION,
 )
 from reassignd.topic_partition import TopicPartition
 

@@ -20,7 +20,7 @@ from reassignd.options import (
     text,
     zk_connect,
 )
-from reassignd.zk.client import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
+from reassignd.zk.values import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
 
 ZK_HELP = "ZooKeeper connect string, Kafka's zookeeper.connect form"
 ZK_METAVAR = "HOST:PORT[,HOST:PORT...][/chroot]"

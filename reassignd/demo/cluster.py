@@ -21,8 +21,9 @@ import aiohttp
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ClientError
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, ZooKeeperUnavailable, free_port
+from reassignd.zk.values import ZkSettings
 
 Json = dict[str, Any]
 

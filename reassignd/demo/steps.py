@@ -27,8 +27,9 @@ from reassignd.demo.plan import (
     round_robin_assignment,
 )
 from reassignd.demo.text import move, render, render_load, render_progress, render_topic
-from reassignd.zk import codec, paths
-from reassignd.zk.client import NodeExistsError, ZkClient
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import NodeExistsError
 
 HALF_WAY = 0.45  # cancel once this much of the move is copied
 
@@ -42,10 +43,10 @@ async def put_config(zk: ZkClient, path: str, changes: Mapping[str, str]) -> Non
     znodes themselves, so no ``/config/changes`` notification is needed."""
     znode = await zk.get_or_none(path)
     if znode is None:
-        await zk.create(path, codec.encode_entity_config(changes), make_parents=True)
+        await zk.create(path, admin_codec.encode_entity_config(changes), make_parents=True)
     else:
-        merged = {**codec.decode_entity_config(znode.data), **changes}
-        await zk.set(path, codec.encode_entity_config(merged), znode.stat.version)
+        merged = {**admin_codec.decode_entity_config(znode.data), **changes}
+        await zk.set(path, admin_codec.encode_entity_config(merged), znode.stat.version)
 
 
 class Steps:

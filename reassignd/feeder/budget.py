@@ -212,7 +212,7 @@ def make_step(
     raise AssertionError(goal)
 
 
-def _optional(
+def _optional(  # noqa: PLR0913, PLR0917 (the planner's whole state for one step, as values)
     goal: Goal,
     metric: Metric,
     dests: frozenset[int],

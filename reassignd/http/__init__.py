@@ -7,6 +7,6 @@ library module aiohttp itself imports.
 from __future__ import annotations
 
 from reassignd.http.app import build_app
-from reassignd.http.server import HttpServer, serve_http
+from reassignd.http.server import HttpServer
 
-__all__ = ["HttpServer", "build_app", "serve_http"]
+__all__ = ["HttpServer", "build_app"]

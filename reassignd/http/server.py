@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import ssl
-from collections.abc import AsyncIterator
 
 from aiohttp import web
 
@@ -61,14 +59,3 @@ class HttpServer:
         if self._running:
             self._running = False
             await self._runner.cleanup()
-
-
-@contextlib.asynccontextmanager
-async def serve_http(app: web.Application, host: str, port: int) -> AsyncIterator[str]:
-    """``async with serve_http(app, host, port) as url: ...`` — stopped on exit."""
-    server = HttpServer(app, host, port)
-    url = await server.start()
-    try:
-        yield url
-    finally:
-        await server.stop()

@@ -41,7 +41,7 @@ class Closing(Exception):
 
 
 class Connection:
-    def __init__(
+    def __init__(  # noqa: PLR0913 (a connection's collaborators, each explicit)
         self,
         listener: Listener,
         reader: asyncio.StreamReader,

@@ -15,7 +15,7 @@ from typing import Any
 from kafka.protocol.admin import DescribeLogDirsResponse
 
 from reassignd.agent_reports.fetch import agent_urls, fetch_reports
-from reassignd.control.protocol import ReplicasReport
+from reassignd.control.replicas_report import ReplicasReport
 from reassignd.kafka_listener.context import RequestContext
 
 KAFKA_STORAGE_ERROR = 57

@@ -28,8 +28,11 @@ from reassignd.quotas.config_store import (
 )
 from reassignd.quotas.entities import ConfigKey
 from reassignd.zk import paths
-from reassignd.zk.client import Delete, Fence, MultiFailedError, NoNodeError, WatchCallback, ZkClient
-from reassignd.zk.codec import CodecError, decode_config_change
+from reassignd.zk.admin_codec import decode_config_change
+from reassignd.zk.client import ZkClient
+from reassignd.zk.codec import CodecError
+from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.values import Delete, Fence, WatchCallback
 
 KIND = "config_change"  # the ``kind`` of reports about malformed notifications
 PURGE_AFTER_S = 15 * 60.0  # Kafka's ZkNodeChangeNotificationListener changeExpirationMs

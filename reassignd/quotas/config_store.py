@@ -18,24 +18,11 @@ from dataclasses import dataclass
 from reassignd.errors import InvalidRequest, ReassigndError
 from reassignd.quotas.entities import ConfigKey
 from reassignd.zk import paths
-from reassignd.zk.client import (
-    BadVersionError,
-    Create,
-    Fence,
-    MultiFailedError,
-    NodeExistsError,
-    NoNodeError,
-    Op,
-    SetData,
-    ZkClient,
-    Znode,
-)
-from reassignd.zk.codec import (
-    CodecError,
-    decode_entity_config,
-    encode_config_change,
-    encode_entity_config,
-)
+from reassignd.zk.admin_codec import decode_entity_config, encode_config_change, encode_entity_config
+from reassignd.zk.client import ZkClient
+from reassignd.zk.codec import CodecError
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.values import Create, Fence, Op, SetData, Znode
 
 log = logging.getLogger(__name__)
 

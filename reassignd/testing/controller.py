@@ -19,7 +19,8 @@ from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http.app import build_app
 from reassignd.http.server import HttpServer
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import ZkSettings
 
 
 @dataclass(frozen=True)

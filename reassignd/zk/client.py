@@ -1,6 +1,7 @@
 """The ZooKeeper client: fenced writes, pipelined reads, watches, session supervision.
 
-Everything else in reassignd uses only this module's names. The private modules beside it do the
+Everything else in reassignd uses only this module, its errors (:mod:`.errors`) and its values
+(:mod:`.values`). The private modules beside it do the
 work: ``_wire`` (the jute wire format), ``_transport`` (the session and its connections),
 ``_supervisor`` (the session state, expiry detection), ``_watches`` (one-shot watches), ``_reaper``
 (closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks; in flight on
@@ -12,163 +13,48 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
-
-import msgspec
 
 from reassignd.concurrency import for_each
 from reassignd.errors import NotController
-from reassignd.zk import _bulk, _supervisor, _wire
+from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
+from reassignd.zk.errors import (
+    BadArgumentsError,
+    BadVersionError,
+    ConnectionLostError,
+    MultiFailedError,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    ZkError,
+    ZkTimeoutError,
+    ZnodeTooLargeError,
+)
+from reassignd.zk.values import (
+    Check,
+    Create,
+    Delete,
+    Fence,
+    Op,
+    SessionState,
+    SetData,
+    Stat,
+    WatchCallback,
+    WatchKind,
+    ZkSettings,
+    Znode,
+)
 
 log = logging.getLogger(__name__)
 
 MAX_ZNODE_BYTES = 1024 * 1024  # ZooKeeper's default jute.maxbuffer
 MAX_REQUEST_BYTES = _wire.MAX_PACKET_BYTES  # a bigger request packet drops the connection
-
-
-# --- errors --------------------------------------------------------------------------------------
-
-
-class ZkError(Exception):
-    """Any ZooKeeper failure. ``path`` is the znode it concerns, when known; ``code`` is the
-    server's error code when the server answered one (None for failures of the client's own)."""
-
-    def __init__(self, message: str, path: str | None = None, code: int | None = None) -> None:
-        super().__init__(message)
-        self.path = path
-        self.code = code
-
-
-class NoNodeError(ZkError): ...
-
-
-class NodeExistsError(ZkError): ...
-
-
-class BadVersionError(ZkError): ...
-
-
-class NotEmptyError(ZkError): ...
-
-
-class BadArgumentsError(ZkError):
-    """The server refused the request's arguments (BADARGUMENTS: e.g. a path that is not a valid
-    znode name, such as ``.`` or ``..``)."""
-
-
-class ZnodeTooLargeError(ZkError):
-    """Refused before sending: the data is over MAX_ZNODE_BYTES."""
-
-
-class ZkTimeoutError(ZkError):
-    """The request did not complete within the request timeout (connection lost, or outage)."""
-
-
-class ConnectionLostError(ZkError):
-    """The session is suspended or lost; the request was not (known to be) applied."""
-
-
-class MultiFailedError(ZkError):
-    """A multi failed on op ``index`` (0-based, counted without the fencing check) with ``cause``
-    (one of the errors above). Nothing of it was applied."""
-
-    def __init__(self, index: int, cause: ZkError) -> None:
-        super().__init__(f"multi op {index} failed: {cause}", cause.path)
-        self.index = index
-        self.cause = cause
-
-
-# --- values --------------------------------------------------------------------------------------
-
-
-class Stat(msgspec.Struct, frozen=True, gc=False):
-    """A znode's stat, as much of it as reassignd reads. Stat and Znode are msgspec structs: a
-    failover builds one of each per znode it reads (101,000 at 100,000 partitions), and a frozen
-    dataclass costs about 3 µs to build against 0.2 µs."""
-
-    czxid: int
-    mzxid: int
-    version: int
-    cversion: int
-    ephemeral_owner: int
-    num_children: int
-    data_length: int
-
-
-class Znode(msgspec.Struct, frozen=True, gc=False):
-    path: str
-    data: bytes | None
-    stat: Stat
-
-
-@dataclass(frozen=True, slots=True)
-class Create:
-    path: str
-    data: bytes | None = None
-    ephemeral: bool = False
-    sequential: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SetData:
-    path: str
-    data: bytes
-    version: int  # -1 = any (only for znodes nobody else writes)
-
-
-@dataclass(frozen=True, slots=True)
-class Delete:
-    path: str
-    version: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    path: str
-    version: int
-
-
-Op = Create | SetData | Delete | Check
-
-
-@dataclass(frozen=True, slots=True)
-class Fence:
-    """The controller's fencing token: ``check(path, version)`` is the first op of every multi."""
-
-    path: str
-    version: int
-
-
-SessionState = _supervisor.SessionState  # CONNECTED, SUSPENDED, EXPIRED, CLOSED
-
-
-class WatchKind(enum.Enum):
-    DATA = "data"  # fires on data change or deletion of an existing znode
-    CHILDREN = "children"  # fires on children change or deletion
-    EXISTS = "exists"  # fires on creation, data change or deletion
-
-
-WatchCallback = Callable[[str], None]  # called with the (chroot-relative) path; must not block
-
-# every role's default ZooKeeper session timeout and request timeout (the controller's, the
-# agents', the flags'): stated here once
-DEFAULT_SESSION_TIMEOUT_S = 6.0
-DEFAULT_REQUEST_TIMEOUT_S = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class ZkSettings:
-    connect: str  # "host:port[,host:port...][/chroot]"
-    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
-    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
 
 
 _CLOSE_TIMEOUT_S = 2.0  # close(): at most this for the CloseSession round trip

@@ -1,4 +1,7 @@
-"""Strict JSON codecs for every znode of Kafka's ZooKeeper layout (and reassignd's own).
+"""Strict JSON codecs for the znodes of Kafka's ZooKeeper layout that hold the cluster: the
+controller's (``/controller``, its epoch, ``/cluster/id``), brokers, topics, partition states. The
+znodes of requests and notifications (``/admin/...``, ``/isr_change_notification``, ``/config``)
+and reassignd's origins record are :mod:`reassignd.zk.admin_codec`'s.
 
 Each ``decode_*`` takes the raw bytes (``None`` for a znode with null data) and returns a typed
 value or raises :class:`CodecError` with a one-line human reason ("invalid JSON at byte 1",
@@ -23,11 +26,10 @@ from typing import Annotated
 
 import msgspec
 
-from reassignd.plan_format import PlanError, read_plan
 from reassignd.strict_json import INT32_MAX as INT32_MAX  # noqa: PLC0414 (codec's public names)
 from reassignd.strict_json import INT64_MAX as INT64_MAX  # noqa: PLC0414
 from reassignd.strict_json import fast_keys_unique, fast_object
-from reassignd.topic_partition import Replicas, TopicPartition, topic_name_problem
+from reassignd.topic_partition import Replicas
 from reassignd.zk.json_fields import (
     DIGITS,
     compact_json,
@@ -52,7 +54,6 @@ from reassignd.zk.json_fields import (
     read_uuid,
     read_version,
     utf8_text,
-    wrong_type,
 )
 from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
 
@@ -245,7 +246,9 @@ def encode_topic(znode: TopicZnode) -> bytes:
         }
         if znode.topic_id is not None:
             obj["topic_id"] = znode.topic_id
-        return _JSON.encode(obj)  # int keys written as JSON strings, in C: 380 µs -> 30 µs (100 partitions)
+        return JSON_ENCODER.encode(
+            obj
+        )  # int keys written as JSON strings, in C: 380 µs -> 30 µs (100 partitions)
 
     def json_map(replicas: Mapping[int, tuple[int, ...]], keep_empty: bool = False) -> dict[str, list[int]]:
         return {str(p): list(replicas[p]) for p in sorted(replicas) if keep_empty or replicas[p]}
@@ -261,10 +264,10 @@ def encode_topic(znode: TopicZnode) -> bytes:
     return dump("topic znode", obj, decode_topic)
 
 
-_JSON = msgspec.json.Encoder()
+JSON_ENCODER = msgspec.json.Encoder()
 
 
-def _replicas_encodable(replicas: object) -> bool:
+def replicas_encodable(replicas: object) -> bool:
     return (
         type(replicas) is tuple
         and bool(replicas)
@@ -284,7 +287,7 @@ def _topic_encodable(znode: TopicZnode) -> bool:
         if not all(type(p) is int and 0 <= p <= INT32_MAX for p in rs):
             return False
         # distinct by identity, not equality: (True,) == (1,), and only one of them is encodable
-        if not all(map(_replicas_encodable, {id(r): r for r in rs.values()}.values())):
+        if not all(map(replicas_encodable, {id(r): r for r in rs.values()}.values())):
             return False
         adding, removing = znode.adding, znode.removing
         for m in (adding, removing):
@@ -292,7 +295,7 @@ def _topic_encodable(znode: TopicZnode) -> bool:
                 return False
             pairs = {(id(r), id(full)): (r, full) for p, r in m.items() if r for full in (rs.get(p),)}
             for r, full in pairs.values():
-                if full is None or not _replicas_encodable(r) or not set(r) <= set(full):
+                if full is None or not replicas_encodable(r) or not set(r) <= set(full):
                     return False
         both = {(adding[p], removing[p]) for p in adding.keys() & removing.keys()}
     except TypeError:  # an unhashable replica list
@@ -514,231 +517,3 @@ def _read_partition_state(obj: dict[str, object]) -> PartitionState:
         controller_epoch=read_int(get_field(obj, "controller_epoch"), "controller_epoch"),
         isr=read_replicas(get_field(obj, "isr"), "isr", allow_empty=True),
     )
-
-
-# --- /admin/reassign_partitions (and _extra) -----------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LegacyReassignmentEntry:
-    topic: str
-    partition: int
-    replicas: tuple[int, ...]
-    original_replicas: tuple[int, ...] | None = None
-
-
-class _LegacyItem(msgspec.Struct, omit_defaults=True):
-    topic: str
-    partition: int
-    replicas: tuple[int, ...]
-    original_replicas: tuple[int, ...] | None = None
-
-
-def _ids_encodable(ids: object) -> bool:
-    return type(ids) is tuple and all(type(b) is int and 0 <= b <= INT32_MAX for b in ids)
-
-
-def _legacy_encodable(entries: tuple[LegacyReassignmentEntry, ...]) -> bool:
-    """True when the plan reader accepts the JSON :func:`encode_legacy_reassignment` writes for
-    ``entries``, checked on the typed values (each distinct topic and list once); False when
-    unsure."""
-    if not entries or len({(e.topic, e.partition) for e in entries}) != len(entries):
-        return False
-    if not all(type(t) is str and topic_name_problem(t) is None for t in {e.topic for e in entries}):
-        return False
-    if not all(type(e.partition) is int and 0 <= e.partition <= INT32_MAX for e in entries):
-        return False
-    try:
-        replicas = {e.replicas for e in entries}
-        originals = {e.original_replicas for e in entries}
-    except TypeError:  # an unhashable list
-        return False
-    return all(map(_replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
-
-
-def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> bytes:
-    """``{"version":1,"partitions":[{"topic","partition","replicas"[,"original_replicas"]}]}``."""
-    if _legacy_encodable(entries):  # then the plan reader accepts it: no need to ask it
-        fast = [_LegacyItem(e.topic, e.partition, e.replicas, e.original_replicas) for e in entries]
-        return _JSON.encode({"version": 1, "partitions": fast})
-    items: list[dict[str, object]] = []
-    for entry in entries:
-        items.append({"topic": entry.topic, "partition": entry.partition, "replicas": list(entry.replicas)})
-        if entry.original_replicas is not None:
-            items[-1]["original_replicas"] = list(entry.original_replicas)
-    return dump("legacy reassignment", {"version": 1, "partitions": items}, decode_legacy_reassignment)
-
-
-def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEntry, ...]:
-    """Entries in znode order, read by the one plan reader (:func:`reassignd.plan_format.parse_plan`,
-    with ``original_replicas``): a plan the tool or the API would refuse is refused here whole."""
-    obj = load_object(data)
-    try:
-        plan = read_plan(obj, origins=True)
-    except PlanError as e:
-        raise CodecError(str(e)) from None
-    return tuple(
-        LegacyReassignmentEntry(e.topic, e.partition, e.replicas, e.original_replicas) for e in plan.entries
-    )
-
-
-# --- reassignd's origins: each moving partition's replicas before its move, in their order ----------
-
-
-def encode_origins(origins: Mapping[int, tuple[int, ...]]) -> bytes:
-    """``{"version":1,"partitions":{"0":[3,5,6]}}``: ``/reassignd/origins/<topic>``."""
-    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(origins.items())}}
-    return dump("origins", obj, decode_origins)
-
-
-def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
-    obj = load_object(data)
-    read_version(obj, (1,))
-    parts = read_object(get_field(obj, "partitions"), "partitions")
-    out: dict[int, tuple[int, ...]] = {}
-    for key, value in parts.items():
-        if not key.isdigit():
-            raise CodecError(f"field 'partitions' has a key that is not a partition id: {quote(key)}")
-        out[int(key)] = read_replicas(value, field_name("partitions", key), recorded=False)
-    return out
-
-
-# --- KIP-236 sequenced protocol ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ReassignmentRequest:
-    assignments: Mapping[TopicPartition, tuple[int, ...]]
-    legacy: bool = False
-
-
-def encode_reassignment_request(request: ReassignmentRequest) -> bytes:
-    """``{"version":1,"assignments":{"t":{"0":[1,2,3]}},"legacy":false}``."""
-    by_topic: dict[str, dict[str, list[int]]] = {}
-    for (topic, p), replicas in sorted(request.assignments.items()):
-        by_topic.setdefault(topic, {})[str(p)] = list(replicas)
-    obj: dict[str, object] = {"version": 1, "assignments": by_topic, "legacy": request.legacy}
-    return dump("reassignment request", obj, decode_reassignment_request)
-
-
-def decode_reassignment_request(data: bytes | None) -> ReassignmentRequest:
-    """Keys must be partition numbers; replica lists are checked for types only (the controller
-    refuses a bad target per partition). ``legacy`` defaults to false."""
-    obj = load_object(data)
-    read_version(obj, (1,))
-    assignments: dict[TopicPartition, tuple[int, ...]] = {}
-    for topic, partitions in read_object(get_field(obj, "assignments"), "assignments").items():
-        where = field_name("assignments", topic)
-        for key, replicas in read_object(partitions, where).items():
-            target = read_replicas(replicas, field_name(where, key), recorded=False)
-            assignments[(topic, read_partition(key, where))] = target
-    if type(legacy := obj.get("legacy", False)) is not bool:
-        raise wrong_type("legacy", "a boolean", legacy)
-    return ReassignmentRequest(assignments, legacy)
-
-
-@dataclass(frozen=True, slots=True)
-class ReassignmentStatus:
-    target: tuple[int, ...]
-    original: tuple[int, ...]
-    top: int
-
-
-def encode_reassignment_status(status: ReassignmentStatus) -> bytes:
-    """``{"version":1,"target":[...],"original":[...],"top":N}``."""
-    obj: dict[str, object] = {"version": 1, "target": list(status.target), "original": list(status.original)}
-    obj["top"] = status.top
-    return dump("reassignment status", obj, decode_reassignment_status)
-
-
-def decode_reassignment_status(data: bytes | None) -> ReassignmentStatus:
-    """``target`` and ``original`` are non-empty replica lists; ``top`` a non-negative integer."""
-    obj = load_object(data)
-    read_version(obj, (1,))
-    return ReassignmentStatus(
-        target=read_replicas(get_field(obj, "target"), "target"),
-        original=read_replicas(get_field(obj, "original"), "original"),
-        top=read_int(get_field(obj, "top"), "top"),
-    )
-
-
-# --- /isr_change_notification --------------------------------------------------------------------
-
-
-def encode_isr_change(partitions: tuple[TopicPartition, ...]) -> bytes:
-    """``{"version":1,"partitions":[{"topic":"foo","partition":0}]}``."""
-    items: list[object] = [{"topic": topic, "partition": p} for topic, p in partitions]
-    return dump("ISR change notification", {"version": 1, "partitions": items}, decode_isr_change)
-
-
-def decode_isr_change(data: bytes | None) -> tuple[TopicPartition, ...]:
-    obj = load_object(data)
-    read_version(obj, (1,))
-    result: list[TopicPartition] = []
-    for i, item in enumerate(read_list(get_field(obj, "partitions"), "partitions")):
-        entry, at = read_object(item, f"partitions[{i}]"), f"partitions[{i}]."
-        topic = read_str(get_field(entry, "topic", at), at + "topic")
-        result.append((topic, read_int(get_field(entry, "partition", at), at + "partition")))
-    return tuple(result)
-
-
-# --- /admin/preferred_replica_election ----------------------------------------------------------
-
-
-def encode_preferred_replica_election(partitions: tuple[TopicPartition, ...]) -> bytes:
-    """``{"version":1,"partitions":[{"topic":"t","partition":0}]}``, as Kafka's
-    ``kafka-preferred-replica-election`` tool writes it."""
-    items: list[object] = [{"topic": topic, "partition": p} for topic, p in partitions]
-    return dump(
-        "preferred replica election", {"version": 1, "partitions": items}, decode_preferred_replica_election
-    )
-
-
-def decode_preferred_replica_election(data: bytes | None) -> tuple[TopicPartition, ...]:
-    """The partitions named, in znode order, each once (Kafka's controller reads them as a set)."""
-    obj = load_object(data)
-    read_version(obj, (1,))
-    result: dict[TopicPartition, None] = {}
-    for i, item in enumerate(read_list(get_field(obj, "partitions"), "partitions")):
-        entry, at = read_object(item, f"partitions[{i}]"), f"partitions[{i}]."
-        topic = read_str(get_field(entry, "topic", at), at + "topic")
-        result[(topic, read_int(get_field(entry, "partition", at), at + "partition"))] = None
-    return tuple(result)
-
-
-# --- /config -------------------------------------------------------------------------------------
-
-_ENTITY_PATH = re.compile(r"(topics|clients|users|brokers|ips)/[^/]+|users/[^/]+/clients/[^/]+")
-
-
-def encode_entity_config(config: Mapping[str, str]) -> bytes:
-    """``{"version":1,"config":{"k":"v"}}``; values are strings."""
-    obj: dict[str, object] = {"version": 1, "config": {key: config[key] for key in sorted(config)}}
-    return dump("entity config", obj, decode_entity_config)
-
-
-def decode_entity_config(data: bytes | None) -> dict[str, str]:
-    """Values must be strings (Kafka stores every config value as a string)."""
-    obj = load_object(data)
-    read_version(obj, (1,))
-    config = read_object(get_field(obj, "config"), "config")
-    return {key: read_str(value, field_name("config", key)) for key, value in config.items()}
-
-
-def encode_config_change(entity_path: str) -> bytes:
-    """``{"version":2,"entity_path":"users/alice/clients/app-1"}``."""
-    return dump("config change", {"version": 2, "entity_path": entity_path}, decode_config_change)
-
-
-def decode_config_change(data: bytes | None) -> str:
-    """Returns the entity path. Version 1 notifications (``entity_type``/``entity_name``) are
-    turned into the same form (``topics/foo``). Checked: ``<type>/<name>`` or ``users/u/clients/c``."""
-    obj = load_object(data)
-    if read_version(obj, (1, 2)) == 2:
-        where, path = "entity_path", read_str(get_field(obj, "entity_path"), "entity_path")
-    else:
-        entity_type = read_str(get_field(obj, "entity_type"), "entity_type")
-        where, path = "entity_name", f"{entity_type}/{read_str(get_field(obj, 'entity_name'), 'entity_name')}"
-    if not _ENTITY_PATH.fullmatch(path):
-        raise CodecError(f"field '{where}' does not name a config entity: {quote(path)}")
-    return path

@@ -25,8 +25,9 @@ import aiohttp
 
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.model import BatchState, MoveState
+from reassignd.testing.polling import eventually
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.faults import proxy
 from tests.faults.invariants import OfflineSampler, Violation
@@ -47,7 +48,6 @@ from tests.faults.scenarios import (
     retry_zk,
     set_rate,
     tps_of,
-    until,
     wait_online,
 )
 from tests.integration.harness import read_journal
@@ -79,7 +79,7 @@ async def _configs(zk: ZkClient, topic: str) -> dict[str, dict[str, str] | None]
     out: dict[str, dict[str, str] | None] = {}
     for name, path in wanted.items():
         znode = await zk.get_or_none(path)
-        out[name] = None if znode is None else dict(codec.decode_entity_config(znode.data))
+        out[name] = None if znode is None else dict(admin_codec.decode_entity_config(znode.data))
     return out
 
 
@@ -96,7 +96,7 @@ async def _submit_until_accepted(controllers: Controllers, body: dict[str, Any],
         code, resp = await c.post("/v1/batches", body)
         return code == 200 and all(p["error_code"] == 0 for p in resp["partitions"])
 
-    return bool(await until(attempt, timeout_s, interval_s=0.5))
+    return bool(await eventually(attempt, timeout_s, 0.5, or_none=True))
 
 
 async def _completed(controllers: Controllers) -> bool:
@@ -141,7 +141,7 @@ async def proxy_cut_batch(env: Env, seed: int, point: str) -> Outcome:
                 if not await _submit_until_accepted(controllers, body, 60.0):
                     out.violations.append(Violation("scenario", "the batch was never accepted"))
                 await _fired(out, cut)
-            if not await until(lambda: _completed(controllers), 90.0):
+            if not await eventually(lambda: _completed(controllers), 90.0, 0.2, or_none=True):
                 out.violations.append(Violation("scenario", "the batch never completed"))
         except BaseException:
             await sampler.stop()
@@ -293,7 +293,7 @@ async def journal_split(env: Env, seed: int, point: str, partitions: int = SPLIT
             async def stopped() -> bool:
                 return (await _post_once(controllers, stop_path, {})).startswith("200")
 
-            if not await until(stopped, 90.0, interval_s=0.5):
+            if not await eventually(stopped, 90.0, 0.5, or_none=True):
                 out.violations.append(Violation("scenario", "the retried stop was never answered"))
             expected = before
         out = await finish(env, out, expected, controllers, None, settle_s=120.0)
@@ -313,7 +313,7 @@ async def _split_running(env: Env, controllers: Controllers, partitions: int) ->
         s = await _batch_status(controllers, SPLIT_ID)
         return s is not None and s["counts"]["running"] == partitions
 
-    if not await until(all_running, 90.0):
+    if not await eventually(all_running, 90.0, 0.2, or_none=True):
         return [Violation("scenario", f"the batch's {partitions} moves never all ran")]
 
     async def throttled() -> bool:
@@ -325,7 +325,7 @@ async def _split_running(env: Env, controllers: Controllers, partitions: int) ->
             (c or {}).get("leader.replication.throttled.rate") == str(SPLIT_RATE) for c in brokers
         )
 
-    if not await until(throttled, 30.0):
+    if not await eventually(throttled, 30.0, 0.2, or_none=True):
         configs = await _configs(env.zk, SPLIT_TOPIC)
         rates = {n: (c or {}).get("leader.replication.throttled.rate") for n, c in configs.items()}
         return [Violation("scenario", f"the running batch's throttles were never all set: {rates}")]
@@ -363,7 +363,7 @@ async def _split_ended(
     async def restored() -> bool:
         return _without_entity(await _configs(env.zk, SPLIT_TOPIC)) == configs_before
 
-    if not await until(restored, 30.0):
+    if not await eventually(restored, 30.0, 0.2, or_none=True):
         after = _without_entity(await _configs(env.zk, SPLIT_TOPIC))
         violations.append(Violation("scenario", f"throttles not restored: {configs_before} -> {after}"))
     return violations
@@ -399,7 +399,7 @@ async def api_cancel_cut(env: Env, seed: int) -> Outcome:
             s = await _batch_status(controllers, BATCH_ID)
             return s is not None and s["counts"]["running"] == len(after)
 
-        if not await until(all_running, 60.0):
+        if not await eventually(all_running, 60.0, 0.2, or_none=True):
             out.violations.append(Violation("scenario", "the batch's moves never all ran"))
         victim = sorted(after)[rng.randrange(len(after))]
         epoch = await _epoch(env.zk)
@@ -418,7 +418,7 @@ async def api_cancel_cut(env: Env, seed: int) -> Outcome:
         # ZooKeeper applied the cut write (the cancel is durable): not retried, so a move the next
         # controller started again would not be cancelled by the client's retry
         if not cut.reply_seen:
-            out.notes.append(f"retried cancel: {await until(cancelled, 60.0, interval_s=0.5)}")
+            out.notes.append(f"retried cancel: {await eventually(cancelled, 60.0, 0.5, or_none=True)}")
         if await controllers.wait_active(timeout_s=30.0, ready=True) is None:
             out.violations.append(Violation("controller", "no controller active and ready after the cut"))
         await asyncio.sleep(3.0)  # a few executor ticks: a move started again would show now

@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
+from reassignd.zk.values import ZkSettings
 from tests.faults.scenarios import Env
 from tests.integration.harness import Procs
 

@@ -22,8 +22,9 @@ import functools
 import random
 from collections.abc import Awaitable, Callable
 
+from reassignd.testing.polling import eventually
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 from tests.faults import invariants, proxy
 from tests.faults.invariants import Assignment, OfflineSampler, Violation
 from tests.faults.scenarios import (
@@ -36,7 +37,6 @@ from tests.faults.scenarios import (
     make_topic,
     retry_zk,
     tps_of,
-    until,
     wait_brokers,
     wait_online,
 )
@@ -90,7 +90,7 @@ async def proxy_cut_election(env: Env, seed: int, point: str) -> Outcome:
                     s is not None and s.leader != victim and victim not in s.isr for s in states.values()
                 )
 
-            if not await until(gone, 30.0):
+            if not await eventually(gone, 30.0, 0.2, or_none=True):
                 out.violations.append(Violation("scenario", f"broker {victim} stayed in a leader or an ISR"))
             before = await _states(env, tps)
             cut = px.arm_cut(_predicate(point))
@@ -100,10 +100,10 @@ async def proxy_cut_election(env: Env, seed: int, point: str) -> Outcome:
                 states = await _states(env, mine)
                 return all(s is not None and victim in s.isr for s in states.values())
 
-            if not await until(back, 60.0):
+            if not await eventually(back, 60.0, 0.2, or_none=True):
                 out.violations.append(Violation("scenario", f"broker {victim} never rejoined the ISRs"))
             if point != "auto_rebalance":
-                data = codec.encode_preferred_replica_election(tuple(tps))
+                data = admin_codec.encode_preferred_replica_election(tuple(tps))
                 await retry_zk(
                     lambda: env.zk.create(paths.PREFERRED_REPLICA_ELECTION, data, make_parents=True)
                 )
@@ -140,7 +140,7 @@ async def _elected_once(
         states = await _states(env, tps)
         return all(s is not None and s.leader == expected[tp][0] for tp, s in states.items())
 
-    if not await until(settled, 60.0):
+    if not await eventually(settled, 60.0, 0.2, or_none=True):
         znode = await env.zk.exists(paths.PREFERRED_REPLICA_ELECTION)
         out.violations.append(
             Violation(

@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.zk import codec, paths
+from reassignd.testing.polling import eventually
+from reassignd.zk import admin_codec, codec, paths
 from tests.faults.invariants import OfflineSampler, Violation
 from tests.faults.scenarios import (
     FAST,
@@ -30,7 +31,6 @@ from tests.faults.scenarios import (
     retry_zk,
     set_rate,
     tps_of,
-    until,
     wait_brokers,
     wait_online,
 )
@@ -129,21 +129,23 @@ async def _oversized_api(run: Run) -> str | None:
 
 
 async def _oversized_legacy(run: Run) -> str | None:
-    entries = tuple(codec.LegacyReassignmentEntry(t, p, r) for (t, p), r in _big_moves().items())
-    await run.env.zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    entries = tuple(admin_codec.LegacyReassignmentEntry(t, p, r) for (t, p), r in _big_moves().items())
+    await run.env.zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
     return None
 
 
 async def _oversized_extra(run: Run) -> str | None:
-    entries = tuple(codec.LegacyReassignmentEntry(t, p, r) for (t, p), r in _big_moves().items())
-    await run.env.zk.create(paths.REASSIGN_PARTITIONS_EXTRA, codec.encode_legacy_reassignment(entries))
+    entries = tuple(admin_codec.LegacyReassignmentEntry(t, p, r) for (t, p), r in _big_moves().items())
+    await run.env.zk.create(paths.REASSIGN_PARTITIONS_EXTRA, admin_codec.encode_legacy_reassignment(entries))
     return None
 
 
 async def _oversized_request(run: Run) -> str | None:
-    request = codec.ReassignmentRequest(dict(_big_moves()))
+    request = admin_codec.ReassignmentRequest(dict(_big_moves()))
     await run.env.zk.create(
-        paths.reassignment_request("request_"), codec.encode_reassignment_request(request), sequential=True
+        paths.reassignment_request("request_"),
+        admin_codec.encode_reassignment_request(request),
+        sequential=True,
     )
     return None
 
@@ -156,11 +158,14 @@ async def _legacy_grows(run: Run) -> str | None:
         await make_topic(zk, f"wide{i}", {p: (1, *ABSENT) for p in range(1_000)})
     await wait_online(zk, [(f"wide{i}", p) for i in range(4) for p in range(1_000)], timeout_s=60.0)
     entries = tuple(
-        codec.LegacyReassignmentEntry(f"wide{i}", p, (1, 2, 3)) for i in range(4) for p in range(1_000)
+        admin_codec.LegacyReassignmentEntry(f"wide{i}", p, (1, 2, 3)) for i in range(4) for p in range(1_000)
     )
-    data = codec.encode_legacy_reassignment(entries)
-    recorded = codec.encode_legacy_reassignment(
-        tuple(codec.LegacyReassignmentEntry(e.topic, e.partition, e.replicas, (1, *ABSENT)) for e in entries)
+    data = admin_codec.encode_legacy_reassignment(entries)
+    recorded = admin_codec.encode_legacy_reassignment(
+        tuple(
+            admin_codec.LegacyReassignmentEntry(e.topic, e.partition, e.replicas, (1, *ABSENT))
+            for e in entries
+        )
     )
     if not len(data) < 1024 * 1024 < len(recorded):
         return f"the case is wrong: {len(data)} bytes grow to {len(recorded)}"
@@ -203,7 +208,10 @@ async def _quota_names(run: Run) -> str | None:
     if errors != [42, 42] or any("znode name" not in (e["error_message"] or "") for e in resp["entries"]):
         return f"expected both entries refused (42) with the reason, got {resp['entries']}"
     await run.env.zk.create(
-        paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("users/.."), sequential=True, make_parents=True
+        paths.CONFIG_CHANGE_PREFIX,
+        admin_codec.encode_config_change("users/.."),
+        sequential=True,
+        make_parents=True,
     )
     return None
 
@@ -216,13 +224,15 @@ async def _foreign_status_node(run: Run) -> str | None:
     zk = run.env.zk
     await make_topic(zk, "v", {0: (1, 2)})
     await wait_online(zk, [("v", 0)])
-    status = codec.ReassignmentStatus((1, 5), (1, 2), 2)
+    status = admin_codec.ReassignmentStatus((1, 5), (1, 2), 2)
     await zk.create(
-        paths.reassignment_status("v", 0), codec.encode_reassignment_status(status), make_parents=True
+        paths.reassignment_status("v", 0), admin_codec.encode_reassignment_status(status), make_parents=True
     )
-    request = codec.ReassignmentRequest({("v", 0): (1, 5)})
+    request = admin_codec.ReassignmentRequest({("v", 0): (1, 5)})
     await zk.create(
-        paths.reassignment_request("request_"), codec.encode_reassignment_request(request), sequential=True
+        paths.reassignment_request("request_"),
+        admin_codec.encode_reassignment_request(request),
+        sequential=True,
     )
     run.expected[("v", 0)] = (1, 5)
     return None
@@ -250,7 +260,7 @@ async def _config(run: Run, topic: str) -> dict[str, str]:
     if znode is None:
         return {}
     try:
-        return dict(codec.decode_entity_config(znode.data))
+        return dict(admin_codec.decode_entity_config(znode.data))
     except codec.CodecError:
         return {}
 
@@ -267,7 +277,7 @@ async def _undecodable_throttle_config(run: Run) -> str | None:
     async def throttled() -> bool:
         return bool((await _config(run, "w")).get(THROTTLED))
 
-    if not await until(throttled, 30.0):
+    if not await eventually(throttled, 30.0, 0.2, or_none=True):
         return "the batch never throttled topic w"
     znode = await zk.get(paths.config_topic("w"))
     await zk.set(paths.config_topic("w"), b'{"version":1,"config":{"x":5}}', znode.stat.version)
@@ -294,7 +304,7 @@ async def _large_leftover_throttle_list(run: Run) -> str | None:
             return False
         return (await _config(run, "z")).get(THROTTLED) == leftover
 
-    if not await until(restored, 60.0):
+    if not await eventually(restored, 60.0, 0.2, or_none=True):
         return "the batch did not complete with topic z's throttle list restored exactly"
     return None
 
@@ -373,7 +383,7 @@ async def poison(env: Env, seed: int, case: str | None = None) -> Outcome:
         text = " ".join(f"{p['path']} {p['reason']}" for p in await _problems(run))
         return all(fragment in text for fragment in chosen.reported)
 
-    if chosen.reported and not await until(reported, OBSERVE_S):
+    if chosen.reported and not await eventually(reported, OBSERVE_S, 0.2, or_none=True):
         out.violations.append(
             Violation("scenario", f"the input was not reported ({chosen.reported}): {await _problems(run)}")
         )
@@ -399,5 +409,5 @@ async def _moves_done(env: Env, out: Outcome, topic: str) -> None:
         z = codec.decode_topic((await env.zk.get(paths.topic(topic))).data)
         return not z.adding and not z.removing
 
-    if not await until(done, 60.0):
+    if not await eventually(done, 60.0, 0.2, or_none=True):
         out.violations.append(Violation("assignment", f"moves of {topic} never completed"))

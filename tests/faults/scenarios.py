@@ -24,9 +24,11 @@ from typing import Any, TypeVar
 import aiohttp
 
 from reassignd.controller.settings import ControllerSettings
+from reassignd.testing.polling import eventually
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient, ZkError
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import ZkError
 from reassignd.zk.server import LocalZooKeeper
 from tests.faults import invariants, proxy
 from tests.faults.invariants import Assignment, OfflineSampler, Violation
@@ -83,24 +85,6 @@ class Outcome:
 # --- small helpers -------------------------------------------------------------------------------
 
 
-async def until(
-    probe: Callable[[], Awaitable[T | None]], timeout_s: float, interval_s: float = 0.2
-) -> T | None:
-    """Poll ``probe`` until it returns something truthy; None after ``timeout_s``. Errors of the
-    cluster being away (ZooKeeper, HTTP) count as "not yet"."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            value = await probe()
-        except (ZkError, aiohttp.ClientError, OSError, TimeoutError):
-            value = None
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            return None
-        await asyncio.sleep(interval_s)
-
-
 async def retry_zk(action: Callable[[], Awaitable[T]], timeout_s: float = 30.0) -> T:
     """Run a ZooKeeper action again while ZooKeeper is away (a test's own writes)."""
     deadline = time.monotonic() + timeout_s
@@ -117,11 +101,11 @@ async def put_config(zk: ZkClient, path: str, config: Mapping[str, str]) -> None
     """Create or overwrite an entity config znode (merging into what is there)."""
     data_now = await zk.get_or_none(path)
     if data_now is None:
-        await zk.create(path, codec.encode_entity_config(dict(config)), make_parents=True)
+        await zk.create(path, admin_codec.encode_entity_config(dict(config)), make_parents=True)
         return
-    merged = dict(codec.decode_entity_config(data_now.data))
+    merged = dict(admin_codec.decode_entity_config(data_now.data))
     merged.update(config)
-    await zk.set(path, codec.encode_entity_config(merged), data_now.stat.version)
+    await zk.set(path, admin_codec.encode_entity_config(merged), data_now.stat.version)
 
 
 async def set_rate(zk: ZkClient, broker: int | None, rate: str) -> None:
@@ -154,7 +138,7 @@ async def online(zk: ZkClient, tps: Sequence[TopicPartition]) -> bool:
 
 
 async def wait_online(zk: ZkClient, tps: Sequence[TopicPartition], timeout_s: float = 60.0) -> bool:
-    return bool(await until(lambda: online(zk, tps), timeout_s))
+    return bool(await eventually(lambda: online(zk, tps), timeout_s, 0.2, or_none=True))
 
 
 async def wait_brokers(zk: ZkClient, ids: set[int], timeout_s: float = 30.0) -> bool:
@@ -162,7 +146,7 @@ async def wait_brokers(zk: ZkClient, ids: set[int], timeout_s: float = 30.0) -> 
         live = {int(c) for c in await zk.children(paths.BROKER_IDS) if c.isdigit()}
         return ids <= live
 
-    return bool(await until(probe, timeout_s))
+    return bool(await eventually(probe, timeout_s, 0.2, or_none=True))
 
 
 async def hosts(zk: ZkClient, broker: int, tp: TopicPartition) -> bool:
@@ -214,7 +198,7 @@ class Controllers:
                     return None
             return c
 
-        return await until(probe, timeout_s)
+        return await eventually(probe, timeout_s, 0.2, or_none=True)
 
     def kill(self, controller_id: int) -> None:
         self.by_id[controller_id].proc.kill()
@@ -255,7 +239,7 @@ class Controllers:
                 return await attempt()
             except (aiohttp.ClientError, OSError, TimeoutError):
                 return False
-        return bool(await until(attempt, timeout_s, interval_s=0.5))
+        return bool(await eventually(attempt, timeout_s, 0.5, or_none=True))
 
     def logs(self) -> dict[int, str]:
         return {i: c.proc.log() for i, c in self.by_id.items()}
@@ -420,7 +404,7 @@ async def controller_kills(env: Env, seed: int, partitions: int = 500) -> Outcom
                     now = await moving()
                     return now < left or now == 0
 
-                await until(completions, 20.0, interval_s=0.01)
+                await eventually(completions, 20.0, 0.01, or_none=True)
                 how = "right after completions"
             victim = await controllers.wait_active(timeout_s=30.0)
             if victim is None:
@@ -458,17 +442,17 @@ async def cancel_while_no_controller(env: Env, seed: int) -> Outcome:
     await make_topic(env.zk, "legacy", _by_partition(originals), initial_bytes=5_000_000)
     await wait_online(env.zk, tps_of(originals))
     targets = {tp: tuple(rng.sample([3, 4], 1) + rng.sample(rs, 1)) for tp, rs in originals.items()}
-    entries = tuple(codec.LegacyReassignmentEntry(t, p, rs) for (t, p), rs in sorted(targets.items()))
-    await env.zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    entries = tuple(admin_codec.LegacyReassignmentEntry(t, p, rs) for (t, p), rs in sorted(targets.items()))
+    await env.zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
 
     async def recorded() -> bool:
         znode = await env.zk.get_or_none(paths.REASSIGN_PARTITIONS)
         if znode is None:
             return False
-        got = codec.decode_legacy_reassignment(znode.data)
+        got = admin_codec.decode_legacy_reassignment(znode.data)
         return len(got) == len(entries) and all(e.original_replicas for e in got)
 
-    if not await until(recorded, 30.0):
+    if not await eventually(recorded, 30.0, 0.2, or_none=True):
         out.violations.append(Violation("scenario", "the controller never recorded original_replicas"))
     controllers.kill(first.controller_id)
     out.notes.append("controller killed; /admin/reassign_cancel created while none runs")
@@ -517,7 +501,7 @@ async def recreate_topic(env: Env, seed: int, via: str = "api") -> Outcome:
     async def gone() -> bool:
         return await env.zk.exists(paths.topic("again")) is None
 
-    if not await until(gone, 30.0):
+    if not await eventually(gone, 30.0, 0.2, or_none=True):
         out.violations.append(Violation("scenario", "the deleted topic's znode never went away"))
         return await finish(env, out, {}, controllers, None, settle_s=5.0)
 
@@ -581,7 +565,7 @@ async def unclean_election(env: Env, seed: int) -> Outcome:
         states = await invariants.read_states(env.zk, [("u", 0), ("c", 0)])
         return all(s is not None and 3 not in s.isr for s in states.values())
 
-    if not await until(three_out_of_sync, 30.0):
+    if not await eventually(three_out_of_sync, 30.0, 0.2, or_none=True):
         out.violations.append(Violation("scenario", "broker 3 never hosted its out-of-sync replicas"))
     order = rng.sample([1, 2], 2)
     out.notes.append(f"killing brokers {order[0]} then {order[1]}")
@@ -591,14 +575,14 @@ async def unclean_election(env: Env, seed: int) -> Outcome:
         states = await invariants.read_states(env.zk, [("u", 0), ("c", 0)])
         return all(s is not None and order[0] not in s.isr for s in states.values())
 
-    await until(shrunk, 30.0)
+    await eventually(shrunk, 30.0, 0.2, or_none=True)
     brokers[order[1]].kill()
 
     async def unclean_leader() -> codec.PartitionState | None:
         s = (await invariants.read_states(env.zk, [("u", 0)]))[("u", 0)]
         return s if s is not None and s.leader == 3 else None
 
-    if await until(unclean_leader, 30.0) is None:
+    if await eventually(unclean_leader, 30.0, 0.2, or_none=True) is None:
         s = (await invariants.read_states(env.zk, [("u", 0)]))[("u", 0)]
         out.violations.append(
             Violation("scenario", f"u-0 got no unclean leader: state {s} with only broker 3 live")
@@ -866,7 +850,7 @@ async def _cut_broker_failure(
 
         # broker 3 stays dead until its partitions have new leaders (its return would hide a
         # controller that dropped the broker failure half-handled)
-        if not await until(led_by_survivors, 20.0):
+        if not await eventually(led_by_survivors, 20.0, 0.2, or_none=True):
             states = await invariants.read_states(env.zk, tps_of(expected))
             out.violations.append(
                 Violation(

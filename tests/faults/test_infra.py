@@ -10,8 +10,10 @@ import time
 import pytest
 
 from reassignd.zk import _wire, codec, paths
-from reassignd.zk.client import ConnectionLostError, ZkClient, ZkSettings
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import ConnectionLostError
 from reassignd.zk.server import LocalZooKeeper, four_letter_word
+from reassignd.zk.values import ZkSettings
 from tests.faults import invariants, proxy
 from tests.faults.invariants import OfflineSampler
 from tests.faults.scenarios import Env

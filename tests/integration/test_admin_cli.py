@@ -14,12 +14,12 @@ import os
 import sys
 from pathlib import Path
 
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, eventually, http_get
 from tests.integration.test_reassignment import SLOW, completed, make_topic, set_broker_rate, start
 
-Entry = codec.LegacyReassignmentEntry
+Entry = admin_codec.LegacyReassignmentEntry
 ROLLBACK_FOOTER = "Save this to use as the --reassignment-json-file option during rollback"
 
 
@@ -203,7 +203,7 @@ async def test_tokens_and_a_standby_as_bootstrap(procs: Procs, tmp_path: Path) -
 
 async def _legacy(zk: ZkClient, path: str) -> tuple[Entry, ...] | None:
     znode = await zk.get_or_none(path)
-    return None if znode is None else codec.decode_legacy_reassignment(znode.data)
+    return None if znode is None else admin_codec.decode_legacy_reassignment(znode.data)
 
 
 async def test_kip236_verbs_write_the_znodes(zk: ZkClient, zk_connect: str, tmp_path: Path) -> None:

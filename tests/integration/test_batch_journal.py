@@ -19,8 +19,9 @@ import pytest
 
 from reassignd.executor import journal
 from reassignd.executor import paths as batch_paths
-from reassignd.zk import codec, paths
-from reassignd.zk.client import Delete, ZkClient
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import Delete
 from tests.integration.harness import (
     ControllerProc,
     Procs,
@@ -174,7 +175,7 @@ async def test_undecodable_configs_are_skipped_and_reported_and_the_batch_runs_o
     znode = await zk.get(paths.config_topic("u"))
     await zk.set(
         paths.config_topic("u"),
-        codec.encode_entity_config({"follower.replication.throttled.replicas": "0:3"}),
+        admin_codec.encode_entity_config({"follower.replication.throttled.replicas": "0:3"}),
         znode.stat.version,
     )
     await submit(c, batch_body("next", {("u", 0): [4, 3]}))

@@ -15,7 +15,7 @@ import pytest
 
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.model import Batch, MoveState
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import (
     ControllerProc,
@@ -258,11 +258,11 @@ async def test_refusals_idempotency_and_conflicts(procs: Procs, zk: ZkClient) ->
 
 async def config_of(zk: ZkClient, path: str) -> dict[str, str] | None:
     znode = await zk.get_or_none(path)
-    return None if znode is None else dict(codec.decode_entity_config(znode.data))
+    return None if znode is None else dict(admin_codec.decode_entity_config(znode.data))
 
 
 async def put_config(zk: ZkClient, path: str, config: dict[str, str]) -> None:
-    await zk.create(path, codec.encode_entity_config(config), make_parents=True)
+    await zk.create(path, admin_codec.encode_entity_config(config), make_parents=True)
 
 
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
@@ -366,10 +366,10 @@ async def test_a_cancel_restores_the_exact_replica_order(procs: Procs, zk: ZkCli
     assert code == 200 and resp["responses"][0]["partitions"][0]["error_code"] == 0
     await zk.create(
         paths.REASSIGN_PARTITIONS,
-        codec.encode_legacy_reassignment(
+        admin_codec.encode_legacy_reassignment(
             (
-                codec.LegacyReassignmentEntry("o", 1, (6, 1, 5)),
-                codec.LegacyReassignmentEntry("o", 2, (6, 1, 5)),
+                admin_codec.LegacyReassignmentEntry("o", 1, (6, 1, 5)),
+                admin_codec.LegacyReassignmentEntry("o", 2, (6, 1, 5)),
             )
         ),
     )

@@ -17,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +29,6 @@ import pytest
 from reassignd.broker.agent import run_agents
 from reassignd.broker.settings import BrokerSettings, cluster_settings
 from reassignd.control.protocol import (
-    LEADER_AND_ISR_PATH,
-    REPLICAS_PATH,
-    STOP_REPLICA_PATH,
-    UPDATE_METADATA_PATH,
     ControlRequest,
     Header,
     LeaderAndIsrRequest,
@@ -44,26 +39,15 @@ from reassignd.control.protocol import (
     WirePartitionState,
     path_of,
 )
-from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient, ZkSettings
+from reassignd.control.wire import LEADER_AND_ISR_PATH, REPLICAS_PATH, STOP_REPLICA_PATH, UPDATE_METADATA_PATH
+from reassignd.testing.polling import eventually
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
 
 T = TypeVar("T")
 GiB = 1024**3
 CONTROLLER_ID = 9000
 CONTROLLER_EPOCH = 5
-
-
-async def until(probe: Callable[[], Awaitable[T | None]], what: str, timeout_s: float = 30.0) -> T:
-    """Poll until ``probe`` returns something truthy (the timeout bounds hangs only)."""
-    deadline = time.monotonic() + timeout_s
-    last: T | None = None
-    while time.monotonic() < deadline:
-        with contextlib.suppress(aiohttp.ClientError, OSError):
-            last = await probe()
-            if last:
-                return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"not reached within {timeout_s}s: {what} (last: {last!r})")
 
 
 @dataclass(frozen=True)
@@ -96,12 +80,14 @@ class Controller:
             assert reg.control_url is not None and znode.data is not None
             return Registered(broker_id, reg.control_url, znode.stat.czxid, reg, json.loads(znode.data))
 
-        return await until(probe, f"broker {broker_id} registered", timeout_s)
+        return await eventually(probe, timeout_s, 0.05, f"broker {broker_id} registered")
 
     async def create_topic(
         self, topic: str, replicas: tuple[int, ...], isr: tuple[int, ...], config: dict[str, str]
     ) -> None:
-        await self.zk.create(paths.config_topic(topic), codec.encode_entity_config(config), make_parents=True)
+        await self.zk.create(
+            paths.config_topic(topic), admin_codec.encode_entity_config(config), make_parents=True
+        )
         await self.zk.create(
             paths.topic(topic), codec.encode_topic(codec.TopicZnode({0: replicas})), make_parents=True
         )
@@ -161,25 +147,15 @@ class Controller:
         out: list[tuple[str, int]] = []
         for child in sorted(children):
             znode = await self.zk.get(paths.isr_change(child))
-            out.extend(codec.decode_isr_change(znode.data))
+            out.extend(admin_codec.decode_isr_change(znode.data))
         return out
 
     async def set_config(self, path: str, config: dict[str, str]) -> None:
-        data = codec.encode_entity_config(config)
+        data = admin_codec.encode_entity_config(config)
         if await self.zk.exists(path) is None:
             await self.zk.create(path, data, make_parents=True)
         else:
             await self.zk.set(path, data, -1)
-
-
-@pytest.fixture
-async def zk(zk_connect: str) -> AsyncIterator[ZkClient]:
-    client = ZkClient(ZkSettings(zk_connect))
-    await client.start()
-    try:
-        yield client
-    finally:
-        await client.close()
 
 
 @pytest.fixture
@@ -245,7 +221,7 @@ async def test_registration_is_kafka_v5_with_a_control_endpoint_and_the_czxid_is
         async def gone() -> bool:
             return all([await controller.zk.exists(paths.broker(b)) is None for b in (4, 5)])
 
-        await until(gone, "registrations removed on a clean stop", timeout_s=10)
+        await eventually(gone, 10, 0.05, "registrations removed on a clean stop")
 
 
 async def test_control_requests_are_checked_like_kafka(zk_connect: str, controller: Controller) -> None:
@@ -350,12 +326,12 @@ async def test_isr_writes_go_as_multis_and_a_conflicting_one_is_retried_alone(
             states = [(await controller.state(t))[0] for t in topics]
             return all(s.isr == (1, 2) for s in states)
 
-        await until(all_joined, "broker 2 in the ISR of every partition")
+        await eventually(all_joined, 30.0, 0.05, "broker 2 in the ISR of every partition")
 
         async def all_announced() -> bool:  # in one or more linger windows
             return {(t, 0) for t in topics} <= set(await controller.isr_notifications())
 
-        await until(all_announced, "an ISR change notification for every partition")
+        await eventually(all_announced, 30.0, 0.05, "an ISR change notification for every partition")
     stale = [r.getMessage() for r in caplog.records if "cached partition epoch was stale" in r.getMessage()]
     assert stale and all(m.startswith("m2-0:") for m in stale), stale
 
@@ -373,7 +349,7 @@ async def test_a_follower_catches_up_and_the_leader_adds_it_to_the_isr(
             state, _ = await controller.state("orders")
             return state if state.isr == (1, 2) else None
 
-        after = await until(joined, "broker 2 in the ISR of orders-0")
+        after = await eventually(joined, 30.0, 0.05, "broker 2 in the ISR of orders-0")
         _, new_version = await controller.state("orders")
         assert new_version == version + 1
         assert (after.leader, after.leader_epoch, after.controller_epoch) == (
@@ -381,7 +357,9 @@ async def test_a_follower_catches_up_and_the_leader_adds_it_to_the_isr(
             before.leader_epoch,
             CONTROLLER_EPOCH,
         )
-        assert ("orders", 0) in await until(controller.isr_notifications, "an ISR change notification")
+        assert ("orders", 0) in await eventually(
+            controller.isr_notifications, 30.0, 0.05, "an ISR change notification"
+        )
         follower = (await controller.replicas(b2))[("orders", 0)]
         assert follower["log_end_offset"] == 100 * GiB and follower["lag_bytes"] == 0
         assert follower["leader"] is False
@@ -389,7 +367,7 @@ async def test_a_follower_catches_up_and_the_leader_adds_it_to_the_isr(
         async def follower_in_isr() -> bool:
             return bool((await controller.replicas(b2))[("orders", 0)]["in_isr"])
 
-        await until(follower_in_isr, "the follower learns it is in the ISR")
+        await eventually(follower_in_isr, 30.0, 0.05, "the follower learns it is in the ISR")
         leader = (await controller.replicas(b1))[("orders", 0)]
         assert leader["leader"] is True and leader["in_isr"] is True and leader["log_end_offset"] == 100 * GiB
 
@@ -410,14 +388,14 @@ async def wait_lagging_then_joining(
             and now["log_end_offset"] > first["log_end_offset"]
         )
 
-    await until(fell_behind, "the slow follower moves, but falls behind")
+    await eventually(fell_behind, 30.0, 0.05, "the slow follower moves, but falls behind")
     assert not (await controller.replicas(b2))[("orders", 0)]["in_isr"]
     await release()
 
     async def joined() -> bool:
         return await isr_of(controller) == (1, 2)
 
-    await until(joined, "the released follower joins the ISR")
+    await eventually(joined, 30.0, 0.05, "the released follower joins the ISR")
 
 
 async def test_a_slow_follower_stays_out_of_the_isr_until_its_bandwidth_is_raised(
@@ -470,7 +448,7 @@ async def test_stop_replica_stops_and_delete_removes_the_replica(
         async def caught_up() -> bool:
             return bool((await controller.replicas(b2))[("orders", 0)]["log_end_offset"] == 1000)
 
-        await until(caught_up, "the follower catches up")
+        await eventually(caught_up, 30.0, 0.05, "the follower catches up")
         state = await controller.wire_state("orders", (1, 2))
 
         async def stop(delete: bool) -> dict[str, Any]:
@@ -544,7 +522,7 @@ async def test_sigterm_removes_the_registration_at_once(
     async def waiting() -> bool:
         return "held by another session" in duplicate.log_path.read_text()
 
-    await until(waiting, "the duplicate waits for the id")
+    await eventually(waiting, 30.0, 0.05, "the duplicate waits for the id")
     duplicate.signal(signal.SIGTERM)
     assert await duplicate.wait() == 0
     assert (await controller.registered(7)).epoch == first.epoch
@@ -567,7 +545,7 @@ async def test_sigkill_looks_like_a_crash_and_a_restart_gets_a_new_epoch(
         b = await controller.registered(8)
         return b if b.epoch > first.epoch else None
 
-    second = await until(re_registered, "broker 8 registered again with a higher czxid")
+    second = await eventually(re_registered, 30.0, 0.05, "broker 8 registered again with a higher czxid")
     assert second.url != first.url or second.epoch > first.epoch
     restarted.signal(signal.SIGTERM)
     assert await restarted.wait() == 0
@@ -584,7 +562,7 @@ async def test_an_expired_session_re_registers_with_a_new_epoch(
         async def expired() -> bool:
             return await controller.zk.exists(paths.broker(9)) is None
 
-        await until(expired, "the paused agent's session expires")
+        await eventually(expired, 30.0, 0.05, "the paused agent's session expires")
     finally:
         proc.signal(signal.SIGCONT)
 
@@ -592,7 +570,7 @@ async def test_an_expired_session_re_registers_with_a_new_epoch(
         b = await controller.registered(9)
         return b if b.epoch > first.epoch else None
 
-    second = await until(re_registered, "broker 9 registers again with a higher czxid")
+    second = await eventually(re_registered, 30.0, 0.05, "broker 9 registers again with a higher czxid")
     assert second.url == first.url  # same process, same listener
     assert (await controller.update_metadata(second, (second,)))["error_code"] == 0
     assert (await controller.update_metadata(first, (second,)))["error_code"] == 77

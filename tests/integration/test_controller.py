@@ -11,8 +11,9 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, Delete, SetData, ZkClient
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import Create, Delete, SetData
 from tests.integration.harness import Procs, active_one, eventually, hosted, state_of, wait_brokers
 
 SESSION_TIMEOUT_S = 2.0
@@ -242,12 +243,12 @@ async def test_slow_follower_stays_out_of_isr_until_its_rate_rises(procs: Procs,
     await active_one(c)
     await zk.create(
         paths.config_broker(2),
-        codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": "1000"}),
+        admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": "1000"}),
         make_parents=True,
     )
     await zk.create(
         paths.config_topic("grow"),
-        codec.encode_entity_config({"reassignd.sim.produce.bytes.per.s": "1000000"}),
+        admin_codec.encode_entity_config({"reassignd.sim.produce.bytes.per.s": "1000000"}),
         make_parents=True,
     )
     procs.cluster(2, 1, None, "--replica-lag-time-max-ms", "1500")
@@ -266,7 +267,7 @@ async def test_slow_follower_stays_out_of_isr_until_its_rate_rises(procs: Procs,
     znode = await zk.get(paths.config_broker(2))
     await zk.set(
         paths.config_broker(2),
-        codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": "1000000000"}),
+        admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": "1000000000"}),
         znode.stat.version,
     )
 
@@ -284,12 +285,12 @@ async def test_kip73_follower_throttle_slows_a_follower_the_same_way(procs: Proc
     await active_one(c)
     await zk.create(
         paths.config_broker(2),
-        codec.encode_entity_config({"follower.replication.throttled.rate": "1000"}),
+        admin_codec.encode_entity_config({"follower.replication.throttled.rate": "1000"}),
         make_parents=True,
     )
     await zk.create(
         paths.config_topic("throttled"),
-        codec.encode_entity_config(
+        admin_codec.encode_entity_config(
             {
                 "reassignd.sim.initial.bytes": "50000000",
                 "reassignd.sim.produce.bytes.per.s": "1000000",
@@ -310,7 +311,7 @@ async def test_kip73_follower_throttle_slows_a_follower_the_same_way(procs: Proc
     assert later is not None and later.isr == (1,)
 
     znode = await zk.get(paths.config_broker(2))
-    await zk.set(paths.config_broker(2), codec.encode_entity_config({}), znode.stat.version)
+    await zk.set(paths.config_broker(2), admin_codec.encode_entity_config({}), znode.stat.version)
 
     async def rejoined() -> codec.PartitionState | None:
         s = await state_of(zk, "throttled", 0)

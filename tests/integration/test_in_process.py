@@ -13,7 +13,8 @@ from reassignd.controller.model.requests import AlterReassignments, AlterResult
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import Create
 from tests.integration.harness import Procs
 from tests.integration.test_reassignment import make_topic, set_broker_rate, topic_znode
 

@@ -21,7 +21,7 @@ from kafka.protocol.admin import (
     DescribeClientQuotasRequest,
 )
 
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import Procs, eventually
 from tests.integration.kafka_clients import (
@@ -134,7 +134,7 @@ async def test_reassignments_move_retarget_cancel(procs: Procs, zk: ZkClient) ->
         for b in (1, 2, 3, 4):
             await zk.create(
                 paths.config_broker(b),
-                codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": SLOW_RATE}),
+                admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": SLOW_RATE}),
                 make_parents=True,
             )
         tp0, tp1, tp2 = (TopicPartition("m", p) for p in range(3))
@@ -200,13 +200,14 @@ async def test_configs_quotas_and_log_dirs(procs: Procs, zk: ZkClient) -> None:
             ],
         )
         assert answer, answer
-        stored = codec.decode_entity_config((await zk.get(paths.config_topic("c"))).data)
+        stored = admin_codec.decode_entity_config((await zk.get(paths.config_topic("c"))).data)
         assert stored["leader.replication.throttled.replicas"] == throttled
-        broker = codec.decode_entity_config((await zk.get(paths.config_broker(1))).data)
+        broker = admin_codec.decode_entity_config((await zk.get(paths.config_broker(1))).data)
         assert broker["leader.replication.throttled.rate"] == "1048576"
         changes = await zk.children(paths.CONFIG_CHANGES)
         notified = {
-            codec.decode_config_change((await zk.get(f"{paths.CONFIG_CHANGES}/{c}")).data) for c in changes
+            admin_codec.decode_config_change((await zk.get(f"{paths.CONFIG_CHANGES}/{c}")).data)
+            for c in changes
         }
         assert {"topics/c", "brokers/1"} <= notified
 
@@ -225,7 +226,7 @@ async def test_configs_quotas_and_log_dirs(procs: Procs, zk: ZkClient) -> None:
                 )
             ],
         )
-        stored = codec.decode_entity_config((await zk.get(paths.config_topic("c"))).data)
+        stored = admin_codec.decode_entity_config((await zk.get(paths.config_topic("c"))).data)
         assert "leader.replication.throttled.replicas" not in stored
 
         # client quotas through the raw requests (KafkaAdminClient has no quota methods)
@@ -290,10 +291,12 @@ async def test_throttled_create_topics_answers_89_and_older_versions_are_permiss
     k = await cluster(procs, brokers=2)
     await zk.create(
         paths.config_entity(None, "greedy"),
-        codec.encode_entity_config({"controller_mutation_rate": "1.0"}),
+        admin_codec.encode_entity_config({"controller_mutation_rate": "1.0"}),
         make_parents=True,
     )
-    await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("clients/greedy"), sequential=True)
+    await zk.create(
+        paths.CONFIG_CHANGE_PREFIX, admin_codec.encode_config_change("clients/greedy"), sequential=True
+    )
     admin = await admin_client(k.address, client_id="greedy")
     try:
 

@@ -6,7 +6,7 @@ import asyncio
 import functools
 from typing import Any
 
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, state_of
 from tests.integration.test_reassignment import (
@@ -23,12 +23,12 @@ from tests.integration.test_reassignment import (
     topic_znode,
 )
 
-Entry = codec.LegacyReassignmentEntry
+Entry = admin_codec.LegacyReassignmentEntry
 
 
-async def legacy_entries(zk: ZkClient) -> tuple[codec.LegacyReassignmentEntry, ...] | None:
+async def legacy_entries(zk: ZkClient) -> tuple[admin_codec.LegacyReassignmentEntry, ...] | None:
     znode = await zk.get_or_none(paths.REASSIGN_PARTITIONS)
-    return None if znode is None else codec.decode_legacy_reassignment(znode.data)
+    return None if znode is None else admin_codec.decode_legacy_reassignment(znode.data)
 
 
 async def three_slow_legacy_moves(procs: Procs, zk: ZkClient) -> ControllerProc:
@@ -38,9 +38,9 @@ async def three_slow_legacy_moves(procs: Procs, zk: ZkClient) -> ControllerProc:
     for b in (3, 4, 5):
         await set_broker_rate(zk, b, SLOW)
     entries = tuple(Entry("t", p, (3, 4)) for p in range(3))
-    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    await zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
 
-    async def recorded() -> tuple[codec.LegacyReassignmentEntry, ...] | None:
+    async def recorded() -> tuple[admin_codec.LegacyReassignmentEntry, ...] | None:
         got = await legacy_entries(zk)
         return got if got and all(e.original_replicas for e in got) else None
 
@@ -67,7 +67,9 @@ async def test_cancel_znode_rolls_back_and_blocks_new_reassignments(procs: Procs
     assert result[("t", 3)]["error_code"] == 10001
     assert result[("t", 3)]["error_name"] == "REASSIGNMENT_CANCEL_IN_PLACE"
     # a legacy znode written now stays untouched (and is reported)
-    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment((Entry("t", 4, (1, 5)),)))
+    await zk.create(
+        paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment((Entry("t", 4, (1, 5)),))
+    )
     await asyncio.sleep(1.0)
     assert (await topic_znode(zk, "t")).partitions[4] == (1, 2)
     assert await zk.exists(paths.REASSIGN_CANCEL) is not None  # the controller never deletes it
@@ -92,7 +94,7 @@ async def _moving(zk: ZkClient, topic: str, p: int) -> bool:
 async def test_extra_znode_merges_and_retargets(procs: Procs, zk: ZkClient) -> None:
     c = await three_slow_legacy_moves(procs, zk)
     extra = (Entry("t", 3, (1, 5)), Entry("t", 4, (2, 5)), Entry("t", 0, (3, 5)))
-    await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, codec.encode_legacy_reassignment(extra))
+    await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, admin_codec.encode_legacy_reassignment(extra))
     for p in (3, 4):
         await eventually(functools.partial(replica_on, c, 5, "t", p), what=f"t-{p} starts at once")
     await eventually(
@@ -113,13 +115,13 @@ async def test_extra_znode_merges_and_retargets(procs: Procs, zk: ZkClient) -> N
 
 
 async def request(zk: ZkClient, assignments: dict[tuple[str, int], tuple[int, ...]]) -> str:
-    data = codec.encode_reassignment_request(codec.ReassignmentRequest(assignments))
+    data = admin_codec.encode_reassignment_request(admin_codec.ReassignmentRequest(assignments))
     return await zk.create(paths.REASSIGNMENT_REQUEST_PREFIX, data, sequential=True)
 
 
-async def status(zk: ZkClient, topic: str, p: int) -> tuple[codec.ReassignmentStatus, int] | None:
+async def status(zk: ZkClient, topic: str, p: int) -> tuple[admin_codec.ReassignmentStatus, int] | None:
     znode = await zk.get_or_none(paths.reassignment_status(topic, p))
-    return None if znode is None else (codec.decode_reassignment_status(znode.data), znode.stat.czxid)
+    return None if znode is None else (admin_codec.decode_reassignment_status(znode.data), znode.stat.czxid)
 
 
 async def test_sequenced_requests_in_order_with_status_nodes(procs: Procs, zk: ZkClient) -> None:
@@ -134,7 +136,7 @@ async def test_sequenced_requests_in_order_with_status_nodes(procs: Procs, zk: Z
     z = await topic_znode(zk, "s")
     assert z.partitions[0][:2] == (4, 5), "request 2 re-targets s-0 and wins"
     st = await status(zk, "s", 0)
-    assert st is not None and st[0] == codec.ReassignmentStatus((4, 5), (1, 2), 2)
+    assert st is not None and st[0] == admin_codec.ReassignmentStatus((4, 5), (1, 2), 2)
     assert (await listed(c))[("s", 0)]["source"] == "request"
     # s-1 and s-2 (fast brokers) complete and their status nodes vanish
     await eventually(lambda: completed(zk, "s", 1, (2, 3)), what="s-1 completes")
@@ -200,7 +202,7 @@ async def test_a_megabyte_class_submission_in_several_extra_writes(procs: Procs,
         await eventually(
             lambda: _absent(zk, paths.REASSIGN_PARTITIONS_EXTRA), timeout_s=60, what="extra merged"
         )
-        await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, codec.encode_legacy_reassignment(batch))
+        await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, admin_codec.encode_legacy_reassignment(batch))
     await eventually(
         lambda: _absent(zk, paths.REASSIGN_PARTITIONS_EXTRA), timeout_s=60, what="last extra merged"
     )
@@ -209,10 +211,10 @@ async def test_a_megabyte_class_submission_in_several_extra_writes(procs: Procs,
         legacy = await zk.get_or_none(paths.REASSIGN_PARTITIONS)
         if legacy is None:
             return None
-        entries = list(codec.decode_legacy_reassignment(legacy.data))
+        entries = list(admin_codec.decode_legacy_reassignment(legacy.data))
         if await zk.exists(paths.LEGACY_OVERFLOW) is not None:
             for chunk in await zk.children(paths.LEGACY_OVERFLOW):
-                entries += codec.decode_legacy_reassignment(
+                entries += admin_codec.decode_legacy_reassignment(
                     (await zk.get(f"{paths.LEGACY_OVERFLOW}/{chunk}")).data
                 )
         got = {e.partition for e in entries if e.original_replicas == (1, 2) and e.replicas == (1, 9)}
@@ -239,8 +241,8 @@ async def test_failover_repairs_stale_and_malformed_status_nodes(procs: Procs, z
     await eventually(lambda: status(zk, "t", 0), what="t-0's status node")
     await eventually(lambda: replica_on(c, 3, "t", 0), what="t-0 started on 3")
     c.proc.kill()
-    stale = codec.ReassignmentStatus((1, 5), (1, 2), 2)
-    await zk.create(paths.reassignment_status("t", 3), codec.encode_reassignment_status(stale))
+    stale = admin_codec.ReassignmentStatus((1, 5), (1, 2), 2)
+    await zk.create(paths.reassignment_status("t", 3), admin_codec.encode_reassignment_status(stale))
     await zk.create(paths.reassignment_status("t", 4), b"{not json")  # t-4 is not moving
     await zk.set(paths.reassignment_status("t", 0), b'{"version":1}', -1)  # t-0 is moving
     await zk.create(f"{paths.reassignment_status_topic('t')}/x", b"")
@@ -255,7 +257,7 @@ async def test_failover_repairs_stale_and_malformed_status_nodes(procs: Procs, z
         await eventually(functools.partial(_absent, zk, gone), what=f"{gone} deleted")
     repaired = await status(zk, "t", 0)
     assert repaired is not None
-    assert repaired[0] == codec.ReassignmentStatus((3, 4), (1, 2), 2)
+    assert repaired[0] == admin_codec.ReassignmentStatus((3, 4), (1, 2), 2)
     st = await c2.status()
     assert st is not None
     reported = {p["path"] for p in st["problems"]}

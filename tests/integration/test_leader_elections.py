@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import (
     ControllerProc,
@@ -160,7 +160,7 @@ async def test_the_legacy_znode_elects_preferred_replicas_and_is_deleted(procs: 
     before = await state_of(zk, "z", 0)
     assert before is not None
     # as kafka-preferred-replica-election.sh writes it; a partition that does not exist is skipped
-    await write_election_znode(zk, codec.encode_preferred_replica_election((("z", 0), ("nope", 1))))
+    await write_election_znode(zk, admin_codec.encode_preferred_replica_election((("z", 0), ("nope", 1))))
     await eventually(lambda: znode_gone(zk), what="the znode deleted")
     after = await state_of(zk, "z", 0)
     assert after is not None and after.leader == 1 and after.leader_epoch == before.leader_epoch + 1
@@ -181,7 +181,7 @@ async def test_the_legacy_znode_elects_preferred_replicas_and_is_deleted(procs: 
     # written while no controller runs: the next one's failover load elects, then deletes it
     await led_by_two_with_one_in_sync()
     c.proc.kill()
-    await write_election_znode(zk, codec.encode_preferred_replica_election((("z", 0),)))
+    await write_election_znode(zk, admin_codec.encode_preferred_replica_election((("z", 0),)))
     c = procs.restart_controller(c)
     await active_one(c)
     await eventually(lambda: znode_gone(zk), what="the znode deleted by the failover load")

@@ -21,7 +21,8 @@ from reassignd.quotas.config_store import (
 from reassignd.quotas.entities import DEFAULT
 from reassignd.quotas.manager import QuotaManager
 from reassignd.zk import paths
-from reassignd.zk.client import Fence, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import Fence
 
 pytestmark = pytest.mark.timeout(60)
 

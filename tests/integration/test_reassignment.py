@@ -13,8 +13,9 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient, Znode
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import Znode
 from tests.integration.harness import (
     ControllerProc,
     Procs,
@@ -31,7 +32,7 @@ SLOW = "2000"
 
 async def set_broker_rate(zk: ZkClient, broker: int | None, rate: str) -> None:
     path = paths.config_broker(broker)
-    data = codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": rate})
+    data = admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": rate})
     znode = await zk.get_or_none(path)
     if znode is None:
         await zk.create(path, data, make_parents=True)
@@ -45,7 +46,7 @@ async def make_topic(
     if initial_bytes:
         await zk.create(
             paths.config_topic(name),
-            codec.encode_entity_config({"reassignd.sim.initial.bytes": str(initial_bytes)}),
+            admin_codec.encode_entity_config({"reassignd.sim.initial.bytes": str(initial_bytes)}),
             make_parents=True,
         )
     await zk.create(paths.topic(name), codec.encode_topic(codec.TopicZnode(assignment)))
@@ -319,18 +320,18 @@ async def test_legacy_znode(procs: Procs, zk: ZkClient) -> None:
     await make_topic(zk, "leg", {0: (1, 2), 1: (1, 2), 2: (1, 2)}, initial_bytes=1_000_000)
     await set_broker_rate(zk, 4, SLOW)
     entries = (
-        codec.LegacyReassignmentEntry("leg", 0, (2, 3)),  # fast
-        codec.LegacyReassignmentEntry("leg", 1, (2, 4)),  # slow: broker 4 is throttled
-        codec.LegacyReassignmentEntry("nope", 0, (1,)),  # cannot start: dropped
+        admin_codec.LegacyReassignmentEntry("leg", 0, (2, 3)),  # fast
+        admin_codec.LegacyReassignmentEntry("leg", 1, (2, 4)),  # slow: broker 4 is throttled
+        admin_codec.LegacyReassignmentEntry("nope", 0, (1,)),  # cannot start: dropped
     )
-    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    await zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
     await eventually(lambda: completed(zk, "leg", 0, (2, 3)), what="leg-0 moves")
 
-    async def pending() -> tuple[codec.LegacyReassignmentEntry, ...] | None:
+    async def pending() -> tuple[admin_codec.LegacyReassignmentEntry, ...] | None:
         znode = await zk.get_or_none(paths.REASSIGN_PARTITIONS)
         if znode is None:
             return None
-        got = codec.decode_legacy_reassignment(znode.data)
+        got = admin_codec.decode_legacy_reassignment(znode.data)
         return got if [(e.topic, e.partition) for e in got] == [("leg", 1)] else None
 
     left = await eventually(pending, what="failed and completed entries leave the znode")
@@ -345,7 +346,7 @@ async def test_legacy_znode(procs: Procs, zk: ZkClient) -> None:
     # a second znode written right after runs too
     await zk.create(
         paths.REASSIGN_PARTITIONS,
-        codec.encode_legacy_reassignment((codec.LegacyReassignmentEntry("leg", 2, (3, 1)),)),
+        admin_codec.encode_legacy_reassignment((admin_codec.LegacyReassignmentEntry("leg", 2, (3, 1)),)),
     )
     await eventually(lambda: completed(zk, "leg", 2, (3, 1)), what="second znode applied")
     await eventually(lambda: _absent(zk, paths.REASSIGN_PARTITIONS), what="second znode deleted")
@@ -378,7 +379,7 @@ async def test_failover_mid_reassignment_keeps_progress_and_legacy_wins(procs: P
     assert standby.proc.terminate() == 0
     await zk.create(
         paths.REASSIGN_PARTITIONS,
-        codec.encode_legacy_reassignment((codec.LegacyReassignmentEntry("fo", 1, (1, 2, 5)),)),
+        admin_codec.encode_legacy_reassignment((admin_codec.LegacyReassignmentEntry("fo", 1, (1, 2, 5)),)),
     )
     again = procs.controller(9002, 2.0)
     await active_one(again)
@@ -416,8 +417,8 @@ async def test_legacy_entry_for_a_dead_broker_stalls_until_it_returns(procs: Pro
     assert four.terminate() == 0
     await wait_brokers(c, {1, 2, 3})
     await make_topic(zk, "dead", {0: (1, 2)})
-    entries = (codec.LegacyReassignmentEntry("dead", 0, (1, 4)),)
-    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    entries = (admin_codec.LegacyReassignmentEntry("dead", 0, (1, 4)),)
+    await zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
     await eventually(lambda: _listed_partition(c, ("dead", 0)), what="the move is pending")
     await asyncio.sleep(2.0)
     assert ("dead", 0) in await listed(c), "it stalls while broker 4 is away"
@@ -430,12 +431,16 @@ async def test_failover_leaves_an_unchanged_legacy_znode_unwritten(procs: Procs,
     c = await start(procs, zk, 3)
     standby = procs.controller(9001, 2.0)
     await make_topic(zk, "kept", {0: (1, 2)})
-    entries = (codec.LegacyReassignmentEntry("kept", 0, (1, 4)),)  # broker 4 never comes: it stays
-    await zk.create(paths.REASSIGN_PARTITIONS, codec.encode_legacy_reassignment(entries))
+    entries = (admin_codec.LegacyReassignmentEntry("kept", 0, (1, 4)),)  # broker 4 never comes: it stays
+    await zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
 
     async def recorded() -> Znode | None:
         znode = await zk.get(paths.REASSIGN_PARTITIONS)
-        return znode if codec.decode_legacy_reassignment(znode.data)[0].original_replicas == (1, 2) else None
+        return (
+            znode
+            if admin_codec.decode_legacy_reassignment(znode.data)[0].original_replicas == (1, 2)
+            else None
+        )
 
     before = await eventually(recorded, what="original_replicas recorded in the znode")
     c.proc.kill()

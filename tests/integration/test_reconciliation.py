@@ -13,15 +13,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from reassignd.control.protocol import (
-    LEADER_AND_ISR_PATH,
-    MAX_CONTROL_BODY_BYTES,
-    FullSet,
-    Header,
-    LeaderAndIsrRequest,
-    WirePartitionState,
-    encode_request,
-)
+from reassignd.control.protocol import FullSet, Header, LeaderAndIsrRequest, WirePartitionState
+from reassignd.control.request_sizes import encode_request
+from reassignd.control.wire import LEADER_AND_ISR_PATH, MAX_CONTROL_BODY_BYTES
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import (

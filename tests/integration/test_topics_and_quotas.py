@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, eventually
 
@@ -107,10 +107,12 @@ async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk
     c = await start(procs, tmp_path)
     await zk.create(
         paths.config_entity("alice", None),
-        codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
+        admin_codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
         make_parents=True,
     )
-    await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change("users/alice"), sequential=True)
+    await zk.create(
+        paths.CONFIG_CHANGE_PREFIX, admin_codec.encode_config_change("users/alice"), sequential=True
+    )
     topic_t = {"name": "t", "assignments": {"0": [1]}, "configs": {"reassignd.sim.initial.bytes": "1000000"}}
     code, resp, _ = await call(c, "POST", "/v1/topics", {"topics": [topic_t]}, token="alice-token")
     assert by_name(resp["topics"])["t"]["error_code"] == 0
@@ -137,7 +139,7 @@ async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk
     # CreatePartitions while the topic reassigns: 60 (broker 3 is too slow to ever catch up)
     await zk.create(
         paths.config_broker(3),
-        codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": "1"}),
+        admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": "1"}),
         make_parents=True,
     )
     code, resp, _ = await call(
@@ -274,16 +276,16 @@ async def test_quota_written_to_zookeeper_applies_live_in_kafkas_order(
     for user, client, rate in ((None, "app", "1000.0"), ("<default>", None, "0.05")):
         await zk.create(
             paths.config_entity(user, client),
-            codec.encode_entity_config({"controller_mutation_rate": rate}),
+            admin_codec.encode_entity_config({"controller_mutation_rate": rate}),
             make_parents=True,
         )
     await zk.create(
         paths.config_entity("bob", None),
-        codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
+        admin_codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
         make_parents=True,
     )
     for entity in ("clients/app", "users/<default>", "users/bob"):
-        await zk.create(paths.CONFIG_CHANGE_PREFIX, codec.encode_config_change(entity), sequential=True)
+        await zk.create(paths.CONFIG_CHANGE_PREFIX, admin_codec.encode_config_change(entity), sequential=True)
     await asyncio.sleep(1.0)
     # bob: B = 0.1 × 10 = 1: one 5-partition topic is admitted, the next rejected
     for name, expected in (("b1", 0), ("b2", 89)):

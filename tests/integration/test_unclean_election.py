@@ -14,7 +14,7 @@ import functools
 import re
 from typing import Any
 
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import (
     ControllerProc,
@@ -36,9 +36,9 @@ BIG = str(100_000_000)  # at SLOW (2000 B/s) a replica starting empty never catc
 async def set_config(zk: ZkClient, path: str, **changes: str) -> None:
     """Merge ``changes`` into an entity config znode."""
     znode = await zk.get_or_none(path)
-    config = {} if znode is None else codec.decode_entity_config(znode.data)
+    config = {} if znode is None else admin_codec.decode_entity_config(znode.data)
     config.update(changes)
-    data = codec.encode_entity_config(config)
+    data = admin_codec.encode_entity_config(config)
     if znode is None:
         await zk.create(path, data, make_parents=True)
     else:
@@ -49,14 +49,14 @@ async def notify(zk: ZkClient, entity_path: str) -> None:
     """A config change notification, as kafka-configs writes one."""
     await zk.create(
         paths.CONFIG_CHANGE_PREFIX,
-        codec.encode_config_change(entity_path),
+        admin_codec.encode_config_change(entity_path),
         sequential=True,
         make_parents=True,
     )
 
 
 async def create_topic(zk: ZkClient, name: str, replicas: tuple[int, ...], config: dict[str, str]) -> None:
-    await zk.create(paths.config_topic(name), codec.encode_entity_config(config), make_parents=True)
+    await zk.create(paths.config_topic(name), admin_codec.encode_entity_config(config), make_parents=True)
     await zk.create(paths.topic(name), codec.encode_topic(codec.TopicZnode({0: replicas})))
     await eventually(lambda: state_of(zk, name, 0), what=f"{name}-0 online")
 
@@ -158,7 +158,7 @@ async def test_a_cancel_needing_an_unclean_election_is_refused_on_every_path_unl
     await alter(c, {("keep", 0): [2, 3], ("lossy", 0): [2, 3]})
     await zk.create(
         paths.REASSIGN_PARTITIONS,
-        codec.encode_legacy_reassignment((codec.LegacyReassignmentEntry("legacy", 0, (2, 3)),)),
+        admin_codec.encode_legacy_reassignment((admin_codec.LegacyReassignmentEntry("legacy", 0, (2, 3)),)),
     )
     for t in ("keep", "lossy", "legacy"):
         await eventually(functools.partial(moving, zk, t), what=f"{t}-0 moving")
@@ -196,7 +196,7 @@ async def test_a_cancel_needing_an_unclean_election_is_refused_on_every_path_unl
     assert await moving(zk, "keep")
 
     # a sequenced request naming the original replicas (a cancel): skipped and reported
-    data = codec.encode_reassignment_request(codec.ReassignmentRequest({("keep", 0): (1,)}))
+    data = admin_codec.encode_reassignment_request(admin_codec.ReassignmentRequest({("keep", 0): (1,)}))
     await zk.create(paths.REASSIGNMENT_REQUEST_PREFIX, data, sequential=True, make_parents=True)
     await eventually(
         lambda: _reported(c, "keep-0 not cancelled: Unable to revert"),

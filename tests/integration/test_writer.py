@@ -14,7 +14,9 @@ from reassignd.controller.replication.context import ControllerContext, LeaderIs
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import NotController
 from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, Fence, MultiFailedError, NoNodeError, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.values import Create, Fence
 
 TOPICS = [f"t{i:02d}" for i in range(40)]
 ORIGINAL = ReplicaAssignment((1, 2))

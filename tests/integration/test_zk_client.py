@@ -9,55 +9,34 @@ restart, and stop and start it under the client.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from reassignd.errors import NotController
+from reassignd.testing.polling import eventually
 from reassignd.zk._bulk import MULTI_MAX_OPS
-from reassignd.zk.client import (
-    MAX_ZNODE_BYTES,
+from reassignd.zk.client import MAX_ZNODE_BYTES, ZkClient
+from reassignd.zk.errors import (
     BadVersionError,
-    Check,
     ConnectionLostError,
-    Create,
-    Delete,
-    Fence,
     MultiFailedError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
-    Op,
-    SessionState,
-    SetData,
-    Stat,
-    ZkClient,
     ZkError,
-    ZkSettings,
     ZkTimeoutError,
     ZnodeTooLargeError,
 )
 from reassignd.zk.server import LocalZooKeeper, free_port
+from reassignd.zk.values import Check, Create, Delete, Fence, Op, SessionState, SetData, Stat, ZkSettings
 
 pytestmark = pytest.mark.timeout(90)
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def zk(zk_connect: str) -> AsyncIterator[ZkClient]:
-    client = ZkClient(ZkSettings(zk_connect, session_timeout_s=6.0, request_timeout_s=10.0))
-    await client.start()
-    try:
-        yield client
-    finally:
-        with contextlib.suppress(ZkError):
-            await client.delete_recursive("/")  # the test's chroot
-        await client.close()
 
 
 @pytest.fixture
@@ -76,19 +55,6 @@ async def settle(zk: ZkClient) -> None:
     after one more round trip and a few loop turns every due callback has run."""
     await zk.exists("/")
     await asyncio.sleep(0.05)
-
-
-async def eventually(check: Callable[[], Awaitable[bool] | bool], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        outcome = check()
-        if not isinstance(outcome, bool):
-            outcome = await outcome
-        if outcome:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout_s} s")
-        await asyncio.sleep(0.05)
 
 
 # --- session and chroot --------------------------------------------------------------------------
@@ -394,7 +360,7 @@ async def test_thousands_of_watches_armed_since_a_zxid_in_a_few_requests(zk: ZkC
     await settle(zk)
     assert fired == set()
     await zk.multi([SetData(p, b"1", -1) for p in paths[::500]])
-    await eventually(lambda: len(fired) == 10, 10.0)
+    await eventually(lambda: len(fired) == 10, 10.0, 0.05)
     assert fired == set(paths[::500])
 
 
@@ -538,11 +504,11 @@ async def test_a_short_outage_resumes_the_same_session(own_zookeeper: LocalZooKe
         await client.get("/member", watch=fired.append)
 
         await asyncio.to_thread(own_zookeeper.stop)
-        await eventually(lambda: SessionState.SUSPENDED in states, 5)
+        await eventually(lambda: SessionState.SUSPENDED in states, 5, 0.05)
         assert not client.connected
         await asyncio.to_thread(own_zookeeper.start)
         # the state callback is delivered with call_soon, just after `connected` turns true
-        await eventually(lambda: client.connected and states[-1:] == [SessionState.CONNECTED], 15)
+        await eventually(lambda: client.connected and states[-1:] == [SessionState.CONNECTED], 15, 0.05)
 
         assert states == [SessionState.CONNECTED, SessionState.SUSPENDED, SessionState.CONNECTED]
         assert client.session_id == session
@@ -574,9 +540,9 @@ async def test_session_expiry_is_reported_and_a_new_session_opened(own_zookeeper
 
         await asyncio.to_thread(own_zookeeper.stop)
         lost = time.monotonic()
-        await eventually(lambda: SessionState.SUSPENDED in states, 5)
+        await eventually(lambda: SessionState.SUSPENDED in states, 5, 0.05)
         waiting = asyncio.create_task(client.get("/member"))  # waits for the connection...
-        await eventually(lambda: SessionState.EXPIRED in states, session_timeout_s + 3)
+        await eventually(lambda: SessionState.EXPIRED in states, session_timeout_s + 3, 0.05)
         assert time.monotonic() - lost <= session_timeout_s + 2.0  # in time to resign (slack for a slow host)
         with pytest.raises(ConnectionLostError):  # ...and fails when the session is given up
             await waiting
@@ -585,7 +551,7 @@ async def test_session_expiry_is_reported_and_a_new_session_opened(own_zookeeper
         await asyncio.sleep(session_timeout_s)  # down for longer than the session timeout
         await asyncio.to_thread(own_zookeeper.start)
         # the state callback is delivered with call_soon, just after `connected` turns true
-        await eventually(lambda: client.connected and states[-1:] == [SessionState.CONNECTED], 15)
+        await eventually(lambda: client.connected and states[-1:] == [SessionState.CONNECTED], 15, 0.05)
 
         assert states == [
             SessionState.CONNECTED,
@@ -598,7 +564,7 @@ async def test_session_expiry_is_reported_and_a_new_session_opened(own_zookeeper
         async def member_gone() -> bool:
             return await client.exists("/member") is None
 
-        await eventually(member_gone, 5)  # the old session's ephemeral went with it
+        await eventually(member_gone, 5, 0.05)  # the old session's ephemeral went with it
         assert fired == []  # watches of the old session were dropped
         assert await client.create("/member", b"2", ephemeral=True) == "/member"
         stat = await client.exists("/member")
@@ -621,7 +587,7 @@ async def test_requests_time_out_and_close_returns_while_the_server_is_down(
     await client.create("/w", b"1")
     await client.get("/w", watch=fired.append)
     await asyncio.to_thread(own_zookeeper.stop)
-    await eventually(lambda: SessionState.SUSPENDED in states, 5)
+    await eventually(lambda: SessionState.SUSPENDED in states, 5, 0.05)
 
     started = time.monotonic()
     with pytest.raises(ZkTimeoutError):
@@ -658,7 +624,7 @@ async def test_a_server_that_stops_answering_is_detected(own_zookeeper: LocalZoo
         with pytest.raises(ConnectionLostError):  # its reply never came: applied or not, unknown
             await client.set("/w", b"2", -1)
         assert SessionState.SUSPENDED in states
-        await eventually(lambda: SessionState.EXPIRED in states, session_timeout_s + 2)
+        await eventually(lambda: SessionState.EXPIRED in states, session_timeout_s + 2, 0.05)
         assert time.monotonic() - frozen <= session_timeout_s + 2.0
         started = time.monotonic()
         await client.close()

@@ -16,23 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from reassignd.errors import NotController
-from reassignd.zk.client import (
+from reassignd.zk.errors import (
     BadVersionError,
-    Check,
-    Create,
-    Delete,
-    Fence,
     MultiFailedError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
-    Op,
-    SetData,
-    Stat,
-    WatchCallback,
     ZkError,
-    Znode,
 )
+from reassignd.zk.values import Check, Create, Delete, Fence, Op, SetData, Stat, WatchCallback, Znode
 
 
 @dataclass(frozen=True, slots=True)

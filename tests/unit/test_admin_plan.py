@@ -27,7 +27,11 @@ from reassignd.api_client.shapes import (
     decode_topic,
 )
 from reassignd.plan_format import Plan, PlanEntry, PlanError, parse_plan
-from reassignd.zk.codec import LegacyReassignmentEntry, decode_legacy_reassignment, encode_legacy_reassignment
+from reassignd.zk.admin_codec import (
+    LegacyReassignmentEntry,
+    decode_legacy_reassignment,
+    encode_legacy_reassignment,
+)
 
 # --- parsing ---------------------------------------------------------------------------------------
 

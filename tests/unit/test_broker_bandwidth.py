@@ -17,13 +17,8 @@ from reassignd.broker.sessions import FollowerSession, apply_session_fetch, serv
 from reassignd.broker.sim_config import BrokerSimConfig, topic_sim_config
 from reassignd.broker.state import ReplicaManager
 from reassignd.broker.throttle import MAX_GRANT, allocate, allocate_throttled
-from reassignd.control.protocol import (
-    FetchRequest,
-    FetchResponse,
-    Header,
-    LeaderAndIsrRequest,
-    WirePartitionState,
-)
+from reassignd.control.fetch import FetchRequest, FetchResponse
+from reassignd.control.protocol import Header, LeaderAndIsrRequest, WirePartitionState
 
 needs_st = st.lists(st.integers(0, 10**6), max_size=30)
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from reassignd.broker.state import ReplicaManager
 from reassignd.control.protocol import (
-    STALE_BROKER_EPOCH,
-    STALE_CONTROLLER_EPOCH,
     ControlResponse,
     FullSet,
     Header,
@@ -16,6 +14,7 @@ from reassignd.control.protocol import (
     StopReplicaRequest,
     WirePartitionState,
 )
+from reassignd.control.wire import STALE_BROKER_EPOCH, STALE_CONTROLLER_EPOCH
 
 BROKER = 1
 EPOCH = 1001  # the broker epoch

@@ -24,13 +24,15 @@ from reassignd.broker.sessions import (
 )
 from reassignd.broker.sim_config import topic_sim_config
 from reassignd.broker.state import ReplicaManager
-from reassignd.control.protocol import (
+from reassignd.control.fetch import (
     FETCH_SESSION_ID_NOT_FOUND,
     INVALID_FETCH_SESSION_EPOCH,
     NOT_LEADER_OR_FOLLOWER,
     FetchPartition,
     FetchRequest,
     FetchResponse,
+)
+from reassignd.control.protocol import (
     Header,
     LeaderAndIsrRequest,
     StopReplicaPartition,

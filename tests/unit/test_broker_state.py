@@ -9,15 +9,14 @@ from reassignd.broker.replica import Role
 from reassignd.broker.replication import apply_fetch, fetch_leaders, fetch_request, serve_fetch
 from reassignd.broker.sim_config import BrokerSimConfig, topic_sim_config
 from reassignd.broker.state import ReplicaManager, control_url
-from reassignd.control.protocol import (
+from reassignd.control.fetch import (
     FENCED_LEADER_EPOCH,
     NOT_LEADER_OR_FOLLOWER,
-    STALE_BROKER_EPOCH,
-    STALE_CONTROLLER_EPOCH,
     UNKNOWN_LEADER_EPOCH,
-    UNKNOWN_TOPIC_OR_PARTITION,
     FetchPartition,
     FetchRequest,
+)
+from reassignd.control.protocol import (
     Header,
     LeaderAndIsrRequest,
     LiveBroker,
@@ -26,6 +25,7 @@ from reassignd.control.protocol import (
     UpdateMetadataRequest,
     WirePartitionState,
 )
+from reassignd.control.wire import STALE_BROKER_EPOCH, STALE_CONTROLLER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION
 from reassignd.zk.codec import PartitionState
 
 GiB = 1024**3

@@ -12,7 +12,7 @@ import pytest
 from reassignd.concurrency import for_each
 from reassignd.controller.replication import pipeline
 from reassignd.errors import NotController
-from reassignd.zk.client import ConnectionLostError
+from reassignd.zk.errors import ConnectionLostError
 
 
 def leftovers(before: set[asyncio.Task[object]]) -> set[asyncio.Task[object]]:

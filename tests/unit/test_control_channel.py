@@ -14,11 +14,6 @@ import pytest
 from aiohttp import web
 
 from reassignd.control.protocol import (
-    INVALID_REQUEST,
-    LEADER_AND_ISR_PATH,
-    MAX_CONTROL_BODY_BYTES,
-    MESSAGE_TOO_LARGE,
-    STOP_REPLICA_PATH,
     ControlRequest,
     ControlResponse,
     FullSet,
@@ -27,7 +22,14 @@ from reassignd.control.protocol import (
     StopReplicaPartition,
     StopReplicaRequest,
     WirePartitionState,
-    partitions_of,
+)
+from reassignd.control.request_sizes import partitions_of
+from reassignd.control.wire import (
+    INVALID_REQUEST,
+    LEADER_AND_ISR_PATH,
+    MAX_CONTROL_BODY_BYTES,
+    MESSAGE_TOO_LARGE,
+    STOP_REPLICA_PATH,
 )
 from reassignd.controller.instance.channel import ControlChannel
 from reassignd.controller.instance.metrics import ControllerMetrics

@@ -21,10 +21,10 @@ from reassignd.control.protocol import (
     StopReplicaPartition,
     StopReplicaRequest,
     UpdateMetadataRequest,
-    WireError,
     WirePartitionState,
-    encode_request,
 )
+from reassignd.control.request_sizes import encode_request
+from reassignd.control.wire import WireError
 
 COMPACT = (",", ":")
 ids = st.lists(st.integers(-1, 2**31 - 1), max_size=5).map(tuple)

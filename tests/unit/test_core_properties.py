@@ -76,8 +76,9 @@ from reassignd.errors import (
     UnknownTopicOrPartition,
 )
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import Fence, ZkClient
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import Fence
 from tests.unit.sim_zookeeper import SimZooKeeper
 
 T = TypeVar("T")
@@ -190,7 +191,7 @@ class CoreMachine(RuleBasedStateMachine):
         path = paths.config_topic(topic)
         if not self.zk.has(path):
             return False
-        config = codec.decode_entity_config(self.zk.data(path))
+        config = admin_codec.decode_entity_config(self.zk.data(path))
         return config.get(UNCLEAN, "false").strip().lower() == "true"
 
     def _replicas(self, tp: TopicPartition) -> tuple[int, ...]:
@@ -637,7 +638,7 @@ class CoreMachine(RuleBasedStateMachine):
         if not self.zk.has(paths.topic(topic)):
             return
         path = paths.config_topic(topic)
-        data = codec.encode_entity_config({UNCLEAN: "true" if enable else "false"})
+        data = admin_codec.encode_entity_config({UNCLEAN: "true" if enable else "false"})
         if self.zk.has(path):
             self.zk.set(path, data, -1)
         else:

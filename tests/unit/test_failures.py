@@ -5,7 +5,8 @@ from __future__ import annotations
 from reassignd.controller.runtime.failures import Failure, classify, describe
 from reassignd.errors import NotController
 from reassignd.executor.journal import JournalTooLarge
-from reassignd.zk.client import (
+from reassignd.zk.codec import CodecError
+from reassignd.zk.errors import (
     BadArgumentsError,
     BadVersionError,
     ConnectionLostError,
@@ -16,7 +17,6 @@ from reassignd.zk.client import (
     ZkTimeoutError,
     ZnodeTooLargeError,
 )
-from reassignd.zk.codec import CodecError
 
 
 def test_an_unknown_outcome_resigns() -> None:

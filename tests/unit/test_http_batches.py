@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestServer
 
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, partition_view
 from reassignd.agent_reports.progress import index_reports
-from reassignd.control.protocol import ReplicasReport
+from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import (
     BatchAction,

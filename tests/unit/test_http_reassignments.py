@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from reassignd.agent_reports.fetch import agent_url, agent_urls, fetch_reports
 from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
-from reassignd.control.protocol import ReplicaInfo, ReplicasReport
+from reassignd.control.replicas_report import ReplicaInfo, ReplicasReport
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.requests import (
     AlterReassignments,

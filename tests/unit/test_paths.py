@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reassignd.zk import paths
-from reassignd.zk.codec import decode_config_change, encode_config_change
+from reassignd.zk.admin_codec import decode_config_change, encode_config_change
 
 
 def kafka_sanitize(name: str) -> str:

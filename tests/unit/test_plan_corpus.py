@@ -16,7 +16,7 @@ from reassignd.errors import InvalidRequest
 from reassignd.http.routes.reassignments import parse_alter_body
 from reassignd.plan_format import parse_plan
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec
+from reassignd.zk import admin_codec, codec
 
 Targets = list[tuple[TopicPartition, tuple[int, ...]]]
 
@@ -205,7 +205,7 @@ def through_the_api(raw: bytes) -> Targets | str:
 
 def through_the_znode(raw: bytes) -> Targets | str:
     try:
-        return [((e.topic, e.partition), e.replicas) for e in codec.decode_legacy_reassignment(raw)]
+        return [((e.topic, e.partition), e.replicas) for e in admin_codec.decode_legacy_reassignment(raw)]
     except codec.CodecError as e:
         return e.reason
 

@@ -12,8 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reassignd.control.protocol import (
-    MAX_CONTROL_BODY_BYTES,
-    MAX_REQUEST_BYTES,
     ControlRequest,
     FullSet,
     Header,
@@ -22,8 +20,9 @@ from reassignd.control.protocol import (
     StopReplicaPartition,
     StopReplicaRequest,
     UpdateMetadataRequest,
-    WireError,
     WirePartitionState,
+)
+from reassignd.control.request_sizes import (
     encode_request,
     partitions_of,
     split_request,
@@ -31,6 +30,7 @@ from reassignd.control.protocol import (
     stop_partition_size,
     tp_size,
 )
+from reassignd.control.wire import MAX_CONTROL_BODY_BYTES, MAX_REQUEST_BYTES, WireError
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.broker_requests import (
     MAX_PARTITIONS_PER_REQUEST,
@@ -134,7 +134,7 @@ id_lists = st.lists(ids, max_size=6).map(tuple)
     id_lists,
     st.booleans(),
 )
-def test_state_size_is_the_encoded_size(
+def test_state_size_is_the_encoded_size(  # noqa: PLR0913, PLR0917 (one argument per Hypothesis strategy)
     topic: str,
     partition: int,
     ce: int,

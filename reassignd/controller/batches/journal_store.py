@@ -21,7 +21,8 @@ from reassignd.executor.errors import BatchIdInUse
 from reassignd.executor.journal import Layout
 from reassignd.executor.model import Batch
 from reassignd.zk import codec
-from reassignd.zk.client import Create, Delete, Op, SetData, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import Create, Delete, Op, SetData
 
 log = logging.getLogger(__name__)
 

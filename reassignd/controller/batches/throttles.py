@@ -37,18 +37,10 @@ from reassignd.executor.throttles import (
     wanted,
 )
 from reassignd.executor.znode_size import ZNODE_LIMIT_BYTES
-from reassignd.zk import codec, paths
-from reassignd.zk.client import (
-    BadVersionError,
-    Check,
-    Create,
-    MultiFailedError,
-    NodeExistsError,
-    NoNodeError,
-    Op,
-    SetData,
-    ZkClient,
-)
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.values import Check, Create, Op, SetData
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +210,7 @@ class BatchThrottles:
         if not znode.data:
             return EntityConfig({}, znode.stat.version)
         try:
-            return EntityConfig(dict(codec.decode_entity_config(znode.data)), znode.stat.version)
+            return EntityConfig(dict(admin_codec.decode_entity_config(znode.data)), znode.stat.version)
         except codec.CodecError as e:
             self._report(path, f"{e.reason}; {consequence}", KIND)
             return None
@@ -237,7 +229,7 @@ class BatchThrottles:
         nothing is written unless that znode (the topic's) exists, checked in the same multi."""
         if not changes:
             return Written.DONE
-        notification = codec.encode_config_change(paths.entity_path(path))
+        notification = admin_codec.encode_config_change(paths.entity_path(path))
         for _ in range(_WRITE_ATTEMPTS):
             config = await self._read_config(path, "the batch leaves its throttles alone")
             if config is None:
@@ -253,7 +245,7 @@ class BatchThrottles:
             if new == config.values:
                 return Written.DONE
             try:
-                data = codec.encode_entity_config(new)
+                data = admin_codec.encode_entity_config(new)
             except ValueError as e:
                 self._report(path, f"the batch's throttles cannot be written: {e}", KIND)
                 return Written.UNUSABLE

@@ -29,19 +29,9 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from reassignd.control.protocol import (
-    INVALID_REQUEST,
-    MAX_CONTROL_BODY_BYTES,
-    MESSAGE_TOO_LARGE,
-    ControlRequest,
-    ControlResponse,
-    PartitionError,
-    WireError,
-    encode_request,
-    partitions_of,
-    path_of,
-    split_request,
-)
+from reassignd.control.protocol import ControlRequest, ControlResponse, PartitionError, path_of
+from reassignd.control.request_sizes import encode_request, partitions_of, split_request
+from reassignd.control.wire import INVALID_REQUEST, MAX_CONTROL_BODY_BYTES, MESSAGE_TOO_LARGE, WireError
 from reassignd.controller.instance.metrics import ControllerMetrics
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,8 @@ from reassignd.controller.model.snapshot import Problem
 from reassignd.controller.settings import ControllerSettings
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import codec, paths
-from reassignd.zk.client import WatchCallback, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
 

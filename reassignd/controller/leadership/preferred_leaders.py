@@ -32,8 +32,9 @@ from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import BadVersionError, Delete, MultiFailedError, NoNodeError, WatchCallback
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NoNodeError
+from reassignd.zk.values import Delete, WatchCallback
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class PreferredLeaders:
         if znode is None:
             return
         try:
-            named = codec.decode_preferred_replica_election(znode.data)
+            named = admin_codec.decode_preferred_replica_election(znode.data)
         except codec.CodecError as e:
             self.shared.report(path, f"{e.reason}; the znode is deleted", "preferred_replica_election")
             await self._delete(znode.stat.version)

@@ -22,16 +22,10 @@ from reassignd.controller.model.admin_requests import (
 )
 from reassignd.controller.model.config_rules import plan_alteration
 from reassignd.controller.replication.writer import ZkWriter
-from reassignd.zk import codec, paths
-from reassignd.zk.client import (
-    BadVersionError,
-    Create,
-    MultiFailedError,
-    NodeExistsError,
-    Op,
-    SetData,
-    ZkClient,
-)
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError
+from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +47,7 @@ async def read_configs(
             out.append({})
             continue
         try:
-            out.append(dict(codec.decode_entity_config(znode.data)))
+            out.append(dict(admin_codec.decode_entity_config(znode.data)))
         except codec.CodecError as e:
             report(resource.path, e.reason, "entity_config")
             out.append(None)
@@ -82,13 +76,13 @@ class ConfigWrites:
                 resource, UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.name} does not exist."
             )
         path = resource.path
-        notification = codec.encode_config_change(paths.entity_path(path))
+        notification = admin_codec.encode_config_change(paths.entity_path(path))
         for _ in range(5):
             znode = await self.zk.get_or_none(path)
             config: dict[str, str] = {}
             if znode is not None and znode.data:
                 try:
-                    config = dict(codec.decode_entity_config(znode.data))
+                    config = dict(admin_codec.decode_entity_config(znode.data))
                 except codec.CodecError as e:
                     return ConfigResult(resource, -1, f"{path}: cannot decode the stored config ({e.reason})")
             planned = plan_alteration(alteration, config)
@@ -96,7 +90,7 @@ class ConfigWrites:
                 return ConfigResult(resource, planned[0], planned[1])
             if validate_only or planned == config:
                 return ConfigResult(resource)
-            data = codec.encode_entity_config(planned)
+            data = admin_codec.encode_entity_config(planned)
             write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
             try:
                 await self.writer.fenced(

@@ -20,7 +20,7 @@ from reassignd.quotas.entities import ConfigKey
 from reassignd.quotas.manager import QuotaManager
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.zk import paths
-from reassignd.zk.client import WatchCallback
+from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,9 @@ from reassignd.controller.replication.record_changes import state_changes
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
-from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import NoNodeError
+from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
 

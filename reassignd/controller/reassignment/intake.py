@@ -43,21 +43,14 @@ from reassignd.errors import (
     UnknownTopicOrPartition,
 )
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import (
-    Create,
-    Delete,
-    MultiFailedError,
-    NoNodeError,
-    Op,
-    SetData,
-    WatchCallback,
-    ZkClient,
-)
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.values import Create, Delete, Op, SetData, WatchCallback
 
 log = logging.getLogger(__name__)
 
-LegacyEntries = tuple[codec.LegacyReassignmentEntry, ...]
+LegacyEntries = tuple[admin_codec.LegacyReassignmentEntry, ...]
 LEGACY_CHUNK_BYTES = 900 * 1024
 
 
@@ -101,7 +94,7 @@ class Intake:
         self._watch_cancel = watch_cancel
         self._legacy_czxid: int | None = None
         # the pending legacy set (KIP-236: with original_replicas), persisted by _persist
-        self.legacy: dict[TopicPartition, codec.LegacyReassignmentEntry] = {}
+        self.legacy: dict[TopicPartition, admin_codec.LegacyReassignmentEntry] = {}
         self.cancel_in_place = False
         self.request_partitions: set[TopicPartition] = set()  # moved by KIP-236 requests
         # the last legacy-format znode decoded: (path, its bytes, its entries)
@@ -279,7 +272,7 @@ class Intake:
         if last is not None and last[0] == path and last[1] == znode.data:
             return last[2], znode.stat.czxid  # the same bytes as last read: a failover reads it twice
         try:
-            entries = codec.decode_legacy_reassignment(znode.data)
+            entries = admin_codec.decode_legacy_reassignment(znode.data)
         except codec.CodecError as e:
             self._report(path, e.reason, "legacy_reassignment")
             return None
@@ -293,7 +286,7 @@ class Intake:
             if await self.zk.exists(paths.LEGACY_OVERFLOW)
             else []
         )
-        entries: list[codec.LegacyReassignmentEntry] = []
+        entries: list[admin_codec.LegacyReassignmentEntry] = []
         for name in sorted(children):
             read = await self._read_entries(f"{paths.LEGACY_OVERFLOW}/{name}", None)
             if read is not None:
@@ -315,7 +308,7 @@ class Intake:
         """Start legacy-format entries (no validation beyond the replica list, as Kafka): a
         partition already pending is re-targeted relative to its original replicas."""
         ctx = self.ctx
-        latest: dict[TopicPartition, codec.LegacyReassignmentEntry] = {}
+        latest: dict[TopicPartition, admin_codec.LegacyReassignmentEntry] = {}
         for e in entries:
             latest.pop((e.topic, e.partition), None)
             latest[(e.topic, e.partition)] = e
@@ -337,7 +330,7 @@ class Intake:
                     if merge and known is not None and known.original_replicas
                     else e.original_replicas or current.original_replicas
                 )
-                self.legacy[tp] = codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
+                self.legacy[tp] = admin_codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
                 continue
             log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
         refused = await self.reassigner.reassign(updates, Source.ZK, now_ms(), broker_requests)
@@ -364,7 +357,7 @@ class Intake:
             if current is None:
                 continue
             original = e.original_replicas or current.original_replicas
-            self.legacy[(e.topic, e.partition)] = codec.LegacyReassignmentEntry(
+            self.legacy[(e.topic, e.partition)] = admin_codec.LegacyReassignmentEntry(
                 e.topic, e.partition, e.replicas, original
             )
 
@@ -452,9 +445,12 @@ class Intake:
         rest = entries
         while rest:
             n = len(rest)
-            while n > 1 and len(codec.encode_legacy_reassignment(rest[:n])) > LEGACY_CHUNK_BYTES:
+            while n > 1 and len(admin_codec.encode_legacy_reassignment(rest[:n])) > LEGACY_CHUNK_BYTES:
                 n = max(
-                    1, min(n - 1, n * LEGACY_CHUNK_BYTES // len(codec.encode_legacy_reassignment(rest[:n])))
+                    1,
+                    min(
+                        n - 1, n * LEGACY_CHUNK_BYTES // len(admin_codec.encode_legacy_reassignment(rest[:n]))
+                    ),
                 )
             chunks.append(rest[:n])
             rest = rest[n:]
@@ -466,7 +462,7 @@ class Intake:
             self._legacy_czxid = None
             await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
             return
-        data = codec.encode_legacy_reassignment(chunks[0])
+        data = admin_codec.encode_legacy_reassignment(chunks[0])
         current = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS)
         if current is not None and current.data == data:
             # already these bytes (a failover resuming what the last controller recorded): no
@@ -482,7 +478,7 @@ class Intake:
         if len(chunks) > 1:
             ops: list[Op] = [Create(paths.LEGACY_OVERFLOW)]
             ops += [
-                Create(f"{paths.LEGACY_OVERFLOW}/chunk_{i:04d}", codec.encode_legacy_reassignment(c))
+                Create(f"{paths.LEGACY_OVERFLOW}/chunk_{i:04d}", admin_codec.encode_legacy_reassignment(c))
                 for i, c in enumerate(chunks[1:])
             ]
             await self.writer.fenced(ops)

@@ -23,17 +23,10 @@ from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.topic_configs import TopicConfigs, read_topic_configs
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import (
-    Create,
-    Delete,
-    MultiFailedError,
-    NoNodeError,
-    Op,
-    SetData,
-    WatchCallback,
-    ZkClient,
-)
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.values import Create, Delete, Op, SetData, WatchCallback
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +68,7 @@ class SequencedRequests:
         self._watch = watch_requests
         self._report = report
         self._refuse = refuse if refuse is not None else report
-        self.status: dict[TopicPartition, codec.ReassignmentStatus] = {}
+        self.status: dict[TopicPartition, admin_codec.ReassignmentStatus] = {}
         self.malformed = 0
 
     async def load_status(self) -> None:
@@ -101,7 +94,7 @@ class SequencedRequests:
                 tp = (topic, int(p))
                 a = ctx.assignment(tp)
                 try:
-                    status = codec.decode_reassignment_status(znode.data)
+                    status = admin_codec.decode_reassignment_status(znode.data)
                 except codec.CodecError as e:
                     if a is None or tp not in ctx.reassigning:
                         self._report(
@@ -109,14 +102,14 @@ class SequencedRequests:
                         )
                         await self._delete(path)
                         continue
-                    status = codec.ReassignmentStatus(
+                    status = admin_codec.ReassignmentStatus(
                         a.target_replicas, a.original_replicas, len(a.original_replicas)
                     )
                     self._report(
                         path, f"{e.reason}; rewritten from the partition's assignment", "reassignment_status"
                     )
                     await self.writer.fenced(
-                        [SetData(path, codec.encode_reassignment_status(status), znode.stat.version)]
+                        [SetData(path, admin_codec.encode_reassignment_status(status), znode.stat.version)]
                     )
                 if a is None or tp not in ctx.reassigning:
                     log.warning("status node %s is stale (the partition is not moving): deleted", path)
@@ -146,7 +139,7 @@ class SequencedRequests:
         if znode is None:
             return
         try:
-            request = codec.decode_reassignment_request(znode.data)
+            request = admin_codec.decode_reassignment_request(znode.data)
         except codec.CodecError as e:
             self.malformed += 1
             self._report(path, e.reason, "reassignment_request")
@@ -173,7 +166,7 @@ class SequencedRequests:
         moving_to = {t for t, _ in set(accepted) - cancels}
         configs = await read_topic_configs(self.zk, moving_to, self._report) if moving_to else TopicConfigs()
         updates: dict[TopicPartition, ReplicaAssignment] = {}
-        statuses: dict[TopicPartition, codec.ReassignmentStatus | None] = {}
+        statuses: dict[TopicPartition, admin_codec.ReassignmentStatus | None] = {}
         for tp, (current, target) in accepted.items():
             original = current.original_replicas
             if tp in refused:
@@ -196,7 +189,7 @@ class SequencedRequests:
                 )
                 continue
             updates[tp] = current.reassign_to(target)
-            statuses[tp] = codec.ReassignmentStatus(tuple(target), original, top)
+            statuses[tp] = admin_codec.ReassignmentStatus(tuple(target), original, top)
         too_large = await self.reassigner.reassign(updates, Source.REQUEST, now_ms(), broker_requests)
         for tp in too_large:  # the topic write would be too large: not taken
             statuses.pop(tp, None)
@@ -216,7 +209,7 @@ class SequencedRequests:
                     paths.reassignment_status_topic(tp[0])
                 ):
                     ops.append(Create(paths.reassignment_status_topic(tp[0])))
-                ops.append(Create(status_path, codec.encode_reassignment_status(status)))
+                ops.append(Create(status_path, admin_codec.encode_reassignment_status(status)))
         ops.append(Delete(path))  # the request goes once its effects are persisted
         await self.writer.fenced(_dedupe_topic_creates(ops))
         for tp, status in statuses.items():

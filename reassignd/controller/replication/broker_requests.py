@@ -22,7 +22,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 from reassignd.control.protocol import (
-    MAX_REQUEST_BYTES,
     ControlRequest,
     FullSet,
     Header,
@@ -32,11 +31,9 @@ from reassignd.control.protocol import (
     StopReplicaRequest,
     UpdateMetadataRequest,
     WirePartitionState,
-    encode_request,
-    state_size,
-    stop_partition_size,
-    tp_size,
 )
+from reassignd.control.request_sizes import encode_request, state_size, stop_partition_size, tp_size
+from reassignd.control.wire import MAX_REQUEST_BYTES
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.topic_partition import TopicPartition

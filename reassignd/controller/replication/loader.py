@@ -14,7 +14,9 @@ from reassignd.controller.replication.context import LeaderIsr
 from reassignd.controller.replication.pipeline import for_each
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
-from reassignd.zk.client import NoNodeError, WatchCallback, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import NoNodeError
+from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
 

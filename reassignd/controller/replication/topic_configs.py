@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from reassignd.controller.model.config_rules import parse_bool, parse_positive_int
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 
 Report = Callable[[str, str, str], None]  # (path, reason, kind)
@@ -86,7 +86,7 @@ async def read_topic_configs(zk: ZkClient, topics: Iterable[str], report: Report
         config: dict[str, str] = {}
         if znode is not None:
             try:
-                config = codec.decode_entity_config(znode.data)
+                config = admin_codec.decode_entity_config(znode.data)
             except codec.CodecError as e:
                 report(path, e.reason, KIND)
         for problem in config_problems(config):

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.zk import codec
+from reassignd.zk import admin_codec, codec
 from reassignd.zk.client import MAX_REQUEST_BYTES
 
 # What one multi of a topic znode and its origins record may carry in data: the packet limit
@@ -61,7 +61,7 @@ def write_bytes(
     size = len(codec.encode_topic(topic_znode(merged, topic_id)))
     after = origins_after(origins, before, parts)
     if after:
-        size += len(codec.encode_origins(after))
+        size += len(admin_codec.encode_origins(after))
     return size
 
 

@@ -18,21 +18,10 @@ from reassignd.controller.replication.record_changes import assignment_changes, 
 from reassignd.controller.replication.topic_write import origins_after, topic_znode
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import (
-    BadVersionError,
-    Create,
-    Delete,
-    Fence,
-    MultiFailedError,
-    NodeExistsError,
-    NoNodeError,
-    Op,
-    SetData,
-    Stat,
-    WatchCallback,
-    ZkClient,
-)
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.values import Create, Delete, Fence, Op, SetData, Stat, WatchCallback
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +217,7 @@ class ZkWriter:
         exists = topic in ctx.origin_znodes
         for _ in range(2):
             if origins:
-                data = codec.encode_origins(origins)
+                data = admin_codec.encode_origins(origins)
                 op: Op = SetData(path, data, -1) if exists else Create(path, data)
             else:
                 op = Delete(path)

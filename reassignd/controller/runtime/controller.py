@@ -52,7 +52,9 @@ from reassignd.errors import EventRefused, NotController, ReassigndError
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import paths
-from reassignd.zk.client import SessionState, ZkClient, ZkError
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import ZkError
+from reassignd.zk.values import SessionState
 
 log = logging.getLogger(__name__)
 

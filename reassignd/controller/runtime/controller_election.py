@@ -13,19 +13,9 @@ import time
 from dataclasses import dataclass
 
 from reassignd.zk import codec, paths
-from reassignd.zk.client import (
-    BadVersionError,
-    Create,
-    Delete,
-    Fence,
-    MultiFailedError,
-    NodeExistsError,
-    NoNodeError,
-    SetData,
-    Stat,
-    WatchCallback,
-    ZkClient,
-)
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.values import Create, Delete, Fence, SetData, Stat, WatchCallback
 
 log = logging.getLogger(__name__)
 

@@ -50,7 +50,7 @@ from reassignd.controller.quotas.entity_configs import ConfigWrites
 from reassignd.controller.runtime.active import ActiveParts
 
 
-async def dispatch(
+async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed union)
     parts: ActiveParts, event: ControllerEvent, shared: Shared, rebalance: RebalanceTimer
 ) -> None:
     """Hand an event to the part it belongs to, on the active controller. The instance events

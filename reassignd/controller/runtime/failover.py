@@ -23,7 +23,7 @@ from reassignd.controller.replication import loader
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime import failures
 from reassignd.controller.runtime.active import ActiveParts
-from reassignd.zk import codec, paths
+from reassignd.zk import admin_codec, codec, paths
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
             continue
         ctx.origin_znodes.add(topic)
         try:
-            recorded = codec.decode_origins(znode.data)
+            recorded = admin_codec.decode_origins(znode.data)
         except codec.CodecError as e:
             shared.report(paths.topic_origins(topic), e.reason, "origins")
             continue

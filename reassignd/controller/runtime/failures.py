@@ -17,12 +17,7 @@ import enum
 from dataclasses import dataclass
 
 from reassignd.errors import NotController
-from reassignd.zk.client import (
-    ConnectionLostError,
-    MultiFailedError,
-    ZkError,
-    ZkTimeoutError,
-)
+from reassignd.zk.errors import ConnectionLostError, MultiFailedError, ZkError, ZkTimeoutError
 
 # Server error codes whose outcome is unknown (the server may have applied the request):
 # SYSTEMERROR, RUNTIMEINCONSISTENCY, DATAINCONSISTENCY, MARSHALLINGERROR, OPERATIONTIMEOUT,

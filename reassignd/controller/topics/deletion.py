@@ -17,7 +17,9 @@ from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import paths
-from reassignd.zk.client import Delete, MultiFailedError, NoNodeError, Op, ZkClient
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.values import Delete, Op
 
 log = logging.getLogger(__name__)
 

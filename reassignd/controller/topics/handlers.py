@@ -23,8 +23,8 @@ from reassignd.controller.replication.partition_state_machine import PartitionSt
 from reassignd.controller.replication.record_changes import state_changes
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
-from reassignd.zk import codec, paths
-from reassignd.zk.client import WatchCallback
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class TopicEvents:
             if znode is None:
                 continue
             try:
-                tps.update(codec.decode_isr_change(znode.data))
+                tps.update(admin_codec.decode_isr_change(znode.data))
             except codec.CodecError as e:
                 shared.report(path, e.reason, "isr_change_notification")
         known = [tp for tp in tps if ctx.assignment(tp) is not None]

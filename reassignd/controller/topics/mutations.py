@@ -38,8 +38,10 @@ from reassignd.controller.topics.validation import (
 from reassignd.errors import ReassigndError, ThrottlingQuotaExceeded
 from reassignd.quotas.manager import QuotaManager, response_throttle_ms
 from reassignd.quotas.token_bucket import Admission
-from reassignd.zk import codec, paths
-from reassignd.zk.client import Create, MultiFailedError, NodeExistsError, Op, SetData, ZkClient
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import MultiFailedError, NodeExistsError
+from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +146,7 @@ class TopicMutations:
         ops: list[Op] = []
         config_path = paths.config_topic(plan.name)
         if plan.configs or await self.zk.exists(config_path) is not None:
-            data = codec.encode_entity_config(dict(plan.configs))
+            data = admin_codec.encode_entity_config(dict(plan.configs))
             if await self.zk.exists(config_path) is None:
                 ops.append(Create(config_path, data))
             else:

@@ -298,7 +298,7 @@ def validate_create_partitions(
     ]
 
 
-def validate_create_partition(
+def validate_create_partition(  # noqa: PLR0911 (Kafka's checks in Kafka's order, first failure wins)
     request: NewPartitions, catalog: TopicCatalog, *, rng: random.Random
 ) -> PartitionsCreation | ReassigndError:
     """One topic of a CreatePartitions request: KafkaApis's deletion check, then ZkAdminManager's

@@ -29,7 +29,7 @@ from aiohttp import web
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
 from reassignd.agent_reports.fetch import agent_urls, fetch_reports
 from reassignd.agent_reports.progress import index_reports
-from reassignd.control.protocol import ReplicasReport
+from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.snapshot import BatchAction, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import DEFAULT_MESSAGES, InvalidRequest

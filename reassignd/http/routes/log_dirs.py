@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from reassignd.agent_reports.fetch import agent_urls, fetch_reports
-from reassignd.control.protocol import ReplicasReport
+from reassignd.control.replicas_report import ReplicasReport
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.json_input import fail, query_params

@@ -27,7 +27,7 @@ from aiohttp import web
 
 from reassignd.agent_reports.fetch import agent_urls, fetch_reports
 from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
-from reassignd.control.protocol import ReplicasReport
+from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.requests import (
     AlterReassignments,
     AlterResult,

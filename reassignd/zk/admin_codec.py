@@ -1,0 +1,265 @@
+"""Strict JSON codecs for the znodes through which tools and brokers ask the controller for
+something: ``/admin/reassign_partitions`` (and KIP-236's ``_extra``), KIP-236's sequenced requests
+and status nodes, ``/isr_change_notification``, ``/admin/preferred_replica_election``, entity
+configs and their change notifications; and reassignd's origins record (each moving partition's
+replicas before its move). The rules are :mod:`reassignd.zk.codec`'s: each ``decode_*`` returns a
+typed value or raises :class:`~reassignd.zk.codec.CodecError` with a one-line reason, each
+``encode_*`` refuses what its own decoder would. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import msgspec
+
+from reassignd.plan_format import PlanError, read_plan
+from reassignd.strict_json import INT32_MAX as INT32_MAX  # noqa: PLC0414 (codec's public names)
+from reassignd.strict_json import INT64_MAX as INT64_MAX  # noqa: PLC0414
+from reassignd.topic_partition import TopicPartition, topic_name_problem
+from reassignd.zk.codec import JSON_ENCODER, replicas_encodable
+from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
+from reassignd.zk.json_fields import (
+    dump,
+    field_name,
+    get_field,
+    load_object,
+    quote,
+    read_int,
+    read_list,
+    read_object,
+    read_partition,
+    read_replicas,
+    read_str,
+    read_version,
+    wrong_type,
+)
+
+# --- /admin/reassign_partitions (and _extra) -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyReassignmentEntry:
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    original_replicas: tuple[int, ...] | None = None
+
+
+class _LegacyItem(msgspec.Struct, omit_defaults=True):
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    original_replicas: tuple[int, ...] | None = None
+
+
+def _ids_encodable(ids: object) -> bool:
+    return type(ids) is tuple and all(type(b) is int and 0 <= b <= INT32_MAX for b in ids)
+
+
+def _legacy_encodable(entries: tuple[LegacyReassignmentEntry, ...]) -> bool:
+    """True when the plan reader accepts the JSON :func:`encode_legacy_reassignment` writes for
+    ``entries``, checked on the typed values (each distinct topic and list once); False when
+    unsure."""
+    if not entries or len({(e.topic, e.partition) for e in entries}) != len(entries):
+        return False
+    if not all(type(t) is str and topic_name_problem(t) is None for t in {e.topic for e in entries}):
+        return False
+    if not all(type(e.partition) is int and 0 <= e.partition <= INT32_MAX for e in entries):
+        return False
+    try:
+        replicas = {e.replicas for e in entries}
+        originals = {e.original_replicas for e in entries}
+    except TypeError:  # an unhashable list
+        return False
+    return all(map(replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
+
+
+def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> bytes:
+    """``{"version":1,"partitions":[{"topic","partition","replicas"[,"original_replicas"]}]}``."""
+    if _legacy_encodable(entries):  # then the plan reader accepts it: no need to ask it
+        fast = [_LegacyItem(e.topic, e.partition, e.replicas, e.original_replicas) for e in entries]
+        return JSON_ENCODER.encode({"version": 1, "partitions": fast})
+    items: list[dict[str, object]] = []
+    for entry in entries:
+        items.append({"topic": entry.topic, "partition": entry.partition, "replicas": list(entry.replicas)})
+        if entry.original_replicas is not None:
+            items[-1]["original_replicas"] = list(entry.original_replicas)
+    return dump("legacy reassignment", {"version": 1, "partitions": items}, decode_legacy_reassignment)
+
+
+def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEntry, ...]:
+    """Entries in znode order, read by the one plan reader (:func:`reassignd.plan_format.parse_plan`,
+    with ``original_replicas``): a plan the tool or the API would refuse is refused here whole."""
+    obj = load_object(data)
+    try:
+        plan = read_plan(obj, origins=True)
+    except PlanError as e:
+        raise CodecError(str(e)) from None
+    return tuple(
+        LegacyReassignmentEntry(e.topic, e.partition, e.replicas, e.original_replicas) for e in plan.entries
+    )
+
+
+# --- reassignd's origins: each moving partition's replicas before its move, in their order ----------
+
+
+def encode_origins(origins: Mapping[int, tuple[int, ...]]) -> bytes:
+    """``{"version":1,"partitions":{"0":[3,5,6]}}``: ``/reassignd/origins/<topic>``."""
+    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(origins.items())}}
+    return dump("origins", obj, decode_origins)
+
+
+def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
+    obj = load_object(data)
+    read_version(obj, (1,))
+    parts = read_object(get_field(obj, "partitions"), "partitions")
+    out: dict[int, tuple[int, ...]] = {}
+    for key, value in parts.items():
+        if not key.isdigit():
+            raise CodecError(f"field 'partitions' has a key that is not a partition id: {quote(key)}")
+        out[int(key)] = read_replicas(value, field_name("partitions", key), recorded=False)
+    return out
+
+
+# --- KIP-236 sequenced protocol ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentRequest:
+    assignments: Mapping[TopicPartition, tuple[int, ...]]
+    legacy: bool = False
+
+
+def encode_reassignment_request(request: ReassignmentRequest) -> bytes:
+    """``{"version":1,"assignments":{"t":{"0":[1,2,3]}},"legacy":false}``."""
+    by_topic: dict[str, dict[str, list[int]]] = {}
+    for (topic, p), replicas in sorted(request.assignments.items()):
+        by_topic.setdefault(topic, {})[str(p)] = list(replicas)
+    obj: dict[str, object] = {"version": 1, "assignments": by_topic, "legacy": request.legacy}
+    return dump("reassignment request", obj, decode_reassignment_request)
+
+
+def decode_reassignment_request(data: bytes | None) -> ReassignmentRequest:
+    """Keys must be partition numbers; replica lists are checked for types only (the controller
+    refuses a bad target per partition). ``legacy`` defaults to false."""
+    obj = load_object(data)
+    read_version(obj, (1,))
+    assignments: dict[TopicPartition, tuple[int, ...]] = {}
+    for topic, partitions in read_object(get_field(obj, "assignments"), "assignments").items():
+        where = field_name("assignments", topic)
+        for key, replicas in read_object(partitions, where).items():
+            target = read_replicas(replicas, field_name(where, key), recorded=False)
+            assignments[(topic, read_partition(key, where))] = target
+    if type(legacy := obj.get("legacy", False)) is not bool:
+        raise wrong_type("legacy", "a boolean", legacy)
+    return ReassignmentRequest(assignments, legacy)
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentStatus:
+    target: tuple[int, ...]
+    original: tuple[int, ...]
+    top: int
+
+
+def encode_reassignment_status(status: ReassignmentStatus) -> bytes:
+    """``{"version":1,"target":[...],"original":[...],"top":N}``."""
+    obj: dict[str, object] = {"version": 1, "target": list(status.target), "original": list(status.original)}
+    obj["top"] = status.top
+    return dump("reassignment status", obj, decode_reassignment_status)
+
+
+def decode_reassignment_status(data: bytes | None) -> ReassignmentStatus:
+    """``target`` and ``original`` are non-empty replica lists; ``top`` a non-negative integer."""
+    obj = load_object(data)
+    read_version(obj, (1,))
+    return ReassignmentStatus(
+        target=read_replicas(get_field(obj, "target"), "target"),
+        original=read_replicas(get_field(obj, "original"), "original"),
+        top=read_int(get_field(obj, "top"), "top"),
+    )
+
+
+# --- /isr_change_notification --------------------------------------------------------------------
+
+
+def encode_isr_change(partitions: tuple[TopicPartition, ...]) -> bytes:
+    """``{"version":1,"partitions":[{"topic":"foo","partition":0}]}``."""
+    items: list[object] = [{"topic": topic, "partition": p} for topic, p in partitions]
+    return dump("ISR change notification", {"version": 1, "partitions": items}, decode_isr_change)
+
+
+def decode_isr_change(data: bytes | None) -> tuple[TopicPartition, ...]:
+    obj = load_object(data)
+    read_version(obj, (1,))
+    result: list[TopicPartition] = []
+    for i, item in enumerate(read_list(get_field(obj, "partitions"), "partitions")):
+        entry, at = read_object(item, f"partitions[{i}]"), f"partitions[{i}]."
+        topic = read_str(get_field(entry, "topic", at), at + "topic")
+        result.append((topic, read_int(get_field(entry, "partition", at), at + "partition")))
+    return tuple(result)
+
+
+# --- /admin/preferred_replica_election ----------------------------------------------------------
+
+
+def encode_preferred_replica_election(partitions: tuple[TopicPartition, ...]) -> bytes:
+    """``{"version":1,"partitions":[{"topic":"t","partition":0}]}``, as Kafka's
+    ``kafka-preferred-replica-election`` tool writes it."""
+    items: list[object] = [{"topic": topic, "partition": p} for topic, p in partitions]
+    return dump(
+        "preferred replica election", {"version": 1, "partitions": items}, decode_preferred_replica_election
+    )
+
+
+def decode_preferred_replica_election(data: bytes | None) -> tuple[TopicPartition, ...]:
+    """The partitions named, in znode order, each once (Kafka's controller reads them as a set)."""
+    obj = load_object(data)
+    read_version(obj, (1,))
+    result: dict[TopicPartition, None] = {}
+    for i, item in enumerate(read_list(get_field(obj, "partitions"), "partitions")):
+        entry, at = read_object(item, f"partitions[{i}]"), f"partitions[{i}]."
+        topic = read_str(get_field(entry, "topic", at), at + "topic")
+        result[(topic, read_int(get_field(entry, "partition", at), at + "partition"))] = None
+    return tuple(result)
+
+
+# --- /config -------------------------------------------------------------------------------------
+
+_ENTITY_PATH = re.compile(r"(topics|clients|users|brokers|ips)/[^/]+|users/[^/]+/clients/[^/]+")
+
+
+def encode_entity_config(config: Mapping[str, str]) -> bytes:
+    """``{"version":1,"config":{"k":"v"}}``; values are strings."""
+    obj: dict[str, object] = {"version": 1, "config": {key: config[key] for key in sorted(config)}}
+    return dump("entity config", obj, decode_entity_config)
+
+
+def decode_entity_config(data: bytes | None) -> dict[str, str]:
+    """Values must be strings (Kafka stores every config value as a string)."""
+    obj = load_object(data)
+    read_version(obj, (1,))
+    config = read_object(get_field(obj, "config"), "config")
+    return {key: read_str(value, field_name("config", key)) for key, value in config.items()}
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    """``{"version":2,"entity_path":"users/alice/clients/app-1"}``."""
+    return dump("config change", {"version": 2, "entity_path": entity_path}, decode_config_change)
+
+
+def decode_config_change(data: bytes | None) -> str:
+    """Returns the entity path. Version 1 notifications (``entity_type``/``entity_name``) are
+    turned into the same form (``topics/foo``). Checked: ``<type>/<name>`` or ``users/u/clients/c``."""
+    obj = load_object(data)
+    if read_version(obj, (1, 2)) == 2:
+        where, path = "entity_path", read_str(get_field(obj, "entity_path"), "entity_path")
+    else:
+        entity_type = read_str(get_field(obj, "entity_type"), "entity_type")
+        where, path = "entity_name", f"{entity_type}/{read_str(get_field(obj, 'entity_name'), 'entity_name')}"
+    if not _ENTITY_PATH.fullmatch(path):
+        raise CodecError(f"field '{where}' does not name a config entity: {quote(path)}")
+    return path

@@ -1,0 +1,54 @@
+"""The ZooKeeper client's errors: one type per server answer the code acts on, and the client's
+own (a request too large to send, a timeout, a lost connection). A failed fencing check is no
+ZooKeeper error: it raises :class:`reassignd.errors.NotController`."""
+
+from __future__ import annotations
+
+
+class ZkError(Exception):
+    """Any ZooKeeper failure. ``path`` is the znode it concerns, when known; ``code`` is the
+    server's error code when the server answered one (None for failures of the client's own)."""
+
+    def __init__(self, message: str, path: str | None = None, code: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.code = code
+
+
+class NoNodeError(ZkError): ...
+
+
+class NodeExistsError(ZkError): ...
+
+
+class BadVersionError(ZkError): ...
+
+
+class NotEmptyError(ZkError): ...
+
+
+class BadArgumentsError(ZkError):
+    """The server refused the request's arguments (BADARGUMENTS: e.g. a path that is not a valid
+    znode name, such as ``.`` or ``..``)."""
+
+
+class ZnodeTooLargeError(ZkError):
+    """Refused before sending: the data is over MAX_ZNODE_BYTES."""
+
+
+class ZkTimeoutError(ZkError):
+    """The request did not complete within the request timeout (connection lost, or outage)."""
+
+
+class ConnectionLostError(ZkError):
+    """The session is suspended or lost; the request was not (known to be) applied."""
+
+
+class MultiFailedError(ZkError):
+    """A multi failed on op ``index`` (0-based, counted without the fencing check) with ``cause``
+    (one of the errors above). Nothing of it was applied."""
+
+    def __init__(self, index: int, cause: ZkError) -> None:
+        super().__init__(f"multi op {index} failed: {cause}", cause.path)
+        self.index = index
+        self.cause = cause
