@@ -22,6 +22,7 @@ from reassignd.agent_reports.progress import (
     reassignment_progress,
 )
 from reassignd.agent_reports.status_cache import BatchStatusCache
+from reassignd.contracts.records import MoveStuck, ReassignmentProgress
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import ClusterSnapshot, ReassignmentView
@@ -71,14 +72,15 @@ def _progress(
         p = reassignment_progress(r, replicas)
         if p is not None:
             records.emit(
-                "reassignment_progress",
-                topic=r.topic,
-                partition=r.partition,
-                target_replicas=list(r.target_replicas),
-                bytes_done=p.bytes_done,
-                bytes_total=p.bytes_total,
-                bytes_per_s=p.bytes_per_s,
-                eta_s=p.eta_s,
+                ReassignmentProgress(
+                    topic=r.topic,
+                    partition=r.partition,
+                    target_replicas=tuple(r.target_replicas),
+                    bytes_done=p.bytes_done,
+                    bytes_total=p.bytes_total,
+                    bytes_per_s=p.bytes_per_s,
+                    eta_s=p.eta_s,
+                )
             )
 
 
@@ -102,12 +104,13 @@ def _stuck(
             reported.add((batch.batch_id, tp))
             progress = inputs.progress.get(tp)
             records.emit(
-                "move_stuck",
-                batch_id=batch.batch_id,
-                topic=tp[0],
-                partition=tp[1],
-                bytes_done=None if progress is None else progress.bytes_done,
-                bytes_per_s=None if progress is None else round(progress.bytes_per_s),
+                MoveStuck(
+                    batch_id=batch.batch_id,
+                    topic=tp[0],
+                    partition=tp[1],
+                    bytes_done=None if progress is None else progress.bytes_done,
+                    bytes_per_s=None if progress is None else round(progress.bytes_per_s),
+                )
             )
     return statuses
 

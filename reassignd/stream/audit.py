@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reassignd.contracts.records import Audit
 from reassignd.errors import error_name
 from reassignd.stream.record_log import RecordLog
 
@@ -175,6 +176,17 @@ class AuditTrail:
                 extra={"audit": fields},
             )
             if self.records is not None:
-                self.records.emit(RECORD_TYPE, **fields)
+                self.records.emit(
+                    Audit(
+                        controller_id=self.controller_id,
+                        via=entry.via,
+                        action=entry.action,
+                        user=entry.user,
+                        client_id=entry.client_id,
+                        source=entry.source,
+                        named=dict(entry.named),
+                        result=dict(entry.result),
+                    )
+                )
         except Exception:
             self.log.exception("could not audit %s %s by %s", entry.via, entry.action, entry.user)

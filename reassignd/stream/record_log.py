@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from reassignd.contracts.records import Record, record_fields, record_type
 from reassignd.stream.records import StreamRecord, make_record
 
 log = logging.getLogger(__name__)
@@ -58,10 +59,12 @@ class RecordLog:
         if epoch != self.epoch:
             self.epoch, self.sequence = epoch, 0
 
-    def emit(self, type_: str, **fields: Any) -> StreamRecord:
+    def emit(self, change: Record) -> StreamRecord:
         """Record one state change that happened (its ZooKeeper write succeeded)."""
         self.sequence += 1
-        record = make_record(type_, self._clock_ms(), self.epoch, self.sequence, fields)
+        record = make_record(
+            record_type(change), self._clock_ms(), self.epoch, self.sequence, record_fields(change)
+        )
         self.history.append(record)
         for sub in list(self._subscribers):
             try:

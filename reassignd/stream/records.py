@@ -1,4 +1,5 @@
-"""Event records: what one state change looks like on the stream. Pure: no I/O, no clock.
+"""Stream records as numbered: the envelope of one record of :mod:`reassignd.contracts.records`
+(its type, time, controller epoch and sequence, and its fields). Pure: no I/O, no clock.
 
 A record is ``{"type", "time", "controller_epoch", "sequence", ...fields}``; ``sequence`` counts
 the records of one controller epoch from 1 without gaps, so a reader sees a loss at once. Its id
@@ -16,32 +17,8 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-TYPES = frozenset(
-    {
-        "controller_elected",
-        "controller_resigned",
-        "controller_reloaded",
-        "broker_registered",
-        "broker_lost",
-        "leader_changed",
-        "isr_changed",
-        "reassignment_started",
-        "reassignment_retargeted",
-        "reassignment_progress",
-        "reassignment_completed",
-        "reassignment_cancelled",
-        "reassignment_stopped",
-        "batch_submitted",
-        "batch_state_changed",
-        "move_stuck",
-        "topic_created",
-        "topic_deleted",
-        "partitions_added",
-        "quota_throttled",
-        "problem_reported",
-        "audit",  # a mutating request (HTTP or the Kafka listener): who, from where, what, the result
-    }
-)
+from reassignd.contracts.records import TYPES
+
 RESERVED = frozenset({"type", "time", "controller_epoch", "sequence"})
 
 

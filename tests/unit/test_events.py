@@ -4,9 +4,26 @@ records a write's before and after make."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 import pytest
 
+from reassignd.contracts.records import (
+    RECORD_CLASSES,
+    TYPES,
+    BatchStateChanged,
+    BatchSubmitted,
+    BrokerLost,
+    BrokerRegistered,
+    ControllerElected,
+    ReassignmentCompleted,
+    ReassignmentStarted,
+    Record,
+    TopicCreated,
+    TopicDeleted,
+    record_fields,
+    record_type,
+)
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.record_changes import assignment_changes, state_changes
 from reassignd.stream import sse
@@ -25,7 +42,7 @@ def a_log(history: int = 100) -> RecordLog:
 def test_a_record_is_its_fields_with_type_time_epoch_and_sequence() -> None:
     log = a_log()
     log.start_epoch(7)
-    r = log.emit("reassignment_started", topic="orders", partition=3, target_replicas=[4, 5, 6])
+    r = log.emit(ReassignmentStarted("orders", 3, (1, 2, 3), (4, 5, 6)))
     assert r.id == "7-1" and r.key == "orders-3"
     assert json.loads(r.to_json()) == {
         "type": "reassignment_started",
@@ -34,11 +51,17 @@ def test_a_record_is_its_fields_with_type_time_epoch_and_sequence() -> None:
         "sequence": 1,
         "topic": "orders",
         "partition": 3,
+        "original_replicas": [1, 2, 3],
         "target_replicas": [4, 5, 6],
     }
-    assert log.emit("batch_submitted", batch_id="b-1").key == "b-1"
-    assert log.emit("topic_deleted", topic="orders").key == "orders"
-    assert log.emit("controller_elected", epoch=7).key is None
+    assert log.emit(BatchSubmitted("b-1", None, "pending", 1, 0)).key == "b-1"
+    assert log.emit(TopicDeleted("orders")).key == "orders"
+    assert log.emit(ControllerElected(9000, 7)).key is None
+
+
+def test_the_union_is_closed_and_every_type_distinct() -> None:
+    assert len(TYPES) == len(RECORD_CLASSES) == 22
+    assert "something_happened" not in TYPES
 
 
 def test_unknown_types_and_reserved_fields_are_refused() -> None:
@@ -51,11 +74,11 @@ def test_unknown_types_and_reserved_fields_are_refused() -> None:
 def test_sequences_count_each_epoch_from_one_without_gaps() -> None:
     log = a_log()
     log.start_epoch(3)
-    ids = [log.emit("broker_lost", broker_id=b).id for b in (1, 2)]
+    ids = [log.emit(BrokerLost(b, False)).id for b in (1, 2)]
     log.start_epoch(3)  # the same term again: no restart
-    ids.append(log.emit("broker_lost", broker_id=3).id)
+    ids.append(log.emit(BrokerLost(3, False)).id)
     log.start_epoch(4)
-    ids.append(log.emit("controller_elected", epoch=4).id)
+    ids.append(log.emit(ControllerElected(9000, 4)).id)
     assert ids == ["3-1", "3-2", "3-3", "4-1"]
 
 
@@ -63,13 +86,13 @@ def test_resume_from_the_history_and_a_gap_when_it_no_longer_reaches() -> None:
     log = a_log(history=3)
     log.start_epoch(1)
     for b in range(5):
-        log.emit("broker_lost", broker_id=b)  # 1-1 .. 1-5; 1-3 .. 1-5 kept
+        log.emit(BrokerLost(b, False))  # 1-1 .. 1-5; 1-3 .. 1-5 kept
     after, complete = log.since(1, 3)
     assert [r.id for r in after] == ["1-4", "1-5"] and complete
     after, complete = log.since(1, 1)
     assert [r.id for r in after] == ["1-3", "1-4", "1-5"] and not complete
     log.start_epoch(2)
-    log.emit("controller_elected", epoch=2)
+    log.emit(ControllerElected(9000, 2))
     after, complete = log.since(1, 5)
     assert [r.id for r in after] == ["2-1"] and complete
     assert log.since(2, 1) == ([], True)
@@ -80,10 +103,10 @@ async def test_subscribers_get_every_record_and_a_slow_one_is_closed() -> None:
     log.start_epoch(1)
     fast, slow = log.subscribe(), log.subscribe(maxsize=2)
     for b in range(3):
-        log.emit("broker_registered", broker_id=b)
+        log.emit(BrokerRegistered(b, None, 1))
     assert [fast.queue.get_nowait().sequence for _ in range(3)] == [1, 2, 3]  # type: ignore[union-attr]
     assert slow.closed and slow.queue.get_nowait() is None  # the end of its stream
-    log.emit("broker_registered", broker_id=9)
+    log.emit(BrokerRegistered(9, None, 1))
     assert slow.queue.empty()
 
 
@@ -95,14 +118,14 @@ def test_a_failing_sink_does_not_stop_the_log() -> None:
         raise RuntimeError("boom")
 
     log.sinks += [broken, lambda r: seen.append(r.id)]
-    log.emit("topic_created", topic="t")
+    log.emit(TopicDeleted("t"))
     assert seen == ["0-1"] and len(log.history) == 1
 
 
 def test_filters_and_ids() -> None:
     log = a_log()
-    moved = log.emit("reassignment_completed", topic="orders", partition=1)
-    batch = log.emit("batch_state_changed", batch_id="b-1", state="running")
+    moved = log.emit(ReassignmentCompleted("orders", 1, (1,), (2,), (2,)))
+    batch = log.emit(BatchStateChanged("b-1", "running", "pending"))
     assert Filters().accepts(moved) and Filters().accepts(batch)
     assert Filters(types=frozenset({"batch_state_changed"})).accepts(batch)
     assert not Filters(types=frozenset({"batch_state_changed"})).accepts(moved)
@@ -118,10 +141,10 @@ def test_filters_and_ids() -> None:
 def test_sse_framing() -> None:
     log = a_log()
     log.start_epoch(2)
-    r = log.emit("topic_created", topic="t", partitions=3)
+    r = log.emit(TopicCreated("t", 3, 2))
     assert sse.frame(r) == (
         b'id: 2-1\nevent: topic_created\ndata: {"type":"topic_created","time":"2026-11-24T00:00:00.000Z",'
-        b'"controller_epoch":2,"sequence":1,"topic":"t","partitions":3}\n\n'
+        b'"controller_epoch":2,"sequence":1,"topic":"t","partitions":3,"replication_factor":2}\n\n'
     )
     assert sse.heartbeat().startswith(b":") and sse.heartbeat().endswith(b"\n\n")
     gap = sse.gap_frame("1-4", "2-1").decode()
@@ -138,17 +161,18 @@ def ra(
     return ReplicaAssignment(replicas, adding, removing)
 
 
-def kinds(changes: object) -> list[str]:
-    return [k for k, _ in changes]  # type: ignore[attr-defined]
+def kinds(changes: Iterable[Record]) -> list[str]:
+    return [record_type(c) for c in changes]
 
 
 def test_assignment_changes_name_what_happened() -> None:
     tp = ("t", 0)
     moving = ra((4, 1, 2, 3), adding=(4,), removing=(3,))  # [1,2,3] moving to [4,1,2]
     assert kinds(assignment_changes(tp, ra((1, 2, 3)), moving)) == ["reassignment_started"]
-    [(_, started)] = assignment_changes(tp, ra((1, 2, 3)), moving)
-    assert started["original_replicas"] == list(moving.original_replicas)
-    assert started["target_replicas"] == list(moving.target_replicas)
+    [started] = assignment_changes(tp, ra((1, 2, 3)), moving)
+    assert isinstance(started, ReassignmentStarted)
+    assert started.original_replicas == moving.original_replicas
+    assert started.target_replicas == moving.target_replicas
     elsewhere = ra((5, 1, 2, 3), adding=(5,), removing=(3,))
     assert kinds(assignment_changes(tp, moving, elsewhere)) == ["reassignment_retargeted"]
     assert kinds(assignment_changes(tp, moving, moving.completed())) == ["reassignment_completed"]
@@ -168,5 +192,13 @@ def test_state_changes_name_leader_and_isr_changes() -> None:
     ]
     assert kinds(state_changes(tp, before, PartitionState(1, 5, 2, (1, 2)))) == ["isr_changed"]
     assert kinds(state_changes(tp, before, PartitionState(1, 6, 3, (1, 2, 3)))) == []
-    [(_, leader)] = state_changes(tp, before, PartitionState(2, 6, 2, (1, 2, 3)))
-    assert leader == {"topic": "t", "partition": 0, "leader": 2, "previous_leader": 1, "leader_epoch": 6}
+    [leader] = state_changes(tp, before, PartitionState(2, 6, 2, (1, 2, 3)))
+    assert record_fields(leader) == {
+        "topic": "t",
+        "partition": 0,
+        "leader": 2,
+        "previous_leader": 1,
+        "leader_epoch": 6,
+    }  # no "by": the controller's own change
+    [by_broker] = state_changes(tp, before, PartitionState(2, 6, 2, (1, 2, 3)), by="broker")
+    assert record_fields(by_broker)["by"] == "broker"

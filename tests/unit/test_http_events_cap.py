@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from aiohttp.test_utils import TestClient, TestServer
 
+from reassignd.contracts.records import TopicCreated
 from reassignd.http import build_app
 from reassignd.stream.record_log import RecordLog
 from reassignd.testing.fake_view import SETTINGS, FakeView
@@ -33,7 +34,7 @@ async def test_one_stream_over_the_cap_is_answered_503() -> None:
 
         # a record still reaches both streams
         events.start_epoch(1)
-        events.emit("topic_created", topic="t")
+        events.emit(TopicCreated("t", 1, 1))
         assert b"event: topic_created" in await first.content.readuntil(b"\n\n")
         assert b"event: topic_created" in await second.content.readuntil(b"\n\n")
 
@@ -41,7 +42,7 @@ async def test_one_stream_over_the_cap_is_answered_503() -> None:
 
         async def freed() -> None:
             while events.subscribers > 1:
-                events.emit("topic_created", topic="t")  # a write to the closed stream ends it
+                events.emit(TopicCreated("t", 1, 1))  # a write to the closed stream ends it
                 await asyncio.sleep(0.05)
 
         await asyncio.wait_for(freed(), 10)

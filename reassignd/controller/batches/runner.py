@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from reassignd.contracts.records import BatchStateChanged, BatchSubmitted
 from reassignd.controller.batches.journal_store import JournalStore
 from reassignd.controller.batches.throttles import BatchThrottles
 from reassignd.controller.model.requests import Source
@@ -117,19 +118,17 @@ class BatchRunner:
         events = self.writer.records
         if old is None:
             events.emit(
-                "batch_submitted",
-                batch_id=new.batch_id,
-                plan_id=new.spec.plan_id,
-                state=str(new.state),
-                moves=len(new.moves),
-                refused=len(new.refusals),
+                BatchSubmitted(
+                    batch_id=new.batch_id,
+                    plan_id=new.spec.plan_id,
+                    state=str(new.state),
+                    moves=len(new.moves),
+                    refused=len(new.refusals),
+                )
             )
         elif old.state is not new.state:
             events.emit(
-                "batch_state_changed",
-                batch_id=new.batch_id,
-                state=str(new.state),
-                previous_state=str(old.state),
+                BatchStateChanged(batch_id=new.batch_id, state=str(new.state), previous_state=str(old.state))
             )
         return True
 

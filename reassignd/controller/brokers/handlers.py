@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterable
 
+from reassignd.contracts.records import BrokerLost, BrokerRegistered
 from reassignd.controller.instance.events import BrokerModified, BrokersChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.reassignment.algorithm import Reassigner
@@ -96,10 +97,10 @@ class BrokerEvents:
             return None
         log.info("brokers changed: new %s, dead %s, bounced %s", sorted(new), sorted(dead), sorted(bounced))
         for b in sorted(dead | bounced):
-            shared.records.emit("broker_lost", broker_id=b, bounced=b in bounced)
+            shared.records.emit(BrokerLost(broker_id=b, bounced=b in bounced))
         for b in sorted(new | bounced):
             shared.records.emit(
-                "broker_registered", broker_id=b, rack=current[b][0].rack, broker_epoch=current[b][1]
+                BrokerRegistered(broker_id=b, rack=current[b][0].rack, broker_epoch=current[b][1])
             )
         for b in dead | bounced:
             ctx.remove_broker(b)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from reassignd.contracts.records import ProblemReported
 from reassignd.control.protocol import ControlRequest
 from reassignd.controller.instance.channel import ControlChannel
 from reassignd.controller.instance.event_queue import EventQueue
@@ -111,7 +112,7 @@ class Shared:
             return False
         self._reported[path] = reason
         self.problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
-        self.records.emit("problem_reported", path=path, reason=reason, kind=kind)
+        self.records.emit(ProblemReported(path=path, reason=reason, kind=kind))
         return True
 
     def decode_controller(self, data: bytes | None) -> codec.ControllerInfo | None:

@@ -224,8 +224,8 @@ class Reassigner:
         before = self.ctx.states.get(tp)
         self.ctx.set_state(tp, li)
         if before is not None and before.version != li.version:  # a broker changed it
-            for kind, fields in state_changes(tp, before.state, li.state):
-                self.writer.records.emit(kind, **fields, by="broker")
+            for change in state_changes(tp, before.state, li.state, by="broker"):
+                self.writer.records.emit(change)
 
     async def _phase_a(self, tps: list[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
         """Not complete yet: bump the leader epoch (same leader and ISR), send LeaderAndIsr with

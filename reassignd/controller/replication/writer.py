@@ -90,8 +90,8 @@ class ZkWriter:
                 assert isinstance(stat, Stat)
                 ctx.set_state(tp, LeaderIsr(new, stat.version))
                 changed.append(tp)
-                for kind, fields in state_changes(tp, li.state, new):
-                    self.records.emit(kind, **fields)
+                for change in state_changes(tp, li.state, new):
+                    self.records.emit(change)
 
         for _attempt in range(5):
             writes = []
@@ -271,8 +271,8 @@ class ZkWriter:
             for p, a in parts.items():
                 ctx.set_assignment((topic, p), a)
                 origin = origins.get(p) or origins_before.get(p)
-                for kind, fields in assignment_changes((topic, p), previous[p], a, origin):
-                    self.records.emit(kind, **fields)
+                for change in assignment_changes((topic, p), previous[p], a, origin):
+                    self.records.emit(change)
 
         # Structured: the first failure cancels the writes still in flight and is raised once
         # every worker has stopped, so no write of this event outlives it (gather would leave

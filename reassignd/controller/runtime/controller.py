@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from reassignd.contracts.records import ControllerElected, ControllerReloaded, ControllerResigned
 from reassignd.control.protocol import ControlRequest, ControlResponse, StopReplicaRequest
 from reassignd.controller.api.controller_api import ControllerApi
 from reassignd.controller.instance.channel import ControlChannel
@@ -396,7 +397,7 @@ class Controller:
         events = self.shared.records
         self._epoch_seen = won.epoch
         events.start_epoch(won.epoch)
-        events.emit("controller_elected", controller_id=self.settings.controller_id, epoch=won.epoch)
+        events.emit(ControllerElected(controller_id=self.settings.controller_id, epoch=won.epoch))
         self._won = won
         self._term_started = self.shared.clock()
         self._active_controller = ActiveController(
@@ -436,7 +437,7 @@ class Controller:
         log.warning("reloading the cluster from ZooKeeper (epoch %d): %s", won.epoch, reason)
         self.metrics.reloads.inc()
         self.shared.records.emit(
-            "controller_reloaded", controller_id=self.settings.controller_id, epoch=won.epoch, reason=reason
+            ControllerReloaded(controller_id=self.settings.controller_id, epoch=won.epoch, reason=reason)
         )
         await self.channel.remove_all()
         await self._load(won)
@@ -447,10 +448,9 @@ class Controller:
             return
         log.warning("resigning as the active controller: %s", reason)
         self.shared.records.emit(
-            "controller_resigned",
-            controller_id=self.settings.controller_id,
-            epoch=parts.ctx.epoch,
-            reason=reason,
+            ControllerResigned(
+                controller_id=self.settings.controller_id, epoch=parts.ctx.epoch, reason=reason
+            )
         )
         self.parts = None
         self._loaded = False

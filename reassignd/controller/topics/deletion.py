@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from reassignd.contracts.records import TopicDeleted
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
@@ -113,4 +114,4 @@ class TopicDeleter:
         self.ctx.topics_to_delete.discard(topic)
         self.ctx.remove_topic(topic)
         log.info("topic %s deleted", topic)
-        self.writer.records.emit("topic_deleted", topic=topic)
+        self.writer.records.emit(TopicDeleted(topic=topic))

@@ -8,6 +8,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
+from reassignd.contracts.records import PartitionsAdded, TopicCreated
 from reassignd.controller.instance.events import (
     IsrChangeNotified,
     PartitionsModified,
@@ -93,7 +94,7 @@ class TopicEvents:
         for topic in sorted(znodes):
             parts = ctx.assignments[topic]
             rf = len(next(iter(parts.values())).replicas) if parts else 0
-            shared.records.emit("topic_created", topic=topic, partitions=len(parts), replication_factor=rf)
+            shared.records.emit(TopicCreated(topic=topic, partitions=len(parts), replication_factor=rf))
 
     async def on_partitions_modified(self, topics: Sequence[str]) -> None:
         """Topic znodes changed: re-read them (re-arming their watches); partitions they gained
@@ -135,7 +136,7 @@ class TopicEvents:
         await self.online_new_partitions(added)
         for topic, new in added.items():
             log.info("topic %s: new partitions %s", topic, new)
-            shared.records.emit("partitions_added", topic=topic, partitions=new)
+            shared.records.emit(PartitionsAdded(topic=topic, partitions=tuple(new)))
 
     async def online_new_partitions(self, added: dict[str, list[int]]) -> None:
         """Partitions just added to the context (a topic's znode grew, or CreatePartitions): their
@@ -183,8 +184,8 @@ class TopicEvents:
             before = ctx.states.get(tp)
             ctx.set_state(tp, li)
             # the brokers' own ISR changes (the controller learns them from the notification)
-            for kind, fields in state_changes(tp, None if before is None else before.state, li.state):
-                shared.records.emit(kind, **fields, by="broker")
+            for change in state_changes(tp, None if before is None else before.state, li.state, by="broker"):
+                shared.records.emit(change)
         broker_requests = self.elections.broker_requests()
         broker_requests.add_update_metadata(states)
         await self.reassigner.check(states, broker_requests)

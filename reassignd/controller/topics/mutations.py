@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from reassignd.contracts.records import PartitionsAdded, QuotaThrottled
 from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
@@ -104,11 +105,7 @@ class TopicMutations:
         refused = sum(1 for a in admissions if not a.admitted)
         if throttle_ms > 0:
             self.writer.records.emit(
-                "quota_throttled",
-                user=user,
-                client_id=client_id,
-                throttle_time_ms=throttle_ms,
-                refused=refused,
+                QuotaThrottled(user=user, client_id=client_id, throttle_time_ms=throttle_ms, refused=refused)
             )
         return out, throttle_ms
 
@@ -187,7 +184,7 @@ class TopicMutations:
                     {(name, p): ReplicaAssignment(tuple(r)) for p, r in item.new_assignment.items()}
                 )
                 added[name] = sorted(item.new_assignment)
-                self.writer.records.emit("partitions_added", topic=name, partitions=added[name])
+                self.writer.records.emit(PartitionsAdded(topic=name, partitions=tuple(added[name])))
             results.append(TopicResult(name))
         return TopicsResult(tuple(results), throttle, self._clock()), added
 
