@@ -1,18 +1,18 @@
 """A ZooKeeper made of dicts, for the property tests of the controller's core. Pure, no I/O.
 
-It answers the :class:`~reassignd.zk.client.ZkClient` calls the core makes (``get``,
-``get_or_none``, ``get_many``, ``exists``, ``children``, ``multi``, ``fenced_multi``) with
-ZooKeeper's rules: versions checked on every conditional write, a multi applies all or nothing
-(``MultiFailedError`` naming the op), a failed fencing check raises ``NotController``,
-creates need the parent, deletes need no children, a zxid per write (``czxid`` is a broker's
-epoch). The model's own writes (a broker registering, an agent changing an ISR, a tool writing a
-topic znode) use the synchronous ``create``/``set``/``delete``, unfenced, as those clients do.
-Watches are not simulated: the model delivers the notifications itself.
+It answers every :class:`~reassignd.zk.client.ZkClient` call the controller's parts make (reads,
+plain and fenced writes, multis) with ZooKeeper's rules: versions checked on every conditional
+write, a multi applies all or nothing (``MultiFailedError`` naming the op), a failed fencing
+check raises ``NotController``, creates need the parent, sequential names count per parent,
+deletes need no children, a zxid per write (``czxid`` is a broker's epoch). The model's own
+writes (a broker registering, an agent changing an ISR, a tool writing a topic znode) use the
+synchronous ``add``/``put``/``remove``, unfenced, as those clients do. Watches are not simulated:
+the model delivers the notifications itself, as the events they would have enqueued.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from reassignd.errors import NotController
@@ -41,21 +41,28 @@ def _parent(path: str) -> str:
 
 
 class SimZooKeeper:
+    session_id = 1
+    connected = True
+
     def __init__(self) -> None:
         self.nodes: dict[str, _Node] = {"/": _Node(None, 0, 0, 0)}
         self.zxid = 0
+        self.sequences: dict[str, int] = {}  # parent -> next sequential number
 
     # --- the model's side (unfenced) ---------------------------------------------------------------
 
-    def create(self, path: str, data: bytes | None = None) -> Stat:
-        self.nodes = self._apply(self.nodes, [Create(path, data)], multi=False)
-        return self.stat(path)
+    def add(self, path: str, data: bytes | None = None, *, sequential: bool = False) -> str:
+        created: list[str] = []
+        self.nodes = self._apply(
+            self.nodes, [Create(path, data, sequential=sequential)], multi=False, created=created
+        )
+        return created[0]
 
-    def set(self, path: str, data: bytes, version: int) -> Stat:
+    def put(self, path: str, data: bytes, version: int) -> Stat:
         self.nodes = self._apply(self.nodes, [SetData(path, data, version)], multi=False)
         return self.stat(path)
 
-    def delete(self, path: str) -> None:
+    def remove(self, path: str) -> None:
         self.nodes = self._apply(self.nodes, [Delete(path)], multi=False)
 
     def data(self, path: str) -> bytes | None:
@@ -106,10 +113,61 @@ class SimZooKeeper:
             raise NoNodeError(f"no node {path}", path)
         return self._children(self.nodes, path)
 
+    async def children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
+        return [self._children(self.nodes, p) if p in self.nodes else None for p in paths]
+
+    @property
+    def last_zxid(self) -> int:
+        return self.zxid
+
+    async def watch_data_since(self, watches: Mapping[str, WatchCallback], zxid: int) -> None:
+        """Watches are the model's: nothing to arm."""
+
+    def watching(self, callback: WatchCallback) -> bool:
+        return False
+
+    def drop_watches(self) -> None:
+        pass
+
+    async def create(
+        self,
+        path: str,
+        data: bytes | None = None,
+        *,
+        ephemeral: bool = False,
+        sequential: bool = False,
+        make_parents: bool = False,
+    ) -> str:
+        if make_parents:
+            await self.ensure_path(_parent(path))
+        return self.add(path, data, sequential=sequential)
+
+    async def set(self, path: str, data: bytes, version: int) -> Stat:
+        return self.put(path, data, version)
+
+    async def delete(self, path: str, version: int = -1) -> None:
+        self.nodes = self._apply(self.nodes, [Delete(path, version)], multi=False)
+
+    async def ensure_path(self, path: str) -> None:
+        parts = [p for p in path.split("/") if p]
+        for i in range(1, len(parts) + 1):
+            here = "/" + "/".join(parts[:i])
+            if here not in self.nodes:
+                self.add(here)
+
+    async def delete_recursive(self, path: str) -> None:
+        if path not in self.nodes:
+            return
+        for child in self._children(self.nodes, path):
+            await self.delete_recursive(f"{path.rstrip('/')}/{child}")
+        await self.delete(path)
+
     async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
-        self.nodes = self._apply(self.nodes, ops)
+        created: list[str] = []
+        self.nodes = self._apply(self.nodes, ops, created=created)
+        names = iter(created)
         return [
-            self.stat(op.path) if isinstance(op, SetData) else op.path if isinstance(op, Create) else None
+            self.stat(op.path) if isinstance(op, SetData) else next(names) if isinstance(op, Create) else None
             for op in ops
         ]
 
@@ -132,20 +190,41 @@ class SimZooKeeper:
             if p != "/" and p.startswith(prefix) and "/" not in p[len(prefix) :]
         )
 
-    def _apply(self, nodes: dict[str, _Node], ops: Sequence[Op], *, multi: bool = True) -> dict[str, _Node]:
+    def _apply(
+        self,
+        nodes: dict[str, _Node],
+        ops: Sequence[Op],
+        *,
+        multi: bool = True,
+        created: list[str] | None = None,
+    ) -> dict[str, _Node]:
         """The nodes after ``ops``, or MultiFailedError (nothing applied); outside a multi, the
-        op's own error."""
+        op's own error. The names of the created znodes (sequential ones numbered) go to
+        ``created``."""
         out = dict(nodes)
+        sequences = dict(self.sequences)
+        names: list[str] = []
         zxid = self.zxid
-        for index, op in enumerate(ops):
+        for index, given in enumerate(ops):
             zxid += 1
+            op = given
             try:
+                if isinstance(given, Create) and given.sequential:
+                    parent = _parent(given.path)
+                    number = sequences.get(parent, 0)
+                    sequences[parent] = number + 1
+                    op = replace(given, path=f"{given.path}{number:010d}", sequential=False)
                 self._one(out, op, zxid)
+                if isinstance(op, Create):
+                    names.append(op.path)
             except ZkError as e:
                 if not multi:
                     raise
                 raise MultiFailedError(index, e) from None
         self.zxid = zxid
+        self.sequences = sequences
+        if created is not None:
+            created.extend(names)
         return out
 
     @staticmethod

@@ -1,16 +1,17 @@
 """Property tests of the controller's core (issue 8, Build 6): Hypothesis stateful testing.
 
-The state is a simulated ZooKeeper (``SimZooKeeper``: topic znodes and partition state znodes
-as the codecs encode them) plus the active controller's in-memory context. The rules interleave
-what happens to a cluster — reassign, re-target, cancel, stop, a replica catching up and joining
-the ISR (the agent's conditional write, the controller notified now or later), broker death,
-return and bounce, unclean-election configs, topic deletion and re-creation, failover (a new
-context loaded from ZooKeeper alone) and a fenced-out controller acting after it — and run the
-real code for each: ``ReplicaAssignment``, ``validation``, ``partition_logic``, the ``Reassigner``
-(phases U, A and B), ``ZkWriter``, ``TopicDeleter``, ``loader`` and the codecs. The machine only
-sequences those calls the way the controller's event handlers do, stores znodes, and plays the
-brokers (ISR expansion, StopReplica confirmations); it never decides an assignment or a state
-itself.
+The state is a simulated ZooKeeper (``SimZooKeeper``: every znode as the codecs encode them) plus
+the active controller's parts. The rules interleave what happens to a cluster — reassign,
+re-target, cancel, stop, a replica catching up and joining the ISR (the agent's conditional write
+and its ISR change notification, the controller told now or later), broker death, return and
+bounce, unclean-election configs, topic deletion and re-creation, failover (a new term loaded from
+ZooKeeper alone) and a fenced-out controller acting after it. The controller is the real one: each
+term's parts are built by ``active.build`` and loaded by ``failover.load``, and each happening
+reaches them as the event the controller would have queued, through the real ``dispatch`` (the
+intakes, the Reassigner's phases U, A and B, the partition state machine, BrokerEvents,
+TopicEvents, the TopicDeleter, the Finisher, the ZkWriter, the loader and the codecs). The
+machine stores znodes, plays the brokers (ISR expansion, StopReplica confirmations) and predicts
+each request's outcome from the pure rules; it never decides an assignment or a state itself.
 
 After every step, from ZooKeeper's bytes: memory equals ZooKeeper and the codecs round-trip it;
 AR ∩ RR = ∅, AR, RR, TRS ⊆ RS; a moving partition keeps its ORS (as a set) and its requested
@@ -35,7 +36,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -51,23 +52,36 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from reassignd.control.protocol import ControlResponse, StopReplicaRequest
-from reassignd.controller.instance.channel import ControlChannel
+from reassignd.control.protocol import ControlRequest, ControlResponse, StopReplicaRequest
 from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.events import (
+    ApiPartitionReassignment,
+    BrokersChanged,
+    ControllerEvent,
+    IsrChangeNotified,
+    PartitionStateChanged,
+    StopReplicaConfirmed,
+    TopicDeletionsChanged,
+    TopicsChanged,
+)
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.instance.shared import Shared
-from reassignd.controller.model.requests import CancelMode, Source
-from reassignd.controller.reassignment.algorithm import Reassigner
-from reassignd.controller.reassignment.validation import cancelled_assignment, validate_target
+from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
+from reassignd.controller.model.requests import AlterReassignments, AlterResult, CancelMode, Source
+from reassignd.controller.reassignment.validation import (
+    cancelled_assignment,
+    in_origin_order,
+    validate_target,
+)
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch, WireStates
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.partition_logic import NO_LEADER, after_broker_failure
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.partition_logic import NO_LEADER
+from reassignd.controller.runtime import active, failover
+from reassignd.controller.runtime.active import ActiveParts
+from reassignd.controller.runtime.controller_election import Won
+from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.settings import ControllerSettings
-from reassignd.controller.topics.deletion import TopicDeleter
 from reassignd.errors import (
     InvalidReplicaAssignment,
     NoReassignmentInProgress,
@@ -75,6 +89,7 @@ from reassignd.errors import (
     ReassigndError,
     UnknownTopicOrPartition,
 )
+from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
@@ -94,17 +109,6 @@ picks = st.integers(min_value=0, max_value=63)
 targets = st.tuples(st.permutations(BROKERS), st.integers(min_value=1, max_value=4))
 
 
-@dataclass
-class Active:
-    """One active controller's objects, as ``active.build`` composes them."""
-
-    ctx: ControllerContext
-    writer: ZkWriter
-    reassigner: Reassigner
-    deleter: TopicDeleter
-    elections: PartitionStateMachine
-
-
 @dataclass(frozen=True)
 class Seen:
     """A partition as ZooKeeper holds it: assignment, state (None before it has one), version."""
@@ -121,37 +125,43 @@ def _registration(broker_id: int) -> codec.BrokerRegistration:
     )
 
 
+class RecordingChannel:
+    """The control channel as the brokers see it: every request the controller sends, in order
+    (the machine plays the brokers and confirms each StopReplica(delete))."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, ControlRequest]] = []
+
+    def add_broker(self, broker_id: int, url: str) -> None:
+        pass
+
+    async def remove_broker(self, broker_id: int) -> None:
+        pass
+
+    def send(self, broker_id: int, request: ControlRequest) -> None:
+        self.sent.append((broker_id, request))
+
+
 class CoreMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.zk = SimZooKeeper()
-        for path in (
-            paths.BROKERS,
-            paths.BROKER_IDS,
-            paths.BROKER_TOPICS,
-            paths.ADMIN,
-            paths.DELETE_TOPICS,
-            paths.CONFIG,
-            paths.CONFIG_TOPICS,
-            paths.REASSIGND,
-            paths.ORIGINS,
-        ):
-            self.zk.create(path)
-        self.zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
-        self.reports: list[tuple[str, str, str]] = []
-        # the instance's services, for the real PartitionStateMachine (its reports land in shared.problems)
+        for path in paths.PERSISTENT_PATHS:
+            self.run(self.zk.ensure_path(path))
+        self.zk.add(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
+        # the instance's services, as the controller composes them; the parts of each active term
+        # are built by the real ``active.build`` and loaded by the real ``failover.load``
         metrics = ControllerMetrics()
+        self.channel = RecordingChannel()
+        settings = ControllerSettings("sim", controller_id=CONTROLLER_ID, auto_leader_rebalance_enable=False)
         self.shared = Shared(
-            ControllerSettings("sim", controller_id=CONTROLLER_ID),
-            self.client,
-            metrics,
-            time.monotonic,
-            EventQueue(time.monotonic),
-            ControlChannel(request_timeout_s=1.0, backoff_ms=100, backoff_max_ms=1000, metrics=metrics),
+            settings, self.client, metrics, time.monotonic, EventQueue(time.monotonic), self.channel
         )
-        self.active: Active | None = None
-        self.stale: Active | None = None
+        self.quota_metrics = QuotaMetrics(metrics.registry)
+        self.rebalance = RebalanceTimer(settings, time.monotonic, self.shared.queue)
+        self.active: ActiveParts | None = None
+        self.stale: ActiveParts | None = None
         # ISR changes an agent wrote that the controller has not been told of yet
         self.pending_isr: set[TopicPartition] = set()
         # ghosts: what each move started from (ORS, in its order then) and where it goes (TRS)
@@ -172,7 +182,7 @@ class CoreMachine(RuleBasedStateMachine):
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(coro)
 
-    # --- helpers: the controller's event handlers, as sequences of the real calls --------------------
+    # --- helpers: ZooKeeper and the brokers as the model plays them; the controller is the real one
 
     @property
     def ctx(self) -> ControllerContext:
@@ -183,95 +193,66 @@ class CoreMachine(RuleBasedStateMachine):
     def client(self) -> ZkClient:
         return cast(ZkClient, self.zk)
 
-    def _report(self, path: str, reason: str, kind: str) -> None:
-        self.reports.append((path, reason, kind))
-
     def _unclean(self, topic: str) -> bool:
-        """The topic's ``unclean.leader.election.enable`` (Intake._unclean_allowed)."""
+        """The topic's ``unclean.leader.election.enable``, as the model set it."""
         path = paths.config_topic(topic)
         if not self.zk.has(path):
             return False
         config = admin_codec.decode_entity_config(self.zk.data(path))
         return config.get(UNCLEAN, "false").strip().lower() == "true"
 
-    def _replicas(self, tp: TopicPartition) -> tuple[int, ...]:
-        a = self.ctx.assignment(tp)
-        return () if a is None else a.replicas
-
     def _register(self, broker_id: int) -> None:
-        self.zk.create(paths.broker(broker_id), codec.encode_broker(_registration(broker_id)))
-
-    def _broker_requests(self) -> BrokerRequestBatch:
-        """A batch of the active term: its partition states on the wire kept across batches."""
-        assert self.active is not None
-        return BrokerRequestBatch(self.ctx, CONTROLLER_ID, wire=self.active.elections.wire)
+        self.zk.add(paths.broker(broker_id), codec.encode_broker(_registration(broker_id)))
 
     async def _become_active(self) -> None:
-        """Election (the epoch bumped, its version the fence) and controller failover: every
+        """Election (the epoch bumped, its version the fence), then the real failover load: every
         value of the new context comes from ZooKeeper's bytes."""
-        zk, report = self.client, self._report
-        znode = await zk.get(paths.CONTROLLER_EPOCH)
+        znode = await self.client.get(paths.CONTROLLER_EPOCH)
         epoch = codec.decode_controller_epoch(znode.data) + 1
-        stat = self.zk.set(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(epoch), znode.stat.version)
-        ctx = ControllerContext(epoch, stat.version)
-        writer = ZkWriter(zk, Fence(paths.CONTROLLER_EPOCH, stat.version), ctx, report)
-        reassigner = Reassigner(zk, ctx, writer, lambda _tp: None, report)
-        elections = PartitionStateMachine(self.shared, ctx, writer, WireStates(ctx))
-        self.stale, self.active = (
-            self.active,
-            Active(ctx, writer, reassigner, TopicDeleter(zk, ctx, writer), elections),
-        )
-        for b in loader.parse_ids(await zk.children(paths.BROKER_IDS), paths.BROKER_IDS, report):
-            found = await loader.read_broker(zk, b, None, report)
-            if found is not None:
-                ctx.add_broker(*found)
-        names = await zk.children(paths.BROKER_TOPICS)
-        for topic, znode_ in (await loader.read_topics(zk, names, lambda _p: None, report)).items():
-            ctx.put_topic(topic, znode_.topic_id, loader.assignment_of(znode_))
-        all_tps = list(ctx.all_partitions())
-        states, malformed = await loader.read_states(zk, all_tps, report)
-        ctx.states.update(states)
-        ctx.malformed_states.update(malformed)
-        broker_requests = BrokerRequestBatch(ctx, CONTROLLER_ID, wire=elections.wire)
-        await self._online(all_tps, broker_requests)
-        ctx.topics_to_delete = set(await zk.children(paths.DELETE_TOPICS))
-        await reassigner.resume(sorted(ctx.reassigning), broker_requests)
-        await self._after(broker_requests)
+        stat = self.zk.put(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(epoch), znode.stat.version)
+        won = Won(epoch, Fence(paths.CONTROLLER_EPOCH, stat.version))
+        self.shared.records.start_epoch(epoch)
+        parts = active.build(self.shared, won, self.quota_metrics)
+        self.stale, self.active = self.active, parts
+        await failover.load(self.shared, parts)
+        await self._brokers_answer()
         self.pending_isr.clear()
         self.elections_ran = True
 
-    async def _online(self, tps: Iterable[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
-        """The real ``PartitionStateMachine.online_partitions`` (unclean where the topic's config allows)."""
+    async def _handle(self, event: ControllerEvent) -> None:
+        """One event through the real dispatch, then whatever it enqueued, then the brokers'
+        answers (StopReplica confirmations, which may finish a topic deletion)."""
         assert self.active is not None
-        await self.active.elections.online_partitions(tps, broker_requests)
+        await dispatch(self.active, event, self.shared, self.rebalance)
+        for queued in self.shared.queue.clear():
+            await dispatch(self.active, queued, self.shared, self.rebalance)
+        await self._brokers_answer()
 
-    async def _after(self, broker_requests: BrokerRequestBatch) -> None:
-        """End of an event: deletions that can go, then the control requests go out; the brokers
-        confirm every StopReplica(delete), which may finish a topic deletion."""
+    async def _brokers_answer(self) -> None:
         assert self.active is not None
-        deleter = self.active.deleter
-        if self.ctx.topics_to_delete:
-            await deleter.resume(broker_requests)
-        while self._deliver(broker_requests):
-            broker_requests = self._broker_requests()
-            await deleter.resume(broker_requests)
-        self._deliver(broker_requests)
-
-    def _deliver(self, broker_requests: BrokerRequestBatch) -> bool:
-        assert self.active is not None
-        progressed = False
-        for broker_id, requests in broker_requests.build().items():
-            for request in requests:
-                if isinstance(request, StopReplicaRequest):
+        while self.channel.sent:
+            sent, self.channel.sent = self.channel.sent, []
+            for broker_id, request in sent:
+                if isinstance(request, StopReplicaRequest) and any(
+                    p.delete_partition for p in request.partitions
+                ):
                     for p in request.partitions:
                         if p.delete_partition:
                             self.deleted_replicas.append(((p.topic, p.partition), broker_id))
-                    progressed |= self.active.deleter.confirmed(broker_id, request, ControlResponse(0))
-        return progressed
+                    event = StopReplicaConfirmed(broker_id, request, ControlResponse(0))
+                    await dispatch(self.active, event, self.shared, self.rebalance)
 
-    async def _reassign(self, updates: dict[TopicPartition, ReplicaAssignment]) -> None:
-        """Hand validated assignments to the Reassigner (Intake.alter's last step)."""
-        assert self.active is not None
+    async def _request(self, request: AlterReassignments) -> AlterResult:
+        reply: asyncio.Future[AlterResult] = self.loop.create_future()
+        await self._handle(ApiPartitionReassignment(request, reply))
+        return reply.result()
+
+    def _zk_isr(self, tp: TopicPartition) -> tuple[int, ...]:
+        seen = self._zk_partitions().get(tp)
+        return () if seen is None or seen.state is None else seen.state.isr
+
+    def _note_requests(self, updates: dict[TopicPartition, ReplicaAssignment]) -> None:
+        """What the machine expects each accepted partition to be handed to the Reassigner."""
         for tp, new in updates.items():
             current = self.ctx.assignment(tp)
             assert current is not None
@@ -283,33 +264,13 @@ class CoreMachine(RuleBasedStateMachine):
             else:
                 self.ghost_ors.pop(tp, None)
                 self.ghost_trs.pop(tp, None)
-        broker_requests = self._broker_requests()
-        reassigner = self.active.reassigner
-        await reassigner.reassign(updates, Source.API, 0, broker_requests)
-        await self._after_reassignments(broker_requests)
-
-    async def _after_reassignments(self, broker_requests: BrokerRequestBatch) -> None:
-        """Finisher.after_reassignments: completed partitions and those a removal left
-        without a leader get an election (unclean if the topic allows it)."""
-        assert self.active is not None
-        reassigner, live = self.active.reassigner, self.ctx.live_broker_ids
-        leaderless = [
-            tp
-            for tp in dict.fromkeys([*reassigner.completed, *sorted(reassigner.leaderless)])
-            if (li := self.ctx.states.get(tp)) and li.state.leader not in live
-        ]
-        reassigner.leaderless.clear()
-        reassigner.completed.clear()
-        if leaderless:
-            await self._online(leaderless, broker_requests)
-            self.elections_ran = True
-        await self._after(broker_requests)
 
     async def _alter(self, wanted: dict[TopicPartition, tuple[int, ...]]) -> None:
-        """Intake.alter for targets: validate, compute against ORS, reassign."""
+        """AlterPartitionReassignments for targets, through the real intake: the machine predicts
+        each partition's outcome from the pure rules and checks the answer against it."""
         ctx = self.ctx
         live = ctx.live_broker_ids
-        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        expected: dict[TopicPartition, ReplicaAssignment | None] = {}
         for tp, target in wanted.items():
             current = ctx.assignment(tp)
             assert current is not None
@@ -323,12 +284,13 @@ class CoreMachine(RuleBasedStateMachine):
             else:
                 assert error is None, error
             if error is not None:
+                expected[tp] = None
                 continue
             new = current.reassign_to(target)
-            li = ctx.states.get(tp)
-            isr = li.state.isr if li else ()
+            isr = self._zk_isr(tp)
             if current.is_being_reassigned and not set(new.replicas) & set(isr) and not self._unclean(tp[0]):
-                continue  # Intake.alter refuses it: 39, it would need an unclean leader election
+                expected[tp] = None  # refused: 39, it would need an unclean leader election
+                continue
             # always relative to ORS: the same as a move of a partition sitting at ORS
             assert new == ReplicaAssignment(ors).reassign_to(target)
             assert new.target_replicas == target
@@ -338,22 +300,32 @@ class CoreMachine(RuleBasedStateMachine):
             assert set(new.removing) == set(ors) - set(target)
             if current.is_being_reassigned:
                 assert set(ors) == set(self.ghost_ors[tp])
-            updates[tp] = new
-        self.retargeted |= set(updates)
-        await self._reassign(updates)
+            expected[tp] = new
+        accepted = {tp: new for tp, new in expected.items() if new is not None}
+        self._note_requests(accepted)
+        self.retargeted |= set(accepted)
+        if not wanted:
+            return
+        result = await self._request(AlterReassignments(tuple(wanted.items())))
+        answered = {(r.topic, r.partition): r.error_code for r in result.results}
+        assert {tp for tp, code in answered.items() if code == 0} == set(accepted), (answered, accepted)
 
     async def _cancel(self, tps: Sequence[TopicPartition], mode: CancelMode) -> None:
-        """Intake.alter for cancels (``replicas: null``), mode cancel or stop."""
+        """AlterPartitionReassignments for cancels (``replicas: null``), mode cancel or stop,
+        through the real intake; the outcome predicted from the pure rules."""
         ctx = self.ctx
-        updates: dict[TopicPartition, ReplicaAssignment] = {}
+        expected: dict[TopicPartition, ReplicaAssignment | None] = {}
         for tp in tps:
             current = ctx.assignment(tp)
-            li = ctx.states.get(tp)
-            isr = li.state.isr if li else ()
+            isr = self._zk_isr(tp)
             unclean = current is not None and current.is_being_reassigned and self._unclean(tp[0])
             outcome = cancelled_assignment(tp[0], tp[1], current, isr, mode, unclean_allowed=unclean)
             if current is None or not current.is_being_reassigned:
                 assert isinstance(outcome, NoReassignmentInProgress), outcome
+                expected[tp] = None
+                continue
+            if tp[0] in ctx.topics_to_delete:
+                expected[tp] = None  # a topic queued for deletion takes no cancel either (3)
                 continue
             ors = current.original_replicas
             assert set(ors) == set(self.ghost_ors[tp])
@@ -362,120 +334,53 @@ class CoreMachine(RuleBasedStateMachine):
             assert isinstance(outcome, ReassigndError) == refused, (tp, current, isr, mode, outcome)
             if isinstance(outcome, ReassigndError):
                 assert isinstance(outcome, InvalidReplicaAssignment), outcome
+                expected[tp] = None
                 continue
             assert not outcome.is_being_reassigned
             if mode is CancelMode.CANCEL:
-                # back to ORS as a set, in RS − AR order (what revert() documents)
-                assert outcome.replicas == ors
-                assert set(outcome.replicas) == set(self.ghost_ors[tp])
+                # back to ORS as a set, in the order it had before the move (the origins record)
+                assert set(outcome.replicas) == set(ors) == set(self.ghost_ors[tp])
+                outcome = ReplicaAssignment(in_origin_order(outcome, current, ctx.origin(tp)).replicas)
             else:
                 assert outcome.replicas[: len(ors)] == ors
                 assert set(outcome.replicas) == set(ors) | (set(current.adding) & set(isr))
-            updates[tp] = outcome
-        await self._reassign(updates)
+                outcome = in_origin_order(outcome, current, ctx.origin(tp))
+            expected[tp] = outcome
+        accepted = {tp: new for tp, new in expected.items() if new is not None}
+        self._note_requests(accepted)
+        if not tps:
+            return
+        result = await self._request(AlterReassignments(tuple((tp, None) for tp in tps), mode))
+        answered = {(r.topic, r.partition): r.error_code for r in result.results}
+        assert {tp for tp, code in answered.items() if code == 0} == set(accepted), (answered, accepted)
 
     async def _notify(self, *, isr_change: bool) -> None:
-        """The controller hears of the agents' ISR writes: an IsrChangeNotification
-        (TopicEvents.on_isr_change_notified) or the state-znode watch of reassigning
-        partitions (PartitionStateChanged)."""
-        assert self.active is not None
-        ctx, reassigner = self.ctx, self.active.reassigner
+        """The controller hears of the agents' ISR writes: their IsrChangeNotification, or the
+        state-znode watch of reassigning partitions (PartitionStateChanged)."""
         tps = sorted(self.pending_isr)
-        broker_requests = self._broker_requests()
         if isr_change:
-            known = [tp for tp in tps if ctx.assignment(tp) is not None]
-            states, _ = await loader.read_states(self.client, known, self._report)
-            for tp, li in states.items():
-                ctx.set_state(tp, li)
             self.pending_isr.clear()
-            await reassigner.check(states, broker_requests)
+            await self._handle(IsrChangeNotified())
         else:
-            watched = [tp for tp in tps if tp in ctx.reassigning]
+            watched = tuple(tp for tp in tps if tp in self.ctx.reassigning)
             self.pending_isr -= set(watched)
-            await reassigner.check(watched, broker_requests)
-        await self._after_reassignments(broker_requests)
+            await self._handle(PartitionStateChanged(watched))
 
     async def _brokers_changed(self) -> None:
-        """BrokerEvents.on_brokers_changed: failures first, then startups."""
-        zk, ctx, report = self.client, self.ctx, self._report
-        current = {}
-        for b in loader.parse_ids(await zk.children(paths.BROKER_IDS), paths.BROKER_IDS, report):
-            found = await loader.read_broker(zk, b, None, report)
-            if found is not None:
-                current[b] = found
-        known = dict(ctx.broker_epochs)
-        dead = set(known) - set(current)
-        new = set(current) - set(known)
-        bounced = {b for b in set(current) & set(known) if current[b][1] > known[b]}
-        self.died |= dead | bounced
-        for b in dead | bounced:
-            ctx.remove_broker(b)
-        if dead | bounced:
-            await self._on_broker_failure(dead | bounced)
-        for b in new | bounced:
-            ctx.add_broker(*current[b])
-        if new | bounced:
-            await self._on_broker_startup(new | bounced)
-
-    async def _on_broker_failure(self, dead: set[int]) -> None:
-        assert self.active is not None
-        ctx = self.ctx
-        hosted = [tp for tp in ctx.all_partitions() if set(self._replicas(tp)) & dead]
-        states, _ = await loader.read_states(self.client, hosted, self._report)
-        for tp, fresh in states.items():  # from ZooKeeper, not the cache (as BrokerEvents does)
-            ctx.set_state(tp, fresh)
-        affected = [
-            tp
-            for tp in hosted
-            if (li := ctx.states.get(tp)) is not None
-            and (li.state.leader in dead or any(r in dead for r in li.state.isr))
-        ]
-        broker_requests = self._broker_requests()
-        changed = await self.active.elections.elect(
-            affected,
-            lambda replicas, state, live, epoch, unclean: after_broker_failure(
-                replicas, state, live, epoch, unclean=unclean
-            ),
-        )
-        for tp in changed:
-            broker_requests.add_leader_and_isr(self._replicas(tp), tp)
-        await self._after(broker_requests)
-
-    async def _on_broker_startup(self, started: set[int]) -> None:
-        assert self.active is not None
-        ctx, reassigner = self.ctx, self.active.reassigner
-        live = ctx.live_broker_ids
-        broker_requests = self._broker_requests()
-        needs_online = [
-            tp
-            for tp in ctx.all_partitions()
-            if (li := ctx.states.get(tp)) is None or li.state.leader not in live
-        ]
-        await self._online(needs_online, broker_requests)
-        self.elections_ran = True
-        await reassigner.resume(reassigner.partitions_targeting(started), broker_requests)
-        self.active.deleter.on_broker_started(started, broker_requests)
-        await self._after(broker_requests)
-
-    async def _add_topic(self, topic: str) -> None:
-        """TopicEvents.add_topics: a topic znode appeared."""
-        zk, ctx = self.client, self.ctx
-        for name, znode in (await loader.read_topics(zk, [topic], lambda _p: None, self._report)).items():
-            ctx.put_topic(name, znode.topic_id, loader.assignment_of(znode))
-        tps = [(topic, p) for p in ctx.assignments.get(topic, {})]
-        states, malformed = await loader.read_states(zk, tps, self._report)
-        for tp, li in states.items():
-            ctx.set_state(tp, li)
-        ctx.malformed_states.update(malformed)
-        broker_requests = self._broker_requests()
-        await self._online(tps, broker_requests)
-        await self._after(broker_requests)
+        """BrokersChanged: the real BrokerEvents (failures first, then startups)."""
+        before = dict(self.ctx.broker_epochs)
+        await self._handle(BrokersChanged())
+        after = dict(self.ctx.broker_epochs)
+        gone = {b for b in before if b not in after or after[b] != before[b]}
+        self.died |= gone
+        if set(after) - set(before) or gone & set(after):
+            self.elections_ran = True  # a startup brings offline partitions online
 
     def _create_topic(self, topic: str, perm: Sequence[int], partitions: int, rf: int) -> None:
         """A tool writes the topic znode (version 2, no topic id, as Kafka's did)."""
         replicas = {p: tuple(perm[(p + i) % len(perm)] for i in range(rf)) for p in range(partitions)}
-        self.zk.create(paths.topic(topic), codec.encode_topic(codec.TopicZnode(replicas)))
-        self.run(self._add_topic(topic))
+        self.zk.add(paths.topic(topic), codec.encode_topic(codec.TopicZnode(replicas)))
+        self.run(self._handle(TopicsChanged()))
 
     def _zk_partitions(self) -> dict[TopicPartition, Seen]:
         out: dict[TopicPartition, Seen] = {}
@@ -573,7 +478,8 @@ class CoreMachine(RuleBasedStateMachine):
         grown = codec.PartitionState(
             s.leader, s.leader_epoch, s.controller_epoch, (*s.isr, *lagging[tp][:count])
         )
-        self.zk.set(path, codec.encode_partition_state(grown), self.zk.version(path))
+        self.zk.put(path, codec.encode_partition_state(grown), self.zk.version(path))
+        self.zk.add(paths.ISR_CHANGE_PREFIX, admin_codec.encode_isr_change((tp,)), sequential=True)
         self.agent_wrote[tp] = grown.isr
         self.pending_isr.add(tp)
         if notify:
@@ -597,7 +503,8 @@ class CoreMachine(RuleBasedStateMachine):
         shrunk = codec.PartitionState(
             s.leader, s.leader_epoch, s.controller_epoch, tuple(r for r in s.isr if r in live)
         )
-        self.zk.set(path, codec.encode_partition_state(shrunk), self.zk.version(path))
+        self.zk.put(path, codec.encode_partition_state(shrunk), self.zk.version(path))
+        self.zk.add(paths.ISR_CHANGE_PREFIX, admin_codec.encode_isr_change((tp,)), sequential=True)
         self.agent_wrote[tp] = shrunk.isr
         self.pending_isr.add(tp)
         if notify:
@@ -614,7 +521,7 @@ class CoreMachine(RuleBasedStateMachine):
     @rule(pick=picks)
     def broker_dies(self, pick: int) -> None:
         alive = sorted(self.ctx.brokers)
-        self.zk.delete(paths.broker(alive[pick % len(alive)]))
+        self.zk.remove(paths.broker(alive[pick % len(alive)]))
         self.run(self._brokers_changed())
 
     @precondition(lambda self: len(self.ctx.brokers) < len(BROKERS))
@@ -629,7 +536,7 @@ class CoreMachine(RuleBasedStateMachine):
         """Gone and back before the controller looked: a new broker epoch (czxid)."""
         alive = sorted(self.ctx.brokers)
         b = alive[pick % len(alive)]
-        self.zk.delete(paths.broker(b))
+        self.zk.remove(paths.broker(b))
         self._register(b)
         self.run(self._brokers_changed())
 
@@ -640,18 +547,17 @@ class CoreMachine(RuleBasedStateMachine):
         path = paths.config_topic(topic)
         data = admin_codec.encode_entity_config({UNCLEAN: "true" if enable else "false"})
         if self.zk.has(path):
-            self.zk.set(path, data, -1)
+            self.zk.put(path, data, -1)
         else:
-            self.zk.create(path, data)
+            self.zk.add(path, data)
 
     @rule(topic=st.sampled_from(TOPICS))
     def delete_topic(self, topic: str) -> None:
         """``/admin/delete_topics/<t>``; the deletion waits for the topic's reassignments."""
         if not self.zk.has(paths.topic(topic)) or self.zk.has(paths.delete_topic(topic)):
             return
-        self.zk.create(paths.delete_topic(topic))
-        self.ctx.topics_to_delete = set(self.zk.child_names(paths.DELETE_TOPICS))
-        self.run(self._after(self._broker_requests()))
+        self.zk.add(paths.delete_topic(topic))
+        self.run(self._handle(TopicDeletionsChanged()))
 
     @rule(
         topic=st.sampled_from(TOPICS),
@@ -687,7 +593,7 @@ class CoreMachine(RuleBasedStateMachine):
                     {tp: current.reassign_to(perm[:size])},
                     Source.API,
                     0,
-                    BrokerRequestBatch(old.ctx, CONTROLLER_ID, wire=old.elections.wire),
+                    old.broker_requests(),
                 )
             )
         assert self.zk.snapshot() == before
@@ -706,7 +612,6 @@ class CoreMachine(RuleBasedStateMachine):
         self._steps_only_move_forward(now, live)
 
     def _zookeeper_equals_memory(self, now: dict[TopicPartition, Seen], live: set[int]) -> None:
-        assert not self.reports, self.reports
         assert not self.shared.problems, list(self.shared.problems)
         ctx = self.ctx
         topics = set(self.zk.child_names(paths.BROKER_TOPICS))

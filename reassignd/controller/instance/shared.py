@@ -14,7 +14,6 @@ from typing import Protocol
 
 from reassignd.contracts.records import ProblemReported
 from reassignd.control.protocol import ControlRequest
-from reassignd.controller.instance.channel import ControlChannel
 from reassignd.controller.instance.event_queue import EventQueue
 from reassignd.controller.instance.events import ControllerEvent, event_name
 from reassignd.controller.instance.metrics import ControllerMetrics
@@ -28,6 +27,17 @@ from reassignd.zk.values import WatchCallback
 log = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 100
+
+
+class BrokerChannel(Protocol):
+    """What the parts ask of the control channel (``ControlChannel``; a test's recording fake):
+    a broker's queue opened and closed, a request queued."""
+
+    def add_broker(self, broker_id: int, url: str) -> None: ...
+
+    async def remove_broker(self, broker_id: int) -> None: ...
+
+    def send(self, broker_id: int, request: ControlRequest) -> None: ...
 
 
 class OutgoingRequests(Protocol):
@@ -49,7 +59,7 @@ class Shared:
         metrics: ControllerMetrics,
         clock: Callable[[], float],
         queue: EventQueue[ControllerEvent],
-        channel: ControlChannel,
+        channel: BrokerChannel,
     ) -> None:
         self.settings = settings
         self.zk = zk
