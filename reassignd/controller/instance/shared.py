@@ -60,6 +60,7 @@ class Shared:
         clock: Callable[[], float],
         queue: EventQueue[ControllerEvent],
         channel: BrokerChannel,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self.zk = zk
@@ -67,11 +68,18 @@ class Shared:
         self.clock = clock
         self.queue = queue
         self.channel = channel
+        # the wall clock (seconds since the epoch) of every timestamp the parts write or report;
+        # ``clock`` (monotonic) times durations
+        self.wall_clock = wall_clock
         # what this instance decided, as event records (GET /v1/events, the Kafka stream)
         self.records = RecordLog()
         self.problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
         self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
         self._armed: dict[tuple[str, str], WatchCallback] = {}
+
+    def wall_ms(self) -> int:
+        """Now, in milliseconds since the epoch, on the injected wall clock."""
+        return int(self.wall_clock() * 1000)
 
     def watch(self, path: str, event: ControllerEvent) -> WatchCallback | None:
         """A one-shot callback enqueuing ``event``, or None when one is armed on ``path`` already.
@@ -121,7 +129,7 @@ class Shared:
             log.debug("%s still refused or skipped: %s", path, reason)
             return False
         self._reported[path] = reason
-        self.problems.appendleft(Problem(path, reason, int(time.time() * 1000)))
+        self.problems.appendleft(Problem(path, reason, self.wall_ms()))
         self.records.emit(ProblemReported(path=path, reason=reason, kind=kind))
         return True
 

@@ -6,7 +6,6 @@ changes in the same notifications trigger the elections they may now allow.
 from __future__ import annotations
 
 import logging
-import time
 
 from reassignd.controller.instance.events import QuotaConfigChanged
 from reassignd.controller.instance.shared import Shared
@@ -50,14 +49,14 @@ class QuotaEvents:
 
     async def load(self) -> None:
         zk = self.shared.zk
-        await self._changes.skip_existing(zk, time.time(), self._watch())
+        await self._changes.skip_existing(zk, self.shared.wall_clock(), self._watch())
         self._configs = await load_quota_configs(zk, self.shared.report)
         self.quotas.set_quotas(self._configs)
         self.update_metrics()
 
     async def on_config_changed(self) -> None:
         zk = self.shared.zk
-        changes = await self._changes.read(zk, time.time(), self._watch())
+        changes = await self._changes.read(zk, self.shared.wall_clock(), self._watch())
         if changes.quota_entities:
             self._configs = await reread_quota_entities(zk, changes, self._configs, self.shared.report)
             self.quotas.set_quotas(self._configs)

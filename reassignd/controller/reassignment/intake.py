@@ -10,7 +10,6 @@ is applied first.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from reassignd.controller.model.requests import (
@@ -54,10 +53,6 @@ LegacyEntries = tuple[admin_codec.LegacyReassignmentEntry, ...]
 LEGACY_CHUNK_BYTES = 900 * 1024
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def _result_order(request: AlterReassignments) -> list[TopicPartition]:
     """The order of a request's results: each partition once, where it was last named (the last
     one wins, in its own position)."""
@@ -73,7 +68,7 @@ class Intake:
     # (the batch executor journals the moves it runs there first; set by active.build)
     before_api_cancel: Callable[[Collection[TopicPartition]], Awaitable[None]] | None = None
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (the part's collaborators and its three znodes' watches, explicit)
         self,
         zk: ZkClient,
         ctx: ControllerContext,
@@ -83,7 +78,10 @@ class Intake:
         watch_extra: Callable[[], WatchCallback | None],
         watch_cancel: Callable[[], WatchCallback | None],
         report: Callable[[str, str, str], None],
+        *,
+        now_ms: Callable[[], int],
     ) -> None:
+        self.now_ms = now_ms  # the injected wall clock, for the moves' start times
         self.zk = zk
         self.ctx = ctx
         self.writer = writer
@@ -222,7 +220,7 @@ class Intake:
             )
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates)
         for tp, reason in (
-            await self.reassigner.reassign(updates, Source.API, now_ms(), broker_requests)
+            await self.reassigner.reassign(updates, Source.API, self.now_ms(), broker_requests)
         ).items():
             errors[tp] = InvalidReplicaAssignment(reason)
         return AlterResult(
@@ -333,7 +331,7 @@ class Intake:
                 self.legacy[tp] = admin_codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
                 continue
             log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
-        refused = await self.reassigner.reassign(updates, Source.ZK, now_ms(), broker_requests)
+        refused = await self.reassigner.reassign(updates, Source.ZK, self.now_ms(), broker_requests)
         for tp, reason in refused.items():
             # dropped from the pending set, so from the znode too (reported per topic already)
             log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
@@ -425,7 +423,7 @@ class Intake:
                 continue
             updates[tp] = ReplicaAssignment(original)
         log.warning("rolling back %d legacy reassignments (/admin/reassign_cancel)", len(updates))
-        await self.reassigner.reassign(updates, Source.ZK, now_ms(), broker_requests)
+        await self.reassigner.reassign(updates, Source.ZK, self.now_ms(), broker_requests)
         self.legacy = {tp: e for tp, e in self.legacy.items() if tp not in updates}
         await self._persist()
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from reassignd.controller.model.requests import Source
 from reassignd.controller.reassignment.algorithm import Reassigner, ReassignmentMeta
-from reassignd.controller.reassignment.intake import Intake, now_ms
+from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.validation import replica_list_error, unclean_revert_error
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
@@ -190,7 +190,9 @@ class SequencedRequests:
                 continue
             updates[tp] = current.reassign_to(target)
             statuses[tp] = admin_codec.ReassignmentStatus(tuple(target), original, top)
-        too_large = await self.reassigner.reassign(updates, Source.REQUEST, now_ms(), broker_requests)
+        too_large = await self.reassigner.reassign(
+            updates, Source.REQUEST, self.intake.now_ms(), broker_requests
+        )
         for tp in too_large:  # the topic write would be too large: not taken
             statuses.pop(tp, None)
         for reason in dict.fromkeys(too_large.values()):

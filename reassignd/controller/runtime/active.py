@@ -10,7 +10,6 @@ quotas) over them.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from reassignd.controller.batches.runner import BatchRunner
@@ -88,6 +87,7 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         lambda: watch(paths.REASSIGN_PARTITIONS_EXTRA, ExtraReassignment()),
         lambda: watch(paths.REASSIGN_CANCEL, ReassignCancel()),
         report,
+        now_ms=shared.wall_ms,
     )
     sequenced = SequencedRequests(
         zk,
@@ -102,9 +102,7 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
     quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
     topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock)
     deleter = TopicDeleter(zk, ctx, writer)
-    runner = BatchRunner(
-        zk, ctx, writer, reassigner, intake, settings, report, lambda: int(time.time() * 1000)
-    )
+    runner = BatchRunner(zk, ctx, writer, reassigner, intake, settings, report, shared.wall_ms)
     intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
     elections = PartitionStateMachine(shared, ctx, writer, wire)

@@ -85,6 +85,7 @@ class Controller:
         zk: ZkClient,
         metrics: ControllerMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self.metrics = metrics or ControllerMetrics()
@@ -98,7 +99,7 @@ class Controller:
             metrics=self.metrics,
             on_response=self._on_control_response,
         )
-        self.shared = Shared(settings, zk, self.metrics, clock, queue, self.channel)
+        self.shared = Shared(settings, zk, self.metrics, clock, queue, self.channel, wall_clock)
         self.publisher = Publisher(settings.controller_id, self.metrics)
         self.api = ControllerApi(
             self.shared, lambda: self.publisher.snapshot, lambda: self.parts is not None, clock()
@@ -385,7 +386,9 @@ class Controller:
                 log.info("/controller is free; this instance runs again once its backoff is over")
                 self._reelect_at(self._hold_until)
                 break
-            won = await controller_election.try_elect(zk, me, self.http_url, self.kafka_address)
+            won = await controller_election.try_elect(
+                zk, me, self.http_url, self.kafka_address, now_ms=shared.wall_ms()
+            )
             if won is not None:
                 await self._become_active(won)
                 break

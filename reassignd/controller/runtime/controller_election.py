@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from dataclasses import dataclass
 
 from reassignd.zk import codec, paths
@@ -50,10 +49,15 @@ async def read_active(zk: ZkClient, watch: WatchCallback | None = None) -> codec
 
 
 async def try_elect(
-    zk: ZkClient, controller_id: int, http_url: str | None, kafka_address: str | None = None
+    zk: ZkClient,
+    controller_id: int,
+    http_url: str | None,
+    kafka_address: str | None = None,
+    *,
+    now_ms: int,
 ) -> Won | None:
     epoch, version = await read_epoch(zk)
-    info = codec.ControllerInfo(controller_id, int(time.time() * 1000), http_url, kafka_address)
+    info = codec.ControllerInfo(controller_id, now_ms, http_url, kafka_address)
     try:
         results = await zk.multi(
             [
