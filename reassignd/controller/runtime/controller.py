@@ -4,10 +4,12 @@ Kafka's ZooKeeper-mode controller (KafkaController.scala) is the reference: one 
 ZooKeeper written (fenced) before memory, watches re-armed by the handlers that re-read.
 
 An instance is composed, not layered: ``Shared`` holds what outlives an active term (settings,
-ZooKeeper client, queue, channel, event log, problems), ``ActiveParts`` everything that exists
+ZooKeeper client, queue, channel, record log, problems), ``ActiveParts`` everything that exists
 only while this instance is the active controller (built at the election, dropped whole at the
 resignation), ``Publisher`` the snapshot, and ``ControllerApi`` what the HTTP layer may ask.
-This module only dispatches events to the parts and runs the election.
+This module runs the loop, takes the instance events (election, session, hand-over) itself,
+hands every other event to ``dispatch`` and applies the outcome of a failure (resign, or refuse
+and reload).
 """
 
 from __future__ import annotations
