@@ -44,8 +44,9 @@ The response to a full chunk also carries ``"full_complete": bool`` and ``"delet
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
@@ -103,6 +104,70 @@ class WirePartitionState(msgspec.Struct, frozen=True, gc=False):
     @staticmethod
     def from_json(raw: Any) -> WirePartitionState:
         return convert(raw, WirePartitionState, "partition state")
+
+
+_STATE_ENCODER = msgspec.json.Encoder()
+_STATE_DECODER = msgspec.json.Decoder(WirePartitionState)
+_STATES_DECODER = msgspec.json.Decoder(tuple[WirePartitionState, ...])
+
+
+def encode_state(state: WirePartitionState) -> bytes:
+    """One partition state as a request body carries it (compact JSON, fields as declared)."""
+    return _STATE_ENCODER.encode(state)
+
+
+class EncodedStates(Sequence[WirePartitionState]):
+    """Partition states kept as their encoded JSON, one ``bytes`` per state, as the controller
+    keeps them between events: a request body is their bytes joined, never encoded again, and a
+    state is decoded only when someone reads it (a split, a test). Equal to any sequence of the
+    same states."""
+
+    __slots__ = ("_decoded", "items")
+
+    def __init__(self, items: Sequence[bytes]) -> None:
+        self.items = tuple(items)
+        self._decoded: tuple[WirePartitionState, ...] | None = None
+
+    def json(self) -> bytes:
+        """The JSON array of the states."""
+        return b"[" + b",".join(self.items) + b"]"
+
+    def decoded(self) -> tuple[WirePartitionState, ...]:
+        if self._decoded is None:
+            self._decoded = _STATES_DECODER.decode(self.json())
+        return self._decoded
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> WirePartitionState: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> EncodedStates: ...
+
+    def __getitem__(self, index: int | slice) -> WirePartitionState | EncodedStates:
+        if isinstance(index, slice):
+            return EncodedStates(self.items[index])
+        if self._decoded is not None:
+            return self._decoded[index]
+        return _STATE_DECODER.decode(self.items[index])
+
+    def __iter__(self) -> Iterator[WirePartitionState]:
+        return iter(self.decoded())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EncodedStates):
+            return self.items == other.items
+        if isinstance(other, Sequence):
+            return self.decoded() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.decoded())
+
+    def __repr__(self) -> str:
+        return f"EncodedStates({len(self.items)} states)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +248,7 @@ class FullSet:
 @dataclass(frozen=True, slots=True)
 class LeaderAndIsrRequest:
     header: Header
-    partition_states: tuple[WirePartitionState, ...]
+    partition_states: Sequence[WirePartitionState]  # a tuple, or EncodedStates (the controller's)
     live_leaders: tuple[LiveBroker, ...] = ()
     full: FullSet | None = None  # None: an incremental request
     partitions_without_state: tuple[TopicPartition, ...] = ()  # full requests only
@@ -238,7 +303,7 @@ class LeaderAndIsrRequest:
 @dataclass(frozen=True, slots=True)
 class UpdateMetadataRequest:
     header: Header
-    partition_states: tuple[WirePartitionState, ...]
+    partition_states: Sequence[WirePartitionState]  # a tuple, or EncodedStates (the controller's)
     live_brokers: tuple[LiveBroker, ...]
 
     def to_json(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ encoding, and halves a request the agent refused as too large. Pure.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -14,6 +15,7 @@ import msgspec
 
 from reassignd.control.protocol import (
     ControlRequest,
+    EncodedStates,
     LeaderAndIsrRequest,
     StopReplicaPartition,
     StopReplicaRequest,
@@ -37,7 +39,8 @@ def encode_request(request: ControlRequest) -> bytes:
         return json.dumps(request.to_json(), separators=_COMPACT).encode()
     header = json.dumps(request.header.to_json(), separators=_COMPACT).encode()
     tail = json.dumps(request.to_json_without_states(), separators=_COMPACT).encode()
-    states = _STATES.encode(request.partition_states)
+    kept = request.partition_states
+    states = kept.json() if isinstance(kept, EncodedStates) else _STATES.encode(kept)
     return b"".join((header[:-1], b',"partition_states":', states, b",", tail[1:]))
 
 
@@ -95,9 +98,7 @@ def split_request(request: ControlRequest) -> tuple[ControlRequest, ControlReque
             mid = n // 2
             cut = max(0, mid - len(states))
 
-            def half(
-                ss: tuple[WirePartitionState, ...], ws: tuple[TopicPartition, ...]
-            ) -> LeaderAndIsrRequest:
+            def half(ss: Sequence[WirePartitionState], ws: tuple[TopicPartition, ...]) -> LeaderAndIsrRequest:
                 leaders = {s.leader for s in ss}
                 return replace(
                     request,

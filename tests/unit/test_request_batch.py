@@ -38,6 +38,7 @@ from reassignd.controller.replication.broker_requests import (
     chunk_ranges,
 )
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.wire_states import WireStates
 from reassignd.zk.codec import BrokerRegistration, Endpoint, PartitionState
 
 LONG = "t" * 240  # a topic name near Kafka's limit (249): ~3x the bytes of a short one per state
@@ -224,13 +225,13 @@ def test_full_leader_and_isr_names_every_partition_whose_replica_set_holds_the_b
     put(ctx, "b", {0: ReplicaAssignment.of([3, 2, 1], adding=[3], removing=[1])})
     put(ctx, "c", {0: ReplicaAssignment.of([1])}, states=False)  # no state znode yet
     ctx.malformed_topics.add("broken")
-    broker_requests = BrokerRequestBatch(ctx, 9000, full_ids=itertools.count(40))
+    broker_requests = BrokerRequestBatch(ctx, 9000, wire=WireStates(ctx), full_ids=itertools.count(40))
     broker_requests.add_full_leader_and_isr(1)
     broker_requests.add_leader_and_isr([1, 3], ("b", 0), is_new=True)
     out = broker_requests.build()
     request, stateless = laisr(out[1])
     assert request.full == stateless.full == FullSet(40, 3, ("broken",))
-    assert [(s.topic, s.partition, s.is_new) for s in request.partition_states] == [
+    assert sorted((s.topic, s.partition, s.is_new) for s in request.partition_states) == [
         ("a", 0, False),
         ("b", 0, True),
     ]
@@ -244,7 +245,7 @@ def test_full_leader_and_isr_names_every_partition_whose_replica_set_holds_the_b
 def test_full_leader_and_isr_skips_dead_brokers_and_is_one_empty_set_for_an_idle_one() -> None:
     ctx = context((1, 2))
     put(ctx, "a", {0: ReplicaAssignment.of([1])})
-    broker_requests = BrokerRequestBatch(ctx, 9000, full_ids=itertools.count(1))
+    broker_requests = BrokerRequestBatch(ctx, 9000, wire=WireStates(ctx), full_ids=itertools.count(1))
     broker_requests.add_full_leader_and_isr(2)
     broker_requests.add_full_leader_and_isr(9)  # not live
     out = broker_requests.build()
@@ -262,7 +263,7 @@ def test_a_big_full_set_is_split_by_bytes_and_every_chunk_names_the_same_set() -
     n = 6000
     put(ctx, LONG, {p: ReplicaAssignment.of([1 + p % 3, 1 + (p + 1) % 3]) for p in range(n)})
     put(ctx, "nostate", {p: ReplicaAssignment.of([1]) for p in range(3000)}, states=False)
-    broker_requests = BrokerRequestBatch(ctx, 9000, full_ids=itertools.count(7))
+    broker_requests = BrokerRequestBatch(ctx, 9000, wire=WireStates(ctx), full_ids=itertools.count(7))
     broker_requests.add_full_leader_and_isr(1)
     requests = laisr(broker_requests.build()[1])
     within_limits(requests)
@@ -282,7 +283,7 @@ def test_incremental_update_metadata_and_stop_replica_are_split_by_bytes() -> No
     ctx = context()
     n = 4000
     put(ctx, LONG, {p: ReplicaAssignment.of([1, 2, 3]) for p in range(n)})
-    broker_requests = BrokerRequestBatch(ctx, 9000)
+    broker_requests = BrokerRequestBatch(ctx, 9000, wire=WireStates(ctx))
     for p in range(n):
         broker_requests.add_leader_and_isr([1, 2, 3], (LONG, p))
         broker_requests.add_stop_replica(2, (LONG, p), delete=True)
@@ -307,7 +308,7 @@ def test_incremental_update_metadata_and_stop_replica_are_split_by_bytes() -> No
 def test_small_requests_still_go_in_one_chunk_and_an_empty_update_metadata_is_sent() -> None:
     ctx = context()
     put(ctx, "a", {p: ReplicaAssignment.of([1, 2]) for p in range(10)})
-    broker_requests = BrokerRequestBatch(ctx, 9000)
+    broker_requests = BrokerRequestBatch(ctx, 9000, wire=WireStates(ctx))
     for p in range(10):
         broker_requests.add_leader_and_isr([1], ("a", p))
     broker_requests.add_update_metadata([], brokers=[3])

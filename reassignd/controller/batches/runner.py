@@ -319,14 +319,10 @@ class BatchRunner:
             if move.state is MoveState.PENDING and move.size_bytes is not None
         }
 
-    def _under_replicated(self) -> set[TopicPartition]:
-        out = set()
-        for topic, parts in self.ctx.assignments.items():
-            for p, a in parts.items():
-                li = self.ctx.states.get((topic, p))
-                if li is not None and len(li.state.isr) < len(a.replicas):
-                    out.add((topic, p))
-        return out
+    def _under_replicated(self) -> Collection[TopicPartition]:
+        """Partitions whose ISR is smaller than their replica set (the context's index keeps
+        them: read, not copied)."""
+        return self.ctx.index.under_replicated
 
     async def tick(self, broker_requests: BrokerRequestBatch) -> None:
         """Start what the caps allow now (the journal first, then the reassignments)."""

@@ -136,12 +136,8 @@ class BrokerEvents:
         # decided from ZooKeeper, not the cache: a leader's agent may have added a dead broker to
         # an ISR that the controller has not read yet (Kafka reads them too)
         dead_set = set(dead)
-        hosted = [
-            (t, p)
-            for t, parts in ctx.assignments.items()
-            for p, a in parts.items()
-            if not dead_set.isdisjoint(a.replicas)
-        ]
+        index = ctx.index
+        hosted = list(set().union(*(index.hosted_by(b) for b in dead_set)))
         states, _ = await loader.read_states(self.shared.zk, hosted, self.shared.report)
         for tp, fresh in states.items():
             ctx.set_state(tp, fresh)
@@ -165,16 +161,12 @@ class BrokerEvents:
         finish (``runtime.finish``)."""
         ctx = self.ctx
         broker_requests = self.elections.broker_requests()
-        broker_requests.add_update_metadata(ctx.states, brokers=started)
+        broker_requests.add_full_update_metadata(brokers=started)
         broker_requests.add_update_metadata([], brokers=set(ctx.brokers) - set(started))
         for b in started:  # full LeaderAndIsr: a bounced broker deletes its stray replicas
             broker_requests.add_full_leader_and_isr(b)
-        live = ctx.live_broker_ids
-        needs_online = [
-            tp
-            for tp in ctx.all_partitions()
-            if (li := ctx.states.get(tp)) is None or li.state.leader not in live
-        ]
+        # partitions without a live leader: from the index, not a scan of every partition
+        needs_online = sorted(ctx.index.without_live_leader(ctx.brokers))
         await self.elections.online_partitions(needs_online, broker_requests)
         await self.reassigner.resume(self.reassigner.partitions_targeting(started), broker_requests)
         self.deleter.on_broker_started(set(started), broker_requests)

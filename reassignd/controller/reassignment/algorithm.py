@@ -325,9 +325,13 @@ class Reassigner:
     # --- views --------------------------------------------------------------------------------------
 
     def partitions_targeting(self, brokers: Collection[int]) -> list[TopicPartition]:
-        out = []
-        for tp in self.ctx.reassigning:
-            a = self.ctx.assignment(tp)
-            if a is not None and any(b in a.target_replicas for b in brokers):
-                out.append(tp)
-        return out
+        """The moving partitions whose target replicas hold one of ``brokers`` (from the
+        per-broker index: what those brokers host that moves)."""
+        ctx = self.ctx
+        out = set()
+        for b in brokers:
+            for tp in ctx.index.hosted_by(b) & ctx.reassigning:  # the smaller set is iterated
+                a = ctx.assignment(tp)
+                if a is not None and a.is_being_reassigned and b in a.target_replicas:
+                    out.add(tp)
+        return sorted(out)

@@ -4,13 +4,18 @@ An event adds what it wants each broker to hear; :meth:`BrokerRequestBatch.build
 ordered requests per broker: LeaderAndIsr first, then UpdateMetadata, then StopReplica, each
 split into chunks of at most :data:`MAX_PARTITIONS_PER_REQUEST` partitions and
 :data:`MAX_REQUEST_BYTES` encoded bytes (the agent refuses bodies over ``MAX_CONTROL_BODY_BYTES``
-with 413; sizes are computed from the partitions, not by encoding, see protocol.py).
+with 413). The states come encoded from :class:`~.wire_states.WireStates`, so a chunk's size is
+the sum of its states' lengths and its body their bytes joined (``EncodedStates``).
 
 A broker given :meth:`BrokerRequestBatch.add_full_leader_and_isr` gets a *full* LeaderAndIsr (KIP-516)
 instead of an incremental one: every partition whose replica set (adding and removing replicas
 included) contains it, with its state when the controller has one, plus whatever partitions the
 event added for it; the agent deletes every replica it hosts that the set does not name. Every
-chunk of the set carries the same ``full`` object (set id, number of partitions named).
+chunk of the set carries the same ``full`` object (set id, number of partitions named). The
+partitions come from the context's per-broker index, so the set costs what the broker hosts.
+
+A broker given :meth:`BrokerRequestBatch.add_full_update_metadata` gets every partition's state
+(a broker that registers): the kept bytes of them all, chunked once for every such broker.
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ import bisect
 import itertools
 import operator
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from reassignd.control.protocol import (
     ControlRequest,
+    EncodedStates,
     FullSet,
     Header,
     LeaderAndIsrRequest,
@@ -30,12 +36,11 @@ from reassignd.control.protocol import (
     StopReplicaPartition,
     StopReplicaRequest,
     UpdateMetadataRequest,
-    WirePartitionState,
 )
-from reassignd.control.request_sizes import encode_request, state_size, stop_partition_size, tp_size
+from reassignd.control.request_sizes import encode_request, stop_partition_size, tp_size
 from reassignd.control.wire import MAX_REQUEST_BYTES
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.wire_states import WireStates
 from reassignd.topic_partition import TopicPartition
 
 MAX_PARTITIONS_PER_REQUEST = 2000
@@ -46,6 +51,8 @@ _FULL_IDS = itertools.count(1)
 
 # the header's longest encoding: sizes are computed once for chunks shared by several brokers
 _WIDEST_EPOCH = -(2**63)
+
+_LEADER = operator.attrgetter("state.leader")
 
 
 def chunk_ranges(
@@ -76,99 +83,27 @@ def chunk_ranges(
 
 
 class _Layout:
-    """One LeaderAndIsr set's states (in order), their encoded sizes, the partitions it names
-    without a state, the live leaders among its states, and its chunks by request overhead (the
-    same for brokers whose headers encode to the same length)."""
+    """One LeaderAndIsr set: its partitions with a state (in order) and their bytes, the
+    partitions it names without a state, and its chunks by request overhead (the same for
+    brokers whose headers encode to the same length), each with the live leaders of its states."""
 
-    __slots__ = ("_chunks", "leaders", "sizes", "states", "without")
+    __slots__ = ("_chunks", "items", "tps", "without")
 
-    def __init__(
-        self,
-        states: list[WirePartitionState],
-        sizes: list[int],
-        without: list[TopicPartition],
-        leaders: tuple[LiveBroker, ...],
-    ) -> None:
-        self.states = states
-        self.sizes = sizes
+    def __init__(self, tps: list[TopicPartition], items: list[bytes], without: list[TopicPartition]) -> None:
+        self.tps = tps
+        self.items = items
         self.without = without
-        self.leaders = leaders
-        self._chunks: dict[int, list[tuple[tuple[WirePartitionState, ...], tuple[LiveBroker, ...]]]] = {}
+        self._chunks: dict[int, list[tuple[EncodedStates, list[TopicPartition]]]] = {}
 
-    def chunks(self, overhead: int) -> list[tuple[tuple[WirePartitionState, ...], tuple[LiveBroker, ...]]]:
-        """The states in chunks for requests of ``overhead`` bytes without them, each with the
-        live leaders of its own states."""
+    def chunks(self, overhead: int) -> list[tuple[EncodedStates, list[TopicPartition]]]:
         chunks = self._chunks.get(overhead)
         if chunks is None:
-            chunks = []
-            for i, j in chunk_ranges(self.sizes, overhead):
-                chunk = tuple(self.states[i:j])
-                chunk_leaders = {ws.leader for ws in chunk}
-                chunks.append((chunk, tuple(b for b in self.leaders if b.broker_id in chunk_leaders)))
+            chunks = [
+                (EncodedStates(self.items[i:j]), self.tps[i:j])
+                for i, j in chunk_ranges(list(map(len, self.items)), overhead)
+            ]
             self._chunks[overhead] = chunks
         return chunks
-
-
-class WireStates:
-    """Each partition's state as the control channel carries it, with its encoded size, kept
-    across the batches of one active term. An entry stands while the partition's state and
-    assignment are the very objects it was built from (both immutable, replaced on every change):
-    a broker that registers gets every partition's state, built once and not on each broker
-    change (100,000 partitions: about 0.3 s, then 0.05 s)."""
-
-    __slots__ = ("_cache", "_ctx")
-
-    def __init__(self, ctx: ControllerContext) -> None:
-        self._ctx = ctx
-        self._cache: dict[
-            TopicPartition, tuple[LeaderIsr, ReplicaAssignment, tuple[WirePartitionState, int]]
-        ] = {}
-
-    def get(self, tp: TopicPartition) -> tuple[WirePartitionState, int] | None:
-        """The partition's state (not new) and its size; None without an assignment or a state."""
-        ctx = self._ctx
-        a = ctx.assignments.get(tp[0], _NO_PARTITIONS).get(tp[1])
-        li = ctx.states.get(tp)
-        if a is None or li is None:
-            return None
-        hit = self._cache.get(tp)
-        if hit is not None and hit[0] is li and hit[1] is a:
-            return hit[2]
-        sized = _sized(tp, li, a, is_new=False)
-        cache = self._cache
-        if len(cache) > 2 * len(ctx.states) + 1024:  # partitions gone since: drop their entries
-            self._cache = cache = {k: v for k, v in cache.items() if k in ctx.states}
-        cache[tp] = (li, a, sized)
-        return sized
-
-    def build(self, tp: TopicPartition, *, is_new: bool) -> tuple[WirePartitionState, int] | None:
-        """The partition's state and its size, built now (not kept)."""
-        a = self._ctx.assignment(tp)
-        li = self._ctx.states.get(tp)
-        return None if a is None or li is None else _sized(tp, li, a, is_new=is_new)
-
-
-_NO_PARTITIONS: dict[int, ReplicaAssignment] = {}
-
-
-def _sized(
-    tp: TopicPartition, li: LeaderIsr, a: ReplicaAssignment, *, is_new: bool
-) -> tuple[WirePartitionState, int]:
-    s = li.state
-    ws = WirePartitionState(
-        topic=tp[0],
-        partition=tp[1],
-        controller_epoch=s.controller_epoch,
-        leader=s.leader,
-        leader_epoch=s.leader_epoch,
-        isr=s.isr,
-        partition_epoch=li.version,
-        replicas=a.replicas,
-        adding_replicas=a.adding,
-        removing_replicas=a.removing,
-        is_new=is_new,
-    )
-    return ws, state_size(ws)
 
 
 class BrokerRequestBatch:
@@ -177,21 +112,22 @@ class BrokerRequestBatch:
         ctx: ControllerContext,
         controller_id: int,
         *,
+        wire: WireStates,
         full_ids: Iterator[int] = _FULL_IDS,
-        wire: WireStates | None = None,
     ) -> None:
         self._ctx = ctx
         self._controller_id = controller_id
         self._full_ids = full_ids
         self._leader_and_isr: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
         self._full: set[int] = set()  # brokers to send a full LeaderAndIsr
-        # groups of (partitions, brokers): each group's states are built and chunked once and the
-        # chunks shared by its brokers (a failover sends every partition to every broker)
-        self._update_metadata: list[tuple[list[TopicPartition], frozenset[int]]] = []
+        # groups of (partitions, brokers): each group's states are chunked once and the chunks
+        # shared by its brokers; None for every partition (a broker that registers)
+        self._update_metadata: list[tuple[list[TopicPartition] | None, frozenset[int]]] = []
         self._stop_replica: dict[int, dict[TopicPartition, bool]] = defaultdict(dict)
-        self._wire = WireStates(ctx) if wire is None else wire
-        self._wire_cache: dict[tuple[TopicPartition, bool], tuple[WirePartitionState, int] | None] = {}
-        self._last_layout: tuple[dict[TopicPartition, bool], bool, _Layout] | None = None
+        self._wire = wire
+        self._new: dict[TopicPartition, bytes | None] = {}  # states marked new, built once per batch
+        self._layouts: list[tuple[Collection[TopicPartition], frozenset[TopicPartition], _Layout]] = []
+        self._live: dict[int, LiveBroker] = {}
         self.sent = False  # Shared.send sent it (a batch goes out once)
 
     def add_leader_and_isr(self, brokers: Iterable[int], tp: TopicPartition, *, is_new: bool = False) -> None:
@@ -216,72 +152,89 @@ class BrokerRequestBatch:
         if targets:
             self._update_metadata.append((list(partitions), targets))
 
+    def add_full_update_metadata(self, brokers: Iterable[int] | None = None) -> None:
+        """UpdateMetadata for every partition with a state to ``brokers`` (default: every live
+        broker), as the context has them when the batch is built."""
+        targets = frozenset(self._ctx.brokers if brokers is None else brokers)
+        if targets:
+            self._update_metadata.append((None, targets))
+
     def add_stop_replica(self, broker: int, tp: TopicPartition, *, delete: bool) -> None:
         if broker in self._ctx.brokers:
             previous = self._stop_replica[broker].get(tp, False)
             self._stop_replica[broker][tp] = previous or delete
 
-    def _wire_state(self, tp: TopicPartition, is_new: bool) -> tuple[WirePartitionState, int] | None:
-        """The partition's state on the wire and its encoded size in a LeaderAndIsr."""
-        if not is_new:
-            return self._wire.get(tp)
-        key = (tp, is_new)
-        if key in self._wire_cache:
-            return self._wire_cache[key]
-        sized = self._wire.build(tp, is_new=True)
-        self._wire_cache[key] = sized
-        return sized
+    def _new_state(self, tp: TopicPartition) -> bytes | None:
+        if tp not in self._new:
+            self._new[tp] = self._wire.new(tp)
+        return self._new[tp]
 
     def _live_brokers(self, ids: Iterable[int]) -> tuple[LiveBroker, ...]:
         out = []
         for b in sorted(set(ids)):
-            reg = self._ctx.brokers.get(b)
-            if reg is not None:
-                out.append(LiveBroker(b, reg.rack, tuple(str(e) for e in reg.endpoints)))
+            live = self._live.get(b)
+            if live is None:
+                reg = self._ctx.brokers.get(b)
+                if reg is None:
+                    continue
+                live = self._live[b] = LiveBroker(b, reg.rack, tuple(str(e) for e in reg.endpoints))
+            out.append(live)
         return tuple(out)
 
-    def _hosted_by(self, brokers: set[int]) -> dict[int, list[TopicPartition]]:
-        """For each of ``brokers``, every partition whose replica set contains it (one pass)."""
-        out: dict[int, list[TopicPartition]] = {b: [] for b in brokers}
-        for topic, parts in self._ctx.assignments.items():
-            for p, a in parts.items():
-                for r in a.replicas:
-                    hosted = out.get(r)
-                    if hosted is not None:
-                        hosted.append((topic, p))
-        return out
-
-    def _layout(self, parts: dict[TopicPartition, bool], full: bool) -> _Layout:
-        """The states of ``parts`` as a LeaderAndIsr carries them, built once per batch for equal
-        sets: a failover sends the same full set to every broker hosting every partition."""
-        last = self._last_layout
-        if last is not None and last[1] == full and last[0] == parts:
-            return last[2]
-        states: list[WirePartitionState] = []
-        sizes: list[int] = []
-        without: list[TopicPartition] = []
-        for tp, new in parts.items():
-            sized = self._wire_state(tp, new)
-            if sized is not None:
-                states.append(sized[0])
-                sizes.append(sized[1])
-            elif full:
-                without.append(tp)
-        layout = _Layout(states, sizes, without, self._live_brokers({ws.leader for ws in states}))
-        self._last_layout = (parts, full, layout)
+    def _layout(
+        self, named: Collection[TopicPartition], new: frozenset[TopicPartition], full: bool
+    ) -> _Layout:
+        """The states of ``named`` (those of ``new`` marked new) as a LeaderAndIsr carries them,
+        built once per batch for equal sets: a failover sends the same full set to every broker
+        hosting every partition. For a full set, the partitions without a state are named too."""
+        for known, known_new, layout in self._layouts:
+            if known_new == new and known == named:
+                return layout
+        if full:
+            hosted = named if isinstance(named, set | frozenset) else set(named)
+            stateless = self._ctx.index.stateless
+            without = list(hosted & stateless) if stateless else []
+            plain = list(hosted.difference(stateless, new))
+            encoded = self._wire.everything()
+            tps = plain
+            items = list(map(encoded.__getitem__, plain))
+            for tp in new:
+                state = self._new_state(tp)
+                if state is not None:
+                    tps.append(tp)
+                    items.append(state)
+        else:
+            without = []
+            tps, items = [], []
+            get = self._wire.get
+            for tp in named:
+                state = self._new_state(tp) if tp in new else get(tp)
+                if state is not None:
+                    tps.append(tp)
+                    items.append(state)
+        layout = _Layout(tps, items, without)
+        self._layouts.append((named, new, layout))
         return layout
 
     def _leader_and_isr_chunks(
         self,
         header: Header,
-        parts: dict[TopicPartition, bool],
+        named: Collection[TopicPartition],
+        new: frozenset[TopicPartition],
         full: FullSet | None,
     ) -> list[LeaderAndIsrRequest]:
-        layout = self._layout(parts, full is not None)
-        overhead = len(encode_request(LeaderAndIsrRequest(header, (), layout.leaders, full)))
-        out = [
-            LeaderAndIsrRequest(header, chunk, leaders, full) for chunk, leaders in layout.chunks(overhead)
-        ]
+        layout = self._layout(named, new, full is not None)
+        states = self._ctx.states
+        all_leaders = self._live_brokers(set(map(_LEADER, map(states.__getitem__, layout.tps))))
+        overhead = len(encode_request(LeaderAndIsrRequest(header, (), all_leaders, full)))
+        out = []
+        for chunk, tps in layout.chunks(overhead):
+            leaders = set(map(_LEADER, map(states.__getitem__, tps)))
+            out.append(
+                LeaderAndIsrRequest(
+                    header, chunk, tuple(b for b in all_leaders if b.broker_id in leaders), full
+                )
+            )
         if full is not None:
             overhead = len(encode_request(LeaderAndIsrRequest(header, (), (), full)))
             for i, j in chunk_ranges([tp_size(tp) for tp in layout.without], overhead):
@@ -290,41 +243,56 @@ class BrokerRequestBatch:
                 out.append(LeaderAndIsrRequest(header, (), (), full))
         return out
 
+    def _update_metadata_chunks(
+        self, members: Iterable[bytes], live: tuple[LiveBroker, ...]
+    ) -> list[EncodedStates]:
+        items = list(members)
+        widest = Header(self._controller_id, self._ctx.epoch, _WIDEST_EPOCH)
+        overhead = len(encode_request(UpdateMetadataRequest(widest, (), live)))
+        ranges = chunk_ranges(list(map(len, items)), overhead)
+        return [EncodedStates(items[i:j]) for i, j in ranges] or [EncodedStates(())]
+
     def build(self) -> dict[int, list[ControlRequest]]:
         out: dict[int, list[ControlRequest]] = defaultdict(list)
         ctx = self._ctx
+        self._wire.refresh()
 
         def header(b: int) -> Header:
             return Header(self._controller_id, ctx.epoch, ctx.broker_epochs[b])
 
         full_brokers = {b for b in self._full if b in ctx.brokers}
-        hosted = self._hosted_by(full_brokers) if full_brokers else {}
         kept_topics = tuple(sorted(ctx.malformed_topics))
         for b in sorted(set(self._leader_and_isr) | full_brokers):
             if b not in ctx.brokers:
                 continue
             parts = self._leader_and_isr.get(b, {})
+            new = frozenset(tp for tp, is_new in parts.items() if is_new)
             full = None
+            named: Collection[TopicPartition] = parts
             if b in full_brokers:
-                named = dict.fromkeys(hosted[b], False)
-                for tp, new in parts.items():
-                    if ctx.assignment(tp) is not None:
-                        named[tp] = named.get(tp, False) or new
-                parts = named
+                hosted = ctx.index.hosted_by(b)
+                extra = [tp for tp in parts if tp not in hosted and ctx.assignment(tp) is not None]
+                named = hosted.union(extra) if extra else hosted
+                new = frozenset(tp for tp in new if tp in named)
                 full = FullSet(next(self._full_ids), len(named), kept_topics)
-            out[b].extend(self._leader_and_isr_chunks(header(b), parts, full))
+            out[b].extend(self._leader_and_isr_chunks(header(b), named, new, full))
         live = self._live_brokers(ctx.brokers)
-        widest = Header(self._controller_id, ctx.epoch, _WIDEST_EPOCH)
-        merged: dict[frozenset[int], dict[TopicPartition, None]] = {}
+        merged: dict[frozenset[int], dict[TopicPartition, None] | None] = {}
         for tps, brokers in self._update_metadata:
-            merged.setdefault(brokers, {}).update(dict.fromkeys(tps))
+            if tps is None:
+                merged[brokers] = None
+            elif brokers not in merged:
+                merged[brokers] = dict.fromkeys(tps)
+            elif (group := merged[brokers]) is not None:
+                group.update(dict.fromkeys(tps))
         for brokers, members in merged.items():
-            get = self._wire.get
-            sized = [ws for tp in members if (ws := get(tp)) is not None]
-            states = [ws for ws, _ in sized]
-            overhead = len(encode_request(UpdateMetadataRequest(widest, (), live)))
-            ranges = chunk_ranges([size for _, size in sized], overhead)
-            chunks = [tuple(states[i:j]) for i, j in ranges] or [()]
+            if members is None:
+                chunks = self._update_metadata_chunks(self._wire.everything().values(), live)
+            else:
+                get = self._wire.get
+                chunks = self._update_metadata_chunks(
+                    (state for tp in members if (state := get(tp)) is not None), live
+                )
             for b in sorted(brokers):
                 if b in ctx.brokers:
                     out[b].extend(UpdateMetadataRequest(header(b), chunk, live) for chunk in chunks)

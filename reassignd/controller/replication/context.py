@@ -5,15 +5,18 @@ Mutated only by the event loop's single consumer, always after ZooKeeper was wri
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
 
 from reassignd.controller.model.snapshot import BrokerView, PartitionView, TopicView
 from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.partition_index import PartitionIndex
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import BrokerRegistration, PartitionState
+
+_NO_PARTITIONS: dict[int, ReplicaAssignment] = {}
 
 
 class LeaderIsr(msgspec.Struct, frozen=True, gc=False):
@@ -36,8 +39,18 @@ class ControllerContext:
     # event read (its mzxid, unique to that content): a change event finding the znode still at
     # it has nothing to decode (mostly it reads back this controller's own writes)
     topic_mzxids: dict[str, int] = field(default_factory=dict)
+    # mutated only through the methods below, which keep ``index``, ``reassigning`` and the
+    # change sets in step with them
     states: dict[TopicPartition, LeaderIsr] = field(default_factory=dict)
     reassigning: set[TopicPartition] = field(default_factory=set)
+    # moving partitions per topic (the topics of ``reassigning``, counted)
+    reassigning_topics: dict[str, int] = field(default_factory=dict)
+    # which partitions each broker replicates, leads or is in the ISR of (and the stateless and
+    # under-replicated ones): a broker's change touches only its own partitions
+    index: PartitionIndex = field(default_factory=PartitionIndex)
+    # partitions whose assignment or state changed since the control channel's encodings were
+    # last brought up to date (WireStates takes them)
+    wire_changed: set[TopicPartition] = field(default_factory=set)
     # partitions whose state znode exists but cannot be decoded: reported, never overwritten
     malformed_states: set[TopicPartition] = field(default_factory=set)
     malformed_topics: set[str] = field(default_factory=set)
@@ -66,18 +79,39 @@ class ControllerContext:
 
     # --- topics and partitions ---
     def put_topic(self, topic: str, topic_id: str | None, partitions: dict[int, ReplicaAssignment]) -> None:
+        before = self.assignments.get(topic, _NO_PARTITIONS)
         self.topic_ids[topic] = topic_id
         self.assignments[topic] = partitions
         self.topic_mzxids.pop(topic, None)
+        states, index, changed = self.states, self.index, self.wire_changed
         for p, a in partitions.items():
-            self._track_reassigning((topic, p), a)
+            tp = (topic, p)
+            old = before.get(p)
+            li = states.get(tp)
+            index.assignment_changed(
+                tp, None if old is None else old.replicas, a.replicas, None if li is None else li.state
+            )
+            self._track_reassigning(tp, a)
+            changed.add(tp)
+        for p, old in before.items():
+            if p not in partitions:
+                tp = (topic, p)
+                li = states.get(tp)
+                index.assignment_changed(tp, old.replicas, None, None if li is None else li.state)
+                self._track_reassigning(tp, None)
+                changed.add(tp)
         self.dirty_topics.add(topic)
 
     def remove_topic(self, topic: str) -> None:
-        for p in self.assignments.pop(topic, {}):
-            self.states.pop((topic, p), None)
-            self.malformed_states.discard((topic, p))
-            self.reassigning.discard((topic, p))
+        for p, a in self.assignments.pop(topic, {}).items():
+            tp = (topic, p)
+            li = self.states.pop(tp, None)
+            self.index.assignment_changed(tp, a.replicas, None, None if li is None else li.state)
+            if li is not None:
+                self.index.state_changed(tp, li.state, None, None)
+            self.malformed_states.discard(tp)
+            self._track_reassigning(tp, None)
+            self.wire_changed.add(tp)
         self.topic_ids.pop(topic, None)
         self.topic_mzxids.pop(topic, None)
         self.origins.pop(topic, None)
@@ -87,33 +121,55 @@ class ControllerContext:
         return self.assignments.get(tp[0], {}).get(tp[1])
 
     def set_assignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
-        self.assignments.setdefault(tp[0], {})[tp[1]] = assignment
+        parts = self.assignments.setdefault(tp[0], {})
+        before = parts.get(tp[1])
+        parts[tp[1]] = assignment
+        if before is None or before.replicas != assignment.replicas:
+            li = self.states.get(tp)
+            self.index.assignment_changed(
+                tp,
+                None if before is None else before.replicas,
+                assignment.replicas,
+                None if li is None else li.state,
+            )
         self._track_reassigning(tp, assignment)
+        self.wire_changed.add(tp)
         self.dirty_topics.add(tp[0])
 
     def set_state(self, tp: TopicPartition, leader_isr: LeaderIsr) -> None:
+        before = self.states.get(tp)
         self.states[tp] = leader_isr
+        a = self.assignment(tp)
+        self.index.state_changed(
+            tp, None if before is None else before.state, leader_isr.state, None if a is None else a.replicas
+        )
         self.malformed_states.discard(tp)
+        self.wire_changed.add(tp)
         self.dirty_topics.add(tp[0])
+
+    def load_states(self, states: Mapping[TopicPartition, LeaderIsr]) -> None:
+        """Many states at once (the failover load): :meth:`set_state` for each."""
+        for tp, li in states.items():
+            self.set_state(tp, li)
 
     def all_partitions(self) -> Iterator[TopicPartition]:
         for topic, parts in self.assignments.items():
             for p in parts:
                 yield (topic, p)
 
-    def partitions_on_broker(self, broker_id: int) -> list[TopicPartition]:
-        return [
-            (t, p)
-            for t, parts in self.assignments.items()
-            for p, a in parts.items()
-            if broker_id in a.replicas
-        ]
-
-    def _track_reassigning(self, tp: TopicPartition, a: ReplicaAssignment) -> None:
-        if a.is_being_reassigned:
-            self.reassigning.add(tp)
-        else:
-            self.reassigning.discard(tp)
+    def _track_reassigning(self, tp: TopicPartition, a: ReplicaAssignment | None) -> None:
+        moving = self.reassigning
+        if a is not None and a.is_being_reassigned:
+            if tp not in moving:
+                moving.add(tp)
+                self.reassigning_topics[tp[0]] = self.reassigning_topics.get(tp[0], 0) + 1
+        elif tp in moving:
+            moving.discard(tp)
+            left = self.reassigning_topics[tp[0]] - 1
+            if left:
+                self.reassigning_topics[tp[0]] = left
+            else:
+                del self.reassigning_topics[tp[0]]
 
     # --- views for the HTTP layer ---
     def broker_view(self, broker_id: int) -> BrokerView:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable
 
 from reassignd.controller.instance.shared import Shared
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch, WireStates
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.controller.replication.partition_logic import (
     initial_state,
@@ -26,6 +26,7 @@ from reassignd.controller.replication.topic_configs import (
     read_topic_configs,
     topics_of_entities,
 )
+from reassignd.controller.replication.wire_states import WireStates
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec
@@ -139,12 +140,12 @@ class PartitionStateMachine:
         partitions without a leader get an election, which is unclean if now allowed (Kafka's
         TopicUncleanLeaderElectionEnable and UncleanLeaderElectionEnable events)."""
         topics, default_changed = topics_of_entities(entity_paths)
-        live = self.ctx.live_broker_ids
-        offline = [
+        ctx = self.ctx
+        offline = sorted(
             tp
-            for tp, li in self.ctx.states.items()
-            if (default_changed or tp[0] in topics) and li.state.leader not in live
-        ]
+            for tp in ctx.index.without_live_leader(ctx.brokers)
+            if (default_changed or tp[0] in topics) and tp in ctx.states
+        )
         if not offline:
             return
         broker_requests = self.broker_requests()

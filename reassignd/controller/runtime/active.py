@@ -28,9 +28,10 @@ from reassignd.controller.quotas.handlers import QuotaEvents
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.sequenced import SequencedRequests
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch, WireStates
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
+from reassignd.controller.replication.wire_states import WireStates
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.runtime.controller_election import Won
 from reassignd.controller.runtime.finish import Finisher

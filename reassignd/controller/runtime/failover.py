@@ -105,7 +105,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     all_tps = list(ctx.all_partitions())
     read_since = shared.zk.last_zxid  # every state read below reflects at least this zxid
     states, malformed = await loader.read_states(shared.zk, all_tps, shared.report)
-    ctx.states.update(states)
+    ctx.load_states(states)
     ctx.malformed_states.update(malformed)
     ctx.dirty_topics.update(znodes)
     await skippable(shared, "the recorded replica orders (origins)", lambda: load_origins(shared, ctx))
@@ -114,7 +114,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     await parts.elections.online_partitions(all_tps, broker_requests)
     for b in ctx.brokers:  # full LeaderAndIsr (KIP-516): each broker deletes its stray replicas
         broker_requests.add_full_leader_and_isr(b)
-    broker_requests.add_update_metadata(ctx.states)
+    broker_requests.add_full_update_metadata()
     phase("online")
     await skippable(shared, "the topic deletions", parts.topic_events.load_topic_deletions)
     await skippable(shared, "the client quotas", parts.quotas.load)

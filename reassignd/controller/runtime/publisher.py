@@ -29,8 +29,7 @@ class Publisher:
         self.snapshot = ClusterSnapshot(controller_id, False, 0, None)
         self._topic_views: dict[str, TopicView] = {}
         self._reassignments: dict[TopicPartition, ReassignmentView] = {}
-        self._offline_by_topic: dict[str, int] = {}
-        self._live_counted: frozenset[int] = frozenset()
+        self._offline = 0
         # the published copies, shared by snapshots until a view changes (copying 10,000 moving
         # partitions after every event was most of a publish during a big move)
         self._published_topics: dict[str, TopicView] = {}
@@ -42,7 +41,7 @@ class Publisher:
         """The active term ended: the next one starts from an empty view."""
         self._topic_views.clear()
         self._reassignments.clear()
-        self._offline_by_topic.clear()
+        self._offline = 0
         self._published_topics = {}
         self._published_reassignments = {}
         self._partitions = self._reassigning = 0
@@ -78,7 +77,8 @@ class Publisher:
                     self._partitions += len(view.partitions)
                     self._reassigning += view.reassigning_partitions
             self._published_topics = dict(self._topic_views)
-        self._count_offline(ctx, ctx.dirty_topics)
+        # partitions without a live leader, from the per-broker index (no partition scanned)
+        self._offline = ctx.index.count_without_live_leader(ctx.brokers)
         ctx.dirty_topics.clear()
         self.snapshot = ClusterSnapshot(
             self.controller_id,
@@ -136,19 +136,6 @@ class Publisher:
                     changed = True
         return changed
 
-    def _count_offline(self, ctx: ControllerContext, dirty: set[str]) -> None:
-        """Partitions without a live leader, recounted for the topics an event touched (all of
-        them when the live brokers changed)."""
-        live = frozenset(ctx.brokers)
-        topics = set(self._topic_views) | set(self._offline_by_topic) if live != self._live_counted else dirty
-        self._live_counted = live
-        for topic in topics:
-            view = self._topic_views.get(topic)
-            if view is None:
-                self._offline_by_topic.pop(topic, None)
-            else:
-                self._offline_by_topic[topic] = sum(1 for p in view.partitions if p.leader not in live)
-
     def _batch_metrics(self, parts: ActiveParts | None) -> None:
         metrics = self.metrics
         batches = parts.runner.batches.values() if parts is not None else ()
@@ -159,4 +146,4 @@ class Publisher:
             metrics.batch_moves.labels(move_state.value).set(count)
         metrics.batch_throttles.labels("broker").set(sum(len(b.broker_throttles) for b in batches))
         metrics.batch_throttles.labels("topic").set(sum(len(b.topic_throttles) for b in batches))
-        metrics.offline_partitions.set(sum(self._offline_by_topic.values()))
+        metrics.offline_partitions.set(self._offline if parts is not None else 0)

@@ -35,7 +35,7 @@ class TopicDeleter:
         self.awaiting: dict[str, set[Replica]] = {}
 
     def eligible(self, topic: str) -> bool:
-        return not any(tp[0] == topic for tp in self.ctx.reassigning)
+        return topic not in self.ctx.reassigning_topics
 
     async def resume(self, broker_requests: BrokerRequestBatch) -> list[str]:
         """Start (or finish) the deletion of every queued topic that can go now. Returns the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from reassignd.contracts.records import PartitionsAdded, QuotaThrottled
@@ -49,11 +49,34 @@ log = logging.getLogger(__name__)
 Plan = TypeVar("Plan")
 
 
+class _ReplicaSets(Mapping[str, Mapping[int, Sequence[int]]]):
+    """Each topic's partitions' replicas (RS), read from the context when a topic is looked up:
+    validating one request costs what it names, not a copy of every partition."""
+
+    __slots__ = ("_assignments",)
+
+    def __init__(self, assignments: Mapping[str, Mapping[int, ReplicaAssignment]]) -> None:
+        self._assignments = assignments
+
+    def __getitem__(self, topic: str) -> Mapping[int, Sequence[int]]:
+        return {p: a.replicas for p, a in self._assignments[topic].items()}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._assignments)
+
+    def __len__(self) -> int:
+        return len(self._assignments)
+
+    def __contains__(self, topic: object) -> bool:
+        return topic in self._assignments
+
+
 def catalog_of(ctx: ControllerContext) -> TopicCatalog:
+    """What validation reads of the context, during the event (nothing is copied)."""
     return TopicCatalog(
-        topics={t: {p: a.replicas for p, a in parts.items()} for t, parts in ctx.assignments.items()},
+        topics=_ReplicaSets(ctx.assignments),
         brokers=tuple(BrokerMeta(b, reg.rack) for b, reg in sorted(ctx.brokers.items())),
-        reassigning=frozenset(tp[0] for tp in ctx.reassigning),
+        reassigning=ctx.reassigning_topics.keys(),
         deleting=frozenset(ctx.topics_to_delete),
     )
 
