@@ -1,0 +1,203 @@
+"""The context's per-broker index (replicas, leaders, ISR members, stateless and under-replicated
+partitions) against a recount from scratch, after random sequences of the events that change it:
+assignment changes (moves included), state changes, topic deletions, brokers going and coming.
+The answers the handlers read from it (partitions without a live leader, the offline count, what a
+broker hosts, the moving partitions targeting a broker) against a scan of every partition."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reassignd.control.protocol import encode_state
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.partition_index import PartitionIndex, recount
+from reassignd.controller.replication.wire_states import WireStates, wire_state
+from reassignd.topic_partition import TopicPartition
+from reassignd.zk.codec import BrokerRegistration, Endpoint, PartitionState
+
+BROKERS = range(1, 6)
+TOPICS = ("a", "b", "c")
+PARTITIONS = range(3)
+
+
+def registration(b: int) -> BrokerRegistration:
+    return BrokerRegistration(b, "127.0.0.1", 9000 + b, (Endpoint("PLAINTEXT", "127.0.0.1", 9000 + b),))
+
+
+# --- the events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PutTopic:  # a topic created or its assignment re-read (partitions may come and go)
+    topic: str
+    partitions: dict[int, ReplicaAssignment]
+
+
+@dataclass(frozen=True)
+class SetAssignment:  # a move started, progressed or finished
+    tp: TopicPartition
+    assignment: ReplicaAssignment
+
+
+@dataclass(frozen=True)
+class SetState:  # an election, an ISR change, a state read back
+    tp: TopicPartition
+    state: PartitionState
+
+
+@dataclass(frozen=True)
+class RemoveTopic:
+    topic: str
+
+
+@dataclass(frozen=True)
+class BrokerUp:
+    broker: int
+
+
+@dataclass(frozen=True)
+class BrokerDown:
+    broker: int
+
+
+Event = PutTopic | SetAssignment | SetState | RemoveTopic | BrokerUp | BrokerDown
+
+brokers = st.sampled_from(BROKERS)
+replica_sets = st.lists(brokers, min_size=1, max_size=4, unique=True)
+tps = st.tuples(st.sampled_from(TOPICS), st.sampled_from(PARTITIONS))
+
+
+@st.composite
+def assignments(draw: st.DrawFn) -> ReplicaAssignment:
+    """A replica set, sometimes moving: AR and RR disjoint subsets of RS (TRS and ORS not empty)."""
+    rs = draw(replica_sets)
+    if len(rs) < 2 or draw(st.booleans()):
+        return ReplicaAssignment.of(rs)
+    cut = draw(st.integers(1, len(rs) - 1))
+    adding = rs[:cut] if draw(st.booleans()) else []
+    removing = rs[cut:] if draw(st.booleans()) else []
+    return ReplicaAssignment.of(rs, adding, removing)
+
+
+states = st.builds(
+    PartitionState,
+    leader=st.sampled_from((-1, *BROKERS)),
+    leader_epoch=st.integers(0, 5),
+    controller_epoch=st.just(7),
+    isr=st.lists(brokers, max_size=4, unique=True).map(tuple),
+)
+
+events: st.SearchStrategy[Event] = st.one_of(
+    st.builds(
+        PutTopic,
+        st.sampled_from(TOPICS),
+        st.dictionaries(st.sampled_from(PARTITIONS), assignments(), min_size=1),
+    ),
+    st.builds(SetAssignment, tps, assignments()),
+    st.builds(SetState, tps, states),
+    st.builds(RemoveTopic, st.sampled_from(TOPICS)),
+    st.builds(BrokerUp, brokers),
+    st.builds(BrokerDown, brokers),
+)
+
+
+def apply(ctx: ControllerContext, event: Event) -> None:
+    """The event as the controller's handlers apply it: through the context's methods only (a
+    state is set only for a partition with an assignment, as every handler does)."""
+    match event:
+        case PutTopic(topic, partitions):
+            ctx.put_topic(topic, None, dict(partitions))
+        case SetAssignment(tp, assignment):
+            ctx.set_assignment(tp, assignment)
+        case SetState(tp, state):
+            if ctx.assignment(tp) is not None:
+                ctx.set_state(tp, LeaderIsr(state, version=len(ctx.states)))
+        case RemoveTopic(topic):
+            ctx.remove_topic(topic)
+        case BrokerUp(b):
+            ctx.add_broker(registration(b), 100 + b)
+        case BrokerDown(b):
+            ctx.remove_broker(b)
+
+
+# --- what the index must equal ----------------------------------------------------------------------
+
+
+def recounted(ctx: ControllerContext) -> PartitionIndex:
+    return recount(
+        {t: {p: a.replicas for p, a in parts.items()} for t, parts in ctx.assignments.items()},
+        {tp: li.state for tp, li in ctx.states.items()},
+    )
+
+
+def scanned_without_live_leader(ctx: ControllerContext) -> set[TopicPartition]:
+    """Every partition with an assignment whose state is missing or whose leader is not live: the
+    scan the index replaces (Kafka's onBrokerFailure and onBrokerStartup)."""
+    return {
+        tp
+        for tp in ctx.all_partitions()
+        if (li := ctx.states.get(tp)) is None or li.state.leader not in ctx.brokers
+    }
+
+
+def assigned(ctx: ControllerContext, tp: TopicPartition) -> ReplicaAssignment:
+    a = ctx.assignment(tp)
+    assert a is not None
+    return a
+
+
+def check(ctx: ControllerContext) -> None:
+    index = ctx.index
+    assert index == recounted(ctx)
+    offline = scanned_without_live_leader(ctx)
+    assert index.without_live_leader(ctx.brokers) == offline
+    assert index.count_without_live_leader(ctx.brokers) == len(offline)
+    for b in BROKERS:
+        assert index.hosted_by(b) == {tp for tp in ctx.all_partitions() if b in assigned(ctx, tp).replicas}
+    assert index.under_replicated == {
+        tp for tp, li in ctx.states.items() if len(li.state.isr) < len(assigned(ctx, tp).replicas)
+    }
+    moving = {tp for tp in ctx.all_partitions() if assigned(ctx, tp).is_being_reassigned}
+    assert ctx.reassigning == moving
+    assert ctx.reassigning_topics == {
+        t: sum(1 for tp in moving if tp[0] == t) for t in {tp[0] for tp in moving}
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(events, max_size=40))
+def test_the_kept_index_equals_a_recount_after_any_sequence_of_events(sequence: list[Event]) -> None:
+    ctx = ControllerContext(epoch=7, epoch_zk_version=6)
+    for b in (1, 2, 3):
+        ctx.add_broker(registration(b), 100 + b)
+    check(ctx)
+    for event in sequence:
+        apply(ctx, event)
+        check(ctx)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(events, max_size=40), st.lists(st.integers(0, 40), max_size=6))
+def test_the_kept_encodings_equal_the_states_encoded_anew(sequence: list[Event], reads: list[int]) -> None:
+    """WireStates, read at random points of the sequence (each read follows a refresh, as a
+    batch's build does), holds every partition's state as it would be encoded now."""
+    ctx = ControllerContext(epoch=7, epoch_zk_version=6)
+    wire = WireStates(ctx)
+    for i, event in enumerate(sequence):
+        apply(ctx, event)
+        if i in reads:
+            wire.refresh()
+            wire.everything()
+    wire.refresh()
+    expected = {
+        tp: encode_state(wire_state(tp, li, a, is_new=False))
+        for tp, li in ctx.states.items()
+        if (a := ctx.assignment(tp)) is not None
+    }
+    assert wire.everything() == expected
+    for tp, encoded in expected.items():
+        assert wire.get(tp) == encoded
