@@ -159,7 +159,9 @@ def check(ctx: ControllerContext) -> None:
     for b in BROKERS:
         assert index.hosted_by(b) == {tp for tp in ctx.all_partitions() if b in assigned(ctx, tp).replicas}
     assert index.under_replicated == {
-        tp for tp, li in ctx.states.items() if len(li.state.isr) < len(assigned(ctx, tp).replicas)
+        tp
+        for tp in ctx.all_partitions()
+        if (li := ctx.states.get(tp)) is not None and len(li.state.isr) < len(assigned(ctx, tp).replicas)
     }
     moving = {tp for tp in ctx.all_partitions() if assigned(ctx, tp).is_being_reassigned}
     assert ctx.reassigning == moving

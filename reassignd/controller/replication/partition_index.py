@@ -45,9 +45,9 @@ class PartitionIndex:
 
     # broker -> partitions whose replica set (adding and removing replicas included) holds it
     replicas: dict[int, set[TopicPartition]] = field(default_factory=dict)
-    # leader -> partitions it leads; -1 (no leader) is a key like any other
+    # leader -> partitions (with an assignment) it leads; -1 (no leader) is a key like any other
     leaders: dict[int, set[TopicPartition]] = field(default_factory=dict)
-    # broker -> partitions whose ISR holds it
+    # broker -> partitions (with an assignment) whose ISR holds it
     isr: dict[int, set[TopicPartition]] = field(default_factory=dict)
     # partitions with an assignment but no state (not created yet, or undecodable)
     stateless: set[TopicPartition] = field(default_factory=set)
@@ -68,6 +68,8 @@ class PartitionIndex:
         if old != new:
             _discard(self.replicas, [r for r in old if r not in new], tp)
             _add(self.replicas, [r for r in new if r not in old], tp)
+        if (before is None) != (after is None):  # the state counts only with an assignment
+            self._members(tp, state if before is not None else None, state if after is not None else None)
         if after is None:
             self.stateless.discard(tp)
         elif state is None:
@@ -83,6 +85,18 @@ class PartitionIndex:
     ) -> None:
         """The partition's state went from ``before`` to ``after`` (None: no state); ``replicas``
         is its replica set now (None: no assignment)."""
+        if replicas is not None:
+            self._members(tp, before, after)
+        if after is None and replicas is not None:
+            self.stateless.add(tp)
+        else:
+            self.stateless.discard(tp)
+        self._replication(tp, replicas, after)
+
+    def _members(
+        self, tp: TopicPartition, before: PartitionState | None, after: PartitionState | None
+    ) -> None:
+        """The partition's leader and ISR went from those of ``before`` to those of ``after``."""
         if before is not None:
             if after is None or after.leader != before.leader:
                 _discard(self.leaders, (before.leader,), tp)
@@ -93,11 +107,6 @@ class PartitionIndex:
                 _add(self.leaders, (after.leader,), tp)
             if before is None or after.isr != before.isr:
                 _add(self.isr, [r for r in after.isr if before is None or r not in before.isr], tp)
-        if after is None and replicas is not None:
-            self.stateless.add(tp)
-        else:
-            self.stateless.discard(tp)
-        self._replication(tp, replicas, after)
 
     def _replication(
         self, tp: TopicPartition, replicas: tuple[int, ...] | None, state: PartitionState | None
@@ -138,8 +147,9 @@ def recount(
     assignments: Mapping[str, Mapping[int, tuple[int, ...]]], states: Mapping[TopicPartition, PartitionState]
 ) -> PartitionIndex:
     """The index of ``assignments`` (each partition's replica set) and ``states`` built from
-    scratch: what the kept one must equal. A state without an assignment counts as a leader and
-    ISR member (the context keeps none such, but the index does not depend on it)."""
+    scratch: what the kept one must equal. Leaders and ISR members are those of the partitions
+    with an assignment (a state left without one, its partition gone from the topic znode, counts
+    nowhere)."""
     index = PartitionIndex()
     for topic, parts in assignments.items():
         for p, replicas in parts.items():
@@ -148,9 +158,9 @@ def recount(
             state = states.get(tp)
             if state is None:
                 index.stateless.add(tp)
-            elif len(state.isr) < len(replicas):
+                continue
+            _add(index.leaders, (state.leader,), tp)
+            _add(index.isr, state.isr, tp)
+            if len(state.isr) < len(replicas):
                 index.under_replicated.add(tp)
-    for tp, state in states.items():
-        _add(index.leaders, (state.leader,), tp)
-        _add(index.isr, state.isr, tp)
     return index
