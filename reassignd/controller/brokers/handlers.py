@@ -137,7 +137,7 @@ class BrokerEvents:
         # an ISR that the controller has not read yet (Kafka reads them too)
         dead_set = set(dead)
         index = ctx.index
-        hosted = list(set().union(*(index.hosted_by(b) for b in dead_set)))
+        hosted = sorted(set().union(*(index.hosted_by(b) for b in dead_set)))
         states, _ = await loader.read_states(self.shared.zk, hosted, self.shared.report)
         for tp, fresh in states.items():
             ctx.set_state(tp, fresh)
