@@ -51,6 +51,10 @@ async def serve(command: Command, stop: asyncio.Event) -> None:
             from reassignd.broker.agent import run_agents  # noqa: PLC0415
 
             await run_agents([settings], stop)
+        case ClusterCommand(settings=cluster, processes=processes) if processes > 1:
+            from reassignd.broker.processes import run_agent_processes  # noqa: PLC0415
+
+            await run_agent_processes(cluster, processes, command.log, stop)
         case ClusterCommand(settings=cluster):
             from reassignd.broker.agent import run_agents  # noqa: PLC0415
 

@@ -88,6 +88,7 @@ class BrokerCommand:
 class ClusterCommand:
     settings: tuple[BrokerSettings, ...]  # one per agent, ids first-id .. first-id + N - 1
     log: LogSettings = field(default_factory=LogSettings)
+    processes: int = 1  # the agents run in this many processes
 
 
 Command = (
@@ -127,8 +128,12 @@ def _cluster(values: Mapping[str, object], _: Mapping[str, object]) -> ClusterCo
         raise ConfigError(
             f"--control-port {base.control_port}: {layout.brokers} consecutive ports do not fit below 65536"
         )
+    if layout.processes > layout.brokers:
+        raise ConfigError(f"--processes {layout.processes}: more processes than --brokers ({layout.brokers})")
     return ClusterCommand(
-        tuple(cluster_settings(base, layout.brokers, layout.first_id, layout.racks)), _log(values)
+        tuple(cluster_settings(base, layout.brokers, layout.first_id, layout.racks)),
+        _log(values),
+        layout.processes,
     )
 
 
@@ -190,7 +195,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand(("broker",), "Run one broker agent.", BROKER_OPTIONS, _broker),
     Subcommand(
         ("cluster",),
-        "Run N broker agents in one process, each with its own ZooKeeper session.",
+        "Run N broker agents, each with its own ZooKeeper session, in one process or P.",
         CLUSTER_OPTIONS,
         _cluster,
     ),

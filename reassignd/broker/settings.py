@@ -90,6 +90,13 @@ class ClusterLayout:
         help='spread brokers over K racks: broker i gets "r<(i - first-id) mod K>"',
         metavar="K",
     )
+    processes: int = option(
+        1,
+        parse=integer(1),
+        help="run the agents in P processes, each a group of consecutive ids (real brokers are "
+        "separate processes; one process's agents share one CPU)",
+        metavar="P",
+    )
 
 
 def rack_of(index: int, racks: int | None) -> str | None:

@@ -6,6 +6,7 @@ under the test's tmp dir, and is killed at teardown by the ``procs`` fixture.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -48,9 +49,15 @@ class Proc:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def _kill_group(self) -> None:
+        """SIGKILL to the process and whatever it started (``cluster --processes``'s children):
+        it leads its own session, so its process group."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+
     def kill(self) -> None:
         if self.alive:
-            self.popen.send_signal(signal.SIGKILL)
+            self._kill_group()
         self.popen.wait(timeout=10)
 
     def terminate(self, timeout_s: float = 15.0) -> int:
@@ -64,9 +71,8 @@ class Proc:
             raise
 
     def close(self) -> None:
-        if self.alive:
-            self.popen.kill()
-            self.popen.wait(timeout=10)
+        self._kill_group()  # children included, even when the process itself has exited
+        self.popen.wait(timeout=10)
         self._log.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import signal
 
@@ -62,3 +63,38 @@ async def test_broker_stops_cleanly_on_sigterm(procs: Procs, zk: ZkClient) -> No
     await eventually(registered, what="broker 7 registered")
     assert await stop_with(broker, signal.SIGTERM) == 0
     assert await zk.exists(paths.broker(7)) is None
+
+
+async def test_cluster_in_processes_registers_every_agent_and_stops_them_all(
+    procs: Procs, zk: ZkClient
+) -> None:
+    cluster = procs.cluster(3, 1, None, "--processes", "2", "--session-timeout-s", str(SESSION_TIMEOUT_S))
+
+    async def registered() -> list[str] | None:
+        children = await zk.children(paths.BROKER_IDS)
+        return children if sorted(children) == ["1", "2", "3"] else None
+
+    await eventually(registered, what="the three brokers registered")
+    started = dict(re.findall(r"process (\d+) runs (agents-[\d-]+)", cluster.log()))
+    assert sorted(started.values()) == ["agents-1-2", "agents-3"]
+    assert cluster.popen.pid not in {int(pid) for pid in started}
+    assert await stop_with(cluster, signal.SIGTERM) == 0
+    assert await zk.children(paths.BROKER_IDS) == []  # every child closed its sessions
+
+
+async def test_cluster_in_processes_fails_when_a_child_dies_and_stops_the_others(
+    procs: Procs, zk: ZkClient
+) -> None:
+    cluster = procs.cluster(2, 1, None, "--processes", "2", "--session-timeout-s", str(SESSION_TIMEOUT_S))
+
+    async def registered() -> list[str] | None:
+        children = await zk.children(paths.BROKER_IDS)
+        return children if sorted(children) == ["1", "2"] else None
+
+    await eventually(registered, what="both brokers registered")
+    pids = {name: int(pid) for pid, name in re.findall(r"process (\d+) runs (agents-[\d-]+)", cluster.log())}
+    os.kill(pids["agents-1"], signal.SIGKILL)
+    assert await asyncio.to_thread(cluster.popen.wait, 20) == 1
+    assert "agent process exited while the cluster ran: agents-1 (exit code -9)" in cluster.log()
+    # broker 2's child was stopped cleanly: its registration is gone at once (1's expires later)
+    assert "2" not in await zk.children(paths.BROKER_IDS)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from reassignd.broker.processes import groups
 from reassignd.broker.settings import BrokerSettings
 from reassignd.config import (
     BrokerCommand,
@@ -237,6 +238,23 @@ def test_cluster_control_ports_count_up_from_the_given_one() -> None:
     ]
     with pytest.raises(ConfigError, match="do not fit"):
         resolve("cluster", {"zk": ZK, "brokers": "3", "control-port": "65534"}, {}, {})
+
+
+def test_cluster_processes_split_the_agents_into_groups_of_consecutive_ids() -> None:
+    command = resolve("cluster", {"zk": ZK, "brokers": "5", "processes": "2"}, {}, {})
+    assert isinstance(command, ClusterCommand)
+    assert command.processes == 2
+    assert [[s.broker_id for s in g] for g in groups(command.settings, command.processes)] == [
+        [1, 2, 3],
+        [4, 5],
+    ]
+    single = resolve("cluster", {"zk": ZK, "brokers": "5"}, {}, {})
+    assert isinstance(single, ClusterCommand) and single.processes == 1
+    assert [len(g) for g in groups(command.settings, 5)] == [1, 1, 1, 1, 1]
+    with pytest.raises(ConfigError, match=r"--processes 6: more processes than --brokers \(5\)"):
+        resolve("cluster", {"zk": ZK, "brokers": "5", "processes": "6"}, {}, {})
+    with pytest.raises(ConfigError, match="--processes: must be >= 1, got 0"):
+        resolve("cluster", {"zk": ZK, "brokers": "5", "processes": "0"}, {}, {})
 
 
 def test_cluster_refuses_rack_and_racks_together() -> None:
