@@ -12,6 +12,11 @@ process generates `--rate` events per second, mixed as a busy cluster would:
   leader epoch and rewriting the topic znode);
 - 5 % broker changes (a broker registering or leaving).
 
+Beside the load, `--readers` (50) concurrent readers in a process of their own each loop on
+`GET /v1/status` or `GET /v1/reassignments` (half each) while `--moving` (10,000) partitions are
+mid-reassignment (waiting for a broker that never registers, as `failover.py` writes them): the
+p50/p99 of both are printed (goal ≤ 20 ms while the 1,000 events/s run).
+
 Printed: the events generated per second, the HTTP answer's p50/p99 (client side), the time an
 event waits in the controller's queue (p50/p99 of its recent events, from `GET /v1/status`,
 sampled every second: the median of the samples' p50 and the worst p99), the controller's RSS
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import multiprocessing
 import os
 import random
 import statistics
@@ -35,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import aiohttp
@@ -76,8 +83,11 @@ def pct(values: list[float], q: float) -> float:
 
 
 class Load:
-    def __init__(self, url: str, zk: ZkClient, topics: int, partitions: int, seed: int) -> None:
+    def __init__(
+        self, url: str, zk: ZkClient, topics: int, partitions: int, seed: int, moving: int = 0
+    ) -> None:
         self.url, self.zk, self.topics, self.partitions = url, zk, topics, partitions
+        self.still = -(-moving // partitions)  # the first topic without a partition moving
         self.rng = random.Random(seed)
         self.http_ms: list[float] = []
         self.sent = 0
@@ -117,6 +127,8 @@ class Load:
                 await self._http(session, "GET", path)
             elif kind < 0.95:
                 t, p = self._tp()
+                if self.still < self.topics:  # not a moving partition: its move would end
+                    t = f"bench-{self.rng.randrange(self.still, self.topics):04d}"
                 replicas = [BROKERS[(p + i) % 3] for i in range(3)]
                 body = {"topics": [{"name": t, "partitions": [{"partition": p, "replicas": replicas}]}]}
                 await self._http(session, "POST", "/v1/reassignments", body)
@@ -138,16 +150,67 @@ class Load:
             self.extra_broker = not self.extra_broker
 
 
+READ_PATHS = ("/v1/status", "/v1/reassignments")
+
+
+async def read_loop(url: str, readers: int, duration_s: float) -> dict[str, list[float]]:
+    """``readers`` tasks, each reading one of READ_PATHS in a loop (half each) for ``duration_s``;
+    the answers' times in ms by path (errors counted under "<path> errors")."""
+    times: dict[str, list[float]] = collections.defaultdict(list)
+    end = time.monotonic() + duration_s
+    connector = aiohttp.TCPConnector(limit=readers)
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30), connector=connector) as session:
+
+        async def reader(path: str) -> None:
+            while time.monotonic() < end:
+                started = time.perf_counter()
+                try:
+                    async with session.get(url + path) as resp:
+                        await resp.read()
+                        ok = resp.status == 200
+                except (aiohttp.ClientError, TimeoutError):
+                    ok = False
+                times[path if ok else f"{path} errors"].append((time.perf_counter() - started) * 1000)
+
+        await asyncio.gather(*(reader(READ_PATHS[i % 2]) for i in range(readers)))
+    return dict(times)
+
+
+def _readers_process(url: str, readers: int, duration_s: float, out: Connection) -> None:
+    """The readers in a process of their own (the load generator's loop lag stays out of them)."""
+    out.send(asyncio.run(read_loop(url, readers, duration_s)))
+    out.close()
+
+
 async def status(session: aiohttp.ClientSession, url: str) -> dict[str, object]:
     async with session.get(url + "/v1/status") as resp:
         return dict(await resp.json())
+
+
+async def wait_ready(session: aiohttp.ClientSession, url: str, args: argparse.Namespace, log: Path) -> None:
+    """Until the controller is active with every partition loaded and the moves in flight."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            s = await status(session, url)
+            if (
+                s.get("active")
+                and s.get("partitions") == args.topics * args.partitions
+                and s.get("reassigning_partitions") == args.moving
+            ):
+                return
+        except (aiohttp.ClientError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"controller not ready; see {log}")
+        await asyncio.sleep(0.2)
 
 
 async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
     connect = f"{server.connect}/queue-bench"
     zk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
     await zk.start()
-    await populate(zk, args.topics, args.partitions)
+    await populate(zk, args.topics, args.partitions, args.moving)
     await register_brokers(zk)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -160,25 +223,22 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
         )  # fmt: skip
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    s = await status(session, url)
-                    if s.get("active") and s.get("partitions") == args.topics * args.partitions:
-                        break
-                except (aiohttp.ClientError, OSError):
-                    pass
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"controller not ready; see {log}")
-                await asyncio.sleep(0.2)
+            await wait_ready(session, url, args, log)
             rss_before = rss_mib(controller.pid)
             idle = Load(url, zk, args.topics, args.partitions, args.seed)
             for _ in range(200):  # the baseline: reads against the idle controller
                 await idle._http(session, "GET", "/v1/status")
-            load = Load(url, zk, args.topics, args.partitions, args.seed)
+            load = Load(url, zk, args.topics, args.partitions, args.seed, args.moving)
             queue_p50: list[float] = []
             queue_p99: list[float] = []
             tasks: set[asyncio.Task[None]] = set()
+            readers = None
+            if args.readers:
+                receive, send = multiprocessing.Pipe(duplex=False)
+                readers = multiprocessing.get_context("spawn").Process(
+                    target=_readers_process, args=(url, args.readers, args.duration_s, send), name="readers"
+                )
+                readers.start()
             cpu_at_start, ctl_cpu_at_start = time.process_time(), cpu_seconds(controller.pid)
             started = time.monotonic()
             next_sample = started + 1.0
@@ -198,6 +258,10 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
                 await asyncio.sleep(tick)
             await asyncio.gather(*tasks, return_exceptions=True)
             elapsed = time.monotonic() - started
+            read_ms: dict[str, list[float]] = {}
+            if readers is not None:
+                read_ms = await asyncio.to_thread(receive.recv)
+                await asyncio.to_thread(readers.join, 60)
             rss_after = rss_mib(controller.pid)
             own_cpu_s = time.process_time() - cpu_at_start
             ctl_cpu_s = cpu_seconds(controller.pid) - ctl_cpu_at_start
@@ -216,6 +280,16 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
           f"(idle baseline: p50 {pct(idle.http_ms, 0.5):.1f} ms, p99 {pct(idle.http_ms, 0.99):.1f} ms)")  # fmt: skip
     print(f"queue wait: p50 {statistics.median(queue_p50) if queue_p50 else 0:.1f} ms (median of 1 s samples), "
           f"p99 {max(queue_p99, default=0):.1f} ms (worst sample)")  # fmt: skip
+    if args.readers:
+        print(
+            f"{args.readers} concurrent readers, {args.moving:,} partitions moving (goal: p99 ≤ 20 ms for both):"
+        )
+        for path in READ_PATHS:
+            ms = read_ms.get(path, [])
+            print(
+                f"  GET {path}: {len(ms):,} answers, p50 {pct(ms, 0.5):.1f} ms, p99 {pct(ms, 0.99):.1f} ms, "
+                f"{len(read_ms.get(path + ' errors', []))} errors"
+            )
     print(f"controller RSS: {rss_before:.0f} MiB before, {rss_after:.0f} MiB after")
     print(f"CPU: controller {100 * ctl_cpu_s / elapsed:.0f}% of a core, this load generator "
           f"{100 * own_cpu_s / elapsed:.0f}% (near 100%: it, not the controller, limits the rate)")  # fmt: skip
@@ -234,6 +308,8 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000, help="events per second")
     parser.add_argument("--duration-s", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--readers", type=int, default=50, help="concurrent status readers (0: none)")
+    parser.add_argument("--moving", type=int, default=10_000, help="partitions mid-reassignment")
     args = parser.parse_args()
     with LocalZooKeeper() as server:
         asyncio.run(run(server, args))

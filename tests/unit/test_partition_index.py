@@ -158,6 +158,11 @@ def check(ctx: ControllerContext) -> None:
     assert index.count_without_live_leader(ctx.brokers) == len(offline)
     for b in BROKERS:
         assert index.hosted_by(b) == {tp for tp in ctx.all_partitions() if b in assigned(ctx, tp).replicas}
+        assert index.led_by(b) == {
+            tp
+            for tp in ctx.all_partitions()
+            if (li := ctx.states.get(tp)) is not None and li.state.leader == b
+        }
     assert index.under_replicated == {
         tp
         for tp in ctx.all_partitions()

@@ -17,6 +17,7 @@ from reassignd.controller.replication.partition_state_machine import PartitionSt
 from reassignd.controller.replication.pipeline import for_each
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.topics.deletion import TopicDeleter
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 
 log = logging.getLogger(__name__)
@@ -131,13 +132,24 @@ class BrokerEvents:
     async def on_broker_failure(self, dead: Collection[int]) -> None:
         """Kafka's onBrokerFailure: replicas on dead brokers go offline; partitions they led
         elect a new leader (unclean when no ISR member lives and the topic allows it); dead
-        replicas leave the ISR (never emptying it)."""
+        replicas leave the ISR (never emptying it). The partitions they led go first, in a
+        batch of their own (Kafka's offline partitions, then its offline replicas): their new
+        leaders wait for no ISR shrink elsewhere. Both come from the per-broker index, so the
+        event costs what the dead brokers hosted."""
+        dead_set = set(dead)
+        index = self.ctx.index
+        hosted: set[TopicPartition] = set().union(*(index.hosted_by(b) for b in dead_set))
+        led = hosted.intersection(set().union(*(index.led_by(b) for b in dead_set)))
+        await self._replicas_offline(sorted(led), dead_set)
+        await self._replicas_offline(sorted(hosted - led), dead_set)
+
+    async def _replicas_offline(self, hosted: list[TopicPartition], dead: set[int]) -> None:
+        """New leaders and ISRs for ``hosted`` without the ``dead`` brokers, and their requests."""
+        if not hosted:
+            return
         ctx = self.ctx
         # decided from ZooKeeper, not the cache: a leader's agent may have added a dead broker to
         # an ISR that the controller has not read yet (Kafka reads them too)
-        dead_set = set(dead)
-        index = ctx.index
-        hosted = sorted(set().union(*(index.hosted_by(b) for b in dead_set)))
         states, _ = await loader.read_states(self.shared.zk, hosted, self.shared.report)
         for tp, fresh in states.items():
             ctx.set_state(tp, fresh)
@@ -145,7 +157,7 @@ class BrokerEvents:
             tp
             for tp in hosted
             if (li := ctx.states.get(tp)) is not None
-            and (li.state.leader in dead_set or not dead_set.isdisjoint(li.state.isr))
+            and (li.state.leader in dead or not dead.isdisjoint(li.state.isr))
         ]
         changed = await self.elections.elect(affected, _after_failure)
         broker_requests = self.elections.broker_requests()

@@ -45,7 +45,7 @@ class ControllerContext:
     reassigning: set[TopicPartition] = field(default_factory=set)
     # moving partitions per topic (the topics of ``reassigning``, counted)
     reassigning_topics: dict[str, int] = field(default_factory=dict)
-    # which partitions each broker replicates, leads or is in the ISR of (and the stateless and
+    # which partitions each broker replicates or leads (and the stateless and
     # under-replicated ones): a broker's change touches only its own partitions
     index: PartitionIndex = field(default_factory=PartitionIndex)
     # partitions whose assignment or state changed since the control channel's encodings were
