@@ -52,8 +52,6 @@ _FULL_IDS = itertools.count(1)
 # the header's longest encoding: sizes are computed once for chunks shared by several brokers
 _WIDEST_EPOCH = -(2**63)
 
-_LEADER = operator.attrgetter("state.leader")
-
 
 def chunk_ranges(
     sizes: Sequence[int],
@@ -83,23 +81,28 @@ def chunk_ranges(
 
 
 class _Layout:
-    """One LeaderAndIsr set: its partitions with a state (in order) and their bytes, the
-    partitions it names without a state, and its chunks by request overhead (the same for
-    brokers whose headers encode to the same length), each with the live leaders of its states."""
+    """One LeaderAndIsr set: its partitions with a state (in order), their bytes and leaders,
+    the partitions it names without a state, and its chunks by request overhead (the same for
+    brokers whose headers encode to the same length), each with the leaders of its states. All
+    of it is computed once per batch and shared by the brokers sent the same set."""
 
-    __slots__ = ("_chunks", "items", "tps", "without")
+    __slots__ = ("_chunks", "items", "leader_ids", "leaders", "tps", "without")
 
-    def __init__(self, tps: list[TopicPartition], items: list[bytes], without: list[TopicPartition]) -> None:
+    def __init__(
+        self, tps: list[TopicPartition], items: list[bytes], leaders: list[int], without: list[TopicPartition]
+    ) -> None:
         self.tps = tps
         self.items = items
+        self.leaders = leaders
+        self.leader_ids = frozenset(leaders)
         self.without = without
-        self._chunks: dict[int, list[tuple[EncodedStates, list[TopicPartition]]]] = {}
+        self._chunks: dict[int, list[tuple[EncodedStates, frozenset[int]]]] = {}
 
-    def chunks(self, overhead: int) -> list[tuple[EncodedStates, list[TopicPartition]]]:
+    def chunks(self, overhead: int) -> list[tuple[EncodedStates, frozenset[int]]]:
         chunks = self._chunks.get(overhead)
         if chunks is None:
             chunks = [
-                (EncodedStates(self.items[i:j]), self.tps[i:j])
+                (EncodedStates(self.items[i:j]), frozenset(self.leaders[i:j]))
                 for i, j in chunk_ranges(list(map(len, self.items)), overhead)
             ]
             self._chunks[overhead] = chunks
@@ -212,7 +215,8 @@ class BrokerRequestBatch:
                 if state is not None:
                     tps.append(tp)
                     items.append(state)
-        layout = _Layout(tps, items, without)
+        states = self._ctx.states
+        layout = _Layout(tps, items, [states[tp].state.leader for tp in tps], without)
         self._layouts.append((named, new, layout))
         return layout
 
@@ -224,12 +228,10 @@ class BrokerRequestBatch:
         full: FullSet | None,
     ) -> list[LeaderAndIsrRequest]:
         layout = self._layout(named, new, full is not None)
-        states = self._ctx.states
-        all_leaders = self._live_brokers(set(map(_LEADER, map(states.__getitem__, layout.tps))))
+        all_leaders = self._live_brokers(layout.leader_ids)
         overhead = len(encode_request(LeaderAndIsrRequest(header, (), all_leaders, full)))
         out = []
-        for chunk, tps in layout.chunks(overhead):
-            leaders = set(map(_LEADER, map(states.__getitem__, tps)))
+        for chunk, leaders in layout.chunks(overhead):
             out.append(
                 LeaderAndIsrRequest(
                     header, chunk, tuple(b for b in all_leaders if b.broker_id in leaders), full
