@@ -1,7 +1,7 @@
 """Reassignment benchmark: move every replica of TOPICS × PARTITIONS partitions (RF 3).
 
-A `reassignd cluster` of 6 broker agents with instant catch-up (empty logs, fast replication)
-hosts the partitions on brokers 1-3; one request moves them all to brokers 4-6. The controller
+A `reassignd cluster` of 6 broker agents with instant catch-up (empty logs, fast replication), in
+`--agent-processes` processes (3), hosts the partitions on brokers 1-3; one request moves them all to brokers 4-6. The controller
 runs in this process so its writes can be counted. Printed:
 
 - controller ZooKeeper write ops per partition (phase U, A, B and the topic znodes), and all
@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from zk_baseline import measure_pipelined_sets, measure_pipelined_writes, node_paths
 
@@ -53,6 +54,15 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of ``pid`` and its children (``reassignd cluster --processes``'s agents)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return cpu_s(pid) + sum(tree_cpu_s(int(c)) for c in children)
+
+
 def zxid(port: int) -> int:
     text = four_letter_word(port, b"srvr").decode()
     match = re.search(r"Zxid: (0x[0-9a-f]+)", text)
@@ -67,7 +77,7 @@ async def znode_versions(zk: ZkClient, topics: list[str], partitions: int) -> in
     return sum(z.stat.version for z in await zk.get_many(znode_paths) if z is not None)
 
 
-async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
+async def run(server: LocalZooKeeper, topics: int, partitions: int, processes: int) -> None:
     connect = f"{server.connect}/reassign-bench"
     zk = ZkClient(ZkSettings(connect, session_timeout_s=30.0, request_timeout_s=120.0))
     await zk.start()
@@ -90,6 +100,7 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
     with open(os.path.join(log_dir, "cluster.log"), "wb") as log:  # noqa: ASYNC230 (setup, not a hot path)
         agents = subprocess.Popen(  # noqa: ASYNC220
             [sys.executable, "-m", "reassignd", "cluster", "--zk", connect, "--brokers", "6",
+             *(["--processes", str(processes)] if processes > 1 else []),
              "--replication-bytes-per-s", "100000000000", "--isr-linger-ms", "50"],
             stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -120,7 +131,7 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
         names = [f"bench-{t:03d}" for t in range(topics)]
         versions_before = await znode_versions(zk, names, partitions)
         ops_before, zxid_before = writer.ops_written, zxid(server.port)
-        cpu_controller, cpu_agents = time.process_time(), cpu_s(agents.pid)
+        cpu_controller, cpu_agents = time.process_time(), tree_cpu_s(agents.pid)
         request = AlterReassignments(
             tuple(((f"bench-{t:03d}", p), TARGET) for t in range(topics) for p in range(partitions))
         )
@@ -139,7 +150,7 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int) -> None:
         done = time.perf_counter() - started
         ops_after, zxid_after = writer.ops_written, zxid(server.port)
         cpu_controller = time.process_time() - cpu_controller
-        cpu_agents = cpu_s(agents.pid) - cpu_agents
+        cpu_agents = tree_cpu_s(agents.pid) - cpu_agents
         znode_writes = await znode_versions(zk, names, partitions) - versions_before
     finally:
         agents.terminate()
@@ -181,11 +192,17 @@ def main() -> None:
     )
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=100)
+    parser.add_argument(
+        "--agent-processes",
+        type=int,
+        default=3,
+        help="the six agents run in this many processes (reassignd cluster --processes; 1: one process)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.service does
     with LocalZooKeeper() as server:
-        asyncio.run(run(server, args.topics, args.partitions))
+        asyncio.run(run(server, args.topics, args.partitions, args.agent_processes))
 
 
 if __name__ == "__main__":

@@ -50,6 +50,11 @@ class SetState:  # an election, an ISR change, a state read back
 
 
 @dataclass(frozen=True)
+class LoadStates:  # many states at once, as the failover load sets them
+    states: dict[TopicPartition, PartitionState]
+
+
+@dataclass(frozen=True)
 class RemoveTopic:
     topic: str
 
@@ -64,7 +69,7 @@ class BrokerDown:
     broker: int
 
 
-Event = PutTopic | SetAssignment | SetState | RemoveTopic | BrokerUp | BrokerDown
+Event = PutTopic | SetAssignment | SetState | LoadStates | RemoveTopic | BrokerUp | BrokerDown
 
 brokers = st.sampled_from(BROKERS)
 replica_sets = st.lists(brokers, min_size=1, max_size=4, unique=True)
@@ -99,6 +104,7 @@ events: st.SearchStrategy[Event] = st.one_of(
     ),
     st.builds(SetAssignment, tps, assignments()),
     st.builds(SetState, tps, states),
+    st.builds(LoadStates, st.dictionaries(tps, states, max_size=6)),
     st.builds(RemoveTopic, st.sampled_from(TOPICS)),
     st.builds(BrokerUp, brokers),
     st.builds(BrokerDown, brokers),
@@ -116,6 +122,14 @@ def apply(ctx: ControllerContext, event: Event) -> None:
         case SetState(tp, state):
             if ctx.assignment(tp) is not None:
                 ctx.set_state(tp, LeaderIsr(state, version=len(ctx.states)))
+        case LoadStates(loaded):
+            ctx.load_states(
+                {
+                    tp: LeaderIsr(state, version=1)
+                    for tp, state in loaded.items()
+                    if ctx.assignment(tp) is not None
+                }
+            )
         case RemoveTopic(topic):
             ctx.remove_topic(topic)
         case BrokerUp(b):

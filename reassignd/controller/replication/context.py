@@ -148,9 +148,26 @@ class ControllerContext:
         self.dirty_topics.add(tp[0])
 
     def load_states(self, states: Mapping[TopicPartition, LeaderIsr]) -> None:
-        """Many states at once (the failover load): :meth:`set_state` for each."""
-        for tp, li in states.items():
-            self.set_state(tp, li)
+        """Many states at once (the failover load): :meth:`set_state` for each; those of
+        partitions without a state yet (all of them at failover) in one pass."""
+        known = self.states
+        again = [tp for tp in states if tp in known] if known else []
+        for tp in again:
+            self.set_state(tp, states[tp])
+        fresh = states.keys() - again if again else states.keys()
+        assignments = self.assignments
+        self.index.states_loaded(
+            (
+                tp,
+                states[tp].state,
+                None if (a := assignments.get(tp[0], _NO_PARTITIONS).get(tp[1])) is None else a.replicas,
+            )
+            for tp in fresh
+        )
+        known.update((tp, states[tp]) for tp in fresh)
+        self.malformed_states.difference_update(fresh)
+        self.wire_changed.update(fresh)
+        self.dirty_topics.update({tp[0] for tp in fresh})
 
     def all_partitions(self) -> Iterator[TopicPartition]:
         for topic, parts in self.assignments.items():

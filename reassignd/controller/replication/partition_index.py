@@ -94,6 +94,24 @@ class PartitionIndex:
             self.stateless.discard(tp)
         self._replication(tp, replicas, after)
 
+    def states_loaded(
+        self, items: Iterable[tuple[TopicPartition, PartitionState, tuple[int, ...] | None]]
+    ) -> None:
+        """Partitions that had no state get one (``(tp, state, replica set or None)``): what
+        :meth:`state_changed` from no state does for each, in one pass (the failover load)."""
+        leaders, stateless, under = self.leaders, self.stateless, self.under_replicated
+        for tp, state, replicas in items:
+            if replicas is None:
+                continue
+            led = leaders.get(state.leader)
+            if led is None:
+                leaders[state.leader] = {tp}
+            else:
+                led.add(tp)
+            stateless.discard(tp)
+            if len(state.isr) < len(replicas):
+                under.add(tp)
+
     def _members(
         self, tp: TopicPartition, before: PartitionState | None, after: PartitionState | None
     ) -> None:
