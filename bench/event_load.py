@@ -187,6 +187,15 @@ async def status(session: aiohttp.ClientSession, url: str) -> dict[str, object]:
         return dict(await resp.json())
 
 
+async def queue_sample(session: aiohttp.ClientSession, url: str) -> tuple[float, float] | None:
+    """The queue wait's (p50, p99) in ms from /v1/status; None if not answered within 30 s."""
+    try:
+        q = (await status(session, url))["event_queue"]["queue_time_ms"]  # type: ignore[index]
+    except (aiohttp.ClientError, TimeoutError):
+        return None
+    return float(q["p50"]), float(q["p99"])
+
+
 async def wait_ready(session: aiohttp.ClientSession, url: str, args: argparse.Namespace, log: Path) -> None:
     """Until the controller is active with every partition loaded and the moves in flight."""
     deadline = time.monotonic() + 120
@@ -204,6 +213,19 @@ async def wait_ready(session: aiohttp.ClientSession, url: str, args: argparse.Na
         if time.monotonic() > deadline:
             raise TimeoutError(f"controller not ready; see {log}")
         await asyncio.sleep(0.2)
+
+
+def print_reads(args: argparse.Namespace, read_ms: dict[str, list[float]]) -> None:
+    if args.readers:
+        print(
+            f"{args.readers} concurrent readers, {args.moving:,} partitions moving (goal: p99 ≤ 20 ms for both):"
+        )
+        for path in READ_PATHS:
+            times = read_ms.get(path, [])
+            print(
+                f"  GET {path}: {len(times):,} answers, p50 {pct(times, 0.5):.1f} ms, p99 {pct(times, 0.99):.1f} ms, "
+                f"{len(read_ms.get(path + ' errors', []))} errors"
+            )
 
 
 async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
@@ -232,6 +254,7 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
             queue_p50: list[float] = []
             queue_p99: list[float] = []
             tasks: set[asyncio.Task[None]] = set()
+            missed = 0
             readers = None
             if args.readers:
                 receive, send = multiprocessing.Pipe(duplex=False)
@@ -251,10 +274,12 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
                     task.add_done_callback(tasks.discard)
                 if time.monotonic() >= next_sample:
                     next_sample += 1.0
-                    with_queue = await status(session, url)
-                    q = with_queue["event_queue"]["queue_time_ms"]  # type: ignore[index]
-                    queue_p50.append(float(q["p50"]))
-                    queue_p99.append(float(q["p99"]))
+                    sample = await queue_sample(session, url)
+                    if sample is None:
+                        missed += 1
+                    else:
+                        queue_p50.append(sample[0])
+                        queue_p99.append(sample[1])
                 await asyncio.sleep(tick)
             await asyncio.gather(*tasks, return_exceptions=True)
             elapsed = time.monotonic() - started
@@ -279,17 +304,8 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
     print(f"HTTP answer: p50 {pct(load.http_ms, 0.5):.1f} ms, p99 {pct(load.http_ms, 0.99):.1f} ms "
           f"(idle baseline: p50 {pct(idle.http_ms, 0.5):.1f} ms, p99 {pct(idle.http_ms, 0.99):.1f} ms)")  # fmt: skip
     print(f"queue wait: p50 {statistics.median(queue_p50) if queue_p50 else 0:.1f} ms (median of 1 s samples), "
-          f"p99 {max(queue_p99, default=0):.1f} ms (worst sample)")  # fmt: skip
-    if args.readers:
-        print(
-            f"{args.readers} concurrent readers, {args.moving:,} partitions moving (goal: p99 ≤ 20 ms for both):"
-        )
-        for path in READ_PATHS:
-            ms = read_ms.get(path, [])
-            print(
-                f"  GET {path}: {len(ms):,} answers, p50 {pct(ms, 0.5):.1f} ms, p99 {pct(ms, 0.99):.1f} ms, "
-                f"{len(read_ms.get(path + ' errors', []))} errors"
-            )
+          f"p99 {max(queue_p99, default=0):.1f} ms (worst sample); {missed} samples unanswered")  # fmt: skip
+    print_reads(args, read_ms)
     print(f"controller RSS: {rss_before:.0f} MiB before, {rss_after:.0f} MiB after")
     print(f"CPU: controller {100 * ctl_cpu_s / elapsed:.0f}% of a core, this load generator "
           f"{100 * own_cpu_s / elapsed:.0f}% (near 100%: it, not the controller, limits the rate)")  # fmt: skip
