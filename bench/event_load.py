@@ -251,10 +251,8 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
             for _ in range(200):  # the baseline: reads against the idle controller
                 await idle._http(session, "GET", "/v1/status")
             load = Load(url, zk, args.topics, args.partitions, args.seed, args.moving)
-            queue_p50: list[float] = []
-            queue_p99: list[float] = []
             tasks: set[asyncio.Task[None]] = set()
-            missed = 0
+            sampling: list[asyncio.Task[tuple[float, float] | None]] = []
             readers = None
             if args.readers:
                 receive, send = multiprocessing.Pipe(duplex=False)
@@ -272,16 +270,15 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
                     task = asyncio.create_task(load.one(session))
                     tasks.add(task)
                     task.add_done_callback(tasks.discard)
-                if time.monotonic() >= next_sample:
+                if time.monotonic() >= next_sample:  # sampled aside: a slow answer stalls no event
                     next_sample += 1.0
-                    sample = await queue_sample(session, url)
-                    if sample is None:
-                        missed += 1
-                    else:
-                        queue_p50.append(sample[0])
-                        queue_p99.append(sample[1])
+                    sampling.append(asyncio.create_task(queue_sample(session, url)))
                 await asyncio.sleep(tick)
             await asyncio.gather(*tasks, return_exceptions=True)
+            samples = await asyncio.gather(*sampling)
+            missed = sum(1 for sample in samples if sample is None)
+            queue_p50 = [sample[0] for sample in samples if sample is not None]
+            queue_p99 = [sample[1] for sample in samples if sample is not None]
             elapsed = time.monotonic() - started
             read_ms: dict[str, list[float]] = {}
             if readers is not None:
