@@ -84,6 +84,17 @@ class ControllerContext:
         self.assignments[topic] = partitions
         self.topic_mzxids.pop(topic, None)
         states, index, changed = self.states, self.index, self.wire_changed
+        if not before:  # a new topic (every topic at failover): the index in one pass
+            index.partitions_added(
+                ((topic, p), a.replicas, None if (li := states.get((topic, p))) is None else li.state)
+                for p, a in partitions.items()
+            )
+            for p, a in partitions.items():
+                if a.is_being_reassigned:
+                    self._track_reassigning((topic, p), a)
+            changed.update((topic, p) for p in partitions)
+            self.dirty_topics.add(topic)
+            return
         for p, a in partitions.items():
             tp = (topic, p)
             old = before.get(p)

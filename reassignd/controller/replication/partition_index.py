@@ -94,6 +94,39 @@ class PartitionIndex:
             self.stateless.discard(tp)
         self._replication(tp, replicas, after)
 
+    def partitions_added(
+        self, items: Iterable[tuple[TopicPartition, tuple[int, ...], PartitionState | None]]
+    ) -> None:
+        """Partitions that had no assignment get one (``(tp, replica set, state now or None)``):
+        what :meth:`assignment_changed` from no assignment does for each, in one pass (a new
+        topic, and every topic at failover)."""
+        replicas_of, leaders, stateless, under = (
+            self.replicas,
+            self.leaders,
+            self.stateless,
+            self.under_replicated,
+        )
+        for tp, replicas, state in items:
+            for r in replicas:
+                hosted = replicas_of.get(r)
+                if hosted is None:
+                    replicas_of[r] = {tp}
+                else:
+                    hosted.add(tp)
+            if state is None:
+                stateless.add(tp)
+                under.discard(tp)
+                continue
+            led = leaders.get(state.leader)
+            if led is None:
+                leaders[state.leader] = {tp}
+            else:
+                led.add(tp)
+            if len(state.isr) < len(replicas):
+                under.add(tp)
+            else:
+                under.discard(tp)
+
     def states_loaded(
         self, items: Iterable[tuple[TopicPartition, PartitionState, tuple[int, ...] | None]]
     ) -> None:
