@@ -322,7 +322,11 @@ CASES: dict[str, Case] = {
         Case("oversized_move_extra", _oversized_extra, ("/brokers/topics/big",), big_topic=True),
         Case("oversized_move_request", _oversized_request, ("/brokers/topics/big",), big_topic=True),
         Case("legacy_grows_past_1mib", _legacy_grows, ()),
-        Case("oversized_topic_creation", _oversized_creation, ()),
+        Case(
+            "oversized_topic_creation",
+            _oversized_creation,
+            ("/brokers/topics/huge", "bytes with these replicas"),
+        ),
         Case("invalid_quota_names", _quota_names, ("'users/..', not a quota entity",)),
         Case("foreign_status_node", _foreign_status_node, ("ReassignmentRequests refused", "NODEEXISTS")),
         Case(
@@ -387,6 +391,10 @@ async def poison(env: Env, seed: int, case: str | None = None) -> Outcome:
         out.violations.append(
             Violation("scenario", f"the input was not reported ({chosen.reported}): {await _problems(run)}")
         )
+    logs = "\n".join(controllers.logs().values())
+    for fragment in chosen.reported:  # and a log line names it with the reason
+        if fragment not in logs:
+            out.violations.append(Violation("scenario", f"no controller log line names {fragment!r}"))
     # writes answered normally: a new move accepted at once and completed
     if not await controllers.alter({tp: (1, 5) for tp in other}, timeout_s=10.0, retry=False):
         out.violations.append(Violation("scenario", "a move sent after the input was not accepted"))

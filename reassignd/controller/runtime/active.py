@@ -102,7 +102,7 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         shared.refuse,
     )
     quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
-    topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock)
+    topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock, refuse=shared.refuse)
     deleter = TopicDeleter(zk, ctx, writer)
     runner = BatchRunner(
         zk, ctx, writer, reassigner, intake, settings, report, shared.wall_ms, metrics=shared.metrics

@@ -32,6 +32,7 @@ from reassignd.controller.topics.validation import (
     TopicCatalog,
     TopicCreation,
     TopicDeletion,
+    TopicZnodeTooLarge,
     validate_create_partitions,
     validate_create_topics,
     validate_delete_topics,
@@ -67,6 +68,7 @@ class TopicMutations:
         quotas: QuotaManager,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        refuse: Callable[[str, str, str], None] | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
@@ -74,6 +76,12 @@ class TopicMutations:
         self.quotas = quotas
         self._clock = clock
         self._rng = rng or random.Random()
+        self._refuse = refuse
+
+    def _report_oversized(self, name: str, error: ReassigndError) -> None:
+        """A topic whose znode would not fit: refused (37) and reported, like an oversized move."""
+        if isinstance(error, TopicZnodeTooLarge) and self._refuse is not None:
+            self._refuse(paths.topic(name), error.message or error.error_name, "topic_znode_size")
 
     def _charge(
         self,
@@ -126,6 +134,7 @@ class TopicMutations:
         results: list[TopicResult] = []
         for item in charged:
             if isinstance(item, ReassigndError):
+                self._report_oversized(_name_of(request, len(results)), item)
                 results.append(TopicResult(_name_of(request, len(results)), item.error_code, item.message))
                 continue
             assert isinstance(item, TopicCreation)
@@ -176,6 +185,7 @@ class TopicMutations:
         for i, item in enumerate(charged):
             name = request.topics[i].name
             if isinstance(item, ReassigndError):
+                self._report_oversized(name, item)
                 results.append(TopicResult(name, item.error_code, item.message))
                 continue
             assert isinstance(item, PartitionsCreation)

@@ -239,13 +239,17 @@ def topic_size_error(partitions: int, replication_factor: int) -> InvalidPartiti
     return None
 
 
+class TopicZnodeTooLarge(InvalidPartitions):
+    """37: the topic's znode, really encoded, would be over the budget (reported as a refusal)."""
+
+
 def encoded_size_error(assignment: Mapping[int, Sequence[int]]) -> InvalidPartitions | None:
     """37 when the topic znode of ``assignment`` (its real encoding, with a topic id) is over the
     budget: the estimate above assumes broker ids of up to 4 digits, and ids may have 10."""
     znode = codec.TopicZnode({p: tuple(rs) for p, rs in assignment.items()}, topic_id="A" * 22)
     size = len(codec.encode_topic(znode))
     if size > TOPIC_ZNODE_BUDGET_BYTES:
-        return InvalidPartitions(
+        return TopicZnodeTooLarge(
             f"Number of partitions {len(assignment)} is too large: the topic's ZooKeeper znode would be "
             f"{size} bytes with these replicas, over the {TOPIC_ZNODE_BUDGET_BYTES} a topic may use."
         )
