@@ -51,7 +51,12 @@ MiB = 1024**2
 NOV_23_10H_MS = 1_795_428_000_000  # 2026-11-23T10:00:00Z
 NOV_23_10H = "2026-11-23T10:00:00Z"
 DEFAULTS = BatchDefaults.of(SETTINGS)
-DEFAULT_LIMITS = {"moves_per_broker": 5, "moves_in_cluster": 1000, "leader_moves_per_broker": 1000}
+DEFAULT_LIMITS = {
+    "moves_per_broker": 5,
+    "moves_in_cluster": 1000,
+    "leader_moves_per_broker": 1000,
+    "adaptive": None,
+}
 COUNTS_ZERO = dict.fromkeys(("pending", "running", "completed", "cancelled", "failed"), 0)
 
 
@@ -274,6 +279,7 @@ def status(
     shown: dict[str, Any] = {
         "batch_id": batch_id,
         "plan_id": None,
+        "owner": None,
         "state": state,
         "priority": 0,
         "created_at": NOV_23_10H,
@@ -284,6 +290,7 @@ def status(
         "bytes_per_s": 0,
         "eta_s": 0,
         "limits": DEFAULT_LIMITS,
+        "broker_caps": {},
         "throttle_bytes_per_s": None,
     }
     if running is not None:
@@ -628,6 +635,7 @@ def test_the_status_json_shape() -> None:
     assert status_json(computed) == {
         "batch_id": "b1",
         "plan_id": "p",
+        "owner": None,
         "state": "running",
         "priority": 0,
         "created_at": NOV_23_10H,
@@ -638,7 +646,13 @@ def test_the_status_json_shape() -> None:
         "bytes_done": 30 + 300,
         "bytes_per_s": 10,
         "eta_s": 84,  # 870 bytes left at 10.4 B/s
-        "limits": {"moves_per_broker": 5, "moves_in_cluster": 100, "leader_moves_per_broker": 100},
+        "limits": {
+            "moves_per_broker": 5,
+            "moves_in_cluster": 100,
+            "leader_moves_per_broker": 100,
+            "adaptive": None,
+        },
+        "broker_caps": {},
         "throttle_bytes_per_s": 1000,
         "running": [
             {"topic": "orders", "partition": 0, **started, "bytes_done": 30, "bytes_total": 300}
