@@ -606,10 +606,32 @@ CLUSTER: dict[str, Schema] = {
     ),
 }
 
+DEMOTIONS: dict[str, Schema] = {
+    "DemotionResponse": shape(
+        {
+            "broker_id": INTEGER,
+            "leaders_moved": {**INTEGER, "description": "leaderships the elections moved"},
+            "refused": {**INTEGER, "description": "partitions refused (error_code not 0)"},
+            "partitions": array(
+                {
+                    "allOf": [
+                        ref("Error"),
+                        shape({"topic": STRING, "partition": ref("PartitionId")}),
+                    ],
+                    "description": "each partition acted on (0) or refused: 83 ELIGIBLE_LEADERS_NOT_AVAILABLE "
+                    "(no other live in-sync replica can lead), 60 REASSIGNMENT_IN_PROGRESS (being moved), "
+                    "10002 STALE_PLAN (promote: its replicas changed since the demotion)",
+                }
+            ),
+        }
+    ),
+}
+
 SCHEMAS: dict[str, Schema] = {
     **COMMON,
     **REASSIGNMENTS,
     **ELECTIONS,
+    **DEMOTIONS,
     **BATCHES,
     **TOPICS,
     **QUOTAS,

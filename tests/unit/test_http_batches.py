@@ -216,6 +216,22 @@ MALFORMED: list[tuple[bytes, str]] = [
         b'{"partitions": [], "limits": {"leader_moves_per_broker": true}}',
         "limits.leader_moves_per_broker: expected an integer, got a boolean",
     ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": {"min": 5, "max": 2}}}',
+        "limits.adaptive: max (2) must be at least min (5)",
+    ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": {"min": 0, "max": 2}}}',
+        "limits.adaptive.min: 0 is out of range",
+    ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": {"min": 1}}}',
+        "limits.adaptive.max: missing required field",
+    ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": [1, 2]}}',
+        "limits.adaptive: expected an object, got an array",
+    ),
     (b'{"partitions": [], "strategy": "small_first"}', "strategy: expected an array, got a string"),
     (
         b'{"partitions": [], "strategy": ["fast_first"]}',
