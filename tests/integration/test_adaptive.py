@@ -30,6 +30,7 @@ from tests.integration.harness import (
     wait_brokers,
 )
 from tests.integration.test_batches import batch_body, state_is, submit
+from tests.integration.test_events import Stream
 from tests.integration.test_reassignment import make_topic, set_broker_rate
 
 pytestmark = pytest.mark.timeout(180)
@@ -108,10 +109,15 @@ async def test_caps_rise_while_healthy_and_fall_when_an_agent_crawls(procs: Proc
     # every partition led by broker 1; each move adds broker 3 and removes broker 2
     await make_topic(zk, "t", {p: (1, 2) for p in range(40)}, initial_bytes=SIZE)
     limits = {"moves_per_broker": LOW, "moves_in_cluster": 100, "adaptive": {"min": LOW, "max": HIGH}}
-    with Caps(zk, "ad").watching() as caps:
+    with Caps(zk, "ad").watching() as caps, Stream(c.url) as live:
         reply = await submit(c, batch_body("ad", {("t", p): [1, 3] for p in range(40)}, limits=limits))
         assert reply["batch"]["limits"]["adaptive"] == {"min": LOW, "max": HIGH}
         await eventually(lambda: caps.cap(3) >= 3, what="broker 3's cap raised", timeout_s=60)
+        # each journaled change is a record: broker 3's steps, in order, from 1 up to its cap now
+        raised = [r for r in live.records if r["type"] == "batch_caps_changed"]
+        assert raised and all(r["batch_id"] == "ad" and r["reason"] == "healthy" for r in raised), raised
+        steps = [(s["previous"], s["cap"]) for r in raised for s in r["caps"] if s["broker_id"] == 3]
+        assert steps == [(cap, cap + 1) for cap in range(LOW, LOW + len(steps))], steps
         assert await cap_changes(c, "up") >= 2
         code, status = await c.get("/v1/batches/ad")
         assert code == 200 and int(status["broker_caps"]["3"]) >= 2, status

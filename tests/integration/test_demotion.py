@@ -19,6 +19,7 @@ import pytest
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, state_of, wait_brokers
+from tests.integration.test_events import Stream
 from tests.integration.test_reassignment import FAST, make_topic, set_broker_rate, topic_znode
 
 pytestmark = pytest.mark.timeout(180)
@@ -87,8 +88,17 @@ async def test_demote_moves_every_leadership_off_and_promote_restores_the_orders
     c = await started(procs, zk)
     http = ("--bootstrap-controller", c.url)
 
-    code, out, err = await admin("demote", "--broker", "1", *http)
+    with Stream(c.url) as live:
+        code, out, err = await admin("demote", "--broker", "1", *http)
+        await eventually(lambda: any(r["type"] == "broker_demoted" for r in live.records), what="the record")
     assert (code, err) == (1, ""), out  # d-4 refused: exit 1
+    [record] = [r for r in live.records if r["type"] == "broker_demoted"]
+    assert (record["broker_id"], record["reordered"], record["leaders_moved"], record["refused"]) == (
+        1,
+        4,
+        2,
+        1,
+    )
     assert out == [
         "Refused d-4: ELIGIBLE_LEADERS_NOT_AVAILABLE (83): broker 1 is the only live in-sync replica of "
         "d-4: its leadership has nowhere to go",
