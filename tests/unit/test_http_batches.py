@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestServer
 
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, partition_view
 from reassignd.agent_reports.progress import index_reports
+from reassignd.config import ConfigError, load_command
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import (
@@ -31,6 +32,7 @@ from reassignd.controller.model.snapshot import (
 from reassignd.errors import InvalidRequest
 from reassignd.executor import lifecycle
 from reassignd.executor.model import (
+    Adaptive,
     Batch,
     BatchSpec,
     BatchState,
@@ -809,3 +811,24 @@ async def test_submit_answers_the_batch_as_published_once_its_event_ended(
     reply = await call(client, "POST", "/v1/batches", 200, json={"batch_id": "b1", **MOVES})
     assert (reply["batch"]["state"], reply["batch"]["counts"]["running"]) == ("running", 1)
     assert [r["partition"] for r in reply["batch"]["running"]] == [0]
+
+
+def test_adaptive_limits_from_the_body_or_the_controllers_default() -> None:
+    body = b'{"partitions": [], "limits": {"moves_per_broker": 2, "adaptive": {"min": 1, "max": 9}}}'
+    assert parse_submit_body(body, DEFAULTS, new_batch_id).limits.adaptive == Adaptive(1, 9)
+    assert parse_submit_body(b'{"partitions": []}', DEFAULTS, new_batch_id).limits.adaptive is None
+    adaptive_default = BatchDefaults.of(replace(SETTINGS, batch_adaptive_moves_per_broker=(2, 12)))
+    assert parse_submit_body(
+        b'{"partitions": []}', adaptive_default, new_batch_id
+    ).limits.adaptive == Adaptive(2, 12)
+    fixed = b'{"partitions": [], "limits": {"adaptive": null}}'  # fixed caps despite the default
+    assert parse_submit_body(fixed, adaptive_default, new_batch_id).limits.adaptive is None
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("5:2", "MAX must be at least MIN"), ("0:2", "must be >= 1, got 0"), ("3", "expected MIN:MAX")],
+)
+def test_the_controllers_adaptive_default_is_two_bounds_in_order(value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_command(["controller", "--zk", "z:1", "--batch-adaptive-moves-per-broker", value], {})
