@@ -177,7 +177,7 @@ async def run_way(
         return bool(batch["state"] == "completed")
 
     bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
-    await eventually(done, 30 * bound + 120, 0.2, f"{way.name} completes")
+    await eventually(done, 60 * bound + 600, 0.2, f"{way.name} completes")
     makespan = time.monotonic() - started
     watch.stop()
     up1, down1 = await cap_changes(api)

@@ -40,7 +40,7 @@ STUCK = "stuck"
 class BrokerRate:
     """One broker's replication as its agent reports it."""
 
-    fetch_bytes_per_s: float  # what its replicas catching up fetch now, summed
+    fetch_bytes_per_s: float  # what its follower replicas fetch now, summed (copies and produce alike)
     bandwidth_bytes_per_s: float | None  # its replication rate (None: the agent does not say)
 
 
@@ -142,11 +142,12 @@ def fetch_rates(
     followers: Iterable[tuple[int, float, bool]], bandwidth: Mapping[int, float | None]
 ) -> dict[int, BrokerRate]:
     """Each broker's rate from its agent's report: ``followers`` are (broker, fetch rate, in the
-    ISR) of the replicas it follows; only those catching up (out of the ISR) count."""
+    ISR) of the replicas it follows. Every follower counts, in the ISR or not: the bandwidth a
+    broker's copies may use is what its ordinary replication leaves them, so a broker whose copies
+    and produce traffic together fill its bandwidth uses its share."""
     fetched: dict[int, float] = dict.fromkeys(bandwidth, 0.0)
-    for broker, rate, in_isr in followers:
-        if not in_isr:
-            fetched[broker] = fetched.get(broker, 0.0) + rate
+    for broker, rate, _in_isr in followers:
+        fetched[broker] = fetched.get(broker, 0.0) + rate
     return {b: BrokerRate(f, bandwidth.get(b)) for b, f in fetched.items()}
 
 

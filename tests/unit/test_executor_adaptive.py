@@ -104,11 +104,11 @@ def test_every_new_cap_is_within_the_bounds(
         assert all(change.caps[b] != caps.get(b, initial) for b in change.caps)
 
 
-def test_fetch_rates_count_only_replicas_catching_up() -> None:
+def test_fetch_rates_count_every_follower() -> None:
     rates = fetch_rates(
         [(3, 40.0, False), (3, 30.0, False), (3, 99.0, True), (4, 5.0, False)], {3: 100.0, 5: None}
     )
-    assert rates == {3: BrokerRate(70.0, 100.0), 4: BrokerRate(5.0, None), 5: BrokerRate(0.0, None)}
+    assert rates == {3: BrokerRate(169.0, 100.0), 4: BrokerRate(5.0, None), 5: BrokerRate(0.0, None)}
 
 
 def test_under_replicated_outside_counts_live_replicas_out_of_the_isr() -> None:
