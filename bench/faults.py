@@ -49,7 +49,9 @@ from reassignd.zk.errors import ZkError
 from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import ZkSettings
 from tests.faults import invariants
+from tests.faults.adaptive_scenarios import proxy_cut_caps
 from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
+from tests.faults.demotion_scenarios import DEMOTION_SCENARIOS
 from tests.faults.election_scenarios import ELECTION_SCENARIOS
 from tests.faults.poison import poison
 from tests.faults.scenarios import GRACE_S, Env, Outcome, controller_kills
@@ -70,11 +72,15 @@ DEFAULT_KINDS = (
     "proxy_outage",
     *BATCH_SCENARIOS,
     *ELECTION_SCENARIOS,
+    "proxy_cut_caps",
+    *DEMOTION_SCENARIOS,
 )
 SCENARIOS = {
     **CLUSTER_SCENARIOS,
     **BATCH_SCENARIOS,
     **ELECTION_SCENARIOS,
+    "proxy_cut_caps": proxy_cut_caps,
+    **DEMOTION_SCENARIOS,
     **JOURNAL_SPLIT_SCENARIOS,
     "api_cancel_cut": api_cancel_cut,
     "poison": poison,

@@ -20,6 +20,7 @@ import uvloop
 
 from reassignd.admin.batch_command import AdminBatchCommand
 from reassignd.admin.command_line import AdminReassignCommand
+from reassignd.admin.demote_command import AdminDemoteCommand
 from reassignd.admin.elect_command import AdminElectCommand
 from reassignd.config import (
     BY_NAME,
@@ -135,6 +136,10 @@ def run(  # noqa: PLR0911 (one return per kind of command, in one match)
             from reassignd.admin.elect import run_admin_elect  # noqa: PLC0415 (only this client)
 
             return run_admin_elect(command.settings, out, err)
+        case AdminDemoteCommand():
+            from reassignd.admin.demote import run_admin_demote  # noqa: PLC0415 (only this client)
+
+            return run_admin_demote(command.settings, out, err)
         case AdminBatchCommand():
             from reassignd.admin.batch import run_batch  # noqa: PLC0415 (only this client)
 

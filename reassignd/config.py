@@ -1,5 +1,5 @@
 """The one command-line engine: every subcommand (``controller``, ``broker``, ``cluster``,
-``admin reassign|batch|elect``, ``feed plan|run``, ``events tail``) declared once, with the same
+``admin reassign|batch|elect|demote|promote``, ``feed plan|run``, ``events tail``) declared once, with the same
 sources and rules for all.
 
 Precedence: flag > environment > file > default. Every option ``--some-flag`` has the variable
@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reassignd import options as opt
-from reassignd.admin import batch_command, command_line, elect_command
+from reassignd.admin import batch_command, command_line, demote_command, elect_command
 from reassignd.admin import settings as admin
 from reassignd.admin.batch_command import AdminBatchCommand, BatchVerb, batch_settings
 from reassignd.admin.batch_file import BatchBody
 from reassignd.admin.command_line import AdminReassignCommand, reassign_settings
 from reassignd.admin.connection import AUTH_TOKEN, BOOTSTRAP_CONTROLLER, REQUEST_TIMEOUT, TLS_OPTIONS, ZK
+from reassignd.admin.demote_command import AdminDemoteCommand, demote_settings
 from reassignd.admin.elect_command import AdminElectCommand, elect_settings
 from reassignd.broker.settings import BrokerSettings, ClusterLayout, cluster_settings
 from reassignd.controller.settings import ControllerSettings
@@ -98,6 +99,7 @@ Command = (
     | AdminReassignCommand
     | AdminBatchCommand
     | AdminElectCommand
+    | AdminDemoteCommand
     | FeedPlanCommand
     | FeedRunCommand
     | EventsTailCommand
@@ -169,6 +171,12 @@ def _admin_elect(
     return AdminElectCommand(elect_settings(named, values, read_file), _log(values))
 
 
+def _admin_demote(
+    verb: str, values: Mapping[str, object], arguments: Mapping[str, object]
+) -> AdminDemoteCommand:
+    return AdminDemoteCommand(demote_settings(verb, arguments, values), _log(values))
+
+
 def _feed_plan(values: Mapping[str, object], _: Mapping[str, object]) -> FeedPlanCommand:
     return feed.resolve_plan(values, _log(values))
 
@@ -225,6 +233,17 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
         _admin_elect,
         elect_command.add_elect_arguments,
         elect_command.EPILOG,
+    ),
+    *(
+        Subcommand(
+            ("admin", verb),
+            demote_command.DESCRIPTION[verb],
+            ADMIN_OPTIONS,
+            functools.partial(_admin_demote, verb),
+            demote_command.add_demote_arguments,
+            demote_command.EPILOG,
+        )
+        for verb in demote_command.VERBS
     ),
     Subcommand(("feed", "plan"), feed.PLAN_DESCRIPTION, FEED_PLAN_OPTIONS, _feed_plan),
     Subcommand(("feed", "run"), feed.RUN_DESCRIPTION, FEED_RUN_OPTIONS, _feed_run),

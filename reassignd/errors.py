@@ -73,6 +73,10 @@ class InvalidRequest(ReassigndError):
     error_code = 42
 
 
+class UnknownBroker(InvalidRequest):
+    """No broker has this id: none is registered and no replica names it (HTTP 404)."""
+
+
 class UnknownTopicOrPartition(ReassigndError):
     error_code = 3
 

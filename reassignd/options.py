@@ -60,6 +60,7 @@ class _Spec:
     metavar: str | None
     flag: str | None
     pair: str | None  # the field that takes the second half of a pair ("http_port")
+    switch: bool = False  # a flag without a value (its variable and file key say true or false)
 
 
 def option(
@@ -70,10 +71,14 @@ def option(
     metavar: str | None = None,
     flag: str | None = None,
     pair: str | None = None,
+    switch: bool = False,
 ) -> Any:
     """A settings field that is also an option; without ``default`` the option is required.
-    ``pair``: a ``HOST:PORT`` option setting this field and the named one (parsed to a pair)."""
-    return dataclasses.field(default=default, metadata={"option": _Spec(parse, help, metavar, flag, pair)})
+    ``pair``: a ``HOST:PORT`` option setting this field and the named one (parsed to a pair).
+    ``switch``: a boolean given as a bare flag (``--self-healing``); its variable and its file key
+    say true or false."""
+    spec = _Spec(parse, help, metavar, flag, pair, switch)
+    return dataclasses.field(default=default, metadata={"option": spec})
 
 
 def options_of(cls: type[Any], *, skip: tuple[str, ...] = ()) -> tuple[Option, ...]:
@@ -90,7 +95,8 @@ def options_of(cls: type[Any], *, skip: tuple[str, ...] = ()) -> tuple[Option, .
         if spec.pair and not missing and f.default is not None:
             default = f"{f.default}:{defaults[spec.pair]}"
         flag = spec.flag or f.name.replace("_", "-")
-        out.append(Option(flag, spec.parse, spec.help, default, spec.metavar, missing, names))
+        kind = SWITCH if spec.switch else VALUE
+        out.append(Option(flag, spec.parse, spec.help, default, spec.metavar, missing, names, kind))
     return tuple(out)
 
 
@@ -215,6 +221,21 @@ def split_host_port(text: str) -> tuple[str, int]:
     if not sep or not host or ":" in host:
         raise ValueError(f"expected HOST:PORT, got {text!r}")
     return host, _port(port)
+
+
+def bounds(value: object) -> tuple[int, int]:
+    """``MIN:MAX``, two positive integers in order (a TOML value may be the string or a pair)."""
+    positive = integer(1)
+    if isinstance(value, list | tuple) and len(value) == 2:
+        low, high = int(positive(value[0])), int(positive(value[1]))  # type: ignore[call-overload]
+    else:
+        low_text, sep, high_text = text(value).partition(":")
+        if not sep:
+            raise ValueError(f"expected MIN:MAX, got {value!r}")
+        low, high = int(positive(low_text)), int(positive(high_text))  # type: ignore[call-overload]
+    if high < low:
+        raise ValueError(f"MAX must be at least MIN, got {low}:{high}")
+    return low, high
 
 
 def host_port(value: object) -> tuple[str, int]:

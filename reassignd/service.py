@@ -1,6 +1,7 @@
 """The controller process's composition root (outside the controller package, which never imports
 the HTTP layer): ZooKeeper session, controller, HTTP server, the Kafka-protocol admin listener
-(``--kafka-listener``), the event stream's Kafka sender and progress reporter.
+(``--kafka-listener``), the event stream's Kafka sender and progress reporter, and the sampler of
+the agents' reports (adaptive concurrency, self-healing).
 
 ``run_controller(settings, stop)`` runs until ``stop`` is set, then shuts down cleanly: the active
 instance hands its role over (the event in hand finished, ``/controller`` given up, queued requests
@@ -16,6 +17,7 @@ import gc
 import logging
 
 from reassignd.agent_reports.reporter import report_progress
+from reassignd.agent_reports.sampler import sample_agents
 from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
@@ -123,6 +125,15 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
                 if interval > 0
                 else None
             )
+            sample_every = settings.agent_sample_interval_s
+            sampler_task = (
+                tg.create_task(
+                    sample_agents(controller.api, sample_every, stuck_rule(settings)),
+                    name="agent-sampler",
+                )
+                if sample_every > 0
+                else None
+            )
             loop_task = tg.create_task(controller.run(), name="controller-event-loop")
             stopper = tg.create_task(stop.wait(), name="controller-stop-signal")
             await asyncio.wait([loop_task, stopper], return_when=asyncio.FIRST_COMPLETED)
@@ -130,7 +141,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
                 await hand_over(controller, settings.hand_over_timeout_s)
             loop_task.cancel()
             stopper.cancel()
-            for task in (sink_task, progress_task):
+            for task in (sink_task, progress_task, sampler_task):
                 if task is not None:
                     task.cancel()
     finally:

@@ -59,6 +59,9 @@ class BatchStatus:
     throttled_topics: tuple[str, ...]
     rollback_of: str | None
     rollback_batch_id: str | None
+    adaptive: tuple[int, int] | None = None  # limits.adaptive: (min, max)
+    broker_caps: dict[int, int] | None = None  # adaptive concurrency's caps, where moved
+    owner: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +147,7 @@ def decode_status(doc: Any, where: str = "batch") -> BatchStatus:
         bytes_done=_int(field("bytes_done"), f"{where}.bytes_done"),
         bytes_per_s=_int(field("bytes_per_s"), f"{where}.bytes_per_s"),
         eta_s=_int(field("eta_s"), f"{where}.eta_s", nullable=True),
-        limits={k: _int(v, f"{where}.limits.{k}") for k, v in dict(limits_doc).items()}
+        limits={k: _int(v, f"{where}.limits.{k}") for k, v in dict(limits_doc).items() if k != "adaptive"}
         if isinstance(limits_doc, dict)
         else {},
         throttle_bytes_per_s=_int(
@@ -163,7 +166,25 @@ def decode_status(doc: Any, where: str = "batch") -> BatchStatus:
         ),
         rollback_of=_str(doc.get("rollback_of"), f"{where}.rollback_of", nullable=True),
         rollback_batch_id=_str(doc.get("rollback_batch_id"), f"{where}.rollback_batch_id", nullable=True),
+        adaptive=_adaptive(limits_doc.get("adaptive") if isinstance(limits_doc, dict) else None, where),
+        broker_caps=_caps(doc.get("broker_caps"), f"{where}.broker_caps"),
+        owner=_str(doc.get("owner"), f"{where}.owner", nullable=True),
     )
+
+
+def _adaptive(value: Any, where: str) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    at = f"{where}.limits.adaptive"
+    return (_int(_get(value, "min", at), f"{at}.min"), _int(_get(value, "max", at), f"{at}.max"))
+
+
+def _caps(value: Any, where: str) -> dict[int, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k.isdigit() for k in value):
+        raise ResponseError(f"{where}: expected an object of broker ids")
+    return {int(k): _int(v, f"{where}.{k}") for k, v in value.items()}
 
 
 def decode_list(doc: Any) -> list[BatchStatus]:
@@ -238,6 +259,12 @@ def limits_text(status: BatchStatus) -> str:
         f"{_n(limits.get('leader_moves_per_broker', 0), 'leader move')} per broker",
     ]
     text = "limits: " + ", ".join(parts) + "."
+    if status.adaptive is not None:
+        low, high = status.adaptive
+        text += f" adaptive: {low} to {high} moves per broker."
+        if status.broker_caps:
+            caps = ", ".join(f"{b}: {c}" for b, c in sorted(status.broker_caps.items()))
+            text += f" caps now: {caps}."
     if status.throttle_bytes_per_s is not None:
         text += f" throttle: {bytes_text(status.throttle_bytes_per_s)}/s."
     return text
@@ -262,6 +289,8 @@ def describe_lines(status: BatchStatus) -> list[str]:
     about = [f"priority {status.priority}"]
     if status.plan_id is not None:
         about.insert(0, f"plan {status.plan_id}")
+    if status.owner is not None:
+        about.insert(0, f"owner {status.owner}")
     lines = [
         f"Batch {status.batch_id}: {state_text(status.state)} ({', '.join(about)}).",
         f"created {status.created_at or 'unknown'}, updated {status.updated_at or 'unknown'}.",

@@ -453,7 +453,11 @@ class ReplicaManager:
                 )
             )
         return ReplicasReport(
-            self.broker_id, tuple(infos), self.full_requests_completed, self.stray_replicas_deleted
+            self.broker_id,
+            tuple(infos),
+            self.full_requests_completed,
+            self.stray_replicas_deleted,
+            self.broker_config.replication_bytes_per_s,
         )
 
 

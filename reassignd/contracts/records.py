@@ -153,12 +153,80 @@ class BatchStateChanged(_Record, frozen=True, tag="batch_state_changed"):
     previous_state: str
 
 
+class CapStep(msgspec.Struct, frozen=True):
+    """One broker's cap of a batch's moves, changed."""
+
+    broker_id: int
+    cap: int
+    previous: int
+
+
+class BatchCapsChanged(_Record, frozen=True, tag="batch_caps_changed"):
+    """Adaptive concurrency moved brokers' caps (journaled before this record)."""
+
+    batch_id: str
+    reason: str  # healthy (raised), under_replicated or stuck (halved)
+    caps: tuple[CapStep, ...]
+
+
 class MoveStuck(_Record, frozen=True, tag="move_stuck"):
     batch_id: str
     topic: str
     partition: int
     bytes_done: int | None
     bytes_per_s: int | None
+
+
+# --- self-healing and demotion --------------------------------------------------------------------
+
+
+class SelfHealingBrokerLost(_Record, frozen=True, tag="self_healing_broker_lost"):
+    """A broker hosting replicas is gone; its loss is recorded and its replicas move at
+    ``heal_at_ms`` unless it returns first."""
+
+    broker_id: int
+    lost_at_ms: int
+    heal_at_ms: int
+
+
+class SelfHealingPlanned(_Record, frozen=True, tag="self_healing_planned"):
+    """The grace is over: the lost broker's replicas planned elsewhere and submitted as a batch."""
+
+    broker_id: int
+    batch_id: str
+    moves: int  # partitions the batch moves
+    bytes: int  # what the moves copy, as the leaders last reported the sizes
+    refused: int  # partitions the batch refused (moved meanwhile, in another batch...)
+    left: int  # replicas on the broker no move takes this round (moving already, or nowhere to go)
+
+
+class SelfHealingEnded(_Record, frozen=True, tag="self_healing_ended"):
+    """The healing of a lost broker ended: ``completed`` (it hosts nothing any more),
+    ``returned`` (it came back: its batch, if any, stopped), ``incomplete`` (replicas no round
+    could move), ``failed``."""
+
+    broker_id: int
+    batch_id: str | None
+    outcome: str
+    reason: str
+
+
+class BrokerDemoted(_Record, frozen=True, tag="broker_demoted"):
+    """A broker moved to the end of its partitions' replica lists and out of their leadership."""
+
+    broker_id: int
+    reordered: int
+    leaders_moved: int
+    refused: int
+
+
+class BrokerPromoted(_Record, frozen=True, tag="broker_promoted"):
+    """A demoted broker's partitions back in their recorded replica orders."""
+
+    broker_id: int
+    restored: int
+    leaders_moved: int
+    refused: int
 
 
 # --- topics and quotas -----------------------------------------------------------------------------
@@ -220,7 +288,13 @@ Record = (
     | ReassignmentProgress
     | BatchSubmitted
     | BatchStateChanged
+    | BatchCapsChanged
     | MoveStuck
+    | SelfHealingBrokerLost
+    | SelfHealingPlanned
+    | SelfHealingEnded
+    | BrokerDemoted
+    | BrokerPromoted
     | TopicCreated
     | TopicDeleted
     | PartitionsAdded

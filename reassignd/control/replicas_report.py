@@ -53,20 +53,26 @@ class ReplicaInfo:
 @dataclass(frozen=True, slots=True)
 class ReplicasReport:
     """``GET /replicas``: every replica the agent hosts (nothing it was told to delete), and how
-    many full LeaderAndIsr sets it completed and stray replicas those deleted (since it started)."""
+    many full LeaderAndIsr sets it completed and stray replicas those deleted (since it started),
+    and its replication rate (``replication_bytes_per_s``: its bandwidth per direction, absent from
+    agents that predate it)."""
 
     broker_id: int
     replicas: tuple[ReplicaInfo, ...]
     full_requests_completed: int = 0
     stray_replicas_deleted: int = 0
+    replication_bytes_per_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "broker_id": self.broker_id,
             "replicas": [r.to_json() for r in self.replicas],
             "full_requests_completed": self.full_requests_completed,
             "stray_replicas_deleted": self.stray_replicas_deleted,
         }
+        if self.replication_bytes_per_s is not None:
+            out["replication_bytes_per_s"] = self.replication_bytes_per_s
+        return out
 
     @staticmethod
     def from_json(raw: Any) -> ReplicasReport:
@@ -76,4 +82,13 @@ class ReplicasReport:
             tuple(ReplicaInfo.from_json(r) for r in read_list(obj, "replicas")),
             read_int(obj, "full_requests_completed") if "full_requests_completed" in obj else 0,
             read_int(obj, "stray_replicas_deleted") if "stray_replicas_deleted" in obj else 0,
+            _rate(obj.get("replication_bytes_per_s")),
         )
+
+
+def _rate(value: Any) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise WireError("field 'replication_bytes_per_s' must be a non-negative number")
+    return float(value)

@@ -12,6 +12,7 @@ from reassignd.options import (
     base_url,
     boolean,
     bootstrap,
+    bounds,
     choice,
     host_port,
     integer,
@@ -185,6 +186,35 @@ class ControllerSettings:
         parse=integer(1),
         help="a batch's default cap of concurrent leadership changes per broker",
         metavar="N",
+    )
+    batch_adaptive_moves_per_broker: tuple[int, int] | None = option(
+        None,
+        parse=bounds,
+        help="a batch's default adaptive concurrency: each broker's cap of moves raised step by step "
+        "between MIN and MAX while the cluster is healthy, halved when it is not (unset: fixed caps)",
+        metavar="MIN:MAX",
+    )
+    agent_sample_interval_s: float = option(
+        2.0,
+        parse=NON_NEGATIVE,
+        help="seconds between the samples of the agents' reports (fetch rates, partition sizes, stuck "
+        "moves) that adaptive concurrency and self-healing act on (0: no samples)",
+        metavar="S",
+    )
+    # self-healing (Cruise Control's, off by default as there): a lost broker's replicas re-placed
+    self_healing: bool = option(
+        False,
+        parse=boolean,
+        switch=True,
+        help="self-healing: when a broker hosting replicas has been gone longer than the grace, move "
+        "its replicas to the other brokers (a batch per broker, owner self-healing)",
+    )
+    self_healing_broker_grace_s: float = option(
+        1800.0,
+        parse=NON_NEGATIVE,
+        help="how long a broker may be gone before self-healing moves its replicas (measured from its "
+        "loss, recorded in ZooKeeper)",
+        metavar="S",
     )
     batch_stuck_after_s: float = option(
         600.0,

@@ -10,6 +10,12 @@ Head, ``/reassignd/batches/<id>`` (version 2)::
      "strategy":["small_first"],"rollback_of":null,"rollback_batch_id":null,
      "chunk_size":1500,"partitions":2400,"chunks":[3,7],"throttle_records":[7]}
 
+With adaptive concurrency, ``limits`` also holds ``"adaptive":{"min":1,"max":20}`` and the head
+``"broker_caps":{"4":6}`` (the caps an adjustment moved from the initial one: a change of caps
+rewrites the head alone, one setData, atomic). A batch the controller submitted itself names its
+``"owner"`` (``"self-healing"``). Each of the three is absent when unset, and a head without them
+(written before they existed) reads as a batch without them.
+
 ``chunks`` gives, for each chunk ``k``, the generation of the znode that holds it
 (``chunk_00000k_<generation>``); ``throttle_records`` the generations of the znodes holding the
 throttle values the batch replaced (``throttles_00000k_<generation>``). The head names every znode
@@ -47,13 +53,14 @@ A journal read as version 1 is written as version 2 by its next change.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TypeVar
 
 from reassignd.executor import paths
 from reassignd.executor.model import (
     ERROR_MESSAGE_MAX_BYTES,
+    Adaptive,
     Batch,
     BatchSpec,
     BatchState,
@@ -186,6 +193,8 @@ def size_error(batch: Batch) -> str | None:
     layout = Layout(
         (MAX_GENERATION,) * chunk_count(batch), (MAX_GENERATION,) * (len(entities) + len(brokers))
     )
+    if batch.spec.limits.adaptive is not None:  # every broker's cap moved, at its longest
+        batch = replace(batch, broker_caps=dict.fromkeys(brokers, INT32_MAX))
     try:
         encode_head(batch, layout)
     except JournalTooLarge as e:
@@ -215,15 +224,22 @@ def encode_head(batch: Batch, layout: Layout) -> bytes:
     obj: dict[str, object] = {"version": VERSION, "batch_id": spec.batch_id, "plan_id": spec.plan_id}
     obj.update(priority=spec.priority, state=str(batch.state), created_ms=batch.created_ms)
     obj.update(updated_ms=batch.updated_ms, throttle_bytes_per_s=spec.throttle_bytes_per_s)
-    obj["limits"] = {
+    limits: dict[str, object] = {
         "moves_per_broker": spec.limits.moves_per_broker,
         "moves_in_cluster": spec.limits.moves_in_cluster,
         "leader_moves_per_broker": spec.limits.leader_moves_per_broker,
     }
+    if (adaptive := spec.limits.adaptive) is not None:
+        limits["adaptive"] = {"min": adaptive.min, "max": adaptive.max}
+    obj["limits"] = limits
+    if spec.owner is not None:
+        obj["owner"] = spec.owner
     obj.update(strategy=[str(s) for s in spec.strategy], rollback_of=batch.rollback_of)
     obj.update(rollback_batch_id=batch.rollback_batch_id, chunk_size=batch.chunk_size)
     obj.update(partitions=len(spec.partitions), chunks=list(layout.chunks))
     obj["throttle_records"] = list(layout.throttles)
+    if batch.broker_caps:
+        obj["broker_caps"] = {str(b): c for b, c in sorted(batch.broker_caps.items())}
     return checked("batch journal head", obj, decode_head)
 
 
@@ -339,6 +355,7 @@ def decode_journal(
         topic_throttles=topics,
         rollback_of=head.batch.rollback_of,
         rollback_batch_id=head.batch.rollback_batch_id,
+        broker_caps=head.batch.broker_caps,
     )
     return Journal(batch, head.layout, tuple(problems))
 
@@ -351,15 +368,7 @@ def decode_batch(
 
 
 def _replace_partitions(spec: BatchSpec, partitions: tuple[PartitionSpec, ...]) -> BatchSpec:
-    return BatchSpec(
-        spec.batch_id,
-        partitions,
-        spec.limits,
-        spec.plan_id,
-        spec.priority,
-        spec.throttle_bytes_per_s,
-        spec.strategy,
-    )
+    return replace(spec, partitions=partitions)
 
 
 def _enum(kind: type[_E], value: object, where: str) -> _E:
@@ -381,6 +390,22 @@ def _generations(value: object, where: str, lo: int) -> tuple[int, ...]:
     )
 
 
+def _adaptive(value: object, where: str) -> Adaptive:
+    bounds = read_object(value, where)
+    low = read_int(get_field(bounds, "min", where + "."), where + ".min", lo=1)
+    high = read_int(get_field(bounds, "max", where + "."), where + ".max", lo=low)
+    return Adaptive(low, high)
+
+
+def _broker_caps(value: object, where: str) -> dict[int, int]:
+    caps: dict[int, int] = {}
+    for key, cap in read_object(value, where).items():
+        if not (key.isascii() and key.isdigit()) or len(key) > 10 or int(key) > INT32_MAX:
+            raise CodecError(f"field '{where}' has a key that is no broker id: {quote(key)}")
+        caps[int(key)] = read_int(cap, f"{where}.{key}", lo=1)
+    return caps
+
+
 def decode_head(data: bytes | None) -> JournalHead:
     obj = load_object(data)
     version = read_version(obj, (1, VERSION))
@@ -389,10 +414,18 @@ def decode_head(data: bytes | None) -> JournalHead:
         batch_id=read_str(get_field(obj, "batch_id"), "batch_id"),
         partitions=(),
         limits=Limits(
-            *(
-                read_int(get_field(limits, name, "limits."), f"limits.{name}", lo=1)
-                for name in ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker")
-            )
+            moves_per_broker=read_int(
+                get_field(limits, "moves_per_broker", "limits."), "limits.moves_per_broker", lo=1
+            ),
+            moves_in_cluster=read_int(
+                get_field(limits, "moves_in_cluster", "limits."), "limits.moves_in_cluster", lo=1
+            ),
+            leader_moves_per_broker=read_int(
+                get_field(limits, "leader_moves_per_broker", "limits."),
+                "limits.leader_moves_per_broker",
+                lo=1,
+            ),
+            adaptive=read_optional(limits, "adaptive", lambda v, _: _adaptive(v, "limits.adaptive")),
         ),
         plan_id=read_optional(obj, "plan_id", read_str),
         priority=read_int(get_field(obj, "priority"), "priority", lo=INT32_MIN),
@@ -403,6 +436,7 @@ def decode_head(data: bytes | None) -> JournalHead:
             _enum(Strategy, s, f"strategy[{i}]")
             for i, s in enumerate(read_list(get_field(obj, "strategy"), "strategy"))
         ),
+        owner=read_optional(obj, "owner", read_str),
     )
     batch = Batch(
         spec=spec,
@@ -413,6 +447,7 @@ def decode_head(data: bytes | None) -> JournalHead:
         chunk_size=read_int(get_field(obj, "chunk_size"), "chunk_size", lo=1),
         rollback_of=read_optional(obj, "rollback_of", read_str),
         rollback_batch_id=read_optional(obj, "rollback_batch_id", read_str),
+        broker_caps=read_optional(obj, "broker_caps", _broker_caps) or {},
     )
     partitions = read_int(get_field(obj, "partitions"), "partitions")
     expected = -(-partitions // batch.chunk_size)

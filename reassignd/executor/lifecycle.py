@@ -224,6 +224,20 @@ def rollback_batch_id(batch_id: str, taken: Collection[str]) -> str:
     return candidate
 
 
+# --- adaptive concurrency ------------------------------------------------------------------------
+
+
+def caps_changed(batch: Batch, caps: Mapping[int, int], now_ms: int) -> Batch:
+    """The brokers' caps an adjustment decided (``adaptive.adjust``), merged into the batch's; a
+    cap back at the initial one is forgotten."""
+    initial = batch.spec.limits.initial_cap
+    merged = {**batch.broker_caps, **caps}
+    kept = {b: c for b, c in sorted(merged.items()) if c != initial}
+    if kept == dict(batch.broker_caps):
+        return batch
+    return dataclasses.replace(batch, broker_caps=kept, updated_ms=max(batch.updated_ms, now_ms))
+
+
 # --- owned throttles -----------------------------------------------------------------------------
 
 

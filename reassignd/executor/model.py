@@ -62,12 +62,30 @@ class Strategy(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Adaptive:
+    """Adaptive concurrency (``limits.adaptive``): each broker's cap of moves, within these
+    bounds, raised while the cluster is healthy and halved when it is not (``adaptive.py``)."""
+
+    min: int
+    max: int
+
+
+@dataclass(frozen=True, slots=True)
 class Limits:
     """Caps a batch starts its moves under, counted over every move in flight in the cluster."""
 
     moves_per_broker: int  # incoming (AR) and, separately, outgoing (RR) moves per broker
     moves_in_cluster: int
     leader_moves_per_broker: int
+    adaptive: Adaptive | None = None  # None: moves_per_broker holds for every broker
+
+    @property
+    def initial_cap(self) -> int:
+        """Every broker's cap until an adjustment changes it: ``moves_per_broker``, within the
+        adaptive bounds."""
+        if self.adaptive is None:
+            return self.moves_per_broker
+        return min(max(self.moves_per_broker, self.adaptive.min), self.adaptive.max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +109,34 @@ class BatchSpec:
     priority: int = 0  # higher runs first
     throttle_bytes_per_s: int | None = None
     strategy: tuple[Strategy, ...] = ()
+    owner: str | None = None  # who submitted it when not a client: "self-healing"
+
+
+OWNER_MAX = 64
+
+
+def _limits_error(limits: Limits) -> str | None:
+    for name in ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker"):
+        if getattr(limits, name) < 1:
+            return f"limits.{name} must be at least 1"
+    if (adaptive := limits.adaptive) is not None:
+        if adaptive.min < 1:
+            return "limits.adaptive.min must be at least 1"
+        if adaptive.max < adaptive.min:
+            return (
+                f"limits.adaptive.max ({adaptive.max}) must be at least limits.adaptive.min ({adaptive.min})"
+            )
+    return None
 
 
 def spec_error(spec: BatchSpec) -> str | None:
     """Why a spec cannot be a batch at all (HTTP 400, nothing written), or None."""
     if not _BATCH_ID.fullmatch(spec.batch_id) or spec.batch_id in (".", ".."):
         return f"batch_id {spec.batch_id!r} must be 1-249 characters of A-Z, a-z, 0-9, '.', '_', '-'"
-    for name in ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker"):
-        if getattr(spec.limits, name) < 1:
-            return f"limits.{name} must be at least 1"
+    if (reason := _limits_error(spec.limits)) is not None:
+        return reason
+    if spec.owner is not None and not 0 < len(spec.owner) <= OWNER_MAX:
+        return f"owner must be 1-{OWNER_MAX} characters"
     if spec.plan_id is not None and len(spec.plan_id) > PLAN_ID_MAX:
         return f"plan_id must be at most {PLAN_ID_MAX} characters"
     if spec.throttle_bytes_per_s is not None and spec.throttle_bytes_per_s < 1:
@@ -124,7 +161,15 @@ def canonical_body(spec: BatchSpec) -> tuple[object, ...]:
     partitions = tuple(
         sorted((p.topic, p.partition, p.replicas, p.expected_replicas) for p in spec.partitions)
     )
-    return (spec.plan_id, spec.priority, partitions, spec.throttle_bytes_per_s, spec.limits, spec.strategy)
+    return (
+        spec.plan_id,
+        spec.priority,
+        partitions,
+        spec.throttle_bytes_per_s,
+        spec.limits,
+        spec.strategy,
+        spec.owner,
+    )
 
 
 def _json_bytes(text: str) -> int:
@@ -176,6 +221,8 @@ class Batch:
     topic_throttles: Mapping[str, ThrottleValues] = field(default_factory=dict)
     rollback_of: str | None = None  # the batch this one reverses
     rollback_batch_id: str | None = None  # the batch that reverses this one
+    # adaptive concurrency: the brokers whose cap an adjustment moved from the initial one
+    broker_caps: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def batch_id(self) -> str:
@@ -183,6 +230,11 @@ class Batch:
 
     def in_state(self, state: MoveState) -> Iterator[tuple[TopicPartition, Move]]:
         return ((tp, m) for tp, m in self.moves.items() if m.state is state)
+
+    def cap(self, broker: int) -> int:
+        """The broker's cap of this batch's moves (``limits.moves_per_broker`` unless adaptive
+        concurrency moved it)."""
+        return self.broker_caps.get(broker, self.spec.limits.initial_cap)
 
     def counts(self) -> dict[MoveState, int]:
         counts = dict.fromkeys(MoveState, 0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reassignd.executor.model import Batch, BatchState, Limits, Move, MoveState
 from reassignd.executor.scheduler import MoveShape
@@ -70,6 +70,8 @@ class BatchStatus:
     throttled_topics: tuple[str, ...]
     rollback_of: str | None
     rollback_batch_id: str | None
+    broker_caps: Mapping[int, int] = field(default_factory=dict)  # adaptive concurrency's, when moved
+    owner: str | None = None
 
 
 def is_stuck(started_ms: int, bytes_done: int, now_ms: int, rule: StuckRule) -> bool:
@@ -144,6 +146,8 @@ def batch_status(
         throttled_topics=tuple(sorted(batch.topic_throttles)),
         rollback_of=batch.rollback_of,
         rollback_batch_id=batch.rollback_batch_id,
+        broker_caps=dict(batch.broker_caps),
+        owner=spec.owner,
     )
 
 

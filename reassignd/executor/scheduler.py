@@ -4,9 +4,12 @@ Every move in flight, from a batch or not (an API or legacy reassignment), loads
 touches: one **incoming** move on each adding replica's broker (AR), one **outgoing** move on each
 removing replica's broker (RR), one **leader** move on the old and the new leader when leadership
 changes, and one move in the cluster. A pending move of batch B starts only if, with it, every
-broker it touches stays within B's ``moves_per_broker`` (incoming and outgoing counted apart) and
-``leader_moves_per_broker``, and the cluster within B's ``moves_in_cluster`` and the controller's
-cluster cap. A batch's limits are thus the load it accepts on the cluster while it adds to it.
+broker it touches stays within B's cap for that broker (``moves_per_broker``, or the cap adaptive
+concurrency gave it; incoming and outgoing counted apart) and ``leader_moves_per_broker``, and the
+cluster within B's ``moves_in_cluster`` and the controller's cluster cap. A batch's limits are thus
+the load it accepts on the cluster while it adds to it. A replica leaving a broker that is not
+live loads nothing: a dead broker does no work, so a batch healing it is capped by the brokers
+that receive and serve the copies.
 
 Batches go by priority (higher first), then age (older first), then id; each batch's moves in
 its strategy order: ``postpone_under_replicated`` (partitions under-replicated now go last),
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reassignd.executor.model import (
     Batch,
@@ -56,13 +59,21 @@ class MoveShape:
         return frozenset((self.leader, self.leader_after))
 
 
-def move_shape(tp: TopicPartition, current: Replicas, target: Replicas, leader: int | None) -> MoveShape:
-    """The shape of moving ``current`` (ORS) to ``target`` (TRS): AR = TRS − ORS, RR = ORS − TRS;
-    a leader outside TRS hands over to TRS's preferred (first) replica."""
+def move_shape(
+    tp: TopicPartition,
+    current: Replicas,
+    target: Replicas,
+    leader: int | None,
+    live: Collection[int] | None = None,
+) -> MoveShape:
+    """The shape of moving ``current`` (ORS) to ``target`` (TRS): AR = TRS − ORS, RR = ORS − TRS
+    (only its ``live`` brokers, when given: a dead one does no work); a leader outside TRS hands
+    over to TRS's preferred (first) replica."""
     leader_after = leader if leader is None or leader in target else (target[0] if target else None)
-    return MoveShape(
-        tp, frozenset(current) - set(target), frozenset(target) - set(current), leader, leader_after
-    )
+    sources = frozenset(current) - set(target)
+    if live is not None:
+        sources = frozenset(b for b in sources if b in live)
+    return MoveShape(tp, sources, frozenset(target) - set(current), leader, leader_after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +86,10 @@ class BatchQueue:
     limits: Limits
     strategy: tuple[Strategy, ...]
     pending: tuple[MoveShape, ...]
+    broker_caps: Mapping[int, int] = field(default_factory=dict)  # adaptive concurrency's caps
+
+    def cap(self, broker: int) -> int:
+        return self.broker_caps.get(broker, self.limits.initial_cap)
 
 
 def queue_of(batch: Batch, shape: Callable[[TopicPartition, Move], MoveShape | None]) -> BatchQueue | None:
@@ -84,7 +99,15 @@ def queue_of(batch: Batch, shape: Callable[[TopicPartition, Move], MoveShape | N
         return None
     pending = tuple(s for tp, m in batch.in_state(MoveState.PENDING) if (s := shape(tp, m)) is not None)
     spec = batch.spec
-    return BatchQueue(batch.batch_id, spec.priority, batch.created_ms, spec.limits, spec.strategy, pending)
+    return BatchQueue(
+        batch.batch_id,
+        spec.priority,
+        batch.created_ms,
+        spec.limits,
+        spec.strategy,
+        pending,
+        batch.broker_caps,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +141,13 @@ class _Load:
         self.total += 1
         self.busy.add(move.tp)
 
-    def fits(self, move: MoveShape, limits: Limits, cluster_cap: int) -> bool:
-        per_broker, per_leader = limits.moves_per_broker, limits.leader_moves_per_broker
+    def fits(self, move: MoveShape, queue: BatchQueue, cluster_cap: int) -> bool:
+        limits = queue.limits
+        per_leader = limits.leader_moves_per_broker
         return (
             self.total < min(cluster_cap, limits.moves_in_cluster)
-            and all(self.incoming[b] < per_broker for b in move.destinations)
-            and all(self.outgoing[b] < per_broker for b in move.sources)
+            and all(self.incoming[b] < queue.cap(b) for b in move.destinations)
+            and all(self.outgoing[b] < queue.cap(b) for b in move.sources)
             and all(self.leaders[b] < per_leader for b in move.leader_brokers)
         )
 
@@ -143,11 +167,11 @@ def choose_moves(
     for queue in sorted(batches, key=lambda q: (-q.priority, q.created_ms, q.batch_id)):
         order = _ordered(queue, sizes, under_replicated)
         if Strategy.SPREAD_BROKERS in queue.strategy:
-            order = _round_robin(order, load, queue.limits, cluster_cap)
+            order = _round_robin(order, load, queue, cluster_cap)
         for move in order:
             if load.total >= min(cluster_cap, queue.limits.moves_in_cluster):
                 break
-            if move.tp not in load.busy and load.fits(move, queue.limits, cluster_cap):
+            if move.tp not in load.busy and load.fits(move, queue, cluster_cap):
                 load.add(move)
                 chosen.append(Start(queue.batch_id, move.tp))
     return tuple(chosen)
@@ -171,7 +195,7 @@ def _ordered(
     return [m for _, m in indexed]
 
 
-def _round_robin(order: list[MoveShape], load: _Load, limits: Limits, cluster_cap: int) -> list[MoveShape]:
+def _round_robin(order: list[MoveShape], load: _Load, batch: BatchQueue, cluster_cap: int) -> list[MoveShape]:
     """``order`` re-sequenced round-robin over destination brokers (ascending ids): each turn a
     broker offers the first move of its queue that fits once the moves offered before it have
     started. A move that does not fit then never will in this call, and is left out."""
@@ -192,7 +216,7 @@ def _round_robin(order: list[MoveShape], load: _Load, limits: Limits, cluster_ca
                 move, i = queue[i], i + 1
                 if move.tp in trial.busy or move.tp in dropped:
                     continue
-                if trial.fits(move, limits, cluster_cap):
+                if trial.fits(move, batch, cluster_cap):
                     trial.add(move)
                     offered.append(move)
                     break

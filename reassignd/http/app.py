@@ -21,6 +21,7 @@ from reassignd.http.middleware import auth_middleware, error_middleware
 from reassignd.http.routes import (
     batches,
     cluster,
+    demotions,
     docs,
     elections,
     health,
@@ -44,6 +45,7 @@ ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
     topics.routes,
     quotas.routes,
     elections.routes,
+    demotions.routes,
     docs.routes,
     stream.routes,
     page.routes,

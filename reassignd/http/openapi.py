@@ -114,6 +114,7 @@ def _query(name: str, schema: Schema, description: str, *, repeatable: bool = Fa
 TOPIC = _path_param("topic", {"type": "string", "minLength": 1})
 BATCH_ID = _path_param("batch_id", {"type": "string", "pattern": f"^{BATCH_ID_PATTERN}$"})
 PARTITION = _path_param("partition", integer(0, INT32_MAX))
+BROKER_ID = _path_param("broker_id", integer(0, INT32_MAX))
 MODE = _query(
     "mode",
     {"enum": ["cancel", "stop"]},
@@ -481,6 +482,41 @@ def _paths() -> Json:
                     )
                 ),
                 body=ref("ElectLeadersRequest"),
+            )
+        },
+        **{
+            f"/v1/brokers/{{broker_id}}/{verb}": {
+                "post": _operation(
+                    f"{verb}Broker",
+                    summary,
+                    "brokers",
+                    {
+                        **_write(
+                            _answer(
+                                "per-partition results (HTTP 200 even when some were refused)",
+                                ref("DemotionResponse"),
+                            ),
+                            body=False,
+                        ),
+                        "404": _answer(
+                            "no such broker: not registered, in no replica list, not demoted (error 42)",
+                            ERROR,
+                        ),
+                    },
+                    parameters=[BROKER_ID],
+                )
+            }
+            for verb, summary in (
+                (
+                    "demote",
+                    "move every leadership off the broker: its partitions' replica orders with it "
+                    "last (the same replica sets), then preferred elections; it stays in the ISRs (admin)",
+                ),
+                (
+                    "promote",
+                    "restore the replica orders the broker's demotion recorded, and elect their "
+                    "first replicas (admin)",
+                ),
             )
         },
         **_batch_paths(),

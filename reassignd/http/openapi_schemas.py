@@ -381,8 +381,20 @@ BATCHES: dict[str, Schema] = {
                 "limits": closed(
                     {},
                     {
-                        name: {**integer(1, INT32_MAX), "description": "default: the controller's setting"}
-                        for name in LIMIT_FIELDS
+                        **{
+                            name: {
+                                **integer(1, INT32_MAX),
+                                "description": "default: the controller's setting",
+                            }
+                            for name in LIMIT_FIELDS
+                        },
+                        "adaptive": {
+                            **nullable(ref("AdaptiveLimits")),
+                            "description": "adaptive concurrency: each broker's cap of moves starts at "
+                            "moves_per_broker (within the bounds), rises by one while the cluster is healthy "
+                            "and halves when it is not; null: fixed caps; absent: the controller's default "
+                            "(--batch-adaptive-moves-per-broker)",
+                        },
                     },
                 ),
                 "strategy": {
@@ -409,11 +421,18 @@ BATCHES: dict[str, Schema] = {
             }
         },
     ),
-    "BatchLimits": shape({name: INTEGER for name in LIMIT_FIELDS}),
+    "AdaptiveLimits": {
+        **closed({"min": integer(1, INT32_MAX), "max": integer(1, INT32_MAX)}),
+        "description": "bounds of every broker's cap; max below min is refused with 400 (error 42)",
+    },
+    "BatchLimits": shape(
+        {**{name: INTEGER for name in LIMIT_FIELDS}, "adaptive": nullable(ref("AdaptiveLimits"))}
+    ),
     "BatchStatus": shape(
         {
             "batch_id": STRING,
             "plan_id": nullable(STRING),
+            "owner": {**nullable(STRING), "description": "self-healing for the batches self-healing submits"},
             "state": {"enum": [s.value for s in BatchState]},
             "priority": INTEGER,
             "created_at": _DATE_TIME,
@@ -424,6 +443,12 @@ BATCHES: dict[str, Schema] = {
             "bytes_per_s": INTEGER,
             "eta_s": nullable(INTEGER),
             "limits": ref("BatchLimits"),
+            "broker_caps": {
+                "type": "object",
+                "additionalProperties": INTEGER,
+                "description": "adaptive concurrency: the cap of each broker (by id) an adjustment moved "
+                "from the initial one",
+            },
             "throttle_bytes_per_s": nullable(INTEGER),
             "stuck": array(shape({"topic": STRING, "partition": ref("PartitionId")})),
             "throttles": shape({"brokers": array(INTEGER), "topics": array(STRING)}),
@@ -581,10 +606,32 @@ CLUSTER: dict[str, Schema] = {
     ),
 }
 
+DEMOTIONS: dict[str, Schema] = {
+    "DemotionResponse": shape(
+        {
+            "broker_id": INTEGER,
+            "leaders_moved": {**INTEGER, "description": "leaderships the elections moved"},
+            "refused": {**INTEGER, "description": "partitions refused (error_code not 0)"},
+            "partitions": array(
+                {
+                    "allOf": [
+                        ref("Error"),
+                        shape({"topic": STRING, "partition": ref("PartitionId")}),
+                    ],
+                    "description": "each partition acted on (0) or refused: 83 ELIGIBLE_LEADERS_NOT_AVAILABLE "
+                    "(no other live in-sync replica can lead), 60 REASSIGNMENT_IN_PROGRESS (being moved), "
+                    "10002 STALE_PLAN (promote: its replicas changed since the demotion)",
+                }
+            ),
+        }
+    ),
+}
+
 SCHEMAS: dict[str, Schema] = {
     **COMMON,
     **REASSIGNMENTS,
     **ELECTIONS,
+    **DEMOTIONS,
     **BATCHES,
     **TOPICS,
     **QUOTAS,

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from reassignd.errors import ReassigndError, error_name
+from reassignd.errors import ReassigndError, UnknownBroker, error_name
 from reassignd.executor.errors import UnknownBatch
 from reassignd.http.auth import AuthenticationFailed
 
@@ -31,7 +31,7 @@ INVALID_REQUEST = 42
 def http_status(error: ReassigndError) -> int:
     if isinstance(error, AuthenticationFailed):
         return 401
-    if isinstance(error, UnknownBatch):  # 42, but a resource that is not there: 404
+    if isinstance(error, UnknownBatch | UnknownBroker):  # 42, but a resource that is not there: 404
         return 404
     return HTTP_STATUS_BY_ERROR_CODE.get(error.error_code, 400)
 

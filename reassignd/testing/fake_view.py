@@ -20,7 +20,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
 from reassignd.agent_reports.batch_inputs import partition_view
-from reassignd.controller.model.admin_requests import ElectionResult, ElectLeaders
+from reassignd.controller.model.admin_requests import DemotionResult, ElectionResult, ElectLeaders
 from reassignd.controller.model.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -35,6 +35,7 @@ from reassignd.controller.model.requests import (
     TopicResult,
     TopicsResult,
 )
+from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BatchAction,
@@ -93,6 +94,9 @@ class FakeView:
     submitted: list[BatchSpec] = field(default_factory=list)
     controlled: list[tuple[str, BatchAction]] = field(default_factory=list)
     handed_over: list[bool] = field(default_factory=list)  # each hand_over's ``leaving``
+    samples: list[AgentSample] = field(default_factory=list)
+    demotions: list[tuple[int, bool]] = field(default_factory=list)  # (broker, promote) per call
+    demotion_result: DemotionResult | None = None  # None: nothing to do for the broker
     successor: ActiveController | None = None
     now_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
 
@@ -196,6 +200,17 @@ class FakeView:
         if self.election_results is not None:
             return self.election_results
         return [ElectionResult(t, p) for t, p in request.partitions or ()]
+
+    def agents_sampled(self, sample: AgentSample) -> None:
+        self.samples.append(sample)
+
+    async def demote_broker(self, broker_id: int, *, promote: bool = False) -> DemotionResult:
+        self.demotions.append((broker_id, promote))
+        if self.fail_with is not None:
+            raise self.fail_with
+        if not self.current.active:
+            raise NotController()
+        return self.demotion_result or DemotionResult(broker_id, (), 0)
 
     async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:
         self.described.append((user, client_id))

@@ -124,6 +124,43 @@ def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
     return out
 
 
+# --- reassignd's demotions and self-healing records -------------------------------------------------
+
+
+def encode_demoted_orders(orders: Mapping[int, tuple[int, ...]]) -> bytes:
+    """``/reassignd/demotions/<broker>/<topic>``: the replica orders before a demotion, by
+    partition, in the origins record's shape."""
+    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(orders.items())}}
+    return dump("demoted replica orders", obj, decode_demoted_orders)
+
+
+def decode_demoted_orders(data: bytes | None) -> dict[int, tuple[int, ...]]:
+    return decode_origins(data)
+
+
+def encode_demotion(demoted_at_ms: int) -> bytes:
+    """``/reassignd/demotions/<broker>``: ``{"version":1,"demoted_at_ms":N}``."""
+    return dump("demotion", {"version": 1, "demoted_at_ms": demoted_at_ms}, decode_demotion)
+
+
+def decode_demotion(data: bytes | None) -> int:
+    obj = load_object(data)
+    read_version(obj, (1,))
+    return read_int(get_field(obj, "demoted_at_ms"), "demoted_at_ms", hi=INT64_MAX)
+
+
+def encode_lost_broker(lost_at_ms: int) -> bytes:
+    """``/reassignd/self_healing/<broker>``: ``{"version":1,"lost_at_ms":N}``, when the
+    controller saw the broker go (self-healing's grace runs from it)."""
+    return dump("lost broker", {"version": 1, "lost_at_ms": lost_at_ms}, decode_lost_broker)
+
+
+def decode_lost_broker(data: bytes | None) -> int:
+    obj = load_object(data)
+    read_version(obj, (1,))
+    return read_int(get_field(obj, "lost_at_ms"), "lost_at_ms", hi=INT64_MAX)
+
+
 # --- KIP-236 sequenced protocol ------------------------------------------------------------------
 
 

@@ -62,6 +62,8 @@ PERSISTENT_PATHS: tuple[str, ...] = (
     CLUSTER,
     REASSIGND,
     f"{REASSIGND}/origins",
+    f"{REASSIGND}/demotions",
+    f"{REASSIGND}/self_healing",
 )
 
 
@@ -71,6 +73,26 @@ ORIGINS = f"{REASSIGND}/origins"
 def topic_origins(name: str) -> str:
     """reassignd's record of each moving partition's replicas before its move, in their order."""
     return f"{ORIGINS}/{name}"
+
+
+DEMOTIONS = f"{REASSIGND}/demotions"
+SELF_HEALING = f"{REASSIGND}/self_healing"
+
+
+def demotion(broker_id: int) -> str:
+    """A demoted broker's record (``demoted_at_ms``); its children hold each topic's orders."""
+    return f"{DEMOTIONS}/{broker_id}"
+
+
+def demotion_topic(broker_id: int, topic: str) -> str:
+    """The replica orders, before the demotion of ``broker_id``, of ``topic``'s partitions it
+    reordered (what ``promote`` restores)."""
+    return f"{DEMOTIONS}/{broker_id}/{topic}"
+
+
+def lost_broker(broker_id: int) -> str:
+    """Self-healing's record of a lost broker: when the controller saw it go."""
+    return f"{SELF_HEALING}/{broker_id}"
 
 
 def broker(broker_id: int) -> str:

@@ -199,6 +199,18 @@ def test_describe_lines() -> None:
     ]
 
 
+def test_adaptive_limits_and_the_caps_now_are_described() -> None:
+    shown = shown_status()
+    shown["limits"] = {**shown["limits"], "adaptive": {"min": 1, "max": 20}}
+    shown |= {"broker_caps": {"4": 8, "5": 3}, "owner": "ops"}
+    lines = describe_lines(decode_status(shown))
+    assert lines[0] == "Batch b1: running (owner ops, plan p, priority 0)."
+    assert lines[4] == (
+        "limits: 5 moves per broker, 100 in the cluster, 100 leader moves per broker. adaptive: 1 to 20 "
+        "moves per broker. caps now: 4: 8, 5: 3. throttle: 1000 B/s."
+    )
+
+
 def test_list_lines() -> None:
     listed = decode_list({"batches": [{k: v for k, v in shown_status().items() if k != "running"}]})
     assert list_lines(listed) == [

@@ -13,6 +13,7 @@ import pytest
 
 from reassignd.admin.batch_command import AdminBatchCommand
 from reassignd.admin.command_line import AdminReassignCommand
+from reassignd.admin.demote_command import AdminDemoteCommand
 from reassignd.admin.elect_command import AdminElectCommand
 from reassignd.config import (
     SUBCOMMANDS,
@@ -71,6 +72,11 @@ def _elect(c: Command) -> object:
     return c.settings.bootstrap_controller
 
 
+def _demote(c: Command) -> object:
+    assert isinstance(c, AdminDemoteCommand)
+    return c.settings.bootstrap_controller
+
+
 def _plan(c: Command) -> object:
     assert isinstance(c, FeedPlanCommand)
     return c.values["cluster-file"]
@@ -123,6 +129,10 @@ CASES: dict[str, Case] = {
         _elect,
         URLS,
     ),
+    **{
+        f"admin {verb}": Case(("admin", verb, "--broker", "3"), "bootstrap-controller", URLS, _demote, URLS)
+        for verb in ("demote", "promote")
+    },
     "feed plan": Case(
         ("feed", "plan", "--goal", "add:1", "--dry-run"),
         "cluster-file",

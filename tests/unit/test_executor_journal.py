@@ -33,6 +33,7 @@ from reassignd.executor.journal import (
 )
 from reassignd.executor.lifecycle import moves_failed, moves_started, rollback, throttles_recorded
 from reassignd.executor.model import (
+    Adaptive,
     Batch,
     BatchSpec,
     BatchState,
@@ -223,6 +224,13 @@ def chunk_with(entry: int = 0, **changes: object) -> bytes:
             "field 'limits.moves_per_broker' must be between 1",
         ),
         (head_with(strategy=["fast"]), GOOD.chunks, "field 'strategy[0]' must be one of small_first"),
+        (
+            head_with(limits={**json.loads(GOOD.head)["limits"], "adaptive": {"min": 3, "max": 2}}),
+            GOOD.chunks,
+            "field 'limits.adaptive.max' must be between 3",
+        ),
+        (head_with(broker_caps={"x": 2}), GOOD.chunks, "field 'broker_caps' has a key that is no broker id"),
+        (head_with(broker_caps={"4": 0}), GOOD.chunks, "field 'broker_caps.4' must be between 1"),
         (head_with(priority="0"), GOOD.chunks, "field 'priority' must be an integer, got string"),
         (head_with(chunk_size=...), GOOD.chunks, "missing field 'chunk_size'"),
         (head_with(chunks=[1, 1, 1]), GOOD.chunks, "field 'chunks' names 3 chunks; 4 partitions of"),
@@ -367,7 +375,19 @@ def batches(draw: st.DrawFn) -> Batch:
     spec = BatchSpec(
         batch_id=draw(st.from_regex(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,20}", fullmatch=True)),
         partitions=partitions,
-        limits=draw(st.builds(Limits, st.integers(1, 2**31 - 1), st.integers(1, 9), st.integers(1, 9))),
+        limits=draw(
+            st.builds(
+                Limits,
+                st.integers(1, 2**31 - 1),
+                st.integers(1, 9),
+                st.integers(1, 9),
+                st.none()
+                | st.integers(1, 50).flatmap(
+                    lambda low: st.builds(Adaptive, st.just(low), st.integers(low, 99))
+                ),
+            )
+        ),
+        owner=draw(st.none() | st.just("self-healing")),
         plan_id=draw(st.none() | texts),
         priority=draw(st.integers(-(2**31), 2**31 - 1)),
         throttle_bytes_per_s=draw(st.none() | st.integers(1, 2**63 - 1)),
@@ -409,6 +429,7 @@ def batches(draw: st.DrawFn) -> Batch:
         topic_throttles=draw(st.dictionaries(texts, throttles, max_size=3)),
         rollback_of=draw(st.none() | texts),
         rollback_batch_id=draw(st.none() | texts),
+        broker_caps=draw(st.dictionaries(st.integers(0, 2**31 - 1), st.integers(1, 2**31 - 1), max_size=3)),
     )
 
 

@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestServer
 
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, partition_view
 from reassignd.agent_reports.progress import index_reports
+from reassignd.config import ConfigError, load_command
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import (
@@ -31,6 +32,7 @@ from reassignd.controller.model.snapshot import (
 from reassignd.errors import InvalidRequest
 from reassignd.executor import lifecycle
 from reassignd.executor.model import (
+    Adaptive,
     Batch,
     BatchSpec,
     BatchState,
@@ -51,7 +53,12 @@ MiB = 1024**2
 NOV_23_10H_MS = 1_795_428_000_000  # 2026-11-23T10:00:00Z
 NOV_23_10H = "2026-11-23T10:00:00Z"
 DEFAULTS = BatchDefaults.of(SETTINGS)
-DEFAULT_LIMITS = {"moves_per_broker": 5, "moves_in_cluster": 1000, "leader_moves_per_broker": 1000}
+DEFAULT_LIMITS = {
+    "moves_per_broker": 5,
+    "moves_in_cluster": 1000,
+    "leader_moves_per_broker": 1000,
+    "adaptive": None,
+}
 COUNTS_ZERO = dict.fromkeys(("pending", "running", "completed", "cancelled", "failed"), 0)
 
 
@@ -211,6 +218,22 @@ MALFORMED: list[tuple[bytes, str]] = [
         b'{"partitions": [], "limits": {"leader_moves_per_broker": true}}',
         "limits.leader_moves_per_broker: expected an integer, got a boolean",
     ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": {"min": 5, "max": 2}}}',
+        "limits.adaptive: max (2) must be at least min (5)",
+    ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": {"min": 0, "max": 2}}}',
+        "limits.adaptive.min: 0 is out of range",
+    ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": {"min": 1}}}',
+        "limits.adaptive.max: missing required field",
+    ),
+    (
+        b'{"partitions": [], "limits": {"adaptive": [1, 2]}}',
+        "limits.adaptive: expected an object, got an array",
+    ),
     (b'{"partitions": [], "strategy": "small_first"}', "strategy: expected an array, got a string"),
     (
         b'{"partitions": [], "strategy": ["fast_first"]}',
@@ -274,6 +297,7 @@ def status(
     shown: dict[str, Any] = {
         "batch_id": batch_id,
         "plan_id": None,
+        "owner": None,
         "state": state,
         "priority": 0,
         "created_at": NOV_23_10H,
@@ -284,6 +308,7 @@ def status(
         "bytes_per_s": 0,
         "eta_s": 0,
         "limits": DEFAULT_LIMITS,
+        "broker_caps": {},
         "throttle_bytes_per_s": None,
     }
     if running is not None:
@@ -628,6 +653,7 @@ def test_the_status_json_shape() -> None:
     assert status_json(computed) == {
         "batch_id": "b1",
         "plan_id": "p",
+        "owner": None,
         "state": "running",
         "priority": 0,
         "created_at": NOV_23_10H,
@@ -638,7 +664,13 @@ def test_the_status_json_shape() -> None:
         "bytes_done": 30 + 300,
         "bytes_per_s": 10,
         "eta_s": 84,  # 870 bytes left at 10.4 B/s
-        "limits": {"moves_per_broker": 5, "moves_in_cluster": 100, "leader_moves_per_broker": 100},
+        "limits": {
+            "moves_per_broker": 5,
+            "moves_in_cluster": 100,
+            "leader_moves_per_broker": 100,
+            "adaptive": None,
+        },
+        "broker_caps": {},
         "throttle_bytes_per_s": 1000,
         "running": [
             {"topic": "orders", "partition": 0, **started, "bytes_done": 30, "bytes_total": 300}
@@ -779,3 +811,24 @@ async def test_submit_answers_the_batch_as_published_once_its_event_ended(
     reply = await call(client, "POST", "/v1/batches", 200, json={"batch_id": "b1", **MOVES})
     assert (reply["batch"]["state"], reply["batch"]["counts"]["running"]) == ("running", 1)
     assert [r["partition"] for r in reply["batch"]["running"]] == [0]
+
+
+def test_adaptive_limits_from_the_body_or_the_controllers_default() -> None:
+    body = b'{"partitions": [], "limits": {"moves_per_broker": 2, "adaptive": {"min": 1, "max": 9}}}'
+    assert parse_submit_body(body, DEFAULTS, new_batch_id).limits.adaptive == Adaptive(1, 9)
+    assert parse_submit_body(b'{"partitions": []}', DEFAULTS, new_batch_id).limits.adaptive is None
+    adaptive_default = BatchDefaults.of(replace(SETTINGS, batch_adaptive_moves_per_broker=(2, 12)))
+    assert parse_submit_body(
+        b'{"partitions": []}', adaptive_default, new_batch_id
+    ).limits.adaptive == Adaptive(2, 12)
+    fixed = b'{"partitions": [], "limits": {"adaptive": null}}'  # fixed caps despite the default
+    assert parse_submit_body(fixed, adaptive_default, new_batch_id).limits.adaptive is None
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("5:2", "MAX must be at least MIN"), ("0:2", "must be >= 1, got 0"), ("3", "expected MIN:MAX")],
+)
+def test_the_controllers_adaptive_default_is_two_bounds_in_order(value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_command(["controller", "--zk", "z:1", "--batch-adaptive-moves-per-broker", value], {})

@@ -184,7 +184,11 @@ def body_validator(path: str) -> jsonschema_rs.Validator:
 
 
 # Refusals of the plan reader that JSON Schema cannot state (reassignd.plan_format).
-PLAN_RULES_BEYOND_SCHEMA = ("is different from size of log dirs list", "duplicate topic partitions")
+PLAN_RULES_BEYOND_SCHEMA = (
+    "is different from size of log dirs list",
+    "duplicate topic partitions",
+    "must be at least min",  # limits.adaptive: JSON Schema cannot compare two members
+)
 
 
 def parser_accepts(path: str, raw: bytes) -> bool:
@@ -292,6 +296,7 @@ def _beyond_json_schema(raw: bytes, message: str) -> bool:
         or "duplicate" in message
         or "got a number" in message
         or "out of range for a double" in message
+        or "must be at least min" in message
     )
 
 

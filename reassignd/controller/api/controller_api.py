@@ -14,6 +14,7 @@ from typing import TypeVar
 from prometheus_client import CollectorRegistry
 
 from reassignd.controller.instance.events import (
+    AgentsSampled,
     AlterConfigsRequested,
     AlterQuotasRequested,
     ApiPartitionReassignment,
@@ -23,6 +24,7 @@ from reassignd.controller.instance.events import (
     CreatePartitionsRequested,
     CreateTopicsRequested,
     DeleteTopicsRequested,
+    DemotionRequested,
     ElectLeadersRequested,
     HandOverRequested,
     RequestEvent,
@@ -32,6 +34,7 @@ from reassignd.controller.model.admin_requests import (
     AlterConfigs,
     ConfigResource,
     ConfigResult,
+    DemotionResult,
     ElectionResult,
     ElectLeaders,
 )
@@ -48,6 +51,7 @@ from reassignd.controller.model.requests import (
     TopicResult,
     TopicsResult,
 )
+from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BatchAction,
@@ -148,6 +152,12 @@ class ControllerApi:
         self._shared.queue.put_first(HandOverRequested(leaving, reply))
         return await reply
 
+    def agents_sampled(self, sample: AgentSample) -> None:
+        """A sample of the agents' reports for the active controller (dropped on a standby, and by
+        the controller if its epoch moved on since)."""
+        if self._is_active():
+            self._shared.queue.put(AgentsSampled(sample))
+
     async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
         return await self._request(lambda reply: ApiPartitionReassignment(request, reply))
 
@@ -171,6 +181,9 @@ class ControllerApi:
 
     async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
         return await self._request(lambda reply: ElectLeadersRequested(request, reply))
+
+    async def demote_broker(self, broker_id: int, *, promote: bool = False) -> DemotionResult:
+        return await self._request(lambda reply: DemotionRequested(broker_id, promote, reply))
 
     async def create_topics(self, request: CreateTopics) -> TopicsResult:
         result: TopicsResult = await self._request(lambda reply: CreateTopicsRequested(request, reply))

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 
-from reassignd.controller.model.admin_requests import ElectionResult, ElectLeaders
+from reassignd.controller.model.admin_requests import DemotionResult, ElectionResult, ElectLeaders
 from reassignd.controller.model.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -23,6 +23,7 @@ from reassignd.controller.model.requests import (
     QuotaDescription,
     TopicsResult,
 )
+from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BatchAction,
@@ -59,6 +60,11 @@ class ControllerView(Protocol):
         BatchStateError (42: the batch's state does not allow it)."""
         ...
 
+    def agents_sampled(self, sample: AgentSample) -> None:
+        """A sample of the agents' reports (``agent_reports.sampler``) for the active controller's
+        adaptive concurrency and self-healing; a standby drops it."""
+        ...
+
     async def create_topics(self, request: CreateTopics) -> TopicsResult:
         """Answers once every new partition has a leader (7 per topic past ``timeout_ms``; the
         creation still completes). NotController on a standby."""
@@ -81,6 +87,12 @@ class ControllerView(Protocol):
     async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
         """ElectLeaders: preferred or unclean elections, per-partition results (84, 80, 83, 3 as
         Kafka answers them). NotController on a standby."""
+        ...
+
+    async def demote_broker(self, broker_id: int, *, promote: bool = False) -> DemotionResult:
+        """Demote a broker out of leadership (its partitions' replica orders with it last, then
+        preferred elections), or with ``promote`` restore the orders its demotion recorded.
+        Raises NotController on a standby, UnknownBroker (HTTP 404) for a broker nothing knows."""
         ...
 
     async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:

@@ -23,12 +23,14 @@ API or legacy — against the caps.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
-from reassignd.contracts.records import BatchStateChanged, BatchSubmitted
+from reassignd.contracts.records import BatchCapsChanged, BatchStateChanged, BatchSubmitted, CapStep
 from reassignd.controller.batches.journal_store import JournalStore
 from reassignd.controller.batches.throttles import BatchThrottles
+from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.requests import Source
+from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import BatchAction, BatchControlResult
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
@@ -40,11 +42,11 @@ from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, ReassigndError, ReassignmentCancelInPlace
-from reassignd.executor import lifecycle
+from reassignd.executor import adaptive, lifecycle
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.lifecycle import Revert
-from reassignd.executor.model import Batch, BatchSpec, Move, MoveState, PartitionSpec
+from reassignd.executor.model import Batch, BatchSpec, BatchState, Move, MoveState, PartitionSpec
 from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
@@ -60,7 +62,7 @@ API_CANCELLED = "cancelled through the API"
 class BatchRunner:
     """The active controller's batches (composed into the controller, not inherited)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 (its collaborators, composed)
         self,
         zk: ZkClient,
         ctx: ControllerContext,
@@ -70,6 +72,8 @@ class BatchRunner:
         settings: ControllerSettings,
         report: loader.Report,
         now_ms: Callable[[], int],
+        *,
+        metrics: ControllerMetrics | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
@@ -79,6 +83,7 @@ class BatchRunner:
         self.settings = settings
         self._report = report
         self._now_ms = now_ms
+        self._metrics = metrics or ControllerMetrics()
         self.batches: dict[str, Batch] = {}
         self.journals = JournalStore(zk, writer, report)
         self._throttles = BatchThrottles(zk, ctx, writer, report, now_ms, lambda: self.batches, self._update)
@@ -297,17 +302,18 @@ class BatchRunner:
 
     def _running(self) -> list[MoveShape]:
         shapes = []
+        live = self.ctx.live_broker_ids
         for tp in self.ctx.reassigning:
             a = self.ctx.assignment(tp)
             if a is not None:
-                shapes.append(move_shape(tp, a.original_replicas, a.target_replicas, self._leader(tp)))
+                shapes.append(move_shape(tp, a.original_replicas, a.target_replicas, self._leader(tp), live))
         return shapes
 
     def _pending_shape(self, tp: TopicPartition, move: Move) -> MoveShape | None:
         a = self.ctx.assignment(tp)
         if a is None or tp in self.ctx.reassigning or tp[0] in self.ctx.topics_to_delete:
             return None  # gone, or moving outside the batch: sync decides its fate
-        return move_shape(tp, a.replicas, move.target, self._leader(tp))
+        return move_shape(tp, a.replicas, move.target, self._leader(tp), self.ctx.live_broker_ids)
 
     def _sizes(self) -> dict[TopicPartition, int]:
         """The pending moves' sizes as recorded at submission (the size strategies' keys)."""
@@ -361,6 +367,71 @@ class BatchRunner:
             failed = {tp: refused[tp] for tp in started if tp in refused}
             if failed:
                 await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now))
+
+    # --- adaptive concurrency -------------------------------------------------------------------------
+
+    def _under_replicated_outside_moves(self) -> int:
+        """Partitions no move touches with a live replica out of their ISR: the moves may be
+        starving the brokers' ordinary replication."""
+        ctx = self.ctx
+        reassigning = ctx.reassigning
+
+        def partitions() -> Iterable[tuple[tuple[int, ...], tuple[int, ...]]]:
+            for topic, parts in ctx.assignments.items():
+                for p, a in parts.items():
+                    li = ctx.states.get((topic, p))
+                    if li is not None and (topic, p) not in reassigning:
+                        yield a.replicas, li.state.isr
+
+        return adaptive.under_replicated_outside(partitions(), ctx.live_broker_ids)
+
+    async def adapt(self, sample: AgentSample) -> None:
+        """Adaptive concurrency after a sample of the agents' reports: each running batch with
+        ``limits.adaptive`` gets its brokers' caps adjusted (``executor/adaptive.py``), journaled
+        before the ``batch_caps_changed`` record; the caller then starts what the new caps allow."""
+        batches = [
+            b
+            for b in self.batches.values()
+            if b.spec.limits.adaptive is not None and b.state in (BatchState.PENDING, BatchState.RUNNING)
+        ]
+        if not batches:
+            return
+        in_flight = self._running()
+        under_replicated = self._under_replicated_outside_moves()
+        live = self.ctx.live_broker_ids
+        now = self._now_ms()
+        for batch in batches:
+            bounds = batch.spec.limits.adaptive
+            assert bounds is not None
+            mine_running = [
+                move_shape(tp, m.previous, m.target, self._leader(tp), live)
+                for tp, m in batch.in_state(MoveState.RUNNING)
+            ]
+            mine_pending = [
+                shape
+                for tp, m in batch.in_state(MoveState.PENDING)
+                if (shape := self._pending_shape(tp, m)) is not None
+            ]
+            initial = batch.spec.limits.initial_cap
+            where = adaptive.pressure(in_flight, mine_running, mine_pending, batch.broker_caps, initial)
+            health = adaptive.Health(under_replicated, sample.stuck.get(batch.batch_id, 0))
+            change = adaptive.adjust(batch.broker_caps, initial, bounds, health, where, sample.rates)
+            if change is None:
+                continue
+            if not await self._update(lifecycle.caps_changed(batch, change.caps, now)):
+                continue
+            steps = tuple(CapStep(b, c, change.previous[b]) for b, c in sorted(change.caps.items()))
+            self.writer.records.emit(
+                BatchCapsChanged(batch_id=batch.batch_id, reason=change.reason, caps=steps)
+            )
+            self._metrics.batch_cap_changes.labels("up" if change.raised else "down").inc(len(steps))
+            log.info(
+                "batch %s: caps %s (%s): %s",
+                batch.batch_id,
+                "raised" if change.raised else "halved",
+                change.reason,
+                ", ".join(f"broker {s.broker_id} {s.previous}->{s.cap}" for s in steps),
+            )
 
     # --- owned throttles (batch_throttles.py) ---------------------------------------------------
 

@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
-from reassignd.controller.model.admin_requests import AlterConfigs, ConfigResult, ElectionResult, ElectLeaders
+from reassignd.controller.model.admin_requests import (
+    AlterConfigs,
+    ConfigResult,
+    DemotionResult,
+    ElectionResult,
+    ElectLeaders,
+)
 from reassignd.controller.model.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -24,6 +30,7 @@ from reassignd.controller.model.requests import (
     QuotaAlterationResult,
     TopicsResult,
 )
+from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import ActiveController, BatchAction, BatchControlResult
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
@@ -213,8 +220,30 @@ class BatchControlRequested:
 
 
 @dataclass(frozen=True, slots=True)
+class DemotionRequested:
+    """POST /v1/brokers/{id}/demote (or /promote: ``promote``)."""
+
+    broker_id: int
+    promote: bool
+    reply: asyncio.Future[DemotionResult] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class ExecutorTick:
     """The batch executor's timer: start what the caps allow, follow what runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentsSampled:
+    """A sample of the agents' reports (rates, sizes, stuck moves): adaptive concurrency adjusts
+    the caps of running batches, self-healing keeps the sizes it plans with."""
+
+    sample: AgentSample = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SelfHealingTick:
+    """Self-healing's timer: a lost broker's grace may be over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +277,7 @@ RequestEvent = (
     | AlterQuotasRequested
     | AlterConfigsRequested
     | ElectLeadersRequested
+    | DemotionRequested
 )
 
 ControllerEvent = (
@@ -278,8 +308,11 @@ ControllerEvent = (
     | BatchSubmitRequested
     | BatchControlRequested
     | ExecutorTick
+    | AgentsSampled
+    | SelfHealingTick
     | AlterConfigsRequested
     | ElectLeadersRequested
+    | DemotionRequested
     | PreferredReplicaElection
     | AutoLeaderRebalanceTick
 )

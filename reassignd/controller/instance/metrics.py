@@ -86,6 +86,13 @@ class ControllerMetrics:
             ["kind"],
             registry=r,
         )
+        self.batch_cap_changes = Counter(
+            "reassignd_batch_cap_changes",
+            "Adaptive concurrency's changes of a broker's cap of a batch's moves, by direction (up: "
+            "raised while the cluster was healthy, down: halved)",
+            ["direction"],
+            registry=r,
+        )
         self.decode_errors = Counter(
             "reassignd_controller_znode_decode_errors",
             "Znodes that could not be decoded, by kind",

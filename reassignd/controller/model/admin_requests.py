@@ -93,3 +93,17 @@ class ElectionResult:
     @property
     def error_name(self) -> str:
         return error_name(self.error_code)
+
+
+@dataclass(frozen=True, slots=True)
+class DemotionResult:
+    """``POST /v1/brokers/{id}/demote`` or ``/promote``: per partition acted on or refused, 0 or
+    why not (``ElectionResult``'s shape: topic, partition, error code and message)."""
+
+    broker_id: int
+    partitions: tuple[ElectionResult, ...]
+    leaders_moved: int
+
+    @property
+    def refused(self) -> int:
+        return sum(1 for p in self.partitions if p.error_code != 0)

@@ -97,6 +97,38 @@ class Problem:
 
 
 @dataclass(frozen=True, slots=True)
+class LostBroker:
+    """A broker self-healing follows: gone, hosting replicas (docs/design.md, "Self-healing")."""
+
+    broker_id: int
+    lost_at_ms: int  # as recorded in ZooKeeper when the controller saw it go
+    heal_at_ms: int  # lost_at_ms + the grace
+    state: str  # waiting (the grace runs), healing (a batch moves its replicas), incomplete
+    batch_ids: tuple[str, ...]  # its self-healing batches, oldest first
+    replicas: int  # replicas it still hosts
+    partitions: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class HealingOutcome:
+    """How the healing of a lost broker ended (the last few are kept)."""
+
+    broker_id: int
+    batch_id: str | None
+    outcome: str  # completed | returned | incomplete | failed
+    reason: str
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SelfHealingView:
+    enabled: bool
+    broker_grace_s: float
+    brokers: tuple[LostBroker, ...] = ()
+    recent: tuple[HealingOutcome, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
     controller_id: int
     active: bool
@@ -107,6 +139,8 @@ class ClusterSnapshot:
     problems: tuple[Problem, ...] = ()
     reassignments: Mapping[tuple[str, int], ReassignmentView] = field(default_factory=dict)
     batches: Mapping[str, Batch] = field(default_factory=dict)  # the executor's, by id
+    self_healing: SelfHealingView | None = None  # None on a standby
+    demoted: Mapping[int, int] = field(default_factory=dict)  # broker -> partitions whose order is recorded
     # (partitions, reassigning partitions) over ``topics``: the publisher keeps the totals as
     # topics change, so GET /v1/status does not sum 1,000 topics on every call (None: count)
     counts: tuple[int, int] | None = field(default=None, compare=False, repr=False)

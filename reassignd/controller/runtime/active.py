@@ -23,6 +23,7 @@ from reassignd.controller.instance.events import (
     ZkPartitionReassignment,
 )
 from reassignd.controller.instance.shared import Shared
+from reassignd.controller.leadership.demotions import Demotions
 from reassignd.controller.leadership.preferred_leaders import PreferredLeaders
 from reassignd.controller.quotas.handlers import QuotaEvents
 from reassignd.controller.reassignment.algorithm import Reassigner
@@ -55,6 +56,7 @@ class ActiveParts:
     deleter: TopicDeleter
     elections: PartitionStateMachine
     leaders: PreferredLeaders  # ElectLeaders, the legacy election znode, the auto leader rebalance
+    demotions: Demotions  # brokers demoted out of leadership, and promoted back
     finisher: Finisher
     brokers: BrokerEvents
     topic_events: TopicEvents
@@ -103,11 +105,20 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
     quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
     topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock, refuse=shared.refuse)
     deleter = TopicDeleter(zk, ctx, writer)
-    runner = BatchRunner(zk, ctx, writer, reassigner, intake, settings, report, shared.wall_ms)
+    runner = BatchRunner(
+        zk, ctx, writer, reassigner, intake, settings, report, shared.wall_ms, metrics=shared.metrics
+    )
     intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
     elections = PartitionStateMachine(shared, ctx, writer, wire)
     finisher = Finisher(shared, ctx, elections, reassigner, intake, sequenced, runner, deleter)
+    leaders = PreferredLeaders(
+        shared,
+        ctx,
+        writer,
+        elections,
+        lambda: watch(paths.PREFERRED_REPLICA_ELECTION, PreferredReplicaElection()),
+    )
     return ActiveParts(
         ctx=ctx,
         writer=writer,
@@ -118,13 +129,8 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         topics=topics,
         deleter=deleter,
         elections=elections,
-        leaders=PreferredLeaders(
-            shared,
-            ctx,
-            writer,
-            elections,
-            lambda: watch(paths.PREFERRED_REPLICA_ELECTION, PreferredReplicaElection()),
-        ),
+        leaders=leaders,
+        demotions=Demotions(shared, ctx, writer, reassigner, leaders.leaders),
         finisher=finisher,
         brokers=BrokerEvents(shared, ctx, writer, elections, reassigner, deleter),
         topic_events=TopicEvents(shared, ctx, writer, elections, reassigner),

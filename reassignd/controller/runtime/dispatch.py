@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from reassignd.controller.instance.events import (
+    AgentsSampled,
     AlterConfigsRequested,
     AlterQuotasRequested,
     ApiPartitionReassignment,
@@ -25,6 +26,7 @@ from reassignd.controller.instance.events import (
     CreatePartitionsRequested,
     CreateTopicsRequested,
     DeleteTopicsRequested,
+    DemotionRequested,
     ElectLeadersRequested,
     ExecutorTick,
     ExtraReassignment,
@@ -37,6 +39,7 @@ from reassignd.controller.instance.events import (
     ReassignCancel,
     ReassignmentRequests,
     Reelect,
+    SelfHealingTick,
     SessionExpired,
     Startup,
     StopReplicaConfirmed,
@@ -102,6 +105,13 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             broker_requests = parts.broker_requests()
             await parts.runner.tick(broker_requests)
             await parts.finisher.after_reassignments(broker_requests)
+        case AgentsSampled(sample=sample):
+            if sample.epoch == parts.ctx.epoch:  # taken against this term's snapshot
+                await parts.runner.adapt(sample)
+                # what raised caps allow starts now
+                await parts.finisher.after_reassignments(parts.broker_requests())
+        case SelfHealingTick():
+            pass
         case ApiPartitionReassignment(group=group):
             broker_requests = parts.broker_requests()
             answers = await parts.intake.alter_group([e.request for e in group], broker_requests)
@@ -159,6 +169,14 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             shared.send(broker_requests)
             if not elect_reply.done():
                 elect_reply.set_result(elected)
+        case DemotionRequested(broker_id=broker_id, promote=promote, reply=demotion_reply):
+            broker_requests = parts.broker_requests()
+            demotions = parts.demotions
+            change = demotions.promote if promote else demotions.demote
+            demoted = await change(broker_id, broker_requests)
+            await parts.finisher.after_reassignments(broker_requests)
+            if not demotion_reply.done():
+                demotion_reply.set_result(demoted)
         case PreferredReplicaElection():
             broker_requests = parts.broker_requests()
             await parts.leaders.on_znode(broker_requests)

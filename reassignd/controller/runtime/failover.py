@@ -118,6 +118,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     phase("online")
     await skippable(shared, "the topic deletions", parts.topic_events.load_topic_deletions)
     await skippable(shared, "the client quotas", parts.quotas.load)
+    await skippable(shared, "the demotion records", parts.demotions.load)
     # resume reassignments: the cancel znode and the legacy znode first (it takes precedence, as
     # in Kafka), then pending KIP-236 requests in order, then every other partition with
     # non-empty AR/RR; each intake a step of its own (the poison guard)

@@ -90,6 +90,7 @@ class Publisher:
             problems=tuple(problems),
             reassignments=self._published_reassignments,
             batches=parts.runner.snapshot(),
+            demoted=parts.demotions.counts(),
             counts=(self._partitions, self._reassigning),
         )
         self.metrics.partitions.set(len(ctx.states))

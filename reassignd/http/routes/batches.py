@@ -53,10 +53,12 @@ Json = dict[str, Any]
 
 
 def limits_json(limits: Limits) -> Json:
+    adaptive = limits.adaptive
     return {
         "moves_per_broker": limits.moves_per_broker,
         "moves_in_cluster": limits.moves_in_cluster,
         "leader_moves_per_broker": limits.leader_moves_per_broker,
+        "adaptive": None if adaptive is None else {"min": adaptive.min, "max": adaptive.max},
     }
 
 
@@ -78,6 +80,7 @@ def status_json(status: BatchStatus, *, running: bool = True) -> Json:
     body: Json = {
         "batch_id": status.batch_id,
         "plan_id": status.plan_id,
+        "owner": status.owner,
         "state": status.state.value,
         "priority": status.priority,
         "created_at": iso_utc(status.created_ms),
@@ -88,6 +91,8 @@ def status_json(status: BatchStatus, *, running: bool = True) -> Json:
         "bytes_per_s": round(status.bytes_per_s),
         "eta_s": status.eta_s,
         "limits": limits_json(status.limits),
+        # adaptive concurrency: each broker's cap now, where an adjustment moved it
+        "broker_caps": {str(b): c for b, c in sorted(status.broker_caps.items())},
         "throttle_bytes_per_s": status.throttle_bytes_per_s,
     }
     if running:

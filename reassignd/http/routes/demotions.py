@@ -1,0 +1,69 @@
+"""Broker demotion: ``POST /v1/brokers/{broker_id}/demote`` and ``/promote`` (admin).
+
+Demote moves every leadership off a broker before maintenance without moving data: each
+partition hosting it gets a reassignment to its own replica set with the broker last, and the
+partitions it led a preferred-replica election; it stays in every ISR. Promote restores the
+orders the demotion recorded (in ZooKeeper, so a failover keeps them) and elects their first
+replicas again. The answer lists every partition acted on or refused, with a reason: 83
+ELIGIBLE_LEADERS_NOT_AVAILABLE (no other live in-sync replica could lead), 60
+REASSIGNMENT_IN_PROGRESS (being moved; try again when it ends), 10002 STALE_PLAN (promote: the
+replicas changed since the demotion). A broker nothing knows (not registered, in no replica
+list, not demoted) is 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from reassignd.controller.model.admin_requests import DemotionResult
+from reassignd.errors import DEFAULT_MESSAGES
+from reassignd.http.json_input import fail, query_params
+from reassignd.http.keys import VIEW
+from reassignd.http.responses import error_body, json_response
+from reassignd.strict_json import INT32_MAX
+
+Json = dict[str, Any]
+
+
+def broker_id_param(text: str) -> int:
+    """The ``{broker_id}`` path segment: 0 to 2^31-1 (anything else: 400)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 10 or int(text) > INT32_MAX:
+        fail("broker_id", f"expected a broker id (0 to {INT32_MAX}), got {text!r}")
+    return int(text)
+
+
+def demotion_json(result: DemotionResult) -> Json:
+    partitions = []
+    for r in result.partitions:
+        message = r.error_message
+        if message is None and r.error_code != 0:
+            message = DEFAULT_MESSAGES.get(r.error_code)
+        partitions.append({"topic": r.topic, "partition": r.partition, **error_body(r.error_code, message)})
+    return {
+        "broker_id": result.broker_id,
+        "leaders_moved": result.leaders_moved,
+        "refused": result.refused,
+        "partitions": partitions,
+    }
+
+
+routes = web.RouteTableDef()
+
+
+async def _change(request: web.Request, *, promote: bool) -> web.Response:
+    query_params(request.query.items(), ())
+    broker = broker_id_param(request.match_info["broker_id"])
+    result = await request.app[VIEW].demote_broker(broker, promote=promote)
+    return json_response(demotion_json(result))
+
+
+@routes.post("/v1/brokers/{broker_id}/demote")
+async def demote(request: web.Request) -> web.Response:
+    return await _change(request, promote=False)
+
+
+@routes.post("/v1/brokers/{broker_id}/promote")
+async def promote(request: web.Request) -> web.Response:
+    return await _change(request, promote=True)
