@@ -414,10 +414,17 @@ def decode_head(data: bytes | None) -> JournalHead:
         batch_id=read_str(get_field(obj, "batch_id"), "batch_id"),
         partitions=(),
         limits=Limits(
-            *[
-                read_int(get_field(limits, name, "limits."), f"limits.{name}", lo=1)
-                for name in ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker")
-            ],
+            moves_per_broker=read_int(
+                get_field(limits, "moves_per_broker", "limits."), "limits.moves_per_broker", lo=1
+            ),
+            moves_in_cluster=read_int(
+                get_field(limits, "moves_in_cluster", "limits."), "limits.moves_in_cluster", lo=1
+            ),
+            leader_moves_per_broker=read_int(
+                get_field(limits, "leader_moves_per_broker", "limits."),
+                "limits.leader_moves_per_broker",
+                lo=1,
+            ),
             adaptive=read_optional(limits, "adaptive", lambda v, _: _adaptive(v, "limits.adaptive")),
         ),
         plan_id=read_optional(obj, "plan_id", read_str),

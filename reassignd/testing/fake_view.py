@@ -20,7 +20,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
 from reassignd.agent_reports.batch_inputs import partition_view
-from reassignd.controller.model.admin_requests import ElectionResult, ElectLeaders
+from reassignd.controller.model.admin_requests import DemotionResult, ElectionResult, ElectLeaders
 from reassignd.controller.model.requests import (
     AlterQuotas,
     AlterReassignments,
@@ -35,6 +35,7 @@ from reassignd.controller.model.requests import (
     TopicResult,
     TopicsResult,
 )
+from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BatchAction,
@@ -196,6 +197,14 @@ class FakeView:
         if self.election_results is not None:
             return self.election_results
         return [ElectionResult(t, p) for t, p in request.partitions or ()]
+
+    def agents_sampled(self, sample: AgentSample) -> None:
+        pass  # nothing here acts on samples
+
+    async def demote_broker(self, broker_id: int, *, promote: bool = False) -> DemotionResult:
+        if self.fail_with is not None:
+            raise self.fail_with
+        return DemotionResult(broker_id, (), 0)
 
     async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:
         self.described.append((user, client_id))
