@@ -1,0 +1,31 @@
+"""A lost broker's replicas re-placed, in process: the planner's ``decommission:<id>`` goal over
+the cluster as the controller holds it, with the lost broker offline (it receives nothing, every
+replica on it moves). Self-healing calls this (``reassignd.controller.model.placement``); the
+composition root hands it to the controller. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from reassignd.feeder.goals import Decommission, PlanOptions
+from reassignd.feeder.model import CURRENT, PARTITION, TOPIC, build_cluster, make_row
+from reassignd.feeder.planner import plan_locally
+from reassignd.topic_partition import Replicas, TopicPartition
+
+
+def evacuate(
+    racks: Mapping[int, str | None],
+    partitions: Sequence[tuple[str, int, int, Replicas]],
+    lost: int,
+) -> dict[TopicPartition, Replicas]:
+    """The new replicas of each partition that has one on ``lost`` (see ``PlaceLostReplicas``):
+    rack-aware, minimal movement, the receiving brokers' bytes evened out (``feed plan --goal
+    decommission:<lost>``, seed 0)."""
+    if not racks:
+        return {}
+    rows = [make_row(t, p, replicas, size) for t, p, size, replicas in partitions]
+    cluster = build_cluster(racks, rows, allow_offline=True)
+    if lost not in cluster.racks:  # it hosts nothing
+        return {}
+    result = plan_locally(cluster, [Decommission(frozenset({lost}))], PlanOptions())
+    return {(r[TOPIC], r[PARTITION]): r[CURRENT] for r in result.moves if lost not in r[CURRENT]}
