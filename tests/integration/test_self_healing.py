@@ -8,6 +8,7 @@ grace of a few seconds, moves its replicas elsewhere as a batch owned by ``self-
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -72,7 +73,7 @@ async def healing_batches(c: ControllerProc) -> list[dict[str, Any]]:
     return [b for b in body["batches"] if b["batch_id"].startswith("self-healing-broker-")]
 
 
-def healed(replicas: dict[int, tuple[int, ...]]) -> bool:
+def healed(replicas: Mapping[int, tuple[int, ...]]) -> bool:
     return all(LOST not in r for r in replicas.values())
 
 
