@@ -21,7 +21,8 @@ Sizes are scaled so that the bound is ``--bound-s`` seconds.
 
     python bench/self_healing.py                  # 12 agents, 3,000 partitions, bound 20 s
     python bench/self_healing.py --quick          # 600 partitions, bound 8 s
-    python bench/self_healing.py --moves-per-broker 10
+    python bench/self_healing.py --moves-per-broker 25   # the controller's --batch-moves-per-broker
+    python bench/self_healing.py --adaptive 5:40         # its --batch-adaptive-moves-per-broker
 """
 
 from __future__ import annotations
@@ -186,6 +187,8 @@ async def bench(args: argparse.Namespace, zk_connect: str, log_dir: Path) -> Non
     ]  # fmt: skip
     if args.moves_per_broker is not None:
         controller_args += ["--batch-moves-per-broker", str(args.moves_per_broker)]
+    if args.adaptive is not None:
+        controller_args += ["--batch-adaptive-moves-per-broker", args.adaptive]
     controller = spawn(controller_args, log_dir / "controller.log")
     agents = spawn(
         ["cluster", *common, "--session-timeout-s", "10", "--brokers", str(args.brokers - 1), "--racks",
@@ -307,6 +310,12 @@ def main() -> None:
         type=int,
         default=None,
         help="the controller's --batch-moves-per-broker (default 5)",
+    )
+    parser.add_argument(
+        "--adaptive",
+        default=None,
+        metavar="MIN:MAX",
+        help="the controller's --batch-adaptive-moves-per-broker",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="600 partitions, bound 8 s")
