@@ -51,6 +51,7 @@ from reassignd.zk.values import ZkSettings
 from tests.faults import invariants
 from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
 from tests.faults.election_scenarios import ELECTION_SCENARIOS
+from tests.faults.healing_scenarios import HEAL_SCENARIOS
 from tests.faults.poison import poison
 from tests.faults.scenarios import GRACE_S, Env, Outcome, controller_kills
 from tests.faults.scenarios import SCENARIOS as CLUSTER_SCENARIOS
@@ -70,11 +71,13 @@ DEFAULT_KINDS = (
     "proxy_outage",
     *BATCH_SCENARIOS,
     *ELECTION_SCENARIOS,
+    *HEAL_SCENARIOS,
 )
 SCENARIOS = {
     **CLUSTER_SCENARIOS,
     **BATCH_SCENARIOS,
     **ELECTION_SCENARIOS,
+    **HEAL_SCENARIOS,
     **JOURNAL_SPLIT_SCENARIOS,
     "api_cancel_cut": api_cancel_cut,
     "poison": poison,
