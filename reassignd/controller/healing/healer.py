@@ -258,12 +258,24 @@ class SelfHealing:
     # --- what is published ---------------------------------------------------------------------------
 
     def due_in_s(self) -> float | None:
-        """When the next SelfHealingTick is wanted (None: no broker is followed)."""
+        """When the next SelfHealingTick is wanted: every ``TICK_S`` while a heal runs (or is due
+        and waits for partitions moving meanwhile), else at the first grace's end; None when no
+        broker is followed or only stalled ones are (a broker change evaluates again)."""
         if not self.enabled or not self.lost:
             return None
         now = self.shared.wall_ms()
-        first = min(at + self.grace_ms for at in self.lost.values())
-        return min(TICK_S, max(0.0, (first - now) / 1000))
+        batches = self.runner.batches.values()
+        first: int | None = None
+        for broker, at in self.lost.items():
+            if decisions.rounds_of(batches, broker, at).unfinished is not None:
+                return TICK_S
+            if broker in self.stalled:
+                continue
+            due = at + self.grace_ms
+            first = due if first is None else min(first, due)
+        if first is None:
+            return None
+        return TICK_S if first <= now else (first - now) / 1000
 
     def _describe_lost(self) -> str:
         return ", ".join(f"{b} (at {at})" for b, at in sorted(self.lost.items()))
