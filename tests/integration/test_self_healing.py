@@ -206,3 +206,29 @@ async def test_a_controller_killed_mid_heal_is_followed_by_one_that_resumes_it(
     batches = await healing_batches(second)
     assert [b["batch_id"] for b in batches] == [batch["batch_id"]], "one batch, resumed"
     assert batches[0]["state"] == "completed"
+
+
+async def test_a_heal_with_nowhere_to_go_is_reported_incomplete_and_the_controller_stays(
+    procs: Procs, zk: ZkClient
+) -> None:
+    c = procs.controller(9000, 2.0, *HEALING)
+    await active_one(c)
+    await set_broker_rate(zk, None, FAST)
+    started = {b: procs.broker(b, "--rack", RACKS[b]) for b in (1, 2, 3)}
+    await wait_brokers(c, {1, 2, 3})
+    await make_topic(zk, "t", {0: (1, 2, 3), 1: (2, 3, 1)})  # every live broker holds a replica
+    epoch = (await c.status() or {})["controller_epoch"]
+    started[LOST].kill()
+
+    async def incomplete() -> dict[str, Any] | None:
+        s = await self_healing(c)
+        return s if s is not None and s["recent"] else None
+
+    status = await eventually(incomplete, what="the heal reported incomplete")
+    assert [(o["broker_id"], o["outcome"]) for o in status["recent"]] == [(LOST, "incomplete")]
+    assert "no live broker can take" in status["recent"][0]["reason"]
+    assert [(b["broker_id"], b["state"]) for b in status["brokers"]] == [(LOST, "incomplete")]
+    assert await healing_batches(c) == []
+    assert (await topic_znode(zk, "t")).partitions == {0: (1, 2, 3), 1: (2, 3, 1)}
+    after = await c.status()
+    assert after is not None and after["active"] and after["controller_epoch"] == epoch

@@ -24,6 +24,7 @@ from reassignd.controller.model.snapshot import BatchAction, HealingOutcome, Los
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.writer import ZkWriter
+from reassignd.errors import NotController, ReassigndError
 from reassignd.executor.model import Adaptive, BatchSpec, Limits, PartitionSpec
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
@@ -183,7 +184,12 @@ class SelfHealing:
             for t, parts in sorted(ctx.assignments.items())
             for p, a in sorted(parts.items())
         ]
-        targets = self.place(racks, partitions, broker)
+        try:
+            targets = self.place(racks, partitions, broker)
+        except ValueError as e:  # the planner's refusal (ClusterError, GoalError): the same next time
+            self.stalled.add(broker)
+            await self._incomplete(broker, None, f"the placement refused: {e}")
+            return
         specs = tuple(
             PartitionSpec(tp[0], tp[1], targets[tp], expected_replicas=current)
             for tp in sorted(wanted)
@@ -200,7 +206,14 @@ class SelfHealing:
             owner=decisions.OWNER,
         )
         sizes = {s.tp: self.sizes[s.tp] for s in specs if s.tp in self.sizes}
-        result = await self.runner.submit(spec, broker_requests, sizes)
+        try:
+            result = await self.runner.submit(spec, broker_requests, sizes)
+        except NotController:
+            raise  # a failed fencing check: the instance resigns
+        except ReassigndError as e:  # e.g. 10004: a client's batch took the id; refused, not retried
+            self.stalled.add(broker)
+            await self._incomplete(broker, spec.batch_id, f"batch {spec.batch_id} refused: {e}")
+            return
         batch = result.batch
         moved_bytes = sum(sizes.get(s.tp, 0) for s in specs if s.tp not in batch.refusals)
         left = len(hosted) - len(batch.moves)
