@@ -16,16 +16,18 @@ from reassignd.topic_partition import Replicas, TopicPartition
 def evacuate(
     racks: Mapping[int, str | None],
     partitions: Sequence[tuple[str, int, int, Replicas]],
-    lost: int,
+    lost: frozenset[int],
 ) -> dict[TopicPartition, Replicas]:
-    """The new replicas of each partition that has one on ``lost`` (see ``PlaceLostReplicas``):
-    rack-aware, minimal movement, the receiving brokers' bytes evened out (``feed plan --goal
-    decommission:<lost>``, seed 0)."""
+    """The new replicas of each partition that has one on a broker of ``lost`` (see
+    ``PlaceLostReplicas``): rack-aware, minimal movement, the receiving brokers' bytes evened out
+    (``feed plan --goal decommission:<lost>``, seed 0). A partition some replica of which found
+    no place is left out."""
     if not racks:
         return {}
     rows = [make_row(t, p, replicas, size) for t, p, size, replicas in partitions]
     cluster = build_cluster(racks, rows, allow_offline=True)
-    if lost not in cluster.racks:  # it hosts nothing
+    leaving = frozenset(b for b in lost if b in cluster.racks and b not in racks)
+    if not leaving:  # they host nothing
         return {}
-    result = plan_locally(cluster, [Decommission(frozenset({lost}))], PlanOptions())
-    return {(r[TOPIC], r[PARTITION]): r[CURRENT] for r in result.moves if lost not in r[CURRENT]}
+    result = plan_locally(cluster, [Decommission(leaving)], PlanOptions())
+    return {(r[TOPIC], r[PARTITION]): r[CURRENT] for r in result.moves if not leaving & set(r[CURRENT])}

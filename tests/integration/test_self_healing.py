@@ -8,6 +8,7 @@ grace of a few seconds, moves its replicas elsewhere as a batch owned by ``self-
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,15 @@ import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Proc, Procs, active_one, eventually, wait_brokers
+from tests.integration.harness import (
+    ControllerProc,
+    Proc,
+    Procs,
+    active_one,
+    eventually,
+    read_journal,
+    wait_brokers,
+)
 from tests.integration.test_events import Stream
 from tests.integration.test_reassignment import FAST, make_topic, set_broker_rate, topic_znode
 
@@ -232,3 +241,41 @@ async def test_a_heal_with_nowhere_to_go_is_reported_incomplete_and_the_controll
     assert (await topic_znode(zk, "t")).partitions == {0: (1, 2, 3), 1: (2, 3, 1)}
     after = await c.status()
     assert after is not None and after["active"] and after["controller_epoch"] == epoch
+
+
+async def test_two_brokers_lost_at_once_get_a_batch_each_and_no_partition_moves_twice_at_once(
+    procs: Procs, zk: ZkClient
+) -> None:
+    (c,), started = await start(procs, zk, *HEALING)
+    both = {1, 2}
+    for b in both:
+        started[b].kill()
+
+    async def done() -> dict[int, tuple[int, ...]] | None:
+        z = await topic_znode(zk, "t")
+        clean = not z.adding and not z.removing and all(not both & set(r) for r in z.partitions.values())
+        return dict(z.partitions) if clean else None
+
+    after = await eventually(done, timeout_s=90, what="brokers 1 and 2's replicas moved")
+    for p, replicas in after.items():
+        assert len(replicas) == 3 and len({RACKS[b] for b in replicas}) == 3, (p, replicas)
+        if not both & set(ASSIGNMENT[p]):
+            assert replicas == ASSIGNMENT[p], f"partition {p} moved though it did not need to"
+
+    async def all_ended() -> list[dict[str, Any]] | None:
+        batches = await healing_batches(c)
+        return batches if batches and all(b["state"] == "completed" for b in batches) else None
+
+    batches = await eventually(all_ended, what="the healing batches completed")
+    by_broker = {int(b["batch_id"].split("-")[3]) for b in batches}
+    assert by_broker == both, [b["batch_id"] for b in batches]
+    journals = [(await read_journal(zk, b["batch_id"])).batch for b in batches]
+    assert all(not j.refusals for j in journals), "a partition was offered to two batches"
+    spans: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for j in journals:
+        for tp, move in j.moves.items():
+            assert move.started_ms is not None and move.finished_ms is not None
+            spans.setdefault(tp, []).append((move.started_ms, move.finished_ms))
+    for tp, runs in spans.items():  # one after the other, never at once
+        runs.sort()
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(runs)), (tp, runs)

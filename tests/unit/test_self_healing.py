@@ -85,6 +85,16 @@ def test_busy_partitions_are_those_moving_or_waiting_in_a_batch() -> None:
     assert decisions.busy_partitions([running, finished], {("u", 0)}) == {("t", 0), ("t", 1), ("u", 0)}
 
 
+def test_a_partition_on_two_lost_brokers_moves_both_replicas_once_both_graces_are_over() -> None:
+    replicas = {("t", 0): (1, 2, 3), ("t", 1): (1, 3, 4), ("t", 2): (1, 5, 6)}
+    live = {3, 4, 5, 6}
+    hosted = sorted(replicas)
+    heal = decisions.healable(1, hosted, replicas.get, live, due={1}, busy=())
+    assert heal.partitions == {("t", 1), ("t", 2)} and heal.leaving == {1} and heal.waiting == 1
+    heal = decisions.healable(1, hosted, replicas.get, live, due={1, 2}, busy={("t", 2)})
+    assert heal.partitions == {("t", 0), ("t", 1)} and heal.leaving == {1, 2} and heal.waiting == 1
+
+
 # --- the placement -------------------------------------------------------------------------------
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
@@ -93,7 +103,7 @@ RACKS = {1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}
 def test_evacuation_moves_only_the_lost_replicas_to_distinct_racks() -> None:
     partitions = [("t", p, (p + 1) * 1000, (7, 1 + p % 6, 1 + (p + 1) % 6)) for p in range(12)]
     partitions.append(("u", 0, 5, (1, 2, 3)))  # nothing on broker 7: never moves
-    targets = evacuate(RACKS, partitions, 7)
+    targets = evacuate(RACKS, partitions, frozenset({7}))
     assert set(targets) == {("t", p) for p in range(12)}
     for (_t, p), replicas in targets.items():
         before = partitions[p][3]
@@ -103,7 +113,7 @@ def test_evacuation_moves_only_the_lost_replicas_to_distinct_racks() -> None:
 
 def test_evacuation_spreads_the_bytes_over_the_receivers() -> None:
     partitions = [("t", p, 1000, (7, 1 + p % 6)) for p in range(60)]
-    targets = evacuate(RACKS, partitions, 7)
+    targets = evacuate(RACKS, partitions, frozenset({7}))
     received: dict[int, int] = {}
     for replicas in targets.values():
         received[replicas[0]] = received.get(replicas[0], 0) + 1
@@ -112,10 +122,10 @@ def test_evacuation_spreads_the_bytes_over_the_receivers() -> None:
 
 def test_evacuation_never_places_on_another_lost_broker() -> None:
     partitions = [("t", p, 10, (7, 8, 1 + p % 6)) for p in range(6)]
-    targets = evacuate(RACKS, partitions, 7)
+    targets = evacuate(RACKS, partitions, frozenset({7}))
     assert all(8 in r and 7 not in r and set(r) - {8} <= set(RACKS) for r in targets.values())
 
 
 def test_evacuation_of_a_broker_hosting_nothing_plans_nothing() -> None:
-    assert evacuate(RACKS, [("t", 0, 0, (1, 2))], 7) == {}
-    assert evacuate({}, [("t", 0, 0, (7,))], 7) == {}
+    assert evacuate(RACKS, [("t", 0, 0, (1, 2))], frozenset({7})) == {}
+    assert evacuate({}, [("t", 0, 0, (7,))], frozenset({7})) == {}

@@ -12,7 +12,7 @@ unknown outcome finds the batch by its id instead of submitting a second one.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from reassignd.executor.model import Batch, BatchState, MoveState
@@ -130,6 +130,44 @@ def busy_partitions(batches: Iterable[Batch], reassigning: Collection[TopicParti
                 tp for tp, m in batch.moves.items() if m.state in (MoveState.PENDING, MoveState.RUNNING)
             )
     return busy
+
+
+@dataclass(frozen=True, slots=True)
+class Heal:
+    """What one round of a broker's heal moves: ``partitions``, and every lost broker whose
+    replicas in them move with its own (``leaving``)."""
+
+    partitions: frozenset[TopicPartition]
+    leaving: frozenset[int]
+    waiting: int  # partitions left for later: moving already, or on another lost broker still in its grace
+
+
+def healable(
+    broker: int,
+    hosted: Iterable[TopicPartition],
+    replicas: Callable[[TopicPartition], Replicas | None],
+    live: Collection[int],
+    due: Collection[int],
+    busy: Collection[TopicPartition],
+) -> Heal:
+    """The partitions of ``broker`` a round moves now. A move completes only once every replica of
+    its target is in the ISR, so a partition with replicas on other brokers that are not live
+    moves them all at once, in this round: only when each of those brokers' grace is over too
+    (``due``); otherwise it waits for theirs, and the first heal of one of them takes it."""
+    partitions: set[TopicPartition] = set()
+    leaving = {broker}
+    waiting = 0
+    for tp in hosted:
+        current = replicas(tp)
+        if current is None:
+            continue
+        others = {b for b in current if b not in live and b != broker}
+        if tp in busy or not others <= set(due):
+            waiting += 1
+            continue
+        partitions.add(tp)
+        leaving |= others
+    return Heal(frozenset(partitions), frozenset(leaving), waiting)
 
 
 def outcome_of(batch: Batch | None) -> str:

@@ -175,9 +175,12 @@ class SelfHealing:
         batches = self.runner.batches
         rounds = decisions.rounds_of(batches.values(), broker, lost_at)
         busy = decisions.busy_partitions(batches.values(), ctx.reassigning)
-        wanted = {tp for tp in hosted if tp not in busy and tp[0] not in ctx.topics_to_delete}
-        if not wanted:
-            return  # what it hosts is moving already: the next round follows
+        busy.update(tp for tp in hosted if tp[0] in ctx.topics_to_delete)
+        now = self.shared.wall_ms()
+        due = [b for b, at in self.lost.items() if now >= at + self.grace_ms]
+        heal = decisions.healable(broker, hosted, self._replicas, ctx.live_broker_ids, due, busy)
+        if not heal.partitions:
+            return  # what it hosts is moving already, or waits for another broker's grace
         racks = {b: reg.rack for b, reg in ctx.brokers.items()}
         partitions: list[HostedPartition] = [
             (t, p, self.sizes.get((t, p), 0), a.replicas)
@@ -185,19 +188,21 @@ class SelfHealing:
             for p, a in sorted(parts.items())
         ]
         try:
-            targets = self.place(racks, partitions, broker)
+            targets = self.place(racks, partitions, heal.leaving)
         except ValueError as e:  # the planner's refusal (ClusterError, GoalError): the same next time
             self.stalled.add(broker)
             await self._incomplete(broker, None, f"the placement refused: {e}")
             return
         specs = tuple(
             PartitionSpec(tp[0], tp[1], targets[tp], expected_replicas=current)
-            for tp in sorted(wanted)
+            for tp in sorted(heal.partitions)
             if tp in targets and (current := self._replicas(tp)) is not None
         )
         if not specs:
             self.stalled.add(broker)
-            await self._incomplete(broker, None, f"no live broker can take its {len(wanted)} replicas")
+            await self._incomplete(
+                broker, None, f"no live broker can take its {len(heal.partitions)} replicas"
+            )
             return
         spec = BatchSpec(
             batch_id=decisions.batch_id(broker, lost_at, rounds.next_round),

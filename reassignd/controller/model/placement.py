@@ -15,11 +15,11 @@ HostedPartition = tuple[str, int, int, Replicas]
 
 class PlaceLostReplicas(Protocol):
     def __call__(
-        self, racks: Mapping[int, str | None], partitions: Sequence[HostedPartition], lost: int
+        self, racks: Mapping[int, str | None], partitions: Sequence[HostedPartition], lost: frozenset[int]
     ) -> Mapping[TopicPartition, Replicas]:
-        """New replica lists for the partitions with a replica on ``lost``, a broker absent from
-        ``racks`` (the live brokers and their racks): each replica on ``lost`` replaced by one on
-        a live broker, on a rack the partition does not use yet when there is one, the bytes
+        """New replica lists for the partitions with a replica on a broker of ``lost``, brokers
+        absent from ``racks`` (the live brokers and their racks): each replica on them replaced by
+        one on a live broker, on a rack the partition does not use yet when there is one, the bytes
         spread so the receiving brokers end as even as they can; nothing else moves. A partition
         that cannot be placed is left out."""
         ...
