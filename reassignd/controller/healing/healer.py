@@ -193,9 +193,11 @@ class SelfHealing:
             self.stalled.add(broker)
             await self._incomplete(broker, None, f"the placement refused: {e}")
             return
+        # largest first (longest processing time first: no large copy starts last and runs alone)
+        order = sorted(heal.partitions, key=lambda tp: (-self.sizes.get(tp, 0), tp))
         specs = tuple(
             PartitionSpec(tp[0], tp[1], targets[tp], expected_replicas=current)
-            for tp in sorted(heal.partitions)
+            for tp in order
             if tp in targets and (current := self._replicas(tp)) is not None
         )
         if not specs:
