@@ -58,7 +58,8 @@ class SelfHealing:
         self.sizes: dict[TopicPartition, int] = {}  # the leaders' last reported sizes
         self.stalled: set[int] = set()  # last round moved nothing: none again until brokers change
         self._live_seen: frozenset[int] = frozenset()
-        self._hosted: dict[int, list[TopicPartition]] = {}  # the last evaluation's
+        # the last evaluation's partitions of each lost broker, sorted (what the snapshot shows)
+        self._hosted: dict[int, tuple[TopicPartition, ...]] = {}
         self.recent: collections.deque[HealingOutcome] = collections.deque(maxlen=RECENT)
         if settings.self_healing and place is None:
             log.warning("self-healing is on but this process has no placement code: it stays off")
@@ -104,7 +105,7 @@ class SelfHealing:
         hosted = decisions.hosted_by_offline(
             (((t, p), a.replicas) for t, parts in ctx.assignments.items() for p, a in parts.items()), live
         )
-        self._hosted = hosted
+        self._hosted = {b: tuple(sorted(tps)) for b, tps in hosted.items()}
         now = self.shared.wall_ms()
         batches = self.runner.batches
         decision = decisions.decide(
@@ -313,7 +314,7 @@ class SelfHealing:
                     state = "incomplete"
                 else:
                     state = "waiting"
-                mine = hosted.get(b, [])
+                mine = hosted.get(b, ())
                 brokers.append(
                     LostBroker(
                         broker_id=b,
@@ -322,7 +323,7 @@ class SelfHealing:
                         state=state,
                         batch_ids=tuple(x.batch_id for x in rounds.batches),
                         replicas=len(mine),
-                        partitions=tuple(sorted(mine)),
+                        partitions=mine,
                     )
                 )
         return SelfHealingView(
