@@ -53,6 +53,7 @@ from tests.faults.adaptive_scenarios import proxy_cut_caps
 from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
 from tests.faults.demotion_scenarios import DEMOTION_SCENARIOS
 from tests.faults.election_scenarios import ELECTION_SCENARIOS
+from tests.faults.healing_scenarios import HEAL_SCENARIOS
 from tests.faults.poison import poison
 from tests.faults.scenarios import GRACE_S, Env, Outcome, controller_kills
 from tests.faults.scenarios import SCENARIOS as CLUSTER_SCENARIOS
@@ -74,6 +75,7 @@ DEFAULT_KINDS = (
     *ELECTION_SCENARIOS,
     "proxy_cut_caps",
     *DEMOTION_SCENARIOS,
+    *HEAL_SCENARIOS,
 )
 SCENARIOS = {
     **CLUSTER_SCENARIOS,
@@ -81,6 +83,7 @@ SCENARIOS = {
     **ELECTION_SCENARIOS,
     "proxy_cut_caps": proxy_cut_caps,
     **DEMOTION_SCENARIOS,
+    **HEAL_SCENARIOS,
     **JOURNAL_SPLIT_SCENARIOS,
     "api_cancel_cut": api_cancel_cut,
     "poison": poison,

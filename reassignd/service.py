@@ -21,6 +21,7 @@ from reassignd.agent_reports.sampler import sample_agents
 from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
+from reassignd.feeder.evacuation import evacuate
 from reassignd.http.app import build_app
 from reassignd.http.listener_config import http_tls_context
 from reassignd.http.routes.batches import stuck_rule
@@ -85,7 +86,7 @@ async def hand_over(controller: Controller, timeout_s: float) -> None:
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
     await zk.start()
-    controller = Controller(settings, zk)
+    controller = Controller(settings, zk, place_lost_replicas=evacuate)
     sink = kafka_sink(settings, controller)
     batch_statuses = BatchStatusCache()  # filled by the progress reporter, read by /metrics
     server = HttpServer(

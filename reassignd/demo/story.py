@@ -58,6 +58,10 @@ class Demo:
                 f"127.0.0.1:{port}",
                 "--kafka-listener",
                 self.cluster.kafka_address,
+                # self-healing on (off by default): a broker gone for a minute has its replicas moved
+                "--self-healing",
+                "--self-healing-broker-grace-s",
+                "60",
             ],
         )
         await self.cluster.start_child(

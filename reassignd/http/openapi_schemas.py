@@ -511,6 +511,35 @@ CLUSTER: dict[str, Schema] = {
             "problems": array(shape({"path": STRING, "reason": STRING})),
         },
         {
+            "self_healing": shape(  # the active controller's (docs/operations.md, "Self-healing")
+                {
+                    "enabled": BOOLEAN,
+                    "broker_grace_s": NUMBER,
+                    "brokers": array(
+                        shape(
+                            {
+                                "broker_id": INTEGER,
+                                "lost_at_ms": INTEGER,
+                                "heal_at_ms": INTEGER,
+                                "state": {"enum": ["waiting", "healing", "incomplete"]},
+                                "batch_ids": array(STRING),
+                                "replicas": INTEGER,
+                            }
+                        )
+                    ),
+                    "recent": array(
+                        shape(
+                            {
+                                "broker_id": INTEGER,
+                                "batch_id": nullable(STRING),
+                                "outcome": {"enum": ["completed", "returned", "incomplete", "failed"]},
+                                "reason": STRING,
+                                "at_ms": INTEGER,
+                            }
+                        )
+                    ),
+                }
+            ),
             "events": shape(
                 {"last_event_id": nullable(STRING), "history": INTEGER},
                 {
@@ -524,7 +553,7 @@ CLUSTER: dict[str, Schema] = {
                         }
                     )
                 },
-            )
+            ),
         },
     ),
     "LogDirs": shape(

@@ -13,6 +13,7 @@ from reassignd.controller.model.snapshot import (
     BrokerView,
     ClusterSnapshot,
     Problem,
+    SelfHealingView,
     TopicView,
 )
 
@@ -54,6 +55,35 @@ def status_json(
         "event_queue": {"size": queue_size, "queue_time_ms": dict(queue_time_ms)},
         "uptime_s": max(0, int(uptime_s)),
         "problems": [problem_json(p) for p in snapshot.problems],
+    } | ({} if snapshot.self_healing is None else {"self_healing": self_healing_json(snapshot.self_healing)})
+
+
+def self_healing_json(view: SelfHealingView) -> Json:
+    """The active controller's self-healing: the lost brokers it follows and the last outcomes."""
+    return {
+        "enabled": view.enabled,
+        "broker_grace_s": view.broker_grace_s,
+        "brokers": [
+            {
+                "broker_id": b.broker_id,
+                "lost_at_ms": b.lost_at_ms,
+                "heal_at_ms": b.heal_at_ms,
+                "state": b.state,
+                "batch_ids": list(b.batch_ids),
+                "replicas": b.replicas,
+            }
+            for b in view.brokers
+        ],
+        "recent": [
+            {
+                "broker_id": o.broker_id,
+                "batch_id": o.batch_id,
+                "outcome": o.outcome,
+                "reason": o.reason,
+                "at_ms": o.at_ms,
+            }
+            for o in view.recent
+        ],
     }
 
 

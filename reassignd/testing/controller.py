@@ -17,6 +17,7 @@ from typing import Any
 
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
+from reassignd.feeder.evacuation import evacuate
 from reassignd.http.app import build_app
 from reassignd.http.server import HttpServer
 from reassignd.zk.client import ZkClient
@@ -67,7 +68,7 @@ async def in_process_controller(
     server: HttpServer | None = None
     task: asyncio.Task[None] | None = None
     try:
-        controller = Controller(config, zk)
+        controller = Controller(config, zk, place_lost_replicas=evacuate)
         if http:
             server = HttpServer(build_app(controller.api, config, records=controller.records), "127.0.0.1", 0)
             controller.http_url = await server.start()

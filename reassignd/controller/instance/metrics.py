@@ -93,6 +93,23 @@ class ControllerMetrics:
             ["direction"],
             registry=r,
         )
+        self.self_healing = Counter(
+            "reassignd_self_healing_decisions",
+            "Self-healing's decisions, by kind: lost (a broker's loss recorded), planned (a batch "
+            "submitted), and the outcomes completed, returned, incomplete, failed",
+            ["decision"],
+            registry=r,
+        )
+        self.self_healing_moves = Counter(
+            "reassignd_self_healing_moves",
+            "Partitions self-healing's batches were submitted to move",
+            registry=r,
+        )
+        self.self_healing_lost_brokers = Gauge(
+            "reassignd_self_healing_lost_brokers",
+            "Lost brokers self-healing follows (its grace running, or its replicas moving)",
+            registry=r,
+        )
         self.decode_errors = Counter(
             "reassignd_controller_znode_decode_errors",
             "Znodes that could not be decoded, by kind",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from reassignd.controller.batches.runner import BatchRunner
 from reassignd.controller.brokers.handlers import BrokerEvents
+from reassignd.controller.healing.healer import SelfHealing
 from reassignd.controller.instance.events import (
     ExtraReassignment,
     PartitionStateChanged,
@@ -25,6 +26,7 @@ from reassignd.controller.instance.events import (
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.demotions import Demotions
 from reassignd.controller.leadership.preferred_leaders import PreferredLeaders
+from reassignd.controller.model.placement import PlaceLostReplicas
 from reassignd.controller.quotas.handlers import QuotaEvents
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
@@ -63,13 +65,16 @@ class ActiveParts:
     quotas: QuotaEvents
     controller_id: int
     wire: WireStates  # the partition states on the wire, kept across this term's batches
+    healing: SelfHealing  # lost brokers' replicas moved once their grace is over
 
     def broker_requests(self) -> BrokerRequestBatch:
         """An empty set of control requests for one event."""
         return BrokerRequestBatch(self.ctx, self.controller_id, wire=self.wire)
 
 
-def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
+def build(
+    shared: Shared, won: Won, quota_metrics: QuotaMetrics, place: PlaceLostReplicas | None = None
+) -> ActiveParts:
     settings, zk, report, watch = shared.settings, shared.zk, shared.report, shared.watch
     ctx = ControllerContext(won.epoch, won.fence.version)
     writer = ZkWriter(zk, won.fence, ctx, report, shared.records, shared.refuse)
@@ -137,4 +142,5 @@ def build(shared: Shared, won: Won, quota_metrics: QuotaMetrics) -> ActiveParts:
         quotas=QuotaEvents(shared, writer, elections, quota_manager, quota_metrics),
         controller_id=settings.controller_id,
         wire=wire,
+        healing=SelfHealing(shared, ctx, writer, runner, place),
     )

@@ -34,6 +34,7 @@ from reassignd.controller.instance.events import (
     HandOverRequested,
     Reelect,
     RequestEvent,
+    SelfHealingTick,
     SessionExpired,
     Startup,
     StopReplicaConfirmed,
@@ -42,6 +43,7 @@ from reassignd.controller.instance.events import (
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
+from reassignd.controller.model.placement import PlaceLostReplicas
 from reassignd.controller.model.snapshot import ActiveController, ClusterSnapshot
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime import active, controller_election, failover, failures
@@ -88,8 +90,10 @@ class Controller:
         metrics: ControllerMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        place_lost_replicas: PlaceLostReplicas | None = None,
     ) -> None:
         self.settings = settings
+        self.place_lost_replicas = place_lost_replicas  # self-healing's placement (None: off)
         self.metrics = metrics or ControllerMetrics()
         self.http_url: str | None = None
         self.kafka_address: str | None = None  # the Kafka listener's advertised host:port
@@ -113,6 +117,7 @@ class Controller:
         self._reelect_timer: asyncio.TimerHandle | None = None
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
         self._executor_timer: asyncio.TimerHandle | None = None
+        self._healing_timer: asyncio.TimerHandle | None = None
         self._rebalance = RebalanceTimer(settings, clock, queue)  # the auto leader rebalance checks
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
         self._won: controller_election.Won | None = None  # this term's epoch and fence, while active
@@ -157,6 +162,8 @@ class Controller:
                 self._reelect_timer.cancel()
             if self._executor_timer is not None:
                 self._executor_timer.cancel()
+            if self._healing_timer is not None:
+                self._healing_timer.cancel()
             self._rebalance.stop()
             for dropped in queue.clear():
                 if isinstance(dropped, RequestEvent):
@@ -193,6 +200,7 @@ class Controller:
             self.metrics.event_time_ms.labels(event_name(event)).observe(took_ms)
             self._publish()
             self._schedule_executor_tick()
+            self._schedule_healing_tick()
             self._rebalance.schedule()  # planned only while active
 
     async def _give_up(self, event: ControllerEvent, e: Exception, failure: Failure) -> None:
@@ -262,6 +270,20 @@ class Controller:
             self.shared.queue.put(ExecutorTick())
 
         self._executor_timer = asyncio.get_running_loop().call_later(self.settings.batch_tick_s, fire)
+
+    def _schedule_healing_tick(self) -> None:
+        """While self-healing follows a lost broker, a SelfHealingTick when it wants one."""
+        if self._healing_timer is not None or self.parts is None:
+            return
+        due = self.parts.healing.due_in_s()
+        if due is None:
+            return
+
+        def fire() -> None:
+            self._healing_timer = None
+            self.shared.queue.put(SelfHealingTick())
+
+        self._healing_timer = asyncio.get_running_loop().call_later(due, fire)
 
     def _schedule_reelect(self) -> None:
         """Run for election again after the backoff; until then this instance does not take
@@ -418,7 +440,7 @@ class Controller:
     async def _load(self, won: controller_election.Won) -> None:
         """Build this term's parts and load the cluster into them (the failover load)."""
         self._loaded = False
-        self.parts = active.build(self.shared, won, self.quota_metrics)
+        self.parts = active.build(self.shared, won, self.quota_metrics, self.place_lost_replicas)
         # Loading a large cluster allocates millions of long-lived objects; generational GC
         # passes over them again and again would dominate the failover. Pause it meanwhile.
         gc_was_enabled = gc.isenabled()

@@ -62,6 +62,9 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
         case BrokersChanged():
             if (started := await parts.brokers.on_brokers_changed()) is not None:
                 await parts.finisher.after_reassignments(started)
+            broker_requests = parts.broker_requests()
+            await parts.healing.evaluate(broker_requests)
+            await parts.finisher.after_reassignments(broker_requests)
         case BrokerModified(broker_id=broker_id):
             await parts.brokers.on_broker_modified(broker_id)
         case TopicsChanged():
@@ -107,11 +110,14 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             await parts.finisher.after_reassignments(broker_requests)
         case AgentsSampled(sample=sample):
             if sample.epoch == parts.ctx.epoch:  # taken against this term's snapshot
+                parts.healing.sampled(sample.sizes)
                 await parts.runner.adapt(sample)
                 # what raised caps allow starts now
                 await parts.finisher.after_reassignments(parts.broker_requests())
         case SelfHealingTick():
-            pass
+            broker_requests = parts.broker_requests()
+            await parts.healing.evaluate(broker_requests)
+            await parts.finisher.after_reassignments(broker_requests)
         case ApiPartitionReassignment(group=group):
             broker_requests = parts.broker_requests()
             answers = await parts.intake.alter_group([e.request for e in group], broker_requests)

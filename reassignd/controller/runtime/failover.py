@@ -145,6 +145,8 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
             lambda: parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), broker_requests),
         )
         await skippable(shared, "the batch journals", lambda: parts.runner.load(broker_requests))
+        await skippable(shared, "the self-healing records", parts.healing.load)
+        await skippable(shared, "self-healing", lambda: parts.healing.evaluate(broker_requests))
     finally:
         parts.reassigner.states_read_since = None
     phase("reassignments")

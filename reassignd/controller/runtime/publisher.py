@@ -91,6 +91,7 @@ class Publisher:
             reassignments=self._published_reassignments,
             batches=parts.runner.snapshot(),
             demoted=parts.demotions.counts(),
+            self_healing=parts.healing.view(),
             counts=(self._partitions, self._reassigning),
         )
         self.metrics.partitions.set(len(ctx.states))
