@@ -4,12 +4,15 @@ controller is handed (feeder/evacuation.py)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from reassignd.controller.healing import decisions
 from reassignd.controller.healing.decisions import Decision, decide
+from reassignd.controller.model.snapshot import ClusterSnapshot, HealingOutcome, LostBroker, SelfHealingView
 from reassignd.executor.model import Batch, BatchSpec, BatchState, Limits, MoveState, PartitionSpec
 from reassignd.executor.submit import submit
 from reassignd.feeder.evacuation import evacuate
+from reassignd.http.shapes import status_json
 from reassignd.topic_partition import Replicas, TopicPartition
 
 GRACE = 5_000
@@ -129,3 +132,47 @@ def test_evacuation_never_places_on_another_lost_broker() -> None:
 def test_evacuation_of_a_broker_hosting_nothing_plans_nothing() -> None:
     assert evacuate(RACKS, [("t", 0, 0, (1, 2))], frozenset({7})) == {}
     assert evacuate({}, [("t", 0, 0, (7,))], frozenset({7})) == {}
+
+
+# --- what GET /v1/status shows -------------------------------------------------------------------
+
+
+def test_the_status_shows_self_healing_on_the_active_controller_only() -> None:
+    view = SelfHealingView(
+        enabled=True,
+        broker_grace_s=5.0,
+        brokers=(LostBroker(4, 1000, 6000, "healing", ("self-healing-broker-4-1000",), 2, (("t", 0),)),),
+        recent=(HealingOutcome(5, None, "returned", "it returned before its replicas moved", 900),),
+    )
+    args: dict[str, Any] = {
+        "zk_connected": True,
+        "zk_session_id": 1,
+        "queue_size": 0,
+        "queue_time_ms": {},
+        "uptime_s": 1.0,
+    }
+    active = status_json(ClusterSnapshot(9000, True, 3, None, self_healing=view), **args)
+    assert active["self_healing"] == {
+        "enabled": True,
+        "broker_grace_s": 5.0,
+        "brokers": [
+            {
+                "broker_id": 4,
+                "lost_at_ms": 1000,
+                "heal_at_ms": 6000,
+                "state": "healing",
+                "batch_ids": ["self-healing-broker-4-1000"],
+                "replicas": 2,
+            }
+        ],
+        "recent": [
+            {
+                "broker_id": 5,
+                "batch_id": None,
+                "outcome": "returned",
+                "reason": "it returned before its replicas moved",
+                "at_ms": 900,
+            }
+        ],
+    }
+    assert "self_healing" not in status_json(ClusterSnapshot(9001, False, 3, None), **args)
