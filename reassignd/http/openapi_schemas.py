@@ -397,7 +397,13 @@ CLUSTER: dict[str, Schema] = {
                         "broker_epoch": INTEGER,
                     }
                 )
-            )
+            ),
+            "demoted": {
+                "type": "object",
+                "additionalProperties": INTEGER,
+                "description": "each demoted broker (by id, registered or not): the partitions whose "
+                "replica order its demotion recorded, which promote restores",
+            },
         }
     ),
     "Topics": shape(
