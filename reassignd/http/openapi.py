@@ -10,7 +10,8 @@ from importlib import metadata
 from typing import Any
 
 from reassignd.http.batch_requests import BATCH_ID_PATTERN
-from reassignd.http.openapi_schemas import SCHEMAS, Schema, array, integer, nullable, ref
+from reassignd.http.openapi_base import Schema, array, integer, nullable, ref
+from reassignd.http.openapi_schemas import SCHEMAS
 from reassignd.strict_json import INT32_MAX
 
 Json = dict[str, Any]

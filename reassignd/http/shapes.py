@@ -97,7 +97,12 @@ def broker_json(broker: BrokerView) -> Json:
 
 
 def brokers_json(snapshot: ClusterSnapshot) -> Json:
-    return {"brokers": [broker_json(snapshot.brokers[b]) for b in sorted(snapshot.brokers)]}
+    """The registered brokers, and the demoted ones (registered or not) with the partitions whose
+    orders their demotion recorded (what ``promote`` restores)."""
+    return {
+        "brokers": [broker_json(snapshot.brokers[b]) for b in sorted(snapshot.brokers)],
+        "demoted": {str(b): n for b, n in sorted(snapshot.demoted.items())},
+    }
 
 
 def topic_summary_json(topic: TopicView) -> Json:

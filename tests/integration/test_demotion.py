@@ -113,6 +113,8 @@ async def test_demote_moves_every_leadership_off_and_promote_restores_the_orders
     assert await zk.exists(paths.demotion(1)) is not None
     recorded = admin_codec.decode_demoted_orders((await zk.get(paths.demotion_topic(1, "d"))).data)
     assert recorded == {0: (1, 2, 3), 1: (2, 1, 4), 2: (3, 1, 2), 3: (1, 4)}
+    code, listed = await c.get("/v1/brokers")
+    assert code == 200 and listed["demoted"] == {"1": 4}, listed
 
     # demoting again changes nothing and keeps the first demotion's orders
     code, body = await c.post("/v1/brokers/1/demote", None)
@@ -133,6 +135,8 @@ async def test_demote_moves_every_leadership_off_and_promote_restores_the_orders
     assert (await topic_znode(zk, "d")).partitions == ASSIGNMENT
     assert await leaders(zk) == {p: r[0] for p, r in ASSIGNMENT.items()}
     assert await zk.exists(paths.demotion(1)) is None
+    code, listed = await c.get("/v1/brokers")
+    assert code == 200 and listed["demoted"] == {}, listed
     code, out, _ = await admin("promote", "--broker", "1", "--bootstrap-controller", c.url)
     assert (code, out) == (0, ["Broker 1: nothing to promote."])
     code, metrics = await c.get("/metrics")

@@ -211,7 +211,8 @@ async def test_brokers_shape_sorted_by_id(client: TestClient[web.Request, web.Ap
                 "broker_epoch": 4294967302,
             },
             {"id": 3, "rack": None, "endpoints": ["PLAINTEXT://h:9094"], "broker_epoch": 4294967303},
-        ]
+        ],
+        "demoted": {},
     }
 
 
