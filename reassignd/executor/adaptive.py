@@ -2,13 +2,14 @@
 
 A batch whose ``limits.adaptive`` gives bounds ``{min, max}`` starts every broker at
 ``moves_per_broker`` (held within the bounds) and, at each sample of the agents' reports, does
-what Cruise Control's concurrency adjuster does (additive increase, multiplicative decrease):
+what Cruise Control's concurrency adjuster does, with a faster rise (a cap grows by half of
+itself, at least one move, and halves):
 
 - **halve** every broker's cap (never below ``min``) when the cluster is not healthy: a partition
   outside every move has a live replica out of its ISR (the moves are starving the brokers'
   ordinary replication), or one of the batch's moves is stuck (Cruise Control's rule: running
   long and slow);
-- otherwise **raise** by ``STEP`` (never above ``max``) the cap of each broker that holds one of
+- otherwise **raise** by :func:`step` (never above ``max``) the cap of each broker that holds one of
   the batch's pending moves back (its moves in flight fill its cap) and that uses what it has: a
   broker receiving copies must fetch near its bandwidth (``NEAR_BANDWIDTH`` of the rate its agent
   reports), so that a broker whose copies crawl for a reason more moves cannot fix (a throttle, a
@@ -28,7 +29,16 @@ from dataclasses import dataclass
 from reassignd.executor.model import Adaptive
 from reassignd.executor.scheduler import MoveShape
 
-STEP = 1  # moves added to a broker's cap per healthy sample
+MIN_STEP = 1  # moves added to a broker's cap per healthy sample, at least
+
+
+def step(cap: int) -> int:
+    """How many moves a healthy sample adds to a broker's ``cap``: half of it, at least one
+    (1, 2, 3, 4, 6, 9, 13, ...: from the default cap to 40 in five samples, where one move a
+    sample took 35; a cap too high is halved by the next unhealthy sample)."""
+    return max(MIN_STEP, cap // 2)
+
+
 NEAR_BANDWIDTH = 0.8  # a receiving broker may grow while it fetches at least this share of its rate
 
 HEALTHY = "healthy"
@@ -128,7 +138,7 @@ def adjust(
     else:
         reason = HEALTHY
         changed = {
-            b: min(bounds.max, now(b) + STEP)
+            b: min(bounds.max, now(b) + step(now(b)))
             for b in sorted(where.binding)
             if b not in where.receiving or _uses_its_share(rates.get(b))
         }

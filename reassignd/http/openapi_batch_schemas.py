@@ -55,7 +55,7 @@ BATCHES: dict[str, Schema] = {
                         "adaptive": {
                             **nullable(ref("AdaptiveLimits")),
                             "description": "adaptive concurrency: each broker's cap of moves starts at "
-                            "moves_per_broker (within the bounds), rises by one while the cluster is healthy "
+                            "moves_per_broker (within the bounds), rises by half (at least one) while the cluster is healthy "
                             "and halves when it is not; null: fixed caps; absent: the controller's default "
                             "(--batch-adaptive-moves-per-broker)",
                         },

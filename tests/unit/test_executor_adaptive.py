@@ -138,3 +138,16 @@ def test_the_initial_cap_is_moves_per_broker_within_the_bounds() -> None:
     assert Limits(10, 1, 1, Adaptive(2, 4)).initial_cap == 4
     assert Limits(1, 1, 1, Adaptive(2, 4)).initial_cap == 2
     assert Limits(3, 1, 1).initial_cap == 3
+
+
+def test_a_healthy_cap_grows_by_half_of_itself_at_least_one_never_past_max() -> None:
+    where = Pressure(frozenset({1, 2, 3}), frozenset({1, 2, 3}), frozenset())
+    change = adjust({1: 1, 2: 6, 3: 7}, 1, Adaptive(1, 10), OK, where, {})
+    assert change is not None and change.raised
+    assert dict(change.caps) == {1: 2, 2: 9, 3: 10}  # +1 (the least), +3, +3 held at max
+    one = Pressure(frozenset({1}), frozenset({1}), frozenset())
+    caps, seen = {1: 2}, [2]
+    while change := adjust(caps, 2, Adaptive(1, 40), OK, one, {}):
+        caps = dict(change.caps)
+        seen.append(caps[1])
+    assert seen == [2, 3, 4, 6, 9, 13, 19, 28, 40]
