@@ -9,7 +9,7 @@ from typing import Any
 from reassignd.controller.healing import decisions
 from reassignd.controller.healing.decisions import Decision, decide
 from reassignd.controller.model.snapshot import ClusterSnapshot, HealingOutcome, LostBroker, SelfHealingView
-from reassignd.executor.model import Batch, BatchSpec, BatchState, Limits, MoveState, PartitionSpec
+from reassignd.executor.model import Adaptive, Batch, BatchSpec, BatchState, Limits, MoveState, PartitionSpec
 from reassignd.executor.submit import submit
 from reassignd.feeder.evacuation import evacuate
 from reassignd.http.shapes import status_json
@@ -176,3 +176,10 @@ def test_the_status_shows_self_healing_on_the_active_controller_only() -> None:
         ],
     }
     assert "self_healing" not in status_json(ClusterSnapshot(9001, False, 3, None), **args)
+
+
+def test_a_heal_runs_with_adaptive_concurrency_from_the_default_cap_or_the_controllers_bounds() -> None:
+    mine = decisions.heal_limits(5, 1000, 2, None)
+    assert (mine.moves_per_broker, mine.moves_in_cluster, mine.leader_moves_per_broker) == (5, 1000, 2)
+    assert mine.adaptive == Adaptive(5, 40)
+    assert decisions.heal_limits(5, 1000, 2, (1, 12)).adaptive == Adaptive(1, 12)

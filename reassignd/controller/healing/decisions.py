@@ -15,11 +15,34 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from reassignd.executor.model import Batch, BatchState, MoveState
+from reassignd.executor.model import Adaptive, Batch, BatchState, Limits, MoveState
 from reassignd.topic_partition import Replicas, TopicPartition
 
 OWNER = "self-healing"
 _BATCH_ID = re.compile(r"self-healing-broker-(\d+)-(\d+)(?:-r(\d+))?")
+
+
+# a heal's batch without the controller's adaptive default: its caps may rise to this many times
+# the default cap (a lost broker's partitions are under-replicated until it ends; the caps still
+# halve when the moves hurt the cluster)
+HEAL_MAX_CAP_FACTOR = 8
+
+
+def heal_limits(
+    moves_per_broker: int,
+    moves_in_cluster: int,
+    leader_moves_per_broker: int,
+    adaptive: tuple[int, int] | None,
+) -> Limits:
+    """A heal's batch: the controller's batch defaults, always with adaptive concurrency — its
+    default bounds, or from the default cap up to ``HEAL_MAX_CAP_FACTOR`` times it."""
+    bounds = adaptive if adaptive is not None else (moves_per_broker, HEAL_MAX_CAP_FACTOR * moves_per_broker)
+    return Limits(
+        moves_per_broker=moves_per_broker,
+        moves_in_cluster=moves_in_cluster,
+        leader_moves_per_broker=leader_moves_per_broker,
+        adaptive=Adaptive(*bounds),
+    )
 
 
 def batch_id(broker_id: int, lost_at_ms: int, round_: int) -> str:

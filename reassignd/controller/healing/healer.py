@@ -25,7 +25,7 @@ from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import NotController, ReassigndError
-from reassignd.executor.model import Adaptive, BatchSpec, Limits, PartitionSpec
+from reassignd.executor.model import BatchSpec, Limits, PartitionSpec
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.values import Create, Delete, Op
@@ -268,12 +268,11 @@ class SelfHealing:
 
     def _limits(self) -> Limits:
         s = self.shared.settings
-        adaptive = s.batch_adaptive_moves_per_broker
-        return Limits(
-            moves_per_broker=s.batch_moves_per_broker,
-            moves_in_cluster=s.batch_moves_in_cluster,
-            leader_moves_per_broker=s.batch_leader_moves_per_broker,
-            adaptive=None if adaptive is None else Adaptive(*adaptive),
+        return decisions.heal_limits(
+            s.batch_moves_per_broker,
+            s.batch_moves_in_cluster,
+            s.batch_leader_moves_per_broker,
+            s.batch_adaptive_moves_per_broker,
         )
 
     # --- what is published ---------------------------------------------------------------------------
