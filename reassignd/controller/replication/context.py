@@ -85,14 +85,15 @@ class ControllerContext:
         self.topic_mzxids.pop(topic, None)
         states, index, changed = self.states, self.index, self.wire_changed
         if not before:  # a new topic (every topic at failover): the index in one pass
+            tps = [(topic, p) for p in partitions]
             index.partitions_added(
-                ((topic, p), a.replicas, None if (li := states.get((topic, p))) is None else li.state)
-                for p, a in partitions.items()
+                (tp, a.replicas, None if (li := states.get(tp)) is None else li.state)
+                for tp, a in zip(tps, partitions.values(), strict=True)
             )
-            for p, a in partitions.items():
-                if a.is_being_reassigned:
-                    self._track_reassigning((topic, p), a)
-            changed.update((topic, p) for p in partitions)
+            for tp, a in zip(tps, partitions.values(), strict=True):
+                if a.adding or a.removing:  # is_being_reassigned, inlined
+                    self._track_reassigning(tp, a)
+            changed.update(tps)
             self.dirty_topics.add(topic)
             return
         for p, a in partitions.items():
@@ -165,18 +166,19 @@ class ControllerContext:
         again = [tp for tp in states if tp in known] if known else []
         for tp in again:
             self.set_state(tp, states[tp])
-        fresh = states.keys() - again if again else states.keys()
+        fresh = {tp: li for tp, li in states.items() if tp not in known} if again else states
         assignments = self.assignments
         self.index.states_loaded(
             (
                 tp,
-                states[tp].state,
+                li.state,
                 None if (a := assignments.get(tp[0], _NO_PARTITIONS).get(tp[1])) is None else a.replicas,
             )
-            for tp in fresh
+            for tp, li in fresh.items()
         )
-        known.update((tp, states[tp]) for tp in fresh)
-        self.malformed_states.difference_update(fresh)
+        known.update(fresh)
+        if self.malformed_states:
+            self.malformed_states.difference_update(fresh)
         self.wire_changed.update(fresh)
         self.dirty_topics.update({tp[0] for tp in fresh})
 

@@ -99,51 +99,67 @@ class PartitionIndex:
     ) -> None:
         """Partitions that had no assignment get one (``(tp, replica set, state now or None)``):
         what :meth:`assignment_changed` from no assignment does for each, in one pass (a new
-        topic, and every topic at failover)."""
-        replicas_of, leaders, stateless, under = (
-            self.replicas,
-            self.leaders,
-            self.stateless,
-            self.under_replicated,
-        )
+        topic, and every topic at failover), grouped by replica set and leader so that the sets
+        grow by whole lists. A partition without an assignment is neither stateless nor
+        under-replicated, so nothing is removed."""
+        by_replicas: dict[tuple[int, ...], list[TopicPartition]] = {}
+        by_leader: dict[int, list[TopicPartition]] = {}
+        stateless: list[TopicPartition] = []
+        under: list[TopicPartition] = []
         for tp, replicas, state in items:
-            for r in replicas:
-                hosted = replicas_of.get(r)
-                if hosted is None:
-                    replicas_of[r] = {tp}
-                else:
-                    hosted.add(tp)
+            group = by_replicas.get(replicas)
+            if group is None:
+                by_replicas[replicas] = [tp]
+            else:
+                group.append(tp)
             if state is None:
-                stateless.add(tp)
-                under.discard(tp)
+                stateless.append(tp)
                 continue
-            led = leaders.get(state.leader)
+            led = by_leader.get(state.leader)
             if led is None:
-                leaders[state.leader] = {tp}
+                by_leader[state.leader] = [tp]
             else:
-                led.add(tp)
+                led.append(tp)
             if len(state.isr) < len(replicas):
-                under.add(tp)
-            else:
-                under.discard(tp)
+                under.append(tp)
+        for replicas, tps in by_replicas.items():
+            for r in replicas:
+                self.replicas.setdefault(r, set()).update(tps)
+        self._grow(by_leader, stateless, under)
 
     def states_loaded(
         self, items: Iterable[tuple[TopicPartition, PartitionState, tuple[int, ...] | None]]
     ) -> None:
         """Partitions that had no state get one (``(tp, state, replica set or None)``): what
-        :meth:`state_changed` from no state does for each, in one pass (the failover load)."""
-        leaders, stateless, under = self.leaders, self.stateless, self.under_replicated
+        :meth:`state_changed` from no state does for each, in one pass (the failover load). A
+        partition without a state is not under-replicated, so nothing is removed from that set."""
+        by_leader: dict[int, list[TopicPartition]] = {}
+        loaded: list[TopicPartition] = []
+        under: list[TopicPartition] = []
         for tp, state, replicas in items:
             if replicas is None:
                 continue
-            led = leaders.get(state.leader)
+            loaded.append(tp)
+            led = by_leader.get(state.leader)
             if led is None:
-                leaders[state.leader] = {tp}
+                by_leader[state.leader] = [tp]
             else:
-                led.add(tp)
-            stateless.discard(tp)
+                led.append(tp)
             if len(state.isr) < len(replicas):
-                under.add(tp)
+                under.append(tp)
+        self.stateless.difference_update(loaded)
+        self._grow(by_leader, [], under)
+
+    def _grow(
+        self,
+        by_leader: dict[int, list[TopicPartition]],
+        stateless: list[TopicPartition],
+        under: list[TopicPartition],
+    ) -> None:
+        for leader, tps in by_leader.items():
+            self.leaders.setdefault(leader, set()).update(tps)
+        self.stateless.update(stateless)
+        self.under_replicated.update(under)
 
     def _members(
         self, tp: TopicPartition, before: PartitionState | None, after: PartitionState | None
