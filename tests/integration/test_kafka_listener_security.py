@@ -60,7 +60,9 @@ async def _kafka_ready(k: KafkaController, brokers: int, **config: str) -> None:
             return False
         try:
             described = await off_loop(admin.describe_cluster)
-            return len(described["brokers"]) == brokers
+            # the agents' ids (1..n), not a count: before it is active an instance lists itself
+            # (its controller id) as the one node, which a count of 1 would take for a broker
+            return {b["broker_id"] for b in described["brokers"]} == set(range(1, brokers + 1))
         finally:
             await off_loop(admin.close)
 
