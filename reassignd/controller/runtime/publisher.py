@@ -106,7 +106,8 @@ class Publisher:
         meta: dict[TopicPartition, ReassignmentMeta],
     ) -> bool:
         """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones); whether
-        any view came, went or was rebuilt."""
+        any view came, went or changed (only then are they copied for a new snapshot, and the
+        HTTP answers kept encoded for the old copy built again)."""
         views = self._reassignments
         changed = False
         for topic in topics:
@@ -116,10 +117,9 @@ class Publisher:
                     if views.pop(tp, None) is not None:
                         changed = True
                     continue
-                changed = True
                 m = meta.get(tp)
                 li = ctx.states.get(tp)
-                views[tp] = ReassignmentView(
+                view = ReassignmentView(
                     topic=topic,
                     partition=p,
                     replicas=a.replicas,
@@ -132,6 +132,9 @@ class Publisher:
                     started_at_ms=m.started_at_ms if m else None,
                     leader=li.state.leader if li else -1,
                 )
+                if views.get(tp) != view:  # an ISR change of a moving partition changes no view
+                    views[tp] = view
+                    changed = True
             if topic not in ctx.assignments:
                 for tp in [tp for tp in views if tp[0] == topic]:
                     del views[tp]
