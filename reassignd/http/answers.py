@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Container, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -63,23 +63,29 @@ class AnswerCache:
         return self._built
 
     def get(
-        self, key: Hashable, sources: tuple[object, ...], build: Callable[[], Mapping[str, Any]]
+        self,
+        key: Hashable,
+        sources: tuple[object, ...],
+        build: Callable[[], Mapping[str, Any]],
+        *,
+        keep: bool = True,
     ) -> Encoded:
         """The answer under ``key`` built from ``sources``: kept bytes if the kept entry was built
-        from the same objects, else ``build()`` encoded now (and kept)."""
-        return self.value(key, sources, lambda: self._encode(_dict(build())))
+        from the same objects, else ``build()`` encoded now (and kept, unless ``keep`` is false:
+        sources already replaced by newer ones must not evict the newer answer)."""
+        return self.value(key, sources, lambda: self._encode(_dict(build())), keep=keep)
 
-    def raw(self, key: Hashable, sources: tuple[object, ...], build: Callable[[], Any]) -> msgspec.Raw:
-        """A JSON value kept encoded, for an answer that embeds it (``msgspec.Raw``)."""
-        return self.value(key, sources, lambda: msgspec.Raw(_ENCODER.encode(build())))
-
-    def value(self, key: Hashable, sources: tuple[object, ...], build: Callable[[], T]) -> T:
+    def value(
+        self, key: Hashable, sources: tuple[object, ...], build: Callable[[], T], *, keep: bool = True
+    ) -> T:
         """Any value derived from ``sources`` alone (e.g. a selection the answer is built from),
         kept as an answer is."""
         entry = self._entries.get(key)
         if entry is not None and _same(entry[0], sources):
             return cast(T, entry[1])
         value = build()
+        if not keep:
+            return value
         if entry is None and len(self._entries) >= self._max:
             del self._entries[next(iter(self._entries))]
         self._entries[key] = (sources, value)
@@ -114,6 +120,31 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
         return False
     tags = (tag.strip() for tag in if_none_match.split(","))
     return any(tag == "*" or tag.removeprefix("W/") == etag for tag in tags)
+
+
+class Parts:
+    """JSON values kept encoded per object (compared by identity), for an answer assembled from
+    many parts: a rebuild encodes only the parts that are new objects (the publisher keeps a
+    moving partition's view object while it does not change)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Hashable, tuple[object, msgspec.Raw]] = {}
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def part(self, key: Hashable, source: object, build: Callable[[], Any]) -> msgspec.Raw:
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] is source:
+            return kept[1]
+        raw = msgspec.Raw(_ENCODER.encode(build()))
+        self._kept[key] = (source, raw)
+        return raw
+
+    def prune(self, live: Container[Hashable], at_most: int) -> None:
+        """Forget the parts whose key is not ``live`` once more than ``at_most`` are kept."""
+        if len(self._kept) > at_most:
+            self._kept = {k: v for k, v in self._kept.items() if k in live}
 
 
 class SharedReports:

@@ -30,7 +30,8 @@ from reassignd.controller.model.snapshot import (
 )
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http import build_app
-from reassignd.http.answers import AnswerCache, SharedReports
+from reassignd.http.answers import AnswerCache, Parts, SharedReports
+from reassignd.http.routes.reassignments import list_response_json, list_response_parts, reassignment_json
 from reassignd.http.shapes import status_json
 from reassignd.testing.fake_view import FakeView
 
@@ -113,6 +114,33 @@ def test_different_keys_never_share_an_entry_and_the_cache_is_bounded() -> None:
     assert len(cache) == 3  # the oldest went first
     assert cache.get(("q", 4), (source,), lambda: {"i": -1}).body == b'{"i":4}'
     assert cache.get(("q", 0), (source,), lambda: {"i": -1}).body == b'{"i":-1}'  # evicted: built again
+
+
+def test_parts_are_encoded_again_only_for_new_objects_and_pruned_past_a_bound() -> None:
+    parts = Parts()
+    first = parts.part(("orders", 0), ORDERS_0, lambda: reassignment_json(ORDERS_0, None))
+    assert parts.part(("orders", 0), ORDERS_0, lambda: {"stale": True}) is first
+    moved = msgspec.structs.replace(ORDERS_0, target_replicas=(4, 5, 2))
+    again = parts.part(("orders", 0), moved, lambda: reassignment_json(moved, None))
+    assert msgspec.json.decode(bytes(again))["target_replicas"] == [4, 5, 2]
+    parts.part(("audit", 1), AUDIT_1, lambda: reassignment_json(AUDIT_1, None))
+    parts.prune({("audit", 1)}, at_most=2)
+    assert len(parts) == 2  # within the bound: nothing forgotten
+    parts.prune({("audit", 1)}, at_most=1)
+    assert len(parts) == 1
+
+
+def test_an_answer_assembled_from_parts_is_byte_for_byte_the_built_one() -> None:
+    views = sorted(
+        [ORDERS_0, AUDIT_1, msgspec.structs.replace(AUDIT_1, partition=0)],
+        key=lambda r: (r.topic, r.partition),
+    )
+    built = msgspec.json.encode(list_response_json([(r, None) for r in views]))
+    parts = Parts()
+    assembled = list_response_parts(
+        views, lambda r: parts.part((r.topic, r.partition), r, lambda: reassignment_json(r, None))
+    )
+    assert msgspec.json.encode(assembled) == built
 
 
 # --- GET /v1/reassignments ---------------------------------------------------------------------

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from reassignd.agent_reports.fetch import agent_urls
@@ -52,7 +53,7 @@ from reassignd.http.json_input import (
     fail,
     query_params,
 )
-from reassignd.http.keys import ANSWERS, REPORTS, VIEW
+from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
 from reassignd.http.responses import error_body, json_response
 from reassignd.plan_format import PlanError, parse_plan
 from reassignd.strict_json import INT32_MAX, is_int, json_type
@@ -274,6 +275,20 @@ def list_response_json(shown: Sequence[tuple[ReassignmentView, Progress | None]]
     }
 
 
+def list_response_parts(
+    shown: Sequence[ReassignmentView], part: Callable[[ReassignmentView], msgspec.Raw]
+) -> Json:
+    """``list_response_json`` without progress, from each reassignment's JSON kept encoded
+    (``shown`` sorted by topic name, then partition id)."""
+    topics: dict[str, list[msgspec.Raw]] = {}
+    for r in shown:
+        topics.setdefault(r.topic, []).append(part(r))
+    return {
+        **error_body(0, None),
+        "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],
+    }
+
+
 # --- routes ----------------------------------------------------------------------------------------
 
 routes = web.RouteTableDef()
@@ -307,7 +322,8 @@ def _select(
 async def list_reassignments(request: web.Request) -> web.Response:
     """Answered from bytes kept per (reassignments, filter, agents' answers): the reassignments
     are shared by snapshots until one changes, so while nothing moves on, a read costs no
-    selection and no encoding (the agents are asked each time, concurrent reads sharing a round)."""
+    selection and no encoding (the agents are asked each time, concurrent reads sharing a round).
+    Without progress, a rebuild encodes only the reassignments whose view changed."""
     wanted = parse_list_query(request.query.items())  # a bad query is 400 on every instance
     snapshot = active_snapshot(request)
     answers = request.app[ANSWERS]
@@ -320,14 +336,27 @@ async def list_reassignments(request: web.Request) -> web.Response:
         urls = agent_urls(snapshot.brokers, selection.involved)
         if urls:
             reports = await request.app[REPORTS].fetch(request.app[AGENT_SESSION], urls)
+    # moved on meanwhile: answer, but keep the newer reads' entry
+    keep = request.app[VIEW].snapshot().reassignments is moving
 
     def build() -> Json:
+        if not reports:  # no progress: each reassignment's JSON depends on its view alone
+            parts = request.app[REASSIGNMENT_PARTS]
+            shown = list_response_parts(
+                selection.shown, lambda r: parts.part(_tp(r), r, lambda: reassignment_json(r, None))
+            )
+            parts.prune(moving, 2 * len(moving) + 1024)
+            return shown
         replicas = index_reports(reports)
         return list_response_json([(r, reassignment_progress(r, replicas)) for r in selection.shown])
 
     # no report: no progress, whoever did not answer (an empty dict is a new object each time)
-    encoded = answers.get(("reassignments", wanted), (selection, reports or None), build)
+    encoded = answers.get(("reassignments", wanted), (selection, reports or None), build, keep=keep)
     return encoded_response(request, encoded)
+
+
+def _tp(r: ReassignmentView) -> TopicPartition:
+    return (r.topic, r.partition)
 
 
 @routes.delete("/v1/reassignments")
