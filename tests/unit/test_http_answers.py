@@ -286,11 +286,16 @@ async def test_status_follows_a_new_snapshot_and_its_live_figures_every_request(
 
 async def test_topic_answers_follow_their_topics(served: tuple[LiveView, Client]) -> None:
     view, client = served
-    assert (await get(client, "/v1/topics/orders"))[1]["partitions"][0]["leader"] == 1
+    status, reply, etag = await get(client, "/v1/topics/orders")
+    assert status == 200 and reply["partitions"][0]["leader"] == 1
+    for named in (etag, f'"other", W/{etag}', "*"):
+        assert (await get(client, "/v1/topics/orders", {"If-None-Match": named}))[:2] == (304, None)
+    assert (await get(client, "/v1/topics/orders", {"If-None-Match": '"other"'}))[0] == 200
     assert [t["name"] for t in (await get(client, "/v1/topics"))[1]["topics"]] == ["orders"]
     view.current = replace(
         ACTIVE, topics={"orders": topic_view("orders", 2), "audit": topic_view("audit", 3)}
     )
-    assert (await get(client, "/v1/topics/orders"))[1]["partitions"][0]["leader"] == 2
+    status, reply, new_etag = await get(client, "/v1/topics/orders", {"If-None-Match": etag})
+    assert status == 200 and reply["partitions"][0]["leader"] == 2 and new_etag != etag
     assert (await get(client, "/v1/topics/audit"))[1]["partitions"][0]["leader"] == 3
     assert [t["name"] for t in (await get(client, "/v1/topics"))[1]["topics"]] == ["audit", "orders"]
