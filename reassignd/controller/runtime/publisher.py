@@ -125,12 +125,12 @@ class Publisher:
                 shown.discard(p)
                 changed = True
             if topic in ctx.reassigning_topics:
-                changed = self._topic_views_of(ctx, topic, assignments, meta, shown) or changed
+                changed = self._moving_views(ctx, topic, assignments, meta, shown) or changed
             if not shown:
                 del self._shown[topic]
         return changed
 
-    def _topic_views_of(
+    def _moving_views(
         self,
         ctx: ControllerContext,
         topic: str,
