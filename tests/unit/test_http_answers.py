@@ -106,6 +106,15 @@ def test_a_kept_answer_is_served_while_its_sources_are_the_same_objects() -> Non
     assert cache.built == 2
 
 
+def test_an_answer_built_from_replaced_sources_does_not_evict_the_newer_one() -> None:
+    cache = AnswerCache()
+    old, new = object(), object()
+    newer = cache.get("k", (new,), lambda: {"v": "new"})
+    late = cache.get("k", (old,), lambda: {"v": "old"}, keep=False)  # a read that awaited meanwhile
+    assert late.body == b'{"v":"old"}'
+    assert cache.get("k", (new,), lambda: {"v": "rebuilt"}) is newer
+
+
 def test_different_keys_never_share_an_entry_and_the_cache_is_bounded() -> None:
     cache = AnswerCache(max_entries=3)
     source = object()
