@@ -15,8 +15,18 @@ from reassignd.controller.api.port import ControllerView
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http import auth
 from reassignd.http.agent_session import agent_session
+from reassignd.http.answers import AnswerCache, Parts, SharedReports
 from reassignd.http.audit import AUDIT, audit_middleware
-from reassignd.http.keys import BATCH_STATUSES, RECORDS, SETTINGS, TOKENS, VIEW
+from reassignd.http.keys import (
+    ANSWERS,
+    BATCH_STATUSES,
+    REASSIGNMENT_PARTS,
+    RECORDS,
+    REPORTS,
+    SETTINGS,
+    TOKENS,
+    VIEW,
+)
 from reassignd.http.middleware import auth_middleware, error_middleware
 from reassignd.http.routes import (
     batches,
@@ -79,6 +89,9 @@ def build_app(
     app[TOKENS] = tokens
     app[BATCH_STATUSES] = batch_statuses if batch_statuses is not None else BatchStatusCache()
     app[RECORDS] = records if records is not None else RecordLog()
+    app[ANSWERS] = AnswerCache()
+    app[REPORTS] = SharedReports()
+    app[REASSIGNMENT_PARTS] = Parts()
     app[AUDIT] = AuditTrail(
         app[RECORDS], settings.controller_id
     )  # every change: a log line and an audit record

@@ -9,6 +9,7 @@ from aiohttp import web
 from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.settings import ControllerSettings
+from reassignd.http.answers import AnswerCache, Parts, SharedReports
 from reassignd.http.auth import Principal
 from reassignd.stream.record_log import RecordLog
 
@@ -17,5 +18,8 @@ SETTINGS = web.AppKey("settings", ControllerSettings)
 TOKENS = web.AppKey[Mapping[str, Principal] | None]("tokens")  # None: no tokens file (loopback only)
 RECORDS = web.AppKey("records", RecordLog)  # this instance's stream records (GET /v1/events)
 BATCH_STATUSES = web.AppKey("batch_statuses", BatchStatusCache)  # what /metrics shows of batches
+ANSWERS = web.AppKey("answers", AnswerCache)  # read answers kept encoded per snapshot part
+REASSIGNMENT_PARTS = web.AppKey("reassignment_parts", Parts)  # each one's JSON, kept per view
+REPORTS = web.AppKey("reports", SharedReports)  # agents' reports, one round shared by concurrent reads
 
 PRINCIPAL = web.RequestKey("principal", Principal)  # set by the auth middleware

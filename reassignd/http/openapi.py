@@ -10,7 +10,16 @@ from importlib import metadata
 from typing import Any
 
 from reassignd.http.batch_requests import BATCH_ID_PATTERN
-from reassignd.http.openapi_base import Schema, array, integer, nullable, ref
+from reassignd.http.openapi_base import (
+    ETAG,
+    IF_NONE_MATCH,
+    NOT_MODIFIED,
+    Schema,
+    array,
+    integer,
+    nullable,
+    ref,
+)
 from reassignd.http.openapi_schemas import SCHEMAS
 from reassignd.strict_json import INT32_MAX
 
@@ -381,7 +390,11 @@ def _paths() -> Json:
         },
         "/v1/topics": {
             "get": _operation(
-                "listTopics", "topics", "cluster", _read(_answer("topics", ref("Topics")), _NOT_CONTROLLER)
+                "listTopics",
+                "topics",
+                "cluster",
+                _read(_answer("topics", ref("Topics"), ETAG), NOT_MODIFIED, _NOT_CONTROLLER),
+                parameters=[IF_NONE_MATCH],
             ),
             "post": _operation(
                 "createTopics",
@@ -398,11 +411,12 @@ def _paths() -> Json:
                 "one topic's partitions",
                 "cluster",
                 _read(
-                    _answer("the topic", ref("Topic")),
+                    _answer("the topic", ref("Topic"), ETAG),
+                    NOT_MODIFIED,
                     {"404": _answer("no such topic (error 3)", ERROR)},
                     _NOT_CONTROLLER,
                 ),
-                parameters=[TOPIC],
+                parameters=[TOPIC, IF_NONE_MATCH],
             ),
             "delete": _operation(
                 "deleteTopic",
@@ -442,13 +456,15 @@ def _paths() -> Json:
                 "ListPartitionReassignments",
                 "reassignments",
                 _read(
-                    _answer("partitions being reassigned", ref("ListReassignmentsResponse")),
+                    _answer("partitions being reassigned", ref("ListReassignmentsResponse"), ETAG),
+                    NOT_MODIFIED,
                     _BAD_REQUEST,
                     _NOT_CONTROLLER,
                 ),
                 parameters=[
                     _query("topic", {"type": "string", "minLength": 1}, "only these topics", repeatable=True),
                     _query("partition", integer(0, INT32_MAX), "only these partitions", repeatable=True),
+                    IF_NONE_MATCH,
                 ],
             ),
             "post": _operation(

@@ -55,3 +55,23 @@ BOOLEAN: Schema = {"type": "boolean"}
 NUMBER: Schema = {"type": "number"}
 INTEGER: Schema = {"type": "integer"}
 INT32: Schema = integer(INT32_MIN, INT32_MAX)
+
+
+# conditional reads (the answers kept encoded: reassignd.http.answers)
+ETAG = {
+    "ETag": {
+        "description": "names this answer; send it back in If-None-Match to be answered 304 while "
+        "nothing the answer shows has changed",
+        "schema": {"type": "string"},
+    }
+}
+NOT_MODIFIED = {
+    "304": {"description": "If-None-Match named the current answer's ETag: no body", "headers": ETAG}
+}
+IF_NONE_MATCH = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "description": "an ETag of an earlier answer (or several, comma-separated)",
+    "schema": {"type": "string"},
+}

@@ -33,6 +33,10 @@ def problem_json(problem: Problem) -> Json:
     return {"path": problem.path, "reason": problem.reason}
 
 
+def zookeeper_json(connected: bool, session_id: int | None) -> Json:
+    return {"connected": connected, "session_id": session_id_hex(session_id)}
+
+
 def status_json(
     snapshot: ClusterSnapshot,
     *,
@@ -47,7 +51,7 @@ def status_json(
         "active": snapshot.active,
         "controller_epoch": snapshot.controller_epoch,
         "active_controller": active_controller_json(snapshot.active_controller),
-        "zookeeper": {"connected": zk_connected, "session_id": session_id_hex(zk_session_id)},
+        "zookeeper": zookeeper_json(zk_connected, zk_session_id),
         "brokers": {"live": sorted(snapshot.brokers)},
         "topics": len(snapshot.topics),
         "partitions": snapshot.partition_count,

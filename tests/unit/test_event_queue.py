@@ -32,6 +32,30 @@ async def test_fifo_with_preemption_and_queue_time() -> None:
     assert q.queue_time_percentiles_ms()["p99"] == 250.0
 
 
+async def test_the_percentiles_are_kept_until_a_new_queue_time() -> None:
+    clock = FakeClock()
+    q: EventQueue[str] = EventQueue(clock)
+    assert q.queue_time_percentiles_ms() == {"p50": 0.0, "p99": 0.0}
+    q.put("a")
+    clock.now += 0.1
+    await q.get()
+    first = q.queue_time_percentiles_ms()
+    assert first == {"p50": 100.0, "p99": 100.0}
+    first["p99"] = -1.0  # the caller's copy: the kept figures are not changed through it
+    assert q.queue_time_percentiles_ms() == {"p50": 100.0, "p99": 100.0}
+    q.put("b")
+    q.put("c")
+    clock.now += 0.3
+    await q.get()  # a new time from get
+    assert q.queue_time_percentiles_ms() == {"p50": 300.0, "p99": 300.0}
+    assert q.take(lambda e: True) == ["c"]  # and from take
+    clock.now += 0.5
+    q.put("d")
+    clock.now += 0.5
+    await q.get()
+    assert q.queue_time_percentiles_ms() == {"p50": 300.0, "p99": 500.0}
+
+
 async def test_get_waits_for_put() -> None:
     q: EventQueue[int] = EventQueue()
     getter = asyncio.create_task(q.get())

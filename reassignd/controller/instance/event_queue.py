@@ -36,6 +36,7 @@ class EventQueue(Generic[E]):
         self._ready = asyncio.Event()
         self._on_size = on_size
         self._recent_queue_times_ms: collections.deque[float] = collections.deque(maxlen=recent)
+        self._percentiles: dict[str, float] | None = None  # of the recent times; None: to compute
 
     def put(self, event: E) -> None:
         self._items.append(Queued(event, self._clock()))
@@ -57,6 +58,7 @@ class EventQueue(Generic[E]):
         self._report()
         queue_time_ms = (self._clock() - item.enqueued_at_s) * 1000.0
         self._recent_queue_times_ms.append(queue_time_ms)
+        self._percentiles = None
         return item.event, queue_time_ms
 
     def take(self, select: Callable[[E], bool | None]) -> list[E]:
@@ -74,6 +76,7 @@ class EventQueue(Generic[E]):
             if verdict:
                 taken.append(item.event)
                 self._recent_queue_times_ms.append((self._clock() - item.enqueued_at_s) * 1000.0)
+                self._percentiles = None
             else:
                 kept.append(item)
         items.extendleft(reversed(kept))
@@ -91,6 +94,13 @@ class EventQueue(Generic[E]):
         return len(self._items)
 
     def queue_time_percentiles_ms(self) -> dict[str, float]:
+        """Computed once per new queue time (GET /v1/status asks on every call, the window holds
+        many): a copy, the caller may keep it."""
+        if self._percentiles is None:
+            self._percentiles = self._compute_percentiles()
+        return dict(self._percentiles)
+
+    def _compute_percentiles(self) -> dict[str, float]:
         values = sorted(self._recent_queue_times_ms)
         if not values:
             return {"p50": 0.0, "p99": 0.0}

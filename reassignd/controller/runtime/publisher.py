@@ -5,7 +5,7 @@ on a big cluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.snapshot import (
@@ -16,6 +16,7 @@ from reassignd.controller.model.snapshot import (
     TopicView,
 )
 from reassignd.controller.reassignment.algorithm import ReassignmentMeta
+from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime.active import ActiveParts
 from reassignd.executor.model import BatchState, MoveState
@@ -29,6 +30,7 @@ class Publisher:
         self.snapshot = ClusterSnapshot(controller_id, False, 0, None)
         self._topic_views: dict[str, TopicView] = {}
         self._reassignments: dict[TopicPartition, ReassignmentView] = {}
+        self._shown: dict[str, set[int]] = {}  # the partitions of each topic in _reassignments
         self._offline = 0
         # the published copies, shared by snapshots until a view changes (copying 10,000 moving
         # partitions after every event was most of a publish during a big move)
@@ -41,6 +43,7 @@ class Publisher:
         """The active term ended: the next one starts from an empty view."""
         self._topic_views.clear()
         self._reassignments.clear()
+        self._shown.clear()
         self._offline = 0
         self._published_topics = {}
         self._published_reassignments = {}
@@ -106,36 +109,61 @@ class Publisher:
         meta: dict[TopicPartition, ReassignmentMeta],
     ) -> bool:
         """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones); whether
-        any view came, went or was rebuilt."""
+        any view came, went or changed (only then are they copied for a new snapshot, and the
+        HTTP answers kept encoded for the old copy built again)."""
         views = self._reassignments
         changed = False
         for topic in topics:
-            for p, a in ctx.assignments.get(topic, {}).items():
-                tp = (topic, p)
-                if tp not in ctx.reassigning:
-                    if views.pop(tp, None) is not None:
-                        changed = True
-                    continue
+            shown = self._shown.get(topic)
+            if not shown and topic not in ctx.reassigning_topics:
+                continue  # nothing moves in it and nothing was shown: no partition looked at
+            assignments = ctx.assignments.get(topic, {})
+            if shown is None:
+                shown = self._shown[topic] = set()
+            for p in [p for p in shown if (topic, p) not in ctx.reassigning or p not in assignments]:
+                del views[(topic, p)]
+                shown.discard(p)
                 changed = True
-                m = meta.get(tp)
-                li = ctx.states.get(tp)
-                views[tp] = ReassignmentView(
-                    topic=topic,
-                    partition=p,
-                    replicas=a.replicas,
-                    adding_replicas=a.adding,
-                    removing_replicas=a.removing,
-                    target_replicas=a.target_replicas,
-                    # the exact order recorded before the move (Kafka's RS − AR may reorder it)
-                    original_replicas=ctx.origins.get(topic, {}).get(p) or a.original_replicas,
-                    source=m.source.value if m else "api",
-                    started_at_ms=m.started_at_ms if m else None,
-                    leader=li.state.leader if li else -1,
-                )
-            if topic not in ctx.assignments:
-                for tp in [tp for tp in views if tp[0] == topic]:
-                    del views[tp]
-                    changed = True
+            if topic in ctx.reassigning_topics:
+                changed = self._moving_views(ctx, topic, assignments, meta, shown) or changed
+            if not shown:
+                del self._shown[topic]
+        return changed
+
+    def _moving_views(
+        self,
+        ctx: ControllerContext,
+        topic: str,
+        assignments: Mapping[int, ReplicaAssignment],
+        meta: dict[TopicPartition, ReassignmentMeta],
+        shown: set[int],
+    ) -> bool:
+        """Refresh the views of one topic's moving partitions; whether any came or changed."""
+        views = self._reassignments
+        changed = False
+        for p, a in assignments.items():
+            tp = (topic, p)
+            if tp not in ctx.reassigning:
+                continue
+            m = meta.get(tp)
+            li = ctx.states.get(tp)
+            view = ReassignmentView(
+                topic=topic,
+                partition=p,
+                replicas=a.replicas,
+                adding_replicas=a.adding,
+                removing_replicas=a.removing,
+                target_replicas=a.target_replicas,
+                # the exact order recorded before the move (Kafka's RS − AR may reorder it)
+                original_replicas=ctx.origins.get(topic, {}).get(p) or a.original_replicas,
+                source=m.source.value if m else "api",
+                started_at_ms=m.started_at_ms if m else None,
+                leader=li.state.leader if li else -1,
+            )
+            if views.get(tp) != view:  # an ISR change of a moving partition changes no view
+                views[tp] = view  # an unchanged view stays the same object (answers kept per view)
+                shown.add(p)
+                changed = True
         return changed
 
     def _batch_metrics(self, parts: ActiveParts | None) -> None:

@@ -6,13 +6,17 @@ with the active controller's id and URL (``reassignd.http.active``); its status 
 from __future__ import annotations
 
 import time
+from typing import Any
 
+import msgspec
 from aiohttp import web
 
+from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.errors import UnknownTopicOrPartition
 from reassignd.http.active import active_snapshot
+from reassignd.http.answers import encoded_response
 from reassignd.http.json_input import query_params
-from reassignd.http.keys import RECORDS, VIEW
+from reassignd.http.keys import ANSWERS, RECORDS, VIEW
 from reassignd.http.responses import json_response
 from reassignd.http.shapes import (
     active_controller_json,
@@ -20,24 +24,39 @@ from reassignd.http.shapes import (
     status_json,
     topic_json,
     topics_json,
+    zookeeper_json,
 )
+
+_ENCODER = msgspec.json.Encoder()
 
 routes = web.RouteTableDef()
 
 
 @routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
+    """The snapshot's part of the answer is built once per snapshot (its lists kept encoded); the
+    live figures (ZooKeeper session, queue, uptime, events) are set per request in their places."""
     view = request.app[VIEW]
-    body = status_json(
-        view.snapshot(),
-        zk_connected=view.zk_connected,
-        zk_session_id=view.zk_session_id,
-        queue_size=view.queue_size(),
-        queue_time_ms=view.queue_time_percentiles_ms(),
-        uptime_s=time.monotonic() - view.started_at_s,
-    )
+    snapshot = view.snapshot()
+    body = dict(request.app[ANSWERS].value(("status",), (snapshot,), lambda: _status_template(snapshot)))
+    body["zookeeper"] = zookeeper_json(view.zk_connected, view.zk_session_id)
+    body["event_queue"] = {"size": view.queue_size(), "queue_time_ms": dict(view.queue_time_percentiles_ms())}
+    body["uptime_s"] = max(0, int(time.monotonic() - view.started_at_s))
     body["events"] = request.app[RECORDS].status()
     return json_response(body)
+
+
+def _status_template(snapshot: ClusterSnapshot) -> dict[str, Any]:
+    """``status_json`` of ``snapshot`` with its snapshot-sized values encoded once (msgspec.Raw);
+    the live members hold placeholders, replaced per request (a dict keeps a replaced key's place)."""
+    body = status_json(
+        snapshot, zk_connected=False, zk_session_id=None, queue_size=0, queue_time_ms={}, uptime_s=0
+    )
+    for key in ("brokers", "problems", "self_healing"):
+        if key in body:
+            body[key] = msgspec.Raw(_ENCODER.encode(body[key]))
+    body["events"] = None
+    return body
 
 
 @routes.post("/v1/controller/resign")
@@ -57,13 +76,19 @@ async def brokers(request: web.Request) -> web.Response:
 
 @routes.get("/v1/topics")
 async def topics(request: web.Request) -> web.Response:
-    return json_response(topics_json(active_snapshot(request)))
+    """Kept encoded while the snapshots share their topics (until a topic changes)."""
+    snapshot = active_snapshot(request)
+    encoded = request.app[ANSWERS].get(("topics",), (snapshot.topics,), lambda: topics_json(snapshot))
+    return encoded_response(request, encoded)
 
 
 @routes.get("/v1/topics/{topic}")
 async def topic(request: web.Request) -> web.Response:
+    """Kept encoded while the snapshots share the topic's view (until the topic changes)."""
     name = request.match_info["topic"]
     found = active_snapshot(request).topics.get(name)
     if found is None:
         raise UnknownTopicOrPartition(f"Topic {name} does not exist.")
-    return json_response(topic_json(found))
+    return encoded_response(
+        request, request.app[ANSWERS].get(("topic", name), (found,), lambda: topic_json(found))
+    )

@@ -4,7 +4,8 @@
   parsed strictly (400/42 before anything reaches the controller), then handed to the controller.
 - ``GET /v1/reassignments?topic=T&partition=P``: the last published snapshot's reassignments,
   with byte-level progress asked from the broker agents (only when there is something to show);
-  a standby answers 503 NOT_CONTROLLER (it knows no reassignment).
+  a standby answers 503 NOT_CONTROLLER (it knows no reassignment). The answer is kept encoded
+  (:mod:`reassignd.http.answers`) while the reassignments and the agents' answers are the same.
 - ``DELETE /v1/reassignments[/{topic}[/{partition}]]?mode=cancel|stop``: cancel every, one
   topic's or one partition's reassignment; answered in AlterPartitionReassignments' shape.
 
@@ -18,14 +19,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
-from reassignd.agent_reports.fetch import agent_urls, fetch_reports
+from reassignd.agent_reports.fetch import agent_urls
 from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.requests import (
@@ -39,6 +41,7 @@ from reassignd.controller.model.snapshot import ReassignmentView
 from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
+from reassignd.http.answers import encoded_response
 from reassignd.http.audit import note
 from reassignd.http.json_input import (
     decode_body,
@@ -50,7 +53,7 @@ from reassignd.http.json_input import (
     fail,
     query_params,
 )
-from reassignd.http.keys import VIEW
+from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
 from reassignd.http.responses import error_body, json_response
 from reassignd.plan_format import PlanError, parse_plan
 from reassignd.strict_json import INT32_MAX, is_int, json_type
@@ -272,6 +275,20 @@ def list_response_json(shown: Sequence[tuple[ReassignmentView, Progress | None]]
     }
 
 
+def list_response_parts(
+    shown: Sequence[ReassignmentView], part: Callable[[ReassignmentView], msgspec.Raw]
+) -> Json:
+    """``list_response_json`` without progress, from each reassignment's JSON kept encoded
+    (``shown`` sorted by topic name, then partition id)."""
+    topics: dict[str, list[msgspec.Raw]] = {}
+    for r in shown:
+        topics.setdefault(r.topic, []).append(part(r))
+    return {
+        **error_body(0, None),
+        "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],
+    }
+
+
 # --- routes ----------------------------------------------------------------------------------------
 
 routes = web.RouteTableDef()
@@ -286,17 +303,60 @@ async def alter_reassignments(request: web.Request) -> web.Response:
     return json_response(alter_response_json(result))
 
 
+@dataclass(frozen=True, slots=True)
+class _Selection:
+    """What a filter selects of one snapshot's reassignments, and the brokers its progress asks."""
+
+    shown: list[ReassignmentView]
+    involved: frozenset[int]
+
+
+def _select(
+    wanted: ReassignmentFilter, reassignments: Mapping[TopicPartition, ReassignmentView]
+) -> _Selection:
+    shown = wanted.select(reassignments)
+    return _Selection(shown, frozenset(involved_brokers(shown)))
+
+
 @routes.get("/v1/reassignments")
 async def list_reassignments(request: web.Request) -> web.Response:
+    """Answered from bytes kept per (reassignments, filter, agents' answers): the reassignments
+    are shared by snapshots until one changes, so while nothing moves on, a read costs no
+    selection and no encoding (the agents are asked each time, concurrent reads sharing a round).
+    Without progress, a rebuild encodes only the reassignments whose view changed."""
     wanted = parse_list_query(request.query.items())  # a bad query is 400 on every instance
     snapshot = active_snapshot(request)
-    shown = wanted.select(snapshot.reassignments)
+    answers = request.app[ANSWERS]
+    moving = snapshot.reassignments
+    selection = answers.value(
+        ("reassignments: selection", wanted), (moving,), lambda: _select(wanted, moving)
+    )
     reports: dict[int, ReplicasReport] = {}
-    if shown:
-        urls = agent_urls(snapshot.brokers, involved_brokers(shown))
-        reports = await fetch_reports(request.app[AGENT_SESSION], urls)
-    replicas = index_reports(reports)
-    return json_response(list_response_json([(r, reassignment_progress(r, replicas)) for r in shown]))
+    if selection.shown:
+        urls = agent_urls(snapshot.brokers, selection.involved)
+        if urls:
+            reports = await request.app[REPORTS].fetch(request.app[AGENT_SESSION], urls)
+    # moved on meanwhile: answer, but keep the newer reads' entry
+    keep = request.app[VIEW].snapshot().reassignments is moving
+
+    def build() -> Json:
+        if not reports:  # no progress: each reassignment's JSON depends on its view alone
+            parts = request.app[REASSIGNMENT_PARTS]
+            shown = list_response_parts(
+                selection.shown, lambda r: parts.part(_tp(r), r, lambda: reassignment_json(r, None))
+            )
+            parts.prune(moving, 2 * len(moving) + 1024)
+            return shown
+        replicas = index_reports(reports)
+        return list_response_json([(r, reassignment_progress(r, replicas)) for r in selection.shown])
+
+    # no report: no progress, whoever did not answer (an empty dict is a new object each time)
+    encoded = answers.get(("reassignments", wanted), (selection, reports or None), build, keep=keep)
+    return encoded_response(request, encoded)
+
+
+def _tp(r: ReassignmentView) -> TopicPartition:
+    return (r.topic, r.partition)
 
 
 @routes.delete("/v1/reassignments")
