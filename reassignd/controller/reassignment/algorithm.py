@@ -81,9 +81,8 @@ class Reassigner:
     ) -> dict[TopicPartition, str]:
         """Kafka's onPartitionReassignment for every partition of ``updates`` (new full
         assignments, already validated), its requests and completions added to ``out``. Returns
-        the partitions refused, with the reason: those
-        whose move would make their topic's write larger than ZooKeeper takes (the others of
-        the topic proceed)."""
+        the partitions refused, with the reason: those whose move would make their topic's
+        write larger than ZooKeeper takes (the others of the topic proceed)."""
         ctx = self.ctx
         changed = {tp: new for tp, new in updates.items() if ctx.assignment(tp) != new}
         refused = self._too_large(changed)
