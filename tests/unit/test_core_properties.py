@@ -593,7 +593,7 @@ class CoreMachine(RuleBasedStateMachine):
                     {tp: current.reassign_to(perm[:size])},
                     Source.API,
                     0,
-                    old.broker_requests(),
+                    old.event_outputs(),
                 )
             )
         assert self.zk.snapshot() == before

@@ -37,8 +37,8 @@ from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.validation import validate_target
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, ReassigndError, ReassignmentCancelInPlace
@@ -95,7 +95,7 @@ class BatchRunner:
 
     # --- the journal ---------------------------------------------------------------------------------
 
-    async def load(self, broker_requests: BrokerRequestBatch) -> None:
+    async def load(self, out: EventOutputs) -> None:
         """Failover: every journal, reconciled with the assignments just loaded; journals whose
         retention is over are deleted."""
         now = self._now_ms()
@@ -105,7 +105,7 @@ class BatchRunner:
             reconciled, reverts = reconcile(loaded, self._observe, now)
             self.batches[loaded.batch_id] = loaded
             await self._update(reconciled)
-            await self._revert(reverts, broker_requests)
+            await self._revert(reverts, out)
             log.info("batch %s loaded: %s, %s", loaded.batch_id, reconciled.state, dict(reconciled.counts()))
         await self._expire(now)
 
@@ -161,7 +161,7 @@ class BatchRunner:
         )
 
     async def submit(
-        self, spec: BatchSpec, broker_requests: BrokerRequestBatch, sizes: Mapping[TopicPartition, int]
+        self, spec: BatchSpec, out: EventOutputs, sizes: Mapping[TopicPartition, int]
     ) -> SubmitResult:
         result = submit(spec, self.batches, self._current, self._validate, self._now_ms(), sizes)
         if result.created:
@@ -173,13 +173,11 @@ class BatchRunner:
                 len(result.batch.moves),
                 len(result.batch.refusals),
             )
-            await self.tick(broker_requests)
+            await self.tick(out)
             return SubmitResult(self.batches[spec.batch_id], created=True)  # as the tick left it
         return result
 
-    async def control(
-        self, batch_id: str, action: BatchAction, broker_requests: BrokerRequestBatch
-    ) -> BatchControlResult:
+    async def control(self, batch_id: str, action: BatchAction, out: EventOutputs) -> BatchControlResult:
         current = self.batches.get(batch_id)
         if current is None:
             raise UnknownBatch(f"no batch {batch_id!r}")
@@ -203,12 +201,12 @@ class BatchRunner:
                     )
         if not await self._update(new):  # the journal first, then the topic znodes
             raise InvalidRequest(f"batch {batch_id}: its journal cannot be written (see /v1/status)")
-        await self._revert(reverts, broker_requests)
+        await self._revert(reverts, out)
         log.info("batch %s: %s -> %s", batch_id, action, new.state)
-        await self.tick(broker_requests)
+        await self.tick(out)
         return BatchControlResult(self.batches[batch_id], rollback_id)
 
-    async def _revert(self, reverts: Sequence[Revert], broker_requests: BrokerRequestBatch) -> None:
+    async def _revert(self, reverts: Sequence[Revert], out: EventOutputs) -> None:
         """Moves a stop cancelled go back to exactly the replicas they had, in their order (so
         the preferred leader does not change) — unless that needs an unclean leader election the
         topic does not allow (reported; the move then runs on)."""
@@ -227,7 +225,7 @@ class BatchRunner:
             )
         updates = {tp: ReplicaAssignment(replicas) for tp, replicas in wanted.items() if tp not in refused}
         if updates:
-            await self.reassigner.reassign(updates, Source.BATCH, self._now_ms(), broker_requests)
+            await self.reassigner.reassign(updates, Source.BATCH, self._now_ms(), out)
 
     # --- running -------------------------------------------------------------------------------------
 
@@ -237,7 +235,7 @@ class BatchRunner:
             return None
         return ObservedPartition(a.replicas, a.target_replicas if a.is_being_reassigned else None)
 
-    async def sync(self, broker_requests: BrokerRequestBatch) -> None:
+    async def sync(self, out: EventOutputs) -> None:
         """Moves of live batches that completed, were cancelled or re-targeted outside the
         batch, or whose partition is gone; then the retention of ended ones. A batch that ended
         is not reconciled any more: its stop reverted its moves in the event that stopped it
@@ -261,7 +259,7 @@ class BatchRunner:
             new, reverts = reconcile(b, self._observe, now)
             await self._update(new)
             if reverts:
-                await self._revert(reverts, broker_requests)
+                await self._revert(reverts, out)
         await self._expire(now)
 
     async def _expire(self, now_ms: int) -> None:
@@ -330,7 +328,7 @@ class BatchRunner:
         them: read, not copied)."""
         return self.ctx.index.under_replicated
 
-    async def tick(self, broker_requests: BrokerRequestBatch) -> None:
+    async def tick(self, out: EventOutputs) -> None:
         """Start what the caps allow now (the journal first, then the reassignments)."""
         if self.intake.cancel_in_place or not self.has_work:
             return
@@ -362,7 +360,7 @@ class BatchRunner:
         if not updates:
             return
         log.info("batches: starting %d moves", len(updates))
-        refused = await self.reassigner.reassign(updates, Source.BATCH, now, broker_requests)
+        refused = await self.reassigner.reassign(updates, Source.BATCH, now, out)
         for batch_id, started in by_batch.items():  # their topic's write would be too large
             failed = {tp: refused[tp] for tp in started if tp in refused}
             if failed:

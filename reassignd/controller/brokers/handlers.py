@@ -10,8 +10,8 @@ from reassignd.controller.instance.events import BrokerModified, BrokersChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.replication import loader
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_logic import after_broker_failure
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.pipeline import for_each
@@ -85,7 +85,7 @@ class BrokerEvents:
         else:
             self.shared.channel.add_broker(reg.broker_id, url)
 
-    async def on_brokers_changed(self) -> BrokerRequestBatch | None:
+    async def on_brokers_changed(self) -> EventOutputs | None:
         """The brokers that failed, then those that started; the requests of the startups, to be
         finished by the caller (they resume reassignments), or None when no broker started."""
         ctx, shared = self.ctx, self.shared
@@ -166,13 +166,14 @@ class BrokerEvents:
         broker_requests.add_update_metadata(changed)
         self.shared.send(broker_requests)
 
-    async def on_broker_startup(self, started: Collection[int]) -> BrokerRequestBatch:
+    async def on_broker_startup(self, started: Collection[int]) -> EventOutputs:
         """Kafka's onBrokerStartup: full metadata to the new brokers, the new live-broker list to
         the others, LeaderAndIsr for the new brokers' replicas, then offline partitions online and
-        the reassignments waiting for these brokers resumed. The requests are the caller's to
+        the reassignments waiting for these brokers resumed. The outputs are the caller's to
         finish (``runtime.finish``)."""
         ctx = self.ctx
-        broker_requests = self.elections.broker_requests()
+        out = EventOutputs(self.elections.broker_requests())
+        broker_requests = out.requests
         broker_requests.add_full_update_metadata(brokers=started)
         broker_requests.add_update_metadata([], brokers=set(ctx.brokers) - set(started))
         for b in started:  # full LeaderAndIsr: a bounced broker deletes its stray replicas
@@ -180,6 +181,6 @@ class BrokerEvents:
         # partitions without a live leader: from the index, not a scan of every partition
         needs_online = sorted(ctx.index.without_live_leader(ctx.brokers))
         await self.elections.online_partitions(needs_online, broker_requests)
-        await self.reassigner.resume(self.reassigner.partitions_targeting(started), broker_requests)
+        await self.reassigner.resume(self.reassigner.partitions_targeting(started), out)
         self.deleter.on_broker_started(set(started), broker_requests)
-        return broker_requests
+        return out

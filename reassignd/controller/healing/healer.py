@@ -21,8 +21,8 @@ from reassignd.controller.healing import decisions
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.placement import HostedPartition, PlaceLostReplicas
 from reassignd.controller.model.snapshot import BatchAction, HealingOutcome, LostBroker, SelfHealingView
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import NotController, ReassigndError
 from reassignd.executor.model import BatchSpec, Limits, PartitionSpec
@@ -94,7 +94,7 @@ class SelfHealing:
 
     # --- the evaluation ----------------------------------------------------------------------------
 
-    async def evaluate(self, broker_requests: BrokerRequestBatch) -> None:
+    async def evaluate(self, out: EventOutputs) -> None:
         if not self.enabled:
             return
         ctx = self.ctx
@@ -114,7 +114,7 @@ class SelfHealing:
         if decision.record:
             await self._record(decision.record, now)
         for broker in decision.returned:
-            await self._returned(broker, broker_requests)
+            await self._returned(broker, out)
         for broker in decision.emptied:
             rounds = decisions.rounds_of(batches.values(), broker, self.lost[broker])
             last = rounds.last
@@ -122,7 +122,7 @@ class SelfHealing:
                 broker, last.batch_id if last else None, decisions.outcome_of(last), "hosts nothing"
             )
         for broker in decision.heal:
-            await self._heal(broker, hosted[broker], broker_requests)
+            await self._heal(broker, hosted[broker], out)
         self.shared.metrics.self_healing_lost_brokers.set(len(self.lost))
 
     async def _record(self, brokers: tuple[int, ...], now_ms: int) -> None:
@@ -145,11 +145,11 @@ class SelfHealing:
             )
             self.shared.metrics.self_healing.labels("lost").inc()
 
-    async def _returned(self, broker: int, broker_requests: BrokerRequestBatch) -> None:
+    async def _returned(self, broker: int, out: EventOutputs) -> None:
         rounds = decisions.rounds_of(self.runner.batches.values(), broker, self.lost[broker])
         running = rounds.unfinished
         if running is not None:
-            await self.runner.control(running.batch_id, BatchAction.STOP, broker_requests)
+            await self.runner.control(running.batch_id, BatchAction.STOP, out)
             reason = f"it returned: batch {running.batch_id} stopped (moves completed so far kept)"
         else:
             reason = "it returned before its replicas moved" if rounds.last is None else "it returned"
@@ -167,9 +167,7 @@ class SelfHealing:
         self.recent.append(HealingOutcome(broker, batch_id, outcome, reason, self.shared.wall_ms()))
         self.shared.metrics.self_healing.labels(outcome).inc()
 
-    async def _heal(
-        self, broker: int, hosted: list[TopicPartition], broker_requests: BrokerRequestBatch
-    ) -> None:
+    async def _heal(self, broker: int, hosted: list[TopicPartition], out: EventOutputs) -> None:
         assert self.place is not None
         ctx = self.ctx
         lost_at = self.lost[broker]
@@ -215,7 +213,7 @@ class SelfHealing:
         )
         sizes = {s.tp: self.sizes[s.tp] for s in specs if s.tp in self.sizes}
         try:
-            result = await self.runner.submit(spec, broker_requests, sizes)
+            result = await self.runner.submit(spec, out, sizes)
         except NotController:
             raise  # a failed fencing check: the instance resigns
         except ReassigndError as e:  # e.g. 10004: a client's batch took the id; refused, not retried

@@ -43,8 +43,8 @@ from reassignd.controller.model.requests import Source
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import UnknownBroker
 from reassignd.topic_partition import Replicas, TopicPartition
@@ -144,7 +144,7 @@ class Demotions:
             )
         return out
 
-    async def demote(self, broker: int, broker_requests: BrokerRequestBatch) -> DemotionResult:
+    async def demote(self, broker: int, out: EventOutputs) -> DemotionResult:
         if not self._known(broker):
             raise UnknownBroker(f"no broker {broker}: none is registered and no replica names it")
         ctx = self.ctx
@@ -154,7 +154,7 @@ class Demotions:
         recorded = self.orders.get(broker, {})
         plan = plan_demotion(broker, await self._partitions(hosted), ctx.live_broker_ids, recorded)
         await self._record(broker, {**recorded, **plan.record})
-        results, moved = await self._apply(plan, broker_requests)
+        results, moved = await self._apply(plan, out)
         reordered = sum(
             1 for r in results if r.error_code == NONE and (r.topic, r.partition) in plan.reorders
         )
@@ -171,7 +171,7 @@ class Demotions:
         )
         return DemotionResult(broker, tuple(results), moved)
 
-    async def promote(self, broker: int, broker_requests: BrokerRequestBatch) -> DemotionResult:
+    async def promote(self, broker: int, out: EventOutputs) -> DemotionResult:
         if not self._known(broker):
             raise UnknownBroker(f"no broker {broker}: none is registered and no replica names it")
         recorded = self.orders.get(broker, {})
@@ -179,7 +179,7 @@ class Demotions:
             return DemotionResult(broker, (), 0)  # not demoted (or promoted already)
         partitions = await self._partitions(sorted(recorded))
         plan = plan_promotion(broker, recorded, partitions, self.ctx.live_broker_ids)
-        results, moved = await self._apply(plan, broker_requests)
+        results, moved = await self._apply(plan, out)
         await self._forget(broker, plan.forget)
         restored = sum(1 for r in results if r.error_code == NONE)
         refused = sum(1 for r in results if r.error_code != NONE)
@@ -195,26 +195,20 @@ class Demotions:
         )
         return DemotionResult(broker, tuple(results), moved)
 
-    async def _apply(
-        self, plan: OrderPlan, broker_requests: BrokerRequestBatch
-    ) -> tuple[list[ElectionResult], int]:
+    async def _apply(self, plan: OrderPlan, out: EventOutputs) -> tuple[list[ElectionResult], int]:
         """The plan's reorders (a reassignment to the same set each), then its elections; the
         per-partition results and how many leaderships moved."""
         answers: dict[TopicPartition, ElectionResult] = {
             tp: ElectionResult(tp[0], tp[1], r.error_code, r.message) for tp, r in plan.refused.items()
         }
         updates = {tp: ReplicaAssignment(order) for tp, order in plan.reorders.items()}
-        too_large = await self.reassigner.reassign(
-            updates, Source.API, self.shared.wall_ms(), broker_requests
-        )
+        too_large = await self.reassigner.reassign(updates, Source.API, self.shared.wall_ms(), out)
         for tp, reason in too_large.items():
             answers[tp] = ElectionResult(tp[0], tp[1], 39, reason)
         elections = tuple(tp for tp in plan.elections if tp not in too_large)
         moved = 0
         if elections:
-            for r in await self.leaders.handle(
-                ElectLeaders(ElectionType.PREFERRED, elections), broker_requests
-            ):
+            for r in await self.leaders.handle(ElectLeaders(ElectionType.PREFERRED, elections), out.requests):
                 if r.error_code == NONE:
                     moved += 1
                 elif r.error_code != ELECTION_NOT_NEEDED:

@@ -22,6 +22,7 @@ from reassignd.controller.replication import loader, topic_write
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_logic import NO_LEADER
 from reassignd.controller.replication.pipeline import for_each
 from reassignd.controller.replication.record_changes import state_changes
@@ -66,9 +67,6 @@ class Reassigner:
         self._report = report
         self._refuse = refuse if refuse is not None else report
         self.meta: dict[TopicPartition, ReassignmentMeta] = {}
-        self.completed: list[TopicPartition] = []  # of the current event, for the legacy znode
-        # of the current event: partitions a removal left without a leader (the event's end elects)
-        self.leaderless: set[TopicPartition] = set()
         # during the failover load: the zxid before the bulk read of every state (see refresh_states)
         self.states_read_since: int | None = None
 
@@ -79,12 +77,12 @@ class Reassigner:
         updates: Mapping[TopicPartition, ReplicaAssignment],
         source: Source,
         now_ms: int | None,
-        broker_requests: BrokerRequestBatch,
+        out: EventOutputs,
     ) -> dict[TopicPartition, str]:
         """Kafka's onPartitionReassignment for every partition of ``updates`` (new full
-        assignments, already validated). Returns the partitions refused, with the reason: those
-        whose move would make their topic's write larger than ZooKeeper takes (the others of
-        the topic proceed)."""
+        assignments, already validated), its requests and completions added to ``out``. Returns
+        the partitions refused, with the reason: those whose move would make their topic's
+        write larger than ZooKeeper takes (the others of the topic proceed)."""
         ctx = self.ctx
         changed = {tp: new for tp, new in updates.items() if ctx.assignment(tp) != new}
         refused = self._too_large(changed)
@@ -100,14 +98,14 @@ class Reassigner:
                     dropped[tp] = gone
         # Phase U: the topic znodes (one write per topic), then memory.
         await self.writer.write_assignments(changed)
-        await self._remove_replicas(dropped, broker_requests)
+        await self._remove_replicas(dropped, out)
         for tp, new in updates.items():
             if new.is_being_reassigned:
                 if tp not in self.meta or tp in changed:
                     self.meta[tp] = ReassignmentMeta(source, now_ms)
             else:
                 self.meta.pop(tp, None)
-        await self._advance(list(updates), broker_requests)
+        await self._advance(list(updates), out)
         return refused
 
     def oversized(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> dict[TopicPartition, str]:
@@ -139,26 +137,24 @@ class Reassigner:
                 refused[(topic, p)] = reason
         return refused
 
-    async def check(self, tps: Iterable[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+    async def check(self, tps: Iterable[TopicPartition], out: EventOutputs) -> None:
         """Completion check for reassigning partitions whose ISR may have changed."""
         reassigning = [tp for tp in tps if tp in self.ctx.reassigning]
         if reassigning:
-            await self._advance(reassigning, broker_requests, phase_a=False)
+            await self._advance(reassigning, out, phase_a=False)
 
-    async def resume(self, tps: Iterable[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+    async def resume(self, tps: Iterable[TopicPartition], out: EventOutputs) -> None:
         """Failover, or a target broker came back: run the algorithm again on the current
         assignment (phase A resends LeaderAndIsr; adding replicas keep the bytes they have)."""
         todo = [tp for tp in tps if tp in self.ctx.reassigning]
         for tp in todo:
             self.meta.setdefault(tp, ReassignmentMeta(Source.API, None))
         if todo:
-            await self._advance(todo, broker_requests)
+            await self._advance(todo, out)
 
     # --- the algorithm ------------------------------------------------------------------------------
 
-    async def _advance(
-        self, tps: list[TopicPartition], broker_requests: BrokerRequestBatch, *, phase_a: bool = True
-    ) -> None:
+    async def _advance(self, tps: list[TopicPartition], out: EventOutputs, *, phase_a: bool = True) -> None:
         ctx = self.ctx
         await self.refresh_states(tps)
         complete: list[TopicPartition] = []
@@ -173,9 +169,9 @@ class Reassigner:
                 continue
             (complete if a.is_complete(li.state.isr) else incomplete).append(tp)
         if incomplete and phase_a:
-            await self._phase_a(incomplete, broker_requests)
+            await self._phase_a(incomplete, out.requests)
         if complete:
-            await self._phase_b(complete, broker_requests)
+            await self._phase_b(complete, out)
 
     async def refresh_states(self, tps: list[TopicPartition]) -> None:
         """Read the state znodes (the ISR from ZooKeeper, not the cache), arming a data watch on
@@ -244,9 +240,10 @@ class Reassigner:
             broker_requests.add_leader_and_isr(a.adding, tp, is_new=True)
         broker_requests.add_update_metadata(tps)
 
-    async def _phase_b(self, tps: list[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+    async def _phase_b(self, tps: list[TopicPartition], out: EventOutputs) -> None:
         """Complete: leader into TRS (first live ISR member of TRS when it must move), RR out of
-        the ISR in the same write, RR stopped and deleted, topic znode with RS = TRS last."""
+        the ISR in the same write, RR stopped and deleted, topic znode with RS = TRS last. The
+        partitions completed are added to ``out.completed`` (the event's end acts on them)."""
         ctx = self.ctx
         live = ctx.live_broker_ids
         before = {tp: a for tp in tps if (a := ctx.assignment(tp)) is not None}
@@ -275,6 +272,7 @@ class Reassigner:
         before = {tp: a for tp, a in before.items() if tp in written}
         if not before:
             return
+        broker_requests = out.requests
         for tp, a in before.items():
             for r in a.removing:
                 broker_requests.add_stop_replica(r, tp, delete=True)
@@ -282,12 +280,12 @@ class Reassigner:
         for tp, a in before.items():
             broker_requests.add_leader_and_isr(a.target_replicas, tp)
             self.meta.pop(tp, None)
-            self.completed.append(tp)
+            out.completed.append(tp)
             log.info("reassignment of %s-%d completed: %s", tp[0], tp[1], list(a.target_replicas))
         broker_requests.add_update_metadata(before)
 
     async def _remove_replicas(
-        self, dropped: Mapping[TopicPartition, tuple[int, ...]], broker_requests: BrokerRequestBatch
+        self, dropped: Mapping[TopicPartition, tuple[int, ...]], out: EventOutputs
     ) -> None:
         """Replicas leaving RS outside phase B (a re-target or a cancel): Offline (out of the
         ISR, which never empties), then StopReplica with delete. When the leader is one of them
@@ -312,15 +310,19 @@ class Reassigner:
                 rs = a.replicas if a is not None else ()
                 candidates = [r for r in rs if r in live and r in isr and r not in gone]
                 leader = candidates[0] if candidates else NO_LEADER
-            if leader == NO_LEADER:
-                self.leaderless.add(tp)
             return codec.PartitionState(leader, s.leader_epoch + 1, epoch, isr)
 
         await self.refresh_states(list(dropped))
-        await self.writer.update_states(list(dropped), decide)
+        written = await self.writer.update_states(list(dropped), decide)
+        # decided, written, then collected (the decision mutates nothing): those written without
+        # a leader are the event's to elect at its end
+        states = ctx.states
+        out.leaderless.update(
+            tp for tp in written if (li := states.get(tp)) is not None and li.state.leader == NO_LEADER
+        )
         for tp, replicas in dropped.items():
             for r in replicas:
-                broker_requests.add_stop_replica(r, tp, delete=True)
+                out.requests.add_stop_replica(r, tp, delete=True)
 
     # --- views --------------------------------------------------------------------------------------
 

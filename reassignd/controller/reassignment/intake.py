@@ -10,7 +10,7 @@ is applied first.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 
 from reassignd.controller.model.requests import (
     AlterReassignments,
@@ -31,8 +31,8 @@ from reassignd.controller.reassignment.validation import (
 )
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.topic_configs import read_topic_configs
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import (
@@ -126,7 +126,7 @@ class Intake:
         li = self.ctx.states.get(tp)
         return li.state.isr if li is not None else ()
 
-    async def alter(self, request: AlterReassignments, broker_requests: BrokerRequestBatch) -> AlterResult:
+    async def alter(self, request: AlterReassignments, out: EventOutputs) -> AlterResult:
         ctx = self.ctx
         targets: dict[TopicPartition, tuple[int, ...] | None] = {}
         for tp, target in request.targets:
@@ -219,9 +219,7 @@ class Intake:
                 [tp for tp, target in targets.items() if target is None and tp in updates]
             )
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates)
-        for tp, reason in (
-            await self.reassigner.reassign(updates, Source.API, self.now_ms(), broker_requests)
-        ).items():
+        for tp, reason in (await self.reassigner.reassign(updates, Source.API, self.now_ms(), out)).items():
             errors[tp] = InvalidReplicaAssignment(reason)
         return AlterResult(
             tuple(
@@ -233,20 +231,18 @@ class Intake:
         )
 
     async def alter_group(
-        self, requests: Sequence[AlterReassignments], broker_requests: BrokerRequestBatch
+        self, requests: Sequence[AlterReassignments], out: EventOutputs
     ) -> list[AlterResult]:
         """Requests of one cancel mode naming disjoint partitions, handled as one (one round of
         ZooKeeper writes for all): each partition's outcome depends only on its own target and
         the cluster, so each request gets the results it would have got alone."""
         if len(requests) == 1:
-            return [await self.alter(requests[0], broker_requests)]
+            return [await self.alter(requests[0], out)]
         merged = AlterReassignments(tuple(t for r in requests for t in r.targets), requests[0].mode)
-        by_partition = {
-            (r.topic, r.partition): r for r in (await self.alter(merged, broker_requests)).results
-        }
+        by_partition = {(r.topic, r.partition): r for r in (await self.alter(merged, out)).results}
         return [AlterResult(tuple(by_partition[tp] for tp in _result_order(r))) for r in requests]
 
-    async def cancel(self, request: CancelReassignments, broker_requests: BrokerRequestBatch) -> AlterResult:
+    async def cancel(self, request: CancelReassignments, out: EventOutputs) -> AlterResult:
         """DELETE: one partition (its result, 85 when not moving), a topic's or every moving
         partition (one entry each)."""
         ctx = self.ctx
@@ -254,9 +250,7 @@ class Intake:
             chosen = [(request.topic, request.partition)]
         else:
             chosen = sorted(tp for tp in ctx.reassigning if request.topic is None or tp[0] == request.topic)
-        return await self.alter(
-            AlterReassignments(tuple((tp, None) for tp in chosen), request.mode), broker_requests
-        )
+        return await self.alter(AlterReassignments(tuple((tp, None) for tp in chosen), request.mode), out)
 
     # --- the legacy znode (and KIP-236's extra and cancel znodes) -----------------------------------
 
@@ -300,9 +294,7 @@ class Intake:
             return True
         return False
 
-    async def _start_entries(
-        self, entries: LegacyEntries, broker_requests: BrokerRequestBatch, *, merge: bool
-    ) -> None:
+    async def _start_entries(self, entries: LegacyEntries, out: EventOutputs, *, merge: bool) -> None:
         """Start legacy-format entries (no validation beyond the replica list, as Kafka): a
         partition already pending is re-targeted relative to its original replicas."""
         ctx = self.ctx
@@ -331,12 +323,12 @@ class Intake:
                 self.legacy[tp] = admin_codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
                 continue
             log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
-        refused = await self.reassigner.reassign(updates, Source.ZK, self.now_ms(), broker_requests)
+        refused = await self.reassigner.reassign(updates, Source.ZK, self.now_ms(), out)
         for tp, reason in refused.items():
             # dropped from the pending set, so from the znode too (reported per topic already)
             log.warning("legacy reassignment of %s-%d dropped: %s", tp[0], tp[1], reason)
             self.legacy.pop(tp, None)
-        for tp in self.reassigner.completed:
+        for tp in out.completed:  # completed by this event so far (at once: a reorder)
             entry = self.legacy.get(tp)
             a = ctx.assignment(tp)
             if entry is not None and a is not None and a.replicas == entry.replicas:
@@ -359,7 +351,7 @@ class Intake:
                 e.topic, e.partition, e.replicas, original
             )
 
-    async def on_legacy_znode(self, broker_requests: BrokerRequestBatch) -> None:
+    async def on_legacy_znode(self, out: EventOutputs) -> None:
         """ZkPartitionReassignment: a new /admin/reassign_partitions starts its entries; entries
         that cannot start are dropped from the znode with a logged reason; accepted ones get
         ``original_replicas`` recorded (KIP-236)."""
@@ -373,34 +365,34 @@ class Intake:
         if self._refused_while_cancelling(paths.REASSIGN_PARTITIONS):
             return
         self._legacy_czxid = czxid
-        await self._start_entries(entries + await self._read_overflow(), broker_requests, merge=False)
+        await self._start_entries(entries + await self._read_overflow(), out, merge=False)
 
-    async def on_extra_znode(self, broker_requests: BrokerRequestBatch) -> None:
+    async def on_extra_znode(self, out: EventOutputs) -> None:
         """KIP-236 /admin/reassign_partitions_extra: merged into the pending legacy set and
         started while others are in flight; deleted once merged."""
         read = await self._read_entries(paths.REASSIGN_PARTITIONS_EXTRA, self._watch_extra())
         if read is None or self._refused_while_cancelling(paths.REASSIGN_PARTITIONS_EXTRA):
             return
-        await self._start_entries(read[0], broker_requests, merge=True)
+        await self._start_entries(read[0], out, merge=True)
         await self._delete_quietly(paths.REASSIGN_PARTITIONS_EXTRA)
         await self.zk.exists(paths.REASSIGN_PARTITIONS_EXTRA, watch=self._watch_extra())
 
-    async def on_cancel_znode(self, broker_requests: BrokerRequestBatch) -> None:
+    async def on_cancel_znode(self, out: EventOutputs) -> None:
         """KIP-236 /admin/reassign_cancel: its creation rolls back every pending legacy
         reassignment to its ``original_replicas``; while it exists nothing new starts; its
         deletion (by a client, never by the controller) lets the refused submissions run."""
         exists = await self.zk.exists(paths.REASSIGN_CANCEL, watch=self._watch_cancel()) is not None
         if exists and not self.cancel_in_place:
             self.cancel_in_place = True
-            await self._rollback(broker_requests)
+            await self._rollback(out)
         elif not exists and self.cancel_in_place:
             self.cancel_in_place = False
             log.info("/admin/reassign_cancel removed: reassignments may start again")
             self._legacy_czxid = None
-            await self.on_legacy_znode(broker_requests)
-            await self.on_extra_znode(broker_requests)
+            await self.on_legacy_znode(out)
+            await self.on_extra_znode(out)
 
-    async def _rollback(self, broker_requests: BrokerRequestBatch) -> None:
+    async def _rollback(self, out: EventOutputs) -> None:
         ctx = self.ctx
         if not self.legacy:
             return  # nothing pending (a legacy znode written meanwhile stays untouched)
@@ -423,7 +415,7 @@ class Intake:
                 continue
             updates[tp] = ReplicaAssignment(original)
         log.warning("rolling back %d legacy reassignments (/admin/reassign_cancel)", len(updates))
-        await self.reassigner.reassign(updates, Source.ZK, self.now_ms(), broker_requests)
+        await self.reassigner.reassign(updates, Source.ZK, self.now_ms(), out)
         self.legacy = {tp: e for tp, e in self.legacy.items() if tp not in updates}
         await self._persist()
 
@@ -492,11 +484,10 @@ class Intake:
             del self.legacy[tp]
         await self._persist()
 
-    async def after_completions(self) -> None:
-        """Drop completed partitions from the legacy set when its target for them equals the
-        completed TRS."""
-        done = {tp: a.replicas for tp in self.reassigner.completed if (a := self.ctx.assignment(tp))}
-        self.reassigner.completed.clear()
+    async def after_completions(self, completed: Iterable[TopicPartition]) -> None:
+        """Drop the partitions an event completed from the legacy set when its target for them
+        equals the completed TRS."""
+        done = {tp: a.replicas for tp in completed if (a := self.ctx.assignment(tp))}
         if done and self.legacy:
             await self.remove_from_legacy(lambda tp, replicas: done.get(tp) == replicas)
 

@@ -18,8 +18,8 @@ from reassignd.controller.reassignment.algorithm import Reassigner, Reassignment
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.validation import replica_list_error, unclean_revert_error
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.topic_configs import TopicConfigs, read_topic_configs
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
@@ -122,7 +122,7 @@ class SequencedRequests:
             if tp in ctx.reassigning:
                 self.reassigner.meta[tp] = ReassignmentMeta(Source.REQUEST, None)
 
-    async def on_requests(self, broker_requests: BrokerRequestBatch) -> None:
+    async def on_requests(self, out: EventOutputs) -> None:
         children = await self.writer.children(paths.REASSIGNMENT_REQUESTS, self._watch())
         pending = request_order(children)
         if not pending:
@@ -131,9 +131,9 @@ class SequencedRequests:
             log.warning("%d reassignment requests wait: /admin/reassign_cancel is in place", len(pending))
             return
         for name in pending:
-            await self._apply(name, broker_requests)
+            await self._apply(name, out)
 
-    async def _apply(self, name: str, broker_requests: BrokerRequestBatch) -> None:
+    async def _apply(self, name: str, out: EventOutputs) -> None:
         path = paths.reassignment_request(name)
         znode = await self.zk.get_or_none(path)
         if znode is None:
@@ -190,9 +190,7 @@ class SequencedRequests:
                 continue
             updates[tp] = current.reassign_to(target)
             statuses[tp] = admin_codec.ReassignmentStatus(tuple(target), original, top)
-        too_large = await self.reassigner.reassign(
-            updates, Source.REQUEST, self.intake.now_ms(), broker_requests
-        )
+        too_large = await self.reassigner.reassign(updates, Source.REQUEST, self.intake.now_ms(), out)
         for tp in too_large:  # the topic write would be too large: not taken
             statuses.pop(tp, None)
         for reason in dict.fromkeys(too_large.values()):

@@ -33,6 +33,7 @@ from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.sequenced import SequencedRequests
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.wire_states import WireStates
 from reassignd.controller.replication.writer import ZkWriter
@@ -70,6 +71,10 @@ class ActiveParts:
     def broker_requests(self) -> BrokerRequestBatch:
         """An empty set of control requests for one event."""
         return BrokerRequestBatch(self.ctx, self.controller_id, wire=self.wire)
+
+    def event_outputs(self) -> EventOutputs:
+        """The outputs of one event, empty: its control requests, what it ended."""
+        return EventOutputs(self.broker_requests())
 
 
 def build(
@@ -116,7 +121,7 @@ def build(
     intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
     elections = PartitionStateMachine(shared, ctx, writer, wire)
-    finisher = Finisher(shared, ctx, elections, reassigner, intake, sequenced, runner, deleter)
+    finisher = Finisher(shared, ctx, elections, intake, sequenced, runner, deleter)
     leaders = PreferredLeaders(
         shared,
         ctx,

@@ -1,6 +1,8 @@
 """The dispatch of one event on the active controller to the part it belongs to: brokers,
 topics, quotas and configs, leadership, the intakes and the reassignment algorithm, the batch
-runner; an event that ran the reassignment algorithm ends with ``Finisher.after_reassignments``.
+runner. Each event that sends anything gets one :class:`EventOutputs` (``parts.event_outputs()``),
+filled by the handlers it runs; an event that may have run the reassignment algorithm hands it to
+``Finisher.after_reassignments``, which acts on what ended and sends the requests.
 
 An exhaustive ``match`` over the closed union of events: mypy's ``assert_never`` fails until a new
 event is dispatched here (or taken by ``Controller._handle`` as an instance event).
@@ -62,9 +64,9 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
         case BrokersChanged():
             if (started := await parts.brokers.on_brokers_changed()) is not None:
                 await parts.finisher.after_reassignments(started)
-            broker_requests = parts.broker_requests()
-            await parts.healing.evaluate(broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            await parts.healing.evaluate(out)
+            await parts.finisher.after_reassignments(out)
         case BrokerModified(broker_id=broker_id):
             await parts.brokers.on_broker_modified(broker_id)
         case TopicsChanged():
@@ -75,27 +77,27 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             if (checked := await parts.topic_events.on_isr_change_notified()) is not None:
                 await parts.finisher.after_reassignments(checked)
         case PartitionStateChanged(partitions=tps):
-            broker_requests = parts.broker_requests()
-            await parts.reassigner.check(tps, broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            await parts.reassigner.check(tps, out)
+            await parts.finisher.after_reassignments(out)
         case ZkPartitionReassignment():
-            broker_requests = parts.broker_requests()
-            await parts.intake.on_legacy_znode(broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            await parts.intake.on_legacy_znode(out)
+            await parts.finisher.after_reassignments(out)
         case ExtraReassignment():
-            broker_requests = parts.broker_requests()
-            await parts.intake.on_extra_znode(broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            await parts.intake.on_extra_znode(out)
+            await parts.finisher.after_reassignments(out)
         case ReassignCancel():
-            broker_requests = parts.broker_requests()
-            await parts.intake.on_cancel_znode(broker_requests)
+            out = parts.event_outputs()
+            await parts.intake.on_cancel_znode(out)
             if not parts.intake.cancel_in_place:
-                await parts.sequenced.on_requests(broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+                await parts.sequenced.on_requests(out)
+            await parts.finisher.after_reassignments(out)
         case ReassignmentRequests():
-            broker_requests = parts.broker_requests()
-            await parts.sequenced.on_requests(broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            await parts.sequenced.on_requests(out)
+            await parts.finisher.after_reassignments(out)
         case TopicDeletionsChanged():
             await parts.topic_events.load_topic_deletions()
             await parts.finisher.resume_deletions()
@@ -105,34 +107,34 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
         case QuotaConfigChanged():
             await parts.quotas.on_config_changed()
         case ExecutorTick():
-            broker_requests = parts.broker_requests()
-            await parts.runner.tick(broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            await parts.runner.tick(out)
+            await parts.finisher.after_reassignments(out)
         case AgentsSampled(sample=sample):
             if sample.epoch == parts.ctx.epoch:  # taken against this term's snapshot
                 parts.healing.sampled(sample.sizes)
                 await parts.runner.adapt(sample)
                 # what raised caps allow starts now
-                await parts.finisher.after_reassignments(parts.broker_requests())
+                await parts.finisher.after_reassignments(parts.event_outputs())
         case SelfHealingTick():
-            broker_requests = parts.broker_requests()
-            await parts.healing.evaluate(broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            await parts.healing.evaluate(out)
+            await parts.finisher.after_reassignments(out)
         case ApiPartitionReassignment(group=group):
-            broker_requests = parts.broker_requests()
-            answers = await parts.intake.alter_group([e.request for e in group], broker_requests)
+            out = parts.event_outputs()
+            answers = await parts.intake.alter_group([e.request for e in group], out)
             accepted = [(r.topic, r.partition) for a in answers for r in a.results if r.error_code == 0]
             await parts.sequenced.after_completions(accepted)  # the API supersedes them
-            await parts.finisher.after_reassignments(broker_requests)
+            await parts.finisher.after_reassignments(out)
             for member, result in zip(group, answers, strict=True):
                 if not member.reply.done():
                     member.reply.set_result(result)
         case CancelReassignmentsRequested(request=cancel, reply=reply):
-            broker_requests = parts.broker_requests()
-            result = await parts.intake.cancel(cancel, broker_requests)
+            out = parts.event_outputs()
+            result = await parts.intake.cancel(cancel, out)
             accepted = [(r.topic, r.partition) for r in result.results if r.error_code == 0]
             await parts.sequenced.after_completions(accepted)
-            await parts.finisher.after_reassignments(broker_requests)
+            await parts.finisher.after_reassignments(out)
             if not reply.done():
                 reply.set_result(result)
         case CreateTopicsRequested(request=create, reply=topics_reply):
@@ -144,11 +146,11 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
                 topics_reply.set_result(created_result)
         case CreatePartitionsRequested(request=expand, reply=topics_reply):
             expanded_result, added = await parts.topics.create_partitions(expand)
-            broker_requests = parts.broker_requests()
+            out = parts.event_outputs()
             await parts.elections.online_partitions(
-                [(t, p) for t, ps in added.items() for p in ps], broker_requests
+                [(t, p) for t, ps in added.items() for p in ps], out.requests
             )
-            shared.send(broker_requests)
+            shared.send(out.requests)
             parts.quotas.update_metrics()
             if not topics_reply.done():
                 topics_reply.set_result(expanded_result)
@@ -170,38 +172,38 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             if not configs_reply.done():
                 configs_reply.set_result(altered)
         case ElectLeadersRequested(request=elect, reply=elect_reply):
-            broker_requests = parts.broker_requests()
-            elected = await parts.leaders.on_request(elect, broker_requests)
-            shared.send(broker_requests)
+            out = parts.event_outputs()
+            elected = await parts.leaders.on_request(elect, out.requests)
+            shared.send(out.requests)
             if not elect_reply.done():
                 elect_reply.set_result(elected)
         case DemotionRequested(broker_id=broker_id, promote=promote, reply=demotion_reply):
-            broker_requests = parts.broker_requests()
+            out = parts.event_outputs()
             demotions = parts.demotions
             change = demotions.promote if promote else demotions.demote
-            demoted = await change(broker_id, broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            demoted = await change(broker_id, out)
+            await parts.finisher.after_reassignments(out)
             if not demotion_reply.done():
                 demotion_reply.set_result(demoted)
         case PreferredReplicaElection():
-            broker_requests = parts.broker_requests()
-            await parts.leaders.on_znode(broker_requests)
-            shared.send(broker_requests)
+            out = parts.event_outputs()
+            await parts.leaders.on_znode(out.requests)
+            shared.send(out.requests)
         case AutoLeaderRebalanceTick():
             if rebalance.take():
-                broker_requests = parts.broker_requests()
-                await parts.leaders.rebalance(broker_requests)
-                shared.send(broker_requests)
+                out = parts.event_outputs()
+                await parts.leaders.rebalance(out.requests)
+                shared.send(out.requests)
         case BatchSubmitRequested(spec=spec, reply=submit_reply, sizes=sizes):
-            broker_requests = parts.broker_requests()
-            submitted = await parts.runner.submit(spec, broker_requests, sizes)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            submitted = await parts.runner.submit(spec, out, sizes)
+            await parts.finisher.after_reassignments(out)
             if not submit_reply.done():
                 submit_reply.set_result(submitted)
         case BatchControlRequested(batch_id=batch_id, action=action, reply=control_reply):
-            broker_requests = parts.broker_requests()
-            controlled = await parts.runner.control(batch_id, action, broker_requests)
-            await parts.finisher.after_reassignments(broker_requests)
+            out = parts.event_outputs()
+            controlled = await parts.runner.control(batch_id, action, out)
+            await parts.finisher.after_reassignments(out)
             if not control_reply.done():
                 control_reply.set_result(controlled)
         case Startup() | ControllerChanged() | SessionExpired() | Reelect() | HandOverRequested():

@@ -110,7 +110,8 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     ctx.dirty_topics.update(znodes)
     await skippable(shared, "the recorded replica orders (origins)", lambda: load_origins(shared, ctx))
     phase("states")
-    broker_requests = parts.broker_requests()
+    out = parts.event_outputs()  # the load's outputs, one value for all its steps
+    broker_requests = out.requests
     await parts.elections.online_partitions(all_tps, broker_requests)
     for b in ctx.brokers:  # full LeaderAndIsr (KIP-516): each broker deletes its stray replicas
         broker_requests.add_full_leader_and_isr(b)
@@ -127,34 +128,30 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     try:
         await skippable(shared, "the sequenced request status nodes", sequenced.load_status)
         await skippable(shared, "the pending legacy reassignments", intake.load_pending)
-        await skippable(shared, paths.REASSIGN_CANCEL, lambda: intake.on_cancel_znode(broker_requests))
-        await skippable(shared, paths.REASSIGN_PARTITIONS, lambda: intake.on_legacy_znode(broker_requests))
-        await skippable(
-            shared, paths.REASSIGN_PARTITIONS_EXTRA, lambda: intake.on_extra_znode(broker_requests)
-        )
-        await skippable(shared, paths.REASSIGNMENT_REQUESTS, lambda: sequenced.on_requests(broker_requests))
+        await skippable(shared, paths.REASSIGN_CANCEL, lambda: intake.on_cancel_znode(out))
+        await skippable(shared, paths.REASSIGN_PARTITIONS, lambda: intake.on_legacy_znode(out))
+        await skippable(shared, paths.REASSIGN_PARTITIONS_EXTRA, lambda: intake.on_extra_znode(out))
+        await skippable(shared, paths.REASSIGNMENT_REQUESTS, lambda: sequenced.on_requests(out))
         handled = intake.legacy_partitions() | set(sequenced.status)
         await skippable(
             shared,
             "the reassignments in flight",
-            lambda: parts.reassigner.resume(sorted(ctx.reassigning - handled), broker_requests),
+            lambda: parts.reassigner.resume(sorted(ctx.reassigning - handled), out),
         )
         await skippable(
             shared,
             "the sequenced reassignments in flight",
-            lambda: parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), broker_requests),
+            lambda: parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), out),
         )
-        await skippable(shared, "the batch journals", lambda: parts.runner.load(broker_requests))
+        await skippable(shared, "the batch journals", lambda: parts.runner.load(out))
         await skippable(shared, "the self-healing records", parts.healing.load)
-        await skippable(shared, "self-healing", lambda: parts.healing.evaluate(broker_requests))
+        await skippable(shared, "self-healing", lambda: parts.healing.evaluate(out))
     finally:
         parts.reassigner.states_read_since = None
     phase("reassignments")
     # Kafka's pending ZooKeeper-triggered preferred-replica elections (the znode's watch armed)
     await skippable(shared, paths.PREFERRED_REPLICA_ELECTION, lambda: parts.leaders.on_znode(broker_requests))
-    await skippable(
-        shared, "the end of the load", lambda: parts.finisher.after_reassignments(broker_requests)
-    )
+    await skippable(shared, "the end of the load", lambda: parts.finisher.after_reassignments(out))
     shared.send(broker_requests)  # sent already, unless the step above was skipped
     phase("requests")
     await skippable(shared, "the topic deletions in progress", parts.finisher.resume_deletions)

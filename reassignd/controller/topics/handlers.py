@@ -18,8 +18,8 @@ from reassignd.controller.instance.events import (
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.replication import loader
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.record_changes import state_changes
 from reassignd.controller.replication.writer import ZkWriter
@@ -150,9 +150,9 @@ class TopicEvents:
         await self.elections.online_partitions(tps, broker_requests)
         self.shared.send(broker_requests)
 
-    async def on_isr_change_notified(self) -> BrokerRequestBatch | None:
+    async def on_isr_change_notified(self) -> EventOutputs | None:
         """The brokers' own ISR changes: read, taken into memory, and checked for completed
-        reassignments; the requests are the caller's to finish (``runtime.finish``), None when
+        reassignments; the outputs are the caller's to finish (``runtime.finish``), None when
         there was no notification."""
         ctx, shared = self.ctx, self.shared
         children = await self.writer.children(
@@ -186,10 +186,10 @@ class TopicEvents:
             # the brokers' own ISR changes (the controller learns them from the notification)
             for change in state_changes(tp, None if before is None else before.state, li.state, by="broker"):
                 shared.records.emit(change)
-        broker_requests = self.elections.broker_requests()
-        broker_requests.add_update_metadata(states)
-        await self.reassigner.check(states, broker_requests)
-        return broker_requests
+        out = EventOutputs(self.elections.broker_requests())
+        out.requests.add_update_metadata(states)
+        await self.reassigner.check(states, out)
+        return out
 
     async def load_topic_deletions(self) -> None:
         """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""
