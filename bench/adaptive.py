@@ -42,11 +42,10 @@ from makespan import (  # type: ignore[import-not-found]
     RATE_BYTES_PER_S,
     Api,
     Shape,
-    build_shape,
+    cluster_ready,
     delete_topics,
-    describe,
     plan_entries,
-    scaled,
+    planned,
     topic_name,
 )
 
@@ -208,14 +207,7 @@ async def bench(
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=300)) as http:
                 api = Api(http, f"http://127.0.0.1:{port}")
 
-                async def ready() -> bool:
-                    try:
-                        status = await api.ok("GET", "/v1/status")
-                    except (aiohttp.ClientError, OSError, RuntimeError):
-                        return False
-                    return bool(status["active"] and len(status["brokers"]["live"]) == args.brokers)
-
-                await eventually(ready, 60, 0.25, f"the controller and {args.brokers} brokers")
+                await cluster_ready(api, args.brokers)
                 bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
                 results = []
                 for i, way in enumerate(ways):
@@ -262,22 +254,7 @@ def main() -> None:
     low, _, high = args.adaptive.partition(":")
     bounds = (int(low), int(high))
     bound_s = args.bound_s or (10.0 if args.quick else 30.0)
-    import random  # noqa: PLC0415
-
-    shape = scaled(
-        build_shape(
-            random.Random(args.seed),
-            args.brokers,
-            args.partitions,
-            args.partitions_per_topic,
-            args.move_share,
-            args.sigma,
-        ),
-        bound_s,
-        RATE_BYTES_PER_S,
-    )
-    bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
-    describe(shape, bound)
+    shape, bound = planned(args, bound_s)
     ways = [
         Way("fixed-2", 2),
         Way("fixed-10", 10),

@@ -324,14 +324,7 @@ async def bench(
             async with aiohttp.ClientSession(timeout=timeout) as http:
                 api = Api(http, f"http://127.0.0.1:{port}")
 
-                async def ready() -> bool:
-                    try:
-                        status = await api.ok("GET", "/v1/status")
-                    except (aiohttp.ClientError, OSError, RuntimeError):
-                        return False
-                    return bool(status["active"] and len(status["brokers"]["live"]) == args.brokers)
-
-                await eventually(ready, 60, 0.25, f"the controller and {args.brokers} brokers")
+                await cluster_ready(api, args.brokers)
                 results = []
                 bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
                 for i, way in enumerate(ways):
@@ -353,6 +346,39 @@ async def bench(
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+
+def planned(args: argparse.Namespace, bound_s: float) -> tuple[Shape, float]:
+    """The plan the arguments ask for (seed, brokers, partitions, partitions per topic, move
+    share, sigma), scaled so that its lower bound is ``bound_s``; described on stdout."""
+    shape = scaled(
+        build_shape(
+            random.Random(args.seed),
+            args.brokers,
+            args.partitions,
+            args.partitions_per_topic,
+            args.move_share,
+            args.sigma,
+        ),
+        bound_s,
+        RATE_BYTES_PER_S,
+    )
+    bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
+    describe(shape, bound)
+    return shape, bound
+
+
+async def cluster_ready(api: Api, brokers: int) -> None:
+    """Wait for an active controller that sees ``brokers`` live brokers."""
+
+    async def ready() -> bool:
+        try:
+            status = await api.ok("GET", "/v1/status")
+        except (aiohttp.ClientError, OSError, RuntimeError):
+            return False
+        return bool(status["active"] and len(status["brokers"]["live"]) == brokers)
+
+    await eventually(ready, 60, 0.25, f"the controller and {brokers} brokers")
 
 
 def describe(shape: Shape, bound: float) -> None:
@@ -414,20 +440,7 @@ def main() -> None:
     bound_s = args.bound_s or (10.0 if args.quick else 30.0)
     if args.brokers < 2 * RACKS:
         parser.error(f"--brokers must be at least {2 * RACKS} (a move needs a free broker on the rack)")
-    shape = scaled(
-        build_shape(
-            random.Random(args.seed),
-            args.brokers,
-            args.partitions,
-            args.partitions_per_topic,
-            args.move_share,
-            args.sigma,
-        ),
-        bound_s,
-        RATE_BYTES_PER_S,
-    )
-    bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
-    describe(shape, bound)
+    shape, bound = planned(args, bound_s)
     ways = [
         Way("single", "one AlterPartitionReassignments with everything", None),
         Way("cc-5", "batch, 5 moves per broker, plan order", 5),
