@@ -4,9 +4,12 @@ markers that say what a test needs beyond Python (``bash scripts/test.sh --unit`
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Protocol
 
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
@@ -68,3 +71,27 @@ async def zk(zk_connect: str) -> AsyncIterator[ZkClient]:
         yield client
     finally:
         await client.close()
+
+
+class AgentReplicas(Protocol):
+    """A stand-in broker agent: answers ``GET /replicas``."""
+
+    async def replicas(self, request: web.Request) -> web.StreamResponse: ...
+
+
+@pytest.fixture
+async def serve_agent() -> AsyncIterator[Callable[[AgentReplicas], Awaitable[str]]]:
+    """Starts an agent's ``GET /replicas`` on loopback: its CONTROL endpoint."""
+    servers: list[TestServer] = []
+
+    async def start(agent: AgentReplicas) -> str:
+        app = web.Application()
+        app.router.add_get("/replicas", agent.replicas)
+        server = TestServer(app, host="127.0.0.1")
+        await server.start_server()
+        servers.append(server)
+        return f"CONTROL://127.0.0.1:{server.port}"
+
+    yield start
+    for server in servers:
+        await server.close()

@@ -18,6 +18,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from reassignd.agent_reports.fetch import agent_url
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.model.snapshot import (
     ActiveController,
@@ -214,29 +215,11 @@ class Agent:
         return web.json_response({"broker_id": self.broker_id, "replicas": [info.to_json()]})
 
 
-@pytest.fixture
-async def serve_agent() -> AsyncIterator[Any]:
-    servers: list[TestServer] = []
-
-    async def start(agent: Agent) -> str:
-        app = web.Application()
-        app.router.add_get("/replicas", agent.replicas)
-        server = TestServer(app, host="127.0.0.1")
-        await server.start_server()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.port}"
-
-    yield start
-    for server in servers:
-        await server.close()
-
-
 async def test_progress_follows_the_agents_answers(served: tuple[LiveView, Client], serve_agent: Any) -> None:
     view, client = served
     agent = Agent(4, log_end_offset=10)
-    url = await serve_agent(agent)
     brokers = dict(BROKERS)
-    brokers[4] = BrokerView(4, None, ("CONTROL://" + url.removeprefix("http://"),), 1004)
+    brokers[4] = BrokerView(4, None, (await serve_agent(agent),), 1004)
     view.current = replace(ACTIVE, brokers=brokers)
     progress = (await get(client, "/v1/reassignments"))[1]["topics"][0]["partitions"][0]["progress"]
     assert progress["bytes_done"] == 10
@@ -248,7 +231,9 @@ async def test_progress_follows_the_agents_answers(served: tuple[LiveView, Clien
 
 async def test_concurrent_reads_share_one_round_of_questions(serve_agent: Any) -> None:
     agent = Agent(4, log_end_offset=7, gate=asyncio.Event())
-    urls = {4: await serve_agent(agent)}
+    url = agent_url([await serve_agent(agent)])
+    assert url is not None
+    urls = {4: url}
     shared = SharedReports()
     async with aiohttp.ClientSession() as session:
         waiters = [asyncio.create_task(shared.fetch(session, urls)) for _ in range(3)]

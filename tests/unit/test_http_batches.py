@@ -14,8 +14,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, partition_view
 from reassignd.agent_reports.progress import index_reports
@@ -739,23 +737,6 @@ def test_partition_view_finds_sparse_partitions() -> None:
     assert partition_view(sparse, ("t", 0)) is None
     assert partition_view(sparse, ("u", 0)) is None
     assert partition_view(CLUSTER, ("orders", 2)) == CLUSTER.topics["orders"].partitions[2]
-
-
-@pytest.fixture
-async def serve_agent() -> AsyncIterator[Any]:
-    servers: list[TestServer] = []
-
-    async def start(agent: Agent) -> str:
-        app = web.Application()
-        app.router.add_get("/replicas", agent.replicas)
-        server = TestServer(app, host="127.0.0.1")
-        await server.start_server()
-        servers.append(server)
-        return f"CONTROL://127.0.0.1:{server.port}"
-
-    yield start
-    for server in servers:
-        await server.close()
 
 
 async def test_bytes_rates_and_stuck_moves_come_from_the_agents(view: FakeView, serve_agent: Any) -> None:

@@ -6,12 +6,9 @@ socket in front of the fake view, with tiny real agents counting their requests.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
@@ -29,24 +26,6 @@ from tests.unit.test_http_reassignments import Agent, info, report
 from tests.unit.test_quotas_manager import manager
 
 TOKENS = {"viewer-token": Principal("grafana", Role.VIEWER), "admin-token": Principal("alice", Role.ADMIN)}
-
-
-@pytest.fixture
-async def serve_agent() -> AsyncIterator[Callable[[Agent], Awaitable[str]]]:
-    """Starts an agent's ``GET /replicas`` on loopback: its CONTROL endpoint."""
-    servers: list[TestServer] = []
-
-    async def start(agent: Agent) -> str:
-        app = web.Application()
-        app.router.add_get("/replicas", agent.replicas)
-        server = TestServer(app, host="127.0.0.1")
-        await server.start_server()
-        servers.append(server)
-        return f"CONTROL://127.0.0.1:{server.port}"
-
-    yield start
-    for server in servers:
-        await server.close()
 
 
 async def scrape(client: Client, token: str | None = None, status: int = 200) -> dict[str, Sample]:

@@ -749,23 +749,6 @@ class Agent:
         return web.json_response(self.report, status=self.status)
 
 
-@pytest.fixture
-async def serve_agent() -> AsyncIterator[Any]:
-    servers: list[TestServer] = []
-
-    async def start(agent: Agent) -> str:
-        app = web.Application()
-        app.router.add_get("/replicas", agent.replicas)
-        server = TestServer(app, host="127.0.0.1")
-        await server.start_server()
-        servers.append(server)
-        return f"CONTROL://127.0.0.1:{server.port}"
-
-    yield start
-    for server in servers:
-        await server.close()
-
-
 def closed_port() -> int:
     """A loopback port nothing listens on (connection refused)."""
     with socket.socket() as s:
