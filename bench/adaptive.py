@@ -37,7 +37,6 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # makespan.py, next to this file
 
 from makespan import (  # type: ignore[import-not-found]
-    CHUNK_TOPICS,
     RACKS,
     RATE_BYTES_PER_S,
     Api,
@@ -47,6 +46,9 @@ from makespan import (  # type: ignore[import-not-found]
     plan_entries,
     planned,
     topic_name,
+)
+from makespan import (
+    create_topics as create_plan_topics,
 )
 
 from reassignd.executor import journal
@@ -61,28 +63,9 @@ from reassignd.zk.values import ZkSettings
 
 async def create_topics(api: Api, run: str, shape: Shape, produce_bytes_per_s: float) -> None:
     """makespan.py's topics, each also producing ``produce_bytes_per_s`` per partition."""
-    topics = sorted(shape.sizes)
-    for start in range(0, len(topics), CHUNK_TOPICS):
-        body = {
-            "timeout_ms": 120_000,
-            "topics": [
-                {
-                    "name": topic_name(run, t),
-                    "assignments": {
-                        str(p): list(shape.assignment[(t, p)]) for p in range(shape.partitions_per_topic)
-                    },
-                    "configs": {
-                        "reassignd.sim.initial.bytes": str(shape.sizes[t]),
-                        "reassignd.sim.produce.bytes.per.s": f"{produce_bytes_per_s:.0f}",
-                    },
-                }
-                for t in topics[start : start + CHUNK_TOPICS]
-            ],
-        }
-        answer = await api.ok("POST", "/v1/topics", body)
-        errors = [t for t in answer["topics"] if t["error_code"] != 0]
-        if errors:
-            raise RuntimeError(f"CreateTopics: {errors[:3]}")
+    await create_plan_topics(
+        api, run, shape, {"reassignd.sim.produce.bytes.per.s": f"{produce_bytes_per_s:.0f}"}
+    )
 
 
 @dataclass(frozen=True, slots=True)

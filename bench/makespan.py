@@ -160,7 +160,8 @@ def topic_name(run: str, t: str) -> str:
     return f"{run}-{t}"
 
 
-async def create_topics(api: Api, run: str, shape: Shape) -> None:
+async def create_topics(api: Api, run: str, shape: Shape, configs: Mapping[str, str] | None = None) -> None:
+    """The plan's topics, each with its simulated size and ``configs``."""
     topics = sorted(shape.sizes)
     for start in range(0, len(topics), CHUNK_TOPICS):
         body = {
@@ -171,7 +172,7 @@ async def create_topics(api: Api, run: str, shape: Shape) -> None:
                     "assignments": {
                         str(p): list(shape.assignment[(t, p)]) for p in range(shape.partitions_per_topic)
                     },
-                    "configs": {"reassignd.sim.initial.bytes": str(shape.sizes[t])},
+                    "configs": {"reassignd.sim.initial.bytes": str(shape.sizes[t]), **(configs or {})},
                 }
                 for t in topics[start : start + CHUNK_TOPICS]
             ],
