@@ -79,6 +79,7 @@ from reassignd.controller.replication.context import ControllerContext, LeaderIs
 from reassignd.controller.replication.partition_logic import NO_LEADER
 from reassignd.controller.runtime import active, failover
 from reassignd.controller.runtime.active import ActiveParts
+from reassignd.controller.runtime.apply import apply
 from reassignd.controller.runtime.controller_election import Won
 from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.settings import ControllerSettings
@@ -223,9 +224,9 @@ class CoreMachine(RuleBasedStateMachine):
         """One event through the real dispatch, then whatever it enqueued, then the brokers'
         answers (StopReplica confirmations, which may finish a topic deletion)."""
         assert self.active is not None
-        await dispatch(self.active, event, self.shared, self.rebalance)
+        apply(self.shared, await dispatch(self.active, event, self.shared, self.rebalance))
         for queued in self.shared.queue.clear():
-            await dispatch(self.active, queued, self.shared, self.rebalance)
+            apply(self.shared, await dispatch(self.active, queued, self.shared, self.rebalance))
         await self._brokers_answer()
 
     async def _brokers_answer(self) -> None:
@@ -240,7 +241,7 @@ class CoreMachine(RuleBasedStateMachine):
                         if p.delete_partition:
                             self.deleted_replicas.append(((p.topic, p.partition), broker_id))
                     event = StopReplicaConfirmed(broker_id, request, ControlResponse(0))
-                    await dispatch(self.active, event, self.shared, self.rebalance)
+                    apply(self.shared, await dispatch(self.active, event, self.shared, self.rebalance))
 
     async def _request(self, request: AlterReassignments) -> AlterResult:
         reply: asyncio.Future[AlterResult] = self.loop.create_future()

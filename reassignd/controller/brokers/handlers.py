@@ -85,9 +85,10 @@ class BrokerEvents:
         else:
             self.shared.channel.add_broker(reg.broker_id, url)
 
-    async def on_brokers_changed(self) -> EventOutputs | None:
-        """The brokers that failed, then those that started; the requests of the startups, to be
-        finished by the caller (they resume reassignments), or None when no broker started."""
+    async def on_brokers_changed(self, out: EventOutputs) -> bool:
+        """The brokers that failed, then those that started, their requests in ``out``. True
+        when some started: they resumed reassignments, which the caller finishes
+        (``runtime.finish``)."""
         ctx, shared = self.ctx, self.shared
         current = await self._registered()
         known = dict(ctx.broker_epochs)
@@ -95,7 +96,7 @@ class BrokerEvents:
         new = set(current) - set(known)
         bounced = {b for b in set(current) & set(known) if current[b][1] > known[b]}
         if not (dead or new or bounced):
-            return None
+            return False
         log.info("brokers changed: new %s, dead %s, bounced %s", sorted(new), sorted(dead), sorted(bounced))
         for b in sorted(dead | bounced):
             shared.records.emit(BrokerLost(broker_id=b, bounced=b in bounced))
@@ -107,15 +108,16 @@ class BrokerEvents:
             ctx.remove_broker(b)
             await shared.channel.remove_broker(b)
         if dead | bounced:
-            await self.on_broker_failure(dead | bounced)
+            await self.on_broker_failure(dead | bounced, out)
         for b in new | bounced:
             reg, epoch = current[b]
             self._add_live_broker(reg, epoch)
         if new | bounced:
-            return await self.on_broker_startup(new | bounced)
-        return None
+            await self.on_broker_startup(new | bounced, out)
+            return True
+        return False
 
-    async def on_broker_modified(self, broker_id: int) -> None:
+    async def on_broker_modified(self, broker_id: int, out: EventOutputs) -> None:
         ctx = self.ctx
         found = await self._read_brokers([broker_id])
         if broker_id not in found or broker_id not in ctx.brokers:
@@ -125,11 +127,9 @@ class BrokerEvents:
             return  # bounced: BrokersChanged handles it
         if reg != ctx.brokers[broker_id]:
             self._add_live_broker(reg, epoch)
-            broker_requests = self.elections.broker_requests()
-            broker_requests.add_update_metadata([])
-            self.shared.send(broker_requests)
+            out.requests.add_update_metadata([])
 
-    async def on_broker_failure(self, dead: Collection[int]) -> None:
+    async def on_broker_failure(self, dead: Collection[int], out: EventOutputs) -> None:
         """Kafka's onBrokerFailure: replicas on dead brokers go offline; partitions they led
         elect a new leader (unclean when no ISR member lives and the topic allows it); dead
         replicas leave the ISR (never emptying it). The partitions they led go first, in a
@@ -140,10 +140,12 @@ class BrokerEvents:
         index = self.ctx.index
         hosted: set[TopicPartition] = set().union(*(index.hosted_by(b) for b in dead_set))
         led = hosted.intersection(set().union(*(index.led_by(b) for b in dead_set)))
-        await self._replicas_offline(sorted(led), dead_set)
-        await self._replicas_offline(sorted(hosted - led), dead_set)
+        await self._replicas_offline(sorted(led), dead_set, out)
+        await self._replicas_offline(sorted(hosted - led), dead_set, out)
 
-    async def _replicas_offline(self, hosted: list[TopicPartition], dead: set[int]) -> None:
+    async def _replicas_offline(
+        self, hosted: list[TopicPartition], dead: set[int], out: EventOutputs
+    ) -> None:
         """New leaders and ISRs for ``hosted`` without the ``dead`` brokers, and their requests."""
         if not hosted:
             return
@@ -164,15 +166,15 @@ class BrokerEvents:
         for tp in changed:
             broker_requests.add_leader_and_isr(self.elections.replicas(tp), tp)
         broker_requests.add_update_metadata(changed)
-        self.shared.send(broker_requests)
+        out.add(broker_requests)
 
-    async def on_broker_startup(self, started: Collection[int]) -> EventOutputs:
+    async def on_broker_startup(self, started: Collection[int], out: EventOutputs) -> None:
         """Kafka's onBrokerStartup: full metadata to the new brokers, the new live-broker list to
         the others, LeaderAndIsr for the new brokers' replicas, then offline partitions online and
-        the reassignments waiting for these brokers resumed. The outputs are the caller's to
-        finish (``runtime.finish``)."""
+        the reassignments waiting for these brokers resumed, into ``out`` (the caller finishes
+        it: ``runtime.finish``)."""
         ctx = self.ctx
-        out = EventOutputs(self.elections.broker_requests())
+        out.seal()  # what came before (the failures) goes out first, in a batch of its own
         broker_requests = out.requests
         broker_requests.add_full_update_metadata(brokers=started)
         broker_requests.add_update_metadata([], brokers=set(ctx.brokers) - set(started))
@@ -183,4 +185,3 @@ class BrokerEvents:
         await self.elections.online_partitions(needs_online, broker_requests)
         await self.reassigner.resume(self.reassigner.partitions_targeting(started), out)
         self.deleter.on_broker_started(set(started), broker_requests)
-        return out

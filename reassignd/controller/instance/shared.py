@@ -9,7 +9,7 @@ from __future__ import annotations
 import collections
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from reassignd.contracts.records import ProblemReported
@@ -38,15 +38,6 @@ class BrokerChannel(Protocol):
     async def remove_broker(self, broker_id: int) -> None: ...
 
     def send(self, broker_id: int, request: ControlRequest) -> None: ...
-
-
-class OutgoingRequests(Protocol):
-    """The control requests one event collected for the brokers
-    (``replication.broker_requests.BrokerRequestBatch``), sent once."""
-
-    sent: bool
-
-    def build(self) -> Mapping[int, Sequence[ControlRequest]]: ...
 
 
 class Shared:
@@ -140,12 +131,10 @@ class Shared:
             self.report(paths.CONTROLLER, e.reason, "controller")
             return None
 
-    def send(self, batch: OutgoingRequests) -> None:
-        """The requests an event collected, to each broker's queue (the last step of an event).
-        A batch goes out once: sending it again does nothing."""
-        if batch.sent:
-            return
-        batch.sent = True
-        for broker_id, requests in batch.build().items():
-            for request in requests:
-                self.channel.send(broker_id, request)
+    def deliver(self, outgoing: Iterable[Mapping[int, Sequence[ControlRequest]]]) -> None:
+        """An event's sealed control requests, batch after batch, to each broker's queue: only
+        the applier (``runtime.apply``) calls it, at the event's end."""
+        for built in outgoing:
+            for broker_id, requests in built.items():
+                for request in requests:
+                    self.channel.send(broker_id, request)

@@ -10,6 +10,7 @@ import logging
 from reassignd.controller.instance.events import QuotaConfigChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterQuotas, QuotaAlterationResult
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import NotController, ReassigndError
@@ -54,7 +55,7 @@ class QuotaEvents:
         self.quotas.set_quotas(self._configs)
         self.update_metrics()
 
-    async def on_config_changed(self) -> None:
+    async def on_config_changed(self, out: EventOutputs) -> None:
         zk = self.shared.zk
         changes = await self._changes.read(zk, self.shared.wall_clock(), self._watch())
         if changes.quota_entities:
@@ -62,9 +63,10 @@ class QuotaEvents:
             self.quotas.set_quotas(self._configs)
             log.info("quota configs changed: %s", list(changes.quota_entities))
         self.update_metrics()
-        await self.elections.on_configs_changed(changes.entity_paths)  # topic configs: unclean elections
+        # topic configs: unclean elections
+        await self.elections.on_configs_changed(changes.entity_paths, out.requests)
 
-    async def alter(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
+    async def alter(self, request: AlterQuotas, out: EventOutputs) -> tuple[QuotaAlterationResult, ...]:
         """AlterClientQuotas: each entity's znode and a change notification (fenced); the
         change applies through the notification, as for any Kafka-compatible tool."""
         results = []
@@ -82,5 +84,5 @@ class QuotaEvents:
                 raise
             except ReassigndError as e:
                 results.append(QuotaAlterationResult(entry.user, entry.client_id, e.error_code, e.message))
-        await self.on_config_changed()
+        await self.on_config_changed(out)
         return tuple(results)

@@ -131,7 +131,15 @@ class BrokerRequestBatch:
         self._new: dict[TopicPartition, bytes | None] = {}  # states marked new, built once per batch
         self._layouts: list[tuple[Collection[TopicPartition], frozenset[TopicPartition], _Layout]] = []
         self._live: dict[int, LiveBroker] = {}
-        self.sent = False  # Shared.send sent it (a batch goes out once)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing added: building it would give no request."""
+        return not (self._leader_and_isr or self._full or self._update_metadata or self._stop_replica)
+
+    def fresh(self) -> BrokerRequestBatch:
+        """An empty batch over the same context and kept encodings."""
+        return BrokerRequestBatch(self._ctx, self._controller_id, wire=self._wire, full_ids=self._full_ids)
 
     def add_leader_and_isr(self, brokers: Iterable[int], tp: TopicPartition, *, is_new: bool = False) -> None:
         """Tell ``brokers`` the partition's current state (only live ones get it)."""

@@ -135,7 +135,7 @@ class PartitionStateMachine:
                 )
         return changed
 
-    async def on_configs_changed(self, entity_paths: Iterable[str]) -> None:
+    async def on_configs_changed(self, entity_paths: Iterable[str], requests: BrokerRequestBatch) -> None:
         """Config change notifications: when a topic's config or the broker default changed, its
         partitions without a leader get an election, which is unclean if now allowed (Kafka's
         TopicUncleanLeaderElectionEnable and UncleanLeaderElectionEnable events)."""
@@ -146,8 +146,5 @@ class PartitionStateMachine:
             for tp in ctx.index.without_live_leader(ctx.brokers)
             if (default_changed or tp[0] in topics) and tp in ctx.states
         )
-        if not offline:
-            return
-        broker_requests = self.broker_requests()
-        await self.online_partitions(offline, broker_requests)
-        self.shared.send(broker_requests)
+        if offline:
+            await self.online_partitions(offline, requests)

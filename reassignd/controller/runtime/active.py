@@ -121,7 +121,7 @@ def build(
     intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
     elections = PartitionStateMachine(shared, ctx, writer, wire)
-    finisher = Finisher(shared, ctx, elections, intake, sequenced, runner, deleter)
+    finisher = Finisher(ctx, elections, intake, sequenced, runner, deleter)
     leaders = PreferredLeaders(
         shared,
         ctx,

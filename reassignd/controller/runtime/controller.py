@@ -48,6 +48,7 @@ from reassignd.controller.model.snapshot import ActiveController, ClusterSnapsho
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime import active, controller_election, failover, failures
 from reassignd.controller.runtime.active import ActiveParts
+from reassignd.controller.runtime.apply import apply
 from reassignd.controller.runtime.coalesce import coalesce
 from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.runtime.failures import Failure
@@ -366,7 +367,7 @@ class Controller:
             if isinstance(event, RequestEvent):
                 _fail(event, NotController())
             return
-        await dispatch(parts, event, self.shared, self._rebalance)
+        apply(self.shared, await dispatch(parts, event, self.shared, self._rebalance))
 
     # election
 

@@ -1,8 +1,9 @@
 """The dispatch of one event on the active controller to the part it belongs to: brokers,
 topics, quotas and configs, leadership, the intakes and the reassignment algorithm, the batch
-runner. Each event that sends anything gets one :class:`EventOutputs` (``parts.event_outputs()``),
-filled by the handlers it runs; an event that may have run the reassignment algorithm hands it to
-``Finisher.after_reassignments``, which acts on what ended and sends the requests.
+runner. Each event gets one :class:`EventOutputs` (``parts.event_outputs()``), filled by the
+handlers it runs; an event that may have run the reassignment algorithm hands it to
+``Finisher.after_reassignments``, which acts on what ended. The dispatch returns it; the applier
+(``runtime.apply``, called by ``Controller._handle``) sends its requests and gives its replies.
 
 An exhaustive ``match`` over the closed union of events: mypy's ``assert_never`` fails until a new
 event is dispatched here (or taken by ``Controller._handle`` as an instance event).
@@ -52,62 +53,58 @@ from reassignd.controller.instance.events import (
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
 from reassignd.controller.quotas.entity_configs import ConfigWrites
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.runtime.active import ActiveParts
 
 
 async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed union)
     parts: ActiveParts, event: ControllerEvent, shared: Shared, rebalance: RebalanceTimer
-) -> None:
-    """Hand an event to the part it belongs to, on the active controller. The instance events
+) -> EventOutputs:
+    """Hand an event to the part it belongs to, on the active controller, and return its outputs
+    for the applier (``runtime.apply``): nothing here sends or answers. The instance events
     (election, session, hand-over) never come here: ``Controller._handle`` takes them in any role."""
+    out = parts.event_outputs()
     match event:
         case BrokersChanged():
-            if (started := await parts.brokers.on_brokers_changed()) is not None:
-                await parts.finisher.after_reassignments(started)
-            out = parts.event_outputs()
+            if await parts.brokers.on_brokers_changed(out):  # some started: reassignments resumed
+                await parts.finisher.after_reassignments(out)
             await parts.healing.evaluate(out)
             await parts.finisher.after_reassignments(out)
         case BrokerModified(broker_id=broker_id):
-            await parts.brokers.on_broker_modified(broker_id)
+            await parts.brokers.on_broker_modified(broker_id, out)
         case TopicsChanged():
-            await parts.topic_events.on_topics_changed()
+            await parts.topic_events.on_topics_changed(out)
         case PartitionsModified(topics=topics):
-            await parts.topic_events.on_partitions_modified(topics)
+            await parts.topic_events.on_partitions_modified(topics, out)
         case IsrChangeNotified():
-            if (checked := await parts.topic_events.on_isr_change_notified()) is not None:
-                await parts.finisher.after_reassignments(checked)
+            if await parts.topic_events.on_isr_change_notified(out):
+                await parts.finisher.after_reassignments(out)
         case PartitionStateChanged(partitions=tps):
-            out = parts.event_outputs()
             await parts.reassigner.check(tps, out)
             await parts.finisher.after_reassignments(out)
         case ZkPartitionReassignment():
-            out = parts.event_outputs()
             await parts.intake.on_legacy_znode(out)
             await parts.finisher.after_reassignments(out)
         case ExtraReassignment():
-            out = parts.event_outputs()
             await parts.intake.on_extra_znode(out)
             await parts.finisher.after_reassignments(out)
         case ReassignCancel():
-            out = parts.event_outputs()
             await parts.intake.on_cancel_znode(out)
             if not parts.intake.cancel_in_place:
                 await parts.sequenced.on_requests(out)
             await parts.finisher.after_reassignments(out)
         case ReassignmentRequests():
-            out = parts.event_outputs()
             await parts.sequenced.on_requests(out)
             await parts.finisher.after_reassignments(out)
         case TopicDeletionsChanged():
             await parts.topic_events.load_topic_deletions()
-            await parts.finisher.resume_deletions()
+            await parts.finisher.resume_deletions(out)
         case StopReplicaConfirmed(broker_id=broker_id, request=stop, response=response):
             if parts.deleter.confirmed(broker_id, stop, response):
-                await parts.finisher.resume_deletions()
+                await parts.finisher.resume_deletions(out)
         case QuotaConfigChanged():
-            await parts.quotas.on_config_changed()
+            await parts.quotas.on_config_changed(out)
         case ExecutorTick():
-            out = parts.event_outputs()
             await parts.runner.tick(out)
             await parts.finisher.after_reassignments(out)
         case AgentsSampled(sample=sample):
@@ -115,98 +112,72 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
                 parts.healing.sampled(sample.sizes)
                 await parts.runner.adapt(sample)
                 # what raised caps allow starts now
-                await parts.finisher.after_reassignments(parts.event_outputs())
+                await parts.finisher.after_reassignments(out)
         case SelfHealingTick():
-            out = parts.event_outputs()
             await parts.healing.evaluate(out)
             await parts.finisher.after_reassignments(out)
         case ApiPartitionReassignment(group=group):
-            out = parts.event_outputs()
             answers = await parts.intake.alter_group([e.request for e in group], out)
             accepted = [(r.topic, r.partition) for a in answers for r in a.results if r.error_code == 0]
             await parts.sequenced.after_completions(accepted)  # the API supersedes them
             await parts.finisher.after_reassignments(out)
             for member, result in zip(group, answers, strict=True):
-                if not member.reply.done():
-                    member.reply.set_result(result)
+                out.answer(member.reply, result)
         case CancelReassignmentsRequested(request=cancel, reply=reply):
-            out = parts.event_outputs()
             result = await parts.intake.cancel(cancel, out)
             accepted = [(r.topic, r.partition) for r in result.results if r.error_code == 0]
             await parts.sequenced.after_completions(accepted)
             await parts.finisher.after_reassignments(out)
-            if not reply.done():
-                reply.set_result(result)
+            out.answer(reply, result)
         case CreateTopicsRequested(request=create, reply=topics_reply):
             created_result, created = await parts.topics.create_topics(create)
             if created:
-                await parts.topic_events.add_topics(created)
+                await parts.topic_events.add_topics(created, out)
             parts.quotas.update_metrics()
-            if not topics_reply.done():
-                topics_reply.set_result(created_result)
+            out.answer(topics_reply, created_result)
         case CreatePartitionsRequested(request=expand, reply=topics_reply):
             expanded_result, added = await parts.topics.create_partitions(expand)
-            out = parts.event_outputs()
             await parts.elections.online_partitions(
                 [(t, p) for t, ps in added.items() for p in ps], out.requests
             )
-            shared.send(out.requests)
             parts.quotas.update_metrics()
-            if not topics_reply.done():
-                topics_reply.set_result(expanded_result)
+            out.answer(topics_reply, expanded_result)
         case DeleteTopicsRequested(request=delete, reply=topics_reply):
             deleted_result, queued = await parts.topics.delete_topics(delete)
             parts.ctx.topics_to_delete.update(queued)
-            await parts.finisher.resume_deletions()
+            await parts.finisher.resume_deletions(out)
             parts.quotas.update_metrics()
-            if not topics_reply.done():
-                topics_reply.set_result(deleted_result)
+            out.answer(topics_reply, deleted_result)
         case AlterQuotasRequested(request=alter, reply=quotas_reply):
-            results = await parts.quotas.alter(alter)
-            if not quotas_reply.done():
-                quotas_reply.set_result(results)
+            out.answer(quotas_reply, await parts.quotas.alter(alter, out))
         case AlterConfigsRequested(request=alter_configs, reply=configs_reply):
             topic_exists = parts.ctx.assignments.__contains__
             altered = await ConfigWrites(shared.zk, parts.writer, topic_exists).alter(alter_configs)
-            await parts.quotas.on_config_changed()  # apply them now (e.g. unclean elections)
-            if not configs_reply.done():
-                configs_reply.set_result(altered)
+            await parts.quotas.on_config_changed(out)  # apply them now (e.g. unclean elections)
+            out.answer(configs_reply, altered)
         case ElectLeadersRequested(request=elect, reply=elect_reply):
-            out = parts.event_outputs()
-            elected = await parts.leaders.on_request(elect, out.requests)
-            shared.send(out.requests)
-            if not elect_reply.done():
-                elect_reply.set_result(elected)
+            out.answer(elect_reply, await parts.leaders.on_request(elect, out.requests))
         case DemotionRequested(broker_id=broker_id, promote=promote, reply=demotion_reply):
-            out = parts.event_outputs()
             demotions = parts.demotions
             change = demotions.promote if promote else demotions.demote
             demoted = await change(broker_id, out)
             await parts.finisher.after_reassignments(out)
-            if not demotion_reply.done():
-                demotion_reply.set_result(demoted)
+            out.answer(demotion_reply, demoted)
         case PreferredReplicaElection():
-            out = parts.event_outputs()
             await parts.leaders.on_znode(out.requests)
-            shared.send(out.requests)
         case AutoLeaderRebalanceTick():
             if rebalance.take():
-                out = parts.event_outputs()
                 await parts.leaders.rebalance(out.requests)
-                shared.send(out.requests)
         case BatchSubmitRequested(spec=spec, reply=submit_reply, sizes=sizes):
-            out = parts.event_outputs()
             submitted = await parts.runner.submit(spec, out, sizes)
             await parts.finisher.after_reassignments(out)
-            if not submit_reply.done():
-                submit_reply.set_result(submitted)
+            out.answer(submit_reply, submitted)
         case BatchControlRequested(batch_id=batch_id, action=action, reply=control_reply):
-            out = parts.event_outputs()
             controlled = await parts.runner.control(batch_id, action, out)
             await parts.finisher.after_reassignments(out)
-            if not control_reply.done():
-                control_reply.set_result(controlled)
+            out.answer(control_reply, controlled)
         case Startup() | ControllerChanged() | SessionExpired() | Reelect() | HandOverRequested():
             pass  # instance events: handled in any role by Controller._handle
         case _:
             assert_never(event)
+    return out

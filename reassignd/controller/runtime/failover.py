@@ -23,6 +23,7 @@ from reassignd.controller.replication import loader
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime import failures
 from reassignd.controller.runtime.active import ActiveParts
+from reassignd.controller.runtime.apply import apply
 from reassignd.zk import admin_codec, codec, paths
 
 log = logging.getLogger(__name__)
@@ -152,9 +153,9 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     # Kafka's pending ZooKeeper-triggered preferred-replica elections (the znode's watch armed)
     await skippable(shared, paths.PREFERRED_REPLICA_ELECTION, lambda: parts.leaders.on_znode(broker_requests))
     await skippable(shared, "the end of the load", lambda: parts.finisher.after_reassignments(out))
-    shared.send(broker_requests)  # sent already, unless the step above was skipped
+    await skippable(shared, "the topic deletions in progress", lambda: parts.finisher.resume_deletions(out))
+    apply(shared, out)  # the load's requests go out (whatever a skipped step left in them too)
     phase("requests")
-    await skippable(shared, "the topic deletions in progress", parts.finisher.resume_deletions)
     log.info(
         "controller ready: %d brokers, %d topics, %d partitions (%d reassigning); %s",
         len(ctx.brokers),

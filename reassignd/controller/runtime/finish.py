@@ -1,14 +1,13 @@
 """The end of every event that ran the reassignment algorithm: what its completions and
 cancellations set off (elections, the executor's next moves, the KIP-236 bookkeeping, deletions
-waiting for a move), then every control request the event collected goes out. The event's
-outputs come in as one value (:class:`EventOutputs`), created for the event and consumed here
-once; no part keeps them in a field between events.
+waiting for a move); the requests collected so far are sealed for the applier
+(``runtime.apply``). The event's outputs come in as one value (:class:`EventOutputs`), created
+for the event, its completions taken here once; no part keeps them in a field between events.
 """
 
 from __future__ import annotations
 
 from reassignd.controller.batches.runner import BatchRunner
-from reassignd.controller.instance.shared import Shared
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.sequenced import SequencedRequests
 from reassignd.controller.replication.context import ControllerContext
@@ -21,7 +20,6 @@ from reassignd.topic_partition import TopicPartition
 class Finisher:
     def __init__(
         self,
-        shared: Shared,
         ctx: ControllerContext,
         elections: PartitionStateMachine,
         intake: Intake,
@@ -29,7 +27,6 @@ class Finisher:
         runner: BatchRunner,
         deleter: TopicDeleter,
     ) -> None:
-        self.shared = shared
         self.ctx = ctx
         self.elections = elections
         self.intake = intake
@@ -41,9 +38,9 @@ class Finisher:
         """Completed (or cancelled) partitions left without a live leader get an offline election
         (a cancel allowed to need an unclean one gets it here), batch moves that ended free their
         slots for others at once, completed partitions leave the legacy znode and the sequenced
-        requests, and every request of the event goes out."""
+        requests, and the requests collected so far are sealed (the applier sends them). Acts on
+        each completion once: an event that runs it again acts only on what ended since."""
         ctx = self.ctx
-        broker_requests = out.requests
         seen: set[TopicPartition] = set()
         await self._elect_leaderless(out, seen)
         await self.runner.sync(out)
@@ -52,12 +49,12 @@ class Finisher:
         # event's too
         await self._elect_leaderless(out, seen)
         await self.runner.throttles()
-        completed = list(out.completed)
+        completed, _ = out.take_completed()
         await self.sequenced.after_completions(completed)
         await self.intake.after_completions(completed)
-        self.shared.send(broker_requests)
+        out.seal()
         if completed and ctx.topics_to_delete:
-            await self.resume_deletions()
+            await self.resume_deletions(out)
 
     async def _elect_leaderless(self, out: EventOutputs, seen: set[TopicPartition]) -> None:
         """An offline election for the partitions the event ended (not ``seen`` yet) whose
@@ -70,7 +67,9 @@ class Finisher:
         if leaderless:
             await self.elections.online_partitions(leaderless, out.requests)
 
-    async def resume_deletions(self) -> None:
-        broker_requests = self.elections.broker_requests()
-        await self.deleter.resume(broker_requests)
-        self.shared.send(broker_requests)
+    async def resume_deletions(self, out: EventOutputs) -> None:
+        """Deletions that can go on now: their requests in a batch of their own, after the
+        event's others."""
+        out.seal()
+        await self.deleter.resume(out.requests)
+        out.seal()

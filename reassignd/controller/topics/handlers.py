@@ -48,7 +48,7 @@ class TopicEvents:
     def watch_topic(self, path: str) -> WatchCallback | None:
         return self.shared.watch(path, PartitionsModified((paths.basename(path),)))
 
-    async def on_topics_changed(self) -> None:
+    async def on_topics_changed(self, out: EventOutputs) -> None:
         ctx = self.ctx
         names = set(
             await self.writer.children(
@@ -56,7 +56,7 @@ class TopicEvents:
             )
         )
         known = set(ctx.assignments)
-        stray = self.elections.broker_requests()
+        stray = out.requests
         for gone in sorted(known - names):
             # removed behind the controller's back (not through /admin/delete_topics): its
             # replicas would stay on the brokers forever (Kafka leaks them); delete them
@@ -65,13 +65,13 @@ class TopicEvents:
                 for b in a.replicas:
                     stray.add_stop_replica(b, (gone, p), delete=True)
             ctx.remove_topic(gone)
-        self.shared.send(stray)
+        out.seal()  # built before the new topics join the context
         ctx.malformed_topics &= names
         new = sorted(names - known - ctx.malformed_topics)
         if new:
-            await self.add_topics(new)
+            await self.add_topics(new, out)
 
-    async def add_topics(self, names: list[str]) -> None:
+    async def add_topics(self, names: list[str], out: EventOutputs) -> None:
         """Topics that appeared (or whose malformed znode was fixed): load and bring online."""
         ctx, shared = self.ctx, self.shared
         znodes = await loader.read_topics(shared.zk, names, self.watch_topic, shared.report)
@@ -83,12 +83,12 @@ class TopicEvents:
         for tp, li in states.items():
             ctx.set_state(tp, li)
         ctx.malformed_states.update(malformed)
-        broker_requests = self.elections.broker_requests()
+        broker_requests = out.requests
         for tp in states:
             broker_requests.add_leader_and_isr(self.elections.replicas(tp), tp)
             broker_requests.add_update_metadata([tp])
         await self.elections.online_partitions(tps, broker_requests)
-        shared.send(broker_requests)
+        out.seal()
         if znodes:
             log.info("new topics %s: %d partitions", sorted(znodes), len(tps))
         for topic in sorted(znodes):
@@ -96,7 +96,7 @@ class TopicEvents:
             rf = len(next(iter(parts.values())).replicas) if parts else 0
             shared.records.emit(TopicCreated(topic=topic, partitions=len(parts), replication_factor=rf))
 
-    async def on_partitions_modified(self, topics: Sequence[str]) -> None:
+    async def on_partitions_modified(self, topics: Sequence[str], out: EventOutputs) -> None:
         """Topic znodes changed: re-read them (re-arming their watches); partitions they gained
         are brought online. A change to an existing partition's replicas made outside the
         controller is logged and ignored, as Kafka does."""
@@ -104,7 +104,7 @@ class TopicEvents:
         fixed = [t for t in topics if t in ctx.malformed_topics]
         if fixed:
             ctx.malformed_topics.difference_update(fixed)
-            await self.add_topics(fixed)
+            await self.add_topics(fixed, out)
         known = [t for t in topics if t not in fixed]
         znodes = await loader.read_changed_topics(
             shared.zk, known, self.watch_topic, shared.report, ctx.topic_mzxids
@@ -133,12 +133,12 @@ class TopicEvents:
                     ctx.set_assignment((topic, p), incoming[p])
         if not added:
             return
-        await self.online_new_partitions(added)
+        await self.online_new_partitions(added, out)
         for topic, new in added.items():
             log.info("topic %s: new partitions %s", topic, new)
             shared.records.emit(PartitionsAdded(topic=topic, partitions=tuple(new)))
 
-    async def online_new_partitions(self, added: dict[str, list[int]]) -> None:
+    async def online_new_partitions(self, added: dict[str, list[int]], out: EventOutputs) -> None:
         """Partitions just added to the context (a topic's znode grew, or CreatePartitions): their
         states, where some exist already, then online."""
         tps = [(t, p) for t, ps in added.items() for p in ps]
@@ -146,20 +146,19 @@ class TopicEvents:
         for tp, li in states.items():
             self.ctx.set_state(tp, li)
         self.ctx.malformed_states.update(malformed)
-        broker_requests = self.elections.broker_requests()
-        await self.elections.online_partitions(tps, broker_requests)
-        self.shared.send(broker_requests)
+        await self.elections.online_partitions(tps, out.requests)
+        out.seal()
 
-    async def on_isr_change_notified(self) -> EventOutputs | None:
+    async def on_isr_change_notified(self, out: EventOutputs) -> bool:
         """The brokers' own ISR changes: read, taken into memory, and checked for completed
-        reassignments; the outputs are the caller's to finish (``runtime.finish``), None when
+        reassignments, into ``out`` (the caller finishes it: ``runtime.finish``). False when
         there was no notification."""
         ctx, shared = self.ctx, self.shared
         children = await self.writer.children(
             paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
         )
         if not children:
-            return None
+            return False
         notification_paths = [paths.isr_change(c) for c in children]
         znodes = await shared.zk.get_many(notification_paths)
         tps: set[TopicPartition] = set()
@@ -186,10 +185,9 @@ class TopicEvents:
             # the brokers' own ISR changes (the controller learns them from the notification)
             for change in state_changes(tp, None if before is None else before.state, li.state, by="broker"):
                 shared.records.emit(change)
-        out = EventOutputs(self.elections.broker_requests())
         out.requests.add_update_metadata(states)
         await self.reassigner.check(states, out)
-        return out
+        return True
 
     async def load_topic_deletions(self) -> None:
         """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""

@@ -1,0 +1,23 @@
+"""The applier of an event's outputs: the one place where control requests leave the controller
+and requests are answered. The event's last batch is sealed, every sealed batch goes to the
+brokers' queues in order, then each reply is given — so a client hears the answer only after the
+requests its change caused were queued (Kafka answers after ``sendRequestsToBrokers`` too).
+
+Synchronous: nothing else runs on the loop between the first request queued and the last reply.
+An event that fails before its end applies nothing: its requests are never sent (the reload or the
+next controller sends the cluster's state whole) and its requests are answered by the failure.
+"""
+
+from __future__ import annotations
+
+from reassignd.controller.instance.shared import Shared
+from reassignd.controller.replication.event_outputs import EventOutputs
+
+
+def apply(shared: Shared, out: EventOutputs) -> None:
+    out.seal()
+    outgoing, out.outgoing = out.outgoing, []
+    shared.deliver(outgoing)
+    replies, out.replies = out.replies, []
+    for answer in replies:
+        answer()
