@@ -13,7 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -179,7 +179,7 @@ def shown_status(**progress: MoveProgress) -> dict[str, Any]:
         ("orders", 1): MoveProgress(0, 3 * GiB, 0.0),
     }
     computed = batch_status(batch, moves, sizes, NOV_23_10H_MS + 700_000, StuckRule(600_000, MiB))
-    return status_json(computed)
+    return cast(dict[str, Any], msgspec.json.decode(msgspec.json.encode(status_json(computed))))
 
 
 def test_describe_lines() -> None:
