@@ -14,18 +14,20 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ClientError
+from reassignd.contracts.cluster import Status
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, ZooKeeperUnavailable, free_port
 from reassignd.zk.values import ZkSettings
 
 Json = dict[str, Any]
+T = TypeVar("T")
 
 
 class DemoFailed(Exception):
@@ -130,10 +132,10 @@ class LocalCluster:
             self.check_children()
             ready, _ = await self.get("/readyz", allow_status=(200, 503))
             if ready.get("status") == "ready":
-                status, _ = await self.get("/v1/status")
-                live: list[int] = status["brokers"]["live"]
-                if status["active"] and len(live) >= brokers:
-                    say(f"ready: controller {status['controller_id']} active, brokers {live}")
+                status = await self.maybe("/v1/status", Status)
+                live = list(status.brokers.live) if status is not None else []
+                if status is not None and status.active and len(live) >= brokers:
+                    say(f"ready: controller {status.controller_id} active, brokers {live}")
                     return live
             if time.monotonic() > deadline:
                 raise DemoFailed(f"not ready within {timeout_s:g} s; see the logs in {self.log_dir}")
@@ -183,6 +185,21 @@ class LocalCluster:
         if status not in allow_status:
             return {}, status
         return (body if isinstance(body, dict) else {}), status
+
+    async def typed(self, method: str, path: str, shape: type[T], body: Json | None = None) -> T:
+        """A controller request whose 200 answer is the contract's ``shape`` (decoded by the API
+        client); anything else fails the demo."""
+        try:
+            return await self._api().typed(method, path, shape, body=body)
+        except ClientError as e:
+            raise DemoFailed(str(e)) from None
+
+    async def maybe(self, path: str, shape: type[T]) -> T | None:
+        """GET the contract's ``shape``; None for a connection error or another status than 200."""
+        try:
+            return await self._api().typed("GET", path, shape)
+        except ClientError:
+            return None
 
     async def call(self, method: str, path: str, body: Json | None = None) -> Json:
         """A request that must answer 200 with a JSON object; anything else fails the demo.
