@@ -22,11 +22,13 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import aiohttp
+import msgspec
 
 from reassignd.api_client import shapes
 from reassignd.api_client.errors import ApiError, ClientError, NoAnswer, ResponseError, Unreachable
 from reassignd.contracts.batches import Batches, BatchStatus, SubmitBatchResponse
 from reassignd.contracts.cluster import Brokers, LogDirs, Partition, Status, Topic, Topics
+from reassignd.contracts.errors import ActiveController, NotControllerError
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.errors import error_name
 from reassignd.tls import ClientTls
@@ -40,10 +42,20 @@ BATCHES = "/v1/batches"
 Query = Sequence[tuple[str, str]]
 
 
-def _active_url(doc: Any) -> str | None:
-    active = doc.get("active_controller") if isinstance(doc, dict) else None
-    url = active.get("http") if isinstance(active, dict) else None
-    return url.rstrip("/") if isinstance(url, str) and url else None
+def _url(active: ActiveController | None) -> str | None:
+    return active.http.rstrip("/") if active is not None and active.http else None
+
+
+def _redirect(status: int, doc: Any) -> str | None:
+    """Where a 503 NOT_CONTROLLER says the active controller is (None: another answer, or a
+    standby that knows none)."""
+    if status != 503:
+        return None
+    try:
+        refused = msgspec.convert(doc, NotControllerError)
+    except msgspec.ValidationError:
+        return None
+    return _url(refused.active_controller) if refused.error_code == NOT_CONTROLLER else None
 
 
 def _error(method: str, path: str, status: int, doc: Any) -> ApiError:
@@ -96,10 +108,10 @@ class ApiClient:
             yield api
 
     async def find_active(self) -> None:
-        status = await self.get("/v1/status")
-        if isinstance(status, dict) and status.get("active") is True:
+        status = await self.status()
+        if status.active:
             return
-        active = _active_url(status)
+        active = _url(status.active_controller)
         if active is None:
             raise ClientError(f"{self.base_url} is a standby controller and knows no active controller")
         self.base_url = active
@@ -128,13 +140,8 @@ class ApiClient:
         status page): then it is the text. When following the active controller, a 503
         NOT_CONTROLLER naming it is sent there once."""
         status, doc = await self._send(method, path, query, body, accept_text)
-        if (
-            self.follow_active
-            and status == 503
-            and isinstance(doc, dict)
-            and doc.get("error_code") == NOT_CONTROLLER
-        ):
-            active = _active_url(doc)
+        if self.follow_active:
+            active = _redirect(status, doc)
             if active is not None and active != self.base_url:
                 self.base_url = active
                 status, doc = await self._send(method, path, query, body, accept_text)
