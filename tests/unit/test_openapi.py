@@ -25,6 +25,7 @@ from reassignd.http import build_app
 from reassignd.http.auth import PUBLIC_PATHS, Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.openapi import openapi_document
+from reassignd.http.openapi_components import answer_schemas
 from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
 from reassignd.http.routes.elections import parse_elect_body
 from reassignd.http.routes.quotas import parse_alter_quotas
@@ -80,6 +81,22 @@ def test_every_route_is_documented_and_every_documented_route_exists() -> None:
         if route.method != "HEAD" and route.resource is not None
     }
     assert registered == documented()
+
+
+def test_the_answers_schemas_are_generated_from_the_contracts() -> None:
+    """Every answer component is the schema msgspec generates from the contract's struct (the one
+    the server encodes and the client decodes); the request schemas keep their own names."""
+    generated = answer_schemas()
+    assert {"Status", "Topic", "ListReassignmentsResponse", "BatchStatus", "Error"} <= set(generated)
+    assert {name: DOC["components"]["schemas"][name] for name in generated} == generated
+    assert set(generated).isdisjoint(SCHEMAS)
+    answers = {
+        r["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+        for _, _, op in operations()
+        for r in op["responses"].values()
+        if "application/json" in r.get("content", {}) and "$ref" in r["content"]["application/json"]["schema"]
+    }
+    assert answers <= set(generated), answers - set(generated)
 
 
 def test_path_parameters_are_the_routes_placeholders() -> None:
