@@ -1,5 +1,5 @@
 """The OpenAPI document's components: the answers' schemas generated from the contract's structs
-(``reassignd.contracts``), next to the request schemas written in ``openapi_schemas``. Pure.
+(``reassignd.contracts``), next to the request schemas (``openapi_schemas``). Pure.
 
 A generated response object lists its fields (the required ones: those without a default) and
 leaves the object open, so adding a field is not a breaking change.

@@ -1,22 +1,23 @@
-"""The JSON Schemas of the OpenAPI document's request bodies, as strict as their parsers. Pure
-data, built with a few small helpers.
+"""The JSON Schemas of the OpenAPI document's request bodies, as strict as their parsers. Pure.
 
-The responses' schemas are generated from the contract's structs (``openapi_components``); the
-request schemas stay written here because they state what the strict parsers in ``routes/`` and
-``batch_requests`` accept beyond what a struct says: every object closed
-(``additionalProperties: false``), integers with their ranges, nullable fields, patterns, a plan
-that ignores unknown fields and a oneOf of two request shapes (``tests/unit/test_openapi.py``
-checks that each schema accepts exactly what its parser accepts).
+Most are generated from the request structs (``reassignd.contracts.requests``: closed objects,
+integer ranges, nullable fields, patterns). The ones written here state rules no struct states:
+a kafka-reassign-partitions plan (unknown fields ignored, as Kafka's tool does; ``version`` a
+constant), the choice of either shape for ``POST /v1/reassignments`` (a oneOf), and a batch
+(an id that is not ``.`` or ``..``, strategies that exclude each other). The answers' schemas
+are generated too (``openapi_components``). ``tests/unit/test_openapi.py`` checks that each
+request schema accepts exactly what its parser accepts.
 """
 
 from __future__ import annotations
 
+import msgspec
+
+from reassignd.contracts.requests import REQUESTS
 from reassignd.executor.model import PLAN_ID_MAX
 from reassignd.http.batch_requests import BATCH_ID_PATTERN, INT64_MAX, LIMIT_FIELDS, STRATEGIES
 from reassignd.http.openapi_base import (
-    BOOLEAN,
     INT32,
-    NUMBER,
     STRING,
     Schema,
     array,
@@ -26,18 +27,11 @@ from reassignd.http.openapi_base import (
     ref,
     tolerant,
 )
-from reassignd.strict_json import INT16_MAX, INT16_MIN, INT32_MAX
-
-# A partition id as an object key (``assignments``): canonical decimal, 0..2^31−1.
-PARTITION_KEY_PATTERN = (
-    "^(0|[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}"
-    "|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$"
-)
+from reassignd.strict_json import INT32_MAX
 
 # --- shared pieces ---------------------------------------------------------------------------------
 
 COMMON: dict[str, Schema] = {
-    "TimeoutMs": {**integer(0, INT32_MAX), "description": "milliseconds"},
     "PartitionId": integer(0, INT32_MAX),
     "BrokerIds": {
         **array(INT32),
@@ -52,21 +46,6 @@ REASSIGNMENTS: dict[str, Schema] = {
         "oneOf": [ref("KafkaAlterReassignments"), ref("ReassignmentPlan")],
         "description": "Kafka's AlterPartitionReassignments, or a kafka-reassign-partitions plan",
     },
-    "KafkaAlterReassignments": closed(
-        {
-            "topics": array(
-                closed(
-                    {
-                        "name": STRING,
-                        "partitions": array(
-                            closed({"partition": ref("PartitionId"), "replicas": nullable(ref("BrokerIds"))})
-                        ),
-                    }
-                )
-            )
-        },
-        {"timeout_ms": ref("TimeoutMs"), "mode": {"enum": ["cancel", "stop"]}},
-    ),
     # The one plan reader's rules (reassignd.plan_format): unknown fields ignored, as Kafka's tool
     # does; beyond JSON Schema: log_dirs as long as replicas, each partition once.
     "ReassignmentPlan": {
@@ -103,101 +82,6 @@ REASSIGNMENTS: dict[str, Schema] = {
             {"version": {"type": "integer", "const": 1}},
         ),
     },
-}
-
-# --- leader elections ----------------------------------------------------------------------------
-
-ELECTIONS: dict[str, Schema] = {
-    "ElectLeadersRequest": closed(
-        {
-            "election_type": {
-                "enum": ["preferred", "unclean"],
-                "description": "preferred: each partition's first replica leads, if it is live and in the "
-                "ISR; unclean: a partition without a live leader gets the first live replica, in the "
-                "ISR or not (data it never copied is lost)",
-            },
-            "partitions": {
-                **nullable(array(closed({"topic": STRING, "partition": ref("PartitionId")}))),
-                "description": "null: every partition (the answer then leaves out the partitions that "
-                "needed no election)",
-            },
-        }
-    ),
-}
-
-# --- topics ----------------------------------------------------------------------------------------
-
-TOPICS: dict[str, Schema] = {
-    "CreateTopicsRequest": closed(
-        {"topics": array(ref("NewTopic"))},
-        {"timeout_ms": ref("TimeoutMs"), "validate_only": BOOLEAN},
-    ),
-    "NewTopic": closed(
-        {"name": STRING},
-        {
-            "num_partitions": {**INT32, "description": "-1 or absent: the broker default"},
-            "replication_factor": {
-                **integer(INT16_MIN, INT16_MAX),
-                "description": "-1 or absent: the broker default",
-            },
-            "assignments": nullable(
-                {
-                    "type": "object",
-                    "propertyNames": {"pattern": PARTITION_KEY_PATTERN},
-                    "additionalProperties": ref("BrokerIds"),
-                    "description": 'partition id → replicas, e.g. {"0": [1, 2], "1": [2, 3]}',
-                }
-            ),
-            "configs": {"type": "object", "additionalProperties": nullable(STRING)},
-        },
-    ),
-    "DeleteTopicsRequest": closed({"topics": array(STRING)}, {"timeout_ms": ref("TimeoutMs")}),
-    "CreatePartitionsRequest": closed(
-        {
-            "topics": array(
-                closed(
-                    {"name": STRING, "count": {**INT32, "description": "the new total partition count"}},
-                    {"assignments": nullable(array(ref("BrokerIds")))},
-                )
-            )
-        },
-        {"timeout_ms": ref("TimeoutMs"), "validate_only": BOOLEAN},
-    ),
-}
-
-# --- quotas ----------------------------------------------------------------------------------------
-
-QUOTAS: dict[str, Schema] = {
-    "QuotaEntity": closed(
-        {},
-        {
-            "user": {"type": "string", "description": '"<default>" names the default user'},
-            "client_id": {"type": "string", "description": '"<default>" names the default client id'},
-        },
-    ),
-    "AlterQuotasRequest": closed(
-        {
-            "entries": array(
-                closed(
-                    {
-                        "entity": ref("QuotaEntity"),
-                        "ops": array(
-                            closed(
-                                {
-                                    "key": {
-                                        "type": "string",
-                                        "description": "only controller_mutation_rate; another key "
-                                        "fails the entry with 42",
-                                    },
-                                    "value": {**nullable(NUMBER), "description": "null removes the key"},
-                                }
-                            )
-                        ),
-                    }
-                )
-            )
-        }
-    ),
 }
 
 # --- batches (the executor) -----------------------------------------------------------------------
@@ -269,5 +153,7 @@ BATCHES: dict[str, Schema] = {
     },
 }
 
-# The request schemas, by component name.
-SCHEMAS: dict[str, Schema] = {**COMMON, **REASSIGNMENTS, **ELECTIONS, **BATCHES, **TOPICS, **QUOTAS}
+# The request schemas, by component name: the hand-written ones and the generated ones.
+HAND_WRITTEN: dict[str, Schema] = {**COMMON, **REASSIGNMENTS, **BATCHES}
+_, GENERATED = msgspec.json.schema_components(REQUESTS, ref_template="#/components/schemas/{name}")
+SCHEMAS: dict[str, Schema] = {**HAND_WRITTEN, **GENERATED}

@@ -19,6 +19,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi import definitions
 
+from reassignd.contracts.requests import PARTITION_KEY_PATTERN
 from reassignd.controller.model.requests import Caller
 from reassignd.errors import InvalidRequest
 from reassignd.http import build_app
@@ -26,7 +27,7 @@ from reassignd.http.auth import PUBLIC_PATHS, Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.openapi import openapi_document
 from reassignd.http.openapi_components import answer_schemas
-from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
+from reassignd.http.openapi_schemas import SCHEMAS
 from reassignd.http.routes.elections import parse_elect_body
 from reassignd.http.routes.quotas import parse_alter_quotas
 from reassignd.http.routes.reassignments import parse_alter_body
