@@ -12,7 +12,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -21,7 +21,7 @@ import aiohttp
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ClientError
-from reassignd.contracts.cluster import Status
+from reassignd.contracts.cluster import Readiness, Status
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, ZooKeeperUnavailable, free_port
 from reassignd.zk.values import ZkSettings
@@ -130,8 +130,8 @@ class LocalCluster:
         deadline = time.monotonic() + timeout_s
         while True:
             self.check_children()
-            ready, _ = await self.get("/readyz", allow_status=(200, 503))
-            if ready.get("status") == "ready":
+            ready = await self.maybe("/readyz", Readiness)  # None: not ready (503) or no answer
+            if ready is not None and ready.status == "ready":
                 status = await self.maybe("/v1/status", Status)
                 live = list(status.brokers.live) if status is not None else []
                 if status is not None and status.active and len(live) >= brokers:
@@ -175,16 +175,6 @@ class LocalCluster:
         if self.session is None:
             self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
         return ApiClient(self.session, base_url or self.url, timeout_s=5)
-
-    async def get(self, path: str, allow_status: Sequence[int] = (200,)) -> tuple[Json, int]:
-        """GET a JSON document; a connection error or an unexpected status gives ``({}, 0)``."""
-        try:
-            status, body = await self._api().exchange("GET", path)
-        except ClientError:
-            return {}, 0
-        if status not in allow_status:
-            return {}, status
-        return (body if isinstance(body, dict) else {}), status
 
     async def typed(self, method: str, path: str, shape: type[T], body: Json | None = None) -> T:
         """A controller request whose 200 answer is the contract's ``shape`` (decoded by the API
