@@ -13,8 +13,6 @@ list, not demoted) is 404.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from reassignd.contracts.reassignments import DemotionResponse, TopicPartitionResult
@@ -24,8 +22,6 @@ from reassignd.http.json_input import fail, query_params
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
 from reassignd.strict_json import INT32_MAX
-
-Json = dict[str, Any]
 
 
 def broker_id_param(text: str) -> int:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from aiohttp import web
 
@@ -38,8 +37,6 @@ from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
 from reassignd.strict_json import INT32_MAX, json_type
 from reassignd.topic_partition import TopicPartition
-
-Json = dict[str, Any]
 
 ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.UNCLEAN}
 

@@ -48,8 +48,6 @@ from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
 
 # --- parsing and per-entry planning (pure) --------------------------------------------------------
 
-Json = dict[str, Any]
-
 
 @dataclass(frozen=True, slots=True)
 class QuotaEntry:

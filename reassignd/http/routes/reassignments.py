@@ -195,9 +195,8 @@ def parse_cancel(
     )
 
 
-# --- shapes (pure: values in, JSON-ready dicts out) -----------------------------------------------
+# --- answers (pure: values in, the contract's structs out) ----------------------------------------
 
-Json = dict[str, Any]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

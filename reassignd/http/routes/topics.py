@@ -193,8 +193,6 @@ def _new_partitions(raw: Any, path: str) -> NewPartitions:
 
 # --- answers and Retry-After (pure) ---------------------------------------------------------------
 
-Json = dict[str, Any]
-
 
 def topic_result_json(result: TopicResult) -> contracts.TopicResult:
     code = result.error_code
