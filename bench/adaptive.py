@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # makespan.py, next to
 from makespan import (  # type: ignore[import-not-found]
     RACKS,
     RATE_BYTES_PER_S,
-    Api,
     Shape,
+    api_client,
     cluster_ready,
     delete_topics,
     plan_entries,
@@ -51,6 +51,7 @@ from makespan import (
     create_topics as create_plan_topics,
 )
 
+from reassignd.api_client.client import ApiClient
 from reassignd.executor import journal
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.progress import lower_bound_makespan_s
@@ -61,7 +62,7 @@ from reassignd.zk.server import LocalZooKeeper, free_port
 from reassignd.zk.values import ZkSettings
 
 
-async def create_topics(api: Api, run: str, shape: Shape, produce_bytes_per_s: float) -> None:
+async def create_topics(api: ApiClient, run: str, shape: Shape, produce_bytes_per_s: float) -> None:
     """makespan.py's topics, each also producing ``produce_bytes_per_s`` per partition."""
     await create_plan_topics(
         api, run, shape, {"reassignd.sim.produce.bytes.per.s": f"{produce_bytes_per_s:.0f}"}
@@ -122,15 +123,14 @@ class Watch:
         self.task.cancel()
 
 
-async def cap_changes(api: Api) -> tuple[int, int]:
-    async with api.http.get(api.url + "/metrics") as resp:
-        text = await resp.text()
+async def cap_changes(api: ApiClient) -> tuple[int, int]:
+    _, text = await api.exchange("GET", "/metrics", accept_text=True)
     found = dict(re.findall(r'^reassignd_batch_cap_changes_total\{direction="(\w+)"\} (\S+)$', text, re.M))
     return int(float(found.get("up", 0))), int(float(found.get("down", 0)))
 
 
 async def run_way(
-    api: Api, zk: ZkClient, way: Way, run: str, shape: Shape, args: argparse.Namespace
+    api: ApiClient, zk: ZkClient, way: Way, run: str, shape: Shape, args: argparse.Namespace
 ) -> Result:
     # every partition produces: a broker's followers (2 of RF 3 replicas) take produce_share of it
     produce = args.produce_share * RATE_BYTES_PER_S * shape.brokers / (len(shape.assignment) * 2)
@@ -150,13 +150,12 @@ async def run_way(
         "limits": limits,
     }
     started = time.monotonic()
-    answer = await api.ok("POST", "/v1/batches", body)
-    if any(p["error_code"] for p in answer["partitions"]):
+    answer = await api.submit_batch(body)
+    if any(not p.ok for p in answer.partitions):
         raise RuntimeError(f"batch {batch_id}: refusals")
 
     async def done() -> bool:
-        batch = await api.ok("GET", f"/v1/batches/{batch_id}")
-        return bool(batch["state"] == "completed")
+        return (await api.batch(batch_id)).state == "completed"
 
     bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))
     await eventually(done, 60 * bound + 600, 0.2, f"{way.name} completes")
@@ -188,7 +187,7 @@ async def bench(
         await zk.start()
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=300)) as http:
-                api = Api(http, f"http://127.0.0.1:{port}")
+                api = api_client(http, f"http://127.0.0.1:{port}")
 
                 await cluster_ready(api, args.brokers)
                 bound = lower_bound_makespan_s(shape.moves(), shape.size_of(), float(RATE_BYTES_PER_S))

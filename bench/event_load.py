@@ -47,6 +47,9 @@ from pathlib import Path
 import aiohttp
 from failover import BROKERS, populate, register_brokers
 
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ClientError
+from reassignd.contracts.cluster import Status
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, free_port
@@ -182,16 +185,15 @@ def _readers_process(url: str, readers: int, duration_s: float, out: Connection)
     out.close()
 
 
-async def status(session: aiohttp.ClientSession, url: str) -> dict[str, object]:
-    async with session.get(url + "/v1/status") as resp:
-        return dict(await resp.json())
+async def status(session: aiohttp.ClientSession, url: str) -> Status:
+    return await ApiClient(session, url, timeout_s=30, follow_active=False).status()
 
 
 async def queue_sample(session: aiohttp.ClientSession, url: str) -> tuple[float, float] | None:
     """The queue wait's (p50, p99) in ms from /v1/status; None if not answered within 30 s."""
     try:
-        q = (await status(session, url))["event_queue"]["queue_time_ms"]  # type: ignore[index]
-    except (aiohttp.ClientError, TimeoutError):
+        q = (await status(session, url)).event_queue.queue_time_ms
+    except ClientError:
         return None
     return float(q["p50"]), float(q["p99"])
 
@@ -203,12 +205,12 @@ async def wait_ready(session: aiohttp.ClientSession, url: str, args: argparse.Na
         try:
             s = await status(session, url)
             if (
-                s.get("active")
-                and s.get("partitions") == args.topics * args.partitions
-                and s.get("reassigning_partitions") == args.moving
+                s.active
+                and s.partitions == args.topics * args.partitions
+                and s.reassigning_partitions == args.moving
             ):
                 return
-        except (aiohttp.ClientError, OSError):
+        except ClientError:
             pass
         if time.monotonic() > deadline:
             raise TimeoutError(f"controller not ready; see {log}")

@@ -37,6 +37,8 @@ from failover import populate, register_brokers
 from kafka.protocol.admin import ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ClientError
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, free_port
 from reassignd.zk.values import ZkSettings
@@ -190,11 +192,10 @@ async def wait_ready(session: aiohttp.ClientSession, url: str, partitions: int, 
     deadline = time.monotonic() + 180
     while True:
         try:
-            async with session.get(url + "/v1/status") as resp:
-                s = await resp.json()
-            if s.get("active") and s.get("partitions") == partitions:
+            s = await ApiClient(session, url, timeout_s=30, follow_active=False).status()
+            if s.active and s.partitions == partitions:
                 return
-        except (aiohttp.ClientError, OSError):
+        except ClientError:
             pass
         if time.monotonic() > deadline:
             raise TimeoutError(f"controller not ready; see {log}")

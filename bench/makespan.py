@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import os
 import random
@@ -52,6 +51,9 @@ from typing import Any
 
 import aiohttp
 
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ClientError
+from reassignd.contracts.admin import CreateTopicsResponse, DeleteTopicsResponse
 from reassignd.executor.progress import broker_bytes, lower_bound_makespan_s
 from reassignd.executor.scheduler import MoveShape, move_shape
 from reassignd.testing.polling import eventually
@@ -140,27 +142,18 @@ class Cpu:
         return (int(fields[11]) + int(fields[12])) / self.ticks
 
 
-class Api:
-    def __init__(self, http: aiohttp.ClientSession, url: str) -> None:
-        self.http = http
-        self.url = url
-
-    async def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        async with self.http.request(method, self.url + path, json=body) as resp:
-            return resp.status, json.loads(await resp.read())
-
-    async def ok(self, method: str, path: str, body: Any = None) -> Any:
-        status, answer = await self.call(method, path, body)
-        if status != 200:
-            raise RuntimeError(f"{method} {path}: {status} {answer}")
-        return answer
+def api_client(http: aiohttp.ClientSession, url: str) -> ApiClient:
+    """The API client of the controller at ``url`` (the bench's one instance), on ``http``."""
+    return ApiClient(http, url, timeout_s=300, follow_active=False)
 
 
 def topic_name(run: str, t: str) -> str:
     return f"{run}-{t}"
 
 
-async def create_topics(api: Api, run: str, shape: Shape, configs: Mapping[str, str] | None = None) -> None:
+async def create_topics(
+    api: ApiClient, run: str, shape: Shape, configs: Mapping[str, str] | None = None
+) -> None:
     """The plan's topics, each with its simulated size and ``configs``."""
     topics = sorted(shape.sizes)
     for start in range(0, len(topics), CHUNK_TOPICS):
@@ -177,24 +170,20 @@ async def create_topics(api: Api, run: str, shape: Shape, configs: Mapping[str, 
                 for t in topics[start : start + CHUNK_TOPICS]
             ],
         }
-        answer = await api.ok("POST", "/v1/topics", body)
-        errors = [t for t in answer["topics"] if t["error_code"] != 0]
+        answer = await api.typed("POST", "/v1/topics", CreateTopicsResponse, body=body)
+        errors = [t for t in answer.topics if not t.ok]
         if errors:
             raise RuntimeError(f"CreateTopics: {errors[:3]}")
 
 
-async def delete_topics(api: Api, run: str, shape: Shape) -> None:
+async def delete_topics(api: ApiClient, run: str, shape: Shape) -> None:
     names = [topic_name(run, t) for t in sorted(shape.sizes)]
     for start in range(0, len(names), CHUNK_TOPICS):
-        await api.ok(
-            "POST",
-            "/v1/topics/delete",
-            {"timeout_ms": 120_000, "topics": names[start : start + CHUNK_TOPICS]},
-        )
+        body = {"timeout_ms": 120_000, "topics": names[start : start + CHUNK_TOPICS]}
+        await api.typed("POST", "/v1/topics/delete", DeleteTopicsResponse, body=body)
 
     async def gone() -> bool:
-        status = await api.ok("GET", "/v1/status")
-        return bool(status["topics"] == 0)
+        return (await api.status()).topics == 0
 
     await eventually(gone, 120, 0.25, "topics deleted")
 
@@ -224,19 +213,18 @@ def plan_entries(run: str, shape: Shape, order: str) -> list[tuple[str, int, lis
     return [(topic_name(run, t), p, list(shape.plan[(t, p)])) for t, p in tps]
 
 
-async def submit_all_at_once(api: Api, entries: Sequence[tuple[str, int, list[int]]]) -> None:
+async def submit_all_at_once(api: ApiClient, entries: Sequence[tuple[str, int, list[int]]]) -> None:
     topics: dict[str, list[dict[str, Any]]] = {}
     for name, p, replicas in entries:
         topics.setdefault(name, []).append({"partition": p, "replicas": replicas})
     body = {"timeout_ms": 120_000, "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
-    answer = await api.ok("POST", "/v1/reassignments", body)
-    errors = [p for t in answer["responses"] for p in t["partitions"] if p["error_code"] != 0]
+    errors = [r for r in await api.alter(body) if not r.ok]
     if errors:
         raise RuntimeError(f"AlterPartitionReassignments: {errors[:3]}")
 
 
 async def submit_batch(
-    api: Api,
+    api: ApiClient,
     batch_id: str,
     entries: Sequence[tuple[str, int, list[int]]],
     moves_per_broker: int,
@@ -249,8 +237,8 @@ async def submit_batch(
         "limits": {"moves_per_broker": moves_per_broker},
         "strategy": strategy,
     }
-    answer = await api.ok("POST", "/v1/batches", body)
-    errors = [p for p in answer["partitions"] if p["error_code"] != 0]
+    answer = await api.submit_batch(body)
+    errors = [p for p in answer.partitions if not p.ok]
     if errors:
         raise RuntimeError(f"batch {batch_id}: {errors[:3]}")
 
@@ -273,7 +261,7 @@ class Result:
 
 
 async def run_way(
-    api: Api, way: Way, run: str, shape: Shape, cpus: tuple[Cpu, Cpu], timeout_s: float
+    api: ApiClient, way: Way, run: str, shape: Shape, cpus: tuple[Cpu, Cpu], timeout_s: float
 ) -> Result:
     """Fresh topics, the plan run ``way``, the time until every partition is at its target."""
     await create_topics(api, run, shape)
@@ -287,15 +275,14 @@ async def run_way(
         await submit_batch(api, f"makespan-{run}", entries, way.moves_per_broker, list(way.strategy))
 
     async def finished() -> bool:
-        status = await api.ok("GET", "/v1/status")
-        if status["reassigning_partitions"] > 0:
+        if (await api.status()).reassigning_partitions > 0:
             return False
         if way.moves_per_broker is None:
             return True
-        batch = await api.ok("GET", f"/v1/batches/makespan-{run}")
-        if batch["state"] not in ("running", "pending", "completed"):
-            raise RuntimeError(f"batch makespan-{run} ended {batch['state']}")
-        return bool(batch["state"] == "completed")
+        batch = await api.batch(f"makespan-{run}")
+        if batch.state not in ("running", "pending", "completed"):
+            raise RuntimeError(f"batch makespan-{run} ended {batch.state}")
+        return batch.state == "completed"
 
     await eventually(finished, timeout_s, 0.2, f"{way.name} completes")
     makespan = time.monotonic() - started
@@ -323,7 +310,7 @@ async def bench(
         try:
             timeout = aiohttp.ClientTimeout(total=300)
             async with aiohttp.ClientSession(timeout=timeout) as http:
-                api = Api(http, f"http://127.0.0.1:{port}")
+                api = api_client(http, f"http://127.0.0.1:{port}")
 
                 await cluster_ready(api, args.brokers)
                 results = []
@@ -369,15 +356,15 @@ def planned(args: argparse.Namespace, bound_s: float) -> tuple[Shape, float]:
     return shape, bound
 
 
-async def cluster_ready(api: Api, brokers: int) -> None:
+async def cluster_ready(api: ApiClient, brokers: int) -> None:
     """Wait for an active controller that sees ``brokers`` live brokers."""
 
     async def ready() -> bool:
         try:
-            status = await api.ok("GET", "/v1/status")
-        except (aiohttp.ClientError, OSError, RuntimeError):
+            status = await api.status()
+        except ClientError:
             return False
-        return bool(status["active"] and len(status["brokers"]["live"]) == brokers)
+        return status.active and len(status.brokers.live) == brokers
 
     await eventually(ready, 60, 0.25, f"the controller and {brokers} brokers")
 

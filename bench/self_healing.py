@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import random
 import signal
@@ -39,10 +38,13 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ClientError
+from reassignd.contracts.admin import CreateTopicsResponse
+from reassignd.contracts.cluster import Partition
 from reassignd.executor.progress import lower_bound_makespan_s
 from reassignd.executor.scheduler import move_shape
 from reassignd.testing.polling import eventually
@@ -98,20 +100,9 @@ def scale(
     return {t: max(1, round(s * factor)) for t, s in sizes.items()}
 
 
-class Api:
-    def __init__(self, http: aiohttp.ClientSession, url: str) -> None:
-        self.http = http
-        self.url = url
-
-    async def ok(self, method: str, path: str, body: Any = None) -> Any:
-        async with self.http.request(method, self.url + path, json=body) as resp:
-            answer = json.loads(await resp.read())
-            if resp.status != 200:
-                raise RuntimeError(f"{method} {path}: {resp.status} {answer}")
-            return answer
-
-
-async def create_topics(api: Api, sizes: Mapping[str, int], assignment: Mapping[TP, tuple[int, ...]]) -> None:
+async def create_topics(
+    api: ApiClient, sizes: Mapping[str, int], assignment: Mapping[TP, tuple[int, ...]]
+) -> None:
     topics = sorted(sizes)
     for start in range(0, len(topics), CHUNK_TOPICS):
         body = {
@@ -125,33 +116,33 @@ async def create_topics(api: Api, sizes: Mapping[str, int], assignment: Mapping[
                 for t in topics[start : start + CHUNK_TOPICS]
             ],
         }
-        answer = await api.ok("POST", "/v1/topics", body)
-        errors = [t for t in answer["topics"] if t["error_code"] != 0]
+        answer = await api.typed("POST", "/v1/topics", CreateTopicsResponse, body=body)
+        errors = [t for t in answer.topics if not t.ok]
         if errors:
             raise RuntimeError(f"CreateTopics: {errors[:3]}")
 
 
-async def read_topics(api: Api, names: list[str]) -> dict[TP, dict[str, Any]]:
-    out: dict[TP, dict[str, Any]] = {}
+async def read_topics(api: ApiClient, names: list[str]) -> dict[TP, Partition]:
+    out: dict[TP, Partition] = {}
     sem = asyncio.Semaphore(16)
 
     async def one(name: str) -> None:
         async with sem:
-            topic = await api.ok("GET", f"/v1/topics/{name}")
-        for p in topic["partitions"]:
-            out[(name, p["partition"])] = p
+            topic = await api.topic(name)
+        for partition, p in topic.items():
+            out[(name, partition)] = p
 
     await asyncio.gather(*(one(n) for n in names))
     return out
 
 
-def fully_replicated(partitions: Mapping[TP, dict[str, Any]], lost: int) -> bool:
+def fully_replicated(partitions: Mapping[TP, Partition], lost: int) -> bool:
     return all(
-        len(p["replicas"]) == RF
-        and lost not in p["replicas"]
-        and set(p["isr"]) == set(p["replicas"])
-        and not p["adding_replicas"]
-        and not p["removing_replicas"]
+        len(p.replicas) == RF
+        and lost not in p.replicas
+        and set(p.isr) == set(p.replicas)
+        and not p.adding_replicas
+        and not p.removing_replicas
         for p in partitions.values()
     )
 
@@ -203,14 +194,14 @@ async def bench(args: argparse.Namespace, zk_connect: str, log_dir: Path) -> Non
     procs = [victim, agents, controller]
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=300)) as http:
-            api = Api(http, f"http://127.0.0.1:{port}")
+            api = ApiClient(http, f"http://127.0.0.1:{port}", timeout_s=300, follow_active=False)
 
             async def ready() -> bool:
                 try:
-                    status = await api.ok("GET", "/v1/status")
-                except (aiohttp.ClientError, OSError, RuntimeError):
+                    status = await api.status()
+                except ClientError:
                     return False
-                return bool(status["active"] and len(status["brokers"]["live"]) == args.brokers)
+                return status.active and len(status.brokers.live) == args.brokers
 
             await eventually(ready, 60, 0.25, f"the controller and {args.brokers} brokers")
             await create_topics(api, sizes, assignment)
@@ -219,7 +210,7 @@ async def bench(args: argparse.Namespace, zk_connect: str, log_dir: Path) -> Non
             async def in_sync() -> bool:
                 parts = await read_topics(api, names)
                 return len(parts) == len(assignment) and all(
-                    set(p["isr"]) == set(p["replicas"]) for p in parts.values()
+                    set(p.isr) == set(p.replicas) for p in parts.values()
                 )
 
             await eventually(in_sync, 120, 0.5, "every replica in its ISR")
@@ -229,30 +220,28 @@ async def bench(args: argparse.Namespace, zk_connect: str, log_dir: Path) -> Non
             print(f"broker {lost} killed (SIGKILL); its session expires after {args.session_timeout_s} s")
 
             async def recorded() -> int | None:
-                status = await api.ok("GET", "/v1/status")
-                found = [b for b in status["self_healing"]["brokers"] if b["broker_id"] == lost]
-                return int(found[0]["lost_at_ms"]) if found else None
+                healing = (await api.status()).self_healing
+                found = [b for b in healing.brokers if b.broker_id == lost] if healing else []
+                return found[0].lost_at_ms if found else None
 
             lost_at_ms = await eventually(recorded, 60, 0.1, "the loss recorded")
             lost_at = lost_at_ms / 1000
             print(f"loss recorded {lost_at - killed:.1f} s after the kill; grace {args.grace_s} s")
 
             async def batch_id() -> str | None:
-                batches = (await api.ok("GET", "/v1/batches"))["batches"]
-                ids = [
-                    b["batch_id"] for b in batches if b["batch_id"].startswith(f"self-healing-broker-{lost}-")
-                ]
+                batches = (await api.batches()).batches
+                ids = [b.batch_id for b in batches if b.batch_id.startswith(f"self-healing-broker-{lost}-")]
                 return ids[0] if ids else None
 
             heal = await eventually(batch_id, args.grace_s + 60, 0.1, "the healing batch")
             submitted = time.time()
             print(f"batch {heal} submitted {submitted - lost_at:.1f} s after the loss")
 
-            async def healed() -> dict[TP, dict[str, Any]] | None:
-                batch = await api.ok("GET", f"/v1/batches/{heal}")
-                if batch["state"] != "completed":
-                    if batch["state"] not in ("pending", "running"):
-                        raise RuntimeError(f"batch {heal} ended {batch['state']}")
+            async def healed() -> dict[TP, Partition] | None:
+                batch = await api.batch(heal)
+                if batch.state != "completed":
+                    if batch.state not in ("pending", "running"):
+                        raise RuntimeError(f"batch {heal} ended {batch.state}")
                     return None
                 parts = await read_topics(api, names)
                 return parts if fully_replicated(parts, lost) else None
@@ -268,8 +257,8 @@ async def bench(args: argparse.Namespace, zk_connect: str, log_dir: Path) -> Non
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    moved = {tp: tuple(after[tp]["replicas"]) for tp in hosted}
-    unchanged = all(tuple(after[tp]["replicas"]) == r for tp, r in assignment.items() if tp not in hosted)
+    moved = {tp: tuple(after[tp].replicas) for tp in hosted}
+    unchanged = all(tuple(after[tp].replicas) == r for tp, r in assignment.items() if tp not in hosted)
     receivers = {b for tp, r in moved.items() for b in r if b not in assignment[tp]}
     distinct = all(len({rack_of(b) for b in r}) == RF for r in moved.values())
     lost_bytes = sum(sizes[t] for t, _ in hosted)

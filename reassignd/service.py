@@ -64,7 +64,7 @@ def kafka_sink(settings: ControllerSettings, controller: Controller) -> KafkaSin
         EventMetrics(controller.metrics.registry),
     )
     controller.records.sinks.append(sink.offer)
-    controller.records.sink_status["kafka"] = sink.status
+    controller.records.kafka_status = sink.status
     return sink
 
 

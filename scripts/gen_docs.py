@@ -48,7 +48,11 @@ def _schema_name(schema: dict[str, Any]) -> str:
     ref = schema.get("$ref")
     if isinstance(ref, str):
         return ref.rsplit("/", 1)[-1]
+    if "anyOf" in schema:  # a nullable field of the generated schemas: "X or null"
+        return " or ".join(_schema_name(s) for s in schema["anyOf"])
     kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        return " or ".join(str(k) for k in kind)
     if kind == "array":
         return f"array of {_schema_name(schema.get('items', {}))}"
     return str(kind)

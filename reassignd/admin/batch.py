@@ -12,17 +12,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from typing import TextIO
-from urllib.parse import quote
 
 import uvloop
 
 from reassignd.admin import batch_report as report
 from reassignd.admin.batch_command import BatchSettings, BatchVerb
 from reassignd.admin.batch_file import BatchBody
-from reassignd.api_client.client import ApiClient, decoded
+from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
 
-BATCHES = "/v1/batches"
 # Answers about one batch of a file; the others are still submitted. Any other failure ends the run.
 _PER_BATCH_STATUS = (400, 409)
 
@@ -33,17 +31,12 @@ def _say(out: TextIO, lines: str | Iterable[str]) -> None:
     out.flush()
 
 
-def _batch_path(batch_id: str, action: str | None = None) -> str:
-    path = f"{BATCHES}/{quote(batch_id, safe='')}"
-    return path if action is None else f"{path}/{action}"
-
-
 async def submit(api: ApiClient, bodies: Iterable[BatchBody], out: TextIO) -> int:
     """Each batch in order; one the controller refuses whole is reported and the next goes on."""
     failed = False
     for b in bodies:
         try:
-            answer = await api.post(BATCHES, b.body)
+            submitted = await api.submit_batch(b.body)
         except ApiError as e:
             if e.status not in _PER_BATCH_STATUS:
                 raise
@@ -51,26 +44,23 @@ async def submit(api: ApiClient, bodies: Iterable[BatchBody], out: TextIO) -> in
             _say(out, f"Batch {name} not submitted: {e}")
             failed = True
             continue
-        submitted = decoded(report.decode_submitted, answer, f"POST {BATCHES}")
         _say(out, report.submitted_lines(submitted))
-        failed = failed or bool(submitted.refused)
+        failed = failed or bool(report.refused(submitted))
     return 1 if failed else 0
 
 
 async def list_batches(api: ApiClient, out: TextIO) -> int:
-    _say(out, report.list_lines(decoded(report.decode_list, await api.get(BATCHES), f"GET {BATCHES}")))
+    _say(out, report.list_lines((await api.batches()).batches))
     return 0
 
 
 async def describe(api: ApiClient, batch_id: str, out: TextIO) -> int:
-    path = _batch_path(batch_id)
-    _say(out, report.describe_lines(decoded(report.decode_status, await api.get(path), f"GET {path}")))
+    _say(out, report.describe_lines(await api.batch(batch_id)))
     return 0
 
 
 async def control(api: ApiClient, batch_id: str, action: str, out: TextIO) -> int:
-    path = _batch_path(batch_id, action)
-    status = decoded(report.decode_status, await api.post(path, {}), f"POST {path}")
+    status = await api.control_batch(batch_id, action)
     _say(out, report.control_line(action, status))
     return 0
 

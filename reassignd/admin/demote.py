@@ -9,59 +9,18 @@ the run (one line on stderr). Bad arguments never get here (exit 2).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 import uvloop
 
 from reassignd.admin.demote_command import DemoteSettings
-from reassignd.api_client.client import ApiClient, decoded
-from reassignd.api_client.errors import ClientError, ResponseError
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ClientError
+from reassignd.contracts.reassignments import DemotionResponse
 from reassignd.errors import error_name
-from reassignd.strict_json import Reader
-
-# --- the answer ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionOutcome:
-    topic: str
-    partition: int
-    error_code: int
-    error_message: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class DemotionOutcome:
-    broker_id: int
-    leaders_moved: int
-    partitions: tuple[PartitionOutcome, ...]
-
-
-def decode_demotion(body: Any) -> DemotionOutcome:
-    read = Reader(ResponseError, "the answer")
-    doc = read.obj(body, "", ("broker_id", "leaders_moved", "partitions"), None)
-    partitions = []
-    for i, raw in enumerate(read.array(doc["partitions"], "partitions")):
-        where = f"partitions[{i}]"
-        p = read.obj(raw, where, ("topic", "partition", "error_code"), None)
-        message = p.get("error_message")
-        partitions.append(
-            PartitionOutcome(
-                read.text(p["topic"], f"{where}.topic"),
-                read.integer(p["partition"], f"{where}.partition", 0),
-                read.integer(p["error_code"], f"{where}.error_code"),
-                message if isinstance(message, str) else None,
-            )
-        )
-    return DemotionOutcome(
-        read.integer(doc["broker_id"], "broker_id", 0),
-        read.integer(doc["leaders_moved"], "leaders_moved", 0),
-        tuple(partitions),
-    )
-
-
-def report(verb: str, outcome: DemotionOutcome) -> tuple[list[str], bool]:
+def report(verb: str, outcome: DemotionResponse) -> tuple[list[str], bool]:
     """One line per refused partition, then the summary; and whether any was refused."""
     refused = [p for p in outcome.partitions if p.error_code != 0]
     done = len(outcome.partitions) - len(refused)
@@ -85,8 +44,8 @@ async def run_demote(settings: DemoteSettings, out: TextIO) -> int:
     async with ApiClient.open(
         settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
     ) as api:
-        answer = await api.post(settings.path, None)
-    lines, refused = report(settings.verb, decoded(decode_demotion, answer, f"POST {settings.path}"))
+        answer = await api.typed("POST", settings.path, DemotionResponse)
+    lines, refused = report(settings.verb, answer)
     for line in lines:
         print(line, file=out)
     out.flush()

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 import uvloop
 
 from reassignd.admin.elect_command import ElectSettings
-from reassignd.api_client.client import ApiClient, decoded
-from reassignd.api_client.errors import ClientError, ResponseError
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ClientError
+from reassignd.contracts.reassignments import ElectLeadersResponse
 from reassignd.errors import error_name
-from reassignd.strict_json import Reader
 from reassignd.topic_partition import TopicPartition
 
 ELECTIONS = "/v1/elections"
@@ -33,27 +33,13 @@ class ElectionOutcome:
     error_message: str | None
 
 
-def decode_elections(body: Any) -> list[ElectionOutcome]:
-    """The ``POST /v1/elections`` answer's per-partition results."""
-    read = Reader(ResponseError, "the answer")
-    doc = read.obj(body, "", ("replica_election_results",), None)
-    out: list[ElectionOutcome] = []
-    for i, raw in enumerate(read.array(doc["replica_election_results"], "replica_election_results")):
-        where = f"replica_election_results[{i}]"
-        topic = read.obj(raw, where, ("topic", "partitions"), None)
-        name = read.text(topic["topic"], f"{where}.topic")
-        for j, raw_p in enumerate(read.array(topic["partitions"], f"{where}.partitions")):
-            pw = f"{where}.partitions[{j}]"
-            p = read.obj(raw_p, pw, ("partition", "error_code"), None)
-            message = p.get("error_message")
-            out.append(
-                ElectionOutcome(
-                    (name, read.integer(p["partition"], f"{pw}.partition", 0)),
-                    read.integer(p["error_code"], f"{pw}.error_code"),
-                    message if isinstance(message, str) else None,
-                )
-            )
-    return out
+def election_outcomes(answer: ElectLeadersResponse) -> list[ElectionOutcome]:
+    """The ``POST /v1/elections`` answer's per-partition results, in order."""
+    return [
+        ElectionOutcome((t.topic, p.partition), p.error_code, p.error_message)
+        for t in answer.replica_election_results
+        for p in t.partitions
+    ]
 
 
 def _names(tps: list[TopicPartition]) -> str:
@@ -90,8 +76,8 @@ async def run_elect(settings: ElectSettings, out: TextIO) -> int:
     async with ApiClient.open(
         settings.bootstrap_controller, settings.auth_token, settings.request_timeout_s
     ) as api:
-        answer = await api.post(ELECTIONS, settings.body)
-    lines, failed = report(settings.election_type, decoded(decode_elections, answer, f"POST {ELECTIONS}"))
+        answer = await api.typed("POST", ELECTIONS, ElectLeadersResponse, body=settings.body)
+    lines, failed = report(settings.election_type, election_outcomes(answer))
     for line in lines:
         print(line, file=out)
     out.flush()

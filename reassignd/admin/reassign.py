@@ -19,7 +19,8 @@ from reassignd.admin.plan import plan_request
 from reassignd.admin.settings import SPECS, ReassignSettings, Verb
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
-from reassignd.api_client.shapes import NO_REASSIGNMENT_IN_PROGRESS, PartitionInfo, PartitionResult
+from reassignd.api_client.shapes import NO_REASSIGNMENT_IN_PROGRESS, PartitionResult
+from reassignd.contracts.cluster import Partition
 from reassignd.plan_format import Plan
 from reassignd.topic_partition import Replicas, TopicPartition
 
@@ -35,7 +36,7 @@ def _say(out: TextIO, lines: str | Iterable[str]) -> None:
 # --- reads -----------------------------------------------------------------------------------------
 
 
-async def _topic(api: ApiClient, topic: str) -> dict[int, PartitionInfo] | None:
+async def _topic(api: ApiClient, topic: str) -> dict[int, Partition] | None:
     """A topic's partitions; None when the controller knows no such topic."""
     try:
         return await api.topic(topic)
@@ -45,9 +46,7 @@ async def _topic(api: ApiClient, topic: str) -> dict[int, PartitionInfo] | None:
         raise
 
 
-async def _partitions(
-    api: ApiClient, wanted: Iterable[TopicPartition]
-) -> dict[TopicPartition, PartitionInfo]:
+async def _partitions(api: ApiClient, wanted: Iterable[TopicPartition]) -> dict[TopicPartition, Partition]:
     """The wanted partitions that exist, one topic read per topic (concurrently; every read is
     over before the first failure is raised)."""
     chosen = set(wanted)

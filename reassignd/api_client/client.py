@@ -8,22 +8,28 @@ standby (a failover in between) answers 503 NOT_CONTROLLER with the new active c
 the request is sent there once (a refused request changed nothing).
 
 ``exchange`` answers any status with the decoded body; ``get``/``post``/``delete`` want 200 and
-raise :class:`ApiError` otherwise; the typed calls (``reassignments``, ``alter``, ``topic``...)
-decode the documented shapes (``shapes``) and raise :class:`ResponseError` for anything else.
+raise :class:`ApiError` otherwise; the typed calls (``status``, ``reassignments``, ``alter``,
+``topic``, ``batch``...) decode the answer into the contract's structs (``reassignd.contracts``:
+the very types the server encodes) and raise :class:`ResponseError` for anything else.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import aiohttp
+import msgspec
 
 from reassignd.api_client import shapes
 from reassignd.api_client.errors import ApiError, ClientError, NoAnswer, ResponseError, Unreachable
+from reassignd.contracts.batches import Batches, BatchStatus, SubmitBatchResponse
+from reassignd.contracts.cluster import Brokers, LogDirs, Partition, Status, Topic, Topics
+from reassignd.contracts.errors import ActiveController, NotControllerError
+from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.errors import error_name
 from reassignd.tls import ClientTls
 from reassignd.topic_partition import TopicPartition
@@ -31,14 +37,25 @@ from reassignd.topic_partition import TopicPartition
 CLIENT_ID = "reassignd-admin"
 NOT_CONTROLLER = 41
 REASSIGNMENTS = "/v1/reassignments"
+BATCHES = "/v1/batches"
 
 Query = Sequence[tuple[str, str]]
 
 
-def _active_url(doc: Any) -> str | None:
-    active = doc.get("active_controller") if isinstance(doc, dict) else None
-    url = active.get("http") if isinstance(active, dict) else None
-    return url.rstrip("/") if isinstance(url, str) and url else None
+def _url(active: ActiveController | None) -> str | None:
+    return active.http.rstrip("/") if active is not None and active.http else None
+
+
+def _redirect(status: int, doc: Any) -> str | None:
+    """Where a 503 NOT_CONTROLLER says the active controller is (None: another answer, or a
+    standby that knows none)."""
+    if status != 503:
+        return None
+    try:
+        refused = msgspec.convert(doc, NotControllerError)
+    except msgspec.ValidationError:
+        return None
+    return _url(refused.active_controller) if refused.error_code == NOT_CONTROLLER else None
 
 
 def _error(method: str, path: str, status: int, doc: Any) -> ApiError:
@@ -91,10 +108,10 @@ class ApiClient:
             yield api
 
     async def find_active(self) -> None:
-        status = await self.get("/v1/status")
-        if isinstance(status, dict) and status.get("active") is True:
+        status = await self.status()
+        if status.active:
             return
-        active = _active_url(status)
+        active = _url(status.active_controller)
         if active is None:
             raise ClientError(f"{self.base_url} is a standby controller and knows no active controller")
         self.base_url = active
@@ -123,13 +140,8 @@ class ApiClient:
         status page): then it is the text. When following the active controller, a 503
         NOT_CONTROLLER naming it is sent there once."""
         status, doc = await self._send(method, path, query, body, accept_text)
-        if (
-            self.follow_active
-            and status == 503
-            and isinstance(doc, dict)
-            and doc.get("error_code") == NOT_CONTROLLER
-        ):
-            active = _active_url(doc)
+        if self.follow_active:
+            active = _redirect(status, doc)
             if active is not None and active != self.base_url:
                 self.base_url = active
                 status, doc = await self._send(method, path, query, body, accept_text)
@@ -163,25 +175,47 @@ class ApiClient:
             return status, None
 
     # --- typed calls --------------------------------------------------------------------------------
-    # (a body that is not the documented shape raises ResponseError naming the request)
+    # (the answers decoded into the contract's structs; a body that is not the documented shape
+    # raises ResponseError naming the request)
 
-    async def status(self) -> dict[str, Any]:
+    async def typed(
+        self, method: str, path: str, shape: type[T], *, query: Query = (), body: Any = None
+    ) -> T:
+        """``request`` with the 200 answer decoded as the contract's ``shape``."""
+        doc = await self.request(method, path, query=query, body=body)
+        return decoded(doc, shape, f"{method} {path}")
+
+    async def status(self) -> Status:
         """``GET /v1/status``."""
-        doc = await self.get("/v1/status")
-        if not isinstance(doc, dict):
-            raise ResponseError("unexpected answer from the controller to GET /v1/status: not an object")
-        return doc
+        return await self.typed("GET", "/v1/status", Status)
+
+    async def brokers(self) -> Brokers:
+        """``GET /v1/brokers``: the registered brokers, and the demoted ones."""
+        return await self.typed("GET", "/v1/brokers", Brokers)
+
+    async def topics(self) -> Topics:
+        """``GET /v1/topics``."""
+        return await self.typed("GET", "/v1/topics", Topics)
+
+    async def topic(self, name: str) -> dict[int, Partition]:
+        """``GET /v1/topics/{name}``: partition id → the partition."""
+        answer = await self.typed("GET", f"/v1/topics/{quote(name, safe='')}", Topic)
+        return shapes.partitions_by_id(answer)
+
+    async def log_dirs(self) -> LogDirs:
+        """``GET /v1/log-dirs``: every live broker's replicas and their sizes."""
+        return await self.typed("GET", "/v1/log-dirs", LogDirs)
 
     async def reassignments(self, topics: Iterable[str] = ()) -> dict[TopicPartition, shapes.Reassignment]:
         """ListPartitionReassignments: the partitions moving (of ``topics``, or all)."""
-        body = await self.get(REASSIGNMENTS, [("topic", t) for t in sorted(set(topics))])
-        return decoded(shapes.decode_list_response, body, f"GET {REASSIGNMENTS}")
+        query = [("topic", t) for t in sorted(set(topics))]
+        answer = await self.typed("GET", REASSIGNMENTS, ListReassignmentsResponse, query=query)
+        return shapes.reassignments_by_partition(answer)
 
     async def alter(self, body: Any) -> list[shapes.PartitionResult]:
         """AlterPartitionReassignments (Kafka's shape or a plan): each partition's result."""
-        return decoded(
-            shapes.decode_alter_response, await self.post(REASSIGNMENTS, body), f"POST {REASSIGNMENTS}"
-        )
+        answer = await self.typed("POST", REASSIGNMENTS, AlterReassignmentsResponse, body=body)
+        return shapes.alter_results(answer)
 
     async def cancel(self, partitions: Iterable[TopicPartition]) -> list[shapes.PartitionResult]:
         """Cancel the moves of ``partitions`` (``replicas: null``, as Kafka's --cancel)."""
@@ -189,22 +223,33 @@ class ApiClient:
 
     async def cancel_all(self) -> list[shapes.PartitionResult]:
         """``DELETE /v1/reassignments``: cancel every move."""
-        return decoded(
-            shapes.decode_alter_response, await self.delete(REASSIGNMENTS), f"DELETE {REASSIGNMENTS}"
-        )
+        answer = await self.typed("DELETE", REASSIGNMENTS, AlterReassignmentsResponse)
+        return shapes.alter_results(answer)
 
-    async def topic(self, name: str) -> dict[int, shapes.PartitionInfo]:
-        """``GET /v1/topics/{name}``: partition id → replicas and adding replicas."""
-        path = f"/v1/topics/{quote(name, safe='')}"
-        return decoded(shapes.decode_topic, await self.get(path), f"GET {path}")
+    async def batches(self) -> Batches:
+        """``GET /v1/batches``: every batch, oldest first (no moves in flight)."""
+        return await self.typed("GET", BATCHES, Batches)
+
+    async def batch(self, batch_id: str) -> BatchStatus:
+        """``GET /v1/batches/{batch_id}``: one batch, with its moves in flight."""
+        return await self.typed("GET", f"{BATCHES}/{quote(batch_id, safe='')}", BatchStatus)
+
+    async def submit_batch(self, body: Any) -> SubmitBatchResponse:
+        """``POST /v1/batches``."""
+        return await self.typed("POST", BATCHES, SubmitBatchResponse, body=body)
+
+    async def control_batch(self, batch_id: str, action: str) -> BatchStatus:
+        """``POST /v1/batches/{batch_id}/{action}`` (pause, resume, stop, rollback)."""
+        path = f"{BATCHES}/{quote(batch_id, safe='')}/{action}"
+        return await self.typed("POST", path, BatchStatus, body={})
 
 
 T = TypeVar("T")
 
 
-def decoded(decode: Callable[[Any], T], body: Any, what: str) -> T:
-    """``decode(body)``; a body that is not the shape raises ResponseError naming ``what``."""
+def decoded(body: Any, shape: type[T], what: str) -> T:
+    """``body`` as the contract's ``shape``; anything else raises ResponseError naming ``what``."""
     try:
-        return decode(body)
+        return shapes.decode(body, shape)
     except ResponseError as e:
         raise ResponseError(f"unexpected answer from the controller to {what}: {e}") from None

@@ -1,21 +1,36 @@
-"""The controller's reassignment JSON as the API client reads it, and its requests. Pure.
+"""The controller's answers as the API client hands them on, and its requests. Pure.
 
-Each ``decode_*`` takes a decoded JSON body and returns typed values, or raises
-:class:`ResponseError` (one line) when the body is not the documented shape.
+The answers are decoded once, into the contract's structs (``reassignd.contracts``), by
+:func:`decode`; a body that is not the documented shape is one line of :class:`ResponseError`.
+A few answers are then flattened for their users: the per-partition results and the
+reassignments keyed by their partition (``(topic, partition)``), as the admin tools print them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from reassignd.api_client.errors import ResponseError
-from reassignd.errors import error_name
-from reassignd.strict_json import Reader
+from reassignd.contracts.cluster import Partition, Topic
+from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.topic_partition import Replicas, TopicPartition
 
 NO_REASSIGNMENT_IN_PROGRESS = 85
+
+T = TypeVar("T")
+
+
+def decode(body: Any, shape: type[T]) -> T:
+    """``body`` (decoded JSON) as the contract's ``shape``: unknown fields ignored, a missing or
+    mistyped one refused with ResponseError naming where."""
+    try:
+        return msgspec.convert(body, shape)
+    except msgspec.ValidationError as e:
+        raise ResponseError(str(e)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,111 +66,33 @@ class Reassignment:
     progress: Progress | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionInfo:
-    """One partition of ``GET /v1/topics/{topic}``."""
-
-    replicas: Replicas
-    adding: Replicas
-
-    @property
-    def original(self) -> Replicas:
-        """RS − AR: the replicas before the move in flight (the replicas when none is)."""
-        return tuple(r for r in self.replicas if r not in self.adding)
+# --- answers ---------------------------------------------------------------------------------------
 
 
-# --- typed access (strict_json's readers, refusing with ResponseError) ------------------------------
-
-_READ = Reader(ResponseError, "response")
-
-
-def _get(obj: Any, key: str, where: str) -> Any:
-    return _READ.member(obj, key, where)
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    return _READ.array(value, where)
+def alter_results(answer: AlterReassignmentsResponse) -> list[PartitionResult]:
+    """AlterPartitionReassignments' results (also ``DELETE /v1/reassignments``'), in order."""
+    return [
+        PartitionResult((t.name, p.partition), p.error_code, p.error_name, p.error_message)
+        for t in answer.responses
+        for p in t.partitions
+    ]
 
 
-def _int(value: Any, where: str) -> int:
-    return _READ.integer(value, where)
-
-
-def _str(value: Any, where: str) -> str:
-    return _READ.text(value, where)
-
-
-def _ids(value: Any, where: str) -> Replicas:
-    return _READ.integers(value, where)
-
-
-def _number_or_none(value: Any, where: str) -> float | None:
-    return None if value is None else _READ.number(value, where)
-
-
-# --- responses -------------------------------------------------------------------------------------
-
-
-def decode_alter_response(body: Any) -> list[PartitionResult]:
-    """AlterPartitionReassignments' response (also the answer of ``DELETE /v1/reassignments``)."""
-    results: list[PartitionResult] = []
-    for t in _list(_get(body, "responses", "response"), "responses"):
-        name = _str(_get(t, "name", "responses[]"), "responses[].name")
-        for p in _list(_get(t, "partitions", name), name):
-            code = _int(_get(p, "error_code", name), f"{name}.error_code")
-            message = p.get("error_message")
-            results.append(
-                PartitionResult(
-                    (name, _int(_get(p, "partition", name), f"{name}.partition")),
-                    code,
-                    p.get("error_name") if isinstance(p.get("error_name"), str) else error_name(code),
-                    message if isinstance(message, str) else None,
-                )
-            )
-    return results
-
-
-def _progress(value: Any, where: str) -> Progress | None:
-    if value is None:
-        return None
-    return Progress(
-        bytes_total=_int(_get(value, "bytes_total", where), f"{where}.bytes_total"),
-        bytes_done=_int(_get(value, "bytes_done", where), f"{where}.bytes_done"),
-        bytes_per_s=_number_or_none(value.get("bytes_per_s"), f"{where}.bytes_per_s"),
-        eta_s=_number_or_none(value.get("eta_s"), f"{where}.eta_s"),
-    )
-
-
-def decode_list_response(body: Any) -> dict[TopicPartition, Reassignment]:
+def reassignments_by_partition(answer: ListReassignmentsResponse) -> dict[TopicPartition, Reassignment]:
     """ListPartitionReassignments: the partitions being reassigned."""
     found: dict[TopicPartition, Reassignment] = {}
-    for t in _list(_get(body, "topics", "response"), "topics"):
-        name = _str(_get(t, "name", "topics[]"), "topics[].name")
-        for p in _list(_get(t, "partitions", name), name):
-            tp = (name, _int(_get(p, "partition", name), f"{name}.partition"))
-            where = f"{name}-{tp[1]}"
-            found[tp] = Reassignment(
-                tp,
-                replicas=_ids(_get(p, "replicas", where), f"{where}.replicas"),
-                adding=_ids(_get(p, "adding_replicas", where), f"{where}.adding_replicas"),
-                removing=_ids(_get(p, "removing_replicas", where), f"{where}.removing_replicas"),
-                progress=_progress(p.get("progress"), f"{where}.progress"),
-            )
+    for t in answer.topics:
+        for p in t.partitions:
+            tp = (t.name, p.partition)
+            g = p.progress
+            progress = None if g is None else Progress(g.bytes_total, g.bytes_done, g.bytes_per_s, g.eta_s)
+            found[tp] = Reassignment(tp, p.replicas, p.adding_replicas, p.removing_replicas, progress)
     return found
 
 
-def decode_topic(body: Any) -> dict[int, PartitionInfo]:
-    """``GET /v1/topics/{topic}``: partition id → replicas and adding replicas."""
-    name = _str(_get(body, "name", "topic"), "name")
-    partitions: dict[int, PartitionInfo] = {}
-    for p in _list(_get(body, "partitions", name), name):
-        pid = _int(_get(p, "partition", name), f"{name}.partition")
-        where = f"{name}-{pid}"
-        partitions[pid] = PartitionInfo(
-            _ids(_get(p, "replicas", where), f"{where}.replicas"),
-            _ids(p.get("adding_replicas", []), f"{where}.adding_replicas"),
-        )
-    return partitions
+def partitions_by_id(topic: Topic) -> dict[int, Partition]:
+    """``GET /v1/topics/{topic}``: partition id → the partition (its ``original`` replicas too)."""
+    return {p.partition: p for p in topic.partitions}
 
 
 # --- requests --------------------------------------------------------------------------------------

@@ -12,20 +12,22 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ClientError
+from reassignd.contracts.cluster import Readiness, Status
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, ZooKeeperUnavailable, free_port
 from reassignd.zk.values import ZkSettings
 
 Json = dict[str, Any]
+T = TypeVar("T")
 
 
 class DemoFailed(Exception):
@@ -128,12 +130,12 @@ class LocalCluster:
         deadline = time.monotonic() + timeout_s
         while True:
             self.check_children()
-            ready, _ = await self.get("/readyz", allow_status=(200, 503))
-            if ready.get("status") == "ready":
-                status, _ = await self.get("/v1/status")
-                live: list[int] = status["brokers"]["live"]
-                if status["active"] and len(live) >= brokers:
-                    say(f"ready: controller {status['controller_id']} active, brokers {live}")
+            ready = await self.maybe("/readyz", Readiness)  # None: not ready (503) or no answer
+            if ready is not None and ready.status == "ready":
+                status = await self.maybe("/v1/status", Status)
+                live = list(status.brokers.live) if status is not None else []
+                if status is not None and status.active and len(live) >= brokers:
+                    say(f"ready: controller {status.controller_id} active, brokers {live}")
                     return live
             if time.monotonic() > deadline:
                 raise DemoFailed(f"not ready within {timeout_s:g} s; see the logs in {self.log_dir}")
@@ -174,15 +176,20 @@ class LocalCluster:
             self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
         return ApiClient(self.session, base_url or self.url, timeout_s=5)
 
-    async def get(self, path: str, allow_status: Sequence[int] = (200,)) -> tuple[Json, int]:
-        """GET a JSON document; a connection error or an unexpected status gives ``({}, 0)``."""
+    async def typed(self, method: str, path: str, shape: type[T], body: Json | None = None) -> T:
+        """A controller request whose 200 answer is the contract's ``shape`` (decoded by the API
+        client); anything else fails the demo."""
         try:
-            status, body = await self._api().exchange("GET", path)
+            return await self._api().typed(method, path, shape, body=body)
+        except ClientError as e:
+            raise DemoFailed(str(e)) from None
+
+    async def maybe(self, path: str, shape: type[T]) -> T | None:
+        """GET the contract's ``shape``; None for a connection error or another status than 200."""
+        try:
+            return await self._api().typed("GET", path, shape)
         except ClientError:
-            return {}, 0
-        if status not in allow_status:
-            return {}, status
-        return (body if isinstance(body, dict) else {}), status
+            return None
 
     async def call(self, method: str, path: str, body: Json | None = None) -> Json:
         """A request that must answer 200 with a JSON object; anything else fails the demo.

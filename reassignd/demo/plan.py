@@ -8,6 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reassignd.api_client.shapes import Progress, Reassignment, reassignments_by_partition
+from reassignd.contracts.cluster import Brokers, Topic
+from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+
 Json = dict[str, Any]
 MiB = 1024 * 1024
 
@@ -96,39 +100,37 @@ def alter_body(topic: str, targets: Mapping[int, Sequence[int] | None]) -> Json:
     return {"topics": [{"name": topic, "partitions": partitions}]}
 
 
-def partition_errors(response: Mapping[str, Any]) -> list[str]:
+def partition_errors(response: AlterReassignmentsResponse) -> list[str]:
     """The failures in an AlterPartitionReassignments response, one line each (none: [])."""
-    if response.get("error_code", 0) != 0:
-        return [f"{response['error_name']} ({response.get('error_message')})"]
+    if response.error_code != 0:
+        return [f"{response.error_name} ({response.error_message})"]
     return [
-        f"{t['name']}-{p['partition']}: {p['error_name']} ({p['error_message']})"
-        for t in response.get("responses", [])
-        for p in t["partitions"]
-        if p["error_code"] != 0
+        f"{t.name}-{p.partition}: {p.error_name} ({p.error_message})"
+        for t in response.responses
+        for p in t.partitions
+        if p.error_code != 0
     ]
 
 
-def listed(listing: Mapping[str, Any]) -> list[Json]:
-    """The partitions of a ListPartitionReassignments answer, each with its ``topic``, in order."""
-    entries = [dict(p, topic=t["name"]) for t in listing.get("topics", []) for p in t["partitions"]]
-    return sorted(entries, key=lambda e: (e["topic"], e["partition"]))
+def listed(listing: ListReassignmentsResponse) -> list[Reassignment]:
+    """The partitions of a ListPartitionReassignments answer, by topic and partition."""
+    return sorted(reassignments_by_partition(listing).values(), key=lambda r: r.tp)
 
 
-def assignment_of(topic: Mapping[str, Any]) -> dict[int, list[int]]:
+def assignment_of(topic: Topic) -> dict[int, list[int]]:
     """Replicas per partition from ``GET /v1/topics/{topic}``."""
-    return {p["partition"]: list(p["replicas"]) for p in topic["partitions"]}
+    return {p.partition: list(p.replicas) for p in topic.partitions}
 
 
-def racks_of(brokers: Mapping[str, Any]) -> dict[int, str | None]:
+def racks_of(brokers: Brokers) -> dict[int, str | None]:
     """Rack per live broker from ``GET /v1/brokers``."""
-    return {b["id"]: b.get("rack") for b in brokers["brokers"]}
+    return {b.id: b.rack for b in brokers.brokers}
 
 
-def fraction_done(progress: Mapping[str, Any] | None) -> float | None:
-    if not progress or progress["bytes_total"] <= 0:
+def fraction_done(progress: Progress | None) -> float | None:
+    if progress is None or progress.bytes_total <= 0:
         return None
-    done: float = progress["bytes_done"] / progress["bytes_total"]
-    return min(1.0, done)
+    return min(1.0, progress.bytes_done / progress.bytes_total)
 
 
 def ids(values: Sequence[int]) -> str:

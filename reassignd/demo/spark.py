@@ -10,6 +10,7 @@ import importlib.util
 import sys
 import time
 
+from reassignd.contracts.cluster import Brokers, Status, Topic
 from reassignd.demo.cluster import DemoFailed, LocalCluster, Stopped, say
 from reassignd.demo.plan import DemoOptions, racks_of
 from reassignd.demo.text import render_load, render_topic
@@ -39,13 +40,13 @@ async def add_and_decommission(cluster: LocalCluster, options: DemoOptions) -> N
         return
     new = options.brokers + 1
     leaving = 2 if options.drain != 2 else 3
-    racks = racks_of(await cluster.call("GET", "/v1/brokers"))
+    racks = racks_of(await cluster.typed("GET", "/v1/brokers", Brokers))
     rack = racks.get(leaving) or "r0"
     say(f"\n== adding broker {new} (rack {rack}) and decommissioning broker {leaving} with a plan from Spark")
     zk = cluster.zookeeper.connect
     await cluster.start_child(f"broker-{new}", ["broker", "--zk", zk, "--id", str(new), "--rack", rack])
     deadline = time.monotonic() + options.ready_timeout_s
-    while new not in (await cluster.call("GET", "/v1/status"))["brokers"]["live"]:
+    while new not in (await cluster.typed("GET", "/v1/status", Status)).brokers.live:
         cluster.check_children()
         if time.monotonic() > deadline:
             raise DemoFailed(f"broker {new} did not register")
@@ -62,9 +63,9 @@ async def add_and_decommission(cluster: LocalCluster, options: DemoOptions) -> N
     await _reassignd(
         cluster, "feed", "run", str(plan), "--bootstrap-controller", cluster.url, "--poll-s", str(options.interval_s),
     )  # fmt: skip
-    topic = await cluster.call("GET", f"/v1/topics/{options.topic}")
-    brokers = sorted(racks_of(await cluster.call("GET", "/v1/brokers")))
+    topic = await cluster.typed("GET", f"/v1/topics/{options.topic}", Topic)
+    brokers = sorted(racks_of(await cluster.typed("GET", "/v1/brokers", Brokers)))
     say("the assignment now:")
     say("\n".join([*render_topic(topic), render_load(topic, brokers)]))
-    if any(leaving in p["replicas"] for p in topic["partitions"]):
+    if any(leaving in p.replicas for p in topic.partitions):
         raise DemoFailed(f"broker {leaving} still holds replicas of {options.topic}")

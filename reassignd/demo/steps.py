@@ -9,7 +9,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reassignd.api_client.shapes import Reassignment
 from reassignd.broker.sim_config import INITIAL_BYTES, REPLICATION_BYTES_PER_S
+from reassignd.contracts.cluster import Brokers, Partition, Status, Topic, Topics
+from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.demo.cluster import DemoFailed, Json, LocalCluster, say
 from reassignd.demo.plan import (
     DemoOptions,
@@ -78,22 +81,22 @@ class Steps:
                 )
         deadline = time.monotonic() + o.ready_timeout_s
         while True:
-            topic, _ = await self.cluster.get(self.topic_path, allow_status=(200, 404))
-            if topic.get("partitions") and all(p["leader"] >= 0 for p in topic["partitions"]):
+            topic = await self.cluster.maybe(self.topic_path, Topic)
+            if topic is not None and topic.partitions and all(p.leader >= 0 for p in topic.partitions):
                 break
             if time.monotonic() > deadline:
                 raise DemoFailed(
                     f"{o.topic} has no leader for every partition within {o.ready_timeout_s:g} s"
                 )
             await self.cluster.pause(0.25)
-        status = await self.cluster.call("GET", "/v1/status")
+        status = await self.cluster.typed("GET", "/v1/status", Status)
         say(render(now(), status, [topic]))
 
     async def drain(self) -> None:
         """Move every replica off broker ``drain``, printing progress until nothing moves."""
         o = self.options
-        topic = await self.cluster.call("GET", self.topic_path)
-        racks = racks_of(await self.cluster.call("GET", "/v1/brokers"))
+        topic = await self.cluster.typed("GET", self.topic_path, Topic)
+        racks = racks_of(await self.cluster.typed("GET", "/v1/brokers", Brokers))
         try:
             targets = drain_targets(assignment_of(topic), o.drain, racks)
         except ValueError as e:
@@ -112,15 +115,15 @@ class Steps:
             self.check_timeout(started, f"draining broker {o.drain}")
             await self.cluster.pause(o.interval_s)
         say(f"all moves done in {time.monotonic() - started:.1f} s; the assignment now:")
-        topic = await self.cluster.call("GET", self.topic_path)
+        topic = await self.cluster.typed("GET", self.topic_path, Topic)
         say("\n".join([*render_topic(topic), render_load(topic, sorted(racks))]))
 
     async def cancel_half_way(self) -> None:
         """Move one replica of a partition, cancel when about half of it is copied, and check the
         partition is back on its original replicas and the partial copy is gone."""
         o = self.options
-        topic = await self.cluster.call("GET", self.topic_path)
-        racks = racks_of(await self.cluster.call("GET", "/v1/brokers"))
+        topic = await self.cluster.typed("GET", self.topic_path, Topic)
+        racks = racks_of(await self.cluster.typed("GET", "/v1/brokers", Brokers))
         assignment = assignment_of(topic)
         p = min(assignment)
         original = assignment[p]
@@ -135,36 +138,33 @@ class Steps:
         await self.alter(alter_body(o.topic, {p: target}))
         started = time.monotonic()
         while True:
-            entry = next((e for e in await self.show_progress() if e["partition"] == p), None)
+            entry = next((e for e in await self.show_progress() if e.tp[1] == p), None)
             if entry is None:
                 say(f"{name} finished before it could be cancelled")
                 return
-            done = fraction_done(entry["progress"])
+            done = fraction_done(entry.progress)
             if done is not None and done >= HALF_WAY:
                 break
             self.check_timeout(started, f"moving {name}")
             await self.cluster.pause(min(o.interval_s, 0.5))
         say(f"DELETE /v1/reassignments/{o.topic}/{p} (mode cancel: back to the original replicas)")
-        answer = await self.cluster.call("DELETE", f"/v1/reassignments/{o.topic}/{p}")
-        result = answer["responses"][0]["partitions"][0]
-        if result["error_code"] != 0:
-            say(f"{name}: {result['error_name']} ({result['error_message']})")
+        path = f"/v1/reassignments/{o.topic}/{p}"
+        answer = await self.cluster.typed("DELETE", path, AlterReassignmentsResponse)
+        result = answer.responses[0].partitions[0]
+        if result.error_code != 0:
+            say(f"{name}: {result.error_name} ({result.error_message})")
             return
         while True:
             state = await self.partition(p)
-            if (
-                not state["adding_replicas"]
-                and not state["removing_replicas"]
-                and new not in state["replicas"]
-            ):
+            if not state.adding_replicas and not state.removing_replicas and new not in state.replicas:
                 break
             self.check_timeout(started, f"cancelling {name}")
             await self.cluster.pause(0.25)
-        if sorted(state["replicas"]) != sorted(original):
-            raise DemoFailed(f"{name} went to {ids(state['replicas'])} instead of back to {ids(original)}")
+        if sorted(state.replicas) != sorted(original):
+            raise DemoFailed(f"{name} went to {ids(state.replicas)} instead of back to {ids(original)}")
         say(
-            f"{name} is back on its original replicas {ids(state['replicas'])}"
-            f" (leader {state['leader']}, isr {ids(state['isr'])})"
+            f"{name} is back on its original replicas {ids(state.replicas)}"
+            f" (leader {state.leader}, isr {ids(state.isr)})"
         )
         while await self.copy_on(new, p) is not None:
             self.check_timeout(started, f"broker {new} deleting its copy of {name}")
@@ -177,13 +177,13 @@ class Steps:
         moving: list[tuple[str, int]] | None = None
         while True:
             self.cluster.check_children()
-            listing, _ = await self.cluster.get("/v1/reassignments")
-            entries = listed(listing)
-            now_moving = [(e["topic"], e["partition"]) for e in entries]
+            listing = await self.cluster.maybe("/v1/reassignments", ListReassignmentsResponse)
+            entries = [] if listing is None else listed(listing)
+            now_moving = [e.tp for e in entries]
             if now_moving != moving:
-                status, _ = await self.cluster.get("/v1/status")
+                status = await self.cluster.maybe("/v1/status", Status)
                 topics = await self.all_topics()
-                if status:
+                if status is not None:
                     say(render(now(), status, topics))
                 moving = now_moving
             if entries:
@@ -193,38 +193,39 @@ class Steps:
     # helpers
 
     async def alter(self, body: Json) -> None:
-        errors = partition_errors(await self.cluster.call("POST", "/v1/reassignments", body))
+        answer = await self.cluster.typed("POST", "/v1/reassignments", AlterReassignmentsResponse, body)
+        errors = partition_errors(answer)
         if errors:
             raise DemoFailed("reassignment refused: " + "; ".join(errors))
 
-    async def show_progress(self) -> list[Json]:
+    async def show_progress(self) -> list[Reassignment]:
         """Print the progress of the demo topic's moves; returns them (none: [] and no print)."""
         self.cluster.check_children()
-        entries = listed(await self.cluster.call("GET", f"/v1/reassignments?topic={self.options.topic}"))
+        path = f"/v1/reassignments?topic={self.options.topic}"
+        entries = listed(await self.cluster.typed("GET", path, ListReassignmentsResponse))
         if entries:
             say("\n".join(render_progress(now(), entries)))
         return entries
 
-    async def partition(self, p: int) -> Json:
-        topic = await self.cluster.call("GET", self.topic_path)
-        state: Json = next(q for q in topic["partitions"] if q["partition"] == p)
-        return state
+    async def partition(self, p: int) -> Partition:
+        topic = await self.cluster.typed("GET", self.topic_path, Topic)
+        return next(q for q in topic.partitions if q.partition == p)
 
-    async def all_topics(self) -> list[Json]:
-        names, _ = await self.cluster.get("/v1/topics")
+    async def all_topics(self) -> list[Topic]:
+        names = await self.cluster.maybe("/v1/topics", Topics)
         topics = []
-        for t in names.get("topics", []):
-            topic, _ = await self.cluster.get(f"/v1/topics/{t['name']}")
-            if topic:
+        for t in [] if names is None else names.topics:
+            topic = await self.cluster.maybe(f"/v1/topics/{t.name}", Topic)
+            if topic is not None:
                 topics.append(topic)
         return topics
 
     async def copy_on(self, broker: int, p: int) -> dict[str, Any] | None:
         """The replica of the demo topic's partition ``p`` that ``broker``'s agent reports, if any
         (its ``GET /replicas``, on the CONTROL endpoint it registered)."""
-        brokers = await self.cluster.call("GET", "/v1/brokers")
-        b = next((b for b in brokers["brokers"] if b["id"] == broker), None)
-        control = next((e for e in b["endpoints"] if e.startswith("CONTROL://")), None) if b else None
+        brokers = await self.cluster.typed("GET", "/v1/brokers", Brokers)
+        b = next((b for b in brokers.brokers if b.id == broker), None)
+        control = next((e for e in b.endpoints if e.startswith("CONTROL://")), None) if b else None
         if control is None:
             return None
         report = await self.cluster.call("GET", "http://" + control.removeprefix("CONTROL://") + "/replicas")

@@ -4,9 +4,10 @@ JSON documents. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Sequence
 
+from reassignd.api_client.shapes import Reassignment
+from reassignd.contracts.cluster import Status, Topic
 from reassignd.demo.plan import fraction_done, ids, replica_load
 
 BAR_WIDTH = 20
@@ -52,50 +53,50 @@ def bar(fraction: float, width: int = BAR_WIDTH) -> str:
 # --- the cluster state ----------------------------------------------------------------------------
 
 
-def render_status(status: Mapping[str, Any]) -> list[str]:
-    active = status.get("active_controller")
-    who = f"controller {active['id']} at {active['http']}" if active else "no active controller"
-    zk = status["zookeeper"]
-    queue = status["event_queue"]
-    p99 = queue.get("queue_time_ms", {}).get("p99")
+def render_status(status: Status) -> list[str]:
+    active = status.active_controller
+    who = f"controller {active.id} at {active.http}" if active else "no active controller"
+    zk = status.zookeeper
+    queue = status.event_queue
+    p99 = queue.queue_time_ms.get("p99")
     lines = [
-        f"{who}, epoch {status['controller_epoch']}; ZooKeeper {'connected' if zk['connected'] else 'DISCONNECTED'}"
-        f" (session {zk['session_id']}); up {status['uptime_s']} s",
-        f"live brokers [{ids(status['brokers']['live'])}]; {status['topics']} topics, {status['partitions']} partitions,"
-        f" {status['reassigning_partitions']} reassigning; event queue {queue['size']}"
-        + (f" (p99 {p99:.1f} ms)" if isinstance(p99, int | float) else ""),
+        f"{who}, epoch {status.controller_epoch}; ZooKeeper {'connected' if zk.connected else 'DISCONNECTED'}"
+        f" (session {zk.session_id}); up {status.uptime_s} s",
+        f"live brokers [{ids(status.brokers.live)}]; {status.topics} topics, {status.partitions} partitions,"
+        f" {status.reassigning_partitions} reassigning; event queue {queue.size}"
+        + (f" (p99 {p99:.1f} ms)" if p99 is not None else ""),
     ]
-    lines += [f"problem: {p['path']}: {p['reason']}" for p in status.get("problems", [])[:3]]
+    lines += [f"problem: {p.path}: {p.reason}" for p in status.problems[:3]]
     return lines
 
 
-def render_topic(topic: Mapping[str, Any]) -> list[str]:
+def render_topic(topic: Topic) -> list[str]:
     header = ("partition", "leader", "epoch", "replicas", "isr", "adding", "removing")
     rows = [
         (
-            str(p["partition"]),
-            str(p["leader"]) if p["leader"] >= 0 else "none",
-            str(p["leader_epoch"]),
-            ids(p["replicas"]),
-            ids(p["isr"]),
-            ids(p["adding_replicas"]),
-            ids(p["removing_replicas"]),
+            str(p.partition),
+            str(p.leader) if p.leader >= 0 else "none",
+            str(p.leader_epoch),
+            ids(p.replicas),
+            ids(p.isr),
+            ids(p.adding_replicas),
+            ids(p.removing_replicas),
         )
-        for p in topic["partitions"]
+        for p in topic.partitions
     ]
-    return [f"topic {topic['name']} (id {topic['topic_id']})", *table([header, *rows])]
+    return [f"topic {topic.name} (id {topic.topic_id})", *table([header, *rows])]
 
 
-def render(now: str, status: Mapping[str, Any], topics: Sequence[Mapping[str, Any]]) -> str:
+def render(now: str, status: Status, topics: Sequence[Topic]) -> str:
     lines = [f"--- {now} " + "-" * 60, *render_status(status)]
     for topic in topics:
         lines += render_topic(topic)
     return "\n".join(lines)
 
 
-def render_load(topic: Mapping[str, Any], brokers: Sequence[int]) -> str:
+def render_load(topic: Topic, brokers: Sequence[int]) -> str:
     """``replicas per broker: 1:0 2:3 ...`` for the live brokers (and any other that holds one)."""
-    load = replica_load({p["partition"]: p["replicas"] for p in topic["partitions"]})
+    load = replica_load({p.partition: p.replicas for p in topic.partitions})
     return "replicas per broker: " + " ".join(f"{b}:{load.get(b, 0)}" for b in sorted({*brokers, *load}))
 
 
@@ -115,12 +116,11 @@ def replica_moves(removing: Sequence[int], adding: Sequence[int]) -> str:
     return "-" + ids(removing) if removing else "reorder"
 
 
-def progress_cells(entry: Mapping[str, Any]) -> tuple[str, ...]:
-    """One ListPartitionReassignments entry (with its ``topic``): name, replicas moving, bar,
-    percent, bytes, rate, ETA."""
-    name = f"{entry['topic']}-{entry['partition']}"
-    moving = replica_moves(entry["removing_replicas"], entry["adding_replicas"])
-    progress = entry.get("progress")
+def progress_cells(entry: Reassignment) -> tuple[str, ...]:
+    """One partition being reassigned: name, replicas moving, bar, percent, bytes, rate, ETA."""
+    name = f"{entry.tp[0]}-{entry.tp[1]}"
+    moving = replica_moves(entry.removing, entry.adding)
+    progress = entry.progress
     done = fraction_done(progress)
     if progress is None or done is None:
         return (name, moving, bar(0), "", "", "", "waiting for the first report")
@@ -129,13 +129,13 @@ def progress_cells(entry: Mapping[str, Any]) -> tuple[str, ...]:
         moving,
         bar(done),
         f"{done:.0%}".rjust(4),  # fixed widths: successive prints line up too
-        f"{size(progress['bytes_done']):>9} / {size(progress['bytes_total']):>9}",
-        f"{size(progress['bytes_per_s']) + '/s':>11}",
-        f"ETA {seconds(progress['eta_s'])}",
+        f"{size(progress.bytes_done):>9} / {size(progress.bytes_total):>9}",
+        f"{size(progress.bytes_per_s or 0) + '/s':>11}",
+        f"ETA {seconds(progress.eta_s)}",
     )
 
 
-def render_progress(now: str, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+def render_progress(now: str, entries: Sequence[Reassignment]) -> list[str]:
     """One line per partition being moved; the time only on the first."""
     if not entries:
         return [f"{now}  nothing moving"]

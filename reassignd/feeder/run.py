@@ -31,6 +31,7 @@ from typing import IO, Any
 from reassignd.admin.connection import tls_of
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
+from reassignd.contracts.batches import BatchStatus
 from reassignd.feeder.command_line import INTERRUPT_CHOICES
 from reassignd.feeder.progress_view import FINAL, batch_line, overall_line
 from reassignd.tls import ClientTls
@@ -55,11 +56,11 @@ class RunOptions:
 class FeedState:
     order: list[str]
     bodies: dict[str, dict[str, Any]]
-    statuses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    statuses: dict[str, BatchStatus] = field(default_factory=dict)
     refused: dict[str, list[str]] = field(default_factory=dict)
 
     def unfinished(self) -> list[str]:
-        return [b for b in self.order if b in self.statuses and self.statuses[b].get("state") not in FINAL]
+        return [b for b in self.order if b in self.statuses and self.statuses[b].state not in FINAL]
 
     def next_to_submit(self, max_pending: int) -> list[str]:
         """The plan's next batches the back-pressure allows (in plan order)."""
@@ -68,7 +69,7 @@ class FeedState:
         return waiting[: max(0, room)]
 
     def done(self) -> bool:
-        return all(self.statuses.get(b, {}).get("state") in FINAL for b in self.order)
+        return all(b in self.statuses and self.statuses[b].state in FINAL for b in self.order)
 
 
 def load_batches(path: str) -> FeedState:
@@ -97,28 +98,27 @@ def load_batches(path: str) -> FeedState:
     return FeedState(list(bodies), bodies)
 
 
-async def _status(api: ApiClient, batch_id: str) -> dict[str, Any] | None:
+async def _status(api: ApiClient, batch_id: str) -> BatchStatus | None:
     try:
-        doc = await api.get(f"/v1/batches/{batch_id}")
+        return await api.batch(batch_id)
     except ApiError as e:
         if e.status == UNKNOWN_BATCH:
             return None
         raise
-    return dict(doc)
 
 
 async def _submit(api: ApiClient, state: FeedState, batch_id: str, out: IO[str]) -> None:
-    answer = await api.post("/v1/batches", state.bodies[batch_id])
-    state.statuses[batch_id] = dict(answer["batch"])
+    answer = await api.submit_batch(state.bodies[batch_id])
+    state.statuses[batch_id] = answer.batch
     refused = [
-        f"{p['topic']}-{p['partition']} {REFUSALS.get(p['error_code'], p.get('error_name', p['error_code']))}"
-        + (f": {p['error_message']}" if p.get("error_message") else "")
-        for p in answer.get("partitions", [])
-        if p.get("error_code")
+        f"{p.topic}-{p.partition} {REFUSALS.get(p.error_code, p.error_name)}"
+        + (f": {p.error_message}" if p.error_message else "")
+        for p in answer.partitions
+        if p.error_code
     ]
-    verb = "submitted" if answer.get("created", True) else "already known"
+    verb = "submitted" if answer.created else "already known"
     print(
-        f"batch {batch_id} {verb}: {len(answer.get('partitions', [])) - len(refused)} moves",
+        f"batch {batch_id} {verb}: {len(answer.partitions) - len(refused)} moves",
         file=out,
         flush=True,
     )
@@ -156,7 +156,7 @@ async def feed(api: ApiClient, state: FeedState, options: RunOptions, out: IO[st
         status = await _status(api, batch_id)
         if status is not None:
             state.statuses[batch_id] = status
-            print(f"batch {batch_id} found on the controller: {status['state']}", file=out, flush=True)
+            print(f"batch {batch_id} found on the controller: {status.state}", file=out, flush=True)
     printer = Printer(out)
     while not state.done():
         for batch_id in state.next_to_submit(options.max_pending):
@@ -168,7 +168,7 @@ async def feed(api: ApiClient, state: FeedState, options: RunOptions, out: IO[st
             if status is not None:
                 state.statuses[batch_id] = status
     printer.show(state, force=True)
-    ended = {b: state.statuses[b]["state"] for b in state.order}
+    ended = {b: state.statuses[b].state for b in state.order}
     not_completed = {b: s for b, s in ended.items() if s != "completed"}
     print(
         f"all {len(ended)} batches ended: "
@@ -193,8 +193,8 @@ async def on_interrupt(api: ApiClient, state: FeedState, choice: str, out: IO[st
     action = "stop" if choice == "stop" else "rollback"
     for batch_id in unfinished:
         with contextlib.suppress(ApiError):
-            doc = await api.post(f"/v1/batches/{batch_id}/{action}", {})
-            print(f"batch {batch_id}: {doc.get('state', action)}", file=out, flush=True)
+            status = await api.control_batch(batch_id, action)
+            print(f"batch {batch_id}: {status.state}", file=out, flush=True)
 
 
 def ask(choice: str) -> str:

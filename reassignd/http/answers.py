@@ -66,14 +66,14 @@ class AnswerCache:
         self,
         key: Hashable,
         sources: tuple[object, ...],
-        build: Callable[[], Mapping[str, Any]],
+        build: Callable[[], object],
         *,
         keep: bool = True,
     ) -> Encoded:
         """The answer under ``key`` built from ``sources``: kept bytes if the kept entry was built
         from the same objects, else ``build()`` encoded now (and kept, unless ``keep`` is false:
         sources already replaced by newer ones must not evict the newer answer)."""
-        return self.value(key, sources, lambda: self._encode(_dict(build())), keep=keep)
+        return self.value(key, sources, lambda: self._encode(build()), keep=keep)
 
     def value(
         self, key: Hashable, sources: tuple[object, ...], build: Callable[[], T], *, keep: bool = True
@@ -91,16 +91,12 @@ class AnswerCache:
         self._entries[key] = (sources, value)
         return value
 
-    def _encode(self, body: dict[str, Any]) -> Encoded:
+    def _encode(self, body: object) -> Encoded:
         self._built += 1
         return Encoded(_ENCODER.encode(body), self._etag())
 
     def _etag(self) -> str:
         return f'"{self._tag}-{self._built}"'
-
-
-def _dict(body: Mapping[str, Any]) -> dict[str, Any]:
-    return body if type(body) is dict else dict(body)
 
 
 def _same(kept: tuple[object, ...], sources: tuple[object, ...]) -> bool:

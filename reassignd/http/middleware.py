@@ -12,7 +12,13 @@ from reassignd.errors import NotController, ReassigndError
 from reassignd.http import auth
 from reassignd.http.callers import client_id_of
 from reassignd.http.keys import PRINCIPAL, TOKENS, VIEW
-from reassignd.http.responses import INVALID_REQUEST, UNKNOWN_SERVER_ERROR, error_response, http_status
+from reassignd.http.responses import (
+    INVALID_REQUEST,
+    UNKNOWN_SERVER_ERROR,
+    error_response,
+    http_status,
+    not_controller_response,
+)
 from reassignd.http.shapes import active_controller_json
 
 log = logging.getLogger(__name__)
@@ -45,16 +51,14 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
 
 
 def _reassignd_error(request: web.Request, error: ReassigndError) -> web.Response:
-    extra: dict[str, object] = {}
-    headers: dict[str, str] = {}
     if error.error_code == NotController.error_code:
         # Tell the client where the active controller is (null when unknown).
-        extra["active_controller"] = active_controller_json(request.app[VIEW].snapshot().active_controller)
+        active = active_controller_json(request.app[VIEW].snapshot().active_controller)
+        return not_controller_response(error.error_code, error.message, active, status=http_status(error))
+    headers: dict[str, str] = {}
     if isinstance(error, auth.AuthenticationFailed):
         headers["WWW-Authenticate"] = 'Bearer realm="reassignd"'
-    return error_response(
-        error.error_code, error.message, status=http_status(error), extra=extra, headers=headers
-    )
+    return error_response(error.error_code, error.message, status=http_status(error), headers=headers)
 
 
 def _http_error(request: web.Request, error: web.HTTPException) -> web.Response:

@@ -17,10 +17,9 @@ from reassignd.http.openapi_base import (
     Schema,
     array,
     integer,
-    nullable,
     ref,
 )
-from reassignd.http.openapi_schemas import SCHEMAS
+from reassignd.http.openapi_components import component_schemas
 from reassignd.strict_json import INT32_MAX
 
 Json = dict[str, Any]
@@ -150,7 +149,7 @@ _CONTROLS = {
 
 
 def _batch_paths() -> Json:
-    status = _answer("the batch's status", ref("BatchStatusWithRunning"))
+    status = _answer("the batch's status", ref("BatchStatus"))
     paths: Json = {
         "/v1/batches": {
             "get": _operation(
@@ -292,16 +291,7 @@ def _paths() -> Json:
                 "whoami",
                 "the caller's user and role (the status page shows admin actions to admins)",
                 "cluster",
-                _read(
-                    _answer(
-                        "the caller",
-                        {
-                            "type": "object",
-                            "properties": {"user": {"type": "string"}, "role": {"enum": ["viewer", "admin"]}},
-                            "required": ["user", "role"],
-                        },
-                    )
-                ),
+                _read(_answer("the caller", ref("Caller"))),
             )
         },
         "/v1/events": {
@@ -356,11 +346,7 @@ def _paths() -> Json:
                     _answer(
                         "the hand-over happened: the instance that won the role, or null if none did "
                         "(then this one took it again)",
-                        {
-                            "type": "object",
-                            "properties": {"active_controller": nullable(ref("ActiveController"))},
-                            "required": ["active_controller"],
-                        },
+                        ref("HandOver"),
                     ),
                     body=False,
                 ),
@@ -585,7 +571,7 @@ def openapi_document() -> Json:
         },
         "paths": _paths(),
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": component_schemas(),
             "securitySchemes": {
                 "bearerAuth": {
                     "type": "http",

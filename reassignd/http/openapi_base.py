@@ -1,5 +1,6 @@
-"""The helpers the OpenAPI schema modules build their JSON Schemas with (``openapi_schemas``,
-``openapi_batch_schemas``). Pure."""
+"""The helpers the OpenAPI document's hand-written parts are built with: the request schemas
+(``openapi_schemas``) and the paths (``openapi``); the answers' schemas are generated
+(``openapi_components``). Pure."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""JSON responses and the uniform error object ``{error_code, error_name, error_message}``."""
+"""JSON responses (the contracts' structs, encoded) and the uniform error object
+``{error_code, error_name, error_message}`` (:class:`reassignd.contracts.errors.Error`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from reassignd.errors import ReassigndError, UnknownBroker, error_name
+from reassignd.contracts.errors import ActiveController, Error, NotControllerError
+from reassignd.errors import DEFAULT_MESSAGES, ReassigndError, UnknownBroker, error_name
 from reassignd.executor.errors import UnknownBatch
 from reassignd.http.auth import AuthenticationFailed
 
@@ -36,8 +38,15 @@ def http_status(error: ReassigndError) -> int:
     return HTTP_STATUS_BY_ERROR_CODE.get(error.error_code, 400)
 
 
-def error_body(error_code: int, message: str | None) -> dict[str, Any]:
-    return {"error_code": error_code, "error_name": error_name(error_code), "error_message": message}
+def error_body(error_code: int, message: str | None) -> Error:
+    return Error(error_code, error_name(error_code), message)
+
+
+def item_message(error_code: int, message: str | None) -> str | None:
+    """A per-item result's message: the code's default one when the controller gave none."""
+    if message is None and error_code != 0:
+        return DEFAULT_MESSAGES.get(error_code)
+    return message
 
 
 # Compact JSON encoded in C: a 100-partition topic in 34 µs where json.dumps took 282 µs (GET
@@ -46,10 +55,14 @@ _ENCODER = msgspec.json.Encoder()
 
 
 def json_response(
-    body: Mapping[str, Any], *, status: int = 200, headers: Mapping[str, str] | None = None
+    body: msgspec.Struct | Mapping[str, Any],
+    *,
+    status: int = 200,
+    headers: Mapping[str, str] | None = None,
 ) -> web.Response:
+    """``body`` (a contract's struct; a dict only for the OpenAPI document) encoded."""
     return web.Response(
-        body=_ENCODER.encode(body if type(body) is dict else dict(body)),
+        body=_ENCODER.encode(body),
         status=status,
         headers=headers,
         content_type="application/json",
@@ -61,10 +74,14 @@ def error_response(
     message: str | None,
     *,
     status: int,
-    extra: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> web.Response:
-    body = error_body(error_code, message)
-    if extra:
-        body.update(extra)
-    return json_response(body, status=status, headers=headers)
+    return json_response(error_body(error_code, message), status=status, headers=headers)
+
+
+def not_controller_response(
+    error_code: int, message: str | None, active: ActiveController | None, *, status: int
+) -> web.Response:
+    """A standby's 503 NOT_CONTROLLER: the error object and where the active controller is."""
+    body = NotControllerError(error_code, error_name(error_code), message, active)
+    return json_response(body, status=status)

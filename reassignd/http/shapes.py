@@ -1,13 +1,15 @@
-"""The JSON shapes of the API's read endpoints, built from a :class:`ClusterSnapshot`.
+"""The read endpoints' answers, built from a :class:`ClusterSnapshot` as the contract's structs
+(:mod:`reassignd.contracts.cluster`), which the routes encode.
 
-Pure: values in, JSON-ready dicts out; no aiohttp, no clock (``now_s`` is passed in).
+Pure: values in, structs out; no aiohttp, no clock (``now_s`` is passed in).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from reassignd.contracts import cluster as c
+from reassignd.contracts.errors import ActiveController as ActiveControllerJson
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BrokerView,
@@ -17,24 +19,22 @@ from reassignd.controller.model.snapshot import (
     TopicView,
 )
 
-Json = dict[str, Any]
-
 
 def session_id_hex(session_id: int | None) -> str | None:
     """ZooKeeper's own spelling of a session id: ``0x100000a962b0000``."""
     return None if session_id is None else f"0x{session_id:x}"
 
 
-def active_controller_json(active: ActiveController | None) -> Json | None:
-    return None if active is None else {"id": active.controller_id, "http": active.http}
+def active_controller_json(active: ActiveController | None) -> ActiveControllerJson | None:
+    return None if active is None else ActiveControllerJson(active.controller_id, active.http)
 
 
-def problem_json(problem: Problem) -> Json:
-    return {"path": problem.path, "reason": problem.reason}
+def problem_json(problem: Problem) -> c.StatusProblem:
+    return c.StatusProblem(problem.path, problem.reason)
 
 
-def zookeeper_json(connected: bool, session_id: int | None) -> Json:
-    return {"connected": connected, "session_id": session_id_hex(session_id)}
+def zookeeper_json(connected: bool, session_id: int | None) -> c.ZooKeeper:
+    return c.ZooKeeper(connected, session_id_hex(session_id))
 
 
 def status_json(
@@ -45,88 +45,71 @@ def status_json(
     queue_size: int,
     queue_time_ms: Mapping[str, float],
     uptime_s: float,
-) -> Json:
-    return {
-        "controller_id": snapshot.controller_id,
-        "active": snapshot.active,
-        "controller_epoch": snapshot.controller_epoch,
-        "active_controller": active_controller_json(snapshot.active_controller),
-        "zookeeper": zookeeper_json(zk_connected, zk_session_id),
-        "brokers": {"live": sorted(snapshot.brokers)},
-        "topics": len(snapshot.topics),
-        "partitions": snapshot.partition_count,
-        "reassigning_partitions": snapshot.reassigning_count,
-        "event_queue": {"size": queue_size, "queue_time_ms": dict(queue_time_ms)},
-        "uptime_s": max(0, int(uptime_s)),
-        "problems": [problem_json(p) for p in snapshot.problems],
-    } | ({} if snapshot.self_healing is None else {"self_healing": self_healing_json(snapshot.self_healing)})
+    events: c.EventsStatus | None = None,
+) -> c.Status:
+    return c.Status(
+        controller_id=snapshot.controller_id,
+        active=snapshot.active,
+        controller_epoch=snapshot.controller_epoch,
+        active_controller=active_controller_json(snapshot.active_controller),
+        zookeeper=zookeeper_json(zk_connected, zk_session_id),
+        brokers=c.LiveBrokers(tuple(sorted(snapshot.brokers))),
+        topics=len(snapshot.topics),
+        partitions=snapshot.partition_count,
+        reassigning_partitions=snapshot.reassigning_count,
+        event_queue=c.EventQueue(queue_size, dict(queue_time_ms)),
+        uptime_s=max(0, int(uptime_s)),
+        problems=tuple(problem_json(p) for p in snapshot.problems),
+        self_healing=None if snapshot.self_healing is None else self_healing_json(snapshot.self_healing),
+        events=events,
+    )
 
 
-def self_healing_json(view: SelfHealingView) -> Json:
+def self_healing_json(view: SelfHealingView) -> c.SelfHealing:
     """The active controller's self-healing: the lost brokers it follows and the last outcomes."""
-    return {
-        "enabled": view.enabled,
-        "broker_grace_s": view.broker_grace_s,
-        "brokers": [
-            {
-                "broker_id": b.broker_id,
-                "lost_at_ms": b.lost_at_ms,
-                "heal_at_ms": b.heal_at_ms,
-                "state": b.state,
-                "batch_ids": list(b.batch_ids),
-                "replicas": b.replicas,
-            }
+    return c.SelfHealing(
+        enabled=view.enabled,
+        broker_grace_s=view.broker_grace_s,
+        brokers=tuple(
+            c.LostBrokerStatus(
+                b.broker_id, b.lost_at_ms, b.heal_at_ms, b.state, tuple(b.batch_ids), b.replicas
+            )
             for b in view.brokers
-        ],
-        "recent": [
-            {
-                "broker_id": o.broker_id,
-                "batch_id": o.batch_id,
-                "outcome": o.outcome,
-                "reason": o.reason,
-                "at_ms": o.at_ms,
-            }
-            for o in view.recent
-        ],
-    }
+        ),
+        recent=tuple(
+            c.HealOutcome(o.broker_id, o.batch_id, o.outcome, o.reason, o.at_ms) for o in view.recent
+        ),
+    )
 
 
-def broker_json(broker: BrokerView) -> Json:
-    return {
-        "id": broker.broker_id,
-        "rack": broker.rack,
-        "endpoints": list(broker.endpoints),
-        "broker_epoch": broker.broker_epoch,
-    }
+def broker_json(broker: BrokerView) -> c.Broker:
+    return c.Broker(broker.broker_id, broker.rack, tuple(broker.endpoints), broker.broker_epoch)
 
 
-def brokers_json(snapshot: ClusterSnapshot) -> Json:
+def brokers_json(snapshot: ClusterSnapshot) -> c.Brokers:
     """The registered brokers, and the demoted ones (registered or not) with the partitions whose
     orders their demotion recorded (what ``promote`` restores)."""
-    return {
-        "brokers": [broker_json(snapshot.brokers[b]) for b in sorted(snapshot.brokers)],
-        "demoted": {str(b): n for b, n in sorted(snapshot.demoted.items())},
-    }
+    return c.Brokers(
+        brokers=tuple(broker_json(snapshot.brokers[b]) for b in sorted(snapshot.brokers)),
+        demoted={str(b): n for b, n in sorted(snapshot.demoted.items())},
+    )
 
 
-def topic_summary_json(topic: TopicView) -> Json:
-    return {
-        "name": topic.name,
-        "partitions": len(topic.partitions),
-        "replication_factor": topic.replication_factor,
-        "reassigning_partitions": topic.reassigning_partitions,
-    }
+def topic_summary_json(topic: TopicView) -> c.TopicSummary:
+    return c.TopicSummary(
+        topic.name, len(topic.partitions), topic.replication_factor, topic.reassigning_partitions
+    )
 
 
-def topics_json(snapshot: ClusterSnapshot) -> Json:
-    return {"topics": [topic_summary_json(snapshot.topics[t]) for t in sorted(snapshot.topics)]}
+def topics_json(snapshot: ClusterSnapshot) -> c.Topics:
+    return c.Topics(tuple(topic_summary_json(snapshot.topics[t]) for t in sorted(snapshot.topics)))
 
 
-def topic_json(topic: TopicView) -> Json:
-    """The partitions are msgspec structs whose fields are the JSON members, in their order: the
-    response encoder writes them in C (a 100-partition topic: 20 µs, where building a dict per
-    partition first took 120 µs)."""
-    return {"name": topic.name, "topic_id": topic.topic_id, "partitions": topic.partitions}
+def topic_json(topic: TopicView) -> c.Topic:
+    """The partitions are the published views themselves (the contract's struct): the response
+    encoder writes them in C (a 100-partition topic: 20 µs, where building a dict per partition
+    first took 120 µs)."""
+    return c.Topic(topic.name, topic.topic_id, topic.partitions)
 
 
 def readiness(snapshot: ClusterSnapshot, *, zk_connected: bool) -> str | None:

@@ -26,6 +26,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from reassignd.contracts.cluster import KafkaSinkStatus
 from reassignd.stream.records import StreamRecord
 
 log = logging.getLogger(__name__)
@@ -86,14 +87,8 @@ class KafkaSink:
         self.connected = False
         self._wake = asyncio.Event()
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "topic": self.settings.topic,
-            "connected": self.connected,
-            "sent": self.sent,
-            "dropped": self.dropped,
-            "buffered": len(self.buffer),
-        }
+    def status(self) -> KafkaSinkStatus:
+        return KafkaSinkStatus(self.settings.topic, self.connected, self.sent, self.dropped, len(self.buffer))
 
     def offer(self, record: StreamRecord) -> None:
         """Called by the event log: never waits."""

@@ -13,8 +13,8 @@ import collections
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
+from reassignd.contracts.cluster import EventsStatus, KafkaSinkStatus
 from reassignd.contracts.records import Record, record_fields, record_type
 from reassignd.stream.records import StreamRecord, make_record
 
@@ -41,18 +41,17 @@ class RecordLog:
         self._subscribers: set[Subscription] = set()
         self.sinks: list[Sink] = []
         # each sink's figures for /v1/status (e.g. the Kafka sender's sent/dropped/buffered)
-        self.sink_status: dict[str, Callable[[], dict[str, Any]]] = {}
+        self.kafka_status: Callable[[], KafkaSinkStatus] | None = None  # the Kafka sink's, if any
 
     @property
     def subscribers(self) -> int:
         """Subscriptions open now (the SSE streams)."""
         return len(self._subscribers)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> EventsStatus:
         last = self.history[-1].id if self.history else None
-        return {"last_event_id": last, "history": len(self.history)} | {
-            name: report() for name, report in self.sink_status.items()
-        }
+        kafka = None if self.kafka_status is None else self.kafka_status()
+        return EventsStatus(last, len(self.history), kafka)
 
     def start_epoch(self, epoch: int) -> None:
         """A new term: its records are numbered from 1."""

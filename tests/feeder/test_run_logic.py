@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from reassignd.contracts.batches import BatchLimits, BatchStatus, MoveCounts, StuckPartition, Throttles
 from reassignd.feeder.progress_view import bar, batch_line, overall_line
 from reassignd.feeder.run import FeedError, FeedState, load_batches
 
@@ -15,24 +17,50 @@ def state(*ids: str) -> FeedState:
     return FeedState(list(ids), {i: {"batch_id": i, "partitions": []} for i in ids})
 
 
+def status(state: str, **fields: Any) -> BatchStatus:
+    """A batch's status in ``state`` (nothing moved unless ``fields`` say)."""
+    shown: dict[str, Any] = {
+        "batch_id": "b",
+        "plan_id": None,
+        "owner": None,
+        "state": state,
+        "priority": 0,
+        "created_at": None,
+        "updated_at": None,
+        "counts": MoveCounts(0, 0, 0, 0, 0),
+        "bytes_total": 0,
+        "bytes_done": 0,
+        "bytes_per_s": 0,
+        "eta_s": None,
+        "limits": BatchLimits(5, 100, 100, None),
+        "broker_caps": {},
+        "throttle_bytes_per_s": None,
+        "stuck": (),
+        "throttles": Throttles((), ()),
+        "rollback_of": None,
+        "rollback_batch_id": None,
+    }
+    return BatchStatus(**(shown | fields))
+
+
 def test_back_pressure_submits_in_plan_order_up_to_the_limit() -> None:
     s = state("p-1", "p-2", "p-3", "p-4")
     assert s.next_to_submit(2) == ["p-1", "p-2"]
-    s.statuses["p-1"] = {"state": "running"}
-    s.statuses["p-2"] = {"state": "completed"}
+    s.statuses["p-1"] = status("running")
+    s.statuses["p-2"] = status("completed")
     assert s.next_to_submit(2) == ["p-3"]  # one slot: p-1 still runs
-    s.statuses["p-3"] = {"state": "paused"}  # paused counts as unfinished
+    s.statuses["p-3"] = status("paused")  # paused counts as unfinished
     assert s.next_to_submit(2) == []
     assert not s.done()
     for b in s.order:
-        s.statuses[b] = {"state": "completed"}
+        s.statuses[b] = status("completed")
     assert s.done() and s.next_to_submit(2) == []
 
 
 def test_a_resumed_run_never_resubmits_what_the_controller_has() -> None:
     s = state("p-1", "p-2", "p-3")
-    s.statuses["p-1"] = {"state": "completed"}  # found at start
-    s.statuses["p-2"] = {"state": "stopped"}
+    s.statuses["p-1"] = status("completed")  # found at start
+    s.statuses["p-2"] = status("stopped")
     assert s.next_to_submit(5) == ["p-3"]
 
 
@@ -62,15 +90,15 @@ def test_the_file_or_its_directory(tmp_path: Path) -> None:
 
 def test_progress_lines() -> None:
     assert bar(0, 0) == "[" + "." * 20 + "]" and bar(5, 10) == "[" + "#" * 10 + "." * 10 + "]"
-    running = {
-        "state": "running",
-        "counts": {"pending": 1, "running": 1, "completed": 2},
-        "bytes_done": 3 * 2**20,
-        "bytes_total": 6 * 2**20,
-        "bytes_per_s": 2**20,
-        "eta_s": 3,
-        "stuck": [{"topic": "t", "partition": 1}],
-    }
+    running = status(
+        "running",
+        counts=MoveCounts(pending=1, running=1, completed=2, cancelled=0, failed=0),
+        bytes_done=3 * 2**20,
+        bytes_total=6 * 2**20,
+        bytes_per_s=2**20,
+        eta_s=3,
+        stuck=(StuckPartition("t", 1),),
+    )
     line = batch_line("p-1", running)
     assert (
         "running" in line

@@ -42,7 +42,7 @@ async def test_a_move_costs_the_controller_at_most_three_writes_per_partition(
         writer = controller.parts.writer
         before = writer.ops_written
         async with ApiClient.open(c.url, timeout_s=10) as api:
-            assert (await api.status())["controller_id"] == 9000
+            assert (await api.status()).controller_id == 9000
             results = await api.alter(
                 {
                     "topics": [

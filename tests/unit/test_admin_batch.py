@@ -13,7 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -22,16 +22,11 @@ from aiohttp.test_utils import TestServer
 from reassignd.admin.batch import run_batch, run_verb
 from reassignd.admin.batch_command import AdminBatchCommand, BatchSettings, BatchVerb
 from reassignd.admin.batch_file import BatchBody, BatchFileError, parse_batch_file
-from reassignd.admin.batch_report import (
-    decode_list,
-    decode_status,
-    decode_submitted,
-    describe_lines,
-    list_lines,
-    submitted_lines,
-)
+from reassignd.admin.batch_report import describe_lines, list_lines, submitted_lines
 from reassignd.api_client.errors import ApiError, ResponseError
+from reassignd.api_client.shapes import decode
 from reassignd.config import ConfigError, load_command, resolve_admin_batch
+from reassignd.contracts.batches import Batches, BatchStatus, MoveCounts, SubmitBatchResponse
 from reassignd.executor import lifecycle
 from reassignd.executor.progress import MoveProgress, StuckRule, batch_status
 from reassignd.http import build_app
@@ -179,11 +174,11 @@ def shown_status(**progress: MoveProgress) -> dict[str, Any]:
         ("orders", 1): MoveProgress(0, 3 * GiB, 0.0),
     }
     computed = batch_status(batch, moves, sizes, NOV_23_10H_MS + 700_000, StuckRule(600_000, MiB))
-    return status_json(computed)
+    return cast(dict[str, Any], msgspec.json.decode(msgspec.json.encode(status_json(computed))))
 
 
 def test_describe_lines() -> None:
-    status = decode_status(shown_status())
+    status = decode(shown_status(), BatchStatus)
     assert describe_lines(status) == [
         "Batch b1: running (plan p, priority 0).",
         "created 2026-11-23T10:00:00Z, updated 2026-11-23T10:00:01Z.",
@@ -203,7 +198,7 @@ def test_adaptive_limits_and_the_caps_now_are_described() -> None:
     shown = shown_status()
     shown["limits"] = {**shown["limits"], "adaptive": {"min": 1, "max": 20}}
     shown |= {"broker_caps": {"4": 8, "5": 3}, "owner": "ops"}
-    lines = describe_lines(decode_status(shown))
+    lines = describe_lines(decode(shown, BatchStatus))
     assert lines[0] == "Batch b1: running (owner ops, plan p, priority 0)."
     assert lines[4] == (
         "limits: 5 moves per broker, 100 in the cluster, 100 leader moves per broker. adaptive: 1 to 20 "
@@ -212,13 +207,17 @@ def test_adaptive_limits_and_the_caps_now_are_described() -> None:
 
 
 def test_list_lines() -> None:
-    listed = decode_list({"batches": [{k: v for k, v in shown_status().items() if k != "running"}]})
+    listed = decode(
+        {"batches": [{k: v for k, v in shown_status().items() if k != "running"}]}, Batches
+    ).batches
     assert list_lines(listed) == [
         "b1: running. moves: 1 pending, 2 running, 1 completed. progress: 33% (4.0 GiB of 12.0 GiB), "
         "50.0 MiB/s, about 164 s left. 1 stuck."
     ]
     assert list_lines([]) == ["No batches."]
-    finished = replace(listed[0], state="completed", counts={"completed": 4}, stuck=(), bytes_done=12 * GiB)
+    finished = msgspec.structs.replace(
+        listed[0], state="completed", counts=MoveCounts(0, 0, 4, 0, 0), stuck=(), bytes_done=12 * GiB
+    )
     assert list_lines([finished]) == [
         "b1: completed. moves: 4 completed. progress: 100% (12.0 GiB of 12.0 GiB)."
     ]
@@ -239,12 +238,12 @@ def test_submitted_lines() -> None:
         ],
         "created": True,
     }
-    assert submitted_lines(decode_submitted(answer)) == [
+    assert submitted_lines(decode(answer, SubmitBatchResponse)) == [
         "Submitted batch b1: 1 partition accepted, 1 refused. state: running.",
         "Refused partition of batch b1:",
         "orders-9: STALE_PLAN: orders-9 has replicas [1, 2, 3], the plan expected [3, 2, 1]",
     ]
-    again = decode_submitted({**answer, "partitions": answer["partitions"][:1], "created": False})
+    again = decode({**answer, "partitions": answer["partitions"][:1], "created": False}, SubmitBatchResponse)
     assert submitted_lines(again) == [
         "Batch b1 was submitted before with this body: 1 partition accepted, 0 refused. state: running."
     ]
@@ -253,14 +252,15 @@ def test_submitted_lines() -> None:
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ({}, "batch.counts: missing required field"),
-        ({"batches": {}}, "batches: expected an array, got an object"),
-        ({"batches": [{"batch_id": 1}]}, "batches[0].counts: missing required field"),
+        ({}, "Object missing required field `batch_id`"),
+        ({"batches": {}}, "Expected `array`, got `object` - at `$.batches`"),
+        ({"batches": [{"batch_id": 1}]}, "Expected `str`, got `int` - at `$.batches[0].batch_id`"),
+        ({"batches": [{"batch_id": "b1"}]}, "Object missing required field `plan_id` - at `$.batches[0]`"),
     ],
 )
 def test_answers_not_in_the_documented_shape(doc: Any, message: str) -> None:
     with pytest.raises(ResponseError, match=re.escape(message)):
-        (decode_list if "batches" in doc else decode_status)(doc)
+        decode(doc, Batches if "batches" in doc else BatchStatus)
 
 
 # --- each verb against the HTTP app --------------------------------------------------------------

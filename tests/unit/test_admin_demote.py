@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp.test_utils import TestServer
 
-from reassignd.admin.demote import DemotionOutcome, PartitionOutcome, report, run_demote
+from reassignd.admin.demote import report, run_demote
 from reassignd.admin.demote_command import AdminDemoteCommand, DemoteSettings
 from reassignd.config import ConfigError, load_command
+from reassignd.contracts.reassignments import DemotionResponse, TopicPartitionResult
 from reassignd.controller.model.admin_requests import DemotionResult, ElectionResult
 from reassignd.errors import UnknownBroker
 from reassignd.http import build_app
@@ -40,10 +41,14 @@ def test_a_bad_broker_id_is_a_bad_argument(broker: str) -> None:
 
 
 def test_the_lines_printed() -> None:
-    outcome = DemotionOutcome(
+    outcome = DemotionResponse(
         3,
         1,
-        (PartitionOutcome("t", 0, 0, None), PartitionOutcome("t", 1, 83, "no other in-sync replica")),
+        1,
+        (
+            TopicPartitionResult("t", 0, 0, "NONE", None),
+            TopicPartitionResult("t", 1, 83, "ELIGIBLE_LEADERS_NOT_AVAILABLE", "no other in-sync replica"),
+        ),
     )
     assert report("demote", outcome) == (
         [
@@ -52,7 +57,7 @@ def test_the_lines_printed() -> None:
         ],
         True,
     )
-    assert report("promote", DemotionOutcome(3, 0, ())) == (["Broker 3: nothing to promote."], False)
+    assert report("promote", DemotionResponse(3, 0, 0, ())) == (["Broker 3: nothing to promote."], False)
 
 
 async def test_the_route_answers_per_partition() -> None:

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
-from reassignd.admin.elect import ElectionOutcome, decode_elections, report, run_elect
+from reassignd.admin.elect import ElectionOutcome, report, run_elect
 from reassignd.admin.elect_command import AdminElectCommand, ElectFileError, ElectSettings, parse_elect_file
 from reassignd.api_client.errors import ResponseError
+from reassignd.api_client.shapes import decode
 from reassignd.config import ConfigError, load_command
+from reassignd.contracts.reassignments import ElectLeadersResponse
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.http import build_app
 from reassignd.testing.fake_view import SETTINGS, FakeView
@@ -125,8 +127,9 @@ def test_kafkas_lines() -> None:
 
 
 def test_an_answer_of_another_shape_is_refused() -> None:
+    answer = {"throttle_time_ms": 0, "error_code": 0, "error_name": "NONE", "error_message": None}
     with pytest.raises(ResponseError, match="replica_election_results"):
-        decode_elections({"results": []})
+        decode(answer | {"results": []}, ElectLeadersResponse)
 
 
 # --- a run ------------------------------------------------------------------------------------------

@@ -17,15 +17,17 @@ from reassignd.admin.plan import legacy_entries, plan_json, plan_request
 from reassignd.admin.settings import Verb, check_arguments, parse_controller_url
 from reassignd.api_client.errors import ResponseError
 from reassignd.api_client.shapes import (
-    PartitionInfo,
     PartitionResult,
     Progress,
     Reassignment,
+    alter_results,
     cancel_request,
-    decode_alter_response,
-    decode_list_response,
-    decode_topic,
+    decode,
+    partitions_by_id,
+    reassignments_by_partition,
 )
+from reassignd.contracts.cluster import Topic
+from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.plan_format import Plan, PlanEntry, PlanError, parse_plan
 from reassignd.zk.admin_codec import (
     LegacyReassignmentEntry,
@@ -301,6 +303,7 @@ def test_pending_legacy_lines_show_the_original_replicas() -> None:
 
 
 def test_decode_the_controllers_answers() -> None:
+    """The answers decoded into the contract's structs, then flattened by partition."""
     alter = {
         "throttle_time_ms": 0,
         "error_code": 0,
@@ -311,48 +314,69 @@ def test_decode_the_controllers_answers() -> None:
                 "name": "t",
                 "partitions": [
                     {"partition": 0, "error_code": 0, "error_name": "NONE", "error_message": None},
-                    {"partition": 1, "error_code": 85, "error_name": "NO_REASSIGNMENT_IN_PROGRESS"},
+                    {
+                        "partition": 1,
+                        "error_code": 85,
+                        "error_name": "NO_REASSIGNMENT_IN_PROGRESS",
+                        "error_message": None,
+                    },
                 ],
             }
         ],
     }
-    assert decode_alter_response(alter) == [
+    assert alter_results(decode(alter, AlterReassignmentsResponse)) == [
         ok("t", 0),
         PartitionResult(("t", 1), 85, "NO_REASSIGNMENT_IN_PROGRESS", None),
     ]
+    moving = {"partition": 0, "replicas": [4, 1], "adding_replicas": [4], "removing_replicas": [1]}
     listed = {
+        "error_code": 0,
+        "error_name": "NONE",
+        "error_message": None,
         "topics": [
             {
                 "name": "t",
                 "partitions": [
-                    {
-                        "partition": 0,
-                        "replicas": [4, 1],
-                        "adding_replicas": [4],
-                        "removing_replicas": [1],
-                        "progress": {"bytes_total": 10, "bytes_done": 5, "bytes_per_s": 2.5, "eta_s": None},
+                    moving
+                    | {
+                        "target_replicas": [4],
+                        "original_replicas": [1],
+                        "source": "api",
+                        "started_at": None,
+                        "progress": {"bytes_total": 10, "bytes_done": 5, "bytes_per_s": 2, "eta_s": None},
+                        "a_later_field": "ignored",
                     }
                 ],
             }
-        ]
+        ],
     }
-    assert decode_list_response(listed) == {
-        ("t", 0): Reassignment(("t", 0), (4, 1), (4,), (1,), Progress(10, 5, 2.5, None))
+    assert reassignments_by_partition(decode(listed, ListReassignmentsResponse)) == {
+        ("t", 0): Reassignment(("t", 0), (4, 1), (4,), (1,), Progress(10, 5, 2, None))
     }
     topic = {
         "name": "t",
+        "topic_id": None,
         "partitions": [
-            {"partition": 1, "replicas": [4, 5, 1, 2], "adding_replicas": [4, 5], "removing_replicas": [1]},
-            {"partition": 0, "replicas": [2, 1], "adding_replicas": [], "removing_replicas": []},
+            {"partition": 1, "replicas": [4, 5, 1, 2], "adding_replicas": [4, 5], "removing_replicas": [1]}
+            | {"leader": 1, "leader_epoch": 0, "isr": [1, 2]},
+            {"partition": 0, "replicas": [2, 1], "adding_replicas": [], "removing_replicas": []}
+            | {"leader": 2, "leader_epoch": 0, "isr": [2, 1]},
         ],
     }
-    decoded = decode_topic(topic)
-    assert decoded == {1: PartitionInfo((4, 5, 1, 2), (4, 5)), 0: PartitionInfo((2, 1), ())}
+    decoded = partitions_by_id(decode(topic, Topic))
+    assert {p: (d.replicas, d.adding_replicas) for p, d in decoded.items()} == {
+        1: ((4, 5, 1, 2), (4, 5)),
+        0: ((2, 1), ()),
+    }
     assert decoded[1].original == (1, 2)
-    with pytest.raises(ResponseError, match=r"^response\.responses: missing required field$"):
-        decode_alter_response({"error_code": 0})
-    with pytest.raises(ResponseError, match=r"^t-0\.replicas: expected an array, got an integer$"):
-        decode_list_response({"topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": 1}]}]})
+    with pytest.raises(ResponseError, match=r"^Object missing required field `responses`$"):
+        decode({k: v for k, v in alter.items() if k != "responses"}, AlterReassignmentsResponse)
+    wrong = {**listed, "topics": [{"name": "t", "partitions": [{**moving, "replicas": 1}]}]}
+    with pytest.raises(
+        ResponseError,
+        match=r"^Expected `array`, got `int` - at `\$\.topics\[0\]\.partitions\[0\]\.replicas`$",
+    ):
+        decode(wrong, ListReassignmentsResponse)
 
 
 # --- settings --------------------------------------------------------------------------------------

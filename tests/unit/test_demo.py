@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 
+from reassignd.api_client.shapes import Progress, Reassignment, decode
+from reassignd.contracts.cluster import Brokers, Status, Topic
+from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.demo.plan import (
     DemoOptions,
     alter_body,
@@ -33,7 +36,7 @@ from reassignd.demo.text import (
     table,
 )
 
-STATUS = {
+STATUS_JSON = {
     "controller_id": 9000,
     "active": True,
     "controller_epoch": 1,
@@ -47,7 +50,7 @@ STATUS = {
     "uptime_s": 12,
     "problems": [],
 }
-TOPIC = {
+TOPIC_JSON = {
     "name": "demo",
     "topic_id": "kqP0cOvlQ5Gx0r5VxD1x3g",
     "partitions": [
@@ -73,6 +76,10 @@ TOPIC = {
 }
 
 
+STATUS = decode(STATUS_JSON, Status)
+TOPIC = decode(TOPIC_JSON, Topic)
+
+
 def test_round_robin_assignment() -> None:
     assert round_robin_assignment([3, 1, 2], 4, 2) == {0: (1, 2), 1: (2, 3), 2: (3, 1), 3: (1, 2)}
     with pytest.raises(ValueError, match="replication factor 4 > 3 brokers"):
@@ -92,7 +99,9 @@ def test_render() -> None:
 
 
 def test_render_without_controller_or_topic() -> None:
-    status = dict(STATUS, active_controller=None, zookeeper={"connected": False, "session_id": None})
+    status = decode(
+        dict(STATUS_JSON, active_controller=None, zookeeper={"connected": False, "session_id": None}), Status
+    )
     lines = render("12:00:00", status, []).splitlines()
     assert lines[1].startswith("no active controller, epoch 1; ZooKeeper DISCONNECTED (session None)")
     assert len(lines) == 3
@@ -163,35 +172,49 @@ def test_api_documents() -> None:
         "error_name": "INVALID_REPLICA_ASSIGNMENT",
         "error_message": "no",
     }
-    assert partition_errors({"error_code": 0, "responses": [{"name": "t", "partitions": [ok]}]}) == []
-    assert partition_errors({"error_code": 0, "responses": [{"name": "t", "partitions": [ok, bad]}]}) == [
+
+    def alter(error_code: int, responses: list[Any], name: str = "NONE") -> AlterReassignmentsResponse:
+        envelope = {"throttle_time_ms": 0, "error_name": name, "error_message": None}
+        return decode(
+            envelope | {"error_code": error_code, "responses": responses}, AlterReassignmentsResponse
+        )
+
+    assert partition_errors(alter(0, [{"name": "t", "partitions": [ok]}])) == []
+    assert partition_errors(alter(0, [{"name": "t", "partitions": [ok, bad]}])) == [
         "t-1: INVALID_REPLICA_ASSIGNMENT (no)"
     ]
-    assert partition_errors({"error_code": 41, "error_name": "NOT_CONTROLLER", "error_message": None}) == [
-        "NOT_CONTROLLER (None)"
-    ]
-    listing = {
-        "topics": [
-            {"name": "b", "partitions": [{"partition": 0}]},
-            {"name": "a", "partitions": [{"partition": 2}, {"partition": 1}]},
+    assert partition_errors(alter(41, [], "NOT_CONTROLLER")) == ["NOT_CONTROLLER (None)"]
+
+    def moving(partition: int) -> dict[str, Any]:
+        return {"partition": partition, "replicas": [1], "adding_replicas": [], "removing_replicas": []} | {
+            "target_replicas": [1],
+            "original_replicas": [1],
+            "source": "api",
+            "started_at": None,
+            "progress": None,
+        }
+
+    def listing(topics: list[Any]) -> ListReassignmentsResponse:
+        envelope = {"error_code": 0, "error_name": "NONE", "error_message": None}
+        return decode(envelope | {"topics": topics}, ListReassignmentsResponse)
+
+    shown = listing(
+        [
+            {"name": "b", "partitions": [moving(0)]},
+            {"name": "a", "partitions": [moving(2), moving(1)]},
         ]
-    }
-    assert listed(listing) == [
-        {"topic": "a", "partition": 1},
-        {"topic": "a", "partition": 2},
-        {"topic": "b", "partition": 0},
-    ]
-    assert listed({}) == []
+    )
+    assert [r.tp for r in listed(shown)] == [("a", 1), ("a", 2), ("b", 0)]
+    assert listed(listing([])) == []
     assert assignment_of(TOPIC) == {0: [4, 1, 2], 1: [2, 3, 1]}
-    assert racks_of({"brokers": [{"id": 1, "rack": "r0"}, {"id": 2, "rack": None}, {"id": 3}]}) == {
-        1: "r0",
-        2: None,
-        3: None,
-    }
+    brokers: list[dict[str, Any]] = [
+        {"id": b, "rack": rack, "endpoints": [], "broker_epoch": 1} for b, rack in ((1, "r0"), (2, None))
+    ]
+    assert racks_of(decode({"brokers": brokers, "demoted": {}}, Brokers)) == {1: "r0", 2: None}
     assert fraction_done(None) is None
-    assert fraction_done({"bytes_total": 0, "bytes_done": 0}) is None
-    assert fraction_done({"bytes_total": 200, "bytes_done": 50}) == 0.25
-    assert fraction_done({"bytes_total": 200, "bytes_done": 300}) == 1.0
+    assert fraction_done(Progress(0, 0, None, None)) is None
+    assert fraction_done(Progress(200, 50, None, None)) == 0.25
+    assert fraction_done(Progress(200, 300, None, None)) == 1.0
 
 
 # --- text ---------------------------------------------------------------------------------------------
@@ -225,17 +248,9 @@ def test_table() -> None:
     assert table([]) == []
 
 
-def entry(progress: dict[str, Any] | None, partition: int = 0) -> dict[str, Any]:
-    return {
-        "topic": "demo",
-        "partition": partition,
-        "replicas": [4, 2, 3, 1],
-        "adding_replicas": [4],
-        "removing_replicas": [1],
-        "target_replicas": [4, 2, 3],
-        "original_replicas": [2, 3, 1],
-        "progress": progress,
-    }
+def entry(progress: dict[str, Any] | None, partition: int = 0) -> Reassignment:
+    moved = None if progress is None else Progress(**progress)
+    return Reassignment(("demo", partition), (4, 2, 3, 1), (4,), (1,), moved)
 
 
 MOVING = {"bytes_total": 400 * 2**20, "bytes_done": 100 * 2**20, "bytes_per_s": 25 * 2**20, "eta_s": 12}

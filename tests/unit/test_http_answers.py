@@ -266,13 +266,17 @@ async def test_status_follows_a_new_snapshot_and_its_live_figures_every_request(
     reply = (await get(client, "/v1/status"))[1]
     assert reply["brokers"]["live"] == [1]
     assert reply["problems"] == [{"path": "/brokers/topics/x", "reason": "not JSON"}]
-    expected = status_json(
-        view.current,
-        zk_connected=True,
-        zk_session_id=1,
-        queue_size=7,
-        queue_time_ms={"p50": 7.0, "p99": 7.0},
-        uptime_s=0,
+    expected = msgspec.json.decode(
+        msgspec.json.encode(
+            status_json(
+                view.current,
+                zk_connected=True,
+                zk_session_id=1,
+                queue_size=7,
+                queue_time_ms={"p50": 7.0, "p99": 7.0},
+                uptime_s=0,
+            )
+        )
     )
     assert list(reply) == [*expected, "events"]  # the same members in the same order
     assert {k: v for k, v in reply.items() if k != "events"} == expected

@@ -467,7 +467,7 @@ async def test_per_partition_errors_are_grouped_by_topic_in_order_of_first_appea
 
 
 def test_nothing_to_answer_is_an_empty_list() -> None:
-    assert alter_response_json(AlterResult(()))["responses"] == []
+    assert msgspec.json.decode(msgspec.json.encode(alter_response_json(AlterResult(()))))["responses"] == []
 
 
 async def test_a_standby_answers_not_controller_with_the_active_controller(

@@ -19,13 +19,15 @@ from schemathesis import GenerationMode
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi import definitions
 
+from reassignd.contracts.requests import PARTITION_KEY_PATTERN
 from reassignd.controller.model.requests import Caller
 from reassignd.errors import InvalidRequest
 from reassignd.http import build_app
 from reassignd.http.auth import PUBLIC_PATHS, Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.openapi import openapi_document
-from reassignd.http.openapi_schemas import PARTITION_KEY_PATTERN, SCHEMAS
+from reassignd.http.openapi_components import answer_schemas
+from reassignd.http.openapi_schemas import SCHEMAS
 from reassignd.http.routes.elections import parse_elect_body
 from reassignd.http.routes.quotas import parse_alter_quotas
 from reassignd.http.routes.reassignments import parse_alter_body
@@ -80,6 +82,22 @@ def test_every_route_is_documented_and_every_documented_route_exists() -> None:
         if route.method != "HEAD" and route.resource is not None
     }
     assert registered == documented()
+
+
+def test_the_answers_schemas_are_generated_from_the_contracts() -> None:
+    """Every answer component is the schema msgspec generates from the contract's struct (the one
+    the server encodes and the client decodes); the request schemas keep their own names."""
+    generated = answer_schemas()
+    assert {"Status", "Topic", "ListReassignmentsResponse", "BatchStatus", "Error"} <= set(generated)
+    assert {name: DOC["components"]["schemas"][name] for name in generated} == generated
+    assert set(generated).isdisjoint(SCHEMAS)
+    answers = {
+        r["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+        for _, _, op in operations()
+        for r in op["responses"].values()
+        if "application/json" in r.get("content", {}) and "$ref" in r["content"]["application/json"]["schema"]
+    }
+    assert answers <= set(generated), answers - set(generated)
 
 
 def test_path_parameters_are_the_routes_placeholders() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import msgspec
+
 from reassignd.controller.healing import decisions
 from reassignd.controller.healing.decisions import Decision, decide
 from reassignd.controller.model.snapshot import ClusterSnapshot, HealingOutcome, LostBroker, SelfHealingView
@@ -151,7 +153,9 @@ def test_the_status_shows_self_healing_on_the_active_controller_only() -> None:
         "queue_time_ms": {},
         "uptime_s": 1.0,
     }
-    active = status_json(ClusterSnapshot(9000, True, 3, None, self_healing=view), **args)
+    active = msgspec.json.decode(
+        msgspec.json.encode(status_json(ClusterSnapshot(9000, True, 3, None, self_healing=view), **args))
+    )
     assert active["self_healing"] == {
         "enabled": True,
         "broker_grace_s": 5.0,
@@ -175,7 +179,9 @@ def test_the_status_shows_self_healing_on_the_active_controller_only() -> None:
             }
         ],
     }
-    assert "self_healing" not in status_json(ClusterSnapshot(9001, False, 3, None), **args)
+    assert "self_healing" not in msgspec.json.decode(
+        msgspec.json.encode(status_json(ClusterSnapshot(9001, False, 3, None), **args))
+    )
 
 
 def test_a_heal_runs_with_adaptive_concurrency_from_the_default_cap_or_the_controllers_bounds() -> None:

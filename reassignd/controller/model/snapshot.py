@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from reassignd.contracts.cluster import Partition
 from reassignd.executor.model import Batch
 
 
@@ -30,17 +31,9 @@ class BrokerView:
     broker_epoch: int
 
 
-class PartitionView(msgspec.Struct, frozen=True, gc=False):
-    """One partition of a topic's view. A msgspec struct: the publisher builds one per partition of
-    every topic an event touched, 15× faster than a frozen dataclass (0.2 against 2.9 µs)."""
-
-    partition: int
-    replicas: tuple[int, ...]
-    leader: int  # -1 when none (or no state znode yet)
-    leader_epoch: int
-    isr: tuple[int, ...]
-    adding_replicas: tuple[int, ...]
-    removing_replicas: tuple[int, ...]
+# One partition of a topic's view: the HTTP contract's struct itself (``GET /v1/topics/{topic}``
+# encodes the published views as they are).
+PartitionView = Partition
 
 
 @dataclass(frozen=True, slots=True)

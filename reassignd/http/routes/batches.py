@@ -22,17 +22,19 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
 from reassignd.agent_reports.fetch import agent_urls, fetch_reports
 from reassignd.agent_reports.progress import index_reports
+from reassignd.contracts import batches as c
+from reassignd.contracts.reassignments import TopicPartitionResult
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.snapshot import BatchAction, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
-from reassignd.errors import DEFAULT_MESSAGES, InvalidRequest
+from reassignd.errors import InvalidRequest, error_name
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.model import Batch, BatchSpec, Limits, MoveState, Strategy, spec_error
 from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, batch_status
@@ -43,86 +45,81 @@ from reassignd.http.audit import note
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import query_params
 from reassignd.http.keys import BATCH_STATUSES, SETTINGS, VIEW
-from reassignd.http.responses import error_body, json_response
+from reassignd.http.responses import item_message, json_response
 from reassignd.http.routes.reassignments import iso_utc
 from reassignd.topic_partition import TopicPartition
 
-# --- batch shapes (pure: values in, JSON-ready dicts out) -----------------------------------------
-
-Json = dict[str, Any]
+# --- batch answers (pure: values in, the contract's structs out) ------------------------------------
 
 
-def limits_json(limits: Limits) -> Json:
+def limits_json(limits: Limits) -> c.BatchLimits:
     adaptive = limits.adaptive
-    return {
-        "moves_per_broker": limits.moves_per_broker,
-        "moves_in_cluster": limits.moves_in_cluster,
-        "leader_moves_per_broker": limits.leader_moves_per_broker,
-        "adaptive": None if adaptive is None else {"min": adaptive.min, "max": adaptive.max},
-    }
+    return c.BatchLimits(
+        moves_per_broker=limits.moves_per_broker,
+        moves_in_cluster=limits.moves_in_cluster,
+        leader_moves_per_broker=limits.leader_moves_per_broker,
+        adaptive=None if adaptive is None else c.AdaptiveBounds(adaptive.min, adaptive.max),
+    )
 
 
-def running_json(move: RunningMove) -> Json:
-    return {
-        "topic": move.topic,
-        "partition": move.partition,
-        "original_replicas": list(move.original_replicas),
-        "target_replicas": list(move.target_replicas),
-        "started_at": iso_utc(move.started_ms),
-        "bytes_done": move.bytes_done,
-        "bytes_total": move.bytes_total,
-        "bytes_per_s": round(move.bytes_per_s),
-        "stuck": move.stuck,
-    }
+def running_json(move: RunningMove) -> c.RunningMove:
+    return c.RunningMove(
+        topic=move.topic,
+        partition=move.partition,
+        original_replicas=tuple(move.original_replicas),
+        target_replicas=tuple(move.target_replicas),
+        started_at=iso_utc(move.started_ms),
+        bytes_done=move.bytes_done,
+        bytes_total=move.bytes_total,
+        bytes_per_s=round(move.bytes_per_s),
+        stuck=move.stuck,
+    )
 
 
-def status_json(status: BatchStatus, *, running: bool = True) -> Json:
-    body: Json = {
-        "batch_id": status.batch_id,
-        "plan_id": status.plan_id,
-        "owner": status.owner,
-        "state": status.state.value,
-        "priority": status.priority,
-        "created_at": iso_utc(status.created_ms),
-        "updated_at": iso_utc(status.updated_ms),
-        "counts": {state.value: status.counts.get(state, 0) for state in MoveState},
-        "bytes_total": status.bytes_total,
-        "bytes_done": status.bytes_done,
-        "bytes_per_s": round(status.bytes_per_s),
-        "eta_s": status.eta_s,
-        "limits": limits_json(status.limits),
+def status_json(status: BatchStatus, *, running: bool = True) -> c.BatchStatus:
+    counts = {state.value: status.counts.get(state, 0) for state in MoveState}
+    return c.BatchStatus(
+        batch_id=status.batch_id,
+        plan_id=status.plan_id,
+        owner=status.owner,
+        state=status.state.value,
+        priority=status.priority,
+        created_at=iso_utc(status.created_ms),
+        updated_at=iso_utc(status.updated_ms),
+        counts=c.MoveCounts(**counts),
+        bytes_total=status.bytes_total,
+        bytes_done=status.bytes_done,
+        bytes_per_s=round(status.bytes_per_s),
+        eta_s=status.eta_s,
+        limits=limits_json(status.limits),
         # adaptive concurrency: each broker's cap now, where an adjustment moved it
-        "broker_caps": {str(b): c for b, c in sorted(status.broker_caps.items())},
-        "throttle_bytes_per_s": status.throttle_bytes_per_s,
-    }
-    if running:
-        body["running"] = [running_json(m) for m in status.running]
-    body["stuck"] = [{"topic": t, "partition": p} for t, p in status.stuck]
-    body["throttles"] = {"brokers": list(status.throttled_brokers), "topics": list(status.throttled_topics)}
-    body["rollback_of"] = status.rollback_of
-    body["rollback_batch_id"] = status.rollback_batch_id
-    return body
+        broker_caps={str(b): cap for b, cap in sorted(status.broker_caps.items())},
+        throttle_bytes_per_s=status.throttle_bytes_per_s,
+        running=tuple(running_json(m) for m in status.running) if running else None,
+        stuck=tuple(c.StuckPartition(t, p) for t, p in status.stuck),
+        throttles=c.Throttles(tuple(status.throttled_brokers), tuple(status.throttled_topics)),
+        rollback_of=status.rollback_of,
+        rollback_batch_id=status.rollback_batch_id,
+    )
 
 
-def outcome_json(outcome: PartitionOutcome) -> Json:
-    message = outcome.error_message
-    if message is None and outcome.error_code != 0:
-        message = DEFAULT_MESSAGES.get(outcome.error_code)
-    return {"topic": outcome.topic, "partition": outcome.partition, **error_body(outcome.error_code, message)}
+def outcome_json(outcome: PartitionOutcome) -> TopicPartitionResult:
+    code = outcome.error_code
+    return TopicPartitionResult(
+        outcome.topic, outcome.partition, code, error_name(code), item_message(code, outcome.error_message)
+    )
 
 
-def submit_json(status: BatchStatus, outcomes: Iterable[PartitionOutcome], *, created: bool) -> Json:
-    return {
-        "batch": status_json(status),
-        "partitions": [outcome_json(o) for o in outcomes],
-        "created": created,
-    }
+def submit_json(
+    status: BatchStatus, outcomes: Iterable[PartitionOutcome], *, created: bool
+) -> c.SubmitBatchResponse:
+    return c.SubmitBatchResponse(status_json(status), tuple(outcome_json(o) for o in outcomes), created)
 
 
-def list_json(statuses: Iterable[BatchStatus]) -> Json:
+def list_json(statuses: Iterable[BatchStatus]) -> c.Batches:
     """Oldest first (then by id)."""
     ordered = sorted(statuses, key=lambda s: (s.created_ms, s.batch_id))
-    return {"batches": [status_json(s, running=False) for s in ordered]}
+    return c.Batches(tuple(status_json(s, running=False) for s in ordered))
 
 
 # --- routes ----------------------------------------------------------------------------------------
@@ -224,7 +221,7 @@ async def _control(request: web.Request, action: BatchAction) -> web.Response:
     [status] = await batch_statuses(request, view.snapshot(), [result.batch])
     body = status_json(status)
     if result.rollback_batch_id is not None:
-        body["rollback_batch_id"] = result.rollback_batch_id
+        body = msgspec.structs.replace(body, rollback_batch_id=result.rollback_batch_id)
     return json_response(body)
 
 

@@ -6,11 +6,12 @@ with the active controller's id and URL (``reassignd.http.active``); its status 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import cast
 
 import msgspec
 from aiohttp import web
 
+from reassignd.contracts.cluster import EventQueue, HandOver, LiveBrokers, SelfHealing, Status, StatusProblem
 from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.errors import UnknownTopicOrPartition
 from reassignd.http.active import active_snapshot
@@ -38,25 +39,34 @@ async def status(request: web.Request) -> web.Response:
     live figures (ZooKeeper session, queue, uptime, events) are set per request in their places."""
     view = request.app[VIEW]
     snapshot = view.snapshot()
-    body = dict(request.app[ANSWERS].value(("status",), (snapshot,), lambda: _status_template(snapshot)))
-    body["zookeeper"] = zookeeper_json(view.zk_connected, view.zk_session_id)
-    body["event_queue"] = {"size": view.queue_size(), "queue_time_ms": dict(view.queue_time_percentiles_ms())}
-    body["uptime_s"] = max(0, int(time.monotonic() - view.started_at_s))
-    body["events"] = request.app[RECORDS].status()
+    template = request.app[ANSWERS].value(("status",), (snapshot,), lambda: _status_template(snapshot))
+    body = msgspec.structs.replace(
+        template,
+        zookeeper=zookeeper_json(view.zk_connected, view.zk_session_id),
+        event_queue=EventQueue(view.queue_size(), dict(view.queue_time_percentiles_ms())),
+        uptime_s=max(0, int(time.monotonic() - view.started_at_s)),
+        events=request.app[RECORDS].status(),
+    )
     return json_response(body)
 
 
-def _status_template(snapshot: ClusterSnapshot) -> dict[str, Any]:
-    """``status_json`` of ``snapshot`` with its snapshot-sized values encoded once (msgspec.Raw);
-    the live members hold placeholders, replaced per request (a dict keeps a replaced key's place)."""
+def _status_template(snapshot: ClusterSnapshot) -> Status:
+    """``status_json`` of ``snapshot`` with its snapshot-sized values encoded once: msgspec writes
+    a ``msgspec.Raw`` as it is, in the field the contract types (a cast, for the encoder only); the
+    live fields hold placeholders, replaced per request."""
     body = status_json(
         snapshot, zk_connected=False, zk_session_id=None, queue_size=0, queue_time_ms={}, uptime_s=0
     )
-    for key in ("brokers", "problems", "self_healing"):
-        if key in body:
-            body[key] = msgspec.Raw(_ENCODER.encode(body[key]))
-    body["events"] = None
-    return body
+    return msgspec.structs.replace(
+        body,
+        brokers=cast(LiveBrokers, _raw(body.brokers)),
+        problems=cast(tuple[StatusProblem, ...], _raw(body.problems)),
+        self_healing=None if body.self_healing is None else cast(SelfHealing, _raw(body.self_healing)),
+    )
+
+
+def _raw(value: object) -> msgspec.Raw:
+    return msgspec.Raw(_ENCODER.encode(value))
 
 
 @routes.post("/v1/controller/resign")
@@ -66,7 +76,7 @@ async def resign(request: web.Request) -> web.Response:
     view = request.app[VIEW]
     active_snapshot(request)  # 503 NOT_CONTROLLER on a standby
     successor = await view.hand_over(leaving=False)
-    return json_response({"active_controller": active_controller_json(successor)})
+    return json_response(HandOver(active_controller_json(successor)))
 
 
 @routes.get("/v1/brokers")

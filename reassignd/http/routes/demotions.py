@@ -13,18 +13,15 @@ list, not demoted) is 404.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
+from reassignd.contracts.reassignments import DemotionResponse, TopicPartitionResult
 from reassignd.controller.model.admin_requests import DemotionResult
-from reassignd.errors import DEFAULT_MESSAGES
+from reassignd.errors import error_name
 from reassignd.http.json_input import fail, query_params
 from reassignd.http.keys import VIEW
-from reassignd.http.responses import error_body, json_response
+from reassignd.http.responses import item_message, json_response
 from reassignd.strict_json import INT32_MAX
-
-Json = dict[str, Any]
 
 
 def broker_id_param(text: str) -> int:
@@ -34,19 +31,22 @@ def broker_id_param(text: str) -> int:
     return int(text)
 
 
-def demotion_json(result: DemotionResult) -> Json:
-    partitions = []
-    for r in result.partitions:
-        message = r.error_message
-        if message is None and r.error_code != 0:
-            message = DEFAULT_MESSAGES.get(r.error_code)
-        partitions.append({"topic": r.topic, "partition": r.partition, **error_body(r.error_code, message)})
-    return {
-        "broker_id": result.broker_id,
-        "leaders_moved": result.leaders_moved,
-        "refused": result.refused,
-        "partitions": partitions,
-    }
+def demotion_json(result: DemotionResult) -> DemotionResponse:
+    return DemotionResponse(
+        result.broker_id,
+        result.leaders_moved,
+        result.refused,
+        tuple(
+            TopicPartitionResult(
+                r.topic,
+                r.partition,
+                r.error_code,
+                error_name(r.error_code),
+                item_message(r.error_code, r.error_message),
+            )
+            for r in result.partitions
+        ),
+    )
 
 
 routes = web.RouteTableDef()

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from aiohttp import web
 
+from reassignd.contracts.reassignments import ElectionTopicResults, ElectLeadersResponse
+from reassignd.contracts.reassignments import PartitionResult as PartitionResultJson
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
-from reassignd.errors import DEFAULT_MESSAGES
+from reassignd.errors import error_name
 from reassignd.http.json_input import (
     decode_object,
     expect_int,
@@ -33,11 +34,9 @@ from reassignd.http.json_input import (
     query_params,
 )
 from reassignd.http.keys import VIEW
-from reassignd.http.responses import error_body, json_response
+from reassignd.http.responses import item_message, json_response
 from reassignd.strict_json import INT32_MAX, json_type
 from reassignd.topic_partition import TopicPartition
-
-Json = dict[str, Any]
 
 ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.UNCLEAN}
 
@@ -65,22 +64,18 @@ def parse_elect_body(body: bytes) -> ElectLeaders:
 # --- shapes ----------------------------------------------------------------------------------------
 
 
-def elect_response_json(results: Iterable[ElectionResult]) -> Json:
+def elect_response_json(results: Iterable[ElectionResult]) -> ElectLeadersResponse:
     """Results grouped by topic, topics in order of first appearance, partitions in the
     controller's order (Kafka's ElectLeadersResponse in snake_case)."""
-    by_topic: dict[str, list[Json]] = {}
+    by_topic: dict[str, list[PartitionResultJson]] = {}
     for r in results:
-        message = r.error_message
-        if message is None and r.error_code != 0:
-            message = DEFAULT_MESSAGES.get(r.error_code)
+        message = item_message(r.error_code, r.error_message)
         by_topic.setdefault(r.topic, []).append(
-            {"partition": r.partition, **error_body(r.error_code, message)}
+            PartitionResultJson(r.partition, r.error_code, error_name(r.error_code), message)
         )
-    return {
-        "throttle_time_ms": 0,
-        **error_body(0, None),
-        "replica_election_results": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()],
-    }
+    return ElectLeadersResponse(
+        0, 0, error_name(0), None, tuple(ElectionTopicResults(t, tuple(ps)) for t, ps in by_topic.items())
+    )
 
 
 # --- routes ----------------------------------------------------------------------------------------

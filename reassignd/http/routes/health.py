@@ -6,6 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 from prometheus_client.exposition import choose_encoder
 
+from reassignd.contracts.cluster import Health, Readiness
 from reassignd.http.batch_metrics import collector_for
 from reassignd.http.keys import BATCH_STATUSES, TOKENS, VIEW
 from reassignd.http.metrics_view import exposed, shows_names
@@ -17,7 +18,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
-    return json_response({"status": "ok"})
+    return json_response(Health("ok"))
 
 
 @routes.get("/readyz")
@@ -25,8 +26,8 @@ async def readyz(request: web.Request) -> web.Response:
     view = request.app[VIEW]
     reason = readiness(view.snapshot(), zk_connected=view.zk_connected)
     if reason is None:
-        return json_response({"status": "ready"})
-    return json_response({"status": "not ready", "reason": reason}, status=503)
+        return json_response(Readiness("ready"))
+    return json_response(Readiness("not ready", reason), status=503)
 
 
 @routes.get("/metrics")

@@ -13,11 +13,11 @@ and no partitions. ``?broker=`` (repeatable) asks only those brokers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from aiohttp import web
 
 from reassignd.agent_reports.fetch import agent_urls, fetch_reports
+from reassignd.contracts.cluster import BrokerLogDirs, LogDir, LogDirPartition, LogDirs
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
@@ -29,30 +29,20 @@ routes = web.RouteTableDef()
 LOG_DIR = "/sim"
 
 
-def log_dirs_json(brokers: Iterable[int], reports: Mapping[int, ReplicasReport]) -> dict[str, Any]:
+def log_dirs_json(brokers: Iterable[int], reports: Mapping[int, ReplicasReport]) -> LogDirs:
     """Pure: the document for ``brokers`` from the reports that came back."""
     out = []
     for b in sorted(brokers):
         report = reports.get(b)
         if report is None:
-            out.append(
-                {
-                    "broker": b,
-                    "logDirs": [{"logDir": LOG_DIR, "error": "the agent did not answer", "partitions": []}],
-                }
-            )
+            out.append(BrokerLogDirs(b, (LogDir(LOG_DIR, "the agent did not answer", ()),)))
             continue
-        partitions = [
-            {
-                "partition": f"{r.topic}-{r.partition}",
-                "size": max(0, r.log_end_offset),
-                "offsetLag": max(0, r.lag_bytes),
-                "isFuture": False,
-            }
+        partitions = tuple(
+            LogDirPartition(f"{r.topic}-{r.partition}", max(0, r.log_end_offset), max(0, r.lag_bytes), False)
             for r in sorted(report.replicas, key=lambda r: (r.topic, r.partition))
-        ]
-        out.append({"broker": b, "logDirs": [{"logDir": LOG_DIR, "error": None, "partitions": partitions}]})
-    return {"version": 1, "brokers": out}
+        )
+        out.append(BrokerLogDirs(b, (LogDir(LOG_DIR, None, partitions),)))
+    return LogDirs(1, tuple(out))
 
 
 @routes.get("/v1/log-dirs")

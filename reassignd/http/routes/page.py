@@ -13,6 +13,7 @@ from importlib import resources
 
 from aiohttp import web
 
+from reassignd.contracts.cluster import Caller
 from reassignd.http.keys import PRINCIPAL
 from reassignd.http.responses import json_response
 
@@ -55,4 +56,4 @@ async def style(request: web.Request) -> web.Response:
 @routes.get("/v1/whoami")
 async def whoami(request: web.Request) -> web.Response:
     principal = request[PRINCIPAL]
-    return json_response({"user": principal.user, "role": principal.role.value})
+    return json_response(Caller(principal.user, principal.role.value))

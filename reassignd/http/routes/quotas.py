@@ -17,13 +17,20 @@ from typing import Any
 
 from aiohttp import web
 
+from reassignd.contracts.admin import (
+    AlterQuotasResponse,
+    DescribedQuota,
+    DescribeQuotasResponse,
+    QuotaEntityName,
+    QuotaResult,
+)
 from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlteration,
     QuotaAlterationResult,
     QuotaDescription,
 )
-from reassignd.errors import InvalidRequest
+from reassignd.errors import InvalidRequest, error_name
 from reassignd.http.audit import note
 from reassignd.http.json_input import (
     decode_object,
@@ -36,12 +43,10 @@ from reassignd.http.json_input import (
     single_param,
 )
 from reassignd.http.keys import VIEW
-from reassignd.http.responses import error_body, json_response
+from reassignd.http.responses import json_response
 from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
 
 # --- parsing and per-entry planning (pure) --------------------------------------------------------
-
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,28 +133,21 @@ def merge_results(
 # --- answers -------------------------------------------------------------------------------------
 
 
-def entity_json(user: str | None, client_id: str | None) -> dict[str, str]:
-    entity = {} if user is None else {"user": user}
-    if client_id is not None:
-        entity["client_id"] = client_id
-    return entity
+def describe_quotas_json(descriptions: Iterable[QuotaDescription]) -> DescribeQuotasResponse:
+    return DescribeQuotasResponse(
+        tuple(DescribedQuota(QuotaEntityName(d.user, d.client_id), dict(d.values)) for d in descriptions)
+    )
 
 
-def describe_quotas_json(descriptions: Iterable[QuotaDescription]) -> Json:
-    return {
-        "entries": [
-            {"entity": entity_json(d.user, d.client_id), "values": dict(d.values)} for d in descriptions
-        ]
-    }
-
-
-def alter_quotas_json(results: Iterable[QuotaAlterationResult]) -> Json:
-    return {
-        "entries": [
-            {"entity": entity_json(r.user, r.client_id), **error_body(r.error_code, r.error_message)}
+def alter_quotas_json(results: Iterable[QuotaAlterationResult]) -> AlterQuotasResponse:
+    return AlterQuotasResponse(
+        tuple(
+            QuotaResult(
+                QuotaEntityName(r.user, r.client_id), r.error_code, error_name(r.error_code), r.error_message
+            )
             for r in results
-        ]
-    }
+        )
+    )
 
 
 # --- routes ----------------------------------------------------------------------------------------

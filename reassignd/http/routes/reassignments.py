@@ -22,13 +22,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from aiohttp import web
 
 from reassignd.agent_reports.fetch import agent_urls
 from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
+from reassignd.contracts import reassignments as contracts
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.requests import (
     AlterReassignments,
@@ -38,7 +39,7 @@ from reassignd.controller.model.requests import (
     PartitionResult,
 )
 from reassignd.controller.model.snapshot import ReassignmentView
-from reassignd.errors import DEFAULT_MESSAGES
+from reassignd.errors import error_name
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.answers import encoded_response
@@ -54,7 +55,7 @@ from reassignd.http.json_input import (
     query_params,
 )
 from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
-from reassignd.http.responses import error_body, json_response
+from reassignd.http.responses import item_message, json_response
 from reassignd.plan_format import PlanError, parse_plan
 from reassignd.strict_json import INT32_MAX, is_int, json_type
 from reassignd.topic_partition import TopicPartition
@@ -194,9 +195,8 @@ def parse_cancel(
     )
 
 
-# --- shapes (pure: values in, JSON-ready dicts out) -----------------------------------------------
+# --- answers (pure: values in, the contract's structs out) ----------------------------------------
 
-Json = dict[str, Any]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -216,77 +216,80 @@ def iso_utc(ms: int | None) -> str | None:
 # --- AlterPartitionReassignments (also the answer to DELETE /v1/reassignments...) --------------
 
 
-def partition_result_json(result: PartitionResult) -> Json:
-    message = result.error_message
-    if message is None and result.error_code != 0:
-        message = DEFAULT_MESSAGES.get(result.error_code)
-    return {"partition": result.partition, **error_body(result.error_code, message)}
+def partition_result_json(result: PartitionResult) -> contracts.PartitionResult:
+    code = result.error_code
+    return contracts.PartitionResult(
+        result.partition, code, error_name(code), item_message(code, result.error_message)
+    )
 
 
-def alter_response_json(result: AlterResult) -> Json:
+def alter_response_json(result: AlterResult) -> contracts.AlterReassignmentsResponse:
     """Results grouped by topic, topics in order of first appearance, partitions in the
     controller's order."""
-    by_topic: dict[str, list[Json]] = {}
+    by_topic: dict[str, list[contracts.PartitionResult]] = {}
     for r in result.results:
         by_topic.setdefault(r.topic, []).append(partition_result_json(r))
-    return {
-        "throttle_time_ms": 0,
-        **error_body(0, None),
-        "responses": [{"name": topic, "partitions": parts} for topic, parts in by_topic.items()],
-    }
+    return contracts.AlterReassignmentsResponse(
+        0,
+        0,
+        error_name(0),
+        None,
+        tuple(contracts.TopicResults(topic, tuple(parts)) for topic, parts in by_topic.items()),
+    )
 
 
 # --- ListPartitionReassignments ----------------------------------------------------------------
 
 
-def progress_json(progress: Progress | None) -> Json | None:
+def progress_json(progress: Progress | None) -> contracts.Progress | None:
     if progress is None:
         return None
-    return {
-        "bytes_total": progress.bytes_total,
-        "bytes_done": progress.bytes_done,
-        "bytes_per_s": progress.bytes_per_s,
-        "eta_s": progress.eta_s,
-    }
+    return contracts.Progress(progress.bytes_total, progress.bytes_done, progress.bytes_per_s, progress.eta_s)
 
 
-def reassignment_json(r: ReassignmentView, progress: Progress | None) -> Json:
-    return {
-        "partition": r.partition,
-        "replicas": list(r.replicas),
-        "adding_replicas": list(r.adding_replicas),
-        "removing_replicas": list(r.removing_replicas),
-        "target_replicas": list(r.target_replicas),
-        "original_replicas": list(r.original_replicas),
-        "source": r.source,
-        "started_at": iso_utc(r.started_at_ms),
-        "progress": progress_json(progress),
-    }
+def reassignment_json(r: ReassignmentView, progress: Progress | None) -> contracts.Reassignment:
+    return contracts.Reassignment(
+        partition=r.partition,
+        replicas=r.replicas,
+        adding_replicas=r.adding_replicas,
+        removing_replicas=r.removing_replicas,
+        target_replicas=r.target_replicas,
+        original_replicas=r.original_replicas,
+        source=r.source,
+        started_at=iso_utc(r.started_at_ms),
+        progress=progress_json(progress),
+    )
 
 
-def list_response_json(shown: Sequence[tuple[ReassignmentView, Progress | None]]) -> Json:
+def list_response_json(
+    shown: Sequence[tuple[ReassignmentView, Progress | None]],
+) -> contracts.ListReassignmentsResponse:
     """Topics sorted by name, partitions by id."""
-    topics: dict[str, list[Json]] = {}
+    topics: dict[str, list[contracts.Reassignment]] = {}
     for r, progress in sorted(shown, key=lambda item: (item[0].topic, item[0].partition)):
         topics.setdefault(r.topic, []).append(reassignment_json(r, progress))
-    return {
-        **error_body(0, None),
-        "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],
-    }
+    return _listed(topics)
 
 
 def list_response_parts(
     shown: Sequence[ReassignmentView], part: Callable[[ReassignmentView], msgspec.Raw]
-) -> Json:
+) -> contracts.ListReassignmentsResponse:
     """``list_response_json`` without progress, from each reassignment's JSON kept encoded
-    (``shown`` sorted by topic name, then partition id)."""
-    topics: dict[str, list[msgspec.Raw]] = {}
+    (``shown`` sorted by topic name, then partition id): msgspec writes a ``msgspec.Raw`` as it
+    is, where the contract types a reassignment (a cast, for the encoder only)."""
+    topics: dict[str, list[contracts.Reassignment]] = {}
     for r in shown:
-        topics.setdefault(r.topic, []).append(part(r))
-    return {
-        **error_body(0, None),
-        "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()],
-    }
+        topics.setdefault(r.topic, []).append(cast(contracts.Reassignment, part(r)))
+    return _listed(topics)
+
+
+def _listed(topics: Mapping[str, list[contracts.Reassignment]]) -> contracts.ListReassignmentsResponse:
+    return contracts.ListReassignmentsResponse(
+        0,
+        error_name(0),
+        None,
+        tuple(contracts.TopicReassignments(name, tuple(parts)) for name, parts in topics.items()),
+    )
 
 
 # --- routes ----------------------------------------------------------------------------------------
@@ -339,7 +342,7 @@ async def list_reassignments(request: web.Request) -> web.Response:
     # moved on meanwhile: answer, but keep the newer reads' entry
     keep = request.app[VIEW].snapshot().reassignments is moving
 
-    def build() -> Json:
+    def build() -> contracts.ListReassignmentsResponse:
         if not reports:  # no progress: each reassignment's JSON depends on its view alone
             parts = request.app[REASSIGNMENT_PARTS]
             shown = list_response_parts(

@@ -20,8 +20,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
+from reassignd.contracts import admin as contracts
 from reassignd.controller.model.requests import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
@@ -34,7 +36,7 @@ from reassignd.controller.model.requests import (
     TopicResult,
     TopicsResult,
 )
-from reassignd.errors import DEFAULT_MESSAGES
+from reassignd.errors import error_name
 from reassignd.http.audit import note
 from reassignd.http.callers import caller_of
 from reassignd.http.json_input import (
@@ -53,7 +55,7 @@ from reassignd.http.json_input import (
     single_param,
 )
 from reassignd.http.keys import VIEW
-from reassignd.http.responses import error_body, json_response
+from reassignd.http.responses import item_message, json_response
 from reassignd.strict_json import INT16_MAX, INT16_MIN, INT32_MAX, json_type
 
 # --- input parsing (pure) -------------------------------------------------------------------------
@@ -191,45 +193,43 @@ def _new_partitions(raw: Any, path: str) -> NewPartitions:
 
 # --- answers and Retry-After (pure) ---------------------------------------------------------------
 
-Json = dict[str, Any]
+
+def topic_result_json(result: TopicResult) -> contracts.TopicResult:
+    code = result.error_code
+    return contracts.TopicResult(
+        result.name, code, error_name(code), item_message(code, result.error_message)
+    )
 
 
-def topic_result_json(result: TopicResult) -> Json:
-    message = result.error_message
-    if message is None and result.error_code != 0:
-        message = DEFAULT_MESSAGES.get(result.error_code)
-    return {"name": result.name, **error_body(result.error_code, message)}
-
-
-def created_topic_json(result: TopicResult) -> Json:
+def created_topic_json(result: TopicResult) -> contracts.CreatedTopic:
     """CreateTopics' entry: the sizes appear when known (what was, or would be, created)."""
-    entry = topic_result_json(result)
-    if result.num_partitions is not None:
-        entry["num_partitions"] = result.num_partitions
-    if result.replication_factor is not None:
-        entry["replication_factor"] = result.replication_factor
-    return entry
+    code = result.error_code
+    return contracts.CreatedTopic(
+        result.name,
+        code,
+        error_name(code),
+        item_message(code, result.error_message),
+        result.num_partitions,
+        result.replication_factor,
+    )
 
 
-def create_topics_json(result: TopicsResult) -> Json:
-    return {
-        "throttle_time_ms": result.throttle_time_ms,
-        "topics": [created_topic_json(r) for r in result.results],
-    }
+def create_topics_json(result: TopicsResult) -> contracts.CreateTopicsResponse:
+    return contracts.CreateTopicsResponse(
+        result.throttle_time_ms, tuple(created_topic_json(r) for r in result.results)
+    )
 
 
-def delete_topics_json(result: TopicsResult) -> Json:
-    return {
-        "throttle_time_ms": result.throttle_time_ms,
-        "responses": [topic_result_json(r) for r in result.results],
-    }
+def delete_topics_json(result: TopicsResult) -> contracts.DeleteTopicsResponse:
+    return contracts.DeleteTopicsResponse(
+        result.throttle_time_ms, tuple(topic_result_json(r) for r in result.results)
+    )
 
 
-def create_partitions_json(result: TopicsResult) -> Json:
-    return {
-        "throttle_time_ms": result.throttle_time_ms,
-        "results": [topic_result_json(r) for r in result.results],
-    }
+def create_partitions_json(result: TopicsResult) -> contracts.CreatePartitionsResponse:
+    return contracts.CreatePartitionsResponse(
+        result.throttle_time_ms, tuple(topic_result_json(r) for r in result.results)
+    )
 
 
 def retry_after_headers(throttle_time_ms: int) -> dict[str, str]:
@@ -244,7 +244,7 @@ def retry_after_headers(throttle_time_ms: int) -> dict[str, str]:
 routes = web.RouteTableDef()
 
 
-def _answer(body: dict[str, Any], result: TopicsResult) -> web.Response:
+def _answer(body: msgspec.Struct, result: TopicsResult) -> web.Response:
     return json_response(body, headers=retry_after_headers(result.throttle_time_ms))
 
 
