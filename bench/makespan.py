@@ -1,7 +1,8 @@
 """Makespan benchmark (issue 9, item 8): one plan, three ways to run it, against the lower bound.
 
 A local ZooKeeper, a `reassignd controller` and a `reassignd cluster` of 24 broker agents on 3
-racks (real processes; the agents share each broker's replication bandwidth fairly among its
+racks (real processes: the agents in `--agent-processes` (3) of them, so that they do not set the
+pace; the agents share each broker's replication bandwidth fairly among its
 partitions). Partitions (RF 3, one replica per rack) belong to topics of a few partitions each,
 whose sizes are log-normal (``reassignd.sim.initial.bytes`` is per topic). The plan moves a large
 share of them: one or two replicas each, to random brokers of the same rack (rack-aware). It is
@@ -129,17 +130,22 @@ def scaled(shape: Shape, bound_s: float, rate: float) -> Shape:
 
 @dataclass(slots=True)
 class Cpu:
-    """CPU seconds of a process, from /proc (0 where /proc is missing)."""
+    """CPU seconds of a process and its children (``reassignd cluster --processes``'s agents),
+    from /proc (0 where /proc is missing)."""
 
     pid: int
     ticks: int = field(default_factory=lambda: os.sysconf("SC_CLK_TCK"))
 
     def seconds(self) -> float:
+        return self._tree(self.pid)
+
+    def _tree(self, pid: int) -> float:
         try:
-            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         except OSError:
             return 0.0
-        return (int(fields[11]) + int(fields[12])) / self.ticks
+        return (int(fields[11]) + int(fields[12])) / self.ticks + sum(self._tree(int(c)) for c in children)
 
 
 def api_client(http: aiohttp.ClientSession, url: str) -> ApiClient:
@@ -304,7 +310,8 @@ async def bench(
         )  # fmt: skip
         agents = subprocess.Popen(  # noqa: ASYNC220
             [sys.executable, "-m", "reassignd", "cluster", *common, "--brokers", str(args.brokers),
-             "--racks", str(RACKS), "--replication-bytes-per-s", str(RATE_BYTES_PER_S)],
+             "--racks", str(RACKS), "--replication-bytes-per-s", str(RATE_BYTES_PER_S),
+             *(["--processes", str(args.agent_processes)] if args.agent_processes > 1 else [])],
             stdout=alog, stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
@@ -397,6 +404,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--brokers", type=int, default=24, help="broker agents (3 racks)")
+    parser.add_argument(
+        "--agent-processes",
+        type=int,
+        default=3,
+        help="the agents run in this many processes (reassignd cluster --processes; 1: one process)",
+    )
     parser.add_argument("--partitions", type=int, default=2400)
     parser.add_argument("--partitions-per-topic", type=int, default=4)
     parser.add_argument(
