@@ -297,3 +297,25 @@ async def test_topic_answers_follow_their_topics(served: tuple[LiveView, Client]
     assert status == 200 and reply["partitions"][0]["leader"] == 2 and new_etag != etag
     assert (await get(client, "/v1/topics/audit"))[1]["partitions"][0]["leader"] == 3
     assert [t["name"] for t in (await get(client, "/v1/topics"))[1]["topics"]] == ["audit", "orders"]
+
+
+async def test_concurrent_log_dirs_reads_share_one_round_of_questions(
+    served: tuple[LiveView, Client], serve_agent: Any
+) -> None:
+    """``GET /v1/log-dirs`` asks the agents through the app's shared rounds too: readers that
+    come while a round is out wait for it instead of asking again."""
+    view, client = served
+    agent = Agent(4, log_end_offset=7, gate=asyncio.Event())
+    brokers = dict(BROKERS)
+    brokers[4] = BrokerView(4, None, (await serve_agent(agent),), 1004)
+    view.current = replace(ACTIVE, brokers=brokers)
+    reads = [asyncio.create_task(get(client, "/v1/log-dirs?broker=4")) for _ in range(3)]
+    await asyncio.wait_for(agent.reached.wait(), 10)
+    await asyncio.sleep(0.2)  # the other reads arrive while the round is out
+    agent.gate.set()  # type: ignore[union-attr]
+    answers = await asyncio.gather(*reads)
+    assert [status for status, _, _ in answers] == [200, 200, 200]
+    assert agent.hits == 1
+    assert answers[0][1] == answers[2][1]
+    await get(client, "/v1/log-dirs?broker=4")  # the round is over: the next read asks again
+    assert agent.hits == 2

@@ -27,7 +27,7 @@ import msgspec
 from aiohttp import web
 
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, leader_sizes, leaders_of
-from reassignd.agent_reports.fetch import agent_urls, fetch_reports
+from reassignd.agent_reports.fetch import agent_urls
 from reassignd.agent_reports.progress import index_reports
 from reassignd.contracts import batches as c
 from reassignd.contracts.reassignments import TopicPartitionResult
@@ -44,7 +44,7 @@ from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.audit import note
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import query_params
-from reassignd.http.keys import BATCH_STATUSES, SETTINGS, VIEW
+from reassignd.http.keys import BATCH_STATUSES, REPORTS, SETTINGS, VIEW
 from reassignd.http.responses import item_message, json_response
 from reassignd.http.routes.reassignments import iso_utc
 from reassignd.topic_partition import TopicPartition
@@ -147,7 +147,9 @@ async def batch_statuses(
     reports: dict[int, ReplicasReport] = {}
     wanted = brokers_to_ask(batches, snapshot)
     if wanted:
-        reports = await fetch_reports(request.app[AGENT_SESSION], agent_urls(snapshot.brokers, wanted))
+        reports = await request.app[REPORTS].fetch(
+            request.app[AGENT_SESSION], agent_urls(snapshot.brokers, wanted)
+        )
     replicas = index_reports(reports)
     rule = stuck_rule(request.app[SETTINGS])
     now_ms = int(time.time() * 1000)
@@ -168,7 +170,7 @@ async def submitted_sizes(
         return {}
     leaders = leaders_of(snapshot, (p.tp for p in spec.partitions))
     urls = agent_urls(snapshot.brokers, set(leaders.values()))
-    reports = await fetch_reports(request.app[AGENT_SESSION], urls) if urls else {}
+    reports = await request.app[REPORTS].fetch(request.app[AGENT_SESSION], urls) if urls else {}
     return leader_sizes(leaders, index_reports(reports))
 
 

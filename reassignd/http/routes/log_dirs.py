@@ -16,12 +16,13 @@ from collections.abc import Iterable, Mapping
 
 from aiohttp import web
 
-from reassignd.agent_reports.fetch import agent_urls, fetch_reports
+from reassignd.agent_reports.fetch import agent_urls
 from reassignd.contracts.cluster import BrokerLogDirs, LogDir, LogDirPartition, LogDirs
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.json_input import fail, query_params
+from reassignd.http.keys import REPORTS
 from reassignd.http.responses import json_response
 
 routes = web.RouteTableDef()
@@ -58,5 +59,5 @@ async def log_dirs(request: web.Request) -> web.Response:
     snapshot = active_snapshot(request)
     brokers = set(snapshot.brokers) if wanted is None else wanted & set(snapshot.brokers)
     urls = agent_urls(snapshot.brokers, brokers)
-    reports = await fetch_reports(request.app[AGENT_SESSION], urls) if urls else {}
+    reports = await request.app[REPORTS].fetch(request.app[AGENT_SESSION], urls) if urls else {}
     return json_response(log_dirs_json(brokers, reports))
