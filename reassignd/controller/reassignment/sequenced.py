@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 
 from reassignd.controller.model.requests import Source
-from reassignd.controller.reassignment.algorithm import Reassigner, ReassignmentMeta
+from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.validation import replica_list_error, unclean_revert_error
 from reassignd.controller.replication.assignment import ReplicaAssignment
@@ -119,8 +119,7 @@ class SequencedRequests:
                 self.status[tp] = status
         self.intake.request_partitions = set(self.status)
         for tp in self.status:
-            if tp in ctx.reassigning:
-                self.reassigner.meta[tp] = ReassignmentMeta(Source.REQUEST, None)
+            ctx.claim_move(tp, Source.REQUEST, None)
 
     async def on_requests(self, out: EventOutputs) -> None:
         children = await self.writer.children(paths.REASSIGNMENT_REQUESTS, self._watch())

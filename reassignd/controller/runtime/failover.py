@@ -43,13 +43,16 @@ async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
         except codec.CodecError as e:
             shared.report(paths.topic_origins(topic), e.reason, "origins")
             continue
-        ctx.origins[topic] = {
-            p: r
-            for p, r in recorded.items()
-            if (a := ctx.assignment((topic, p))) is not None
-            and a.is_being_reassigned
-            and set(r) == set(a.original_replicas)
-        }
+        ctx.set_origins(
+            topic,
+            {
+                p: r
+                for p, r in recorded.items()
+                if (a := ctx.assignment((topic, p))) is not None
+                and a.is_being_reassigned
+                and set(r) == set(a.original_replicas)
+            },
+        )
 
 
 async def skippable(shared: Shared, what: str, step: Callable[[], Awaitable[None]]) -> bool:
