@@ -56,8 +56,10 @@ class IllegalMoveTransition(RuntimeError):
 
 class Move(msgspec.Struct, frozen=True, gc=False):
     """A partition's move. ``source`` is None until an intake claims it (a move found in
-    ZooKeeper at failover, or written by someone else, shows as "api" until then); ``batch``
-    names the executor batch running it, when one does (its owner)."""
+    ZooKeeper at failover, or written by someone else, shows as "api" until then);
+    ``request_status`` says a KIP-236 status node (/admin/reassignments/<t>/<p>) follows it (a
+    sequenced request started or re-targeted it); ``batch`` names the executor batch running it,
+    when one does."""
 
     tp: TopicPartition
     target: tuple[int, ...]  # TRS
@@ -65,13 +67,16 @@ class Move(msgspec.Struct, frozen=True, gc=False):
     state: MoveState = MoveState.ADDING
     source: Source | None = None
     started_at_ms: int | None = None
+    request_status: bool = False
     batch: str | None = None
 
     @property
     def owner(self) -> str:
-        """Who the move answers to: its batch, or else its source."""
+        """Who the move answers to: its batch, its KIP-236 request, or else its source."""
         if self.batch is not None:
             return f"batch:{self.batch}"
+        if self.request_status:
+            return Source.REQUEST.value
         return (self.source or Source.API).value
 
 

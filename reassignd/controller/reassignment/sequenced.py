@@ -117,9 +117,8 @@ class SequencedRequests:
                     await self._delete(path)
                     continue
                 self.status[tp] = status
-        self.intake.request_partitions = set(self.status)
-        for tp in self.status:
-            ctx.claim_move(tp, Source.REQUEST, None)
+                ctx.claim_move(tp, Source.REQUEST, None)
+                ctx.set_move_request_status(tp, True)
 
     async def on_requests(self, out: EventOutputs) -> None:
         children = await self.writer.children(paths.REASSIGNMENT_REQUESTS, self._watch())
@@ -217,7 +216,7 @@ class SequencedRequests:
                 self.status[tp] = status
             else:
                 self.status.pop(tp, None)
-        self.intake.request_partitions = set(self.status)
+            ctx.set_move_request_status(tp, status is not None and moving)
         log.info("applied %s: %d partitions", name, len(updates))
 
     async def after_completions(self, completed: list[TopicPartition]) -> None:
@@ -233,7 +232,7 @@ class SequencedRequests:
                 if not isinstance(e.cause, NoNodeError):
                     raise
             del self.status[tp]
-        self.intake.request_partitions = set(self.status)
+            self.ctx.set_move_request_status(tp, False)
 
     async def _delete(self, path: str) -> None:
         try:

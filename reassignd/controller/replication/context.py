@@ -102,6 +102,12 @@ class ControllerContext:
         if m is not None and (restart or m.source is None):
             self.moves[tp] = msgspec.structs.replace(m, source=source, started_at_ms=started_at_ms)
 
+    def set_move_request_status(self, tp: TopicPartition, status: bool) -> None:
+        """Whether a KIP-236 status node follows ``tp``'s move."""
+        m = self.moves.get(tp)
+        if m is not None and m.request_status != status:
+            self.moves[tp] = msgspec.structs.replace(m, request_status=status)
+
     def set_move_batch(self, tp: TopicPartition, batch: str | None) -> None:
         """The executor batch that runs ``tp``'s move (None: none does)."""
         m = self.moves.get(tp)
@@ -153,7 +159,8 @@ class ControllerContext:
             index.assignment_changed(
                 tp, None if old is None else old.replicas, a.replicas, None if li is None else li.state
             )
-            self._track_reassigning(tp, a)
+            if old != a:  # an unchanged assignment leaves its move (or none) as it is
+                self._track_reassigning(tp, a)
             changed.add(tp)
         for p, old in before.items():
             if p not in partitions:
