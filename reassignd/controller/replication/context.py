@@ -97,10 +97,14 @@ class ControllerContext:
         self, tp: TopicPartition, source: Source, started_at_ms: int | None, *, restart: bool = True
     ) -> None:
         """``source`` started (``restart``: or re-targeted) ``tp``'s move at ``started_at_ms``;
-        without ``restart`` only a move no intake claimed yet takes them."""
+        without ``restart`` only a move no intake claimed yet takes them. A batch's move
+        re-targeted by another source is no longer the batch's."""
         m = self.moves.get(tp)
         if m is not None and (restart or m.source is None):
-            self.moves[tp] = msgspec.structs.replace(m, source=source, started_at_ms=started_at_ms)
+            batch = m.batch if source is Source.BATCH else None
+            self.moves[tp] = msgspec.structs.replace(
+                m, source=source, started_at_ms=started_at_ms, batch=batch
+            )
 
     def set_move_request_status(self, tp: TopicPartition, status: bool) -> None:
         """Whether a KIP-236 status node follows ``tp``'s move."""
