@@ -46,7 +46,7 @@ from reassignd.executor import adaptive, lifecycle
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.lifecycle import Revert
-from reassignd.executor.model import Batch, BatchSpec, BatchState, Move, MoveState, PartitionSpec
+from reassignd.executor.model import Batch, BatchMove, BatchSpec, BatchState, MoveState, PartitionSpec
 from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
@@ -330,7 +330,7 @@ class BatchRunner:
                 shapes.append(move_shape(tp, a.original_replicas, a.target_replicas, self._leader(tp), live))
         return shapes
 
-    def _pending_shape(self, tp: TopicPartition, move: Move) -> MoveShape | None:
+    def _pending_shape(self, tp: TopicPartition, move: BatchMove) -> MoveShape | None:
         a = self.ctx.assignment(tp)
         if a is None or tp in self.ctx.reassigning or tp[0] in self.ctx.topics_to_delete:
             return None  # gone, or moving outside the batch: sync decides its fate
