@@ -23,6 +23,7 @@ LEGAL = {
     (MoveState.ADDING, MoveState.COMPLETED),
     (MoveState.ADDING, MoveState.CANCELLED),
     (MoveState.FINISHING, MoveState.ADDING),
+    (MoveState.FINISHING, MoveState.FINISHING),
     (MoveState.FINISHING, MoveState.COMPLETED),
     (MoveState.FINISHING, MoveState.CANCELLED),
 }

@@ -31,13 +31,16 @@ class MoveState(enum.Enum):
 
 
 # Every legal step; a step not named here is a bug (IllegalMoveTransition). ADDING → ADDING is
-# a re-target (a new TRS while moving); FINISHING → ADDING a phase B whose topic write found a
-# new target first (the state is written before the topic znode).
+# a re-target (a new TRS while moving); FINISHING → FINISHING a phase B run again (the last one's
+# topic write failed after its state write: the event was refused, the move stayed), FINISHING →
+# ADDING a re-target or an ISR that no longer holds TRS by then.
 TRANSITIONS: Mapping[MoveState, frozenset[MoveState]] = {
     MoveState.ADDING: frozenset(
         {MoveState.ADDING, MoveState.FINISHING, MoveState.COMPLETED, MoveState.CANCELLED}
     ),
-    MoveState.FINISHING: frozenset({MoveState.ADDING, MoveState.COMPLETED, MoveState.CANCELLED}),
+    MoveState.FINISHING: frozenset(
+        {MoveState.ADDING, MoveState.FINISHING, MoveState.COMPLETED, MoveState.CANCELLED}
+    ),
     MoveState.COMPLETED: frozenset(),
     MoveState.CANCELLED: frozenset(),
 }

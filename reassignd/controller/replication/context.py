@@ -78,19 +78,24 @@ class ControllerContext:
         return self.origins.get(tp[0], {}).get(tp[1])
 
     def set_origins(self, topic: str, origins: dict[int, tuple[int, ...]] | None) -> None:
-        """The origins recorded for ``topic`` (None: none); its moves take them."""
+        """The origins recorded for ``topic`` (None: none); its moves take them (a move whose
+        record is gone falls back to its ORS)."""
+        before = self.origins.pop(topic, _NO_ORIGINS)
         if origins:
             self.origins[topic] = origins
         else:
-            self.origins.pop(topic, None)
-            return
+            origins = _NO_ORIGINS
         if topic not in self.reassigning_topics:
             return
-        moves = self.moves
-        for p, replicas in origins.items():
+        moves, parts = self.moves, self.assignments.get(topic, _NO_PARTITIONS)
+        for p in origins.keys() | before.keys():
             m = moves.get((topic, p))
-            if m is not None and m.origins != replicas:
-                moves[(topic, p)] = msgspec.structs.replace(m, origins=replicas)
+            a = parts.get(p)
+            if m is not None and a is not None:
+                replicas = origins.get(p) or a.original_replicas
+                if m.origins != replicas:
+                    moves[(topic, p)] = msgspec.structs.replace(m, origins=replicas)
+                    self.dirty_topics.add(topic)  # its reassignment views show them
 
     # --- moves ---
     def claim_move(
@@ -258,8 +263,15 @@ class ControllerContext:
                 origin = self.origins.get(tp[0], _NO_ORIGINS).get(tp[1]) or a.original_replicas
                 moves[tp] = Move(tp, a.target_replicas, origin)
                 self.reassigning_topics[tp[0]] = self.reassigning_topics.get(tp[0], 0) + 1
-            elif (target := a.target_replicas) != m.target:  # re-targeted while moving
-                moves[tp] = msgspec.structs.replace(advance(m, MoveState.ADDING), target=target)
+            else:  # the assignment changed while moving: a re-target, or RS reordered
+                target = a.target_replicas
+                origins = self.origins.get(tp[0], _NO_ORIGINS).get(tp[1]) or a.original_replicas
+                if target != m.target:
+                    moves[tp] = msgspec.structs.replace(
+                        advance(m, MoveState.ADDING), target=target, origins=origins
+                    )
+                elif origins != m.origins:
+                    moves[tp] = msgspec.structs.replace(m, origins=origins)
         elif m is not None:
             check_transition(tp, m.state, ended_state(m, None if a is None else a.replicas))
             del moves[tp]
