@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from reassignd.agent_reports.progress import ReplicaKey, involved_brokers, reassignment_progress
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.model.snapshot import ClusterSnapshot, PartitionView, ReassignmentView
-from reassignd.executor.model import Batch, Move, MoveState
+from reassignd.executor.model import Batch, BatchMove, MoveState
 from reassignd.executor.progress import MoveProgress
 from reassignd.topic_partition import TopicPartition
 
@@ -48,7 +48,9 @@ def _leader(snapshot: ClusterSnapshot, tp: TopicPartition) -> int | None:
     return None if view is None or view.leader < 0 else view.leader
 
 
-def _moving_to_target(snapshot: ClusterSnapshot, tp: TopicPartition, move: Move) -> ReassignmentView | None:
+def _moving_to_target(
+    snapshot: ClusterSnapshot, tp: TopicPartition, move: BatchMove
+) -> ReassignmentView | None:
     """The partition's reassignment in flight, if it is this move's."""
     r = snapshot.reassignments.get(tp)
     return r if r is not None and r.target_replicas == move.target else None

@@ -62,10 +62,10 @@ from reassignd.executor.model import (
     ERROR_MESSAGE_MAX_BYTES,
     Adaptive,
     Batch,
+    BatchMove,
     BatchSpec,
     BatchState,
     Limits,
-    Move,
     MoveState,
     PartitionSpec,
     Refusal,
@@ -303,7 +303,7 @@ class Journal:
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     spec: PartitionSpec
-    move: Move | None
+    move: BatchMove | None
     refusal: Refusal | None
 
 
@@ -522,7 +522,7 @@ def _entry_fast(item: object) -> JournalEntry | None:
     started, finished, size = item.get("started_ms"), item.get("finished_ms"), item.get("size_bytes")
     if previous is None or not all(t is None or fast_int(t, hi=INT64_MAX) for t in (started, finished, size)):
         return None
-    return JournalEntry(spec, Move(replicas, previous, state, started, finished, message, size), None)
+    return JournalEntry(spec, BatchMove(replicas, previous, state, started, finished, message, size), None)
 
 
 def _entry(item: object, where: str) -> JournalEntry:
@@ -545,7 +545,7 @@ def _entry(item: object, where: str) -> JournalEntry:
         return JournalEntry(spec, None, Refusal(code, message))
     if "state" not in entry:
         raise CodecError(f"field '{where}' has neither 'state' nor 'error_code'")
-    move = Move(
+    move = BatchMove(
         target=spec.replicas,
         previous=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
         state=_enum(MoveState, entry["state"], at + "state"),

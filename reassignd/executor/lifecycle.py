@@ -24,9 +24,9 @@ from typing import TypeVar
 from reassignd.executor.errors import BatchStateError
 from reassignd.executor.model import (
     Batch,
+    BatchMove,
     BatchSpec,
     BatchState,
-    Move,
     MoveState,
     PartitionSpec,
     ThrottleValues,
@@ -49,7 +49,7 @@ class Revert:
     target: Replicas  # where the cancelled move was going
 
 
-def _with_moves(batch: Batch, changed: Mapping[TopicPartition, Move], now_ms: int) -> Batch:
+def _with_moves(batch: Batch, changed: Mapping[TopicPartition, BatchMove], now_ms: int) -> Batch:
     if not changed:
         return batch
     moves = dict(batch.moves)
@@ -77,7 +77,7 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
     ValueError (a move is never started twice)."""
     if batch.state not in (BatchState.PENDING, BatchState.RUNNING) and started:
         raise ValueError(f"batch {batch.batch_id} is {batch.state}: it starts no move")
-    changed: dict[TopicPartition, Move] = {}
+    changed: dict[TopicPartition, BatchMove] = {}
     for tp, previous in started.items():
         move = batch.moves.get(tp)
         if move is None or move.state is not MoveState.PENDING:

@@ -1,7 +1,7 @@
 """A batch of moves and everything the executor records about it. Pure values.
 
 A :class:`BatchSpec` is what a client submitted, with the controller's defaults filled in; it never
-changes. A :class:`Batch` is the spec plus what became of it: one :class:`Move` per accepted
+changes. A :class:`Batch` is the spec plus what became of it: one :class:`BatchMove` per accepted
 partition, one :class:`Refusal` per refused one, the batch's state, and the throttle values it
 replaced. Every change is a new value (``dataclasses.replace``), made by the functions of
 ``submit.py`` and ``lifecycle.py``.
@@ -187,7 +187,7 @@ def capped(message: str | None) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Move:
+class BatchMove:
     """One accepted partition. ``previous`` is the replicas before the move, in their order:
     recorded at submission, refreshed when the move starts; cancel, stop and rollback restore it."""
 
@@ -214,7 +214,7 @@ class Batch:
     state: BatchState
     created_ms: int
     updated_ms: int
-    moves: Mapping[TopicPartition, Move]  # accepted partitions, in the spec's order
+    moves: Mapping[TopicPartition, BatchMove]  # accepted partitions, in the spec's order
     refusals: Mapping[TopicPartition, Refusal] = field(default_factory=dict)
     chunk_size: int = 1  # partitions per journal chunk, fixed at submission (journal.py)
     broker_throttles: Mapping[int, ThrottleValues] = field(default_factory=dict)
@@ -228,7 +228,7 @@ class Batch:
     def batch_id(self) -> str:
         return self.spec.batch_id
 
-    def in_state(self, state: MoveState) -> Iterator[tuple[TopicPartition, Move]]:
+    def in_state(self, state: MoveState) -> Iterator[tuple[TopicPartition, BatchMove]]:
         return ((tp, m) for tp, m in self.moves.items() if m.state is state)
 
     def cap(self, broker: int) -> int:

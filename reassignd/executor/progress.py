@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from reassignd.executor.model import Batch, BatchState, Limits, Move, MoveState
+from reassignd.executor.model import Batch, BatchMove, BatchState, Limits, MoveState
 from reassignd.executor.scheduler import MoveShape
 from reassignd.topic_partition import Replicas, TopicPartition
 
@@ -79,7 +79,7 @@ def is_stuck(started_ms: int, bytes_done: int, now_ms: int, rule: StuckRule) -> 
     return elapsed_ms > max(rule.after_ms, 0) and bytes_done * 1000 / elapsed_ms < rule.below_bytes_per_s
 
 
-def move_bytes(move: Move, size: int) -> int:
+def move_bytes(move: BatchMove, size: int) -> int:
     """What a move copies: its partition's size once per replica it adds."""
     return size * len(set(move.target) - set(move.previous))
 

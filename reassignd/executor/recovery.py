@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reassignd.executor.lifecycle import Revert, moves_cancelled, moves_completed, moves_failed
-from reassignd.executor.model import Batch, BatchState, Move, MoveState
+from reassignd.executor.model import Batch, BatchMove, BatchState, MoveState
 from reassignd.topic_partition import Replicas, TopicPartition
 
 
@@ -44,7 +44,7 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
     completed: list[TopicPartition] = []
     cancelled: dict[TopicPartition, str | None] = {}
     failed: dict[TopicPartition, str] = {}
-    restarted: dict[TopicPartition, Move] = {}
+    restarted: dict[TopicPartition, BatchMove] = {}
     reverts: list[Revert] = []
     stopped = batch.state in (BatchState.STOPPED, BatchState.ROLLED_BACK)
     for tp, move in batch.moves.items():

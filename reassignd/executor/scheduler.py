@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 from reassignd.executor.model import (
     Batch,
+    BatchMove,
     BatchState,
     Limits,
-    Move,
     MoveState,
     Strategy,
 )
@@ -92,7 +92,9 @@ class BatchQueue:
         return self.broker_caps.get(broker, self.limits.initial_cap)
 
 
-def queue_of(batch: Batch, shape: Callable[[TopicPartition, Move], MoveShape | None]) -> BatchQueue | None:
+def queue_of(
+    batch: Batch, shape: Callable[[TopicPartition, BatchMove], MoveShape | None]
+) -> BatchQueue | None:
     """``batch`` as the scheduler takes it, if it may start moves (pending or running); ``shape``
     gives each pending move's shape from the cluster now (None: leave it out this time)."""
     if batch.state not in (BatchState.PENDING, BatchState.RUNNING):

@@ -22,9 +22,9 @@ from reassignd.executor.errors import BatchConflict, BatchIdInUse, StalePlan
 from reassignd.executor.journal import partitions_per_chunk, size_error
 from reassignd.executor.model import (
     Batch,
+    BatchMove,
     BatchSpec,
     BatchState,
-    Move,
     MoveState,
     PartitionSpec,
     Refusal,
@@ -120,7 +120,7 @@ def submit(
             raise BatchIdInUse(f"batch id {spec.batch_id!r} is in use by a batch with another body")
         return SubmitResult(existing, created=False)
     busy = moving_in_batches(batches.values())
-    moves: dict[TopicPartition, Move] = {}
+    moves: dict[TopicPartition, BatchMove] = {}
     refusals: dict[TopicPartition, Refusal] = {}
     for p in spec.partitions:
         replicas = current(p.tp)
@@ -129,9 +129,9 @@ def submit(
             continue
         assert replicas is not None
         if replicas == p.replicas:  # nothing to move: done at once
-            moves[p.tp] = Move(p.replicas, replicas, MoveState.COMPLETED, now_ms, now_ms)
+            moves[p.tp] = BatchMove(p.replicas, replicas, MoveState.COMPLETED, now_ms, now_ms)
         else:
-            moves[p.tp] = Move(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp))
+            moves[p.tp] = BatchMove(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp))
     pending = any(m.state is MoveState.PENDING for m in moves.values())
     batch = Batch(
         spec=spec,

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from reassignd.api_client.client import ApiClient
 from reassignd.controller.instance.events import ApiPartitionReassignment
-from reassignd.controller.model.requests import AlterReassignments, AlterResult
+from reassignd.controller.model.moves import Move, MoveState
+from reassignd.controller.model.requests import AlterReassignments, AlterResult, Source
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
@@ -180,3 +181,53 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
             lambda: _true(controller.ctx is not None and ("g", 6) in controller.ctx.states),
             what="partition 6, added outside the controller, online",
         )
+
+
+async def test_each_moving_partition_has_one_move_record_naming_its_source_and_owner(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    """The context's move records, seen from inside: a batch's running move names the batch
+    (its owner) until another source re-targets it; an API move names the API; a stopped batch's
+    move is reverted and its record gone."""
+    await set_broker_rate(zk, None, "1000")  # a slow copy: the moves stay in flight
+    procs.cluster(4, 1)
+    async with in_process_controller(zk_connect, session_timeout_s=2.0) as c:
+        await c.until_active()
+        controller = c.controller
+        assert c.url is not None
+        await make_topic(zk, "m", {p: (1, 2) for p in range(3)}, initial_bytes=100_000_000)
+        await eventually(lambda: _true(controller.ctx is not None and len(controller.ctx.states) == 3))
+        ctx = controller.ctx
+        assert ctx is not None
+
+        def move(p: int) -> Move | None:
+            return ctx.moves.get(("m", p))
+
+        async with ApiClient.open(c.url, timeout_s=10) as api:
+            body = {
+                "batch_id": "owner-1",
+                "partitions": [{"topic": "m", "partition": p, "replicas": [3, 2]} for p in (0, 1)],
+            }
+            await api.post("/v1/batches", body)
+            await eventually(lambda: _true(move(0) is not None and move(1) is not None), what="batch moves")
+            for p in (0, 1):
+                m = move(p)
+                assert m is not None
+                assert (m.source, m.batch, m.owner) == (Source.BATCH, "owner-1", "batch:owner-1")
+                assert (m.target, m.origins, m.state) == ((3, 2), (1, 2), MoveState.ADDING)
+            # the API re-targets one of the batch's moves: the move is the API's now
+            results = await api.alter(
+                {"topics": [{"name": "m", "partitions": [{"partition": 1, "replicas": [4, 2]}]}]}
+            )
+            assert [r.error_code for r in results] == [0]
+            m1 = move(1)
+            assert m1 is not None and (m1.source, m1.batch, m1.target) == (Source.API, None, (4, 2))
+            assert m1.started_at_ms is not None
+            # the batch stops: its running move goes back to (1, 2) and its record is gone
+            await api.post("/v1/batches/owner-1/stop", {})
+            await eventually(lambda: _true(move(0) is None), what="the batch's move reverted")
+            a0 = ctx.assignment(("m", 0))
+            assert a0 is not None and a0.replicas == (1, 2)
+            assert set(ctx.moves) == {("m", 1)}
+            await api.cancel([("m", 1)])
+            await eventually(lambda: _true(not ctx.moves), what="no move left")

@@ -159,6 +159,38 @@ async def _no_requests(zk: ZkClient) -> bool:
     return not await zk.children(paths.REASSIGNMENT_REQUESTS)
 
 
+async def test_a_request_and_the_legacy_znode_never_take_each_others_moves(
+    procs: Procs, zk: ZkClient
+) -> None:
+    """A partition a sequenced request moves is not taken by the legacy znode (its entry is
+    dropped), and one the legacy znode moves is not taken by a request (ignored, no status
+    node): each move answers to one source."""
+    c = await start(procs, zk, 5)
+    await make_topic(zk, "x", {0: (1, 2), 1: (1, 2)}, initial_bytes=5_000_000)
+    for b in (3, 4, 5):
+        await set_broker_rate(zk, b, SLOW)
+    await request(zk, {("x", 0): (3, 4)})
+    await eventually(lambda: _no_requests(zk), what="the request applied")
+    assert await status(zk, "x", 0) is not None
+    entries = (Entry("x", 0, (1, 5)), Entry("x", 1, (3, 4)))
+    await zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
+
+    async def only_x1_pending() -> bool:
+        got = await legacy_entries(zk)
+        return got is not None and [(e.partition, e.replicas) for e in got] == [(1, (3, 4))]
+
+    await eventually(only_x1_pending, what="x-0's legacy entry dropped, x-1's kept")
+    moving = await listed(c)
+    assert (moving[("x", 0)]["source"], moving[("x", 0)]["target_replicas"]) == ("request", [3, 4])
+    assert (moving[("x", 1)]["source"], moving[("x", 1)]["target_replicas"]) == ("zk", [3, 4])
+    await request(zk, {("x", 1): (1, 5)})
+    await eventually(lambda: _no_requests(zk), what="the second request applied (and deleted)")
+    moving = await listed(c)
+    assert (moving[("x", 1)]["source"], moving[("x", 1)]["target_replicas"]) == ("zk", [3, 4])
+    assert await status(zk, "x", 1) is None
+    assert (await topic_znode(zk, "x")).partitions[0][:2] == (3, 4)
+
+
 async def test_malformed_request_is_reported_and_the_next_runs(procs: Procs, zk: ZkClient) -> None:
     c = await start(procs, zk, 3)
     await make_topic(zk, "m", {0: (1, 2)})

@@ -67,6 +67,7 @@ from reassignd.controller.instance.events import (
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
+from reassignd.controller.model.moves import MoveState
 from reassignd.controller.model.requests import AlterReassignments, AlterResult, CancelMode, Source
 from reassignd.controller.reassignment.validation import (
     cancelled_assignment,
@@ -631,6 +632,18 @@ class CoreMachine(RuleBasedStateMachine):
             else:
                 assert li == LeaderIsr(seen.state, seen.version), tp
         assert ctx.reassigning == {tp for tp, seen in now.items() if seen.assignment.is_being_reassigned}
+        # one move record per moving partition, equal to what ZooKeeper says moves, from the one
+        # intake this machine drives (the API; a failover's resume claims for it too)
+        for tp, move in ctx.moves.items():
+            a = now[tp].assignment
+            assert move.tp == tp
+            assert move.target == a.target_replicas, (move, a)
+            assert set(move.origins) == set(a.original_replicas) == set(self.ghost_ors[tp]), (move, a)
+            assert move.origins == (ctx.origin(tp) or move.origins)
+            assert move.source in (Source.API, None), move
+            assert move.state in (MoveState.ADDING, MoveState.FINISHING), move
+            assert move.batch is None
+        assert ctx.reassigning_topics == {t: sum(1 for tp in ctx.moves if tp[0] == t) for t, _ in ctx.moves}
         assert ctx.live_broker_ids == live
         assert ctx.topics_to_delete == set(self.zk.child_names(paths.DELETE_TOPICS))
 

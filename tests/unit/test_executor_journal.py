@@ -35,10 +35,10 @@ from reassignd.executor.lifecycle import moves_failed, moves_started, rollback, 
 from reassignd.executor.model import (
     Adaptive,
     Batch,
+    BatchMove,
     BatchSpec,
     BatchState,
     Limits,
-    Move,
     MoveState,
     PartitionSpec,
     Refusal,
@@ -402,11 +402,11 @@ def batches(draw: st.DrawFn) -> Batch:
             )
         ),
     )
-    moves: dict[tuple[str, int], Move] = {}
+    moves: dict[tuple[str, int], BatchMove] = {}
     refusals: dict[tuple[str, int], Refusal] = {}
     for p in partitions:
         if draw(st.booleans()):
-            moves[p.tp] = Move(
+            moves[p.tp] = BatchMove(
                 p.replicas,
                 draw(recorded),
                 draw(st.sampled_from(list(MoveState))),

@@ -32,10 +32,10 @@ from reassignd.executor import lifecycle
 from reassignd.executor.model import (
     Adaptive,
     Batch,
+    BatchMove,
     BatchSpec,
     BatchState,
     Limits,
-    Move,
     MoveState,
     PartitionSpec,
     Strategy,
@@ -606,7 +606,7 @@ async def test_rollback_names_the_reverse_batch(client: Client, view: FakeView) 
         "p",
         1,
     )
-    assert view.current.batches["b1.rollback"].moves[("orders", 0)] == Move((1, 2, 3), (4, 5, 6))
+    assert view.current.batches["b1.rollback"].moves[("orders", 0)] == BatchMove((1, 2, 3), (4, 5, 6))
     # again: the same reverse batch
     again = await call(client, "POST", "/v1/batches/b1/rollback", 200)
     assert again["rollback_batch_id"] == "b1.rollback"
@@ -630,10 +630,10 @@ def running_batch(started_ms: int) -> Batch:
         NOV_23_10H_MS,
         NOV_23_10H_MS + 1500,
         {
-            ("orders", 0): Move((4, 5, 6), (1, 2, 3), MoveState.RUNNING, started_ms),
-            ("orders", 1): Move((4, 5, 6), (1, 2, 3), MoveState.RUNNING, started_ms),
-            ("orders", 2): Move((4, 5, 6), (2, 3, 1), MoveState.PENDING),
-            ("orders", 3): Move((4, 5, 6), (3, 1, 2), MoveState.COMPLETED, started_ms, started_ms + 1),
+            ("orders", 0): BatchMove((4, 5, 6), (1, 2, 3), MoveState.RUNNING, started_ms),
+            ("orders", 1): BatchMove((4, 5, 6), (1, 2, 3), MoveState.RUNNING, started_ms),
+            ("orders", 2): BatchMove((4, 5, 6), (2, 3, 1), MoveState.PENDING),
+            ("orders", 3): BatchMove((4, 5, 6), (3, 1, 2), MoveState.COMPLETED, started_ms, started_ms + 1),
         },
         broker_throttles={5: {}, 4: {}},
         topic_throttles={"orders": {}},

@@ -1,8 +1,9 @@
 """The context's per-broker index (replicas, leaders, ISR members, stateless and under-replicated
 partitions) against a recount from scratch, after random sequences of the events that change it:
-assignment changes (moves included), state changes, topic deletions, brokers going and coming.
-The answers the handlers read from it (partitions without a live leader, the offline count, what a
-broker hosts, the moving partitions targeting a broker) against a scan of every partition."""
+assignment changes (moves included), state changes, topic deletions, brokers going and coming,
+exact-origins records written. The answers the handlers read from it (partitions without a live
+leader, the offline count, what a broker hosts, the moving partitions targeting a broker) against
+a scan of every partition; its move records against the assignments they follow."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reassignd.control.protocol import encode_state
+from reassignd.controller.model.moves import MoveState
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.controller.replication.partition_index import PartitionIndex, recount
@@ -69,7 +71,13 @@ class BrokerDown:
     broker: int
 
 
-Event = PutTopic | SetAssignment | SetState | LoadStates | RemoveTopic | BrokerUp | BrokerDown
+@dataclass(frozen=True)
+class SetOrigins:  # a topic's exact-origins record written (empty: deleted)
+    topic: str
+    origins: dict[int, tuple[int, ...]]
+
+
+Event = PutTopic | SetAssignment | SetState | LoadStates | RemoveTopic | BrokerUp | BrokerDown | SetOrigins
 
 brokers = st.sampled_from(BROKERS)
 replica_sets = st.lists(brokers, min_size=1, max_size=4, unique=True)
@@ -108,6 +116,11 @@ events: st.SearchStrategy[Event] = st.one_of(
     st.builds(RemoveTopic, st.sampled_from(TOPICS)),
     st.builds(BrokerUp, brokers),
     st.builds(BrokerDown, brokers),
+    st.builds(
+        SetOrigins,
+        st.sampled_from(TOPICS),
+        st.dictionaries(st.sampled_from(PARTITIONS), replica_sets.map(tuple), max_size=3),
+    ),
 )
 
 
@@ -132,6 +145,8 @@ def apply(ctx: ControllerContext, event: Event) -> None:
             )
         case RemoveTopic(topic):
             ctx.remove_topic(topic)
+        case SetOrigins(topic, origins):
+            ctx.set_origins(topic, dict(origins))
         case BrokerUp(b):
             ctx.add_broker(registration(b), 100 + b)
         case BrokerDown(b):
@@ -187,6 +202,12 @@ def check(ctx: ControllerContext) -> None:
     assert ctx.reassigning_topics == {
         t: sum(1 for tp in moving if tp[0] == t) for t in {tp[0] for tp in moving}
     }
+    # one move record per moving partition, following its assignment and origins record
+    assert set(ctx.moves) == moving
+    for tp, m in ctx.moves.items():
+        a = assigned(ctx, tp)
+        assert (m.tp, m.target, m.state) == (tp, a.target_replicas, MoveState.ADDING)
+        assert m.origins == (ctx.origin(tp) or a.original_replicas), (m, ctx.origin(tp), a)
 
 
 @settings(max_examples=300, deadline=None)

@@ -17,7 +17,7 @@ from tests.unit.test_partition_index import Event, apply, events, registration
 
 def from_scratch(ctx: ControllerContext) -> Publisher:
     publisher = Publisher(1, ControllerMetrics())
-    publisher._reassignment_views(ctx, list(ctx.assignments), {})
+    publisher._reassignment_views(ctx, list(ctx.assignments))
     return publisher
 
 
@@ -31,7 +31,7 @@ def test_kept_views_equal_views_built_from_scratch(sequence: list[Event], publis
     for i, event in enumerate([*sequence, None]):
         if i in publishes or event is None:  # a publish covers every event since the last one
             before = dict(publisher._reassignments)
-            changed = publisher._reassignment_views(ctx, ctx.dirty_topics, {})
+            changed = publisher._reassignment_views(ctx, ctx.dirty_topics)
             ctx.dirty_topics.clear()
             kept = publisher._reassignments
             assert kept == from_scratch(ctx)._reassignments

@@ -46,7 +46,7 @@ from reassignd.executor import adaptive, lifecycle
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.lifecycle import Revert
-from reassignd.executor.model import Batch, BatchSpec, BatchState, Move, MoveState, PartitionSpec
+from reassignd.executor.model import Batch, BatchMove, BatchSpec, BatchState, MoveState, PartitionSpec
 from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
@@ -105,6 +105,7 @@ class BatchRunner:
             reconciled, reverts = reconcile(loaded, self._observe, now)
             self.batches[loaded.batch_id] = loaded
             await self._update(reconciled)
+            self._own(self.batches[loaded.batch_id], (tp for tp, _ in reconciled.in_state(MoveState.RUNNING)))
             await self._revert(reverts, out)
             log.info("batch %s loaded: %s, %s", loaded.batch_id, reconciled.state, dict(reconciled.counts()))
         await self._expire(now)
@@ -120,6 +121,8 @@ class BatchRunner:
             self._report(batch_paths.batch(new.batch_id), f"batch journal not written: {e}", "batch_journal")
             return False
         self.batches[new.batch_id] = new
+        if old is not None:
+            self._disown(old, new)
         events = self.writer.records
         if old is None:
             events.emit(
@@ -136,6 +139,26 @@ class BatchRunner:
                 BatchStateChanged(batch_id=new.batch_id, state=str(new.state), previous_state=str(old.state))
             )
         return True
+
+    def _own(self, batch: Batch, tps: Iterable[TopicPartition]) -> None:
+        """The partitions' moves are ``batch``'s running moves (their records name it), where the
+        partition moves to the batch move's target."""
+        ctx, moves = self.ctx, batch.moves
+        for tp in tps:
+            m, running = ctx.moves.get(tp), moves.get(tp)
+            if m is not None and running is not None and m.target == running.target:
+                ctx.set_move_batch(tp, batch.batch_id)
+
+    def _disown(self, old: Batch, new: Batch) -> None:
+        """The moves ``old`` ran that ``new`` no longer runs (ended, cancelled, failed, or
+        running on outside the batch) no longer name it."""
+        ctx, batch_id = self.ctx, new.batch_id
+        for tp, _m in old.in_state(MoveState.RUNNING):
+            after = new.moves.get(tp)
+            if after is None or after.state is not MoveState.RUNNING:
+                m = ctx.moves.get(tp)
+                if m is not None and m.batch == batch_id:
+                    ctx.set_move_batch(tp, None)
 
     async def _update(self, new: Batch) -> bool:
         """``new`` journaled, then in memory (True), or neither (False, reported)."""
@@ -307,7 +330,7 @@ class BatchRunner:
                 shapes.append(move_shape(tp, a.original_replicas, a.target_replicas, self._leader(tp), live))
         return shapes
 
-    def _pending_shape(self, tp: TopicPartition, move: Move) -> MoveShape | None:
+    def _pending_shape(self, tp: TopicPartition, move: BatchMove) -> MoveShape | None:
         a = self.ctx.assignment(tp)
         if a is None or tp in self.ctx.reassigning or tp[0] in self.ctx.topics_to_delete:
             return None  # gone, or moving outside the batch: sync decides its fate
@@ -362,6 +385,7 @@ class BatchRunner:
         log.info("batches: starting %d moves", len(updates))
         refused = await self.reassigner.reassign(updates, Source.BATCH, now, out)
         for batch_id, started in by_batch.items():  # their topic's write would be too large
+            self._own(self.batches[batch_id], (tp for tp in started if tp not in refused))
             failed = {tp: refused[tp] for tp in started if tp in refused}
             if failed:
                 await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 
 from reassignd.controller.model.requests import Source
 from reassignd.controller.replication import loader, topic_write
@@ -42,12 +41,6 @@ _PLACEHOLDER_TOPIC_ID = "A" * 22  # the size of the topic id a topic without one
 _READ_ONE_BY_ONE = 16
 
 
-@dataclass(frozen=True, slots=True)
-class ReassignmentMeta:
-    source: Source
-    started_at_ms: int | None
-
-
 class Reassigner:
     """The reassignment algorithm over one active controller's context and writer."""
 
@@ -66,7 +59,6 @@ class Reassigner:
         self._watch_state = watch_state
         self._report = report
         self._refuse = refuse if refuse is not None else report
-        self.meta: dict[TopicPartition, ReassignmentMeta] = {}
         # during the failover load: the zxid before the bulk read of every state (see refresh_states)
         self.states_read_since: int | None = None
 
@@ -99,12 +91,8 @@ class Reassigner:
         # Phase U: the topic znodes (one write per topic), then memory.
         await self.writer.write_assignments(changed)
         await self._remove_replicas(dropped, out)
-        for tp, new in updates.items():
-            if new.is_being_reassigned:
-                if tp not in self.meta or tp in changed:
-                    self.meta[tp] = ReassignmentMeta(source, now_ms)
-            else:
-                self.meta.pop(tp, None)
+        for tp in updates:  # the moves these updates started or re-targeted are the source's
+            ctx.claim_move(tp, source, now_ms, restart=tp in changed)
         await self._advance(list(updates), out)
         return refused
 
@@ -148,7 +136,7 @@ class Reassigner:
         assignment (phase A resends LeaderAndIsr; adding replicas keep the bytes they have)."""
         todo = [tp for tp in tps if tp in self.ctx.reassigning]
         for tp in todo:
-            self.meta.setdefault(tp, ReassignmentMeta(Source.API, None))
+            self.ctx.claim_move(tp, Source.API, None, restart=False)
         if todo:
             await self._advance(todo, out)
 
@@ -272,6 +260,8 @@ class Reassigner:
         before = {tp: a for tp, a in before.items() if tp in written}
         if not before:
             return
+        for tp in before:
+            ctx.move_finishing(tp)
         broker_requests = out.requests
         for tp, a in before.items():
             for r in a.removing:
@@ -279,7 +269,6 @@ class Reassigner:
         await self.writer.write_assignments({tp: a.completed() for tp, a in before.items()})
         for tp, a in before.items():
             broker_requests.add_leader_and_isr(a.target_replicas, tp)
-            self.meta.pop(tp, None)
             out.completed.append(tp)
             log.info("reassignment of %s-%d completed: %s", tp[0], tp[1], list(a.target_replicas))
         broker_requests.add_update_metadata(before)

@@ -94,7 +94,6 @@ class Intake:
         # the pending legacy set (KIP-236: with original_replicas), persisted by _persist
         self.legacy: dict[TopicPartition, admin_codec.LegacyReassignmentEntry] = {}
         self.cancel_in_place = False
-        self.request_partitions: set[TopicPartition] = set()  # moved by KIP-236 requests
         # the last legacy-format znode decoded: (path, its bytes, its entries)
         self._last_decoded: tuple[str, bytes | None, LegacyEntries] | None = None
 
@@ -309,7 +308,7 @@ class Intake:
                 reason = "The partition does not exist."
             elif (error := replica_list_error(e.replicas)) is not None:
                 reason = error.message or error.error_name
-            elif tp in self.request_partitions:
+            elif (move := ctx.moves.get(tp)) is not None and move.request_status:
                 reason = "it is being reassigned through /admin/reassignment_requests (KIP-236); ignored"
             else:
                 updates[tp] = current.reassign_to(e.replicas)

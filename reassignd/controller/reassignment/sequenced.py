@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 
 from reassignd.controller.model.requests import Source
-from reassignd.controller.reassignment.algorithm import Reassigner, ReassignmentMeta
+from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.validation import replica_list_error, unclean_revert_error
 from reassignd.controller.replication.assignment import ReplicaAssignment
@@ -117,10 +117,8 @@ class SequencedRequests:
                     await self._delete(path)
                     continue
                 self.status[tp] = status
-        self.intake.request_partitions = set(self.status)
-        for tp in self.status:
-            if tp in ctx.reassigning:
-                self.reassigner.meta[tp] = ReassignmentMeta(Source.REQUEST, None)
+                ctx.claim_move(tp, Source.REQUEST, None)
+                ctx.set_move_request_status(tp, True)
 
     async def on_requests(self, out: EventOutputs) -> None:
         children = await self.writer.children(paths.REASSIGNMENT_REQUESTS, self._watch())
@@ -218,7 +216,7 @@ class SequencedRequests:
                 self.status[tp] = status
             else:
                 self.status.pop(tp, None)
-        self.intake.request_partitions = set(self.status)
+            ctx.set_move_request_status(tp, status is not None and moving)
         log.info("applied %s: %d partitions", name, len(updates))
 
     async def after_completions(self, completed: list[TopicPartition]) -> None:
@@ -234,7 +232,7 @@ class SequencedRequests:
                 if not isinstance(e.cause, NoNodeError):
                     raise
             del self.status[tp]
-        self.intake.request_partitions = set(self.status)
+            self.ctx.set_move_request_status(tp, False)
 
     async def _delete(self, path: str) -> None:
         try:

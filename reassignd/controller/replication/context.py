@@ -5,11 +5,13 @@ Mutated only by the event loop's single consumer, always after ZooKeeper was wri
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
 
+from reassignd.controller.model.moves import Move, MoveState, advance, check_transition, ended_state
+from reassignd.controller.model.requests import Source
 from reassignd.controller.model.snapshot import BrokerView, PartitionView, TopicView
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.partition_index import PartitionIndex
@@ -17,6 +19,7 @@ from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import BrokerRegistration, PartitionState
 
 _NO_PARTITIONS: dict[int, ReplicaAssignment] = {}
+_NO_ORIGINS: dict[int, tuple[int, ...]] = {}
 
 
 class LeaderIsr(msgspec.Struct, frozen=True, gc=False):
@@ -39,11 +42,14 @@ class ControllerContext:
     # event read (its mzxid, unique to that content): a change event finding the znode still at
     # it has nothing to decode (mostly it reads back this controller's own writes)
     topic_mzxids: dict[str, int] = field(default_factory=dict)
-    # mutated only through the methods below, which keep ``index``, ``reassigning`` and the
-    # change sets in step with them
+    # mutated only through the methods below, which keep ``index``, ``moves`` and the change
+    # sets in step with them
     states: dict[TopicPartition, LeaderIsr] = field(default_factory=dict)
-    reassigning: set[TopicPartition] = field(default_factory=set)
-    # moving partitions per topic (the topics of ``reassigning``, counted)
+    # one record per moving partition (adding or removing replicas in its assignment): its
+    # source, origins, target, start, owner and lifecycle state (model/moves.py); created and
+    # dropped by the assignment's changes, claimed and advanced through the methods below
+    moves: dict[TopicPartition, Move] = field(default_factory=dict)
+    # moving partitions per topic (the topics of ``moves``, counted)
     reassigning_topics: dict[str, int] = field(default_factory=dict)
     # which partitions each broker replicates or leads (and the stateless and
     # under-replicated ones): a broker's change touches only its own partitions
@@ -56,13 +62,72 @@ class ControllerContext:
     malformed_topics: set[str] = field(default_factory=set)
     topics_to_delete: set[str] = field(default_factory=set)
     dirty_topics: set[str] = field(default_factory=set)
-    # each moving partition's replicas before its move, in their order (/reassignd/origins/<t>),
-    # and the topics whose origins znode exists (or may: a stale one is overwritten)
+    # the per-topic view of the moves' recorded origins, as /reassignd/origins/<t> holds them
+    # (what the topic writes size and write; set through set_origins, which keeps the moves in
+    # step), and the topics whose origins znode exists (or may: a stale one is overwritten)
     origins: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
     origin_znodes: set[str] = field(default_factory=set)
 
+    @property
+    def reassigning(self) -> KeysView[TopicPartition]:
+        """The moving partitions (a read-only view of ``moves``)."""
+        return self.moves.keys()
+
     def origin(self, tp: TopicPartition) -> tuple[int, ...] | None:
+        """The recorded replica order before ``tp``'s move (None when none is recorded)."""
         return self.origins.get(tp[0], {}).get(tp[1])
+
+    def set_origins(self, topic: str, origins: dict[int, tuple[int, ...]] | None) -> None:
+        """The origins recorded for ``topic`` (None: none); its moves take them (a move whose
+        record is gone falls back to its ORS)."""
+        before = self.origins.pop(topic, _NO_ORIGINS)
+        if origins:
+            self.origins[topic] = origins
+        else:
+            origins = _NO_ORIGINS
+        if topic not in self.reassigning_topics:
+            return
+        moves, parts = self.moves, self.assignments.get(topic, _NO_PARTITIONS)
+        for p in origins.keys() | before.keys():
+            m = moves.get((topic, p))
+            a = parts.get(p)
+            if m is not None and a is not None:
+                replicas = origins.get(p) or a.original_replicas
+                if m.origins != replicas:
+                    moves[(topic, p)] = msgspec.structs.replace(m, origins=replicas)
+                    self.dirty_topics.add(topic)  # its reassignment views show them
+
+    # --- moves ---
+    def claim_move(
+        self, tp: TopicPartition, source: Source, started_at_ms: int | None, *, restart: bool = True
+    ) -> None:
+        """``source`` started (``restart``: or re-targeted) ``tp``'s move at ``started_at_ms``;
+        without ``restart`` only a move no intake claimed yet takes them. A batch's move
+        re-targeted by another source is no longer the batch's."""
+        m = self.moves.get(tp)
+        if m is not None and (restart or m.source is None):
+            batch = m.batch if source is Source.BATCH else None
+            self.moves[tp] = msgspec.structs.replace(
+                m, source=source, started_at_ms=started_at_ms, batch=batch
+            )
+
+    def set_move_request_status(self, tp: TopicPartition, status: bool) -> None:
+        """Whether a KIP-236 status node follows ``tp``'s move."""
+        m = self.moves.get(tp)
+        if m is not None and m.request_status != status:
+            self.moves[tp] = msgspec.structs.replace(m, request_status=status)
+
+    def set_move_batch(self, tp: TopicPartition, batch: str | None) -> None:
+        """The executor batch that runs ``tp``'s move (None: none does)."""
+        m = self.moves.get(tp)
+        if m is not None and m.batch != batch:
+            self.moves[tp] = msgspec.structs.replace(m, batch=batch)
+
+    def move_finishing(self, tp: TopicPartition) -> None:
+        """Phase B wrote ``tp``'s final state; its topic znode comes next."""
+        m = self.moves.get(tp)
+        if m is not None:
+            self.moves[tp] = advance(m, MoveState.FINISHING)
 
     # --- brokers ---
     @property
@@ -103,7 +168,8 @@ class ControllerContext:
             index.assignment_changed(
                 tp, None if old is None else old.replicas, a.replicas, None if li is None else li.state
             )
-            self._track_reassigning(tp, a)
+            if old != a:  # an unchanged assignment leaves its move (or none) as it is
+                self._track_reassigning(tp, a)
             changed.add(tp)
         for p, old in before.items():
             if p not in partitions:
@@ -188,13 +254,27 @@ class ControllerContext:
                 yield (topic, p)
 
     def _track_reassigning(self, tp: TopicPartition, a: ReplicaAssignment | None) -> None:
-        moving = self.reassigning
-        if a is not None and a.is_being_reassigned:
-            if tp not in moving:
-                moving.add(tp)
+        """``tp``'s move, in step with its assignment ``a``: created when it starts moving,
+        re-targeted, dropped (completed or cancelled) when it stops."""
+        moves = self.moves
+        m = moves.get(tp)
+        if a is not None and (a.adding or a.removing):  # is_being_reassigned, inlined
+            if m is None:
+                origin = self.origins.get(tp[0], _NO_ORIGINS).get(tp[1]) or a.original_replicas
+                moves[tp] = Move(tp, a.target_replicas, origin)
                 self.reassigning_topics[tp[0]] = self.reassigning_topics.get(tp[0], 0) + 1
-        elif tp in moving:
-            moving.discard(tp)
+            else:  # the assignment changed while moving: a re-target, or RS reordered
+                target = a.target_replicas
+                origins = self.origins.get(tp[0], _NO_ORIGINS).get(tp[1]) or a.original_replicas
+                if target != m.target:
+                    moves[tp] = msgspec.structs.replace(
+                        advance(m, MoveState.ADDING), target=target, origins=origins
+                    )
+                elif origins != m.origins:
+                    moves[tp] = msgspec.structs.replace(m, origins=origins)
+        elif m is not None:
+            check_transition(tp, m.state, ended_state(m, None if a is None else a.replicas))
+            del moves[tp]
             left = self.reassigning_topics[tp[0]] - 1
             if left:
                 self.reassigning_topics[tp[0]] = left

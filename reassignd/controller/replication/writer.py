@@ -235,11 +235,10 @@ class ZkWriter:
                 exists = isinstance(e.cause, NodeExistsError)
         else:
             raise MultiFailedError(1, NodeExistsError("origins znode kept changing", path))
+        ctx.set_origins(topic, origins)
         if origins:
-            ctx.origins[topic] = origins
             ctx.origin_znodes.add(topic)
         else:
-            ctx.origins.pop(topic, None)
             ctx.origin_znodes.discard(topic)
         return written
 

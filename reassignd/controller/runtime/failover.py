@@ -44,13 +44,16 @@ async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
         except codec.CodecError as e:
             shared.report(paths.topic_origins(topic), e.reason, "origins")
             continue
-        ctx.origins[topic] = {
-            p: r
-            for p, r in recorded.items()
-            if (a := ctx.assignment((topic, p))) is not None
-            and a.is_being_reassigned
-            and set(r) == set(a.original_replicas)
-        }
+        ctx.set_origins(
+            topic,
+            {
+                p: r
+                for p, r in recorded.items()
+                if (a := ctx.assignment((topic, p))) is not None
+                and a.is_being_reassigned
+                and set(r) == set(a.original_replicas)
+            },
+        )
 
 
 async def skippable(shared: Shared, what: str, step: Callable[[], Awaitable[None]]) -> bool:
@@ -133,7 +136,8 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         await skippable(shared, paths.REASSIGN_PARTITIONS, lambda: intake.on_legacy_znode(out))
         await skippable(shared, paths.REASSIGN_PARTITIONS_EXTRA, lambda: intake.on_extra_znode(out))
         await skippable(shared, paths.REASSIGNMENT_REQUESTS, lambda: sequenced.on_requests(out))
-        handled = intake.legacy_partitions() | set(sequenced.status)
+        requested = {tp for tp, move in ctx.moves.items() if move.request_status}  # KIP-236's
+        handled = intake.legacy_partitions() | requested
         await skippable(
             shared,
             "the reassignments in flight",
@@ -142,7 +146,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         await skippable(
             shared,
             "the sequenced reassignments in flight",
-            lambda: parts.reassigner.resume(sorted(set(sequenced.status) & ctx.reassigning), out),
+            lambda: parts.reassigner.resume(sorted(requested), out),
         )
         await skippable(shared, "the batch journals", lambda: parts.runner.load(out))
         await skippable(shared, "the self-healing records", parts.healing.load)

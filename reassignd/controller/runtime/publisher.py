@@ -15,7 +15,6 @@ from reassignd.controller.model.snapshot import (
     ReassignmentView,
     TopicView,
 )
-from reassignd.controller.reassignment.algorithm import ReassignmentMeta
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime.active import ActiveParts
@@ -67,7 +66,7 @@ class Publisher:
             return
         ctx = parts.ctx
         if ctx.dirty_topics or not self._published_topics:
-            if self._reassignment_views(ctx, ctx.dirty_topics, parts.reassigner.meta):
+            if self._reassignment_views(ctx, ctx.dirty_topics):
                 self._published_reassignments = dict(self._reassignments)
             for topic in ctx.dirty_topics:
                 view = ctx.topic_view(topic)
@@ -106,7 +105,6 @@ class Publisher:
         self,
         ctx: ControllerContext,
         topics: Iterable[str],
-        meta: dict[TopicPartition, ReassignmentMeta],
     ) -> bool:
         """Refresh the ListPartitionReassignments views of ``topics`` (the dirty ones); whether
         any view came, went or changed (only then are they copied for a new snapshot, and the
@@ -120,12 +118,12 @@ class Publisher:
             assignments = ctx.assignments.get(topic, {})
             if shown is None:
                 shown = self._shown[topic] = set()
-            for p in [p for p in shown if (topic, p) not in ctx.reassigning or p not in assignments]:
+            for p in [p for p in shown if (topic, p) not in ctx.moves or p not in assignments]:
                 del views[(topic, p)]
                 shown.discard(p)
                 changed = True
             if topic in ctx.reassigning_topics:
-                changed = self._moving_views(ctx, topic, assignments, meta, shown) or changed
+                changed = self._moving_views(ctx, topic, assignments, shown) or changed
             if not shown:
                 del self._shown[topic]
         return changed
@@ -135,17 +133,17 @@ class Publisher:
         ctx: ControllerContext,
         topic: str,
         assignments: Mapping[int, ReplicaAssignment],
-        meta: dict[TopicPartition, ReassignmentMeta],
         shown: set[int],
     ) -> bool:
         """Refresh the views of one topic's moving partitions; whether any came or changed."""
         views = self._reassignments
         changed = False
+        moves = ctx.moves
         for p, a in assignments.items():
             tp = (topic, p)
-            if tp not in ctx.reassigning:
+            m = moves.get(tp)
+            if m is None:
                 continue
-            m = meta.get(tp)
             li = ctx.states.get(tp)
             view = ReassignmentView(
                 topic=topic,
@@ -155,9 +153,9 @@ class Publisher:
                 removing_replicas=a.removing,
                 target_replicas=a.target_replicas,
                 # the exact order recorded before the move (Kafka's RS − AR may reorder it)
-                original_replicas=ctx.origins.get(topic, {}).get(p) or a.original_replicas,
-                source=m.source.value if m else "api",
-                started_at_ms=m.started_at_ms if m else None,
+                original_replicas=m.origins,
+                source=m.source.value if m.source is not None else "api",
+                started_at_ms=m.started_at_ms,
                 leader=li.state.leader if li else -1,
             )
             if views.get(tp) != view:  # an ISR change of a moving partition changes no view
