@@ -867,6 +867,28 @@ def test_unclean_cancel_elects_a_leader() -> None:
         machine.teardown()
 
 
+def test_a_move_back_onto_the_only_in_sync_replica_elects_it() -> None:
+    """An unclean cancel ends on [1] while 1 is dead: leader −1 and the ISR [2] of a deleted
+    replica (Kafka keeps an ISR's last member). A new move adding 2 back makes a clean election
+    possible — 2 is live, a replica again and in the ISR — so the same event elects it instead of
+    leaving the partition offline until some broker changes (found by the state machine). The
+    move does not complete (3 is not in sync): nothing else would elect."""
+    machine = _machine(rf=1)  # [1]
+    try:
+        _step(machine, lambda: machine.set_unclean_election(topic="t0", enable=True))
+        _step(machine, lambda: machine.run(machine._alter({TP0: (2, 3)})))
+        _step(machine, lambda: machine.replicas_catch_up(pick=0, count=1, notify=True))  # ISR [1, 2]
+        _step(machine, lambda: machine.broker_dies(pick=0))  # 1 dies: 2 leads, ISR [2]
+        _step(machine, lambda: machine.run(machine._cancel([TP0], CancelMode.CANCEL)))
+        a, s = _zk_state(machine)
+        assert (a, s.leader, s.isr) == (ReplicaAssignment((1,)), NO_LEADER, (2,))
+        _step(machine, lambda: machine.run(machine._alter({TP0: (2, 3)})))
+        a, s = _zk_state(machine)
+        assert a.adding == (2, 3) and s.leader == 2, (a, s)
+    finally:
+        machine.teardown()
+
+
 def test_broker_failure_removes_it_from_the_isr_in_zookeeper() -> None:
     """3 catches up and its leader's agent adds it to the ISR; 3 dies before the controller has
     read that write (its IsrChangeNotification lingers, or is queued behind the BrokersChanged).

@@ -94,6 +94,13 @@ class Reassigner:
         for tp in updates:  # the moves these updates started or re-targeted are the source's
             ctx.claim_move(tp, source, now_ms, restart=tp in changed)
         await self._advance(list(updates), out)
+        # a partition without a live leader may have a live in-sync replica again under its new
+        # assignment (an ISR's last member, kept when its replica was removed, added back): the
+        # event's end tries an election for each (Finisher), not some later broker change
+        live = ctx.brokers
+        out.leaderless.update(
+            tp for tp in changed if (li := ctx.states.get(tp)) is not None and li.state.leader not in live
+        )
         return refused
 
     def oversized(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> dict[TopicPartition, str]:

@@ -38,8 +38,9 @@ class EventOutputs:
     # znode and the sequenced requests, and resumes deletions waiting for them. Taken (emptied)
     # by ``Finisher.after_reassignments``, so an event that runs it twice acts on each once.
     completed: list[TopicPartition] = field(default_factory=list)
-    # partitions a replica removal (a re-target or a cancel) left without a leader: the end
-    # elects them (unclean when the topic allows it); taken like ``completed``
+    # partitions without a live leader that the end tries to elect (unclean when the topic allows
+    # it): those a replica removal (a re-target or a cancel) left so, and those a new assignment
+    # may have given a live in-sync replica; taken like ``completed``
     leaderless: set[TopicPartition] = field(default_factory=set)
     # the batches sealed so far, built, in the order they go out
     outgoing: list[Built] = field(default_factory=list)
