@@ -20,11 +20,15 @@ from dataclasses import dataclass
 from reassignd.agent_reports.progress import ReplicaKey, involved_brokers, reassignment_progress
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.model.snapshot import ClusterSnapshot, PartitionView, ReassignmentView
-from reassignd.executor.model import Batch, BatchMove, MoveState
+from reassignd.executor.model import Batch, BatchMove, BatchMoveState
 from reassignd.executor.progress import MoveProgress
 from reassignd.topic_partition import TopicPartition
 
-_SIZED = (MoveState.PENDING, MoveState.RUNNING, MoveState.COMPLETED)  # the others count nowhere
+_SIZED = (
+    BatchMoveState.PENDING,
+    BatchMoveState.RUNNING,
+    BatchMoveState.COMPLETED,
+)  # the others count nowhere
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,10 @@ def brokers_to_ask(batches: Iterable[Batch], snapshot: ClusterSnapshot) -> set[i
                 continue
             if (leader := _leader(snapshot, tp)) is not None:
                 brokers.add(leader)
-            if move.state is MoveState.RUNNING and (r := _moving_to_target(snapshot, tp, move)) is not None:
+            if (
+                move.state is BatchMoveState.RUNNING
+                and (r := _moving_to_target(snapshot, tp, move)) is not None
+            ):
                 brokers |= involved_brokers([r])
     return brokers
 
@@ -96,7 +103,7 @@ def batch_inputs(
         leader = _leader(snapshot, tp)
         if leader is not None and (report := replicas.get((leader, *tp))) is not None:
             sizes[tp] = max(0, report.log_end_offset)
-        if move.state is MoveState.RUNNING and (r := _moving_to_target(snapshot, tp, move)) is not None:
+        if move.state is BatchMoveState.RUNNING and (r := _moving_to_target(snapshot, tp, move)) is not None:
             p = reassignment_progress(r, replicas)
             if p is not None:
                 progress[tp] = MoveProgress(p.bytes_done, p.bytes_total, float(p.bytes_per_s))

@@ -34,7 +34,7 @@ from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.executor.adaptive import fetch_rates
-from reassignd.executor.model import Batch, BatchState, MoveState
+from reassignd.executor.model import Batch, BatchMoveState, BatchState
 from reassignd.executor.progress import StuckRule, batch_status
 from reassignd.topic_partition import TopicPartition
 
@@ -71,7 +71,7 @@ def wanted(snapshot: ClusterSnapshot, now_ms: int, interval_s: float) -> Wanted:
     batches = adaptive_batches(snapshot)
     brokers = brokers_to_ask(batches, snapshot)
     for batch in batches:  # every broker the batch's moves may add to reports its rate
-        brokers.update(b for _tp, m in batch.in_state(MoveState.PENDING) for b in m.target)
+        brokers.update(b for _tp, m in batch.in_state(BatchMoveState.PENDING) for b in m.target)
     sizes_of: set[TopicPartition] = set()
     healing = snapshot.self_healing
     if healing is not None and healing.enabled:

@@ -63,10 +63,10 @@ from reassignd.executor.model import (
     Adaptive,
     Batch,
     BatchMove,
+    BatchMoveState,
     BatchSpec,
     BatchState,
     Limits,
-    MoveState,
     PartitionSpec,
     Refusal,
     Strategy,
@@ -487,7 +487,7 @@ def decode_chunk(data: bytes | None, index: int) -> tuple[JournalEntry, ...]:
     return tuple(_entry_fast(item) or _entry(item, f"partitions[{i}]") for i, item in enumerate(items))
 
 
-_STATES = {str(s): s for s in MoveState}
+_STATES = {str(s): s for s in BatchMoveState}
 
 
 def _ints(value: object) -> tuple[int, ...] | None:
@@ -548,7 +548,7 @@ def _entry(item: object, where: str) -> JournalEntry:
     move = BatchMove(
         target=spec.replicas,
         previous=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
-        state=_enum(MoveState, entry["state"], at + "state"),
+        state=_enum(BatchMoveState, entry["state"], at + "state"),
         started_ms=read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms")),
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,

@@ -25,9 +25,9 @@ from reassignd.executor.errors import BatchStateError
 from reassignd.executor.model import (
     Batch,
     BatchMove,
+    BatchMoveState,
     BatchSpec,
     BatchState,
-    MoveState,
     PartitionSpec,
     ThrottleValues,
     capped,
@@ -35,7 +35,7 @@ from reassignd.executor.model import (
 from reassignd.executor.submit import CurrentReplicas, SubmitResult, Validator, submit
 from reassignd.topic_partition import Replicas, TopicPartition
 
-_LIVE_MOVE = (MoveState.PENDING, MoveState.RUNNING)
+_LIVE_MOVE = (BatchMoveState.PENDING, BatchMoveState.RUNNING)
 _K = TypeVar("_K")
 
 
@@ -62,9 +62,9 @@ def _settled(batch: Batch) -> Batch:
     if not batch.state.unfinished:
         return batch
     counts = batch.counts()
-    if counts[MoveState.PENDING] or counts[MoveState.RUNNING]:
+    if counts[BatchMoveState.PENDING] or counts[BatchMoveState.RUNNING]:
         return batch
-    state = BatchState.FAILED if counts[MoveState.FAILED] else BatchState.COMPLETED
+    state = BatchState.FAILED if counts[BatchMoveState.FAILED] else BatchState.COMPLETED
     return dataclasses.replace(batch, state=state)
 
 
@@ -80,9 +80,11 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
     changed: dict[TopicPartition, BatchMove] = {}
     for tp, previous in started.items():
         move = batch.moves.get(tp)
-        if move is None or move.state is not MoveState.PENDING:
+        if move is None or move.state is not BatchMoveState.PENDING:
             raise ValueError(f"{tp[0]}-{tp[1]} has no pending move in batch {batch.batch_id}")
-        changed[tp] = dataclasses.replace(move, state=MoveState.RUNNING, previous=previous, started_ms=now_ms)
+        changed[tp] = dataclasses.replace(
+            move, state=BatchMoveState.RUNNING, previous=previous, started_ms=now_ms
+        )
     if changed and batch.state is BatchState.PENDING:
         batch = dataclasses.replace(batch, state=BatchState.RUNNING)
     return _with_moves(batch, changed, now_ms)
@@ -90,24 +92,24 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
 
 def moves_completed(batch: Batch, tps: Collection[TopicPartition], now_ms: int) -> Batch:
     """Running moves that reached their target; other partitions are ignored."""
-    return _ended(batch, dict.fromkeys(tps), MoveState.COMPLETED, (MoveState.RUNNING,), now_ms)
+    return _ended(batch, dict.fromkeys(tps), BatchMoveState.COMPLETED, (BatchMoveState.RUNNING,), now_ms)
 
 
 def moves_cancelled(batch: Batch, reasons: Mapping[TopicPartition, str | None], now_ms: int) -> Batch:
     """Pending or running moves cancelled from outside the batch (an API cancel or re-target of
     the partition, its topic deleted), each with why."""
-    return _ended(batch, reasons, MoveState.CANCELLED, _LIVE_MOVE, now_ms)
+    return _ended(batch, reasons, BatchMoveState.CANCELLED, _LIVE_MOVE, now_ms)
 
 
 def moves_failed(batch: Batch, reasons: Mapping[TopicPartition, str], now_ms: int) -> Batch:
-    return _ended(batch, reasons, MoveState.FAILED, _LIVE_MOVE, now_ms)
+    return _ended(batch, reasons, BatchMoveState.FAILED, _LIVE_MOVE, now_ms)
 
 
 def _ended(
     batch: Batch,
     reasons: Mapping[TopicPartition, str | None],
-    state: MoveState,
-    from_states: tuple[MoveState, ...],
+    state: BatchMoveState,
+    from_states: tuple[BatchMoveState, ...],
     now_ms: int,
 ) -> Batch:
     changed = {
@@ -150,10 +152,11 @@ def stop(batch: Batch, now_ms: int) -> tuple[Batch, tuple[Revert, ...]]:
     if not batch.state.unfinished:
         raise _refuse(batch, "stop")
     reverts = tuple(
-        Revert(tp[0], tp[1], move.previous, move.target) for tp, move in batch.in_state(MoveState.RUNNING)
+        Revert(tp[0], tp[1], move.previous, move.target)
+        for tp, move in batch.in_state(BatchMoveState.RUNNING)
     )
     changed = {
-        tp: dataclasses.replace(move, state=MoveState.CANCELLED, finished_ms=now_ms)
+        tp: dataclasses.replace(move, state=BatchMoveState.CANCELLED, finished_ms=now_ms)
         for tp, move in batch.moves.items()
         if move.state in _LIVE_MOVE
     }
@@ -188,7 +191,7 @@ def rollback(
         PartitionSpec(p.topic, p.partition, move.previous, move.target)
         for p in batch.spec.partitions
         if (move := batch.moves.get(p.tp)) is not None
-        and move.state is MoveState.COMPLETED
+        and move.state is BatchMoveState.COMPLETED
         and move.previous != move.target
     )
     reverse_id = rollback_batch_id(batch.batch_id, batches.keys())

@@ -44,7 +44,7 @@ class BatchState(enum.StrEnum):
 _UNFINISHED = frozenset({BatchState.PENDING, BatchState.RUNNING, BatchState.PAUSED})
 
 
-class MoveState(enum.StrEnum):
+class BatchMoveState(enum.StrEnum):
     PENDING = "pending"
     RUNNING = "running"
     COMPLETED = "completed"
@@ -193,7 +193,7 @@ class BatchMove:
 
     target: Replicas
     previous: Replicas
-    state: MoveState = MoveState.PENDING
+    state: BatchMoveState = BatchMoveState.PENDING
     started_ms: int | None = None
     finished_ms: int | None = None
     error_message: str | None = None  # why it failed or was cancelled, when not by the batch
@@ -228,7 +228,7 @@ class Batch:
     def batch_id(self) -> str:
         return self.spec.batch_id
 
-    def in_state(self, state: MoveState) -> Iterator[tuple[TopicPartition, BatchMove]]:
+    def in_state(self, state: BatchMoveState) -> Iterator[tuple[TopicPartition, BatchMove]]:
         return ((tp, m) for tp, m in self.moves.items() if m.state is state)
 
     def cap(self, broker: int) -> int:
@@ -236,8 +236,8 @@ class Batch:
         concurrency moved it)."""
         return self.broker_caps.get(broker, self.spec.limits.initial_cap)
 
-    def counts(self) -> dict[MoveState, int]:
-        counts = dict.fromkeys(MoveState, 0)
+    def counts(self) -> dict[BatchMoveState, int]:
+        counts = dict.fromkeys(BatchMoveState, 0)
         for move in self.moves.values():
             counts[move.state] += 1
         return counts

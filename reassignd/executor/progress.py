@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from reassignd.executor.model import Batch, BatchMove, BatchState, Limits, MoveState
+from reassignd.executor.model import Batch, BatchMove, BatchMoveState, BatchState, Limits
 from reassignd.executor.scheduler import MoveShape
 from reassignd.topic_partition import Replicas, TopicPartition
 
@@ -57,7 +57,7 @@ class BatchStatus:
     priority: int
     created_ms: int
     updated_ms: int
-    counts: Mapping[MoveState, int]
+    counts: Mapping[BatchMoveState, int]
     bytes_total: int
     bytes_done: int
     bytes_per_s: float
@@ -95,12 +95,12 @@ def batch_status(
     rate = 0.0
     running: list[RunningMove] = []
     for tp, move in batch.moves.items():
-        if move.state in (MoveState.CANCELLED, MoveState.FAILED):
+        if move.state in (BatchMoveState.CANCELLED, BatchMoveState.FAILED):
             continue
         estimate = move_bytes(move, sizes.get(tp, 0))
-        if move.state is MoveState.COMPLETED:
+        if move.state is BatchMoveState.COMPLETED:
             total, done = total + estimate, done + estimate
-        elif move.state is MoveState.PENDING:
+        elif move.state is BatchMoveState.PENDING:
             total += estimate
         else:
             report = progress.get(tp, MoveProgress(0, estimate, 0.0))

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reassignd.executor.lifecycle import Revert, moves_cancelled, moves_completed, moves_failed
-from reassignd.executor.model import Batch, BatchMove, BatchState, MoveState
+from reassignd.executor.model import Batch, BatchMove, BatchMoveState, BatchState
 from reassignd.topic_partition import Replicas, TopicPartition
 
 
@@ -48,29 +48,29 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
     reverts: list[Revert] = []
     stopped = batch.state in (BatchState.STOPPED, BatchState.ROLLED_BACK)
     for tp, move in batch.moves.items():
-        if move.state not in (MoveState.PENDING, MoveState.RUNNING, MoveState.CANCELLED):
+        if move.state not in (BatchMoveState.PENDING, BatchMoveState.RUNNING, BatchMoveState.CANCELLED):
             continue
         seen = observe(tp)
-        if move.state is MoveState.CANCELLED:
+        if move.state is BatchMoveState.CANCELLED:
             started = move.started_ms is not None
             if stopped and started and seen is not None and seen.target == move.target:
                 reverts.append(Revert(tp[0], tp[1], move.previous, move.target))
         elif seen is None:
             failed[tp] = GONE
-        elif move.state is MoveState.PENDING:
+        elif move.state is BatchMoveState.PENDING:
             if seen.target == move.target:
-                restarted[tp] = dataclasses.replace(move, state=MoveState.RUNNING, started_ms=now_ms)
+                restarted[tp] = dataclasses.replace(move, state=BatchMoveState.RUNNING, started_ms=now_ms)
         elif seen.target == move.target:
             pass
         elif seen.target is None and seen.replicas == move.target:
             completed.append(tp)
         elif seen.target is None and seen.replicas == move.previous:
-            restarted[tp] = dataclasses.replace(move, state=MoveState.PENDING, started_ms=None)
+            restarted[tp] = dataclasses.replace(move, state=BatchMoveState.PENDING, started_ms=None)
         else:
             cancelled[tp] = MOVED_ELSEWHERE
     if restarted:
         moves = {**batch.moves, **restarted}
-        running = any(m.state is MoveState.RUNNING for m in moves.values())
+        running = any(m.state is BatchMoveState.RUNNING for m in moves.values())
         state = BatchState.RUNNING if batch.state is BatchState.PENDING and running else batch.state
         batch = dataclasses.replace(batch, moves=moves, state=state, updated_ms=max(batch.updated_ms, now_ms))
     batch = moves_completed(batch, completed, now_ms)

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from reassignd.executor.model import (
     Batch,
     BatchMove,
+    BatchMoveState,
     BatchState,
     Limits,
-    MoveState,
     Strategy,
 )
 from reassignd.topic_partition import Replicas, TopicPartition
@@ -99,7 +99,7 @@ def queue_of(
     gives each pending move's shape from the cluster now (None: leave it out this time)."""
     if batch.state not in (BatchState.PENDING, BatchState.RUNNING):
         return None
-    pending = tuple(s for tp, m in batch.in_state(MoveState.PENDING) if (s := shape(tp, m)) is not None)
+    pending = tuple(s for tp, m in batch.in_state(BatchMoveState.PENDING) if (s := shape(tp, m)) is not None)
     spec = batch.spec
     return BatchQueue(
         batch.batch_id,

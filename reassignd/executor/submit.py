@@ -23,9 +23,9 @@ from reassignd.executor.journal import partitions_per_chunk, size_error
 from reassignd.executor.model import (
     Batch,
     BatchMove,
+    BatchMoveState,
     BatchSpec,
     BatchState,
-    MoveState,
     PartitionSpec,
     Refusal,
     canonical_body,
@@ -73,7 +73,9 @@ def moving_in_batches(batches: Iterable[Batch], but: str | None = None) -> set[T
     for batch in batches:
         if batch.state.unfinished and batch.batch_id != but:
             busy.update(
-                tp for tp, m in batch.moves.items() if m.state in (MoveState.PENDING, MoveState.RUNNING)
+                tp
+                for tp, m in batch.moves.items()
+                if m.state in (BatchMoveState.PENDING, BatchMoveState.RUNNING)
             )
     return busy
 
@@ -129,10 +131,10 @@ def submit(
             continue
         assert replicas is not None
         if replicas == p.replicas:  # nothing to move: done at once
-            moves[p.tp] = BatchMove(p.replicas, replicas, MoveState.COMPLETED, now_ms, now_ms)
+            moves[p.tp] = BatchMove(p.replicas, replicas, BatchMoveState.COMPLETED, now_ms, now_ms)
         else:
             moves[p.tp] = BatchMove(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp))
-    pending = any(m.state is MoveState.PENDING for m in moves.values())
+    pending = any(m.state is BatchMoveState.PENDING for m in moves.values())
     batch = Batch(
         spec=spec,
         state=BatchState.PENDING if pending else BatchState.COMPLETED,

@@ -19,7 +19,7 @@ import contextlib
 import random
 
 from reassignd.executor import paths as batch_paths
-from reassignd.executor.model import BatchState, MoveState
+from reassignd.executor.model import BatchMoveState, BatchState
 from reassignd.testing.polling import eventually
 from reassignd.zk.errors import ZkError
 from tests.faults import proxy
@@ -98,7 +98,7 @@ async def proxy_cut_caps(env: Env, seed: int) -> Outcome:
         if batch.state is not BatchState.COMPLETED:
             out.violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
         for tp, move in sorted(batch.moves.items()):
-            if move.state is not MoveState.COMPLETED or move.previous != before[tp]:
+            if move.state is not BatchMoveState.COMPLETED or move.previous != before[tp]:
                 out.violations.append(
                     Violation("assignment", f"journal: {tp} {move.state} from {move.previous}", [tp])
                 )

@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 
 from reassignd.executor import paths as batch_paths
-from reassignd.executor.model import BatchState, MoveState
+from reassignd.executor.model import BatchMoveState, BatchState
 from reassignd.testing.polling import eventually
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
@@ -173,7 +173,7 @@ async def _batch_violations(
     if batch.state is not BatchState.COMPLETED:
         violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
     for tp, move in sorted(batch.moves.items()):
-        if move.state is not MoveState.COMPLETED:
+        if move.state is not BatchMoveState.COMPLETED:
             violations.append(Violation("assignment", f"journal: {tp} is {move.state}", [tp]))
         elif move.previous != before[tp]:
             violations.append(
@@ -342,9 +342,9 @@ async def _split_ended(
     violations: list[str] = []
     batch = (await read_journal(env.zk, SPLIT_ID)).batch
     want_batch, want_move = (
-        (BatchState.STOPPED, MoveState.CANCELLED)
+        (BatchState.STOPPED, BatchMoveState.CANCELLED)
         if point == "stop"
-        else (BatchState.COMPLETED, MoveState.COMPLETED)
+        else (BatchState.COMPLETED, BatchMoveState.COMPLETED)
     )
     if batch.state is not want_batch:
         violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
@@ -433,7 +433,7 @@ async def api_cancel_cut(env: Env, seed: int) -> Outcome:
         out = await finish(env, out, expected, controllers, None)
         batch = (await read_journal(env.zk, BATCH_ID)).batch
         states = {tp: m.state for tp, m in batch.moves.items()}
-        want = {tp: MoveState.CANCELLED if tp == victim else MoveState.COMPLETED for tp in after}
+        want = {tp: BatchMoveState.CANCELLED if tp == victim else BatchMoveState.COMPLETED for tp in after}
         if states != want or batch.state is not BatchState.COMPLETED:
             out.violations.append(Violation("scenario", f"the journal says {batch.state}, moves {states}"))
         if (steps := await _epoch(env.zk) - epoch) > 1:

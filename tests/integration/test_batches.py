@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reassignd.executor import paths as batch_paths
-from reassignd.executor.model import Batch, MoveState
+from reassignd.executor.model import Batch, BatchMoveState
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import (
@@ -173,7 +173,7 @@ async def test_a_standby_resumes_a_batch_after_the_active_controller_is_killed(
     for p in range(8):
         assert await completed(zk, "t", p, (3, 4))
     written = await journaled(zk, "k")
-    assert all(m.state is MoveState.COMPLETED and m.previous == (1, 2) for m in written.moves.values())
+    assert all(m.state is BatchMoveState.COMPLETED and m.previous == (1, 2) for m in written.moves.values())
 
 
 async def test_stop_half_way_then_rollback(procs: Procs, zk: ZkClient) -> None:
@@ -199,7 +199,7 @@ async def test_stop_half_way_then_rollback(procs: Procs, zk: ZkClient) -> None:
 
     await eventually(settled, timeout_s=60, what="nothing moving after the stop")
     after_stop = await journaled(zk, "s")
-    done = {tp for tp, m in after_stop.moves.items() if m.state is MoveState.COMPLETED}
+    done = {tp for tp, m in after_stop.moves.items() if m.state is BatchMoveState.COMPLETED}
     assert 2 <= len(done) < 8
     z = await topic_znode(zk, "t")
     for p in range(8):
@@ -207,7 +207,7 @@ async def test_stop_half_way_then_rollback(procs: Procs, zk: ZkClient) -> None:
             assert z.partitions[p] == (1, 2, 4)
         else:  # reverted or never started: exactly as before, in order
             assert z.partitions[p] == before[p], (p, z.partitions[p], before[p])
-            assert after_stop.moves[("t", p)].state is MoveState.CANCELLED
+            assert after_stop.moves[("t", p)].state is BatchMoveState.CANCELLED
 
     await set_broker_rate(zk, None, FAST)
     code, rolled = await c.post("/v1/batches/s/rollback", {})

@@ -27,10 +27,10 @@ from reassignd.executor.lifecycle import (
 )
 from reassignd.executor.model import (
     Batch,
+    BatchMoveState,
     BatchSpec,
     BatchState,
     Limits,
-    MoveState,
     PartitionSpec,
     Strategy,
     canonical_body,
@@ -83,7 +83,7 @@ def submitted(s: BatchSpec, c: Cluster | None = None, batches: dict[str, Batch] 
 def test_a_batch_is_accepted_pending_with_its_previous_replicas() -> None:
     batch = submitted(spec(move(0), move(1, (2, 3, 4))))
     assert batch.state is BatchState.PENDING
-    assert [m.state for m in batch.moves.values()] == [MoveState.PENDING, MoveState.PENDING]
+    assert [m.state for m in batch.moves.values()] == [BatchMoveState.PENDING, BatchMoveState.PENDING]
     assert batch.moves[("orders", 0)].previous == (1, 2, 3)
     assert [o.error_code for o in partition_outcomes(batch)] == [0, 0]
 
@@ -175,7 +175,7 @@ def test_a_bad_spec_is_refused_whole(bad: BatchSpec, reason: str) -> None:
 
 def test_a_partition_already_at_its_target_is_done_at_once() -> None:
     batch = submitted(spec(move(0, (1, 2, 3))))
-    assert batch.moves[("orders", 0)].state is MoveState.COMPLETED
+    assert batch.moves[("orders", 0)].state is BatchMoveState.COMPLETED
     assert batch.state is BatchState.COMPLETED
 
 
@@ -199,7 +199,7 @@ def test_moves_run_and_the_batch_completes() -> None:
     batch = moves_started(batch, {("orders", 1): (1, 2, 3)}, 3000)
     batch = moves_completed(batch, [("orders", 1), ("orders", 3)], 4000)  # a stranger is ignored
     assert batch.state is BatchState.COMPLETED
-    assert batch.counts()[MoveState.COMPLETED] == 2
+    assert batch.counts()[BatchMoveState.COMPLETED] == 2
     assert batch.updated_ms == 4000
 
 
@@ -245,9 +245,9 @@ def test_stop_drops_pending_and_reverts_running_to_their_exact_order() -> None:
     assert stopped.state is BatchState.STOPPED
     assert reverts == (Revert("logs", 0, (3, 5, 6), (3, 6, 4)),)  # not [3, 6, 5]: Kafka's RS − AR
     assert {tp: m.state for tp, m in stopped.moves.items()} == {
-        ("orders", 0): MoveState.COMPLETED,
-        ("logs", 0): MoveState.CANCELLED,
-        ("orders", 1): MoveState.CANCELLED,
+        ("orders", 0): BatchMoveState.COMPLETED,
+        ("logs", 0): BatchMoveState.CANCELLED,
+        ("orders", 1): BatchMoveState.CANCELLED,
     }
     assert stop(stopped, 4000) == (stopped, ())
 
@@ -323,11 +323,11 @@ def test_reconcile_after_a_crash() -> None:
     after, reverts = reconcile(batch, seen.get, 5000)
     assert reverts == ()
     assert {tp: m.state for tp, m in after.moves.items()} == {
-        ("orders", 0): MoveState.RUNNING,
-        ("orders", 1): MoveState.COMPLETED,
-        ("orders", 2): MoveState.PENDING,
-        ("orders", 3): MoveState.CANCELLED,
-        ("logs", 0): MoveState.FAILED,
+        ("orders", 0): BatchMoveState.RUNNING,
+        ("orders", 1): BatchMoveState.COMPLETED,
+        ("orders", 2): BatchMoveState.PENDING,
+        ("orders", 3): BatchMoveState.CANCELLED,
+        ("logs", 0): BatchMoveState.FAILED,
     }
     assert after.moves[("orders", 2)].started_ms is None
     assert after.moves[("orders", 3)].error_message == MOVED_ELSEWHERE

@@ -13,7 +13,7 @@ from reassignd.executor import commit, journal, paths
 from reassignd.executor.commit import UNCOMMITTED, Commit
 from reassignd.executor.journal import Layout
 from reassignd.executor.lifecycle import moves_started, stop, throttles_recorded
-from reassignd.executor.model import Batch, BatchSpec, MoveState, PartitionSpec
+from reassignd.executor.model import Batch, BatchMoveState, BatchSpec, PartitionSpec
 from reassignd.executor.submit import submit
 from tests.unit.test_executor_batches import LIMITS
 
@@ -101,7 +101,7 @@ def test_a_change_cut_after_any_write_leaves_the_old_journal_or_the_new_one(chan
         new = started(old)
     elif change == "stop":
         new, _ = stop(old, 3000)
-        assert all(m.state is MoveState.CANCELLED for m in new.moves.values())
+        assert all(m.state is BatchMoveState.CANCELLED for m in new.moves.values())
     else:
         records = {f"t{i}": {"leader.replication.throttled.replicas": "0:1," * 20_000} for i in range(40)}
         new = throttles_recorded(old, {2: {"leader.replication.throttled.rate": None}}, records, 3000)

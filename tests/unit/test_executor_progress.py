@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reassignd.executor.lifecycle import moves_completed, moves_failed, moves_started, throttles_recorded
-from reassignd.executor.model import MoveState
+from reassignd.executor.model import BatchMoveState
 from reassignd.executor.progress import (
     MoveProgress,
     StuckRule,
@@ -33,11 +33,11 @@ def test_status_counts_bytes_rate_and_eta() -> None:
     progress = {("orders", 0): MoveProgress(bytes_done=60 * MIB, bytes_total=300 * MIB, bytes_per_s=10 * MIB)}
     status = batch_status(batch, progress, sizes, 30_000, RULE)
     assert status.counts == {
-        MoveState.PENDING: 1,
-        MoveState.RUNNING: 1,
-        MoveState.COMPLETED: 1,
-        MoveState.CANCELLED: 0,
-        MoveState.FAILED: 1,
+        BatchMoveState.PENDING: 1,
+        BatchMoveState.RUNNING: 1,
+        BatchMoveState.COMPLETED: 1,
+        BatchMoveState.CANCELLED: 0,
+        BatchMoveState.FAILED: 1,
     }
     # pending 3 × 100 MiB, running as reported, completed 1 × 100 MiB (one replica added); failed: nowhere
     assert (status.bytes_total, status.bytes_done) == (700 * MIB, 160 * MIB)

@@ -33,10 +33,10 @@ from reassignd.executor.model import (
     Adaptive,
     Batch,
     BatchMove,
+    BatchMoveState,
     BatchSpec,
     BatchState,
     Limits,
-    MoveState,
     PartitionSpec,
     Strategy,
 )
@@ -630,10 +630,12 @@ def running_batch(started_ms: int) -> Batch:
         NOV_23_10H_MS,
         NOV_23_10H_MS + 1500,
         {
-            ("orders", 0): BatchMove((4, 5, 6), (1, 2, 3), MoveState.RUNNING, started_ms),
-            ("orders", 1): BatchMove((4, 5, 6), (1, 2, 3), MoveState.RUNNING, started_ms),
-            ("orders", 2): BatchMove((4, 5, 6), (2, 3, 1), MoveState.PENDING),
-            ("orders", 3): BatchMove((4, 5, 6), (3, 1, 2), MoveState.COMPLETED, started_ms, started_ms + 1),
+            ("orders", 0): BatchMove((4, 5, 6), (1, 2, 3), BatchMoveState.RUNNING, started_ms),
+            ("orders", 1): BatchMove((4, 5, 6), (1, 2, 3), BatchMoveState.RUNNING, started_ms),
+            ("orders", 2): BatchMove((4, 5, 6), (2, 3, 1), BatchMoveState.PENDING),
+            ("orders", 3): BatchMove(
+                (4, 5, 6), (3, 1, 2), BatchMoveState.COMPLETED, started_ms, started_ms + 1
+            ),
         },
         broker_throttles={5: {}, 4: {}},
         topic_throttles={"orders": {}},
@@ -711,7 +713,8 @@ def test_sizes_from_the_leaders_and_progress_of_the_moves_still_moving_to_their_
     assert brokers_to_ask([batch], snapshot) == {1, 2, 3, 4, 5, 6}
     assert brokers_to_ask([batch], CLUSTER) == {1, 2, 3}  # the leaders only
     stopped = dataclasses.replace(
-        batch, moves={tp: dataclasses.replace(m, state=MoveState.CANCELLED) for tp, m in batch.moves.items()}
+        batch,
+        moves={tp: dataclasses.replace(m, state=BatchMoveState.CANCELLED) for tp, m in batch.moves.items()},
     )
     assert brokers_to_ask([stopped], snapshot) == set()
     replicas = index_reports(

@@ -11,7 +11,15 @@ import msgspec
 from reassignd.controller.healing import decisions
 from reassignd.controller.healing.decisions import Decision, decide
 from reassignd.controller.model.snapshot import ClusterSnapshot, HealingOutcome, LostBroker, SelfHealingView
-from reassignd.executor.model import Adaptive, Batch, BatchSpec, BatchState, Limits, MoveState, PartitionSpec
+from reassignd.executor.model import (
+    Adaptive,
+    Batch,
+    BatchMoveState,
+    BatchSpec,
+    BatchState,
+    Limits,
+    PartitionSpec,
+)
 from reassignd.executor.submit import submit
 from reassignd.feeder.evacuation import evacuate
 from reassignd.http.shapes import status_json
@@ -31,9 +39,9 @@ def healing_batch(broker: int, lost_at: int, round_: int, moves: dict[TopicParti
     return submit(spec, {}, lambda tp: (9, 9, 9), lambda p: None, 0).batch
 
 
-def ended(batch: Batch, move_state: MoveState) -> Batch:
+def ended(batch: Batch, move_state: BatchMoveState) -> Batch:
     moves = {tp: dataclasses.replace(m, state=move_state) for tp, m in batch.moves.items()}
-    state = BatchState.COMPLETED if move_state is MoveState.COMPLETED else BatchState.STOPPED
+    state = BatchState.COMPLETED if move_state is BatchMoveState.COMPLETED else BatchState.STOPPED
     return dataclasses.replace(batch, state=state, moves=moves)
 
 
@@ -68,10 +76,10 @@ def test_no_second_round_while_one_is_unfinished_or_when_the_last_moved_nothing(
     now = 1000 + GRACE
     running = healing_batch(4, 1000, 1, {("t", 0): (1, 2)})
     assert decide({4: 1000}, hosted, {1, 2}, [running], GRACE, now) == Decision()
-    done = ended(running, MoveState.COMPLETED)
+    done = ended(running, BatchMoveState.COMPLETED)
     assert decide({4: 1000}, hosted, {1, 2}, [done], GRACE, now) == Decision(heal=(4,))
     assert decisions.rounds_of([done], 4, 1000).next_round == 2
-    nothing = ended(running, MoveState.CANCELLED)
+    nothing = ended(running, BatchMoveState.CANCELLED)
     assert decide({4: 1000}, hosted, {1, 2}, [nothing], GRACE, now) == Decision()
     assert decide({4: 1000}, hosted, {1, 2}, [done], GRACE, now, stalled={4}) == Decision()
 
@@ -86,7 +94,7 @@ def test_a_returning_broker_and_an_emptied_one_end_their_healing() -> None:
 
 def test_busy_partitions_are_those_moving_or_waiting_in_a_batch() -> None:
     running = healing_batch(4, 1000, 1, {("t", 0): (1, 2), ("t", 1): (2, 3)})
-    finished = ended(healing_batch(5, 1000, 1, {("t", 2): (1, 2)}), MoveState.COMPLETED)
+    finished = ended(healing_batch(5, 1000, 1, {("t", 2): (1, 2)}), BatchMoveState.COMPLETED)
     assert decisions.busy_partitions([running, finished], {("u", 0)}) == {("t", 0), ("t", 1), ("u", 0)}
 
 

@@ -46,7 +46,7 @@ from reassignd.executor import adaptive, lifecycle
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.lifecycle import Revert
-from reassignd.executor.model import Batch, BatchMove, BatchSpec, BatchState, MoveState, PartitionSpec
+from reassignd.executor.model import Batch, BatchMove, BatchMoveState, BatchSpec, BatchState, PartitionSpec
 from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
@@ -105,7 +105,9 @@ class BatchRunner:
             reconciled, reverts = reconcile(loaded, self._observe, now)
             self.batches[loaded.batch_id] = loaded
             await self._update(reconciled)
-            self._own(self.batches[loaded.batch_id], (tp for tp, _ in reconciled.in_state(MoveState.RUNNING)))
+            self._own(
+                self.batches[loaded.batch_id], (tp for tp, _ in reconciled.in_state(BatchMoveState.RUNNING))
+            )
             await self._revert(reverts, out)
             log.info("batch %s loaded: %s, %s", loaded.batch_id, reconciled.state, dict(reconciled.counts()))
         await self._expire(now)
@@ -153,9 +155,9 @@ class BatchRunner:
         """The moves ``old`` ran that ``new`` no longer runs (ended, cancelled, failed, or
         running on outside the batch) no longer name it."""
         ctx, batch_id = self.ctx, new.batch_id
-        for tp, _m in old.in_state(MoveState.RUNNING):
+        for tp, _m in old.in_state(BatchMoveState.RUNNING):
             after = new.moves.get(tp)
-            if after is None or after.state is not MoveState.RUNNING:
+            if after is None or after.state is not BatchMoveState.RUNNING:
                 m = ctx.moves.get(tp)
                 if m is not None and m.batch == batch_id:
                     ctx.set_move_batch(tp, None)
@@ -272,7 +274,7 @@ class BatchRunner:
             # legacy znode...); only at failover may it not have started at all
             back = {
                 tp: "cancelled outside the batch"
-                for tp, m in b.in_state(MoveState.RUNNING)
+                for tp, m in b.in_state(BatchMoveState.RUNNING)
                 if (seen := self._observe(tp)) is not None
                 and seen.target is None
                 and seen.replicas == m.previous
@@ -313,7 +315,7 @@ class BatchRunner:
         for b in list(self.batches.values()):
             if not b.state.unfinished:
                 continue
-            hit = {tp: API_CANCELLED for tp, _m in b.in_state(MoveState.RUNNING) if tp in wanted}
+            hit = {tp: API_CANCELLED for tp, _m in b.in_state(BatchMoveState.RUNNING) if tp in wanted}
             if hit:
                 await self._update(lifecycle.moves_cancelled(b, hit, now))
 
@@ -343,7 +345,7 @@ class BatchRunner:
             for b in self.batches.values()
             if b.state.unfinished
             for tp, move in b.moves.items()
-            if move.state is MoveState.PENDING and move.size_bytes is not None
+            if move.state is BatchMoveState.PENDING and move.size_bytes is not None
         }
 
     def _under_replicated(self) -> Collection[TopicPartition]:
@@ -427,11 +429,11 @@ class BatchRunner:
             assert bounds is not None
             mine_running = [
                 move_shape(tp, m.previous, m.target, self._leader(tp), live)
-                for tp, m in batch.in_state(MoveState.RUNNING)
+                for tp, m in batch.in_state(BatchMoveState.RUNNING)
             ]
             mine_pending = [
                 shape
-                for tp, m in batch.in_state(MoveState.PENDING)
+                for tp, m in batch.in_state(BatchMoveState.PENDING)
                 if (shape := self._pending_shape(tp, m)) is not None
             ]
             initial = batch.spec.limits.initial_cap
@@ -465,5 +467,5 @@ class BatchRunner:
     def snapshot(self) -> Mapping[str, Batch]:
         return dict(self.batches)
 
-    def moves_of(self, state: MoveState) -> int:
+    def moves_of(self, state: BatchMoveState) -> int:
         return sum(1 for b in self.batches.values() for _ in b.in_state(state))

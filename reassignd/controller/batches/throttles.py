@@ -23,7 +23,7 @@ from reassignd.controller.replication import loader
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.writer import ZkWriter
 from reassignd.executor import lifecycle
-from reassignd.executor.model import Batch, MoveState, ThrottleValues
+from reassignd.executor.model import Batch, BatchMoveState, ThrottleValues
 from reassignd.executor.throttle_records import record_fits
 from reassignd.executor.throttles import (
     BROKER_KEYS,
@@ -93,7 +93,7 @@ class BatchThrottles:
             return  # nothing set, nothing to restore
         running: list[RunningCopy] = []
         if rate is not None and b.state.unfinished:
-            for tp, _m in b.in_state(MoveState.RUNNING):
+            for tp, _m in b.in_state(BatchMoveState.RUNNING):
                 a = self.ctx.assignment(tp)
                 if a is not None and a.is_being_reassigned:
                     running.append(RunningCopy(tp, a.original_replicas, a.adding))

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from reassignd.executor.model import Adaptive, Batch, BatchState, Limits, MoveState
+from reassignd.executor.model import Adaptive, Batch, BatchMoveState, BatchState, Limits
 from reassignd.topic_partition import Replicas, TopicPartition
 
 OWNER = "self-healing"
@@ -98,7 +98,7 @@ def rounds_of(batches: Iterable[Batch], broker_id: int, lost_at_ms: int) -> Roun
 
 def moved_nothing(batch: Batch) -> bool:
     """A round that ended without completing a move: another round would plan the same."""
-    return not batch.state.unfinished and not any(True for _ in batch.in_state(MoveState.COMPLETED))
+    return not batch.state.unfinished and not any(True for _ in batch.in_state(BatchMoveState.COMPLETED))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,9 @@ def busy_partitions(batches: Iterable[Batch], reassigning: Collection[TopicParti
     for batch in batches:
         if batch.state.unfinished:
             busy.update(
-                tp for tp, m in batch.moves.items() if m.state in (MoveState.PENDING, MoveState.RUNNING)
+                tp
+                for tp, m in batch.moves.items()
+                if m.state in (BatchMoveState.PENDING, BatchMoveState.RUNNING)
             )
     return busy
 

@@ -18,7 +18,7 @@ from reassignd.controller.model.snapshot import (
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime.active import ActiveParts
-from reassignd.executor.model import BatchState, MoveState
+from reassignd.executor.model import BatchMoveState, BatchState
 from reassignd.topic_partition import TopicPartition
 
 
@@ -169,7 +169,7 @@ class Publisher:
         batches = parts.runner.batches.values() if parts is not None else ()
         for state in BatchState:
             metrics.batches.labels(state.value).set(sum(1 for b in batches if b.state is state))
-        for move_state in MoveState:
+        for move_state in BatchMoveState:
             count = sum(1 for b in batches for _ in b.in_state(move_state))
             metrics.batch_moves.labels(move_state.value).set(count)
         metrics.batch_throttles.labels("broker").set(sum(len(b.broker_throttles) for b in batches))

@@ -36,7 +36,7 @@ from reassignd.controller.model.snapshot import BatchAction, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, error_name
 from reassignd.executor.errors import UnknownBatch
-from reassignd.executor.model import Batch, BatchSpec, Limits, MoveState, Strategy, spec_error
+from reassignd.executor.model import Batch, BatchMoveState, BatchSpec, Limits, Strategy, spec_error
 from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, batch_status
 from reassignd.executor.submit import PartitionOutcome, partition_outcomes
 from reassignd.http.active import active_snapshot
@@ -77,7 +77,7 @@ def running_json(move: RunningMove) -> c.RunningMove:
 
 
 def status_json(status: BatchStatus, *, running: bool = True) -> c.BatchStatus:
-    counts = {state.value: status.counts.get(state, 0) for state in MoveState}
+    counts = {state.value: status.counts.get(state, 0) for state in BatchMoveState}
     return c.BatchStatus(
         batch_id=status.batch_id,
         plan_id=status.plan_id,
