@@ -40,6 +40,7 @@ REASSIGNMENTS = "/v1/reassignments"
 BATCHES = "/v1/batches"
 
 Query = Sequence[tuple[str, str]]
+_JSON = {"Content-Type": "application/json"}
 
 
 def _url(active: ActiveController | None) -> str | None:
@@ -152,8 +153,13 @@ class ApiClient:
     ) -> tuple[int, Any]:
         url = self.base_url + path
         try:
+            data = msgspec.json.encode(body) if method in ("POST", "PUT") else None  # dicts or structs
             async with self.session.request(
-                method, url, params=list(query) or None, json=body if method in ("POST", "PUT") else None
+                method,
+                url,
+                params=list(query) or None,
+                data=data,
+                headers=_JSON if data is not None else None,
             ) as resp:
                 status, text = resp.status, await resp.text()
         except TimeoutError:

@@ -8,7 +8,7 @@ reassignments keyed by their partition (``(topic, partition)``), as the admin to
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -17,6 +17,7 @@ import msgspec
 from reassignd.api_client.errors import ResponseError
 from reassignd.contracts.cluster import Partition, Topic
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.contracts.requests import KafkaAlterReassignments, ReassignablePartition, ReassignableTopic
 from reassignd.topic_partition import Replicas, TopicPartition
 
 NO_REASSIGNMENT_IN_PROGRESS = 85
@@ -98,9 +99,17 @@ def partitions_by_id(topic: Topic) -> dict[int, Partition]:
 # --- requests --------------------------------------------------------------------------------------
 
 
-def cancel_request(partitions: Iterable[TopicPartition]) -> dict[str, Any]:
+def cancel_request(partitions: Iterable[TopicPartition]) -> KafkaAlterReassignments:
     """AlterPartitionReassignments with ``replicas: null`` for each partition (Kafka's --cancel)."""
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for topic, partition in sorted(partitions):
-        by_topic.setdefault(topic, []).append({"partition": partition, "replicas": None})
-    return {"topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
+    return alter_request({tp: None for tp in partitions})
+
+
+def alter_request(targets: Mapping[TopicPartition, Sequence[int] | None]) -> KafkaAlterReassignments:
+    """AlterPartitionReassignments in Kafka's shape: each partition's target replicas (None
+    cancels its move), topics and partitions in order."""
+    by_topic: dict[str, list[ReassignablePartition]] = {}
+    for (topic, partition), replicas in sorted(targets.items()):
+        by_topic.setdefault(topic, []).append(
+            ReassignablePartition(partition, None if replicas is None else tuple(replicas))
+        )
+    return KafkaAlterReassignments(tuple(ReassignableTopic(t, tuple(ps)) for t, ps in by_topic.items()))

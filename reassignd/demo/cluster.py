@@ -176,7 +176,7 @@ class LocalCluster:
             self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
         return ApiClient(self.session, base_url or self.url, timeout_s=5)
 
-    async def typed(self, method: str, path: str, shape: type[T], body: Json | None = None) -> T:
+    async def typed(self, method: str, path: str, shape: type[T], body: object = None) -> T:
         """A controller request whose 200 answer is the contract's ``shape`` (decoded by the API
         client); anything else fails the demo."""
         try:

@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.api_client.shapes import Progress, Reassignment, reassignments_by_partition
+from reassignd.api_client.shapes import Progress, Reassignment, alter_request, reassignments_by_partition
 from reassignd.contracts.cluster import Brokers, Topic
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.contracts.requests import KafkaAlterReassignments
 
 Json = dict[str, Any]
 MiB = 1024 * 1024
@@ -92,12 +93,9 @@ def drain_targets(
 # --- the HTTP API's documents -------------------------------------------------------------------
 
 
-def alter_body(topic: str, targets: Mapping[int, Sequence[int] | None]) -> Json:
+def alter_body(topic: str, targets: Mapping[int, Sequence[int] | None]) -> KafkaAlterReassignments:
     """An AlterPartitionReassignments request in Kafka's shape (``None`` cancels)."""
-    partitions = [
-        {"partition": p, "replicas": None if r is None else list(r)} for p, r in sorted(targets.items())
-    ]
-    return {"topics": [{"name": topic, "partitions": partitions}]}
+    return alter_request({(topic, p): r for p, r in targets.items()})
 
 
 def partition_errors(response: AlterReassignmentsResponse) -> list[str]:

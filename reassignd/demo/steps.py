@@ -13,7 +13,8 @@ from reassignd.api_client.shapes import Reassignment
 from reassignd.broker.sim_config import INITIAL_BYTES, REPLICATION_BYTES_PER_S
 from reassignd.contracts.cluster import Brokers, Partition, Status, Topic, Topics
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
-from reassignd.demo.cluster import DemoFailed, Json, LocalCluster, say
+from reassignd.contracts.requests import KafkaAlterReassignments
+from reassignd.demo.cluster import DemoFailed, LocalCluster, say
 from reassignd.demo.plan import (
     DemoOptions,
     MiB,
@@ -192,7 +193,7 @@ class Steps:
 
     # helpers
 
-    async def alter(self, body: Json) -> None:
+    async def alter(self, body: KafkaAlterReassignments) -> None:
         answer = await self.cluster.typed("POST", "/v1/reassignments", AlterReassignmentsResponse, body)
         errors = partition_errors(answer)
         if errors:
