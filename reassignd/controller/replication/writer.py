@@ -1,14 +1,18 @@
-"""The active controller's ZooKeeper writes, each fenced by the controller epoch's version.
+"""The applier's ZooKeeper half: the one place an active controller writes ZooKeeper, each write
+fenced by the controller epoch's version. Handlers never call it: they hand their write steps to
+the event's outputs (``EventOutputs.write`` and its siblings, values of ``replication.writes``),
+which pass them here (the :class:`~reassignd.controller.replication.writes.ZkWrites` port).
 
 Persist, then commit: every method writes ZooKeeper first (a multi whose first op checks the
 fencing token) and only then updates the context. A failed fencing check raises
-NotController, which makes the controller resign.
+NotController, which makes the controller resign; a refusal the step expects comes back as a
+``Refused`` value.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
@@ -16,6 +20,7 @@ from reassignd.controller.replication.context import ControllerContext, LeaderIs
 from reassignd.controller.replication.pipeline import for_each
 from reassignd.controller.replication.record_changes import assignment_changes, state_changes
 from reassignd.controller.replication.topic_write import origins_after, topic_znode
+from reassignd.controller.replication.writes import Decide, Refused, Write, Written
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
@@ -25,7 +30,6 @@ from reassignd.zk.values import Create, Delete, Fence, Op, SetData, Stat, WatchC
 
 log = logging.getLogger(__name__)
 
-Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
 
 # Partition states per fenced multi in update_states: about 15 KiB of requests, far below the
 # packet limit (so fenced_multi never splits one), and one transaction instead of a hundred.
@@ -55,6 +59,15 @@ class ZkWriter:
         for one request: ZnodeTooLargeError, nothing written)."""
         self.ops_written += len(ops)
         return await self.zk.fenced_multi(self.fence, ops, atomic=atomic)
+
+    async def write(self, step: Write) -> Written | Refused:
+        """One step: its fenced multi; a refusal of a type the step expects is the answer."""
+        try:
+            return Written(tuple(await self.fenced(list(step.ops), atomic=step.atomic)))
+        except MultiFailedError as e:
+            if step.expect and isinstance(e.cause, step.expect):
+                return Refused(e.index, e.cause)
+            raise
 
     async def update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
         """Compute each partition's new state from its cached one with ``decide``, write it at

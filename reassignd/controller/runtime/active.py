@@ -74,7 +74,7 @@ class ActiveParts:
 
     def event_outputs(self) -> EventOutputs:
         """The outputs of one event, empty: its control requests, what it ended."""
-        return EventOutputs(self.broker_requests())
+        return EventOutputs(self.broker_requests(), self.writer)
 
 
 def build(
