@@ -15,7 +15,6 @@ from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_logic import after_broker_failure
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.pipeline import for_each
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.topics.deletion import TopicDeleter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
@@ -34,14 +33,12 @@ class BrokerEvents:
         self,
         shared: Shared,
         ctx: ControllerContext,
-        writer: ZkWriter,
         elections: PartitionStateMachine,
         reassigner: Reassigner,
         deleter: TopicDeleter,
     ) -> None:
         self.shared = shared
         self.ctx = ctx
-        self.writer = writer
         self.elections = elections
         self.reassigner = reassigner
         self.deleter = deleter
@@ -61,18 +58,18 @@ class BrokerEvents:
         await for_each(ids, one)  # structured: a failed read stops the others, none outlives the event
         return {b: found[b] for b in sorted(found)}
 
-    async def _registered(self) -> dict[int, tuple[codec.BrokerRegistration, int]]:
+    async def _registered(self, out: EventOutputs) -> dict[int, tuple[codec.BrokerRegistration, int]]:
         shared = self.shared
         ids = loader.parse_ids(
-            await self.writer.children(paths.BROKER_IDS, shared.watch(paths.BROKER_IDS, BrokersChanged())),
+            await out.children(paths.BROKER_IDS, shared.watch(paths.BROKER_IDS, BrokersChanged())),
             paths.BROKER_IDS,
             shared.report,
         )
         return await self._read_brokers(ids)
 
-    async def load(self) -> None:
+    async def load(self, out: EventOutputs) -> None:
         """At failover: every registered broker is live."""
-        for reg, epoch in (await self._registered()).values():
+        for reg, epoch in (await self._registered(out)).values():
             self._add_live_broker(reg, epoch)
 
     def _add_live_broker(self, reg: codec.BrokerRegistration, epoch: int) -> None:
@@ -90,7 +87,7 @@ class BrokerEvents:
         when some started: they resumed reassignments, which the caller finishes
         (``runtime.finish``)."""
         ctx, shared = self.ctx, self.shared
-        current = await self._registered()
+        current = await self._registered(out)
         known = dict(ctx.broker_epochs)
         dead = set(known) - set(current)
         new = set(current) - set(known)
@@ -161,7 +158,7 @@ class BrokerEvents:
             if (li := ctx.states.get(tp)) is not None
             and (li.state.leader in dead or not dead.isdisjoint(li.state.isr))
         ]
-        changed = await self.elections.elect(affected, _after_failure)
+        changed = await self.elections.elect(affected, _after_failure, out)
         broker_requests = self.elections.broker_requests()
         for tp in changed:
             broker_requests.add_leader_and_isr(self.elections.replicas(tp), tp)
@@ -182,6 +179,6 @@ class BrokerEvents:
             broker_requests.add_full_leader_and_isr(b)
         # partitions without a live leader: from the index, not a scan of every partition
         needs_online = sorted(ctx.index.without_live_leader(ctx.brokers))
-        await self.elections.online_partitions(needs_online, broker_requests)
+        await self.elections.online_partitions(needs_online, out, broker_requests)
         await self.reassigner.resume(self.reassigner.partitions_targeting(started), out)
         self.deleter.on_broker_started(set(started), broker_requests)

@@ -64,7 +64,7 @@ class QuotaEvents:
             log.info("quota configs changed: %s", list(changes.quota_entities))
         self.update_metrics()
         # topic configs: unclean elections
-        await self.elections.on_configs_changed(changes.entity_paths, out.requests)
+        await self.elections.on_configs_changed(changes.entity_paths, out)
 
     async def alter(self, request: AlterQuotas, out: EventOutputs) -> tuple[QuotaAlterationResult, ...]:
         """AlterClientQuotas: each entity's znode and a change notification (fenced); the

@@ -19,13 +19,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from reassignd.controller.model.requests import Source
 from reassignd.controller.replication import loader, topic_write
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_logic import NO_LEADER
 from reassignd.controller.replication.pipeline import for_each
 from reassignd.controller.replication.record_changes import state_changes
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
@@ -42,20 +41,21 @@ _READ_ONE_BY_ONE = 16
 
 
 class Reassigner:
-    """The reassignment algorithm over one active controller's context and writer."""
+    """The reassignment algorithm over one active controller's context; its writes are steps of the
+    event's outputs."""
 
     def __init__(
         self,
         zk: ZkClient,
         ctx: ControllerContext,
-        writer: ZkWriter,
+        records: RecordLog,
         watch_state: Callable[[TopicPartition], WatchCallback | None],
         report: loader.Report,
         refuse: loader.Report | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
-        self.writer = writer
+        self.records = records  # the stream's record log: the state changes brokers made
         self._watch_state = watch_state
         self._report = report
         self._refuse = refuse if refuse is not None else report
@@ -89,7 +89,7 @@ class Reassigner:
                 if gone:
                     dropped[tp] = gone
         # Phase U: the topic znodes (one write per topic), then memory.
-        await self.writer.write_assignments(changed)
+        await out.write_assignments(changed)
         await self._remove_replicas(dropped, out)
         for tp in updates:  # the moves these updates started or re-targeted are the source's
             ctx.claim_move(tp, source, now_ms, restart=tp in changed)
@@ -164,7 +164,7 @@ class Reassigner:
                 continue
             (complete if a.is_complete(li.state.isr) else incomplete).append(tp)
         if incomplete and phase_a:
-            await self._phase_a(incomplete, out.requests)
+            await self._phase_a(incomplete, out)
         if complete:
             await self._phase_b(complete, out)
 
@@ -178,7 +178,7 @@ class Reassigner:
         since, exactly as if each had been read with a watch then. During the failover load every
         state was just read that way (``states_read_since``), so only the watches are armed. A
         fired watch's event re-reads the state; a write that meets a newer version re-reads and
-        decides again (ZkWriter.update_states)."""
+        decides again (the applier's StatesWrite)."""
         if self.states_read_since is not None:
             await self._watch_states(tps, self.states_read_since)
         elif len(tps) > _READ_ONE_BY_ONE:
@@ -216,13 +216,14 @@ class Reassigner:
         self.ctx.set_state(tp, li)
         if before is not None and before.version != li.version:  # a broker changed it
             for change in state_changes(tp, before.state, li.state, by="broker"):
-                self.writer.records.emit(change)
+                self.records.emit(change)
 
-    async def _phase_a(self, tps: list[TopicPartition], broker_requests: BrokerRequestBatch) -> None:
+    async def _phase_a(self, tps: list[TopicPartition], out: EventOutputs) -> None:
         """Not complete yet: bump the leader epoch (same leader and ISR), send LeaderAndIsr with
         RS/AR/RR to ORS and to AR (``is_new``), UpdateMetadata to every live broker."""
         epoch = self.ctx.epoch
-        await self.writer.update_states(
+        broker_requests = out.requests
+        await out.write_states(
             tps,
             lambda tp, li: codec.PartitionState(
                 li.state.leader, li.state.leader_epoch + 1, epoch, li.state.isr
@@ -263,7 +264,7 @@ class Reassigner:
         # only partitions whose final state was written complete: one whose write was given up
         # (it kept changing under us) or that is no longer complete stays moving, and a later
         # ISR change checks it again
-        written = set(await self.writer.update_states(list(before), decide))
+        written = set(await out.write_states(list(before), decide))
         before = {tp: a for tp, a in before.items() if tp in written}
         if not before:
             return
@@ -273,7 +274,7 @@ class Reassigner:
         for tp, a in before.items():
             for r in a.removing:
                 broker_requests.add_stop_replica(r, tp, delete=True)
-        await self.writer.write_assignments({tp: a.completed() for tp, a in before.items()})
+        await out.write_assignments({tp: a.completed() for tp, a in before.items()})
         for tp, a in before.items():
             broker_requests.add_leader_and_isr(a.target_replicas, tp)
             out.completed.append(tp)
@@ -309,7 +310,7 @@ class Reassigner:
             return codec.PartitionState(leader, s.leader_epoch + 1, epoch, isr)
 
         await self.refresh_states(list(dropped))
-        written = await self.writer.update_states(list(dropped), decide)
+        written = await out.write_states(list(dropped), decide)
         # decided, written, then collected (the decision mutates nothing): those written without
         # a leader are the event's to elect at its end
         states = ctx.states

@@ -34,7 +34,6 @@ from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.topic_configs import read_topic_configs
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import (
     InvalidReplicaAssignment,
     ReassigndError,
@@ -44,7 +43,7 @@ from reassignd.errors import (
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.errors import NoNodeError
 from reassignd.zk.values import Create, Delete, Op, SetData, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -68,11 +67,10 @@ class Intake:
     # (the batch executor journals the moves it runs there first; set by active.build)
     before_api_cancel: Callable[[Collection[TopicPartition]], Awaitable[None]] | None = None
 
-    def __init__(  # noqa: PLR0913 (the part's collaborators and its three znodes' watches, explicit)
+    def __init__(
         self,
         zk: ZkClient,
         ctx: ControllerContext,
-        writer: ZkWriter,
         reassigner: Reassigner,
         watch_legacy: Callable[[], WatchCallback | None],
         watch_extra: Callable[[], WatchCallback | None],
@@ -84,7 +82,6 @@ class Intake:
         self.now_ms = now_ms  # the injected wall clock, for the moves' start times
         self.zk = zk
         self.ctx = ctx
-        self.writer = writer
         self.reassigner = reassigner
         self._watch_legacy = watch_legacy
         self._report = report
@@ -217,7 +214,7 @@ class Intake:
             await self.before_api_cancel(
                 [tp for tp, target in targets.items() if target is None and tp in updates]
             )
-        await self.remove_from_legacy(lambda tp, _replicas: tp in updates)
+        await self.remove_from_legacy(lambda tp, _replicas: tp in updates, out)
         for tp, reason in (await self.reassigner.reassign(updates, Source.API, self.now_ms(), out)).items():
             errors[tp] = InvalidReplicaAssignment(reason)
         return AlterResult(
@@ -332,7 +329,7 @@ class Intake:
             a = ctx.assignment(tp)
             if entry is not None and a is not None and a.replicas == entry.replicas:
                 del self.legacy[tp]
-        await self._persist()
+        await self._persist(out)
 
     async def load_pending(self) -> None:
         """Failover: know the pending legacy set (with the ``original_replicas`` an earlier
@@ -373,7 +370,7 @@ class Intake:
         if read is None or self._refused_while_cancelling(paths.REASSIGN_PARTITIONS_EXTRA):
             return
         await self._start_entries(read[0], out, merge=True)
-        await self._delete_quietly(paths.REASSIGN_PARTITIONS_EXTRA)
+        await self._delete_quietly(paths.REASSIGN_PARTITIONS_EXTRA, out)
         await self.zk.exists(paths.REASSIGN_PARTITIONS_EXTRA, watch=self._watch_extra())
 
     async def on_cancel_znode(self, out: EventOutputs) -> None:
@@ -416,16 +413,12 @@ class Intake:
         log.warning("rolling back %d legacy reassignments (/admin/reassign_cancel)", len(updates))
         await self.reassigner.reassign(updates, Source.ZK, self.now_ms(), out)
         self.legacy = {tp: e for tp, e in self.legacy.items() if tp not in updates}
-        await self._persist()
+        await self._persist(out)
 
-    async def _delete_quietly(self, path: str) -> None:
-        try:
-            await self.writer.fenced([Delete(path)])
-        except MultiFailedError as e:
-            if not isinstance(e.cause, NoNodeError):
-                raise
+    async def _delete_quietly(self, path: str, out: EventOutputs) -> None:
+        await out.write([Delete(path)], expect=(NoNodeError,))  # one already gone is deleted
 
-    async def _persist(self) -> None:
+    async def _persist(self, out: EventOutputs) -> None:
         """Write the pending legacy set to /admin/reassign_partitions (deleted when empty, and
         its creation watch re-armed). What does not fit under ZooKeeper's 1 MiB goes to
         /reassignd/legacy_overflow/chunk_N (under /reassignd, reassignd's own state)."""
@@ -445,9 +438,9 @@ class Intake:
             rest = rest[n:]
         if await self.zk.exists(paths.LEGACY_OVERFLOW) is not None:
             old = [f"{paths.LEGACY_OVERFLOW}/{c}" for c in await self.zk.children(paths.LEGACY_OVERFLOW)]
-            await self.writer.fenced([*(Delete(p) for p in old), Delete(paths.LEGACY_OVERFLOW)])
+            await out.write([*(Delete(p) for p in old), Delete(paths.LEGACY_OVERFLOW)])
         if not chunks:
-            await self._delete_quietly(paths.REASSIGN_PARTITIONS)
+            await self._delete_quietly(paths.REASSIGN_PARTITIONS, out)
             self._legacy_czxid = None
             await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
             return
@@ -459,9 +452,9 @@ class Intake:
             self._legacy_czxid = current.stat.czxid
         else:
             if current is None:
-                await self.writer.fenced([Create(paths.REASSIGN_PARTITIONS, data)])
+                await out.write([Create(paths.REASSIGN_PARTITIONS, data)])
             else:
-                await self.writer.fenced([SetData(paths.REASSIGN_PARTITIONS, data, -1)])
+                await out.write([SetData(paths.REASSIGN_PARTITIONS, data, -1)])
             stat = await self.zk.exists(paths.REASSIGN_PARTITIONS)
             self._legacy_czxid = stat.czxid if stat is not None else None
         if len(chunks) > 1:
@@ -470,10 +463,10 @@ class Intake:
                 Create(f"{paths.LEGACY_OVERFLOW}/chunk_{i:04d}", admin_codec.encode_legacy_reassignment(c))
                 for i, c in enumerate(chunks[1:])
             ]
-            await self.writer.fenced(ops)
+            await out.write(ops)
 
     async def remove_from_legacy(
-        self, should_remove: Callable[[TopicPartition, tuple[int, ...]], bool]
+        self, should_remove: Callable[[TopicPartition, tuple[int, ...]], bool], out: EventOutputs
     ) -> None:
         """Kafka's maybeRemoveFromZkReassignment."""
         gone = [tp for tp, e in self.legacy.items() if should_remove(tp, e.replicas)]
@@ -481,14 +474,14 @@ class Intake:
             return
         for tp in gone:
             del self.legacy[tp]
-        await self._persist()
+        await self._persist(out)
 
-    async def after_completions(self, completed: Iterable[TopicPartition]) -> None:
+    async def after_completions(self, completed: Iterable[TopicPartition], out: EventOutputs) -> None:
         """Drop the partitions an event completed from the legacy set when its target for them
         equals the completed TRS."""
         done = {tp: a.replicas for tp in completed if (a := self.ctx.assignment(tp))}
         if done and self.legacy:
-            await self.remove_from_legacy(lambda tp, replicas: done.get(tp) == replicas)
+            await self.remove_from_legacy(lambda tp, replicas: done.get(tp) == replicas, out)
 
     def legacy_partitions(self) -> set[TopicPartition]:
         return set(self.legacy)

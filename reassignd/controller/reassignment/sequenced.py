@@ -21,11 +21,10 @@ from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.topic_configs import TopicConfigs, read_topic_configs
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.errors import NoNodeError
 from reassignd.zk.values import Create, Delete, Op, SetData, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -53,7 +52,6 @@ class SequencedRequests:
         self,
         zk: ZkClient,
         ctx: ControllerContext,
-        writer: ZkWriter,
         reassigner: Reassigner,
         intake: Intake,
         watch_requests: Callable[[], WatchCallback | None],
@@ -62,7 +60,6 @@ class SequencedRequests:
     ) -> None:
         self.zk = zk
         self.ctx = ctx
-        self.writer = writer
         self.reassigner = reassigner
         self.intake = intake
         self._watch = watch_requests
@@ -71,7 +68,7 @@ class SequencedRequests:
         self.status: dict[TopicPartition, admin_codec.ReassignmentStatus] = {}
         self.malformed = 0
 
-    async def load_status(self) -> None:
+    async def load_status(self, out: EventOutputs) -> None:
         """Failover: the status nodes of in-flight partitions (they survive the controller).
 
         Repaired before anything acts on them, each repair reported: a status node whose
@@ -79,7 +76,7 @@ class SequencedRequests:
         controller ran) or does not exist is deleted; a malformed one is rewritten from the
         partition's assignment when the partition is still moving (target = TRS, original = ORS),
         deleted otherwise."""
-        topics = await self.writer.children(paths.REASSIGNMENTS, None)
+        topics = await out.children(paths.REASSIGNMENTS, None)
         ctx = self.ctx
         for topic in topics:
             for p in await self.zk.children(paths.reassignment_status_topic(topic)):
@@ -89,7 +86,7 @@ class SequencedRequests:
                     continue
                 if not p.isdigit():
                     self._report(path, "not a partition id: deleted", "reassignment_status")
-                    await self._delete(path)
+                    await self._delete(path, out)
                     continue
                 tp = (topic, int(p))
                 a = ctx.assignment(tp)
@@ -100,7 +97,7 @@ class SequencedRequests:
                         self._report(
                             path, f"{e.reason}; the partition is not moving: deleted", "reassignment_status"
                         )
-                        await self._delete(path)
+                        await self._delete(path, out)
                         continue
                     status = admin_codec.ReassignmentStatus(
                         a.target_replicas, a.original_replicas, len(a.original_replicas)
@@ -108,20 +105,20 @@ class SequencedRequests:
                     self._report(
                         path, f"{e.reason}; rewritten from the partition's assignment", "reassignment_status"
                     )
-                    await self.writer.fenced(
+                    await out.write(
                         [SetData(path, admin_codec.encode_reassignment_status(status), znode.stat.version)]
                     )
                 if a is None or tp not in ctx.reassigning:
                     log.warning("status node %s is stale (the partition is not moving): deleted", path)
                     self._report(path, "stale: the partition is not moving; deleted", "reassignment_status")
-                    await self._delete(path)
+                    await self._delete(path, out)
                     continue
                 self.status[tp] = status
                 ctx.claim_move(tp, Source.REQUEST, None)
                 ctx.set_move_request_status(tp, True)
 
     async def on_requests(self, out: EventOutputs) -> None:
-        children = await self.writer.children(paths.REASSIGNMENT_REQUESTS, self._watch())
+        children = await out.children(paths.REASSIGNMENT_REQUESTS, self._watch())
         pending = request_order(children)
         if not pending:
             return
@@ -141,7 +138,7 @@ class SequencedRequests:
         except codec.CodecError as e:
             self.malformed += 1
             self._report(path, e.reason, "reassignment_request")
-            await self._delete(path)
+            await self._delete(path, out)
             return
         ctx = self.ctx
         accepted: dict[TopicPartition, tuple[ReplicaAssignment, tuple[int, ...]]] = {}
@@ -209,7 +206,7 @@ class SequencedRequests:
                     ops.append(Create(paths.reassignment_status_topic(tp[0])))
                 ops.append(Create(status_path, admin_codec.encode_reassignment_status(status)))
         ops.append(Delete(path))  # the request goes once its effects are persisted
-        await self.writer.fenced(_dedupe_topic_creates(ops))
+        await out.write(_dedupe_topic_creates(ops))
         for tp, status in statuses.items():
             moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
             if status is not None and moving:
@@ -219,27 +216,19 @@ class SequencedRequests:
             ctx.set_move_request_status(tp, status is not None and moving)
         log.info("applied %s: %d partitions", name, len(updates))
 
-    async def after_completions(self, completed: list[TopicPartition]) -> None:
+    async def after_completions(self, completed: list[TopicPartition], out: EventOutputs) -> None:
         """Status nodes of completed (or cancelled, or superseded by another path) partitions
         are deleted."""
         done = [tp for tp in completed if tp in self.status]
         if not done:
             return
         for tp in done:
-            try:
-                await self.writer.fenced([Delete(paths.reassignment_status(*tp))])
-            except MultiFailedError as e:
-                if not isinstance(e.cause, NoNodeError):
-                    raise
+            await out.write([Delete(paths.reassignment_status(*tp))], expect=(NoNodeError,))  # gone: done
             del self.status[tp]
             self.ctx.set_move_request_status(tp, False)
 
-    async def _delete(self, path: str) -> None:
-        try:
-            await self.writer.fenced([Delete(path)])
-        except MultiFailedError as e:
-            if not isinstance(e.cause, NoNodeError):
-                raise
+    async def _delete(self, path: str, out: EventOutputs) -> None:
+        await out.write([Delete(path)], expect=(NoNodeError,))  # one already gone is deleted
 
 
 def _dedupe_topic_creates(ops: list[Op]) -> list[Op]:

@@ -36,7 +36,7 @@ from reassignd.controller.replication.writes import (
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec
 from reassignd.zk.errors import ZkError
-from reassignd.zk.values import Op
+from reassignd.zk.values import Op, WatchCallback
 
 T = TypeVar("T")
 
@@ -115,6 +115,15 @@ class EventOutputs:
         """Create the missing persistent znodes; returns those created."""
         step = PathsEnsured(tuple(znode_paths))
         return await self._applier(step).ensure_paths(step.paths)
+
+    async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
+        """The children of a persistent znode, with ``watch`` armed. A read, but one whose znode
+        someone deleted is re-created by the applier (a PathsEnsured step, reported) and read
+        again, as Kafka's controller re-creates its paths: the watch is armed on it."""
+        zk = self.zk
+        if zk is None:
+            raise RuntimeError(f"an event without an applier read {path} (it may re-create it)")
+        return await zk.children(path, watch, self.steps.append)
 
     # --- control requests and answers ------------------------------------------------------------------
 

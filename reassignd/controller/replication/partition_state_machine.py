@@ -2,8 +2,8 @@
 leaders elected for offline ones (clean, or unclean when the topic allows it).
 
 Each election is decided by a pure function of ``partition_logic`` over the cached state and
-applied by the writer (a fenced write at the known partition epoch, then the cache); a partition
-whose znode changed under us is re-read and decided again.
+handed to the applier as the event's step (a fenced write at the known partition epoch, then the
+cache); a partition whose znode changed under us is re-read and decided again.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterable
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_logic import (
     initial_state,
     is_unclean_election,
@@ -27,7 +28,6 @@ from reassignd.controller.replication.topic_configs import (
     topics_of_entities,
 )
 from reassignd.controller.replication.wire_states import WireStates
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec
 
@@ -46,10 +46,9 @@ def _offline(
 
 
 class PartitionStateMachine:
-    def __init__(self, shared: Shared, ctx: ControllerContext, writer: ZkWriter, wire: WireStates) -> None:
+    def __init__(self, shared: Shared, ctx: ControllerContext, wire: WireStates) -> None:
         self.shared = shared
         self.ctx = ctx
-        self.writer = writer
         self.wire = wire
 
     def broker_requests(self) -> BrokerRequestBatch:
@@ -60,11 +59,17 @@ class PartitionStateMachine:
         return () if a is None else a.replicas
 
     async def online_partitions(
-        self, tps: Iterable[TopicPartition], broker_requests: BrokerRequestBatch
+        self,
+        tps: Iterable[TopicPartition],
+        out: EventOutputs,
+        broker_requests: BrokerRequestBatch | None = None,
     ) -> None:
         """Kafka's triggerOnlinePartitionStateChange for ``tps``: create the state of new
-        partitions (leader = first live replica), elect a leader for offline ones."""
+        partitions (leader = first live replica), elect a leader for offline ones. The requests
+        go to ``broker_requests`` (a batch of the caller's own), else to the event's."""
         ctx = self.ctx
+        if broker_requests is None:
+            broker_requests = out.requests
         live = ctx.live_broker_ids
         new_by_topic: dict[str, dict[int, codec.PartitionState]] = collections.defaultdict(dict)
         offline: list[TopicPartition] = []
@@ -82,16 +87,18 @@ class PartitionStateMachine:
             elif li.state.leader not in live:
                 offline.append(tp)
         for topic, new_states in new_by_topic.items():
-            for p in await self.writer.create_states(topic, new_states):
+            for p in await out.create_states(topic, new_states):
                 a = ctx.assignment((topic, p))
                 assert a is not None
                 broker_requests.add_leader_and_isr(a.replicas, (topic, p), is_new=True)
                 broker_requests.add_update_metadata([(topic, p)])
-        for tp in await self.elect(offline, _offline):
+        for tp in await self.elect(offline, _offline, out):
             broker_requests.add_leader_and_isr(self.replicas(tp), tp)
             broker_requests.add_update_metadata([tp])
 
-    async def elect(self, tps: Collection[TopicPartition], election: Election) -> list[TopicPartition]:
+    async def elect(
+        self, tps: Collection[TopicPartition], election: Election, out: EventOutputs
+    ) -> list[TopicPartition]:
         """Write the states ``election`` decides for ``tps`` (pipelined, fenced) and return the
         partitions that changed. Unclean elections follow each topic's
         ``unclean.leader.election.enable`` (or the broker default), read from ZooKeeper only for
@@ -120,7 +127,7 @@ class PartitionStateMachine:
                 unclean.pop(tp, None)
             return new
 
-        changed = await self.writer.update_states(tps, decide)
+        changed = await out.write_states(tps, decide)
         for tp in changed:
             if tp in unclean:
                 before, after = unclean[tp]
@@ -135,7 +142,7 @@ class PartitionStateMachine:
                 )
         return changed
 
-    async def on_configs_changed(self, entity_paths: Iterable[str], requests: BrokerRequestBatch) -> None:
+    async def on_configs_changed(self, entity_paths: Iterable[str], out: EventOutputs) -> None:
         """Config change notifications: when a topic's config or the broker default changed, its
         partitions without a leader get an election, which is unclean if now allowed (Kafka's
         TopicUncleanLeaderElectionEnable and UncleanLeaderElectionEnable events)."""
@@ -147,4 +154,4 @@ class PartitionStateMachine:
             if (default_changed or tp[0] in topics) and tp in ctx.states
         )
         if offline:
-            await self.online_partitions(offline, requests)
+            await self.online_partitions(offline, out)

@@ -12,7 +12,7 @@ NotController, which makes the controller resign; a refusal the step expects com
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
@@ -20,7 +20,7 @@ from reassignd.controller.replication.context import ControllerContext, LeaderIs
 from reassignd.controller.replication.pipeline import for_each
 from reassignd.controller.replication.record_changes import assignment_changes, state_changes
 from reassignd.controller.replication.topic_write import origins_after, topic_znode
-from reassignd.controller.replication.writes import Decide, Refused, Write, Written
+from reassignd.controller.replication.writes import Decide, PathsEnsured, Refused, Step, Write, Written
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
@@ -180,32 +180,20 @@ class ZkWriter:
                     raise
         return created
 
-    async def ensure_persistent_paths(self) -> None:
-        created = await self.ensure_paths(paths.PERSISTENT_PATHS)
-        for path in created:
-            self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
-
-    async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
+    async def children(
+        self, path: str, watch: WatchCallback | None, repaired: Callable[[Step], None]
+    ) -> list[str]:
         """The children of a persistent znode, with ``watch`` armed. One that someone deleted is
-        an empty list: it is re-created (fenced, reported) and read again, as Kafka's
-        controller re-creates its paths, so the watch is armed on it."""
+        re-created (fenced, reported, the step handed to ``repaired``) and read again, as
+        Kafka's controller re-creates its paths, so the watch is armed on it."""
         try:
             return await self.zk.children(path, watch=watch)
         except NoNodeError:
             pass
+        repaired(PathsEnsured((path,)))
         await self.ensure_paths([path])
         self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
         return await self.zk.children(path, watch=watch)
-
-    async def ensure_cluster_id(self) -> None:
-        if await self.zk.exists(paths.CLUSTER_ID) is None:
-            try:
-                await self.fenced(
-                    [Create(paths.CLUSTER_ID, codec.encode_cluster_id(codec.new_uuid_base64()))]
-                )
-            except MultiFailedError as e:
-                if not isinstance(e.cause, NodeExistsError):
-                    raise
 
     async def delete_all(self, znode_paths: list[str]) -> None:
         try:

@@ -22,7 +22,7 @@ from reassignd.controller.replication.context import LeaderIsr
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec
 from reassignd.zk.errors import ZkError
-from reassignd.zk.values import Op, Stat
+from reassignd.zk.values import Op, Stat, WatchCallback
 
 # a partition's new state decided from its current one (None: leave it as it is)
 Decide = Callable[[TopicPartition, LeaderIsr], codec.PartitionState | None]
@@ -112,3 +112,7 @@ class ZkWrites(Protocol):
     async def delete_all(self, znode_paths: list[str]) -> None: ...
 
     async def ensure_paths(self, znode_paths: Iterable[str]) -> list[str]: ...
+
+    async def children(
+        self, path: str, watch: WatchCallback | None, repaired: Callable[[Step], None]
+    ) -> list[str]: ...

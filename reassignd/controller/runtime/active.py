@@ -86,7 +86,7 @@ def build(
     reassigner = Reassigner(
         zk,
         ctx,
-        writer,
+        shared.records,
         lambda tp: watch(paths.partition_state(*tp), PartitionStateChanged((tp,))),
         report,
         shared.refuse,
@@ -94,7 +94,6 @@ def build(
     intake = Intake(
         zk,
         ctx,
-        writer,
         reassigner,
         lambda: watch(paths.REASSIGN_PARTITIONS, ZkPartitionReassignment()),
         lambda: watch(paths.REASSIGN_PARTITIONS_EXTRA, ExtraReassignment()),
@@ -105,7 +104,6 @@ def build(
     sequenced = SequencedRequests(
         zk,
         ctx,
-        writer,
         reassigner,
         intake,
         lambda: watch(paths.REASSIGNMENT_REQUESTS, ReassignmentRequests()),
@@ -113,14 +111,14 @@ def build(
         shared.refuse,
     )
     quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
-    topics = TopicMutations(zk, ctx, writer, quota_manager, shared.clock, refuse=shared.refuse)
-    deleter = TopicDeleter(zk, ctx, writer)
+    topics = TopicMutations(zk, ctx, shared.records, quota_manager, shared.clock, refuse=shared.refuse)
+    deleter = TopicDeleter(zk, ctx, shared.records)
     runner = BatchRunner(
         zk, ctx, writer, reassigner, intake, settings, report, shared.wall_ms, metrics=shared.metrics
     )
     intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
-    elections = PartitionStateMachine(shared, ctx, writer, wire)
+    elections = PartitionStateMachine(shared, ctx, wire)
     finisher = Finisher(ctx, elections, intake, sequenced, runner, deleter)
     leaders = PreferredLeaders(
         shared,
@@ -142,8 +140,8 @@ def build(
         leaders=leaders,
         demotions=Demotions(shared, ctx, writer, reassigner, leaders.leaders),
         finisher=finisher,
-        brokers=BrokerEvents(shared, ctx, writer, elections, reassigner, deleter),
-        topic_events=TopicEvents(shared, ctx, writer, elections, reassigner),
+        brokers=BrokerEvents(shared, ctx, elections, reassigner, deleter),
+        topic_events=TopicEvents(shared, ctx, elections, reassigner),
         quotas=QuotaEvents(shared, writer, elections, quota_manager, quota_metrics),
         controller_id=settings.controller_id,
         wire=wire,

@@ -97,7 +97,7 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             await parts.sequenced.on_requests(out)
             await parts.finisher.after_reassignments(out)
         case TopicDeletionsChanged():
-            await parts.topic_events.load_topic_deletions()
+            await parts.topic_events.load_topic_deletions(out)
             await parts.finisher.resume_deletions(out)
         case StopReplicaConfirmed(broker_id=broker_id, request=stop, response=response):
             if parts.deleter.confirmed(broker_id, stop, response):
@@ -119,31 +119,29 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
         case ApiPartitionReassignment(group=group):
             answers = await parts.intake.alter_group([e.request for e in group], out)
             accepted = [(r.topic, r.partition) for a in answers for r in a.results if r.error_code == 0]
-            await parts.sequenced.after_completions(accepted)  # the API supersedes them
+            await parts.sequenced.after_completions(accepted, out)  # the API supersedes them
             await parts.finisher.after_reassignments(out)
             for member, result in zip(group, answers, strict=True):
                 out.answer(member.reply, result)
         case CancelReassignmentsRequested(request=cancel, reply=reply):
             result = await parts.intake.cancel(cancel, out)
             accepted = [(r.topic, r.partition) for r in result.results if r.error_code == 0]
-            await parts.sequenced.after_completions(accepted)
+            await parts.sequenced.after_completions(accepted, out)
             await parts.finisher.after_reassignments(out)
             out.answer(reply, result)
         case CreateTopicsRequested(request=create, reply=topics_reply):
-            created_result, created = await parts.topics.create_topics(create)
+            created_result, created = await parts.topics.create_topics(create, out)
             if created:
                 await parts.topic_events.add_topics(created, out)
             parts.quotas.update_metrics()
             out.answer(topics_reply, created_result)
         case CreatePartitionsRequested(request=expand, reply=topics_reply):
-            expanded_result, added = await parts.topics.create_partitions(expand)
-            await parts.elections.online_partitions(
-                [(t, p) for t, ps in added.items() for p in ps], out.requests
-            )
+            expanded_result, added = await parts.topics.create_partitions(expand, out)
+            await parts.elections.online_partitions([(t, p) for t, ps in added.items() for p in ps], out)
             parts.quotas.update_metrics()
             out.answer(topics_reply, expanded_result)
         case DeleteTopicsRequested(request=delete, reply=topics_reply):
-            deleted_result, queued = await parts.topics.delete_topics(delete)
+            deleted_result, queued = await parts.topics.delete_topics(delete, out)
             parts.ctx.topics_to_delete.update(queued)
             await parts.finisher.resume_deletions(out)
             parts.quotas.update_metrics()

@@ -21,10 +21,13 @@ from reassignd.controller.instance.events import IsrChangeNotified, TopicsChange
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.runtime import failures
 from reassignd.controller.runtime.active import ActiveParts
 from reassignd.controller.runtime.apply import apply
 from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.errors import NodeExistsError
+from reassignd.zk.values import Create
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,13 @@ async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
         )
 
 
+async def ensure_cluster_id(shared: Shared, out: EventOutputs) -> None:
+    """The cluster id, created when there is none (one another controller created first stays)."""
+    if await shared.zk.exists(paths.CLUSTER_ID) is None:
+        data = codec.encode_cluster_id(codec.new_uuid_base64())
+        await out.write([Create(paths.CLUSTER_ID, data)], expect=(NodeExistsError,))
+
+
 async def skippable(shared: Shared, what: str, step: Callable[[], Awaitable[None]]) -> bool:
     """Run one step of the load; a deterministic failure skips it (reported). False if skipped."""
     try:
@@ -85,22 +95,22 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         phases.append((name, now - mark))
         mark = now
 
-    await parts.writer.ensure_persistent_paths()
-    await skippable(shared, "the cluster id", parts.writer.ensure_cluster_id)
-    stale = await parts.writer.children(
+    out = parts.event_outputs()  # the load's outputs, one value for all its steps
+    for path in await out.ensure_paths(paths.PERSISTENT_PATHS):
+        shared.refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
+    await skippable(shared, "the cluster id", lambda: ensure_cluster_id(shared, out))
+    stale = await out.children(
         paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
     )
     if stale:
         await skippable(
             shared,
             "the stale ISR change notifications",
-            lambda: parts.writer.delete_all([paths.isr_change(c) for c in stale]),
+            lambda: out.delete_all([paths.isr_change(c) for c in stale]),
         )
-    await parts.brokers.load()
+    await parts.brokers.load(out)
     phase("brokers")
-    names = await parts.writer.children(
-        paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged())
-    )
+    names = await out.children(paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
     znodes = await loader.read_topics(shared.zk, names, parts.topic_events.watch_topic, shared.report)
     ctx.malformed_topics.update(set(names) - set(znodes))
     for topic, znode in znodes.items():
@@ -114,14 +124,13 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     ctx.dirty_topics.update(znodes)
     await skippable(shared, "the recorded replica orders (origins)", lambda: load_origins(shared, ctx))
     phase("states")
-    out = parts.event_outputs()  # the load's outputs, one value for all its steps
     broker_requests = out.requests
-    await parts.elections.online_partitions(all_tps, broker_requests)
+    await parts.elections.online_partitions(all_tps, out)
     for b in ctx.brokers:  # full LeaderAndIsr (KIP-516): each broker deletes its stray replicas
         broker_requests.add_full_leader_and_isr(b)
     broker_requests.add_full_update_metadata()
     phase("online")
-    await skippable(shared, "the topic deletions", parts.topic_events.load_topic_deletions)
+    await skippable(shared, "the topic deletions", lambda: parts.topic_events.load_topic_deletions(out))
     await skippable(shared, "the client quotas", parts.quotas.load)
     await skippable(shared, "the demotion records", parts.demotions.load)
     # resume reassignments: the cancel znode and the legacy znode first (it takes precedence, as
@@ -130,7 +139,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     intake, sequenced = parts.intake, parts.sequenced
     parts.reassigner.states_read_since = read_since  # no state read again to arm its watch
     try:
-        await skippable(shared, "the sequenced request status nodes", sequenced.load_status)
+        await skippable(shared, "the sequenced request status nodes", lambda: sequenced.load_status(out))
         await skippable(shared, "the pending legacy reassignments", intake.load_pending)
         await skippable(shared, paths.REASSIGN_CANCEL, lambda: intake.on_cancel_znode(out))
         await skippable(shared, paths.REASSIGN_PARTITIONS, lambda: intake.on_legacy_znode(out))

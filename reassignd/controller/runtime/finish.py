@@ -50,8 +50,8 @@ class Finisher:
         await self._elect_leaderless(out, seen)
         await self.runner.throttles()
         completed, _ = out.take_completed()
-        await self.sequenced.after_completions(completed)
-        await self.intake.after_completions(completed)
+        await self.sequenced.after_completions(completed, out)
+        await self.intake.after_completions(completed, out)
         out.seal()
         if completed and ctx.topics_to_delete:
             await self.resume_deletions(out)
@@ -65,11 +65,11 @@ class Finisher:
         seen.update(ended)
         leaderless = [tp for tp in ended if (li := ctx.states.get(tp)) and li.state.leader not in live]
         if leaderless:
-            await self.elections.online_partitions(leaderless, out.requests)
+            await self.elections.online_partitions(leaderless, out)
 
     async def resume_deletions(self, out: EventOutputs) -> None:
         """Deletions that can go on now: their requests in a batch of their own, after the
         event's others."""
         out.seal()
-        await self.deleter.resume(out.requests)
+        await self.deleter.resume(out)
         out.seal()

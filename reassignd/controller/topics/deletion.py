@@ -15,11 +15,13 @@ from reassignd.contracts.records import TopicDeleted
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.replication.writes import Refused
+from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import MultiFailedError, NoNodeError
+from reassignd.zk.errors import NoNodeError
 from reassignd.zk.values import Delete, Op
 
 log = logging.getLogger(__name__)
@@ -28,23 +30,24 @@ Replica = tuple[TopicPartition, int]  # (partition, broker)
 
 
 class TopicDeleter:
-    def __init__(self, zk: ZkClient, ctx: ControllerContext, writer: ZkWriter) -> None:
+    def __init__(self, zk: ZkClient, ctx: ControllerContext, records: RecordLog) -> None:
         self.zk = zk
         self.ctx = ctx
-        self.writer = writer
+        self.records = records
         self.awaiting: dict[str, set[Replica]] = {}
 
     def eligible(self, topic: str) -> bool:
         return topic not in self.ctx.reassigning_topics
 
-    async def resume(self, broker_requests: BrokerRequestBatch) -> list[str]:
-        """Start (or finish) the deletion of every queued topic that can go now. Returns the
-        topics whose znodes were removed."""
+    async def resume(self, out: EventOutputs) -> list[str]:
+        """Start (or finish) the deletion of every queued topic that can go now, its requests in
+        ``out``. Returns the topics whose znodes were removed."""
         ctx = self.ctx
+        broker_requests = out.requests
         removed = []
         for topic in sorted(ctx.topics_to_delete):
             if topic not in ctx.assignments:
-                await self._finish(topic)
+                await self._finish(topic, out)
                 removed.append(topic)
                 continue
             if not self.eligible(topic):
@@ -57,7 +60,7 @@ class TopicDeleter:
                 for tp, r in pending:
                     broker_requests.add_stop_replica(r, tp, delete=True)
             if not self.awaiting[topic]:
-                await self._finish(topic)
+                await self._finish(topic, out)
                 removed.append(topic)
         return removed
 
@@ -82,7 +85,7 @@ class TopicDeleter:
                 if r in brokers:
                     broker_requests.add_stop_replica(r, tp, delete=True)
 
-    async def _finish(self, topic: str) -> None:
+    async def _finish(self, topic: str, out: EventOutputs) -> None:
         """Remove the topic's znodes bottom-up (fenced), then forget it."""
         ops: list[Op] = []
         parts_path = paths.topic_partitions(topic)
@@ -102,16 +105,11 @@ class TopicDeleter:
         ):
             if await self.zk.exists(path) is not None:
                 ops.append(Delete(path))
-        if ops:
-            try:
-                await self.writer.fenced(ops)
-            except MultiFailedError as e:
-                if not isinstance(e.cause, NoNodeError):
-                    raise
-                log.warning("znodes of %s changed while deleting it (%s); will retry", topic, e)
-                return
+        if ops and isinstance(refused := await out.write(ops, expect=(NoNodeError,)), Refused):
+            log.warning("znodes of %s changed while deleting it (%s); will retry", topic, refused.error)
+            return
         self.awaiting.pop(topic, None)
         self.ctx.topics_to_delete.discard(topic)
         self.ctx.remove_topic(topic)
         log.info("topic %s deleted", topic)
-        self.writer.records.emit(TopicDeleted(topic=topic))
+        self.records.emit(TopicDeleted(topic=topic))

@@ -22,7 +22,6 @@ from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.controller.replication.record_changes import state_changes
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.values import WatchCallback
@@ -35,13 +34,11 @@ class TopicEvents:
         self,
         shared: Shared,
         ctx: ControllerContext,
-        writer: ZkWriter,
         elections: PartitionStateMachine,
         reassigner: Reassigner,
     ) -> None:
         self.shared = shared
         self.ctx = ctx
-        self.writer = writer
         self.elections = elections
         self.reassigner = reassigner
 
@@ -51,9 +48,7 @@ class TopicEvents:
     async def on_topics_changed(self, out: EventOutputs) -> None:
         ctx = self.ctx
         names = set(
-            await self.writer.children(
-                paths.BROKER_TOPICS, self.shared.watch(paths.BROKER_TOPICS, TopicsChanged())
-            )
+            await out.children(paths.BROKER_TOPICS, self.shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
         )
         known = set(ctx.assignments)
         stray = out.requests
@@ -87,7 +82,7 @@ class TopicEvents:
         for tp in states:
             broker_requests.add_leader_and_isr(self.elections.replicas(tp), tp)
             broker_requests.add_update_metadata([tp])
-        await self.elections.online_partitions(tps, broker_requests)
+        await self.elections.online_partitions(tps, out, broker_requests)
         out.seal()
         if znodes:
             log.info("new topics %s: %d partitions", sorted(znodes), len(tps))
@@ -146,7 +141,7 @@ class TopicEvents:
         for tp, li in states.items():
             self.ctx.set_state(tp, li)
         self.ctx.malformed_states.update(malformed)
-        await self.elections.online_partitions(tps, out.requests)
+        await self.elections.online_partitions(tps, out)
         out.seal()
 
     async def on_isr_change_notified(self, out: EventOutputs) -> bool:
@@ -154,7 +149,7 @@ class TopicEvents:
         reassignments, into ``out`` (the caller finishes it: ``runtime.finish``). False when
         there was no notification."""
         ctx, shared = self.ctx, self.shared
-        children = await self.writer.children(
+        children = await out.children(
             paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
         )
         if not children:
@@ -174,9 +169,7 @@ class TopicEvents:
         # either failing fails the event (the controller then moves, and its successor reads
         # every state)
         _, (states, _) = await asyncio.gather(
-            self.writer.delete_all(
-                [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
-            ),
+            out.delete_all([p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]),
             loader.read_states(shared.zk, known, shared.report),
         )
         for tp, li in states.items():
@@ -189,10 +182,10 @@ class TopicEvents:
         await self.reassigner.check(states, out)
         return True
 
-    async def load_topic_deletions(self) -> None:
+    async def load_topic_deletions(self, out: EventOutputs) -> None:
         """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""
         self.ctx.topics_to_delete = set(
-            await self.writer.children(
+            await out.children(
                 paths.DELETE_TOPICS, self.shared.watch(paths.DELETE_TOPICS, TopicDeletionsChanged())
             )
         )

@@ -25,7 +25,8 @@ from reassignd.controller.model.requests import (
 )
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.replication.writes import Refused
 from reassignd.controller.topics.placement import BrokerMeta
 from reassignd.controller.topics.validation import (
     PartitionsCreation,
@@ -40,9 +41,10 @@ from reassignd.controller.topics.validation import (
 from reassignd.errors import ReassigndError, ThrottlingQuotaExceeded
 from reassignd.quotas.manager import QuotaManager, response_throttle_ms
 from reassignd.quotas.token_bucket import Admission
+from reassignd.stream.record_log import RecordLog
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import MultiFailedError, NodeExistsError
+from reassignd.zk.errors import NodeExistsError
 from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,7 @@ class TopicMutations:
         self,
         zk: ZkClient,
         ctx: ControllerContext,
-        writer: ZkWriter,
+        records: RecordLog,
         quotas: QuotaManager,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
@@ -95,7 +97,7 @@ class TopicMutations:
     ) -> None:
         self.zk = zk
         self.ctx = ctx
-        self.writer = writer
+        self.records = records
         self.quotas = quotas
         self._clock = clock
         self._rng = rng or random.Random()
@@ -135,14 +137,14 @@ class TopicMutations:
         throttle_ms = max(response_throttle_ms(admissions, now, self._clock()), permissive_ms)
         refused = sum(1 for a in admissions if not a.admitted)
         if throttle_ms > 0:
-            self.writer.records.emit(
+            self.records.emit(
                 QuotaThrottled(user=user, client_id=client_id, throttle_time_ms=throttle_ms, refused=refused)
             )
         return out, throttle_ms
 
     # --- CreateTopics ----------------------------------------------------------------------------
 
-    async def create_topics(self, request: CreateTopics) -> tuple[TopicsResult, list[str]]:
+    async def create_topics(self, request: CreateTopics, out: EventOutputs) -> tuple[TopicsResult, list[str]]:
         """Returns the result and the names actually created (for the caller to bring online)."""
         plans = validate_create_topics(request.topics, catalog_of(self.ctx), rng=self._rng)
         charged, throttle = self._charge(
@@ -162,7 +164,7 @@ class TopicMutations:
                 continue
             assert isinstance(item, TopicCreation)
             if not request.validate_only:
-                await self._write_topic(item)
+                await self._write_topic(item, out)
                 created.append(item.name)
             results.append(
                 TopicResult(
@@ -171,7 +173,7 @@ class TopicMutations:
             )
         return TopicsResult(tuple(results), throttle, self._clock()), created
 
-    async def _write_topic(self, plan: TopicCreation) -> None:
+    async def _write_topic(self, plan: TopicCreation, out: EventOutputs) -> None:
         ops: list[Op] = []
         config_path = paths.config_topic(plan.name)
         if plan.configs or await self.zk.exists(config_path) is not None:
@@ -182,18 +184,16 @@ class TopicMutations:
                 ops.append(SetData(config_path, data, -1))
         znode = codec.TopicZnode(dict(plan.assignment), topic_id=codec.new_uuid_base64())
         ops.append(Create(paths.topic(plan.name), codec.encode_topic(znode)))
-        try:
-            await self.writer.fenced(ops)
-        except MultiFailedError as e:
-            if isinstance(e.cause, NodeExistsError):
-                log.warning("topic %s appeared concurrently; not created again", plan.name)
-                return
-            raise
+        if isinstance(await out.write(ops, expect=(NodeExistsError,)), Refused):
+            log.warning("topic %s appeared concurrently; not created again", plan.name)
+            return
         log.info("created topic %s: %d partitions", plan.name, plan.num_partitions)
 
     # --- CreatePartitions -------------------------------------------------------------------------
 
-    async def create_partitions(self, request: CreatePartitions) -> tuple[TopicsResult, dict[str, list[int]]]:
+    async def create_partitions(
+        self, request: CreatePartitions, out: EventOutputs
+    ) -> tuple[TopicsResult, dict[str, list[int]]]:
         plans = validate_create_partitions(request.topics, catalog_of(self.ctx), rng=self._rng)
         charged, throttle = self._charge(
             request.caller.user,
@@ -213,17 +213,17 @@ class TopicMutations:
                 continue
             assert isinstance(item, PartitionsCreation)
             if not request.validate_only:
-                await self.writer.write_assignments(
+                await out.write_assignments(
                     {(name, p): ReplicaAssignment(tuple(r)) for p, r in item.new_assignment.items()}
                 )
                 added[name] = sorted(item.new_assignment)
-                self.writer.records.emit(PartitionsAdded(topic=name, partitions=tuple(added[name])))
+                self.records.emit(PartitionsAdded(topic=name, partitions=tuple(added[name])))
             results.append(TopicResult(name))
         return TopicsResult(tuple(results), throttle, self._clock()), added
 
     # --- DeleteTopics -----------------------------------------------------------------------------
 
-    async def delete_topics(self, request: DeleteTopics) -> tuple[TopicsResult, list[str]]:
+    async def delete_topics(self, request: DeleteTopics, out: EventOutputs) -> tuple[TopicsResult, list[str]]:
         plans = validate_delete_topics(request.names, catalog_of(self.ctx))
         charged, throttle = self._charge(
             request.caller.user,
@@ -241,11 +241,8 @@ class TopicMutations:
                 continue
             assert isinstance(item, TopicDeletion)
             if not item.already_queued:
-                try:
-                    await self.writer.fenced([Create(paths.delete_topic(name))])
-                except MultiFailedError as e:
-                    if not isinstance(e.cause, NodeExistsError):
-                        raise
+                # one queued meanwhile (another tool) is queued all the same
+                await out.write([Create(paths.delete_topic(name))], expect=(NodeExistsError,))
             queued.append(name)
             results.append(TopicResult(name))
         return TopicsResult(tuple(results), throttle, self._clock()), queued
