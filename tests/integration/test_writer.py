@@ -1,7 +1,7 @@
-"""The controller's concurrent topic-znode writes (``ZkWriter.write_assignments``) against a real
-ZooKeeper: one event's writes fail or succeed as a unit — the first failure is raised, the writes
-still in flight are cancelled, nothing outlives the call, and memory holds exactly what was
-written."""
+"""The applier's ZooKeeper half (``ZkWriter``) against a real ZooKeeper: a write step's outcome as
+a value, the steps an event keeps, and the concurrent topic-znode writes (``write_assignments``):
+one event's writes fail or succeed as a unit — the first failure is raised, the writes still in
+flight are cancelled, nothing outlives the call, and memory holds exactly what was written."""
 
 from __future__ import annotations
 
@@ -11,12 +11,16 @@ import pytest
 
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.broker_requests import BrokerRequestBatch
+from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.replication.wire_states import WireStates
 from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.writes import AssignmentsWrite, Deletes, Refused, Write, Written
 from reassignd.errors import NotController
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import MultiFailedError, NoNodeError
-from reassignd.zk.values import Create, Fence
+from reassignd.zk.errors import MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.values import Create, Delete, Fence, SetData
 
 TOPICS = [f"t{i:02d}" for i in range(40)]
 ORIGINAL = ReplicaAssignment((1, 2))
@@ -126,3 +130,41 @@ async def zk_transactions(zk: ZkClient) -> int:
         await zk.create("/probe", b"")
     stat = await zk.set("/probe", b"", -1)
     return stat.mzxid
+
+
+async def test_a_step_answers_an_expected_refusal_as_a_value_and_raises_the_rest(zk: ZkClient) -> None:
+    """A write step's refusal that the handler expects (the znode gone, there already) is its
+    outcome, nothing written; one it does not expect raises; a lost fence raises NotController
+    whatever the step expects (another controller won: the outcome is not this one's to decide)."""
+    writer, _ = await setup(zk, [])
+    await zk.create("/there", b"x")
+    refused = await writer.write(Write((Create("/new", b""), Delete("/gone")), expect=(NoNodeError,)))
+    assert isinstance(refused, Refused) and refused.index == 1 and isinstance(refused.error, NoNodeError)
+    assert await zk.exists("/new") is None  # nothing of the multi was applied
+    with pytest.raises(MultiFailedError):
+        await writer.write(Write((Create("/there", b""),), expect=(NoNodeError,)))  # NodeExists: not expected
+    written = await writer.write(Write((Create("/new", b"n"), SetData("/there", b"y", -1))))
+    assert isinstance(written, Written) and written.results[0] == "/new"
+    assert (await zk.get("/there")).data == b"y"
+    await zk.set("/controller_epoch", b"2", -1)  # another controller won
+    with pytest.raises(NotController):
+        await writer.write(Write((Delete("/gone"),), expect=(NoNodeError,)))
+
+
+async def test_an_event_keeps_its_write_steps_in_order(zk: ZkClient) -> None:
+    """Every write a handler hands over is kept in the event's outputs, in order, with what it
+    asked for: the event's writes are a value a test (or a record) can read."""
+    writer, ctx = await setup(zk, ["a", "b"])
+    await zk.ensure_path(paths.DELETE_TOPICS)
+    out = EventOutputs(BrokerRequestBatch(ctx, 1, wire=WireStates(ctx)), writer)
+    await out.write_assignments({("a", 0): MOVED})
+    await out.write([Create(paths.delete_topic("b"))], expect=(NodeExistsError,))
+    await out.delete_all([])  # nothing to delete: no step
+    await out.delete_all([paths.delete_topic("b"), "/not-there"])
+    assert [type(step) for step in out.steps] == [AssignmentsWrite, Write, Deletes]
+    assert out.steps[0] == AssignmentsWrite({("a", 0): MOVED})
+    assert out.steps[2] == Deletes((paths.delete_topic("b"), "/not-there"))
+    assert await in_zookeeper(zk, "a") == MOVED and ctx.assignment(("a", 0)) == MOVED
+    assert await zk.exists(paths.delete_topic("b")) is None
+    with pytest.raises(RuntimeError, match="without an applier"):
+        await EventOutputs(BrokerRequestBatch(ctx, 1, wire=WireStates(ctx))).write([Delete("/x")])

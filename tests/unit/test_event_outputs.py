@@ -147,3 +147,24 @@ def test_no_handler_sends_or_answers_outside_the_applier() -> None:
     assert delivers == ["runtime/apply.py"]
     assert channel_sends == ["instance/shared.py"]
     assert answers == ["replication/event_outputs.py", "runtime/controller.py"]
+
+
+def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
+    """The acceptance grep for writes: in the controller, ZooKeeper is written only by the
+    applier's ZooKeeper half (replication/writer.py), which handlers reach only through the
+    event's outputs (no part holds the writer), and by the instance for its own znodes (the
+    election and the paths it needs before it may lead: no fence exists yet)."""
+    root = Path(reassignd.controller.__file__).parent
+    writes, holders, constructions = [], [], []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text()
+        rel = path.relative_to(root).as_posix()
+        if re.search(r"zk\.(create|set|delete|multi|fenced_multi|ensure_path)\(", text):
+            writes.append(rel)
+        if re.search(r"self\.writer\b|writer: ZkWriter", text):
+            holders.append(rel)
+        if "ZkWriter(" in text:
+            constructions.append(rel)
+    assert writes == ["replication/writer.py", "runtime/controller.py", "runtime/controller_election.py"]
+    assert holders == ["runtime/active.py"]  # ActiveParts keeps it to hand to each event's outputs
+    assert constructions == ["runtime/active.py"]
