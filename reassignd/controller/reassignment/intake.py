@@ -421,49 +421,28 @@ class Intake:
     async def _persist(self, out: EventOutputs) -> None:
         """Write the pending legacy set to /admin/reassign_partitions (deleted when empty, and
         its creation watch re-armed). What does not fit under ZooKeeper's 1 MiB goes to
-        /reassignd/legacy_overflow/chunk_N (under /reassignd, reassignd's own state)."""
-        entries = tuple(self.legacy[tp] for tp in sorted(self.legacy))
-        chunks: list[LegacyEntries] = []
-        rest = entries
-        while rest:
-            n = len(rest)
-            while n > 1 and len(admin_codec.encode_legacy_reassignment(rest[:n])) > LEGACY_CHUNK_BYTES:
-                n = max(
-                    1,
-                    min(
-                        n - 1, n * LEGACY_CHUNK_BYTES // len(admin_codec.encode_legacy_reassignment(rest[:n]))
-                    ),
-                )
-            chunks.append(rest[:n])
-            rest = rest[n:]
+        /reassignd/legacy_overflow/chunk_N (under /reassignd, reassignd's own state). Read, then
+        decided (``legacy_writes``), then one write step (ZooKeeper takes it as several multis
+        when it is larger than one request, in order)."""
+        chunks = legacy_chunks(tuple(self.legacy[tp] for tp in sorted(self.legacy)))
+        overflow = None
         if await self.zk.exists(paths.LEGACY_OVERFLOW) is not None:
-            old = [f"{paths.LEGACY_OVERFLOW}/{c}" for c in await self.zk.children(paths.LEGACY_OVERFLOW)]
-            await out.write([*(Delete(p) for p in old), Delete(paths.LEGACY_OVERFLOW)])
+            overflow = await self.zk.children(paths.LEGACY_OVERFLOW)
+        current = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS) if chunks else None
+        ops = legacy_writes(chunks, overflow, None if current is None else current.data)
+        if ops:
+            await out.write(ops)
         if not chunks:
             await self._delete_quietly(paths.REASSIGN_PARTITIONS, out)
             self._legacy_czxid = None
             await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
-            return
-        data = admin_codec.encode_legacy_reassignment(chunks[0])
-        current = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS)
-        if current is not None and current.data == data:
+        elif current is not None and not any(op.path == paths.REASSIGN_PARTITIONS for op in ops):
             # already these bytes (a failover resuming what the last controller recorded): no
             # write, so no version step and no data watch fired for nothing
             self._legacy_czxid = current.stat.czxid
         else:
-            if current is None:
-                await out.write([Create(paths.REASSIGN_PARTITIONS, data)])
-            else:
-                await out.write([SetData(paths.REASSIGN_PARTITIONS, data, -1)])
             stat = await self.zk.exists(paths.REASSIGN_PARTITIONS)
             self._legacy_czxid = stat.czxid if stat is not None else None
-        if len(chunks) > 1:
-            ops: list[Op] = [Create(paths.LEGACY_OVERFLOW)]
-            ops += [
-                Create(f"{paths.LEGACY_OVERFLOW}/chunk_{i:04d}", admin_codec.encode_legacy_reassignment(c))
-                for i, c in enumerate(chunks[1:])
-            ]
-            await out.write(ops)
 
     async def remove_from_legacy(
         self, should_remove: Callable[[TopicPartition, tuple[int, ...]], bool], out: EventOutputs
@@ -485,3 +464,42 @@ class Intake:
 
     def legacy_partitions(self) -> set[TopicPartition]:
         return set(self.legacy)
+
+
+def legacy_chunks(entries: LegacyEntries) -> list[LegacyEntries]:
+    """The pending legacy entries in chunks that each encode within ``LEGACY_CHUNK_BYTES``."""
+    chunks: list[LegacyEntries] = []
+    rest = entries
+    while rest:
+        n = len(rest)
+        while n > 1 and (size := len(admin_codec.encode_legacy_reassignment(rest[:n]))) > LEGACY_CHUNK_BYTES:
+            n = max(1, min(n - 1, n * LEGACY_CHUNK_BYTES // size))
+        chunks.append(rest[:n])
+        rest = rest[n:]
+    return chunks
+
+
+def legacy_writes(chunks: list[LegacyEntries], overflow: list[str] | None, current: bytes | None) -> list[Op]:
+    """The writes that make ZooKeeper hold ``chunks`` — the first in /admin/reassign_partitions
+    (whose bytes are ``current``, None when it does not exist), the rest under the overflow
+    znode (whose children are ``overflow``, None when it does not exist) — in order: the old
+    overflow deleted, the legacy znode written (not when it holds these bytes already), the new
+    overflow created. With no chunk, only the overflow goes (the caller deletes the legacy znode)."""
+    ops: list[Op] = []
+    if overflow is not None:
+        ops += [Delete(f"{paths.LEGACY_OVERFLOW}/{c}") for c in overflow]
+        ops.append(Delete(paths.LEGACY_OVERFLOW))
+    if not chunks:
+        return ops
+    data = admin_codec.encode_legacy_reassignment(chunks[0])
+    if current is None:
+        ops.append(Create(paths.REASSIGN_PARTITIONS, data))
+    elif current != data:
+        ops.append(SetData(paths.REASSIGN_PARTITIONS, data, -1))
+    if len(chunks) > 1:
+        ops.append(Create(paths.LEGACY_OVERFLOW))
+        ops += [
+            Create(f"{paths.LEGACY_OVERFLOW}/chunk_{i:04d}", admin_codec.encode_legacy_reassignment(c))
+            for i, c in enumerate(chunks[1:])
+        ]
+    return ops
