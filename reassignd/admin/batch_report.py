@@ -13,7 +13,7 @@ import msgspec
 
 from reassignd.admin.report import bytes_text, progress_text, result_text
 from reassignd.api_client.shapes import PartitionResult, Progress
-from reassignd.contracts.batches import BatchStatus, RunningMove, SubmitBatchResponse
+from reassignd.contracts.batches import AnyBatchStatus, BatchStatus, RunningMove, SubmitBatchResponse
 from reassignd.plan_format import ids_text, tp_text
 from reassignd.topic_partition import TopicPartition
 
@@ -31,11 +31,11 @@ def refused(answer: SubmitBatchResponse) -> list[PartitionResult]:
     ]
 
 
-def _counts(status: BatchStatus) -> dict[str, int]:
+def _counts(status: AnyBatchStatus) -> dict[str, int]:
     return msgspec.structs.asdict(status.counts)
 
 
-def _stuck(status: BatchStatus) -> list[TopicPartition]:
+def _stuck(status: AnyBatchStatus) -> list[TopicPartition]:
     return [(s.topic, s.partition) for s in status.stuck]
 
 
@@ -56,7 +56,7 @@ def counts_text(counts: dict[str, int], *, all_states: bool = False) -> str:
     return ", ".join(shown) if shown else "none"
 
 
-def batch_progress_text(status: BatchStatus) -> str | None:
+def batch_progress_text(status: AnyBatchStatus) -> str | None:
     """``progress: 50% (50.0 GiB of 100.0 GiB), 500.0 MiB/s, about 102 s left.``; rate and time
     left only while the batch is unfinished; None while no size is known."""
     if status.bytes_total <= 0:
@@ -67,7 +67,7 @@ def batch_progress_text(status: BatchStatus) -> str | None:
     return progress_text(Progress(status.bytes_total, status.bytes_done, rate, eta))
 
 
-def list_line(status: BatchStatus) -> str:
+def list_line(status: AnyBatchStatus) -> str:
     """``plan-7f3a-0001: running. moves: 120 pending, 10 running. progress: ... 2 stuck.``"""
     line = f"{status.batch_id}: {state_text(status.state)}. moves: {counts_text(_counts(status))}."
     if (progress := batch_progress_text(status)) is not None:
@@ -77,11 +77,11 @@ def list_line(status: BatchStatus) -> str:
     return line
 
 
-def list_lines(statuses: Sequence[BatchStatus]) -> list[str]:
+def list_lines(statuses: Sequence[AnyBatchStatus]) -> list[str]:
     return [list_line(s) for s in statuses] if statuses else [NO_BATCHES]
 
 
-def limits_text(status: BatchStatus) -> str:
+def limits_text(status: AnyBatchStatus) -> str:
     limits = status.limits
     parts = [
         f"{_n(limits.moves_per_broker, 'move')} per broker",

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reassignd.contracts.requests import PlanPartition, ReassignmentPlan
 from reassignd.plan_format import ANY_LOG_DIR, PLAN_VERSION, Plan
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.admin_codec import LegacyReassignmentEntry
@@ -40,9 +41,15 @@ def plan_json(
     return json.dumps(plan_document(assignment, log_dirs), separators=(",", ":"), ensure_ascii=False)
 
 
-def plan_request(plan: Plan) -> dict[str, Any]:
-    """The body of ``POST /v1/reassignments`` for a plan: the plan format, normalised."""
-    return plan_document(plan.targets, {e.tp: e.log_dirs for e in plan.entries})
+def plan_request(plan: Plan) -> ReassignmentPlan:
+    """The body of ``POST /v1/reassignments`` for a plan: the plan format, normalised (sorted by
+    topic then partition, ``log_dirs`` as the plan gave them: ``"any"`` per replica by default)."""
+    return ReassignmentPlan(  # version 1, the only one
+        partitions=tuple(
+            PlanPartition(topic=e.topic, partition=e.partition, replicas=e.replicas, log_dirs=e.log_dirs)
+            for e in sorted(plan.entries, key=lambda e: e.tp)
+        ),
+    )
 
 
 # --- the legacy znode (KIP-236 --additional) -------------------------------------------------------

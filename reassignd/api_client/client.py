@@ -16,7 +16,7 @@ the very types the server encodes) and raise :class:`ResponseError` for anything
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -30,6 +30,7 @@ from reassignd.contracts.batches import Batches, BatchStatus, SubmitBatchRespons
 from reassignd.contracts.cluster import Brokers, LogDirs, Partition, Status, Topic, Topics
 from reassignd.contracts.errors import ActiveController, NotControllerError
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.contracts.requests import AlterReassignmentsRequest, SubmitBatchRequest
 from reassignd.errors import error_name
 from reassignd.tls import ClientTls
 from reassignd.topic_partition import TopicPartition
@@ -218,8 +219,11 @@ class ApiClient:
         answer = await self.typed("GET", REASSIGNMENTS, ListReassignmentsResponse, query=query)
         return shapes.reassignments_by_partition(answer)
 
-    async def alter(self, body: Any) -> list[shapes.PartitionResult]:
-        """AlterPartitionReassignments (Kafka's shape or a plan): each partition's result."""
+    async def alter(
+        self, body: AlterReassignmentsRequest | Mapping[str, Any]
+    ) -> list[shapes.PartitionResult]:
+        """AlterPartitionReassignments (Kafka's shape or a plan, as the request structs or a JSON
+        document read elsewhere): each partition's result."""
         answer = await self.typed("POST", REASSIGNMENTS, AlterReassignmentsResponse, body=body)
         return shapes.alter_results(answer)
 
@@ -233,15 +237,16 @@ class ApiClient:
         return shapes.alter_results(answer)
 
     async def batches(self) -> Batches:
-        """``GET /v1/batches``: every batch, oldest first (no moves in flight)."""
+        """``GET /v1/batches``: every batch, oldest first (BatchSummary: no moves in flight)."""
         return await self.typed("GET", BATCHES, Batches)
 
     async def batch(self, batch_id: str) -> BatchStatus:
         """``GET /v1/batches/{batch_id}``: one batch, with its moves in flight."""
         return await self.typed("GET", f"{BATCHES}/{quote(batch_id, safe='')}", BatchStatus)
 
-    async def submit_batch(self, body: Any) -> SubmitBatchResponse:
-        """``POST /v1/batches``."""
+    async def submit_batch(self, body: SubmitBatchRequest | Mapping[str, Any]) -> SubmitBatchResponse:
+        """``POST /v1/batches``: the request struct, or a body as a batch file holds it (sent as
+        written: what it leaves out the controller fills in)."""
         return await self.typed("POST", BATCHES, SubmitBatchResponse, body=body)
 
     async def control_batch(self, batch_id: str, action: str) -> BatchStatus:

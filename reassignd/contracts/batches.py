@@ -64,8 +64,10 @@ class Throttles(msgspec.Struct, frozen=True):
     topics: tuple[str, ...]
 
 
-class BatchStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A batch's status; ``running`` (its moves in flight) in every answer but the list's."""
+class _BatchHead(msgspec.Struct, frozen=True, kw_only=True):
+    """The fields every batch answer opens with (``BatchSummary``, ``BatchStatus``); the rest follow
+    in each, in the order the server writes them (``running``, the full answer's only extra field,
+    sits between ``throttle_bytes_per_s`` and ``stuck``)."""
 
     batch_id: str
     plan_id: str | None
@@ -90,11 +92,29 @@ class BatchStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
         ),
     ]
     throttle_bytes_per_s: int | None
-    running: tuple[RunningMove, ...] | None = None
+
+
+class BatchSummary(_BatchHead, frozen=True, kw_only=True):
+    """A batch in the list: its status without its moves in flight (running)."""
+
     stuck: tuple[StuckPartition, ...]
     throttles: Throttles
     rollback_of: str | None
     rollback_batch_id: str | None
+
+
+class BatchStatus(_BatchHead, frozen=True, kw_only=True):
+    """A batch's status with its moves in flight (running): describe, the controls, a submission."""
+
+    running: tuple[RunningMove, ...]
+    stuck: tuple[StuckPartition, ...]
+    throttles: Throttles
+    rollback_of: str | None
+    rollback_batch_id: str | None
+
+
+# What ``admin batch`` and the feeder read of either answer.
+AnyBatchStatus = BatchSummary | BatchStatus
 
 
 class SubmitBatchResponse(msgspec.Struct, frozen=True):
@@ -106,4 +126,4 @@ class SubmitBatchResponse(msgspec.Struct, frozen=True):
 class Batches(msgspec.Struct, frozen=True):
     """``GET /v1/batches``: oldest first (then by id)."""
 
-    batches: tuple[BatchStatus, ...]
+    batches: tuple[BatchSummary, ...]

@@ -1,12 +1,17 @@
-"""The HTTP API's request bodies whose every rule a struct states: ElectLeaders, CreateTopics,
-DeleteTopics, CreatePartitions, AlterClientQuotas and Kafka's AlterPartitionReassignments. Pure.
+"""The HTTP API's request bodies: ElectLeaders, CreateTopics, DeleteTopics, CreatePartitions,
+AlterClientQuotas, AlterPartitionReassignments (Kafka's shape, or a kafka-reassign-partitions plan)
+and a batch (``POST /v1/batches``). Pure.
 
 The OpenAPI document's schemas of these bodies are generated from these structs (closed objects,
-integer ranges, nullable fields, patterns), and a client may encode them. The server still reads
-every request body with its strict parser (``reassignd.strict_json`` and the routes), which gives
-the exact error messages; ``tests/unit/test_openapi.py`` checks that each schema accepts exactly
-what its parser accepts. The bodies with rules a struct cannot state (a kafka-reassign-partitions
-plan, a batch) keep hand-written schemas (``reassignd/http/openapi_schemas.py``).
+integer ranges, nullable fields, patterns, and as ``extra_json_schema`` the few rules no
+annotation states: a name that is not ``.`` or ``..``, replicas each once, strategies that exclude
+each other), and clients encode them (``reassignd.api_client``, ``admin reassign``). The server
+still reads every request body with its strict parser (``reassignd.strict_json`` and the routes),
+which gives the exact error messages; ``tests/unit/test_openapi.py`` checks that each schema
+accepts exactly what its parser accepts and that every body the parser accepts is a value of its
+struct meaning the same. What a struct cannot say: the oneOf of the two reassignment shapes
+(composed in ``reassignd/http/openapi_schemas.py``), a batch's ``max`` below ``min`` and a
+partition listed twice (the parsers refuse them).
 """
 
 from __future__ import annotations
@@ -149,12 +154,150 @@ class AlterQuotasRequest(_Closed, frozen=True):
     entries: tuple[QuotaAlteration, ...]
 
 
+# --- a kafka-reassign-partitions plan (POST /v1/reassignments' other shape) -----------------------
+
+# A topic name, as Kafka's tool checks it: 1-249 characters of A-Z, a-z, 0-9, '.', '_', '-'.
+TOPIC_NAME_PATTERN = "^[a-zA-Z0-9._-]{1,249}$"
+_NOT_DOTS = {"not": {"enum": [".", ".."]}}
+
+
+class _Tolerant(msgspec.Struct, frozen=True, kw_only=True):
+    """A plan's object: unknown fields are ignored, as Kafka's tool ignores them."""
+
+
+class PlanPartition(_Tolerant, frozen=True, kw_only=True):
+    topic: Annotated[str, msgspec.Meta(pattern=TOPIC_NAME_PATTERN, extra_json_schema=_NOT_DOTS)]
+    partition: PartitionId
+    replicas: Annotated[
+        tuple[PartitionId, ...],
+        msgspec.Meta(
+            min_length=1, description="broker ids, each once", extra_json_schema={"uniqueItems": True}
+        ),
+    ]
+    log_dirs: tuple[str, ...] | UnsetType = UNSET
+
+
+class ReassignmentPlan(_Tolerant, frozen=True, kw_only=True):
+    """a kafka-reassign-partitions plan, read by the same reader as `reassignd admin reassign` and the legacy znode: version 1 when absent, unknown fields ignored, and one bad line (an empty or repeated replica list, an illegal topic name, a partition given twice, log_dirs of another length than replicas) refuses the whole plan"""
+
+    # absent: 1, Kafka's EarliestVersion (kafka-reassign-partitions reads it so)
+    version: Annotated[Literal[1], msgspec.Meta(description="1, the only version (absent: 1)")] = 1
+    partitions: Annotated[tuple[PlanPartition, ...], msgspec.Meta(min_length=1)]
+
+
+# POST /v1/reassignments takes either shape (the document's AlterReassignmentsRequest, a oneOf).
+AlterReassignmentsRequest = KafkaAlterReassignments | ReassignmentPlan
+
+# --- POST /v1/batches ------------------------------------------------------------------------------
+
+INT64_MAX = 2**63 - 1
+PLAN_ID_MAX = 1000  # characters (reassignd.executor.model checks the same)
+BATCH_ID_PATTERN = r"[A-Za-z0-9._-]{1,249}"  # a znode name, like a topic's (not "." or "..")
+BatchId = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=f"^{BATCH_ID_PATTERN}$",
+        extra_json_schema=_NOT_DOTS,
+        description="a znode name: 1-249 characters of A-Z, a-z, 0-9, '.', '_', '-' (not '.' or '..'); "
+        "generated (b-<32 hex digits>) when absent",
+    ),
+]
+# Cruise Control's replica movement strategies (reassignd.executor.model.Strategy), chained in order.
+StrategyName = Literal["small_first", "large_first", "postpone_under_replicated", "spread_brokers"]
+Cap = Annotated[int, msgspec.Meta(ge=1, le=INT32_MAX)]
+DefaultedCap = Annotated[
+    int, msgspec.Meta(ge=1, le=INT32_MAX, description="default: the controller's setting")
+]
+
+
+class AdaptiveLimits(_Closed, frozen=True):
+    """bounds of every broker's cap; max below min is refused with 400 (error 42)"""
+
+    min: Cap
+    max: Cap
+
+
+class BatchLimitsSpec(_Closed, frozen=True):
+    """each limit left out: the controller's setting"""
+
+    moves_per_broker: DefaultedCap | UnsetType = UNSET
+    moves_in_cluster: DefaultedCap | UnsetType = UNSET
+    leader_moves_per_broker: DefaultedCap | UnsetType = UNSET
+    adaptive: (
+        Annotated[
+            AdaptiveLimits | None,
+            msgspec.Meta(
+                description="adaptive concurrency: each broker's cap of moves starts at moves_per_broker "
+                "(within the bounds), rises by half (at least one) while the cluster is healthy and "
+                "halves when it is not; null: fixed caps; absent: the controller's default "
+                "(--batch-adaptive-moves-per-broker)"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class BatchPartitionSpec(_Closed, frozen=True):
+    topic: str
+    partition: PartitionId
+    replicas: BrokerIds
+    expected_replicas: (
+        Annotated[
+            BrokerIds | None,
+            msgspec.Meta(
+                description="the replicas the plan assumed, in order: others are refused (10002 STALE_PLAN)"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class SubmitBatchRequest(_Closed, frozen=True, kw_only=True):
+    """a partition listed twice (same topic and partition) is refused with 400 too"""
+
+    partitions: tuple[BatchPartitionSpec, ...]
+    batch_id: BatchId | UnsetType = UNSET
+    plan_id: Annotated[str, msgspec.Meta(max_length=PLAN_ID_MAX)] | UnsetType | None = UNSET
+    priority: Annotated[Int32, msgspec.Meta(description="higher runs first (default 0)")] | UnsetType = UNSET
+    throttle_bytes_per_s: (
+        Annotated[
+            Annotated[int, msgspec.Meta(ge=1, le=INT64_MAX)] | None,
+            msgspec.Meta(
+                description="replication throttle the batch sets while it runs (absent or null: none)"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    limits: BatchLimitsSpec | UnsetType = UNSET
+    strategy: (
+        Annotated[
+            tuple[StrategyName, ...],
+            msgspec.Meta(
+                description="applied in this order; small_first and large_first exclude each other",
+                # beyond a struct: each once, and not both sizes (JSON Schema states it, msgspec cannot)
+                extra_json_schema={
+                    "uniqueItems": True,
+                    "not": {
+                        "allOf": [
+                            {"contains": {"const": "small_first"}},
+                            {"contains": {"const": "large_first"}},
+                        ]
+                    },
+                },
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
 # The request bodies generated into the OpenAPI document (their nested objects come with them).
 REQUESTS: tuple[type[msgspec.Struct], ...] = (
     KafkaAlterReassignments,
+    ReassignmentPlan,
     ElectLeadersRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
     CreatePartitionsRequest,
     AlterQuotasRequest,
+    SubmitBatchRequest,
 )

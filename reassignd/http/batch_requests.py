@@ -5,11 +5,12 @@ Bytes in, a spec out, with every field the body leaves out taken from the contro
 ``new_batch_id``. Anything that is not the documented shape raises :class:`InvalidRequest`
 (HTTP 400, error 42) with a message that starts with the offending field's path
 (``partitions[1].replicas: ...``), as for every other body (``limits.adaptive`` with ``max`` below
-``min`` too); ``openapi_schemas`` states exactly
-these rules as JSON Schema. What JSON Schema cannot say (a partition listed twice) is left to
-:func:`reassignd.executor.model.spec_error`, which the route applies next, and what the controller
-judges against the cluster (empty, repeated or unknown replicas, unknown partitions, stale
-plans, conflicts) comes back per partition.
+``min`` too). The body's struct, ``reassignd.contracts.requests.SubmitBatchRequest``, states the
+same rules (but ``max`` below ``min``: JSON Schema cannot compare two members) and the OpenAPI
+document's schema is generated from it. What JSON Schema cannot say either (a partition listed
+twice) is left to :func:`reassignd.executor.model.spec_error`, which the route applies next, and
+what the controller judges against the cluster (empty, repeated or unknown replicas, unknown
+partitions, stale plans, conflicts) comes back per partition.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from reassignd.contracts.requests import BATCH_ID_PATTERN, INT64_MAX
 from reassignd.controller.settings import ControllerSettings
 from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
 from reassignd.http.json_input import (
@@ -32,8 +34,6 @@ from reassignd.http.json_input import (
 )
 from reassignd.strict_json import INT32_MAX, INT32_MIN, is_int, json_type
 
-INT64_MAX = 2**63 - 1
-BATCH_ID_PATTERN = r"[A-Za-z0-9._-]{1,249}"  # a znode name, like a topic's (not "." or "..")
 _BATCH_ID = re.compile(BATCH_ID_PATTERN)
 LIMIT_FIELDS = ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker")
 STRATEGIES = tuple(s.value for s in Strategy)

@@ -9,7 +9,7 @@ import functools
 from importlib import metadata
 from typing import Any
 
-from reassignd.http.batch_requests import BATCH_ID_PATTERN
+from reassignd.contracts.requests import BATCH_ID_PATTERN
 from reassignd.http.openapi_base import (
     ETAG,
     IF_NONE_MATCH,

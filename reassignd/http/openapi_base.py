@@ -1,12 +1,10 @@
-"""The helpers the OpenAPI document's hand-written parts are built with: the request schemas
-(``openapi_schemas``) and the paths (``openapi``); the answers' schemas are generated
-(``openapi_components``). Pure."""
+"""The helpers the OpenAPI document's hand-written parts are built with: the paths (``openapi``)
+and the oneOf of ``openapi_schemas``; the other schemas are generated (``openapi_schemas``,
+``openapi_components``). Pure."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from reassignd.strict_json import INT32_MAX, INT32_MIN
 
 Schema = dict[str, Any]
 
@@ -15,47 +13,12 @@ def ref(name: str) -> Schema:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def closed(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
-    """An object with exactly these fields (the required ones present)."""
-    schema: Schema = {
-        "type": "object",
-        "properties": {**required, **(optional or {})},
-        "additionalProperties": False,
-    }
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
-def shape(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
-    """A response object: these fields at least."""
-    return {"type": "object", "properties": {**required, **(optional or {})}, "required": list(required)}
-
-
-def tolerant(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
-    """An object with these fields that ignores any other (the plan format, as Kafka's tool)."""
-    return {**shape(required, optional), "additionalProperties": True}
-
-
 def array(items: Schema) -> Schema:
     return {"type": "array", "items": items}
 
 
-def nullable(schema: Schema) -> Schema:
-    if isinstance(schema.get("type"), str):
-        return {**schema, "type": [schema["type"], "null"]}
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
 def integer(minimum: int, maximum: int) -> Schema:
     return {"type": "integer", "minimum": minimum, "maximum": maximum}
-
-
-STRING: Schema = {"type": "string"}
-BOOLEAN: Schema = {"type": "boolean"}
-NUMBER: Schema = {"type": "number"}
-INTEGER: Schema = {"type": "integer"}
-INT32: Schema = integer(INT32_MIN, INT32_MAX)
 
 
 # conditional reads (the answers kept encoded: reassignd.http.answers)

@@ -35,6 +35,7 @@ def status(state: str, **fields: Any) -> BatchStatus:
         "limits": BatchLimits(5, 100, 100, None),
         "broker_caps": {},
         "throttle_bytes_per_s": None,
+        "running": (),
         "stuck": (),
         "throttles": Throttles((), ()),
         "rollback_of": None,

@@ -13,8 +13,15 @@ from aiohttp.test_utils import TestServer
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ResponseError
-from reassignd.contracts.batches import BatchStatus
+from reassignd.api_client.shapes import alter_request
+from reassignd.contracts.batches import BatchStatus, BatchSummary
 from reassignd.contracts.cluster import Status
+from reassignd.contracts.requests import (
+    BatchPartitionSpec,
+    PlanPartition,
+    ReassignmentPlan,
+    SubmitBatchRequest,
+)
 from reassignd.http import build_app
 from reassignd.testing.fake_view import SETTINGS
 from tests.unit.test_http_app import FakeView
@@ -52,10 +59,24 @@ async def test_each_typed_call_decodes_the_servers_answer(api: ApiClient) -> Non
     alter = {"topics": [{"name": "orders", "partitions": [{"partition": 0, "replicas": [2, 3, 4]}]}]}
     assert [(r.tp, r.ok) for r in await api.alter(alter)] == [(("orders", 0), True)]
     assert await api.cancel_all() == []
+    # the request structs, as the admin tools send them: either shape of AlterPartitionReassignments
+    plan = ReassignmentPlan(partitions=(PlanPartition(topic="orders", partition=1, replicas=(2, 3, 4)),))
+    assert [(r.tp, r.ok) for r in await api.alter(plan)] == [(("orders", 1), True)]
+    assert [(r.tp, r.ok) for r in await api.alter(alter_request({("orders", 1): None}))] == [
+        (("orders", 1), True)
+    ]
     submitted = await api.submit_batch({"batch_id": "b1", "partitions": [MOVE]})
     assert submitted.created and [p.ok for p in submitted.partitions] == [True]
-    assert [b.batch_id for b in (await api.batches()).batches] == ["b1"]
-    assert (await api.batch("b1")).running == ()
+    assert isinstance(submitted.batch, BatchStatus) and submitted.batch.running == ()
+    again = await api.submit_batch(
+        SubmitBatchRequest(batch_id="b1", partitions=(BatchPartitionSpec("orders", 0, (2, 3, 4)),))
+    )
+    assert not again.created  # the same body, as a struct
+    # each batch endpoint decodes into its own struct: the list's entries have no moves in flight
+    listed = (await api.batches()).batches
+    assert [type(b) for b in listed] == [BatchSummary] and listed[0].batch_id == "b1"
+    described = await api.batch("b1")
+    assert isinstance(described, BatchStatus) and described.running == ()
     paused = await api.control_batch("b1", "pause")
     assert isinstance(paused, BatchStatus) and paused.state == "paused"
 

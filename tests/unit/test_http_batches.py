@@ -18,6 +18,7 @@ import pytest
 from reassignd.agent_reports.batch_inputs import batch_inputs, brokers_to_ask, partition_view
 from reassignd.agent_reports.progress import index_reports
 from reassignd.config import ConfigError, load_command
+from reassignd.contracts.batches import BatchSummary
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import (
@@ -43,7 +44,7 @@ from reassignd.executor.model import (
 from reassignd.executor.progress import MoveProgress, StuckRule, batch_status
 from reassignd.http.auth import Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
-from reassignd.http.routes.batches import new_batch_id, status_json, stuck_rule
+from reassignd.http.routes.batches import list_json, new_batch_id, status_json, stuck_rule, summary_json
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
 from tests.unit.test_http_reassignments import Agent, info, report
 
@@ -683,7 +684,29 @@ def test_the_status_json_shape() -> None:
         "rollback_of": None,
         "rollback_batch_id": None,
     }
-    assert "running" not in msgspec.json.decode(msgspec.json.encode(status_json(computed, running=False)))
+
+
+def test_the_lists_summary_is_the_full_status_without_running_byte_for_byte() -> None:
+    """The list's entry (BatchSummary) and the full answer (BatchStatus) are two structs; the list's
+    bytes are the full answer's with the ``running`` member cut out, keys in the same order."""
+    computed = batch_status(
+        running_batch(NOV_23_10H_MS),
+        {("orders", 0): MoveProgress(30, 300, 10.4)},
+        {("orders", p): 100 for p in range(4)},
+        NOV_23_10H_MS + 700_000,
+        StuckRule(after_ms=600_000, below_bytes_per_s=0.01),
+    )
+    full = msgspec.json.encode(status_json(computed))
+    running = msgspec.json.encode(status_json(computed).running)
+    assert b'"running":' + running + b"," in full
+    assert msgspec.json.encode(summary_json(computed)) == full.replace(b'"running":' + running + b",", b"")
+    assert (
+        msgspec.json.encode(list_json([computed]))
+        == b'{"batches":[' + msgspec.json.encode(summary_json(computed)) + b"]}"
+    )
+    summary_keys = [f.encode_name for f in msgspec.structs.fields(BatchSummary)]
+    at = summary_keys.index("throttle_bytes_per_s") + 1
+    assert list(msgspec.json.decode(full)) == [*summary_keys[:at], "running", *summary_keys[at:]]
 
 
 def test_the_stuck_rule_comes_from_the_settings() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import msgspec
 from aiohttp import web
@@ -76,31 +77,41 @@ def running_json(move: RunningMove) -> c.RunningMove:
     )
 
 
-def status_json(status: BatchStatus, *, running: bool = True) -> c.BatchStatus:
+def _status_fields(status: BatchStatus) -> dict[str, Any]:
+    """The fields a batch's summary and its full status share, the moves in flight aside."""
     counts = {state.value: status.counts.get(state, 0) for state in BatchMoveState}
-    return c.BatchStatus(
-        batch_id=status.batch_id,
-        plan_id=status.plan_id,
-        owner=status.owner,
-        state=status.state.value,
-        priority=status.priority,
-        created_at=iso_utc(status.created_ms),
-        updated_at=iso_utc(status.updated_ms),
-        counts=c.MoveCounts(**counts),
-        bytes_total=status.bytes_total,
-        bytes_done=status.bytes_done,
-        bytes_per_s=round(status.bytes_per_s),
-        eta_s=status.eta_s,
-        limits=limits_json(status.limits),
+    return {
+        "batch_id": status.batch_id,
+        "plan_id": status.plan_id,
+        "owner": status.owner,
+        "state": status.state.value,
+        "priority": status.priority,
+        "created_at": iso_utc(status.created_ms),
+        "updated_at": iso_utc(status.updated_ms),
+        "counts": c.MoveCounts(**counts),
+        "bytes_total": status.bytes_total,
+        "bytes_done": status.bytes_done,
+        "bytes_per_s": round(status.bytes_per_s),
+        "eta_s": status.eta_s,
+        "limits": limits_json(status.limits),
         # adaptive concurrency: each broker's cap now, where an adjustment moved it
-        broker_caps={str(b): cap for b, cap in sorted(status.broker_caps.items())},
-        throttle_bytes_per_s=status.throttle_bytes_per_s,
-        running=tuple(running_json(m) for m in status.running) if running else None,
-        stuck=tuple(c.StuckPartition(t, p) for t, p in status.stuck),
-        throttles=c.Throttles(tuple(status.throttled_brokers), tuple(status.throttled_topics)),
-        rollback_of=status.rollback_of,
-        rollback_batch_id=status.rollback_batch_id,
-    )
+        "broker_caps": {str(b): cap for b, cap in sorted(status.broker_caps.items())},
+        "throttle_bytes_per_s": status.throttle_bytes_per_s,
+        "stuck": tuple(c.StuckPartition(t, p) for t, p in status.stuck),
+        "throttles": c.Throttles(tuple(status.throttled_brokers), tuple(status.throttled_topics)),
+        "rollback_of": status.rollback_of,
+        "rollback_batch_id": status.rollback_batch_id,
+    }
+
+
+def status_json(status: BatchStatus) -> c.BatchStatus:
+    """The full status (describe, the controls, a submission): with the moves in flight."""
+    return c.BatchStatus(**_status_fields(status), running=tuple(running_json(m) for m in status.running))
+
+
+def summary_json(status: BatchStatus) -> c.BatchSummary:
+    """A batch as the list shows it: without the moves in flight."""
+    return c.BatchSummary(**_status_fields(status))
 
 
 def outcome_json(outcome: PartitionOutcome) -> TopicPartitionResult:
@@ -119,7 +130,7 @@ def submit_json(
 def list_json(statuses: Iterable[BatchStatus]) -> c.Batches:
     """Oldest first (then by id)."""
     ordered = sorted(statuses, key=lambda s: (s.created_ms, s.batch_id))
-    return c.Batches(tuple(status_json(s, running=False) for s in ordered))
+    return c.Batches(tuple(summary_json(s) for s in ordered))
 
 
 # --- routes ----------------------------------------------------------------------------------------
