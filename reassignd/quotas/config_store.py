@@ -34,7 +34,7 @@ KIND = "quota_config"  # the ``kind`` of reports about quota config znodes
 Report = Callable[[str, str, str], None]  # (path, reason, kind)
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_ALTER_ATTEMPTS = 10
+ALTER_ATTEMPTS = 10
 
 
 def log_problem(path: str, reason: str, kind: str) -> None:
@@ -293,27 +293,11 @@ async def alter_quota(
 
     Raises InvalidRequest (42) for a bad entity or value, QuotaConfigError when the existing
     znode cannot be decoded (it is not overwritten), ZkError for ZooKeeper failures."""
-    path = entity_znode(user, client_id)
-    if value is not None and (
-        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
-    ):
-        raise InvalidRequest(f"{key} must be a finite, non-negative number, got {value!r}")
-    notification = encode_config_change(paths.entity_path(path))
-    for _ in range(_ALTER_ATTEMPTS):
+    path = quota_path(user, client_id, value, key)
+    for _ in range(ALTER_ATTEMPTS):
         znode = await zk.get_or_none(path)
-        config: dict[str, str] = {}
-        if znode is not None and znode.data:
-            try:
-                config = decode_entity_config(znode.data)
-            except CodecError as e:
-                raise QuotaConfigError(f"{path}: cannot decode the existing config ({e.reason})") from None
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = format_rate(value)
-        data = encode_entity_config(config)
-        write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
-        ops: list[Op] = [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
+        ops = quota_ops(path, znode, value, key)
+        write = ops[0]
         try:
             results = await (zk.multi(ops) if fence is None else zk.fenced_multi(fence, ops))
         except MultiFailedError as e:
@@ -325,4 +309,39 @@ async def alter_quota(
         created = results[1]
         assert isinstance(created, str)
         return created
-    raise QuotaConfigError(f"{path} kept changing while being altered; try again")
+    raise kept_changing(path)
+
+
+def quota_path(user: str | None, client_id: str | None, value: float | None, key: str = QUOTA_KEY) -> str:
+    """The config znode an alteration of one quota value writes; raises InvalidRequest (42)
+    for a bad entity or value."""
+    path = entity_znode(user, client_id)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+    ):
+        raise InvalidRequest(f"{key} must be a finite, non-negative number, got {value!r}")
+    return path
+
+
+def quota_ops(path: str, znode: Znode | None, value: float | None, key: str = QUOTA_KEY) -> list[Op]:
+    """The multi of one alteration of ``path`` as read (``znode``; None: absent): the entity's
+    merged config map, then its change notification. Raises QuotaConfigError when the existing
+    znode cannot be decoded (it is not overwritten)."""
+    config: dict[str, str] = {}
+    if znode is not None and znode.data:
+        try:
+            config = decode_entity_config(znode.data)
+        except CodecError as e:
+            raise QuotaConfigError(f"{path}: cannot decode the existing config ({e.reason})") from None
+    if value is None:
+        config.pop(key, None)
+    else:
+        config[key] = format_rate(value)
+    data = encode_entity_config(config)
+    write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
+    notification = encode_config_change(paths.entity_path(path))
+    return [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
+
+
+def kept_changing(path: str) -> QuotaConfigError:
+    return QuotaConfigError(f"{path} kept changing while being altered; try again")
