@@ -52,7 +52,7 @@ class _EventChangeWrites:
         await self.out.write([Delete(path)], expect=(NoNodeError,))  # gone already: fine
 
 
-async def alter_quota(
+async def _alter_quota(
     zk: ZkClient, out: EventOutputs, user: str | None, client_id: str | None, value: float | None
 ) -> str:
     """``config_store.alter_quota`` as write steps of the event: the entity's config map and its
@@ -132,7 +132,7 @@ class QuotaEvents:
         results = []
         for entry in request.entries:
             try:
-                await alter_quota(
+                await _alter_quota(
                     self.shared.zk, out, entry.user, entry.client_id, entry.controller_mutation_rate
                 )
                 results.append(QuotaAlterationResult(entry.user, entry.client_id))
