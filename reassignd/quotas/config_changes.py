@@ -16,8 +16,9 @@ coalesced notifications are harmless, and a missed one is caught up by the next.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from reassignd.quotas.config_store import (
     Report,
@@ -31,8 +32,8 @@ from reassignd.zk import paths
 from reassignd.zk.admin_codec import decode_config_change
 from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import CodecError
-from reassignd.zk.errors import MultiFailedError, NoNodeError
-from reassignd.zk.values import Delete, Fence, WatchCallback
+from reassignd.zk.errors import NoNodeError
+from reassignd.zk.values import WatchCallback
 
 KIND = "config_change"  # the ``kind`` of reports about malformed notifications
 PURGE_AFTER_S = 15 * 60.0  # Kafka's ZkNodeChangeNotificationListener changeExpirationMs
@@ -60,38 +61,53 @@ class ConfigChanges:
         return tuple(key for p in self.entity_paths if (key := parse_entity_path(p)) is not None)
 
 
+class ChangeWrites(Protocol):
+    """The active controller's side of the reader, for one event: its listing re-creates a
+    deleted ``/config/changes``, its purge deletes are fenced (write steps of the event)."""
+
+    async def children(self, path: str, watch: WatchCallback | None) -> list[str]: ...
+
+    async def delete(self, path: str) -> None:
+        """Delete ``path`` (one already gone is fine)."""
+        ...
+
+
 class ConfigChangeReader:
     """Reads ``/config/changes`` newer than the last processed notification. Not thread-safe;
     one owner (the controller's event loop) calls it."""
 
-    def __init__(
-        self,
-        report: Report = log_problem,
-        purge_after_s: float | None = PURGE_AFTER_S,
-        fence: Fence | None = None,
-        children: Callable[[str, WatchCallback | None], Awaitable[list[str]]] | None = None,
-    ) -> None:
+    def __init__(self, report: Report = log_problem, purge_after_s: float | None = PURGE_AFTER_S) -> None:
         self.report = report
         self.purge_after_s = purge_after_s  # None: never delete notifications (a standby)
-        self.fence = fence  # the active controller's purge deletes are fenced
-        # the active controller's read of the children, which re-creates a deleted parent
-        self._children = children
         self.last_seq = -1
         self._first_seen_s: dict[str, float] = {}
 
-    async def skip_existing(self, zk: ZkClient, now_s: float, watch: WatchCallback | None = None) -> int:
+    async def skip_existing(
+        self,
+        zk: ZkClient,
+        now_s: float,
+        watch: WatchCallback | None = None,
+        writes: ChangeWrites | None = None,
+    ) -> int:
         """Mark every current notification as processed (before a full config load, which
         covers them) and arm ``watch``; returns the last sequence number."""
-        names = await self._list(zk, now_s, watch)
+        names = await self._list(zk, now_s, watch, writes)
         numbers = [n for name in names if (n := change_number(name)) is not None]
         self.last_seq = max([self.last_seq, *numbers])
         return self.last_seq
 
-    async def read(self, zk: ZkClient, now_s: float, watch: WatchCallback | None = None) -> ConfigChanges:
+    async def read(
+        self,
+        zk: ZkClient,
+        now_s: float,
+        watch: WatchCallback | None = None,
+        writes: ChangeWrites | None = None,
+    ) -> ConfigChanges:
         """The entity paths named by notifications newer than ``last_seq`` (which advances past
         them, malformed ones included — reported), then the purge of obsolete notifications.
-        Arms ``watch`` on the children of /config/changes. Raises ZkError."""
-        names = await self._list(zk, now_s, watch)
+        Arms ``watch`` on the children of /config/changes. ``writes``: the active controller's
+        (without it, unfenced). Raises ZkError."""
+        names = await self._list(zk, now_s, watch, writes)
         newer = sorted(
             (n, name) for name in names if (n := change_number(name)) is not None and n > self.last_seq
         )
@@ -110,14 +126,16 @@ class ConfigChangeReader:
                 self.report(paths.config_change(name), f"names {entity!r}, not a quota entity: ignored", KIND)
                 continue
             entity_paths[entity] = None
-        purged = await self._purge(zk, names, now_s)
+        purged = await self._purge(zk, names, now_s, writes)
         return ConfigChanges(tuple(entity_paths), self.last_seq, purged)
 
-    async def _list(self, zk: ZkClient, now_s: float, watch: WatchCallback | None) -> list[str]:
+    async def _list(
+        self, zk: ZkClient, now_s: float, watch: WatchCallback | None, writes: ChangeWrites | None
+    ) -> list[str]:
         names: list[str] = []
-        if self._children is not None:
-            names = await self._children(paths.CONFIG_CHANGES, watch)
-        for _ in range(0 if self._children is not None else 3):
+        if writes is not None:
+            names = await writes.children(paths.CONFIG_CHANGES, watch)
+        for _ in range(0 if writes is not None else 3):
             try:
                 names = await zk.children(paths.CONFIG_CHANGES, watch=watch)
                 break
@@ -130,7 +148,9 @@ class ConfigChangeReader:
         self._first_seen_s = {name: seen.get(name, now_s) for name in names}
         return names
 
-    async def _purge(self, zk: ZkClient, names: list[str], now_s: float) -> tuple[str, ...]:
+    async def _purge(
+        self, zk: ZkClient, names: list[str], now_s: float, writes: ChangeWrites | None
+    ) -> tuple[str, ...]:
         if self.purge_after_s is None:
             return ()
         purged: list[str] = []
@@ -139,15 +159,11 @@ class ConfigChangeReader:
             if n is None or n > self.last_seq or now_s - self._first_seen_s[name] < self.purge_after_s:
                 continue
             path = paths.config_change(name)
-            if self.fence is None:
+            if writes is None:
                 with contextlib.suppress(NoNodeError):
                     await zk.delete(path)
             else:
-                try:
-                    await zk.fenced_multi(self.fence, [Delete(path)])
-                except MultiFailedError as e:
-                    if not isinstance(e.cause, NoNodeError):
-                        raise
+                await writes.delete(path)
             self._first_seen_s.pop(name, None)
             purged.append(paths.config_change(name))
         return tuple(purged)

@@ -22,7 +22,7 @@ from reassignd.zk.admin_codec import decode_entity_config, encode_config_change,
 from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import CodecError
 from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
-from reassignd.zk.values import Create, Fence, Op, SetData, Znode
+from reassignd.zk.values import Create, Op, SetData, Znode
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ KIND = "quota_config"  # the ``kind`` of reports about quota config znodes
 Report = Callable[[str, str, str], None]  # (path, reason, kind)
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_ALTER_ATTEMPTS = 10
+ALTER_ATTEMPTS = 10
 
 
 def log_problem(path: str, reason: str, kind: str) -> None:
@@ -244,22 +244,6 @@ async def describe_quotas(
 # --- AlterClientQuotas ---------------------------------------------------------------------------
 
 
-async def _ensure_parents(zk: ZkClient, path: str, fence: Fence | None) -> None:
-    """``path`` and every missing znode above it (null data), fenced when ``fence`` is given."""
-    if fence is None:
-        await zk.ensure_path(path)
-        return
-    parts = path.strip("/").split("/")
-    for depth in range(1, len(parts) + 1):
-        prefix = "/" + "/".join(parts[:depth])
-        if await zk.exists(prefix) is None:
-            try:
-                await zk.fenced_multi(fence, [Create(prefix)])
-            except MultiFailedError as e:
-                if not isinstance(e.cause, NodeExistsError):
-                    raise
-
-
 def entity_znode(user: str | None, client_id: str | None) -> str:
     """The config znode of an entity given to AlterClientQuotas; raises InvalidRequest (42)."""
     if user is None and client_id is None:
@@ -284,45 +268,64 @@ async def alter_quota(
     value: float | None,
     *,
     key: str = QUOTA_KEY,
-    fence: Fence | None = None,
 ) -> str:
     """Set (or with None, remove) one quota value of an entity, like ``kafka-configs --alter``:
     merge into the entity's config map (other keys kept; an empty map keeps the znode, as Kafka
-    does), then create a ``/config/changes/config_change_`` notification, both in one multi
-    (fenced when ``fence`` is given). Returns the notification's path.
+    does), then create a ``/config/changes/config_change_`` notification, both in one multi, as
+    a tool writes them (unfenced; the active controller's AlterClientQuotas runs the same loop as
+    write steps of its event: ``controller/quotas/handlers.py``). Returns the notification's path.
 
     Raises InvalidRequest (42) for a bad entity or value, QuotaConfigError when the existing
     znode cannot be decoded (it is not overwritten), ZkError for ZooKeeper failures."""
-    path = entity_znode(user, client_id)
-    if value is not None and (
-        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
-    ):
-        raise InvalidRequest(f"{key} must be a finite, non-negative number, got {value!r}")
-    notification = encode_config_change(paths.entity_path(path))
-    for _ in range(_ALTER_ATTEMPTS):
+    path = quota_path(user, client_id, value, key)
+    for _ in range(ALTER_ATTEMPTS):
         znode = await zk.get_or_none(path)
-        config: dict[str, str] = {}
-        if znode is not None and znode.data:
-            try:
-                config = decode_entity_config(znode.data)
-            except CodecError as e:
-                raise QuotaConfigError(f"{path}: cannot decode the existing config ({e.reason})") from None
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = format_rate(value)
-        data = encode_entity_config(config)
-        write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
-        ops: list[Op] = [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
+        ops = quota_ops(path, znode, value, key)
+        write = ops[0]
         try:
-            results = await (zk.multi(ops) if fence is None else zk.fenced_multi(fence, ops))
+            results = await zk.multi(ops)
         except MultiFailedError as e:
             if isinstance(e.cause, NoNodeError) and (e.index == 1 or isinstance(write, Create)):
-                await _ensure_parents(zk, paths.parent(ops[e.index].path), fence)  # a missing parent
+                await zk.ensure_path(paths.parent(ops[e.index].path))  # a missing parent
             elif not isinstance(e.cause, BadVersionError | NodeExistsError | NoNodeError):
                 raise
             continue  # written or deleted meanwhile: read again
         created = results[1]
         assert isinstance(created, str)
         return created
-    raise QuotaConfigError(f"{path} kept changing while being altered; try again")
+    raise kept_changing(path)
+
+
+def quota_path(user: str | None, client_id: str | None, value: float | None, key: str = QUOTA_KEY) -> str:
+    """The config znode an alteration of one quota value writes; raises InvalidRequest (42)
+    for a bad entity or value."""
+    path = entity_znode(user, client_id)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0
+    ):
+        raise InvalidRequest(f"{key} must be a finite, non-negative number, got {value!r}")
+    return path
+
+
+def quota_ops(path: str, znode: Znode | None, value: float | None, key: str = QUOTA_KEY) -> list[Op]:
+    """The multi of one alteration of ``path`` as read (``znode``; None: absent): the entity's
+    merged config map, then its change notification. Raises QuotaConfigError when the existing
+    znode cannot be decoded (it is not overwritten)."""
+    config: dict[str, str] = {}
+    if znode is not None and znode.data:
+        try:
+            config = decode_entity_config(znode.data)
+        except CodecError as e:
+            raise QuotaConfigError(f"{path}: cannot decode the existing config ({e.reason})") from None
+    if value is None:
+        config.pop(key, None)
+    else:
+        config[key] = format_rate(value)
+    data = encode_entity_config(config)
+    write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
+    notification = encode_config_change(paths.entity_path(path))
+    return [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
+
+
+def kept_changing(path: str) -> QuotaConfigError:
+    return QuotaConfigError(f"{path} kept changing while being altered; try again")

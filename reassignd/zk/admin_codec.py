@@ -74,6 +74,11 @@ def _legacy_encodable(entries: tuple[LegacyReassignmentEntry, ...]) -> bool:
         originals = {e.original_replicas for e in entries}
     except TypeError:  # an unhashable list
         return False
+    # the sets compare by value (1, 1.0 and True are one key): each id must be an int itself
+    if not all(
+        type(r) is int for e in entries for ids in (e.replicas, e.original_replicas or ()) for r in ids
+    ):
+        return False
     return all(map(replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
 
 

@@ -10,8 +10,8 @@ import asyncio
 import pytest
 
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
+from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.wire_states import WireStates
 from reassignd.controller.replication.writer import ZkWriter

@@ -168,3 +168,15 @@ def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
     assert writes == ["replication/writer.py", "runtime/controller.py", "runtime/controller_election.py"]
     assert holders == ["runtime/active.py"]  # ActiveParts keeps it to hand to each event's outputs
     assert constructions == ["runtime/active.py"]
+    # nothing outside the controller takes its fence to write for it either
+    package = root.parent
+    fenced = sorted(
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if "fenced_multi(" in path.read_text()
+    )
+    assert fenced == [
+        "controller/replication/writer.py",
+        "controller/runtime/controller_election.py",  # giving /controller up, fenced by its own epoch
+        "zk/client.py",  # its definition
+    ]

@@ -1,6 +1,6 @@
 """The batch journals in ZooKeeper: read at failover, written by the commit rule, deleted when
 their retention is over (the shell around ``executor/journal.py`` and ``executor/commit.py``).
-Every write is fenced.
+Every write is a step of the event's outputs (``out``), fenced by the applier.
 
 The head is the commit point (``executor/commit.py``): a change's new znodes are written first
 under names no head named, then the head naming them, then the znodes it no longer names are
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from reassignd.controller.replication import loader
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.executor import commit, journal
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.commit import UNCOMMITTED, Commit
@@ -30,27 +30,28 @@ KIND = "batch_journal"
 
 
 class JournalStore:
-    def __init__(self, zk: ZkClient, writer: ZkWriter, report: loader.Report) -> None:
+    def __init__(self, zk: ZkClient, report: loader.Report, refuse: loader.Report) -> None:
         self.zk = zk
-        self.writer = writer
         self._report = report
+        self._refuse = refuse  # a persistent path re-created
         self.layouts: dict[str, Layout] = {}  # what each journal's head names
         self._generations: dict[str, int] = {}  # the next change's generation, per batch
 
     # --- reading -------------------------------------------------------------------------------------
 
-    async def load(self) -> list[Batch]:
+    async def load(self, out: EventOutputs) -> list[Batch]:
         """Failover: every journal a head commits (debris deleted); a journal that cannot be
         decoded is reported and left as it is."""
-        await self.writer.ensure_paths([batch_paths.BATCHES])
+        await out.ensure_paths([batch_paths.BATCHES])
         loaded = []
-        for batch_id in sorted(await self.writer.children(batch_paths.BATCHES, None)):
-            batch = await self._load(batch_id)
+        names = await out.children(batch_paths.BATCHES, None)
+        for batch_id in sorted(names):
+            batch = await self._load(batch_id, out)
             if batch is not None:
                 loaded.append(batch)
         return loaded
 
-    async def _load(self, batch_id: str) -> Batch | None:
+    async def _load(self, batch_id: str, out: EventOutputs) -> Batch | None:
         path = batch_paths.batch(batch_id)
         head = await self.zk.get_or_none(path)
         if head is None:
@@ -58,7 +59,7 @@ class JournalStore:
         children = await self.zk.children(path)
         if not head.data:
             log.warning("batch journal %s has no head (a submission cut short): deleting it", path)
-            await self._delete(batch_id, children)
+            await self._delete(batch_id, children, out)
             return None
         try:
             decoded = journal.decode_head(head.data)
@@ -83,10 +84,10 @@ class JournalStore:
             log.info(
                 "batch journal %s: deleting %d znodes no head names (a change cut short)", path, len(debris)
             )
-            await self.writer.fenced([Delete(batch_paths.child(batch_id, n), -1) for n in debris])
+            await out.write([Delete(batch_paths.child(batch_id, n), -1) for n in debris])
         return loaded.batch
 
-    async def clear_for(self, batch_id: str) -> None:
+    async def clear_for(self, batch_id: str, out: EventOutputs) -> None:
         """Before a submission of ``batch_id`` (unknown to the controller): the debris of one
         never committed goes; a journal that could not be decoded refuses the id (10004)."""
         path = batch_paths.batch(batch_id)
@@ -98,11 +99,11 @@ class JournalStore:
                 f"batch id {batch_id!r} is in use by a journal the controller cannot read "
                 "(see the problems in GET /v1/status)"
             )
-        await self._delete(batch_id, await self.zk.children(path))
+        await self._delete(batch_id, await self.zk.children(path), out)
 
     # --- writing -------------------------------------------------------------------------------------
 
-    async def write(self, new: Batch, old: Batch | None) -> None:
+    async def write(self, new: Batch, old: Batch | None, out: EventOutputs) -> None:
         """``new``'s journal (``old``: the batch its journal holds now; None for a submission).
         Raises JournalTooLarge, with nothing written, when a znode would be too large."""
         batch_id = new.batch_id
@@ -112,40 +113,40 @@ class JournalStore:
         else:
             plan = commit.update(old, self.layouts[batch_id], new, generation)
         self._generations[batch_id] = generation + 1  # never reused, even by a write that failed
-        await self._apply(plan)
+        await self._apply(plan, out)
         self.layouts[batch_id] = plan.layout
 
-    async def _apply(self, plan: Commit) -> None:
+    async def _apply(self, plan: Commit, out: EventOutputs) -> None:
         path = batch_paths.batch(plan.batch_id)
         create: list[Op] = [Create(batch_paths.child(plan.batch_id, n), data) for n, data in plan.create]
         delete: list[Op] = [Delete(batch_paths.child(plan.batch_id, n), -1) for n in plan.delete]
         head: Op = Create(path, plan.head) if plan.new else SetData(path, plan.head, -1)
         if plan.fits_one_multi:
-            await self.writer.fenced([head, *create, *delete] if plan.new else [*create, head, *delete])
+            await out.write([head, *create, *delete] if plan.new else [*create, head, *delete])
             return
         if plan.new:
-            await self.writer.fenced([Create(path, UNCOMMITTED), *create])
+            await out.write([Create(path, UNCOMMITTED), *create])
         elif create:
-            await self.writer.fenced(create)
-        await self.writer.fenced([SetData(path, plan.head, -1)])  # the commit point
+            await out.write(create)
+        await out.write([SetData(path, plan.head, -1)])  # the commit point
         if delete:
-            await self.writer.fenced(delete)
+            await out.write(delete)
 
-    async def delete(self, batch_id: str) -> None:
+    async def delete(self, batch_id: str, out: EventOutputs) -> None:
         """The whole journal of ``batch_id``."""
         path = batch_paths.batch(batch_id)
         if await self.zk.exists(path) is not None:
-            await self._delete(batch_id, await self.zk.children(path))
+            await self._delete(batch_id, await self.zk.children(path), out)
 
-    async def _delete(self, batch_id: str, children: list[str]) -> None:
+    async def _delete(self, batch_id: str, children: list[str], out: EventOutputs) -> None:
         plan = commit.deletion(batch_id, children)
         path = batch_paths.batch(batch_id)
         deletes: list[Op] = [Delete(batch_paths.child(batch_id, n), -1) for n in plan.children]
         if plan.one_multi:
-            await self.writer.fenced([*deletes, Delete(path, -1)])
+            await out.write([*deletes, Delete(path, -1)])
         else:
-            await self.writer.fenced([SetData(path, UNCOMMITTED, -1)])  # from here on, no batch
-            await self.writer.fenced(deletes)
-            await self.writer.fenced([Delete(path, -1)])
+            await out.write([SetData(path, UNCOMMITTED, -1)])  # from here on, no batch
+            await out.write(deletes)
+            await out.write([Delete(path, -1)])
         self.layouts.pop(batch_id, None)
         self._generations.pop(batch_id, None)

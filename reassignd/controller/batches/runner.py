@@ -39,7 +39,6 @@ from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, ReassigndError, ReassignmentCancelInPlace
 from reassignd.executor import adaptive, lifecycle
@@ -51,6 +50,7 @@ from reassignd.executor.recovery import ObservedPartition, reconcile
 from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
 from reassignd.executor.znode_size import JournalTooLarge
+from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.client import ZkClient
 
@@ -66,18 +66,19 @@ class BatchRunner:
         self,
         zk: ZkClient,
         ctx: ControllerContext,
-        writer: ZkWriter,
+        records: RecordLog,
         reassigner: Reassigner,
         intake: Intake,
         settings: ControllerSettings,
         report: loader.Report,
         now_ms: Callable[[], int],
         *,
+        refuse: loader.Report | None = None,
         metrics: ControllerMetrics | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
-        self.writer = writer
+        self.records = records  # what was decided, as records
         self.reassigner = reassigner
         self.intake = intake
         self.settings = settings
@@ -85,8 +86,8 @@ class BatchRunner:
         self._now_ms = now_ms
         self._metrics = metrics or ControllerMetrics()
         self.batches: dict[str, Batch] = {}
-        self.journals = JournalStore(zk, writer, report)
-        self._throttles = BatchThrottles(zk, ctx, writer, report, now_ms, lambda: self.batches, self._update)
+        self.journals = JournalStore(zk, report, refuse if refuse is not None else report)
+        self._throttles = BatchThrottles(zk, ctx, report, now_ms, lambda: self.batches, self._update)
 
     @property
     def has_work(self) -> bool:
@@ -99,33 +100,33 @@ class BatchRunner:
         """Failover: every journal, reconciled with the assignments just loaded; journals whose
         retention is over are deleted."""
         now = self._now_ms()
-        for loaded in await self.journals.load():
+        for loaded in await self.journals.load(out):
             # failover: a started move back at its previous replicas may never have started (the
             # journal is written first), so it goes back to pending
             reconciled, reverts = reconcile(loaded, self._observe, now)
             self.batches[loaded.batch_id] = loaded
-            await self._update(reconciled)
+            await self._update(reconciled, out)
             self._own(
                 self.batches[loaded.batch_id], (tp for tp, _ in reconciled.in_state(BatchMoveState.RUNNING))
             )
             await self._revert(reverts, out)
             log.info("batch %s loaded: %s, %s", loaded.batch_id, reconciled.state, dict(reconciled.counts()))
-        await self._expire(now)
+        await self._expire(now, out)
 
-    async def _write(self, new: Batch, old: Batch | None) -> bool:
+    async def _write(self, new: Batch, old: Batch | None, out: EventOutputs) -> bool:
         """The journal (fenced, the head last: executor/commit.py), then memory. False, with
         nothing written and the problem reported, when a znode of it would be too large."""
         if old is None:
-            await self.journals.clear_for(new.batch_id)
+            await self.journals.clear_for(new.batch_id, out)
         try:
-            await self.journals.write(new, old)
+            await self.journals.write(new, old, out)
         except JournalTooLarge as e:
             self._report(batch_paths.batch(new.batch_id), f"batch journal not written: {e}", "batch_journal")
             return False
         self.batches[new.batch_id] = new
         if old is not None:
             self._disown(old, new)
-        events = self.writer.records
+        events = self.records
         if old is None:
             events.emit(
                 BatchSubmitted(
@@ -162,11 +163,11 @@ class BatchRunner:
                 if m is not None and m.batch == batch_id:
                     ctx.set_move_batch(tp, None)
 
-    async def _update(self, new: Batch) -> bool:
+    async def _update(self, new: Batch, out: EventOutputs) -> bool:
         """``new`` journaled, then in memory (True), or neither (False, reported)."""
         old = self.batches.get(new.batch_id)
         if old is None or new != old:
-            return await self._write(new, old)
+            return await self._write(new, old, out)
         return True
 
     # --- requests ------------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ class BatchRunner:
     ) -> SubmitResult:
         result = submit(spec, self.batches, self._current, self._validate, self._now_ms(), sizes)
         if result.created:
-            if not await self._write(result.batch, None):
+            if not await self._write(result.batch, None, out):
                 raise InvalidRequest(f"batch {spec.batch_id}: its journal cannot be written (see /v1/status)")
             log.info(
                 "batch %s submitted: %d moves, %d refused",
@@ -220,11 +221,11 @@ class BatchRunner:
                 outcome = lifecycle.rollback(current, self.batches, self._current, self._validate, now)
                 new, reverts = outcome.batch, outcome.reverts
                 rollback_id = outcome.reverse.batch.batch_id
-                if outcome.reverse.created and not await self._write(outcome.reverse.batch, None):
+                if outcome.reverse.created and not await self._write(outcome.reverse.batch, None, out):
                     raise InvalidRequest(
                         f"batch {rollback_id}: its journal cannot be written (see /v1/status)"
                     )
-        if not await self._update(new):  # the journal first, then the topic znodes
+        if not await self._update(new, out):  # the journal first, then the topic znodes
             raise InvalidRequest(f"batch {batch_id}: its journal cannot be written (see /v1/status)")
         await self._revert(reverts, out)
         log.info("batch %s: %s -> %s", batch_id, action, new.state)
@@ -282,19 +283,19 @@ class BatchRunner:
             if back:
                 b = lifecycle.moves_cancelled(b, back, now)
             new, reverts = reconcile(b, self._observe, now)
-            await self._update(new)
+            await self._update(new, out)
             if reverts:
                 await self._revert(reverts, out)
-        await self._expire(now)
+        await self._expire(now, out)
 
-    async def _expire(self, now_ms: int) -> None:
+    async def _expire(self, now_ms: int, out: EventOutputs) -> None:
         """Journals of batches that ended ``batch_retention_s`` ago (and hold no throttle to
         restore) are deleted, with the batch."""
         horizon = now_ms - round(self.settings.batch_retention_s * 1000)
         for batch_id, b in sorted(self.batches.items()):
             if b.state.unfinished or b.updated_ms > horizon or b.broker_throttles or b.topic_throttles:
                 continue
-            await self.journals.delete(batch_id)
+            await self.journals.delete(batch_id, out)
             del self.batches[batch_id]
             log.info(
                 "batch %s deleted: it ended (%s) more than %.0f s ago",
@@ -303,7 +304,7 @@ class BatchRunner:
                 self.settings.batch_retention_s,
             )
 
-    async def cancelled_through_api(self, tps: Collection[TopicPartition]) -> None:
+    async def cancelled_through_api(self, tps: Collection[TopicPartition], out: EventOutputs) -> None:
         """An API cancel of partitions, before their topic znodes are written: the moves live
         batches run there are journaled cancelled first, so a failover in between leaves them
         cancelled (their partition moving outside any batch until the client's retry cancels it)
@@ -317,7 +318,7 @@ class BatchRunner:
                 continue
             hit = {tp: API_CANCELLED for tp, _m in b.in_state(BatchMoveState.RUNNING) if tp in wanted}
             if hit:
-                await self._update(lifecycle.moves_cancelled(b, hit, now))
+                await self._update(lifecycle.moves_cancelled(b, hit, now), out)
 
     def _leader(self, tp: TopicPartition) -> int | None:
         li = self.ctx.states.get(tp)
@@ -379,7 +380,7 @@ class BatchRunner:
             by_batch.setdefault(start.batch_id, {})[start.tp] = a.replicas
             updates[start.tp] = a.reassign_to(move.target)
         for batch_id, started in by_batch.items():
-            if not await self._update(lifecycle.moves_started(self.batches[batch_id], started, now)):
+            if not await self._update(lifecycle.moves_started(self.batches[batch_id], started, now), out):
                 for tp in started:  # not journaled: not started
                     del updates[tp]
         if not updates:
@@ -390,7 +391,7 @@ class BatchRunner:
             self._own(self.batches[batch_id], (tp for tp in started if tp not in refused))
             failed = {tp: refused[tp] for tp in started if tp in refused}
             if failed:
-                await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now))
+                await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now), out)
 
     # --- adaptive concurrency -------------------------------------------------------------------------
 
@@ -409,7 +410,7 @@ class BatchRunner:
 
         return adaptive.under_replicated_outside(partitions(), ctx.live_broker_ids)
 
-    async def adapt(self, sample: AgentSample) -> None:
+    async def adapt(self, sample: AgentSample, out: EventOutputs) -> None:
         """Adaptive concurrency after a sample of the agents' reports: each running batch with
         ``limits.adaptive`` gets its brokers' caps adjusted (``executor/adaptive.py``), journaled
         before the ``batch_caps_changed`` record; the caller then starts what the new caps allow."""
@@ -442,12 +443,10 @@ class BatchRunner:
             change = adaptive.adjust(batch.broker_caps, initial, bounds, health, where, sample.rates)
             if change is None:
                 continue
-            if not await self._update(lifecycle.caps_changed(batch, change.caps, now)):
+            if not await self._update(lifecycle.caps_changed(batch, change.caps, now), out):
                 continue
             steps = tuple(CapStep(b, c, change.previous[b]) for b, c in sorted(change.caps.items()))
-            self.writer.records.emit(
-                BatchCapsChanged(batch_id=batch.batch_id, reason=change.reason, caps=steps)
-            )
+            self.records.emit(BatchCapsChanged(batch_id=batch.batch_id, reason=change.reason, caps=steps))
             self._metrics.batch_cap_changes.labels("up" if change.raised else "down").inc(len(steps))
             log.info(
                 "batch %s: caps %s (%s): %s",
@@ -459,10 +458,10 @@ class BatchRunner:
 
     # --- owned throttles (batch_throttles.py) ---------------------------------------------------
 
-    async def throttles(self) -> None:
+    async def throttles(self, out: EventOutputs) -> None:
         """Every batch's throttles as its running moves need them: set (the previous values
         journaled first), or restored (the config first, then the journal forgets them)."""
-        await self._throttles.run()
+        await self._throttles.run(out)
 
     def snapshot(self) -> Mapping[str, Batch]:
         return dict(self.batches)

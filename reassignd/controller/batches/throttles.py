@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.replication.writes import Refused
 from reassignd.executor import lifecycle
 from reassignd.executor.model import Batch, BatchMoveState, ThrottleValues
 from reassignd.executor.throttle_records import record_fits
@@ -65,27 +66,25 @@ class BatchThrottles:
         self,
         zk: ZkClient,
         ctx: ControllerContext,
-        writer: ZkWriter,
         report: loader.Report,
         now_ms: Callable[[], int],
         batches: Callable[[], Mapping[str, Batch]],
-        update: Callable[[Batch], Awaitable[bool]],
+        update: Callable[[Batch, EventOutputs], Awaitable[bool]],
     ) -> None:
         self.zk = zk
         self.ctx = ctx
-        self.writer = writer
         self._report = report
         self._now_ms = now_ms
         self._batches = batches
         self._update = update  # journals a batch (False: it could not be written, reported)
 
-    async def run(self) -> None:
+    async def run(self, out: EventOutputs) -> None:
         """Every batch's throttles as its running moves need them."""
         for batch_id in sorted(self._batches()):
             if (b := self._batches().get(batch_id)) is not None:
-                await self._throttles(b)
+                await self._throttles(b, out)
 
-    async def _throttles(self, b: Batch) -> None:
+    async def _throttles(self, b: Batch, out: EventOutputs) -> None:
         """Set (the previous values journaled first), or restored (the config first, then the
         journal forgets them)."""
         rate = b.spec.throttle_bytes_per_s
@@ -128,7 +127,7 @@ class BatchThrottles:
                     record_topics[topic] = values
         now = self._now_ms()
         if (record_brokers or record_topics) and not await self._update(
-            lifecycle.throttles_recorded(b, record_brokers, record_topics, now)
+            lifecycle.throttles_recorded(b, record_brokers, record_topics, now), out
         ):
             return  # nothing set that is not recorded
         b = self._batches()[b.batch_id]
@@ -136,7 +135,9 @@ class BatchThrottles:
             for broker in brokers:
                 if broker in b.broker_throttles and configs[paths.config_broker(broker)] is not None:
                     value = rate_value(rate)
-                    await self._write_config(paths.config_broker(broker), dict.fromkeys(BROKER_KEYS, value))
+                    await self._write_config(
+                        paths.config_broker(broker), dict.fromkeys(BROKER_KEYS, value), out
+                    )
         for topic in topics:
             path = paths.config_topic(topic)
             config = configs[path]
@@ -151,10 +152,12 @@ class BatchThrottles:
                 if listed is not None:
                     changes[key] = listed
             if changes:  # never into the config of a topic deleted meanwhile
-                await self._write_config(path, changes, requires=paths.topic(topic))
-        await self._restore(b, w.brokers, set(topics))
+                await self._write_config(path, changes, out, requires=paths.topic(topic))
+        await self._restore(b, w.brokers, set(topics), out)
 
-    async def _restore(self, b: Batch, brokers_wanted: frozenset[int], topics_wanted: set[str]) -> None:
+    async def _restore(
+        self, b: Batch, brokers_wanted: frozenset[int], topics_wanted: set[str], out: EventOutputs
+    ) -> None:
         """What no running move needs any more goes back to the recorded values."""
         rate = b.spec.throttle_bytes_per_s
         ours = rate_value(rate) if rate is not None else None
@@ -171,7 +174,7 @@ class BatchThrottles:
             }
             if (
                 config.version is None
-                or await self._write_config(path, changes, create=False) is not Written.UNUSABLE
+                or await self._write_config(path, changes, out, create=False) is not Written.UNUSABLE
             ):
                 done_brokers.append(broker)
         for topic in sorted(set(b.topic_throttles) - topics_wanted):
@@ -180,13 +183,13 @@ class BatchThrottles:
                 log.info("batch %s: topic %s is gone, its throttle record is forgotten", b.batch_id, topic)
                 done_topics.append(topic)
             elif (
-                await self._write_config(path, dict(b.topic_throttles[topic]), create=False)
+                await self._write_config(path, dict(b.topic_throttles[topic]), out, create=False)
                 is not Written.UNUSABLE
             ):
                 done_topics.append(topic)
         if done_brokers or done_topics:
             restored = lifecycle.throttles_restored(b, done_brokers, done_topics, self._now_ms())
-            if await self._update(restored):
+            if await self._update(restored, out):
                 log.info(
                     "batch %s restored the throttles of brokers %s, topics %s",
                     b.batch_id,
@@ -219,6 +222,7 @@ class BatchThrottles:
         self,
         path: str,
         changes: Mapping[str, str | None],
+        out: EventOutputs,
         *,
         create: bool = True,
         requires: str | None = None,
@@ -256,15 +260,17 @@ class BatchThrottles:
                 return Written.UNUSABLE
             write: Op = Create(path, data) if config.version is None else SetData(path, data, config.version)
             guard: list[Op] = [] if requires is None else [Check(requires, -1)]
-            try:
-                await self.writer.fenced(
-                    [*guard, write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
-                )
-                return Written.DONE
-            except MultiFailedError as e:
-                if guard and e.index == 0 and isinstance(e.cause, NoNodeError):
+            outcome = await out.write(
+                [*guard, write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)],
+                expect=(BadVersionError, NodeExistsError) + ((NoNodeError,) if guard else ()),
+            )
+            match outcome:
+                case Refused(index=0, error=NoNodeError()) if guard:
                     return Written.GONE
-                if not isinstance(e.cause, BadVersionError | NodeExistsError):
-                    raise
+                case Refused(error=BadVersionError() | NodeExistsError()):
+                    continue  # changed meanwhile: read again
+                case Refused(error=error):  # a NoNodeError of the write itself
+                    raise MultiFailedError(outcome.index, error)
+            return Written.DONE
         log.warning("%s kept changing while a batch wrote its throttles: tried again at the next event", path)
         return Written.UNUSABLE

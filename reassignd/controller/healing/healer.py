@@ -23,7 +23,6 @@ from reassignd.controller.model.placement import HostedPartition, PlaceLostRepli
 from reassignd.controller.model.snapshot import BatchAction, HealingOutcome, LostBroker, SelfHealingView
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import NotController, ReassigndError
 from reassignd.executor.model import BatchSpec, Limits, PartitionSpec
 from reassignd.topic_partition import TopicPartition
@@ -42,13 +41,11 @@ class SelfHealing:
         self,
         shared: Shared,
         ctx: ControllerContext,
-        writer: ZkWriter,
         runner: BatchRunner,
         place: PlaceLostReplicas | None,
     ) -> None:
         self.shared = shared
         self.ctx = ctx
-        self.writer = writer
         self.runner = runner
         self.place = place
         settings = shared.settings
@@ -66,13 +63,13 @@ class SelfHealing:
 
     # --- the failover load -----------------------------------------------------------------------
 
-    async def load(self) -> None:
+    async def load(self, out: EventOutputs) -> None:
         """Every recorded loss (one that cannot be decoded is reported and left out; it is
         recorded again, from now, if its broker is still lost)."""
         if not self.enabled:
             return
         zk = self.shared.zk
-        names = sorted(await self.writer.children(paths.SELF_HEALING, None))
+        names = sorted(await out.children(paths.SELF_HEALING, None))
         ids = [int(n) for n in names if n.isascii() and n.isdigit() and len(n) <= 10]
         for name in names:
             if not (name.isascii() and name.isdigit() and len(name) <= 10):
@@ -84,7 +81,7 @@ class SelfHealing:
                 self.lost[broker] = admin_codec.decode_lost_broker(znode.data)
             except codec.CodecError as e:
                 self.shared.report(paths.lost_broker(broker), e.reason, KIND)
-                await self.writer.fenced([Delete(paths.lost_broker(broker), -1)])
+                await out.write([Delete(paths.lost_broker(broker), -1)])
         if self.lost:
             log.info("self-healing: lost brokers recorded: %s", self._describe_lost())
 
@@ -112,24 +109,24 @@ class SelfHealing:
             self.lost, hosted, live, batches.values(), self.grace_ms, now, self.stalled
         )
         if decision.record:
-            await self._record(decision.record, now)
+            await self._record(decision.record, now, out)
         for broker in decision.returned:
             await self._returned(broker, out)
         for broker in decision.emptied:
             rounds = decisions.rounds_of(batches.values(), broker, self.lost[broker])
             last = rounds.last
             await self._end(
-                broker, last.batch_id if last else None, decisions.outcome_of(last), "hosts nothing"
+                broker, last.batch_id if last else None, decisions.outcome_of(last), "hosts nothing", out
             )
         for broker in decision.heal:
             await self._heal(broker, hosted[broker], out)
         self.shared.metrics.self_healing_lost_brokers.set(len(self.lost))
 
-    async def _record(self, brokers: tuple[int, ...], now_ms: int) -> None:
+    async def _record(self, brokers: tuple[int, ...], now_ms: int, out: EventOutputs) -> None:
         ops: list[Op] = [
             Create(paths.lost_broker(b), admin_codec.encode_lost_broker(now_ms)) for b in brokers
         ]
-        await self.writer.fenced(ops)  # ZooKeeper first, then memory
+        await out.write(ops)  # ZooKeeper first, then memory
         for b in brokers:
             self.lost[b] = now_ms
             heal_at = now_ms + self.grace_ms
@@ -140,7 +137,7 @@ class SelfHealing:
                 heal_at,
                 self.grace_ms / 1000,
             )
-            self.writer.records.emit(
+            self.shared.records.emit(
                 SelfHealingBrokerLost(broker_id=b, lost_at_ms=now_ms, heal_at_ms=heal_at)
             )
             self.shared.metrics.self_healing.labels("lost").inc()
@@ -154,14 +151,16 @@ class SelfHealing:
         else:
             reason = "it returned before its replicas moved" if rounds.last is None else "it returned"
         last = rounds.last
-        await self._end(broker, last.batch_id if last else None, "returned", reason)
+        await self._end(broker, last.batch_id if last else None, "returned", reason, out)
 
-    async def _end(self, broker: int, batch_id: str | None, outcome: str, reason: str) -> None:
-        await self.writer.fenced([Delete(paths.lost_broker(broker), -1)])
+    async def _end(
+        self, broker: int, batch_id: str | None, outcome: str, reason: str, out: EventOutputs
+    ) -> None:
+        await out.write([Delete(paths.lost_broker(broker), -1)])
         del self.lost[broker]
         self.stalled.discard(broker)
         log.info("self-healing of broker %d ended: %s (%s)", broker, outcome, reason)
-        self.writer.records.emit(
+        self.shared.records.emit(
             SelfHealingEnded(broker_id=broker, batch_id=batch_id, outcome=outcome, reason=reason)
         )
         self.recent.append(HealingOutcome(broker, batch_id, outcome, reason, self.shared.wall_ms()))
@@ -235,7 +234,7 @@ class SelfHealing:
             len(batch.refusals),
             left,
         )
-        self.writer.records.emit(
+        self.shared.records.emit(
             SelfHealingPlanned(
                 broker_id=broker,
                 batch_id=batch.batch_id,
@@ -254,7 +253,7 @@ class SelfHealing:
     async def _incomplete(self, broker: int, batch_id: str | None, reason: str) -> None:
         """No round can move what is left (the record stays: a broker change tries again)."""
         log.warning("self-healing of broker %d incomplete: %s", broker, reason)
-        self.writer.records.emit(
+        self.shared.records.emit(
             SelfHealingEnded(broker_id=broker, batch_id=batch_id, outcome="incomplete", reason=reason)
         )
         self.recent.append(HealingOutcome(broker, batch_id, "incomplete", reason, self.shared.wall_ms()))

@@ -45,7 +45,6 @@ from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.errors import UnknownBroker
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk import admin_codec, codec, paths
@@ -61,13 +60,11 @@ class Demotions:
         self,
         shared: Shared,
         ctx: ControllerContext,
-        writer: ZkWriter,
         reassigner: Reassigner,
         leaders: LeaderElections,
     ) -> None:
         self.shared = shared
         self.ctx = ctx
-        self.writer = writer
         self.reassigner = reassigner
         self.leaders = leaders
         # per demoted broker: the orders its demotion recorded (what promote restores), and the
@@ -81,11 +78,11 @@ class Demotions:
 
     # --- the failover load -----------------------------------------------------------------------------
 
-    async def load(self) -> None:
+    async def load(self, out: EventOutputs) -> None:
         """Every record under ``/reassignd/demotions``; one that cannot be decoded is reported and
         left out (its broker cannot be promoted until it is fixed or deleted)."""
         zk = self.shared.zk
-        for name in sorted(await self.writer.children(paths.DEMOTIONS, None)):
+        for name in sorted(await out.children(paths.DEMOTIONS, None)):
             if not (name.isascii() and name.isdigit()):
                 self.shared.report(f"{paths.DEMOTIONS}/{name}", "not a broker id", KIND)
                 continue
@@ -153,7 +150,7 @@ class Demotions:
         ]
         recorded = self.orders.get(broker, {})
         plan = plan_demotion(broker, await self._partitions(hosted), ctx.live_broker_ids, recorded)
-        await self._record(broker, {**recorded, **plan.record})
+        await self._record(broker, {**recorded, **plan.record}, out)
         results, moved = await self._apply(plan, out)
         reordered = sum(
             1 for r in results if r.error_code == NONE and (r.topic, r.partition) in plan.reorders
@@ -180,7 +177,7 @@ class Demotions:
         partitions = await self._partitions(sorted(recorded))
         plan = plan_promotion(broker, recorded, partitions, self.ctx.live_broker_ids)
         results, moved = await self._apply(plan, out)
-        await self._forget(broker, plan.forget)
+        await self._forget(broker, plan.forget, out)
         restored = sum(1 for r in results if r.error_code == NONE)
         refused = sum(1 for r in results if r.error_code != NONE)
         self.shared.records.emit(
@@ -208,7 +205,7 @@ class Demotions:
         elections = tuple(tp for tp in plan.elections if tp not in too_large)
         moved = 0
         if elections:
-            for r in await self.leaders.handle(ElectLeaders(ElectionType.PREFERRED, elections), out.requests):
+            for r in await self.leaders.handle(ElectLeaders(ElectionType.PREFERRED, elections), out):
                 if r.error_code == NONE:
                     moved += 1
                 elif r.error_code != ELECTION_NOT_NEEDED:
@@ -221,7 +218,9 @@ class Demotions:
 
     # --- the records -----------------------------------------------------------------------------------
 
-    async def _record(self, broker: int, orders: Mapping[TopicPartition, Replicas]) -> None:
+    async def _record(
+        self, broker: int, orders: Mapping[TopicPartition, Replicas], out: EventOutputs
+    ) -> None:
         """The demotion's record (fenced), then memory: the marker, and each topic's orders."""
         old = self.orders.get(broker, {})
         by_topic: dict[str, dict[int, Replicas]] = {}
@@ -238,11 +237,11 @@ class Demotions:
             path = paths.demotion_topic(broker, topic)
             ops.append(SetData(path, data, -1) if topic in topics else Create(path, data))
         if ops:
-            await self.writer.fenced(ops)
+            await out.write(ops)
         self.orders[broker] = dict(orders)
         self._topics[broker] = topics | set(by_topic)
 
-    async def _forget(self, broker: int, done: frozenset[TopicPartition]) -> None:
+    async def _forget(self, broker: int, done: frozenset[TopicPartition], out: EventOutputs) -> None:
         """Drop the records a promotion used (fenced); the broker's marker goes with its last one."""
         orders = {tp: o for tp, o in self.orders.get(broker, {}).items() if tp not in done}
         topics = self._topics.get(broker, set())
@@ -259,7 +258,7 @@ class Demotions:
         if not orders:
             ops.append(Delete(paths.demotion(broker), -1))
         if ops:
-            await self.writer.fenced(ops)
+            await out.write(ops)
         if orders:
             self.orders[broker] = orders
             self._topics[broker] = set(keep)

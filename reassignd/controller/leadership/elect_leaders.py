@@ -19,8 +19,8 @@ from collections.abc import Collection
 
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.controller.replication import loader
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_logic import offline_election
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
 from reassignd.errors import DEFAULT_MESSAGES
@@ -100,17 +100,19 @@ class LeaderElections:
         self.ctx = ctx
         self.elections = elections
 
-    async def handle(
-        self, request: ElectLeaders, broker_requests: BrokerRequestBatch
-    ) -> list[ElectionResult]:
-        """Elect, and tell the replicas of every partition whose leader changed (in ``batch``)."""
-        results, changed = await self.elect(request)
+    async def handle(self, request: ElectLeaders, out: EventOutputs) -> list[ElectionResult]:
+        """Elect, and tell the replicas of every partition whose leader changed (in the event's
+        requests)."""
+        broker_requests = out.requests
+        results, changed = await self.elect(request, out)
         for tp in changed:
             broker_requests.add_leader_and_isr(self.elections.replicas(tp), tp)
             broker_requests.add_update_metadata([tp])
         return results
 
-    async def elect(self, request: ElectLeaders) -> tuple[list[ElectionResult], list[TopicPartition]]:
+    async def elect(
+        self, request: ElectLeaders, out: EventOutputs
+    ) -> tuple[list[ElectionResult], list[TopicPartition]]:
         """The per-partition results and the partitions whose leader changed. The states of the
         partitions that may need an election are read from ZooKeeper first, as Kafka's partition
         state machine reads them: the brokers change ISRs there and tell the controller later
@@ -140,7 +142,7 @@ class LeaderElections:
             else:
                 answers[tp] = code
         decide = preferred_election if kind is ElectionType.PREFERRED else unclean_election
-        changed = await self.elections.elect(tried, decide) if tried else []
+        changed = await self.elections.elect(tried, decide, out) if tried else []
         done = set(changed)
         failed = (
             PREFERRED_LEADER_NOT_AVAILABLE

@@ -3,7 +3,7 @@ and the Kafka listener), Kafka's legacy ``/admin/preferred_replica_election`` zn
 leader rebalance (Kafka's ``auto.leader.rebalance.enable``).
 
 All three run the same elections (:class:`~reassignd.controller.leadership.elect_leaders.LeaderElections`:
-fenced state writes at the known partition epoch through the writer, then the new states to the
+fenced state writes at the known partition epoch, steps of the event's outputs, then the new states to the
 replicas in the event's control batch), so they answer and fail the same way. Kafka's rule holds:
 only an ElectLeaders request may ask for an unclean election; the znode and the rebalance elect
 preferred replicas only.
@@ -27,13 +27,13 @@ from reassignd.controller.leadership.elect_leaders import (
 )
 from reassignd.controller.leadership.leader_balance import Leadership, RebalancePlan, plan_rebalance
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext
+from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.writes import Refused
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.errors import BadVersionError, MultiFailedError, NoNodeError
+from reassignd.zk.errors import BadVersionError, NoNodeError
 from reassignd.zk.values import Delete, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -49,13 +49,11 @@ class PreferredLeaders:
         self,
         shared: Shared,
         ctx: ControllerContext,
-        writer: ZkWriter,
         elections: PartitionStateMachine,
         watch_znode: Callable[[], WatchCallback | None],
     ) -> None:
         self.shared = shared
         self.ctx = ctx
-        self.writer = writer
         self.leaders = LeaderElections(ctx, elections)
         self._watch_znode = watch_znode
 
@@ -67,18 +65,16 @@ class PreferredLeaders:
 
     # --- ElectLeaders --------------------------------------------------------------------------------
 
-    async def on_request(
-        self, request: ElectLeaders, broker_requests: BrokerRequestBatch
-    ) -> list[ElectionResult]:
+    async def on_request(self, request: ElectLeaders, out: EventOutputs) -> list[ElectionResult]:
         """ElectLeaders from a client: preferred or unclean, named partitions or all."""
-        results = await self.leaders.handle(request, broker_requests)
+        results = await self.leaders.handle(request, out)
         if request.election_type is ElectionType.PREFERRED:
             self._count("request", results)
         return results
 
     # --- /admin/preferred_replica_election -----------------------------------------------------------
 
-    async def on_znode(self, broker_requests: BrokerRequestBatch) -> None:
+    async def on_znode(self, out: EventOutputs) -> None:
         """Kafka's ZooKeeper-triggered preferred-replica election: elect the preferred replica of
         every partition the znode names, then delete the znode (fenced, at the version read), as
         Kafka's controller does; an undecodable znode is reported and deleted. The watch is armed
@@ -91,24 +87,22 @@ class PreferredLeaders:
             named = admin_codec.decode_preferred_replica_election(znode.data)
         except codec.CodecError as e:
             self.shared.report(path, f"{e.reason}; the znode is deleted", "preferred_replica_election")
-            await self._delete(znode.stat.version)
+            await self._delete(znode.stat.version, out)
             return
-        results = await self.leaders.handle(ElectLeaders(ElectionType.PREFERRED, named), broker_requests)
+        results = await self.leaders.handle(ElectLeaders(ElectionType.PREFERRED, named), out)
         self._count("znode", results)
         self._log_results(path, results)
-        await self._delete(znode.stat.version)
+        await self._delete(znode.stat.version, out)
 
-    async def _delete(self, version: int) -> None:
+    async def _delete(self, version: int, out: EventOutputs) -> None:
         """Delete the znode as read; one written again meanwhile (BadVersion) is left for the data
         watch its write fired, one already gone is fine. Then an exists watch for the next one."""
         path = paths.PREFERRED_REPLICA_ELECTION
-        try:
-            await self.writer.fenced([Delete(path, version)])
-        except MultiFailedError as e:
-            if isinstance(e.cause, BadVersionError):
+        match await out.write([Delete(path, version)], expect=(BadVersionError, NoNodeError)):
+            case Refused(error=BadVersionError()):
                 log.info("%s was written again while its election ran: it is read again", path)
-            elif not isinstance(e.cause, NoNodeError):
-                raise
+            case _:  # deleted, or gone already
+                pass
         await self.shared.zk.exists(path, watch=self._watch_znode())
 
     @staticmethod
@@ -154,7 +148,7 @@ class PreferredLeaders:
             deleting=ctx.topics_to_delete,
         )
 
-    async def rebalance(self, broker_requests: BrokerRequestBatch) -> RebalancePlan:
+    async def rebalance(self, out: EventOutputs) -> RebalancePlan:
         """Kafka's checkAndTriggerAutoLeaderRebalance: preferred-replica elections for the
         partitions of every broker above the imbalance threshold that can take them."""
         plan = self.plan()
@@ -176,9 +170,7 @@ class PreferredLeaders:
             len(plan.skipped),
         )
         if plan.elections:
-            results = await self.leaders.handle(
-                ElectLeaders(ElectionType.PREFERRED, plan.elections), broker_requests
-            )
+            results = await self.leaders.handle(ElectLeaders(ElectionType.PREFERRED, plan.elections), out)
             elected = self._count("auto", results)
             if elected < len(plan.elections):
                 failed = [

@@ -21,10 +21,11 @@ from reassignd.controller.model.admin_requests import (
     ResourceType,
 )
 from reassignd.controller.model.config_rules import plan_alteration
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.replication.writes import Refused
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError
+from reassignd.zk.errors import BadVersionError, NodeExistsError
 from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -58,18 +59,19 @@ class ConfigWrites:
     """IncrementalAlterConfigs on the active controller: one fenced multi per resource (config
     znode and change notification), re-read and merged again when it changed meanwhile."""
 
-    def __init__(self, zk: ZkClient, writer: ZkWriter, topic_exists: Callable[[str], bool]) -> None:
+    def __init__(self, zk: ZkClient, topic_exists: Callable[[str], bool]) -> None:
         self.zk = zk
-        self.writer = writer
         self.topic_exists = topic_exists
 
-    async def alter(self, request: AlterConfigs) -> tuple[ConfigResult, ...]:
+    async def alter(self, request: AlterConfigs, out: EventOutputs) -> tuple[ConfigResult, ...]:
         results = []
         for alteration in request.resources:
-            results.append(await self._alter_one(alteration, request.validate_only))
+            results.append(await self._alter_one(alteration, request.validate_only, out))
         return tuple(results)
 
-    async def _alter_one(self, alteration: ResourceAlteration, validate_only: bool) -> ConfigResult:
+    async def _alter_one(
+        self, alteration: ResourceAlteration, validate_only: bool, out: EventOutputs
+    ) -> ConfigResult:
         resource = alteration.resource
         if resource.type is ResourceType.TOPIC and not self.topic_exists(resource.name):
             return ConfigResult(
@@ -92,14 +94,12 @@ class ConfigWrites:
                 return ConfigResult(resource)
             data = admin_codec.encode_entity_config(planned)
             write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
-            try:
-                await self.writer.fenced(
-                    [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)]
-                )
-            except MultiFailedError as e:
-                if not isinstance(e.cause, BadVersionError | NodeExistsError):
-                    raise
-                continue
+            written = await out.write(
+                [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)],
+                expect=(BadVersionError, NodeExistsError),
+            )
+            if isinstance(written, Refused):
+                continue  # changed (or created) meanwhile: read again
             log.info(
                 "configs of %s changed: %s",
                 paths.entity_path(path),

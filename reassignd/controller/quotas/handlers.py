@@ -6,40 +6,93 @@ changes in the same notifications trigger the elections they may now allow.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from reassignd.controller.instance.events import QuotaConfigChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterQuotas, QuotaAlterationResult
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.writer import ZkWriter
+from reassignd.controller.replication.writes import Refused
 from reassignd.errors import NotController, ReassigndError
 from reassignd.quotas.config_changes import ConfigChangeReader, reread_quota_entities
-from reassignd.quotas.config_store import alter_quota, load_quota_configs
+from reassignd.quotas.config_store import (
+    ALTER_ATTEMPTS,
+    QUOTA_KEY,
+    kept_changing,
+    load_quota_configs,
+    quota_ops,
+    quota_path,
+)
 from reassignd.quotas.entities import ConfigKey
 from reassignd.quotas.manager import QuotaManager
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.zk import paths
-from reassignd.zk.values import WatchCallback
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import BadVersionError, NodeExistsError, NoNodeError
+from reassignd.zk.values import Create, Delete, WatchCallback
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _EventChangeWrites:
+    """The config change reader's writes in one event: steps of its outputs."""
+
+    out: EventOutputs
+
+    async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
+        return await self.out.children(path, watch)
+
+    async def delete(self, path: str) -> None:
+        await self.out.write([Delete(path)], expect=(NoNodeError,))  # gone already: fine
+
+
+async def _alter_quota(
+    zk: ZkClient, out: EventOutputs, user: str | None, client_id: str | None, value: float | None
+) -> str:
+    """``config_store.alter_quota`` as write steps of the event: the entity's config map and its
+    change notification in one multi; read again when it changed meanwhile, its missing parents
+    created first. Returns the notification's path."""
+    path = quota_path(user, client_id, value, QUOTA_KEY)
+    for _ in range(ALTER_ATTEMPTS):
+        znode = await zk.get_or_none(path)
+        ops = quota_ops(path, znode, value, QUOTA_KEY)
+        written = await out.write(ops, expect=(BadVersionError, NodeExistsError, NoNodeError))
+        match written:
+            case Refused(index=index, error=NoNodeError()) if index == 1 or isinstance(ops[0], Create):
+                await _ensure_parents(zk, out, paths.parent(ops[index].path))  # a missing parent
+                continue
+            case Refused():
+                continue  # written or deleted meanwhile: read again
+        created = written.results[1]
+        assert isinstance(created, str)
+        return created
+    raise kept_changing(path)
+
+
+async def _ensure_parents(zk: ZkClient, out: EventOutputs, path: str) -> None:
+    """``path`` and every missing znode above it (null data), one write step each."""
+    parts = path.strip("/").split("/")
+    for depth in range(1, len(parts) + 1):
+        prefix = "/" + "/".join(parts[:depth])
+        if await zk.exists(prefix) is None:
+            await out.write([Create(prefix)], expect=(NodeExistsError,))  # created meanwhile: fine
 
 
 class QuotaEvents:
     def __init__(
         self,
         shared: Shared,
-        writer: ZkWriter,
         elections: PartitionStateMachine,
         quotas: QuotaManager,
         quota_metrics: QuotaMetrics,
     ) -> None:
         self.shared = shared
-        self.writer = writer
         self.elections = elections
         self.quotas = quotas
         self.quota_metrics = quota_metrics
-        self._changes = ConfigChangeReader(shared.report, fence=writer.fence, children=writer.children)
+        self._changes = ConfigChangeReader(shared.report)
         self._configs: dict[ConfigKey, float] = {}
 
     def _watch(self) -> WatchCallback | None:
@@ -48,16 +101,19 @@ class QuotaEvents:
     def update_metrics(self) -> None:
         self.quota_metrics.update(self.quotas.snapshot(self.shared.clock()))
 
-    async def load(self) -> None:
+    def _writes(self, out: EventOutputs) -> _EventChangeWrites:
+        return _EventChangeWrites(out)
+
+    async def load(self, out: EventOutputs) -> None:
         zk = self.shared.zk
-        await self._changes.skip_existing(zk, self.shared.wall_clock(), self._watch())
+        await self._changes.skip_existing(zk, self.shared.wall_clock(), self._watch(), self._writes(out))
         self._configs = await load_quota_configs(zk, self.shared.report)
         self.quotas.set_quotas(self._configs)
         self.update_metrics()
 
     async def on_config_changed(self, out: EventOutputs) -> None:
         zk = self.shared.zk
-        changes = await self._changes.read(zk, self.shared.wall_clock(), self._watch())
+        changes = await self._changes.read(zk, self.shared.wall_clock(), self._watch(), self._writes(out))
         if changes.quota_entities:
             self._configs = await reread_quota_entities(zk, changes, self._configs, self.shared.report)
             self.quotas.set_quotas(self._configs)
@@ -72,12 +128,8 @@ class QuotaEvents:
         results = []
         for entry in request.entries:
             try:
-                await alter_quota(
-                    self.shared.zk,
-                    entry.user,
-                    entry.client_id,
-                    entry.controller_mutation_rate,
-                    fence=self.writer.fence,
+                await _alter_quota(
+                    self.shared.zk, out, entry.user, entry.client_id, entry.controller_mutation_rate
                 )
                 results.append(QuotaAlterationResult(entry.user, entry.client_id))
             except NotController:

@@ -65,7 +65,7 @@ def _result_order(request: AlterReassignments) -> list[TopicPartition]:
 class Intake:
     # called with the partitions an API request cancels, before their topic znodes are written
     # (the batch executor journals the moves it runs there first; set by active.build)
-    before_api_cancel: Callable[[Collection[TopicPartition]], Awaitable[None]] | None = None
+    before_api_cancel: Callable[[Collection[TopicPartition], EventOutputs], Awaitable[None]] | None = None
 
     def __init__(
         self,
@@ -212,7 +212,7 @@ class Intake:
             del updates[tp]
         if self.before_api_cancel is not None:
             await self.before_api_cancel(
-                [tp for tp, target in targets.items() if target is None and tp in updates]
+                [tp for tp, target in targets.items() if target is None and tp in updates], out
             )
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates, out)
         for tp, reason in (await self.reassigner.reassign(updates, Source.API, self.now_ms(), out)).items():

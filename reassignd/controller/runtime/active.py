@@ -114,7 +114,16 @@ def build(
     topics = TopicMutations(zk, ctx, shared.records, quota_manager, shared.clock, refuse=shared.refuse)
     deleter = TopicDeleter(zk, ctx, shared.records)
     runner = BatchRunner(
-        zk, ctx, writer, reassigner, intake, settings, report, shared.wall_ms, metrics=shared.metrics
+        zk,
+        ctx,
+        shared.records,
+        reassigner,
+        intake,
+        settings,
+        report,
+        shared.wall_ms,
+        refuse=shared.refuse,
+        metrics=shared.metrics,
     )
     intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
@@ -123,7 +132,6 @@ def build(
     leaders = PreferredLeaders(
         shared,
         ctx,
-        writer,
         elections,
         lambda: watch(paths.PREFERRED_REPLICA_ELECTION, PreferredReplicaElection()),
     )
@@ -138,12 +146,12 @@ def build(
         deleter=deleter,
         elections=elections,
         leaders=leaders,
-        demotions=Demotions(shared, ctx, writer, reassigner, leaders.leaders),
+        demotions=Demotions(shared, ctx, reassigner, leaders.leaders),
         finisher=finisher,
         brokers=BrokerEvents(shared, ctx, elections, reassigner, deleter),
         topic_events=TopicEvents(shared, ctx, elections, reassigner),
-        quotas=QuotaEvents(shared, writer, elections, quota_manager, quota_metrics),
+        quotas=QuotaEvents(shared, elections, quota_manager, quota_metrics),
         controller_id=settings.controller_id,
         wire=wire,
-        healing=SelfHealing(shared, ctx, writer, runner, place),
+        healing=SelfHealing(shared, ctx, runner, place),
     )

@@ -110,7 +110,7 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
         case AgentsSampled(sample=sample):
             if sample.epoch == parts.ctx.epoch:  # taken against this term's snapshot
                 parts.healing.sampled(sample.sizes)
-                await parts.runner.adapt(sample)
+                await parts.runner.adapt(sample, out)
                 # what raised caps allow starts now
                 await parts.finisher.after_reassignments(out)
         case SelfHealingTick():
@@ -150,11 +150,11 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             out.answer(quotas_reply, await parts.quotas.alter(alter, out))
         case AlterConfigsRequested(request=alter_configs, reply=configs_reply):
             topic_exists = parts.ctx.assignments.__contains__
-            altered = await ConfigWrites(shared.zk, parts.writer, topic_exists).alter(alter_configs)
+            altered = await ConfigWrites(shared.zk, topic_exists).alter(alter_configs, out)
             await parts.quotas.on_config_changed(out)  # apply them now (e.g. unclean elections)
             out.answer(configs_reply, altered)
         case ElectLeadersRequested(request=elect, reply=elect_reply):
-            out.answer(elect_reply, await parts.leaders.on_request(elect, out.requests))
+            out.answer(elect_reply, await parts.leaders.on_request(elect, out))
         case DemotionRequested(broker_id=broker_id, promote=promote, reply=demotion_reply):
             demotions = parts.demotions
             change = demotions.promote if promote else demotions.demote
@@ -162,10 +162,10 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             await parts.finisher.after_reassignments(out)
             out.answer(demotion_reply, demoted)
         case PreferredReplicaElection():
-            await parts.leaders.on_znode(out.requests)
+            await parts.leaders.on_znode(out)
         case AutoLeaderRebalanceTick():
             if rebalance.take():
-                await parts.leaders.rebalance(out.requests)
+                await parts.leaders.rebalance(out)
         case BatchSubmitRequested(spec=spec, reply=submit_reply, sizes=sizes):
             submitted = await parts.runner.submit(spec, out, sizes)
             await parts.finisher.after_reassignments(out)

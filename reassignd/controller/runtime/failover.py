@@ -131,8 +131,8 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     broker_requests.add_full_update_metadata()
     phase("online")
     await skippable(shared, "the topic deletions", lambda: parts.topic_events.load_topic_deletions(out))
-    await skippable(shared, "the client quotas", parts.quotas.load)
-    await skippable(shared, "the demotion records", parts.demotions.load)
+    await skippable(shared, "the client quotas", lambda: parts.quotas.load(out))
+    await skippable(shared, "the demotion records", lambda: parts.demotions.load(out))
     # resume reassignments: the cancel znode and the legacy znode first (it takes precedence, as
     # in Kafka), then pending KIP-236 requests in order, then every other partition with
     # non-empty AR/RR; each intake a step of its own (the poison guard)
@@ -158,13 +158,13 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
             lambda: parts.reassigner.resume(sorted(requested), out),
         )
         await skippable(shared, "the batch journals", lambda: parts.runner.load(out))
-        await skippable(shared, "the self-healing records", parts.healing.load)
+        await skippable(shared, "the self-healing records", lambda: parts.healing.load(out))
         await skippable(shared, "self-healing", lambda: parts.healing.evaluate(out))
     finally:
         parts.reassigner.states_read_since = None
     phase("reassignments")
     # Kafka's pending ZooKeeper-triggered preferred-replica elections (the znode's watch armed)
-    await skippable(shared, paths.PREFERRED_REPLICA_ELECTION, lambda: parts.leaders.on_znode(broker_requests))
+    await skippable(shared, paths.PREFERRED_REPLICA_ELECTION, lambda: parts.leaders.on_znode(out))
     await skippable(shared, "the end of the load", lambda: parts.finisher.after_reassignments(out))
     await skippable(shared, "the topic deletions in progress", lambda: parts.finisher.resume_deletions(out))
     apply(shared, out)  # the load's requests go out (whatever a skipped step left in them too)

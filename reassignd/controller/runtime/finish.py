@@ -48,7 +48,7 @@ class Finisher:
         # what the runner's moves ended just now (a revert, a reorder completed at once) is this
         # event's too
         await self._elect_leaderless(out, seen)
-        await self.runner.throttles()
+        await self.runner.throttles(out)
         completed, _ = out.take_completed()
         await self.sequenced.after_completions(completed, out)
         await self.intake.after_completions(completed, out)
