@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import re
+from pathlib import Path
 
 import pytest
 
+import reassignd
 from reassignd.controller.model.moves import (
     TRANSITIONS,
     IllegalMoveTransition,
@@ -66,3 +69,21 @@ def test_owner() -> None:
     assert move.owner == "api"  # found in ZooKeeper, claimed by no intake yet
     assert Move(("t", 0), (2,), (1,), source=Source.ZK).owner == "zk"
     assert Move(("t", 0), (2,), (1,), source=Source.BATCH, batch="b1").owner == "batch:b1"
+
+
+def test_one_move_type() -> None:
+    """The acceptance grep: in the controller and the executor it drives, one record type says a
+    partition is moving (``Move``); the executor's plan entry is a BatchMove, a name of its own,
+    and no other part declares a move record."""
+    root = Path(reassignd.__file__).parent
+    declared = sorted(
+        f"{path.relative_to(root).as_posix()}:{match.group(1)}"
+        for part in ("controller", "executor")
+        for path in (root / part).rglob("*.py")
+        for match in re.finditer(r"^class (Move|\w*Move)\b", path.read_text(), re.M)
+    )
+    assert declared == [
+        "controller/model/moves.py:Move",
+        "executor/model.py:BatchMove",
+        "executor/progress.py:RunningMove",  # a batch move's progress, as the batch answer shows it
+    ]
