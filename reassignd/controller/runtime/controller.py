@@ -53,6 +53,7 @@ from reassignd.controller.runtime.coalesce import coalesce
 from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.runtime.failures import Failure
 from reassignd.controller.runtime.publisher import Publisher
+from reassignd.controller.runtime.stall_watch import StallMetrics, watch_stalls
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import EventRefused, NotController, ReassigndError
 from reassignd.quotas.metrics import QuotaMetrics
@@ -127,6 +128,7 @@ class Controller:
         self._unstable = False  # the last term ended on a failure within STABLE_TERM_S
         self._hold_until: float | None = None  # no election attempt before this (backoff)
         self._leaving = False  # handed over for a stop: never run for election again
+        self.handling: str | None = None  # the event in hand (named in a stall's log line)
 
     # what the process and the benchmarks read
 
@@ -153,12 +155,22 @@ class Controller:
         self.shared.zk.on_session_state(self._on_session_state)
         await self.channel.start()
         queue.put(Startup())
+        stalls = asyncio.create_task(
+            watch_stalls(
+                StallMetrics(self.metrics.loop_stall_ms, self.metrics.loop_stall_worst_ms),
+                lambda: self.handling,
+            ),
+            name="controller-stall-watch",
+        )
         try:
             while True:
                 event, queue_time_ms = await queue.get()
                 self.metrics.event_queue_time_ms.observe(queue_time_ms)
                 await self._process(coalesce(event, queue))
         finally:
+            stalls.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stalls
             if self._reelect_timer is not None:
                 self._reelect_timer.cancel()
             if self._executor_timer is not None:
@@ -183,6 +195,7 @@ class Controller:
           is refused and reported, and the instance stays active; it reloads the cluster from
           ZooKeeper under the same epoch, so memory holds nothing of the half-done event."""
         started = self.shared.clock()
+        self.handling = event_name(event)
         try:
             await self._handle(event)
         except NotController as e:  # a fencing check failed (never an answer inside the loop)
@@ -197,6 +210,7 @@ class Controller:
             else:
                 await self._give_up(event, e, failure)
         finally:
+            self.handling = None
             took_ms = (self.shared.clock() - started) * 1000
             self.metrics.event_time_ms.labels(event_name(event)).observe(took_ms)
             self._publish()
