@@ -73,6 +73,7 @@ class Figures:
     move_cpu_s: float  # the controller's CPU, request -> every move complete
     move_s: float
     moved: int
+    stalls_ms: dict[str, float]  # the worst loop stall by the event in hand (/metrics)
 
 
 def session(connect: str) -> ZkClient:
@@ -98,6 +99,18 @@ async def handled(http: aiohttp.ClientSession, url: str, kind: str) -> tuple[flo
     """How many events of ``kind`` the controller handled, and in how many ms (its /metrics)."""
     async with http.get(url + "/metrics") as resp:
         return event_times(await resp.text()).get(kind, (0.0, 0.0))
+
+
+async def worst_stalls(http: aiohttp.ClientSession, url: str) -> dict[str, float]:
+    """The worst event-loop stall by the event in hand (``none``: between events), from /metrics."""
+    head = 'reassignd_controller_loop_stall_worst_ms{during="'
+    async with http.get(url + "/metrics") as resp:
+        text = await resp.text()
+    return {
+        line[len(head) :].split('"')[0]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(head)
+    }
 
 
 async def leaders(zk: ZkClient, state_paths: list[str]) -> list[int]:
@@ -237,6 +250,7 @@ async def one_size(server: LocalZooKeeper, n: int) -> Figures:
                 if leader == FAILING
             ]
             failure_s, failure_ms = await broker_failure(zk, brokers.pop(FAILING), http, url, led)
+            stalls = await worst_stalls(http, url)
     finally:
         if controller is not None:
             controller.terminate()
@@ -244,7 +258,7 @@ async def one_size(server: LocalZooKeeper, n: int) -> Figures:
         for client in brokers.values():
             await client.close()
         await zk.close()
-    return Figures(n, raw, failover, rss, failure_s, failure_ms, cpu, wall, moved)
+    return Figures(n, raw, failover, rss, failure_s, failure_ms, cpu, wall, moved, stalls)
 
 
 def exponent(xs: list[float], ys: list[float]) -> float:
@@ -273,6 +287,10 @@ def report(rows: list[Figures]) -> None:
             f"RSS {1024 * 1024 * r.rss_mib / n:,.0f} B, failure {1e6 * r.failure_s / n:.2f} µs, "
             f"move {1e6 * r.move_cpu_s / r.moved:.0f} µs CPU per partition moved"
         )
+    print("\nworst event-loop stall, ms, by the event in hand (goal: ≤ 100 ms for every event and answer):")
+    for r in rows:
+        worst = sorted(r.stalls_ms.items(), key=lambda item: -item[1])[:5]
+        print(f"{r.partitions:>10,}: " + ", ".join(f"{during} {ms:,.0f}" for during, ms in worst))
     if len(rows) < 2:
         return
     xs = [float(r.partitions) for r in rows]

@@ -1,4 +1,4 @@
-"""The one bounded-concurrency primitive: ``for_each`` runs ``work(item)`` for every item with at
+"""The bounded-concurrency primitives: ``for_each`` runs ``work(item)`` for every item with at
 most ``window`` in flight. Used wherever many requests go out at once: the ZooKeeper client's
 pipelined reads, writes and deletes, the controller's reads and fenced writes of one event, the
 feeder's reads of the controller's topics.
@@ -13,17 +13,63 @@ The first failure stops it: no new item starts, and then either
 and once every worker has stopped, the failure is raised as itself (with ``prefer``, a failure of
 that type rather than another that came first: a failed fencing check outranks what it caused).
 No work outlives the call; cancelling the caller cancels the items in flight.
+
+``pace()`` bounds how long the loop is held by many tasks at once: when hundreds of workers'
+replies arrive in one read, asyncio runs every continuation in one iteration of the loop, and
+each continuation's own work (a chunk's commit: 100 partitions) adds up to seconds with no timer
+or socket served. A worker awaits ``pace()`` before such work: once the current iteration has run
+``PACE_BUDGET_S``, it yields, and the rest go on in later iterations, with I/O and timers served
+between them. Order within one task is kept; what several tasks do is unchanged, only spread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sized
 from typing import TypeVar
 
 T = TypeVar("T")
 
 _END = object()
+
+PACE_BUDGET_S = 0.01  # work of many tasks in one loop iteration before the rest yield
+
+
+class _Pace:
+    """One loop's pacing: ``mark`` is when the current stretch of work began (reset by a
+    callback at the start of the next iteration once someone had to yield)."""
+
+    __slots__ = ("loop", "mark", "reset_pending")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.mark = time.perf_counter()
+        self.reset_pending = False
+
+    def reset(self) -> None:
+        self.mark = time.perf_counter()
+        self.reset_pending = False
+
+    async def wait(self, budget_s: float) -> None:
+        while time.perf_counter() - self.mark > budget_s:
+            if not self.reset_pending:
+                self.reset_pending = True
+                self.loop.call_soon(self.reset)  # runs first in the next iteration
+            await asyncio.sleep(0)
+
+
+_paces: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pace] = weakref.WeakKeyDictionary()
+
+
+async def pace(budget_s: float = PACE_BUDGET_S) -> None:
+    """Yield to the loop if this stretch of work (across tasks) has run ``budget_s`` already."""
+    loop = asyncio.get_running_loop()
+    state = _paces.get(loop)
+    if state is None:
+        state = _paces[loop] = _Pace(loop)
+    await state.wait(budget_s)
 
 
 async def for_each(

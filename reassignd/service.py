@@ -86,7 +86,7 @@ async def hand_over(controller: Controller, timeout_s: float) -> None:
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
     await zk.start()
-    controller = Controller(settings, zk, place_lost_replicas=evacuate)
+    controller = Controller(settings, zk, place_lost_replicas=evacuate, freeze_gc=True)
     sink = kafka_sink(settings, controller)
     batch_statuses = BatchStatusCache()  # filled by the progress reporter, read by /metrics
     server = HttpServer(

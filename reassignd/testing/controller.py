@@ -49,6 +49,7 @@ async def in_process_controller(
     http: bool = True,
     session_timeout_s: float = 6.0,
     request_timeout_s: float = 10.0,
+    freeze_gc: bool = False,
     **settings: Any,
 ) -> AsyncIterator[InProcessController]:
     """Start a controller on ``zk_connect`` (other ``ControllerSettings`` fields as keywords);
@@ -68,7 +69,7 @@ async def in_process_controller(
     server: HttpServer | None = None
     task: asyncio.Task[None] | None = None
     try:
-        controller = Controller(config, zk, place_lost_replicas=evacuate)
+        controller = Controller(config, zk, place_lost_replicas=evacuate, freeze_gc=freeze_gc)
         if http:
             server = HttpServer(build_app(controller.api, config, records=controller.records), "127.0.0.1", 0)
             controller.http_url = await server.start()

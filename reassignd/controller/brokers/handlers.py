@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterable
 
+from reassignd.concurrency import pace
 from reassignd.contracts.records import BrokerLost, BrokerRegistered
 from reassignd.controller.instance.events import BrokerModified, BrokersChanged
 from reassignd.controller.instance.shared import Shared
@@ -20,6 +21,8 @@ from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 
 log = logging.getLogger(__name__)
+
+_SLICE = 500  # partitions between two looks at the loop's pace
 
 
 def _after_failure(
@@ -150,19 +153,25 @@ class BrokerEvents:
         # decided from ZooKeeper, not the cache: a leader's agent may have added a dead broker to
         # an ISR that the controller has not read yet (Kafka reads them too)
         states, _ = await loader.read_states(self.shared.zk, hosted, self.shared.report)
-        for tp, fresh in states.items():
+        for i, (tp, fresh) in enumerate(states.items()):
+            if i % _SLICE == 0:
+                await pace()  # thousands of partitions: the loop is not held meanwhile
             ctx.set_state(tp, fresh)
-        affected = [
-            tp
-            for tp in hosted
-            if (li := ctx.states.get(tp)) is not None
-            and (li.state.leader in dead or not dead.isdisjoint(li.state.isr))
-        ]
+        affected = []
+        for i, tp in enumerate(hosted):
+            if i % _SLICE == 0:
+                await pace()
+            li = ctx.states.get(tp)
+            if li is not None and (li.state.leader in dead or not dead.isdisjoint(li.state.isr)):
+                affected.append(tp)
         changed = await self.elections.elect(affected, _after_failure, out)
         broker_requests = self.elections.broker_requests()
-        for tp in changed:
+        for i, tp in enumerate(changed):
+            if i % _SLICE == 0:
+                await pace()
             broker_requests.add_leader_and_isr(self.elections.replicas(tp), tp)
         broker_requests.add_update_metadata(changed)
+        await broker_requests.prepare()  # the states encoded in slices before the batch is built
         out.add(broker_requests)
 
     async def on_broker_startup(self, started: Collection[int], out: EventOutputs) -> None:

@@ -34,6 +34,20 @@ class ControllerMetrics:
             buckets=_MS_BUCKETS,
             registry=r,
         )
+        self.loop_stall_ms = Histogram(
+            "reassignd_controller_loop_stall_ms",
+            "Times the process's event loop was held (no task could run), in ms: an event or an "
+            "answer that ran too long without yielding",
+            buckets=_MS_BUCKETS,
+            registry=r,
+        )
+        self.loop_stall_worst_ms = Gauge(
+            "reassignd_controller_loop_stall_worst_ms",
+            "The longest the process's event loop was held since it started, in ms, by the event "
+            "in hand (none: between events, an answer or I/O)",
+            ["during"],
+            registry=r,
+        )
         self.active = Gauge(
             "reassignd_controller_active",
             "1 while this instance is the active controller (ActiveControllerCount)",

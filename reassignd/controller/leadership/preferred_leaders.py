@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from reassignd.concurrency import pace
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.elect_leaders import (
     ELECTION_NOT_NEEDED,
@@ -129,10 +130,11 @@ class PreferredLeaders:
 
     # --- the auto leader rebalance -----------------------------------------------------------------
 
-    def plan(self) -> RebalancePlan:
+    async def plan(self) -> RebalancePlan:
         ctx = self.ctx
         partitions: dict[TopicPartition, Leadership] = {}
         for topic, assignments in ctx.assignments.items():
+            await pace()  # every partition is read: a topic at a time
             for p, a in assignments.items():
                 li = ctx.states.get((topic, p))
                 partitions[(topic, p)] = (
@@ -151,7 +153,7 @@ class PreferredLeaders:
     async def rebalance(self, out: EventOutputs) -> RebalancePlan:
         """Kafka's checkAndTriggerAutoLeaderRebalance: preferred-replica elections for the
         partitions of every broker above the imbalance threshold that can take them."""
-        plan = self.plan()
+        plan = await self.plan()
         self.shared.metrics.leader_imbalanced_brokers.set(len(plan.over_threshold))
         if not plan.over_threshold:
             log.debug("auto leader rebalance: no broker above the imbalance threshold")

@@ -170,6 +170,18 @@ class BrokerRequestBatch:
         if targets:
             self._update_metadata.append((None, targets))
 
+    async def prepare(self) -> None:
+        """Encode, in slices that yield to the loop, the states this batch names (``build``
+        then finds them encoded: a broker failure names tens of thousands)."""
+        self._wire.refresh()
+        named: set[TopicPartition] = set()
+        for parts in self._leader_and_isr.values():
+            named.update(parts)
+        for tps, _ in self._update_metadata:
+            if tps is not None:
+                named.update(tps)
+        await self._wire.encode_all(named)
+
     def add_stop_replica(self, broker: int, tp: TopicPartition, *, delete: bool) -> None:
         if broker in self._ctx.brokers:
             previous = self._stop_replica[broker].get(tp, False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from reassignd.concurrency import pace
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import LeaderIsr
 from reassignd.controller.replication.pipeline import for_each
@@ -170,7 +171,9 @@ async def _read_slice(
     states: dict[TopicPartition, LeaderIsr] = {}
     malformed: set[TopicPartition] = set()
     decode = codec.decode_partition_state
-    for tp, path, znode in zip(partitions, state_paths, znodes, strict=True):
+    for i, (tp, path, znode) in enumerate(zip(partitions, state_paths, znodes, strict=True)):
+        if i % 1000 == 999:
+            await pace()
         if znode is None:
             continue
         try:  # decode_state, inlined: this loop runs once per partition at failover

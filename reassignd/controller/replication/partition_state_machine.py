@@ -12,6 +12,7 @@ import collections
 import logging
 from collections.abc import Callable, Collection, Iterable
 
+from reassignd.concurrency import pace
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.replication.broker_requests import BrokerRequestBatch
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
@@ -105,12 +106,13 @@ class PartitionStateMachine:
         the topics of partitions that no clean election can help; each one is logged and counted."""
         ctx = self.ctx
         live = ctx.live_broker_ids
-        needy = {
-            tp[0]
-            for tp in tps
-            if (li := ctx.states.get(tp)) is not None
-            and needs_unclean_election(self.replicas(tp), li.state, live)
-        }
+        needy: set[str] = set()
+        for i, tp in enumerate(tps):
+            if i % 500 == 0:
+                await pace()  # thousands of partitions: the loop is not held meanwhile
+            li = ctx.states.get(tp)
+            if li is not None and needs_unclean_election(self.replicas(tp), li.state, live):
+                needy.add(tp[0])
         configs = (
             await read_topic_configs(self.shared.zk, needy, self.shared.report) if needy else TopicConfigs()
         )

@@ -11,6 +11,9 @@ the context's marks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from reassignd.concurrency import pace
 from reassignd.control.protocol import WirePartitionState, encode_state
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
@@ -65,6 +68,15 @@ class WireStates:
         if found is None:
             found = self._encode(tp)
         return found
+
+    async def encode_all(self, tps: Iterable[TopicPartition]) -> None:
+        """Encode those of ``tps`` not encoded yet, yielding to the loop between slices."""
+        encoded, encode = self._encoded, self._encode
+        for i, tp in enumerate(tps):
+            if i % 500 == 0:
+                await pace()
+            if tp not in encoded:
+                encode(tp)
 
     def new(self, tp: TopicPartition) -> bytes | None:
         """The partition's state marked new (built now, not kept)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 
+from reassignd.concurrency import pace
 from reassignd.controller.replication import loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 # Partition states per fenced multi in update_states: about 15 KiB of requests, far below the
 # packet limit (so fenced_multi never splits one), and one transaction instead of a hundred.
 _STATES_PER_MULTI = 100
+_DECIDE_SLICE = 500  # decisions between two looks at the loop's pace
 
 
 class ZkWriter:
@@ -83,6 +85,7 @@ class ZkWriter:
         conflicts: list[TopicPartition] = []
 
         async def write(chunk: list[tuple[TopicPartition, LeaderIsr, codec.PartitionState]]) -> None:
+            await pace()
             ops: list[Op] = [
                 SetData(paths.partition_state(*tp), codec.encode_partition_state(new), li.version)
                 for tp, li, new in chunk
@@ -99,6 +102,7 @@ class ZkWriter:
                 else:
                     await for_each([[item] for item in chunk], write)
                 return
+            await pace()  # hundreds of replies come in one read: their commits take turns
             for (tp, li, new), stat in zip(chunk, stats, strict=True):
                 assert isinstance(stat, Stat)
                 ctx.set_state(tp, LeaderIsr(new, stat.version))
@@ -108,7 +112,9 @@ class ZkWriter:
 
         for _attempt in range(5):
             writes = []
-            for tp in todo:
+            for i, tp in enumerate(todo):
+                if i % _DECIDE_SLICE == _DECIDE_SLICE - 1:
+                    await pace()
                 li = ctx.states[tp]
                 new = decide(tp, li)
                 if new is not None:

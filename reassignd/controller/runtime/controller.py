@@ -53,6 +53,7 @@ from reassignd.controller.runtime.coalesce import coalesce
 from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.runtime.failures import Failure
 from reassignd.controller.runtime.publisher import Publisher
+from reassignd.controller.runtime.stall_watch import StallMetrics, watch_stalls
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import EventRefused, NotController, ReassigndError
 from reassignd.quotas.metrics import QuotaMetrics
@@ -92,8 +93,11 @@ class Controller:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         place_lost_replicas: PlaceLostReplicas | None = None,
+        *,
+        freeze_gc: bool = False,
     ) -> None:
         self.settings = settings
+        self.freeze_gc = freeze_gc  # the process is ours alone: gc.freeze() what a load built
         self.place_lost_replicas = place_lost_replicas  # self-healing's placement (None: off)
         self.metrics = metrics or ControllerMetrics()
         self.http_url: str | None = None
@@ -127,6 +131,7 @@ class Controller:
         self._unstable = False  # the last term ended on a failure within STABLE_TERM_S
         self._hold_until: float | None = None  # no election attempt before this (backoff)
         self._leaving = False  # handed over for a stop: never run for election again
+        self.handling: str | None = None  # the event in hand (named in a stall's log line)
 
     # what the process and the benchmarks read
 
@@ -153,12 +158,22 @@ class Controller:
         self.shared.zk.on_session_state(self._on_session_state)
         await self.channel.start()
         queue.put(Startup())
+        stalls = asyncio.create_task(
+            watch_stalls(
+                StallMetrics(self.metrics.loop_stall_ms, self.metrics.loop_stall_worst_ms),
+                lambda: self.handling,
+            ),
+            name="controller-stall-watch",
+        )
         try:
             while True:
                 event, queue_time_ms = await queue.get()
                 self.metrics.event_queue_time_ms.observe(queue_time_ms)
                 await self._process(coalesce(event, queue))
         finally:
+            stalls.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stalls
             if self._reelect_timer is not None:
                 self._reelect_timer.cancel()
             if self._executor_timer is not None:
@@ -183,6 +198,7 @@ class Controller:
           is refused and reported, and the instance stays active; it reloads the cluster from
           ZooKeeper under the same epoch, so memory holds nothing of the half-done event."""
         started = self.shared.clock()
+        self.handling = event_name(event)
         try:
             await self._handle(event)
         except NotController as e:  # a fencing check failed (never an answer inside the loop)
@@ -199,10 +215,11 @@ class Controller:
         finally:
             took_ms = (self.shared.clock() - started) * 1000
             self.metrics.event_time_ms.labels(event_name(event)).observe(took_ms)
-            self._publish()
+            await self._publish()
             self._schedule_executor_tick()
             self._schedule_healing_tick()
             self._rebalance.schedule()  # planned only while active
+            self.handling = None
 
     async def _give_up(self, event: ControllerEvent, e: Exception, failure: Failure) -> None:
         """Resign: fenced (follow the winner), or the outcome of a write is unknown (give
@@ -258,8 +275,10 @@ class Controller:
         except Exception as reload_error:
             await self._give_up(event, reload_error, failures.classify(reload_error))
 
-    def _publish(self) -> None:
-        self.publisher.publish(self.parts, self._epoch_seen, self._active_controller, self.shared.problems)
+    async def _publish(self) -> None:
+        await self.publisher.publish(
+            self.parts, self._epoch_seen, self._active_controller, self.shared.problems
+        )
 
     def _schedule_executor_tick(self) -> None:
         """While some batch has work, an ExecutorTick every ``batch_tick_s``."""
@@ -444,14 +463,21 @@ class Controller:
         self.parts = active.build(self.shared, won, self.quota_metrics, self.place_lost_replicas)
         # Loading a large cluster allocates millions of long-lived objects; generational GC
         # passes over them again and again would dominate the failover. Pause it meanwhile.
+        # Once loaded, they live as long as the term: with ``freeze_gc`` they are moved out of
+        # the collector's reach (gc.freeze), so its full passes — seconds at 100k partitions, the
+        # loop held meanwhile — no longer walk them; a new load unfreezes the previous one's first.
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        if self.freeze_gc:
+            gc.unfreeze()
         try:
             await failover.load(self.shared, self.parts)
             self._loaded = True
             self._rebalance.start_term()
-            self._publish()
+            await self._publish()
         finally:
+            if self.freeze_gc:
+                gc.freeze()
             if gc_was_enabled:
                 gc.enable()
 
@@ -516,7 +542,7 @@ class Controller:
         if successor is None and not leaving:
             self._hold_until = None  # nobody else runs: this instance takes the role again
         await self._elect_or_follow()
-        self._publish()
+        await self._publish()
         return self._active_controller if successor is not None else None
 
     async def _await_successor(self, timeout_s: float) -> ActiveController | None:

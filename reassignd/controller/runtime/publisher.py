@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from reassignd.concurrency import pace
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.snapshot import (
     ActiveController,
@@ -49,7 +50,7 @@ class Publisher:
         self._partitions = self._reassigning = 0
         self.metrics.leader_imbalanced_brokers.set(0)  # the next term's first check sets it
 
-    def publish(
+    async def publish(
         self,
         parts: ActiveParts | None,
         epoch_seen: int,
@@ -69,6 +70,7 @@ class Publisher:
             if self._reassignment_views(ctx, ctx.dirty_topics):
                 self._published_reassignments = dict(self._reassignments)
             for topic in ctx.dirty_topics:
+                await pace()  # a topic's view at a time: no other event runs meanwhile
                 view = ctx.topic_view(topic)
                 old = self._topic_views.pop(topic, None) if view is None else self._topic_views.get(topic)
                 if old is not None:
