@@ -5,7 +5,9 @@ maybeExpandIsr / maybeShrinkIsr / isFollowerInSync) as one function of what the 
   position (its log end as of its latest fetch) must have reached the leader's high watermark and
   the offset at which this leader epoch started. Registering, being live, or the controller
   listing it as a replica never adds it; neither does what it fetched in an earlier epoch (the
-  shell resets that at each new leader epoch, as Kafka's makeLeader does).
+  shell resets that at each new leader epoch, as Kafka's makeLeader does). It must also be
+  caught up within the lag time, or the next review would drop it again (a stricter rule than
+  Kafka's, which may add such a follower and shrink it at its next check).
 - An ISR follower leaves when it has not been caught up to the leader's log end for more than
   ``replica.lag.time.max.ms``, fetching or not (or, a liberty of ours, as soon as its broker is known to be gone:
   the controller shrinks that ISR anyway, and a shrink is always safe).
@@ -86,7 +88,13 @@ def decide_isr(view: IsrView, now_s: float, lag_max_s: float) -> IsrChange | Non
         if b != view.leader and b not in keep and alive(b) and not out_of_sync(view, b, now_s, lag_max_s):
             keep.append(b)
     for b in view.replicas:
-        if b not in keep and b not in view.isr and alive(b) and in_sync_to_join(view, b):
+        if (
+            b not in keep
+            and b not in view.isr
+            and alive(b)
+            and in_sync_to_join(view, b)
+            and not out_of_sync(view, b, now_s, lag_max_s)
+        ):
             keep.append(b)
     if set(keep) == set(view.isr):
         return None

@@ -77,7 +77,8 @@ def test_the_isr_decision_keeps_kafkas_rules(view: IsrView) -> None:
         if b != view.leader:
             assert not lagging(view, b)  # a follower lagging longer than the lag time is out
     for b in view.replicas:  # and nothing eligible is left out
-        if b not in view.isr and (view.live is None or b in view.live) and may_join(view, b):
+        alive = view.live is None or b in view.live
+        if b not in view.isr and alive and may_join(view, b) and not lagging(view, b):
             assert b in isr
 
 
