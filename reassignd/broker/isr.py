@@ -1,7 +1,12 @@
 """ISR changes as the partition leader, the ZooKeeper part (Kafka before AlterPartition).
 
-Each change is a conditional setData of the partition state znode at the version the leader knows,
-keeping the partition's controller epoch. The changes of one review go as multis of up to
+Each change is a conditional setData of the partition state znode at the version the leader knows
+(from its last LeaderAndIsr or its own last write), keeping the partition's controller epoch. A
+version conflict is never overwritten: the znode is re-read; the leader's own write (its reply
+lost) counts as written; a state of a newer leader epoch is the controller's, and the leader
+changes nothing more in that ISR until the controller's LeaderAndIsr for it arrives (Kafka: a stale
+cached zkVersion skips updates until then); a state of the same leader epoch (not the
+controller's: it always bumps the epoch) is adopted and the change decided again from it. The changes of one review go as multis of up to
 :data:`WRITES_PER_MULTI` of them (one ZooKeeper transaction each, many in flight): a multi is all
 or nothing, so the one whose version conflicts is taken out (re-read, as a single write's
 conflict is) and the rest written again. Successful changes are announced to the controller with
@@ -156,8 +161,9 @@ class IsrManager:
             self._schedule.at(update.tp, self._clock() + RETRY_S)
             return
         version = -1 if znode is None else znode.stat.version
-        if state is not None and state.isr == update.isr and state.leader_epoch == update.leader_epoch:
-            # our own write, applied although its reply was lost: the controller must still hear of it
+        if state == update.state:
+            # our own write, applied although its reply was lost (Kafka's checker compares the
+            # data too): the controller must still hear of it
             self._changed.add(update.tp)
             self._announce.set()
         if isr_conflicted(self._mgr, update, state, version):
@@ -165,9 +171,13 @@ class IsrManager:
             self._mgr.isr_candidates.add(update.tp)
             self._wake.set()
         else:
+            leader, epoch = (-1, -1) if state is None else (state.leader, state.leader_epoch)
             self._log.info(
-                "%s-%d: no longer leader of epoch %d; waiting for the controller",
+                "%s-%d: the controller wrote the partition state (leader %d, leader epoch %d) over "
+                "our epoch %d; not overwriting it, waiting for its LeaderAndIsr",
                 *update.tp,
+                leader,
+                epoch,
                 update.leader_epoch,
             )
 

@@ -1,10 +1,10 @@
-"""ISR changes as the partition leader, the pure part: which partitions get which ISR, when each
-must be looked at again, and what a write's outcome does to memory. isr.py does the ZooKeeper
-writes and notifications.
+"""ISR changes as the partition leader, the pure part: which partitions get which ISR (the rules
+are isr_decision.py's), when each must be looked at again, and what a write's outcome does to
+memory. isr.py does the ZooKeeper writes and notifications.
 
 Nothing scans every led partition periodically: a partition is reviewed when something happened
-to it (``ReplicaManager.isr_candidates``: a follower caught up, a control request changed it, the
-live brokers changed) or when its ISR could next shrink for lag (:class:`IsrSchedule`). A follower
+to it (``ReplicaManager.isr_candidates``: a follower's fetch reached the high watermark, a control
+request changed it, the live brokers changed) or when its ISR could next shrink for lag (:class:`IsrSchedule`). A follower
 that stays caught up in a live fetch session pushes that deadline forward each time it comes.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reassignd.broker import replica as rm
+from reassignd.broker.isr_decision import decide_isr, lag_deadline_s
 from reassignd.broker.replica import Role
 from reassignd.broker.state import ReplicaManager
 from reassignd.topic_partition import TopicPartition
@@ -60,14 +61,16 @@ def review_isr(
         if r is None or r.role is not Role.LEADER or r.isr_fenced:
             continue
         r = mgr.grown(r, now)
-        seen = mgr.seen(r)
-        isr = rm.desired_isr(r, mgr.broker_id, now, lag_max_s, mgr.live_brokers, seen)
-        if set(isr) != set(r.isr):
+        view = rm.isr_view(r, mgr.broker_id, mgr.live_brokers, mgr.seen(r))
+        change = decide_isr(view, now, lag_max_s)
+        if change is not None:
             review.updates.append(
-                IsrUpdate(tp, mgr.broker_id, r.leader_epoch, r.partition_epoch, r.controller_epoch, isr)
+                IsrUpdate(
+                    tp, mgr.broker_id, r.leader_epoch, change.expected_version, r.controller_epoch, change.isr
+                )
             )
             continue
-        deadline = rm.isr_deadline(r, mgr.broker_id, now, lag_max_s, seen)
+        deadline = lag_deadline_s(view, now, lag_max_s)
         if deadline is not None and deadline <= now:
             deadline = now + lag_max_s  # lagging, yet nothing to change (the ISR never empties)
         review.deadlines[tp] = None if deadline is None else deadline + DEADLINE_SLACK_S

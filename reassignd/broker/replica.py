@@ -13,6 +13,13 @@ from collections.abc import Mapping
 import msgspec
 from msgspec.structs import replace
 
+from reassignd.broker.isr_decision import (
+    UNKNOWN_OFFSET,
+    FollowerView,
+    IsrView,
+    decide_isr,
+    lag_deadline_s,
+)
 from reassignd.control.protocol import WirePartitionState
 from reassignd.topic_partition import TopicPartition
 
@@ -39,15 +46,22 @@ class RateMeter(msgspec.Struct, frozen=True, gc=False):
 
 
 class FollowerProgress(msgspec.Struct, frozen=True, gc=False):
-    """What the leader knows of one follower (Kafka's remote replica state)."""
+    """What the leader knows of one follower in the current leader epoch (Kafka's remote replica
+    state; :func:`became` resets it at each new leader epoch)."""
 
-    log_end_offset: int = 0
+    log_end_offset: int = UNKNOWN_OFFSET  # its fetch position (UNKNOWN_OFFSET: no fetch this epoch)
     last_caught_up_s: float | None = None
     last_fetch_s: float | None = None
     last_fetch_leader_leo: int | None = None
     caught_up: bool = False  # its latest fetch had everything the leader had at its previous fetch
+    # its latest fetch reached the leader's high watermark (and the epoch's start offset) as the
+    # leader had it when the fetch came: it may join the ISR, and holds the high watermark back
+    # meanwhile (Kafka's maximal ISR while an expansion is pending)
+    reached_hw: bool = False
 
-    def fetched(self, fetch_offset: int, leader_leo: int, now: float) -> FollowerProgress:
+    def fetched(
+        self, fetch_offset: int, leader_leo: int, now: float, reached_hw: bool = False
+    ) -> FollowerProgress:
         """Kafka's rule: caught up now if it asked from the leader's end; caught up as of its
         previous fetch if it asked from where the leader's end was then."""
         caught_at = self.last_caught_up_s
@@ -62,7 +76,7 @@ class FollowerProgress(msgspec.Struct, frozen=True, gc=False):
             caught_at = self.last_fetch_s if caught_at is None else max(caught_at, self.last_fetch_s)
         else:
             caught_up = False
-        return FollowerProgress(fetch_offset, caught_at, now, leader_leo, caught_up)
+        return FollowerProgress(fetch_offset, caught_at, now, leader_leo, caught_up, reached_hw)
 
 
 class Replica(msgspec.Struct, frozen=True):
@@ -88,7 +102,8 @@ class Replica(msgspec.Struct, frozen=True):
     leader_log_end_offset: int = 0  # as follower: the leader's end at the last fetch
     in_isr: bool = False  # as follower: what the leader (or the controller) last said
     fetch_meter: RateMeter = msgspec.field(default_factory=RateMeter)
-    isr_fenced: bool = False  # as leader: ZooKeeper has a newer leader epoch; wait for the controller
+    isr_fenced: bool = False  # as leader: the known state version is stale; wait for the controller
+    epoch_start_offset: int = 0  # as leader: its log end when its leader epoch began
 
     @property
     def tp(self) -> TopicPartition:
@@ -117,16 +132,11 @@ def became(
     is_leader = state.leader == broker_id
     was_leader = known is not None and known.role is Role.LEADER
     followers: dict[int, FollowerProgress] = {}
-    if is_leader:
+    if is_leader:  # always a new leader epoch (older or equal ones are refused before)
         previous = known.followers if was_leader and known is not None else {}
         for b in state.replicas:
-            if b == broker_id:
-                continue
-            progress = previous.get(b) or FollowerProgress()
-            if b in state.isr and (progress.last_caught_up_s is None or not was_leader):
-                # Kafka's makeLeader: ISR members get a full lag window from now
-                progress = replace(progress, last_caught_up_s=now)
-            followers[b] = progress
+            if b != broker_id:
+                followers[b] = _reset_progress(previous.get(b), b in state.isr, was_leader, now)
     role = Role.LEADER if is_leader else Role.FOLLOWER
     return Replica(
         topic=state.topic,
@@ -147,7 +157,20 @@ def became(
         leader_log_end_offset=known.leader_log_end_offset if known is not None else 0,
         in_isr=broker_id in state.isr,
         fetch_meter=known.fetch_meter if known is not None else RateMeter(0.0, now),
+        epoch_start_offset=leo if is_leader else 0,
     )
+
+
+def _reset_progress(
+    previous: FollowerProgress | None, in_isr: bool, re_elected: bool, now: float
+) -> FollowerProgress:
+    """Kafka's resetReplicaState at a new leader epoch: an ISR member gets a full lag window from
+    now (its position kept if this broker led before, for the high watermark); any other follower
+    starts unknown, so that only its fetches in this epoch can bring it into the ISR."""
+    if not in_isr:
+        return FollowerProgress()
+    position = previous.log_end_offset if re_elected and previous is not None else UNKNOWN_OFFSET
+    return FollowerProgress(position, now, now if re_elected else None, None, True, False)
 
 
 def grown(replica: Replica, now: float, produce_bytes_per_s: float) -> Replica:
@@ -167,8 +190,10 @@ def record_fetch(
     """The leader sees ``follower`` fetch from ``fetch_offset`` (its log end; one past the
     leader's end means it must truncate). Returns the replica and the follower's effective offset."""
     offset = max(0, min(fetch_offset, replica.log_end_offset))
+    # Kafka's isFollowerInSync, against the high watermark before this fetch moves it
+    reached = offset >= replica.high_watermark and offset >= replica.epoch_start_offset
     progress = (replica.followers.get(follower) or FollowerProgress()).fetched(
-        offset, replica.log_end_offset, now
+        offset, replica.log_end_offset, now, reached
     )
     followers = {**replica.followers, follower: progress}
     hw = _high_watermark(
@@ -216,6 +241,33 @@ def _caught_up_s(progress: FollowerProgress | None, seen_s: float | None) -> flo
     return seen_s if caught_s is None else max(caught_s, seen_s)
 
 
+def isr_view(
+    replica: Replica,
+    broker_id: int,
+    live: frozenset[int] | None,
+    seen: Mapping[int, float] | None = None,
+) -> IsrView:
+    """What the leader ``replica`` knows, for :func:`isr_decision.decide_isr`. ``seen``: followers
+    known to be at the leader's end as of a session fetch (:func:`credited`)."""
+    seen = seen or {}
+    followers = {}
+    for b, progress in replica.followers.items():
+        caught_up_s = _caught_up_s(progress, seen.get(b))
+        followers[b] = FollowerView(progress.log_end_offset, caught_up_s)
+    return IsrView(
+        leader=broker_id,
+        replicas=replica.replicas,
+        isr=replica.isr,
+        zk_version=replica.partition_epoch,
+        high_watermark=replica.high_watermark,
+        log_end_offset=replica.log_end_offset,
+        epoch_start_offset=replica.epoch_start_offset,
+        followers=followers,
+        live=live,
+        version_stale=replica.isr_fenced,
+    )
+
+
 def desired_isr(
     replica: Replica,
     broker_id: int,
@@ -224,30 +276,12 @@ def desired_isr(
     live: frozenset[int] | None,
     seen: Mapping[int, float] | None = None,
 ) -> tuple[int, ...]:
-    """The ISR the leader wants: drop followers that lag more than ``lag_max_s`` or whose broker is
-    gone (``live`` is None until the controller told us), add caught-up followers; never empty.
-    ``seen``: followers known to be at the leader's end as of a session fetch (:func:`credited`)."""
-    if replica.role is not Role.LEADER or replica.isr_fenced:
+    """The ISR the leader wants now (its current one when nothing changes): isr_decision.py's
+    rules. ``live`` is None until the controller told us."""
+    if replica.role is not Role.LEADER:
         return replica.isr
-    seen = seen or {}
-
-    def alive(b: int) -> bool:
-        return live is None or b in live
-
-    def lagging(b: int) -> bool:
-        caught_up_s = _caught_up_s(replica.followers.get(b), seen.get(b))
-        return caught_up_s is None or now - caught_up_s > lag_max_s
-
-    keep = [b for b in replica.isr if b == broker_id or (alive(b) and not lagging(b))]
-    for b in replica.replicas:
-        if b in keep or b == broker_id or not alive(b):
-            continue
-        progress = credited(replica.followers.get(b), seen.get(b))
-        if progress is None or not progress.caught_up:
-            continue
-        if progress.last_fetch_s is not None and now - progress.last_fetch_s <= lag_max_s:
-            keep.append(b)
-    return tuple(keep) if keep else replica.isr
+    change = decide_isr(isr_view(replica, broker_id, live, seen), now, lag_max_s)
+    return replica.isr if change is None else change.isr
 
 
 def isr_deadline(
@@ -257,15 +291,7 @@ def isr_deadline(
     time an ISR follower's last caught-up time falls out of the ``lag_max_s`` window."""
     if replica.role is not Role.LEADER or replica.isr_fenced:
         return None
-    seen = seen or {}
-    deadline: float | None = None
-    for b in replica.isr:
-        if b == broker_id:
-            continue
-        caught_up_s = _caught_up_s(replica.followers.get(b), seen.get(b))
-        due = now if caught_up_s is None else caught_up_s + lag_max_s
-        deadline = due if deadline is None else min(deadline, due)
-    return deadline
+    return lag_deadline_s(isr_view(replica, broker_id, None, seen), now, lag_max_s)
 
 
 def settled(replica: Replica, seen: Mapping[int, float]) -> Replica:
@@ -283,7 +309,20 @@ def settled(replica: Replica, seen: Mapping[int, float]) -> Replica:
 
 def with_isr(replica: Replica, isr: tuple[int, ...], partition_epoch: int, broker_id: int) -> Replica:
     """After the leader wrote ``isr`` to ZooKeeper (new znode version ``partition_epoch``)."""
-    return _with_high_watermark(replace(replica, isr=isr, partition_epoch=partition_epoch), broker_id)
+    updated = replace(replica, isr=isr, partition_epoch=partition_epoch, followers=_left(replica, isr))
+    return _with_high_watermark(updated, broker_id)
+
+
+def _left(replica: Replica, isr: tuple[int, ...]) -> Mapping[int, FollowerProgress]:
+    """``replica``'s followers, those that leave the ISR for ``isr`` no longer counted as having
+    reached the high watermark (it moves past them; only a new fetch can bring them back)."""
+    gone = [b for b in replica.isr if b not in isr and b in replica.followers]
+    if not gone:
+        return replica.followers
+    followers = dict(replica.followers)
+    for b in gone:
+        followers[b] = replace(followers[b], reached_hw=False)
+    return followers
 
 
 def with_zk_state(
@@ -300,7 +339,13 @@ def with_zk_state(
     if this agent is still leader of the same epoch, otherwise stop changing the ISR."""
     if leader != broker_id or leader_epoch != replica.leader_epoch:
         return replace(replica, isr_fenced=True)
-    updated = replace(replica, isr=isr, partition_epoch=version, controller_epoch=controller_epoch)
+    updated = replace(
+        replica,
+        isr=isr,
+        partition_epoch=version,
+        controller_epoch=controller_epoch,
+        followers=_left(replica, isr),
+    )
     return _with_high_watermark(updated, broker_id)
 
 
@@ -312,7 +357,8 @@ def _high_watermark(
     followers: Mapping[int, FollowerProgress],
     broker_id: int,
 ) -> int:
-    """A leader's high watermark: up to the slowest ISR member (never backwards, never past its end)."""
+    """A leader's high watermark: up to the slowest member of the maximal ISR, the ISR and the
+    followers about to join it (never backwards, never past its end)."""
     if role is Role.LEADER:
         low = log_end_offset
         for b in isr:
@@ -320,6 +366,9 @@ def _high_watermark(
                 progress = followers.get(b)
                 end = progress.log_end_offset if progress is not None else 0
                 low = min(low, end)
+        for b, progress in followers.items():
+            if progress.reached_hw and b not in isr:
+                low = min(low, progress.log_end_offset)
         high_watermark = max(high_watermark, low)
     return min(high_watermark, log_end_offset)
 

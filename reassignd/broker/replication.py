@@ -105,7 +105,7 @@ def served(
     stored) and the follower's effective offset."""
     r, offset = rm.record_fetch(mgr.grown(r, now), follower, fetch_offset, now, mgr.broker_id)
     mgr.put(r)
-    if follower not in r.isr and r.followers[follower].caught_up:
+    if follower not in r.isr and r.followers[follower].reached_hw:  # it may join the ISR
         mgr.isr_candidates.add(r.tp)
     return r, offset
 

@@ -97,9 +97,9 @@ def test_the_leader_adds_a_caught_up_follower_and_drops_a_dead_one() -> None:
     assert rm.desired_isr(r, ME, 2.0, LAG_S, live=frozenset({1, 3})) == (1, 3)
 
 
-def test_the_isr_never_shrinks_to_empty_and_a_fenced_leader_changes_nothing() -> None:
+def test_the_isr_always_holds_the_leader_and_a_fenced_leader_changes_nothing() -> None:
     r = rm.became(None, state(isr=(2,), replicas=(1, 2)), ME, 0, now=0.0)  # leader not in its ISR
-    assert rm.desired_isr(r, ME, 1000.0, LAG_S, live=frozenset({1})) == (2,)
+    assert rm.desired_isr(r, ME, 1000.0, LAG_S, live=frozenset({1})) == (1,)
     r = rm.became(None, state(isr=(1, 2)), ME, 0, now=0.0)
     fenced = rm.with_zk_state(r, ME, leader=2, leader_epoch=5, controller_epoch=7, isr=(2,), version=9)
     assert fenced.isr_fenced

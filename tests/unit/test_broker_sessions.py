@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from reassignd.broker.isr_plan import (
-    DEADLINE_SLACK_S,
     IsrSchedule,
     IsrUpdate,
     isr_written,
@@ -272,8 +271,8 @@ def test_a_leader_that_no_longer_leads_reports_nothing_and_credits_nothing() -> 
     assert link.leader.sessions[2].unserved == {("t", 0), ("t", 1), ("t", 2)}
 
 
-def test_a_lagging_follower_that_cannot_be_dropped_is_not_reviewed_in_a_loop() -> None:
+def test_a_leader_outside_its_isr_puts_itself_in_and_drops_the_lagging_follower() -> None:
     leader = manager(1)
     lai(leader, (WirePartitionState("t", 0, 7, 1, 1, (2,), 0, (1, 2)),), 0.0)  # leader not in its ISR
     review = review_isr(leader, leader.led, 100.0, LAG_S)
-    assert review.updates == [] and review.deadlines[("t", 0)] == 100.0 + LAG_S + DEADLINE_SLACK_S
+    assert [u.isr for u in review.updates] == [(1,)] and ("t", 0) not in review.deadlines
