@@ -72,7 +72,11 @@ def requests() -> dict[int, tuple[ApiMessage, int, list[str]]]:
             12,
             ["a", "b"],
         ),
-        protocol.DESCRIBE_CLUSTER: (DescribeClusterRequest(include_cluster_authorized_operations=False), 0, []),
+        protocol.DESCRIBE_CLUSTER: (
+            DescribeClusterRequest(include_cluster_authorized_operations=False),
+            0,
+            [],
+        ),
         protocol.CREATE_TOPICS: (
             CreateTopicsRequest(
                 topics=[
@@ -111,14 +115,20 @@ def requests() -> dict[int, tuple[ApiMessage, int, list[str]]]:
                 topics=[
                     Alter(
                         name="a",
-                        partitions=[Alter.ReassignablePartition(partition_index=p, replicas=[1]) for p in (0, 1)],
+                        partitions=[
+                            Alter.ReassignablePartition(partition_index=p, replicas=[1]) for p in (0, 1)
+                        ],
                     )
                 ],
             ),
             0,
             ["a-0", "a-1"],
         ),
-        protocol.LIST_PARTITION_REASSIGNMENTS: (ListPartitionReassignmentsRequest(timeout_ms=1000, topics=None), 0, []),
+        protocol.LIST_PARTITION_REASSIGNMENTS: (
+            ListPartitionReassignmentsRequest(timeout_ms=1000, topics=None),
+            0,
+            [],
+        ),
         protocol.DESCRIBE_CONFIGS: (
             DescribeConfigsRequest(
                 resources=[
