@@ -134,3 +134,25 @@ class EventRefused(ReassigndError):
     Kafka answers an unexpected failure of one request)."""
 
     error_code = -1
+
+
+# Kafka's error fields are INT16 and its clients know only Kafka's codes: on the Kafka wire each of
+# reassignd's own codes (>= 10000) goes out as the nearest Kafka code (the message keeps the
+# detail). The one table; docs/kafka-api.md lists it.
+KAFKA_WIRE_CODES: dict[int, int] = {
+    10001: 60,  # REASSIGNMENT_CANCEL_IN_PLACE -> REASSIGNMENT_IN_PROGRESS (no new move starts)
+    10002: 42,  # STALE_PLAN -> INVALID_REQUEST (the plan no longer matches the cluster)
+    10003: 60,  # BATCH_CONFLICT -> REASSIGNMENT_IN_PROGRESS (the partition is already moving)
+    10004: 42,  # BATCH_ID_IN_USE -> INVALID_REQUEST
+}
+INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
+
+
+def kafka_wire_code(code: int) -> int:
+    """The code a Kafka client is sent for ``code``: Kafka's own unchanged, ours mapped, anything
+    else that does not fit Kafka's table UNKNOWN_SERVER_ERROR (-1)."""
+    if code in KAFKA_WIRE_CODES:
+        return KAFKA_WIRE_CODES[code]
+    if code >= 10000 or not INT16_MIN <= code <= INT16_MAX:
+        return -1
+    return code

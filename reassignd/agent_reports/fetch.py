@@ -91,3 +91,29 @@ async def fetch_reports(
             for broker_id, url in urls.items()
         }
     return {broker_id: report for broker_id, task in tasks.items() if (report := task.result()) is not None}
+
+
+class SharedReports:
+    """The broker agents' reports, one round of questions shared by the requests that want the
+    same agents at the same time."""
+
+    def __init__(self) -> None:
+        self._asking: dict[tuple[tuple[int, str], ...], asyncio.Task[dict[int, ReplicasReport]]] = {}
+
+    async def fetch(
+        self, session: aiohttp.ClientSession, urls: Mapping[int, str]
+    ) -> dict[int, ReplicasReport]:
+        key = tuple(sorted(urls.items()))
+        task = self._asking.get(key)
+        if task is None:
+            task = asyncio.ensure_future(fetch_reports(session, urls))
+            self._asking[key] = task
+            task.add_done_callback(lambda done: self._done(key, done))
+        # a request that goes away does not cancel the round the others wait for
+        return await asyncio.shield(task)
+
+    def _done(self, key: tuple[tuple[int, str], ...], task: asyncio.Task[dict[int, ReplicasReport]]) -> None:
+        if self._asking.get(key) is task:
+            del self._asking[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: raised to every waiter, never logged as unretrieved

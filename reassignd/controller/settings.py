@@ -88,6 +88,13 @@ class ControllerSettings:
     kafka_tls_key: str | None = option(
         None, parse=text, help="PEM private key of --kafka-tls-cert", metavar="FILE"
     )
+    kafka_max_connections_per_ip: int = option(
+        100,
+        parse=integer(1),
+        help="Kafka-listener connections open at once from one client address; more are closed "
+        "as they are accepted (Kafka's max.connections.per.ip)",
+        metavar="N",
+    )
     auth_tokens_path: str | None = option(
         None,
         parse=text,

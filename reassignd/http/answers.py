@@ -12,25 +12,20 @@ answers.
 Each kept answer has an ETag (this process's random tag and the entry's number): a request whose
 ``If-None-Match`` names it is answered 304 without a body.
 
-:class:`SharedReports` lets concurrent requests share one round of questions to the broker
+``reassignd.agent_reports.fetch.SharedReports`` lets concurrent requests share one round of questions to the broker
 agents: a request arriving while the same agents are being asked waits for those answers
 instead of asking again (progress is as fresh as one round trip to the agents, as before).
 """
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-from collections.abc import Callable, Container, Hashable, Mapping
+from collections.abc import Callable, Container, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-import aiohttp
 import msgspec
 from aiohttp import web
-
-from reassignd.agent_reports.fetch import fetch_reports
-from reassignd.control.replicas_report import ReplicasReport
 
 MAX_ENTRIES = 256  # oldest first out: distinct query strings cannot grow the cache without bound
 
@@ -141,29 +136,3 @@ class Parts:
         """Forget the parts whose key is not ``live`` once more than ``at_most`` are kept."""
         if len(self._kept) > at_most:
             self._kept = {k: v for k, v in self._kept.items() if k in live}
-
-
-class SharedReports:
-    """The broker agents' reports, one round of questions shared by the requests that want the
-    same agents at the same time."""
-
-    def __init__(self) -> None:
-        self._asking: dict[tuple[tuple[int, str], ...], asyncio.Task[dict[int, ReplicasReport]]] = {}
-
-    async def fetch(
-        self, session: aiohttp.ClientSession, urls: Mapping[int, str]
-    ) -> dict[int, ReplicasReport]:
-        key = tuple(sorted(urls.items()))
-        task = self._asking.get(key)
-        if task is None:
-            task = asyncio.ensure_future(fetch_reports(session, urls))
-            self._asking[key] = task
-            task.add_done_callback(lambda done: self._done(key, done))
-        # a request that goes away does not cancel the round the others wait for
-        return await asyncio.shield(task)
-
-    def _done(self, key: tuple[tuple[int, str], ...], task: asyncio.Task[dict[int, ReplicasReport]]) -> None:
-        if self._asking.get(key) is task:
-            del self._asking[key]
-        if not task.cancelled():
-            task.exception()  # retrieved: raised to every waiter, never logged as unretrieved

@@ -10,12 +10,13 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from reassignd.agent_reports.fetch import SharedReports
 from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http import auth
 from reassignd.http.agent_session import agent_session
-from reassignd.http.answers import AnswerCache, Parts, SharedReports
+from reassignd.http.answers import AnswerCache, Parts
 from reassignd.http.audit import AUDIT, audit_middleware
 from reassignd.http.keys import (
     ANSWERS,

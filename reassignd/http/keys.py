@@ -6,10 +6,11 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from reassignd.agent_reports.fetch import SharedReports
 from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.settings import ControllerSettings
-from reassignd.http.answers import AnswerCache, Parts, SharedReports
+from reassignd.http.answers import AnswerCache, Parts
 from reassignd.http.auth import Principal
 from reassignd.stream.record_log import RecordLog
 

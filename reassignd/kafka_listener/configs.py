@@ -191,3 +191,36 @@ async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
             for i, r in enumerate(request.resources)
         ],
     )
+
+
+def describe_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    Result = DescribeConfigsResponse.DescribeConfigsResult
+    return DescribeConfigsResponse(
+        throttle_time_ms=0,
+        results=[
+            Result(
+                error_code=code,
+                error_message=message,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+                configs=[],
+            )
+            for r in request.resources
+        ],
+    )
+
+
+def incremental_alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+    return IncrementalAlterConfigsResponse(
+        throttle_time_ms=0,
+        responses=[
+            Response(
+                error_code=code,
+                error_message=message,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+            )
+            for r in request.resources
+        ],
+    )

@@ -6,9 +6,16 @@ responses to requests by order). A request that changes the cluster starts only 
 earlier request of the connection finished, and later ones wait for it, so a connection's
 mutations apply in its order (Kafka serves one request per connection at a time).
 
-Bad input — a frame over the size limit, a garbled or truncated frame, an API or version not
-served, a request before SASL where SASL is required, a client that stalls mid-frame or stops
-reading — closes the connection with one log line; it never reaches the controller.
+Bad input — a frame over the size limit (512 KiB before SASL authentication when SASL is
+required), a garbled or truncated frame, an API or version not served, a request before SASL
+where SASL is required, a client that stalls mid-frame or stops reading — closes the connection
+with one log line; it never reaches the controller. A frame's bytes are taken from the shared
+budget as they arrive, never for bytes only announced.
+
+A request that reaches its handler is always answered: when the handler fails (the controller
+refused it, it is not the controller, a bug) the request gets that error on every item it names
+(``dispatch.REFUSALS``), and reassignd's own codes (>= 10000) go out as Kafka's nearest
+(``reassignd.errors.kafka_wire_code``); the connection stays open.
 """
 
 from __future__ import annotations
@@ -21,10 +28,11 @@ from typing import Any, NoReturn
 
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
+from reassignd.errors import ReassigndError, kafka_wire_code
 from reassignd.kafka_listener import protocol
 from reassignd.kafka_listener.audit import audit
 from reassignd.kafka_listener.context import Listener, RequestContext
-from reassignd.kafka_listener.dispatch import BEFORE_AUTH, HANDLERS, MUTATIONS
+from reassignd.kafka_listener.dispatch import BEFORE_AUTH, HANDLERS, MUTATIONS, REFUSALS
 from reassignd.kafka_listener.limits import ByteBudget, RateLimitedLog
 from reassignd.kafka_listener.sasl import MECHANISM, AuthFailure, authenticate_plain
 from reassignd.tokens import ANONYMOUS, Principal
@@ -34,6 +42,9 @@ log = logging.getLogger(__name__)
 UNSUPPORTED_SASL_MECHANISM = 33
 ILLEGAL_SASL_STATE = 34
 SASL_AUTHENTICATION_FAILED = 58
+UNKNOWN_SERVER_ERROR = -1
+MAX_FRAME_BEFORE_AUTH_BYTES = 512 * 1024  # Kafka's cap on a frame before SASL authentication
+READ_CHUNK_BYTES = 64 * 1024  # a frame is read (and its bytes budgeted) this much at a time
 
 
 class Closing(Exception):
@@ -124,22 +135,42 @@ class Connection:
             except TimeoutError:
                 self._close(f"idle for {self.idle_timeout_s:g} s")
             size = int.from_bytes(head, "big", signed=True)
-            if size < 0 or size > self.max_frame_bytes:
-                self._close(f"frame of {size} bytes is over the limit of {self.max_frame_bytes}")
-            await self.budget.acquire(size)
-            try:
-                async with asyncio.timeout(self.frame_timeout_s):
-                    payload = await self.reader.readexactly(size)
-            except asyncio.IncompleteReadError as e:
-                self.budget.release(size)
-                self._close(f"a truncated frame ({len(e.partial)} of {size} bytes)")
-            except TimeoutError:
-                self.budget.release(size)
-                self._close(f"stalled for {self.frame_timeout_s:g} s in the middle of a {size}-byte frame")
-            except BaseException:
-                self.budget.release(size)
-                raise
+            limit = self.max_frame_bytes
+            if self.principal is None:  # not authenticated yet: Kafka's cap before SASL
+                limit = min(limit, MAX_FRAME_BEFORE_AUTH_BYTES)
+            if size < 0 or size > limit:
+                before = " before SASL authentication" if self.principal is None else ""
+                self._close(f"frame of {size} bytes is over the limit of {limit}{before}")
+            payload = await self._read_payload(size)
             await self._on_frame(payload, size)
+
+    async def _read_payload(self, size: int) -> bytes:
+        """The frame's ``size`` bytes, read a chunk at a time, each chunk's bytes taken from the
+        shared budget as it is read (a frame announced but not sent holds nothing), the whole
+        under the frame timeout (waits for the budget included). On return ``size`` bytes are
+        held; on a close, none."""
+        held = n = 0
+        parts: list[bytes] = []
+        try:
+            async with asyncio.timeout(self.frame_timeout_s):
+                while held < size:
+                    n = min(READ_CHUNK_BYTES, size - held)
+                    await self.budget.acquire(n)
+                    held += n
+                    parts.append(await self.reader.readexactly(n))
+        except asyncio.IncompleteReadError as e:
+            self.budget.release(held)
+            self._close(f"a truncated frame ({held - n + len(e.partial)} of {size} bytes)")
+        except TimeoutError:
+            self.budget.release(held)
+            self._close(
+                f"stalled for {self.frame_timeout_s:g} s in the middle of a {size}-byte frame "
+                f"({held} bytes taken from the budget)"
+            )
+        except BaseException:
+            self.budget.release(held)
+            raise
+        return b"".join(parts)
 
     async def _write_loop(self) -> None:
         while True:
@@ -255,18 +286,45 @@ class Connection:
                 audit(self.listener.audit, api.name, ctx, self.peer_host, request, response)
             if isinstance(response, protocol.Encoded):
                 return response.for_request(prefix.correlation_id)
+            protocol.to_kafka_codes(api.response_fields, response, prefix.api_version)
             return protocol.encode_response(response, prefix.api_version, prefix.correlation_id)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            log.exception(
-                "kafka connection %s: %s v%d failed; closing the connection",
+        except Exception as e:
+            if api.key in MUTATIONS and response is None:  # the handler failed: audited as such
+                audit(self.listener.audit, api.name, ctx, self.peer_host, request, None)
+            return self._refuse(api, request, prefix, e)
+
+    def _refuse(self, api: protocol.Api, request: Any, prefix: protocol.Prefix, e: Exception) -> bytes | None:
+        """Refusal is an answer: a request whose handler failed gets the error on every item it
+        names (a ReassigndError's code as Kafka's, else UNKNOWN_SERVER_ERROR with a message),
+        logged once; the connection stays open. None (close) only if even that cannot be built."""
+        if isinstance(e, ReassigndError):
+            code = kafka_wire_code(e.error_code)
+            message = e.message or e.error_name
+            log.warning(
+                "kafka connection %s: %s v%d refused: %s (%s)",
                 self.peer,
                 api.name,
                 prefix.api_version,
+                message,
+                e.error_name,
             )
-            if api.key in MUTATIONS and response is None:  # the handler failed: audited as such
-                audit(self.listener.audit, api.name, ctx, self.peer_host, request, None)
+        else:
+            code, message = UNKNOWN_SERVER_ERROR, f"Unexpected server error: {type(e).__name__}: {e}"
+            log.error(
+                "kafka connection %s: %s v%d failed; answered %d UNKNOWN_SERVER_ERROR",
+                self.peer,
+                api.name,
+                prefix.api_version,
+                code,
+                exc_info=e,
+            )
+        try:
+            response = REFUSALS[api.key](request, prefix.api_version, code, message)
+            return protocol.encode_response(response, prefix.api_version, prefix.correlation_id)
+        except Exception:
+            log.exception("kafka connection %s: cannot answer %s's refusal; closing", self.peer, api.name)
             return None
 
     # --- SASL ---------------------------------------------------------------------------------------

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import collections
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
+from reassignd.agent_reports.fetch import SharedReports
 from reassignd.controller.api.controller_api import ControllerApi
+from reassignd.kafka_listener.limits import FrameCache
 from reassignd.stream.audit import AuditTrail
 from reassignd.stream.record_log import RecordLog
 from reassignd.tokens import Principal, Role
@@ -18,6 +20,10 @@ NONE = 0
 TOPIC_AUTHORIZATION_FAILED = 29
 CLUSTER_AUTHORIZATION_FAILED = 31
 NOT_CONTROLLER = 41
+UNKNOWN_SERVER_ERROR = -1
+
+METADATA_CACHE_ENTRIES = 4096
+METADATA_CACHE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +46,17 @@ class Listener:
     agents: aiohttp.ClientSession | None = None  # DescribeLogDirs asks the agents
     records: RecordLog | None = None
     audit: AuditTrail | None = None  # every mutating request: a log line and an audit record
-    # encoded Metadata answers of the current snapshot (see cluster.metadata)
-    metadata_cache: collections.OrderedDict[Any, tuple[object, bytes]] = field(
-        default_factory=collections.OrderedDict
+    # encoded Metadata answers of the current snapshot (see cluster.metadata), bounded in bytes
+    metadata_cache: FrameCache = field(
+        default_factory=lambda: FrameCache(METADATA_CACHE_ENTRIES, METADATA_CACHE_BYTES)
     )
     # the big answers being built: one build per key and snapshot
     metadata_building: dict[Any, tuple[object, asyncio.Future[bytes]]] = field(default_factory=dict)
+    # a standby's list of registered brokers: (read at, ids), and the read in progress
+    standby_brokers: tuple[float, tuple[int, ...]] | None = None
+    standby_brokers_reading: asyncio.Future[tuple[int, ...]] | None = None
+    topic_ids: tuple[object, dict[uuid.UUID, str]] | None = None  # per published topics map
+    reports: SharedReports = field(default_factory=SharedReports)  # DescribeLogDirs' agent rounds
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
-"""Which handler answers which API, and which APIs change the cluster (a connection runs those
-strictly after what came before them, as Kafka serves one request per connection at a time)."""
+"""Which handler answers which API, how a request is answered when its handler fails (its error
+on every item it names), and which APIs change the cluster (a connection runs those strictly
+after what came before them, as Kafka serves one request per connection at a time)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from reassignd.kafka_listener import (
 from reassignd.kafka_listener.context import RequestContext
 
 Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+# (request, version, error code, message) -> the response with that error on every item
+Refusal = Callable[[Any, int, int, str], Any]
 
 HANDLERS: dict[int, Handler] = {
     protocol.API_VERSIONS: cluster.api_versions,
@@ -36,6 +39,24 @@ HANDLERS: dict[int, Handler] = {
     protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs,
     protocol.ELECT_LEADERS: elections.elect_leaders,
 }
+
+REFUSALS: dict[int, Refusal] = {
+    protocol.API_VERSIONS: cluster.api_versions_refusal,
+    protocol.METADATA: cluster.metadata_refusal,
+    protocol.DESCRIBE_CLUSTER: cluster.describe_cluster_refusal,
+    protocol.CREATE_TOPICS: topics.create_topics_refusal,
+    protocol.DELETE_TOPICS: topics.delete_topics_refusal,
+    protocol.CREATE_PARTITIONS: topics.create_partitions_refusal,
+    protocol.ALTER_PARTITION_REASSIGNMENTS: reassignments.alter_refusal,
+    protocol.LIST_PARTITION_REASSIGNMENTS: reassignments.list_refusal,
+    protocol.DESCRIBE_CONFIGS: configs.describe_configs_refusal,
+    protocol.INCREMENTAL_ALTER_CONFIGS: configs.incremental_alter_configs_refusal,
+    protocol.DESCRIBE_CLIENT_QUOTAS: quotas.describe_client_quotas_refusal,
+    protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas_refusal,
+    protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs_refusal,
+    protocol.ELECT_LEADERS: elections.elect_leaders_refusal,
+}
+assert REFUSALS.keys() == HANDLERS.keys(), "every API served has its refusal"
 
 MUTATIONS = frozenset(
     {

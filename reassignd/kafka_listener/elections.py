@@ -51,3 +51,14 @@ async def elect_leaders(ctx: RequestContext, request: Any) -> Any:
     except NotController as e:
         return _response([ElectionResult(t, p, NOT_CONTROLLER, e.message) for t, p in named], NOT_CONTROLLER)
     return _response(results)
+
+
+def elect_leaders_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    named = (
+        []
+        if request.topic_partitions is None
+        else [
+            ElectionResult(t.topic, p, code, message) for t in request.topic_partitions for p in t.partitions
+        ]
+    )
+    return _response(named, code)

@@ -14,7 +14,7 @@ from typing import Any
 
 from kafka.protocol.admin import DescribeLogDirsResponse
 
-from reassignd.agent_reports.fetch import agent_urls, fetch_reports
+from reassignd.agent_reports.fetch import agent_urls
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.kafka_listener.context import RequestContext
 
@@ -80,7 +80,13 @@ async def describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
     brokers = list(snapshot.brokers)
     urls = agent_urls(snapshot.brokers, brokers)
     session = ctx.listener.agents
-    reports = await fetch_reports(session, urls) if urls and session is not None else {}
+    # concurrent requests share one round of questions to the agents (as the HTTP API's)
+    reports = await ctx.listener.reports.fetch(session, urls) if urls and session is not None else {}
     return DescribeLogDirsResponse(
         throttle_time_ms=0, error_code=0, results=log_dir_results(brokers, reports, wanted)
     )
+
+
+def describe_log_dirs_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    """The error at the top (v3+); below v3, which has no error field, no log dir."""
+    return DescribeLogDirsResponse(throttle_time_ms=0, error_code=code, results=[])

@@ -32,6 +32,8 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, Met
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 from kafka.protocol.schemas import BaseField
 
+from reassignd.errors import kafka_wire_code
+
 # API keys (Kafka's ApiKeys)
 METADATA = 3
 SASL_HANDSHAKE = 17
@@ -60,6 +62,15 @@ class Api:
     min_version: int
     max_version: int
     request: Any  # the kafka.protocol request class
+
+    @property
+    def response_fields(self) -> list[dict[str, Any]]:
+        """The response's schema (Kafka's JSON), as kafka-python carries it."""
+        module = __import__(self.request.__module__, fromlist=["_"])
+        fields: list[dict[str, Any]] = getattr(
+            module, self.request.__name__.replace("Request", "Response")
+        ).json["fields"]
+        return fields
 
 
 # Exactly what is advertised in ApiVersions and served; anything else closes the connection.
@@ -172,6 +183,25 @@ def decode_request(api: Api, payload: bytes, version: int) -> Any:
     if problem is not None:
         raise FrameError(f"{api.name} v{version}: {problem} is null, which it may not be")
     return request
+
+
+def to_kafka_codes(fields: list[dict[str, Any]], obj: Any, version: int) -> None:
+    """Every ``ErrorCode`` field of a response (at any depth) as Kafka's code
+    (:func:`reassignd.errors.kafka_wire_code`): our own codes >= 10000 never reach the wire."""
+    for f in fields:
+        if "taggedVersions" in f or not _in(f["versions"], version):
+            continue
+        attr = BaseField.underscore_name(f["name"])
+        value = getattr(obj, attr, None)
+        if value is None:
+            continue
+        if f["name"] == "ErrorCode" and isinstance(value, int):
+            mapped = kafka_wire_code(value)
+            if mapped != value:
+                setattr(obj, attr, mapped)
+        elif "fields" in f:
+            for item in value if f["type"].startswith("[]") else (value,):
+                to_kafka_codes(f["fields"], item, version)
 
 
 def encode_response(response: Any, version: int, correlation_id: int) -> bytes:

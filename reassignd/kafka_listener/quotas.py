@@ -19,7 +19,7 @@ from reassignd.controller.model.requests import (
 )
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
-from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
+from reassignd.quotas.config_store import QUOTA_KEY, quota_path
 from reassignd.zk.paths import DEFAULT_ENTITY
 
 USER = "user"
@@ -99,10 +99,6 @@ def plan_entry(entry: Any) -> QuotaAlteration | QuotaAlterationResult:
             return QuotaAlterationResult(
                 user, client_id, INVALID_REQUEST, f"Unsupported or repeated entity type {e.entity_type!r}"
             )
-    try:
-        entity_znode(user, client_id)
-    except InvalidRequest as err:
-        return QuotaAlterationResult(user, client_id, err.error_code, err.message)
     keys = [op.key for op in entry.ops]
     for key in keys:
         if key != QUOTA_KEY:
@@ -112,10 +108,14 @@ def plan_entry(entry: Any) -> QuotaAlteration | QuotaAlterationResult:
             return QuotaAlterationResult(
                 user, client_id, INVALID_REQUEST, f"Duplicate quota key {key} in the entry's ops"
             )
+    value = None if not entry.ops or entry.ops[0].remove else float(entry.ops[0].value)
+    try:  # the entity and the value, checked here so validate_only answers the same errors
+        quota_path(user, client_id, value)
+    except InvalidRequest as err:
+        return QuotaAlterationResult(user, client_id, err.error_code, err.message)
     if not entry.ops:
         return QuotaAlterationResult(user, client_id)
-    op = entry.ops[0]
-    return QuotaAlteration(user, client_id, None if op.remove else float(op.value))
+    return QuotaAlteration(user, client_id, value)
 
 
 async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
@@ -147,3 +147,29 @@ async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
             entity.append(Entity(entity_type=CLIENT_ID, entity_name=_name(r.client_id)))
         out.append(Entry(error_code=r.error_code, error_message=r.error_message, entity=entity))
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=out)
+
+
+# --- the answers to a request that failed --------------------------------------------------------
+
+
+def describe_client_quotas_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    return DescribeClientQuotasResponse(
+        throttle_time_ms=0, error_code=code, error_message=message, entries=None
+    )
+
+
+def alter_client_quotas_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    """Each entry answered ``code``, its entity echoed as sent."""
+    Entry = AlterClientQuotasResponse.EntryData
+    Entity = Entry.EntityData
+    return AlterClientQuotasResponse(
+        throttle_time_ms=0,
+        entries=[
+            Entry(
+                error_code=code,
+                error_message=message,
+                entity=[Entity(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity],
+            )
+            for entry in request.entries
+        ],
+    )

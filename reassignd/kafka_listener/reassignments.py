@@ -99,3 +99,13 @@ async def list_partition_reassignments(ctx: RequestContext, request: Any) -> Any
         error_message=None,
         topics=[Ongoing(name=name, partitions=parts) for name, parts in by_topic.items()],
     )
+
+
+def alter_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    return alter_response(_failed(request, code, message), code, message)
+
+
+def list_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    return ListPartitionReassignmentsResponse(
+        throttle_time_ms=0, error_code=code, error_message=message, topics=[]
+    )

@@ -3,7 +3,8 @@
 ``address = await listener.start()`` binds (port 0: a free one) and returns the advertised
 ``host:port`` (``--kafka-advertised``, or the bound address), logging ``listening on
 kafka://...``; ``await listener.stop()`` closes it and every connection. Connections beyond
-``max_connections`` are closed at once, with a (rate-limited) log line.
+``kafka_max_connections``, or beyond ``--kafka-max-connections-per-ip`` from one client
+address, are closed as they are accepted, with a (rate-limited) log line.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.kafka_listener.config import tls_context
 from reassignd.kafka_listener.connection import Connection
 from reassignd.kafka_listener.context import Address, Listener
-from reassignd.kafka_listener.limits import ByteBudget, RateLimitedLog
+from reassignd.kafka_listener.limits import ByteBudget, PerAddress, RateLimitedLog
 from reassignd.stream.audit import AuditTrail
 from reassignd.stream.record_log import RecordLog
 from reassignd.tokens import Principal
@@ -60,6 +61,7 @@ class KafkaListener:
         )
         self.budget = ByteBudget(max(settings.kafka_max_frame_bytes, 4 * settings.kafka_max_frame_bytes))
         self.warn = RateLimitedLog(log)
+        self.per_address = PerAddress(settings.kafka_max_connections_per_ip)
         self.address: str | None = None
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -124,13 +126,19 @@ class KafkaListener:
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
+        refusal = None
         if len(self._connections) >= self.settings.kafka_max_connections or self._server is None:
-            self.refused_connections += 1
-            self.warn(
-                "kafka listener: refusing a connection from %s: %d connections open (the limit)",
-                writer.get_extra_info("peername"),
-                len(self._connections),
+            refusal = f"{len(self._connections)} connections open (the limit)"
+        elif not self.per_address.enter(address):
+            refusal = (
+                f"{self.per_address.count(address)} connections open from {address} "
+                "(--kafka-max-connections-per-ip)"
             )
+        if refusal is not None:
+            self.refused_connections += 1
+            self.warn("kafka listener: refusing a connection from %s: %s", peer, refusal)
             writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
@@ -155,3 +163,4 @@ class KafkaListener:
             log.exception("kafka connection failed")
         finally:
             self._connections.discard(task)
+            self.per_address.leave(address)

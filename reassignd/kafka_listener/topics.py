@@ -28,6 +28,7 @@ from reassignd.kafka_listener.context import NOT_CONTROLLER, TOPIC_AUTHORIZATION
 
 STRICT_FROM = {"CreateTopics": 6, "CreatePartitions": 3, "DeleteTopics": 5}
 INVALID_REQUEST = 42
+UNKNOWN_TOPIC_ID = 100
 
 
 def _caller(ctx: RequestContext) -> Caller:
@@ -109,11 +110,21 @@ async def create_topics(ctx: RequestContext, request: Any) -> Any:
 
 async def delete_topics(ctx: RequestContext, request: Any) -> Any:
     snapshot = ctx.api.snapshot()
+    unknown_ids: list[Any] = []  # v6: named by an id no topic has (100 UNKNOWN_TOPIC_ID, the id echoed)
     if ctx.version >= 6:
         by_id = {topic_uuid(v.topic_id): n for n, v in snapshot.topics.items()}
-        names = [t.name if t.name is not None else by_id.get(t.topic_id, "") for t in request.topics]
+        names = []
+        for t in request.topics:
+            if t.name is not None:
+                names.append(t.name)
+            elif t.topic_id in by_id:
+                names.append(by_id[t.topic_id])
+            else:
+                unknown_ids.append(t.topic_id)
     else:
         names = list(request.topic_names)
+    if not names:
+        return DeleteTopicsResponse(throttle_time_ms=0, responses=_unknown_ids(unknown_ids))
     delete = DeleteTopics(
         names=tuple(names),
         caller=_caller(ctx),
@@ -133,8 +144,22 @@ async def delete_topics(ctx: RequestContext, request: Any) -> Any:
                 error_message=_message(r),
             )
             for r in result.results
-        ],
+        ]
+        + _unknown_ids(unknown_ids),
     )
+
+
+def _unknown_ids(ids: list[Any]) -> list[Any]:
+    Deleted = DeleteTopicsResponse.DeletableTopicResult
+    return [
+        Deleted(
+            name=None,
+            topic_id=i,
+            error_code=UNKNOWN_TOPIC_ID,
+            error_message=f"Topic id {i} does not exist.",
+        )
+        for i in ids
+    ]
 
 
 # --- CreatePartitions -----------------------------------------------------------------------------
@@ -164,4 +189,50 @@ async def create_partitions(ctx: RequestContext, request: Any) -> Any:
         results=[
             Result(name=r.name, error_code=r.error_code, error_message=_message(r)) for r in result.results
         ],
+    )
+
+
+# --- the answers to a request that failed: its error on every topic ----------------------------
+
+
+def create_topics_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    Created = CreateTopicsResponse.CreatableTopicResult
+    return CreateTopicsResponse(
+        throttle_time_ms=0,
+        topics=[
+            Created(
+                name=t.name,
+                topic_id=ZERO_UUID,
+                error_code=code,
+                error_message=message,
+                num_partitions=-1,
+                replication_factor=-1,
+                configs=None,
+            )
+            for t in request.topics
+        ],
+    )
+
+
+def delete_topics_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    Deleted = DeleteTopicsResponse.DeletableTopicResult
+    named = (
+        [(t.name, t.topic_id) for t in request.topics]
+        if version >= 6
+        else [(n, ZERO_UUID) for n in request.topic_names]
+    )
+    return DeleteTopicsResponse(
+        throttle_time_ms=0,
+        responses=[
+            Deleted(name=name, topic_id=topic_id, error_code=code, error_message=message)
+            for name, topic_id in named
+        ],
+    )
+
+
+def create_partitions_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    Result = CreatePartitionsResponse.CreatePartitionsTopicResult
+    return CreatePartitionsResponse(
+        throttle_time_ms=0,
+        results=[Result(name=t.name, error_code=code, error_message=message) for t in request.topics],
     )

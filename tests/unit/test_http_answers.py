@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from reassignd.agent_reports.fetch import agent_url
+from reassignd.agent_reports.fetch import SharedReports, agent_url
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.model.snapshot import (
     ActiveController,
@@ -31,7 +31,7 @@ from reassignd.controller.model.snapshot import (
 )
 from reassignd.controller.settings import ControllerSettings
 from reassignd.http import build_app
-from reassignd.http.answers import AnswerCache, Parts, SharedReports
+from reassignd.http.answers import AnswerCache, Parts
 from reassignd.http.routes.reassignments import list_response_json, list_response_parts, reassignment_json
 from reassignd.http.shapes import status_json
 from reassignd.testing.fake_view import FakeView
