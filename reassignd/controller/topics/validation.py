@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
+from reassignd.controller.model.admission import topic_configs_error
 from reassignd.controller.model.requests import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
@@ -210,6 +211,8 @@ def validate_create_topic(
             return refused
     if (bad_name := topic_name_error(topic.name)) is not None:
         return bad_name
+    if (bad_configs := topic_configs_error(topic.configs)) is not None:
+        return bad_configs  # refused at the door already (model/admission.py): the safety net
     colliding = colliding_topics(topic.name, [*catalog.topics, *created_in_request])
     if colliding:
         return InvalidTopic(f"Topic '{topic.name}' collides with existing topics: {', '.join(colliding)}")
