@@ -62,6 +62,16 @@ async def _health(k: KafkaController, zk: ZkClient) -> tuple[float, int, int]:
     return reloads[0], epoch, controller.stat.czxid
 
 
+async def _refused_inputs(k: KafkaController, kind: str) -> float:
+    _, text = await http_request("GET", k.c.url + "/metrics")
+    return sum(
+        s.value
+        for family in text_string_to_metric_families(text if isinstance(text, str) else "")
+        for s in family.samples
+        if s.name == "reassignd_controller_refused_inputs_total" and s.labels.get("kind") == kind
+    )
+
+
 async def _call(k: KafkaController, request: Any, version: int) -> Any:
     return await off_loop(raw_call, k.host, k.port, request, version)
 
@@ -258,6 +268,21 @@ async def test_requests_naming_too_many_partitions_are_refused(procs: Procs, zk:
         "POST", k.c.url + "/v1/topics/partitions", {"topics": [{"name": "wide", "count": 8 + too_many}]}
     )
     assert [r["error_code"] for r in grown["results"]] == [42], grown
+
+    # a KIP-236 sequenced request (through ZooKeeper, no door): refused whole, reported, deleted
+    request = admin_codec.ReassignmentRequest({("wide", p): (2,) for p in range(too_many)})
+    await zk.create(
+        paths.reassignment_request("request_0000000000"),
+        admin_codec.encode_reassignment_request(request),
+        make_parents=True,
+    )
+
+    async def request_gone() -> bool:
+        return await zk.exists(paths.reassignment_request("request_0000000000")) is None
+
+    await eventually(request_gone, what="the sequenced request deleted")
+    assert await zk.exists(paths.REASSIGNMENTS) is None or await zk.children(paths.REASSIGNMENTS) == []
+    assert await _refused_inputs(k, "reassignment_request") == 1
 
     # nothing moved, nothing was added, no reload, same controller
     assert [await zk.get(paths.partition_state("wide", p)) for p in range(8)] == state_before

@@ -5,7 +5,8 @@ sequence order (one children watch on the parent), keeps a status node
 ``/admin/reassignments/<topic>/<partition>`` per in-flight partition (target, original, ``top``),
 deletes each request once its effects are persisted, and deletes status nodes on completion or
 cancellation. A status node replaced by a newer reassignment is re-created (a new czxid names the
-new reassignment). Malformed requests are reported and deleted without effect.
+new reassignment). Malformed requests, and requests naming more partitions than one request may
+(``--max-partitions-per-request``), are reported and deleted without effect.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class SequencedRequests:
         watch_requests: Callable[[], WatchCallback | None],
         report: Callable[[str, str, str], None],
         refuse: Callable[[str, str, str], None] | None = None,
+        max_partitions: int | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
@@ -67,6 +69,7 @@ class SequencedRequests:
         self._refuse = refuse if refuse is not None else report
         self.status: dict[TopicPartition, admin_codec.ReassignmentStatus] = {}
         self.malformed = 0
+        self._max_partitions = max_partitions  # --max-partitions-per-request
 
     async def load_status(self, out: EventOutputs) -> None:
         """Failover: the status nodes of in-flight partitions (they survive the controller).
@@ -138,6 +141,16 @@ class SequencedRequests:
         except codec.CodecError as e:
             self.malformed += 1
             self._report(path, e.reason, "reassignment_request")
+            await self._delete(path, out)
+            return
+        if self._max_partitions is not None and len(request.assignments) > self._max_partitions:
+            # the door's count bound (model/admission.py) for a request that comes through ZooKeeper:
+            # refused whole, reported, deleted without effect
+            reason = (
+                f"names {len(request.assignments)} partitions, more than the {self._max_partitions} one "
+                "request may name (--max-partitions-per-request): refused, deleted without effect"
+            )
+            self._refuse(path, reason, "reassignment_request")
             await self._delete(path, out)
             return
         ctx = self.ctx
