@@ -133,25 +133,8 @@ class SequencedRequests:
 
     async def _apply(self, name: str, out: EventOutputs) -> None:
         path = paths.reassignment_request(name)
-        znode = await self.zk.get_or_none(path)
-        if znode is None:
-            return
-        try:
-            request = admin_codec.decode_reassignment_request(znode.data)
-        except codec.CodecError as e:
-            self.malformed += 1
-            self._report(path, e.reason, "reassignment_request")
-            await self._delete(path, out)
-            return
-        if self._max_partitions is not None and len(request.assignments) > self._max_partitions:
-            # the door's count bound (model/admission.py) for a request that comes through ZooKeeper:
-            # refused whole, reported, deleted without effect
-            reason = (
-                f"names {len(request.assignments)} partitions, more than the {self._max_partitions} one "
-                "request may name (--max-partitions-per-request): refused, deleted without effect"
-            )
-            self._refuse(path, reason, "reassignment_request")
-            await self._delete(path, out)
+        request = await self._admitted(path, out)
+        if request is None:
             return
         ctx = self.ctx
         accepted: dict[TopicPartition, tuple[ReplicaAssignment, tuple[int, ...]]] = {}
@@ -228,6 +211,31 @@ class SequencedRequests:
                 self.status.pop(tp, None)
             ctx.set_move_request_status(tp, status is not None and moving)
         log.info("applied %s: %d partitions", name, len(updates))
+
+    async def _admitted(self, path: str, out: EventOutputs) -> admin_codec.ReassignmentRequest | None:
+        """The request at ``path``, or None when it is gone or refused whole (reported and
+        deleted without effect): malformed, or naming more partitions than one request may
+        (``--max-partitions-per-request``, the door's bound for a request that comes through
+        ZooKeeper, model/admission.py)."""
+        znode = await self.zk.get_or_none(path)
+        if znode is None:
+            return None
+        try:
+            request = admin_codec.decode_reassignment_request(znode.data)
+        except codec.CodecError as e:
+            self.malformed += 1
+            self._report(path, e.reason, "reassignment_request")
+            await self._delete(path, out)
+            return None
+        if self._max_partitions is not None and len(request.assignments) > self._max_partitions:
+            reason = (
+                f"names {len(request.assignments)} partitions, more than the {self._max_partitions} one "
+                "request may name (--max-partitions-per-request): refused, deleted without effect"
+            )
+            self._refuse(path, reason, "reassignment_request")
+            await self._delete(path, out)
+            return None
+        return request
 
     async def after_completions(self, completed: list[TopicPartition], out: EventOutputs) -> None:
         """Status nodes of completed (or cancelled, or superseded by another path) partitions

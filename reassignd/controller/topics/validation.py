@@ -209,10 +209,9 @@ def validate_create_topic(
             assignment = assign_replicas(catalog.brokers_by_id, n_partitions, rf, rng=rng)
         except ReassigndError as refused:
             return refused
-    if (bad_name := topic_name_error(topic.name)) is not None:
-        return bad_name
-    if (bad_configs := topic_configs_error(topic.configs)) is not None:
-        return bad_configs  # refused at the door already (model/admission.py): the safety net
+    # the name, then the configs (refused at the door already, model/admission.py: a safety net)
+    if (bad := topic_name_error(topic.name) or topic_configs_error(topic.configs)) is not None:
+        return bad
     colliding = colliding_topics(topic.name, [*catalog.topics, *created_in_request])
     if colliding:
         return InvalidTopic(f"Topic '{topic.name}' collides with existing topics: {', '.join(colliding)}")
