@@ -269,6 +269,16 @@ async def test_requests_naming_too_many_partitions_are_refused(procs: Procs, zk:
     )
     assert [r["error_code"] for r in grown["results"]] == [42], grown
 
+    # a batch of too many partitions: refused whole, no journal written
+    batch = {
+        "batch_id": "wide-batch",
+        "partitions": [{"topic": "wide", "partition": p, "replicas": [2]} for p in range(too_many)],
+    }
+    code, refused_batch = await http_request("POST", k.c.url + "/v1/batches", batch)
+    assert code == 400 and refused_batch["error_code"] == 42 and str(LIMIT) in refused_batch["error_message"]
+    code, _ = await http_request("GET", k.c.url + "/v1/batches/wide-batch")
+    assert code == 404
+
     # a KIP-236 sequenced request (through ZooKeeper, no door): refused whole, reported, deleted
     request = admin_codec.ReassignmentRequest({("wide", p): (2,) for p in range(too_many)})
     await zk.create(
