@@ -188,6 +188,16 @@ async def test_refused_content_is_answered_per_item_and_moves_nothing(procs: Pro
     quota_answer = await _call(k, quotas, 1)
     assert [e.error_code for e in quota_answer.entries] == [42, 0, 42]
     assert "4096" in quota_answer.entries[0].error_message
+    dry_run = AlterClientQuotasRequest(
+        entries=[
+            Entry(
+                entity=[Entry.EntityData(entity_type="user", entity_name="bob")],
+                ops=[Entry.OpData(key="controller_mutation_rate", value=-1.0, remove=False)],
+            )
+        ],
+        validate_only=True,
+    )
+    assert [e.error_code for e in (await _call(k, dry_run, 1)).entries] == [42]
     code, body = await http_request(
         "POST",
         k.c.url + "/v1/quotas",
