@@ -14,6 +14,7 @@ ERROR_NAMES: dict[int, str] = {
     37: "INVALID_PARTITIONS",
     38: "INVALID_REPLICATION_FACTOR",
     39: "INVALID_REPLICA_ASSIGNMENT",
+    40: "INVALID_CONFIG",
     41: "NOT_CONTROLLER",
     42: "INVALID_REQUEST",
     60: "REASSIGNMENT_IN_PROGRESS",
@@ -63,6 +64,10 @@ class ReassigndError(Exception):
 
     def to_json(self) -> dict[str, object]:
         return {"error_code": self.error_code, "error_name": self.error_name, "error_message": self.message}
+
+
+class InvalidConfig(ReassigndError):
+    error_code = 40
 
 
 class NotController(ReassigndError):

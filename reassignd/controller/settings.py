@@ -149,6 +149,13 @@ class ControllerSettings:
     events_ssl_cafile: str | None = option(
         None, parse=text, help="CA file to verify Kafka's TLS certificates", metavar="FILE"
     )
+    max_partitions_per_request: int = option(
+        50_000,
+        parse=integer(1),
+        help="partitions one reassignment, election, CreatePartitions or batch may name at most; "
+        "a request naming more is refused 42 INVALID_REQUEST",
+        metavar="N",
+    )
     quota_window_num: int = option(
         11,
         parse=integer(1),

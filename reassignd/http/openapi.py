@@ -87,6 +87,12 @@ def _write(ok: Json, *, body: bool = True) -> Json:
     }
 
 
+PARTITIONS_PER_REQUEST = (
+    "more partitions than `--max-partitions-per-request` (default 50,000) answers every one of them "
+    "42 INVALID_REQUEST, the limit named in the message; nothing of it is queued."
+)
+
+
 def _operation(
     operation_id: str,
     summary: str,
@@ -96,8 +102,11 @@ def _operation(
     parameters: list[Json] | None = None,
     body: Schema | None = None,
     public: bool = False,
+    description: str | None = None,
 ) -> Json:
     op: Json = {"operationId": operation_id, "summary": summary, "tags": [tag], "responses": responses}
+    if description:
+        op["description"] = description
     if parameters:
         op["parameters"] = parameters
     if body is not None:
@@ -170,6 +179,8 @@ def _batch_paths() -> Json:
                     ),
                 },
                 body=ref("SubmitBatchRequest"),
+                description="A batch of more partitions than `--max-partitions-per-request` (default "
+                "50,000) is refused whole, 400 with 42 INVALID_REQUEST naming the limit.",
             ),
         },
         "/v1/batches/{batch_id}": {
@@ -389,6 +400,10 @@ def _paths() -> Json:
                 _write(_answer("per-topic results", ref("CreateTopicsResponse"), RETRY_AFTER)),
                 parameters=[CLIENT_ID],
                 body=ref("CreateTopicsRequest"),
+                description="Each topic is checked before anything is written and answered on its own: "
+                "a name given twice fails every copy (42), an illegal name 17, a null config value 42, a "
+                "config name Kafka does not know, a value of the wrong type or out of range, or configs "
+                "that would not fit one ZooKeeper znode 40 INVALID_CONFIG; the other topics are created.",
             ),
         },
         "/v1/topics/{topic}": {
@@ -434,6 +449,7 @@ def _paths() -> Json:
                 _write(_answer("per-topic results", ref("CreatePartitionsResponse"), RETRY_AFTER)),
                 parameters=[CLIENT_ID],
                 body=ref("CreatePartitionsRequest"),
+                description="A request adding " + PARTITIONS_PER_REQUEST,
             )
         },
         "/v1/reassignments": {
@@ -459,6 +475,7 @@ def _paths() -> Json:
                 "reassignments",
                 _write(alter_answer),
                 body=ref("AlterReassignmentsRequest"),
+                description="A request naming " + PARTITIONS_PER_REQUEST,
             ),
             "delete": cancel("cancelReassignments", "cancel every reassignment", parameters=[MODE]),
         },
@@ -485,6 +502,7 @@ def _paths() -> Json:
                     )
                 ),
                 body=ref("ElectLeadersRequest"),
+                description="A request naming " + PARTITIONS_PER_REQUEST,
             )
         },
         **{
@@ -540,6 +558,9 @@ def _paths() -> Json:
                 "quotas",
                 _write(_answer("per-entity results", ref("AlterQuotasResponse"))),
                 body=ref("AlterQuotasRequest"),
+                description="An entity whose config znode path (its names URL-encoded as Kafka "
+                "sanitizes them) would be over 4,096 bytes is answered 42 INVALID_REQUEST and nothing "
+                "is written.",
             ),
         },
     }

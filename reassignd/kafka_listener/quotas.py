@@ -11,6 +11,7 @@ from typing import Any
 
 from kafka.protocol.admin import AlterClientQuotasResponse, DescribeClientQuotasResponse
 
+from reassignd.controller.model.admission import quota_entry_error
 from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlteration,
@@ -127,8 +128,13 @@ async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
         answers = [
             QuotaAlterationResult(p.user, p.client_id, CLUSTER_AUTHORIZATION_FAILED, message) for p in sent
         ]
-    elif request.validate_only:
-        answers = [QuotaAlterationResult(p.user, p.client_id) for p in sent]
+    elif request.validate_only:  # the door's checks, values included, and nothing sent
+        answers = [
+            QuotaAlterationResult(p.user, p.client_id)
+            if (e := quota_entry_error(p)) is None
+            else QuotaAlterationResult(p.user, p.client_id, e.error_code, e.message)
+            for p in sent
+        ]
     else:
         try:
             answers = list(await ctx.api.alter_quotas(AlterQuotas(sent)))

@@ -244,6 +244,14 @@ async def describe_quotas(
 # --- AlterClientQuotas ---------------------------------------------------------------------------
 
 
+# An entity's znode path is sent in its read, its write, its change notification (which names it)
+# and in every watch re-registration after a reconnect; Kafka's principals and client ids are
+# short. 4 KiB keeps every one of those packets far below ZooKeeper's 1 MiB (a path near 1 MiB
+# makes the server drop the connection on each resend), and a few hundred such paths still fit one
+# watch re-registration batch.
+ENTITY_PATH_MAX_BYTES = 4096
+
+
 def entity_znode(user: str | None, client_id: str | None) -> str:
     """The config znode of an entity given to AlterClientQuotas; raises InvalidRequest (42)."""
     if user is None and client_id is None:
@@ -258,7 +266,13 @@ def entity_znode(user: str | None, client_id: str | None) -> str:
                 f"Invalid {kind} {name!r}: ZooKeeper does not take it as a znode name, so no quota can "
                 "be stored for it"
             )
-    return paths.config_entity(user, client_id)
+    path = paths.config_entity(user, client_id)
+    if len(path.encode()) > ENTITY_PATH_MAX_BYTES:
+        raise InvalidRequest(
+            f"The quota entity's znode path would be {len(path.encode())} bytes (its names URL-encoded), "
+            f"over the {ENTITY_PATH_MAX_BYTES} bytes reassignd takes: use a shorter user or client-id"
+        )
+    return path
 
 
 async def alter_quota(

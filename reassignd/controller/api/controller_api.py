@@ -8,7 +8,8 @@ by the event loop like any other event (a standby refuses them at once with NotC
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
@@ -30,6 +31,7 @@ from reassignd.controller.instance.events import (
     RequestEvent,
 )
 from reassignd.controller.instance.shared import Shared
+from reassignd.controller.model import admission
 from reassignd.controller.model.admin_requests import (
     AlterConfigs,
     ConfigResource,
@@ -46,6 +48,7 @@ from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
+    PartitionResult,
     QuotaAlterationResult,
     QuotaDescription,
     TopicResult,
@@ -59,7 +62,7 @@ from reassignd.controller.model.snapshot import (
     ClusterSnapshot,
 )
 from reassignd.controller.quotas.entity_configs import read_configs
-from reassignd.errors import NotController, RequestTimedOut
+from reassignd.errors import NotController, ReassigndError, RequestTimedOut
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
 from reassignd.quotas.config_store import describe_quotas
@@ -67,6 +70,22 @@ from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 
 R = TypeVar("R")
+T = TypeVar("T")
+
+
+def _merged(
+    errors: Sequence[ReassigndError | None],
+    answered: Sequence[R],
+    refused: Callable[[int, ReassigndError], R],
+) -> list[R]:
+    """The answers in request order: the event's for the admitted items (``errors[i]`` None), the
+    door's refusal for the others."""
+    it = iter(answered)
+    return [next(it) if e is None else refused(i, e) for i, e in enumerate(errors)]
+
+
+def _admitted(items: Sequence[T], errors: Sequence[ReassigndError | None]) -> tuple[T, ...]:
+    return tuple(item for item, e in zip(items, errors, strict=True) if e is None)
 
 
 class ControllerApi:
@@ -158,7 +177,26 @@ class ControllerApi:
         if self._is_active():
             self._shared.queue.put(AgentsSampled(sample))
 
+    # --- admission at the door (model/admission.py): every request is checked before it is queued;
+    # a refused item is answered here and never reaches the event
+
+    def _admit(self) -> None:
+        """A standby refuses every request first (41), as the event would."""
+        if not self._is_active():
+            raise NotController()
+
+    @property
+    def _max_partitions(self) -> int:
+        return self._shared.settings.max_partitions_per_request
+
     async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
+        self._admit()
+        named = dict.fromkeys(tp for tp, _ in request.targets)
+        refused = admission.too_many_partitions(len(named), self._max_partitions, "The reassignment")
+        if refused is not None:
+            return AlterResult(
+                tuple(PartitionResult(t, p, refused.error_code, refused.message) for t, p in named)
+            )
         return await self._request(lambda reply: ApiPartitionReassignment(request, reply))
 
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult:
@@ -167,31 +205,97 @@ class ControllerApi:
     async def submit_batch(
         self, spec: BatchSpec, sizes: Mapping[TopicPartition, int] | None = None
     ) -> SubmitResult:
+        self._admit()
+        count = admission.distinct_partitions((p.topic, p.partition) for p in spec.partitions)
+        refused = admission.too_many_partitions(count, self._max_partitions, f"Batch {spec.batch_id}")
+        if refused is not None:
+            raise refused
         return await self._request(lambda reply: BatchSubmitRequested(spec, reply, dict(sizes or {})))
 
     async def control_batch(self, batch_id: str, action: BatchAction) -> BatchControlResult:
         return await self._request(lambda reply: BatchControlRequested(batch_id, action, reply))
 
     async def alter_quotas(self, request: AlterQuotas) -> tuple[QuotaAlterationResult, ...]:
-        return await self._request(lambda reply: AlterQuotasRequested(request, reply))
+        self._admit()
+        errors = [admission.quota_entry_error(e) for e in request.entries]
+        admitted = _admitted(request.entries, errors)
+        answered: tuple[QuotaAlterationResult, ...] = ()
+        if admitted:
+            sent = AlterQuotas(admitted)
+            answered = await self._request(lambda reply: AlterQuotasRequested(sent, reply))
+        entries = request.entries
+        return tuple(
+            _merged(
+                errors,
+                answered,
+                lambda i, e: QuotaAlterationResult(
+                    entries[i].user, entries[i].client_id, e.error_code, e.message
+                ),
+            )
+        )
 
     async def alter_configs(self, request: AlterConfigs) -> tuple[ConfigResult, ...]:
         """IncrementalAlterConfigs through the controller (config znode + change notification)."""
-        return await self._request(lambda reply: AlterConfigsRequested(request, reply))
+        self._admit()
+        problems = [admission.alteration_problem(a) for a in request.resources]
+        errors = [None if p is None else ReassigndError(p[1], error_code=p[0]) for p in problems]
+        admitted = _admitted(request.resources, errors)
+        answered: tuple[ConfigResult, ...] = ()
+        if admitted:
+            sent = dataclasses.replace(request, resources=admitted)
+            answered = await self._request(lambda reply: AlterConfigsRequested(sent, reply))
+        resources = request.resources
+        return tuple(
+            _merged(
+                errors, answered, lambda i, e: ConfigResult(resources[i].resource, e.error_code, e.message)
+            )
+        )
 
     async def elect_leaders(self, request: ElectLeaders) -> list[ElectionResult]:
+        self._admit()
+        if request.partitions is not None:
+            named = dict.fromkeys(request.partitions)
+            refused = admission.too_many_partitions(len(named), self._max_partitions, "The election")
+            if refused is not None:
+                return [ElectionResult(t, p, refused.error_code, refused.message) for t, p in named]
         return await self._request(lambda reply: ElectLeadersRequested(request, reply))
 
     async def demote_broker(self, broker_id: int, *, promote: bool = False) -> DemotionResult:
         return await self._request(lambda reply: DemotionRequested(broker_id, promote, reply))
 
     async def create_topics(self, request: CreateTopics) -> TopicsResult:
-        result: TopicsResult = await self._request(lambda reply: CreateTopicsRequested(request, reply))
+        self._admit()
+        errors: list[ReassigndError | None] = list(admission.new_topics_errors(request.topics))
+        admitted = _admitted(request.topics, errors)
+        result = TopicsResult(())
+        if admitted:
+            sent = dataclasses.replace(request, topics=admitted)
+            result = await self._request(lambda reply: CreateTopicsRequested(sent, reply))
+        topics = request.topics
+        result = dataclasses.replace(
+            result,
+            results=tuple(
+                _merged(
+                    errors, result.results, lambda i, e: TopicResult(topics[i].name, e.error_code, e.message)
+                )
+            ),
+        )
         if request.validate_only:
             return result.answered_at(self._shared.clock())
         return await self._await_done(result, request.timeout_ms, self._topic_online)
 
     async def create_partitions(self, request: CreatePartitions) -> TopicsResult:
+        self._admit()
+        topics = self.snapshot().topics
+        new = 0
+        for t in request.topics:
+            view = topics.get(t.name)
+            new += max(0, t.count - (len(view.partitions) if view is not None else 0))
+        refused = admission.too_many_partitions(new, self._max_partitions, "The CreatePartitions request")
+        if refused is not None:
+            return TopicsResult(
+                tuple(TopicResult(t.name, refused.error_code, refused.message) for t in request.topics)
+            )
         result: TopicsResult = await self._request(lambda reply: CreatePartitionsRequested(request, reply))
         if request.validate_only:
             return result.answered_at(self._shared.clock())

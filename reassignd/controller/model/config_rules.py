@@ -16,7 +16,13 @@ from reassignd.controller.model.admin_requests import (
     ResourceAlteration,
     ResourceType,
 )
+from reassignd.controller.model.config_types import (
+    BROKER_CONFIG_TYPES,
+    TOPIC_CONFIG_TYPES,
+    typed_value_problem,
+)
 from reassignd.topic_partition import topic_name_problem
+from reassignd.zk import admin_codec
 
 
 def parse_bool(value: str) -> bool | None:
@@ -40,52 +46,17 @@ INVALID_CONFIG = 40
 INVALID_REQUEST = 42
 SIM_PREFIX = "reassignd.sim."
 
-# Kafka's topic-level configs (LogConfig, 3.x), the names kafka-configs accepts for a topic
-TOPIC_CONFIG_NAMES = frozenset(
-    {
-        "cleanup.policy",
-        "compression.type",
-        "delete.retention.ms",
-        "file.delete.delay.ms",
-        "flush.messages",
-        "flush.ms",
-        "follower.replication.throttled.replicas",
-        "index.interval.bytes",
-        "leader.replication.throttled.replicas",
-        "local.retention.bytes",
-        "local.retention.ms",
-        "max.compaction.lag.ms",
-        "max.message.bytes",
-        "message.downconversion.enable",
-        "message.format.version",
-        "message.timestamp.after.max.ms",
-        "message.timestamp.before.max.ms",
-        "message.timestamp.difference.max.ms",
-        "message.timestamp.type",
-        "min.cleanable.dirty.ratio",
-        "min.compaction.lag.ms",
-        "min.insync.replicas",
-        "preallocate",
-        "remote.storage.enable",
-        "retention.bytes",
-        "retention.ms",
-        "segment.bytes",
-        "segment.index.bytes",
-        "segment.jitter.ms",
-        "segment.ms",
-        "unclean.leader.election.enable",
-    }
-)
+# Kafka's topic-level configs (LogConfig, 3.x), the names kafka-configs accepts for a topic, and
 # the dynamic broker configs reassignd and its agents act on (KIP-73 throttles, elections)
-BROKER_CONFIG_NAMES = frozenset(
-    {
-        "leader.replication.throttled.rate",
-        "follower.replication.throttled.rate",
-        "replica.alter.log.dirs.io.max.bytes.per.second",
-        "unclean.leader.election.enable",
-        "min.insync.replicas",
-    }
-)
+TOPIC_CONFIG_NAMES = frozenset(TOPIC_CONFIG_TYPES)
+BROKER_CONFIG_NAMES = frozenset(BROKER_CONFIG_TYPES)
+_TYPES = {**TOPIC_CONFIG_TYPES, **BROKER_CONFIG_TYPES}  # the names both take have one type
+
+# A config znode (its JSON, every value a string) must fit ZooKeeper's packet limit (jute.maxbuffer,
+# 1 MiB less one byte) with its path and the multi's framing and change notification around it:
+# a config whose encoding is over this budget is refused 40 before anything is written.
+CONFIG_ZNODE_BUDGET_BYTES = 1_000_000
+
 _LONGS = frozenset(
     {
         "leader.replication.throttled.rate",
@@ -126,7 +97,21 @@ def value_problem(name: str, value: str) -> str | None:
             p, sep, b = entry.partition(":")
             if not sep or not p.isdigit() or not b.isdigit():
                 return f"Invalid value {value} for configuration {name}: expected '*' or partition:broker,..."
-    return None
+    config_type = _TYPES.get(name)
+    return None if config_type is None else typed_value_problem(config_type, name, value)
+
+
+def config_size_problem(config: Mapping[str, str]) -> str | None:
+    """Why a config znode holding ``config`` could not be written (its encoding is over
+    CONFIG_ZNODE_BUDGET_BYTES), naming the biggest value; None when it fits."""
+    size = len(admin_codec.encode_entity_config(config))
+    if size <= CONFIG_ZNODE_BUDGET_BYTES:
+        return None
+    biggest = max(config, key=lambda k: len(k.encode()) + len(config[k].encode()))
+    return (
+        f"The config would encode to {size} bytes, over the {CONFIG_ZNODE_BUDGET_BYTES} bytes a config "
+        f"znode holds in ZooKeeper (its biggest value: {biggest}, {len(config[biggest].encode())} bytes)"
+    )
 
 
 def _list_items(value: str | None) -> list[str]:
@@ -171,4 +156,7 @@ def plan_alteration(
         problem_text = value_problem(change.name, new[change.name])
         if problem_text is not None:
             return (INVALID_CONFIG, problem_text)
+    too_big = config_size_problem(new)
+    if too_big is not None:
+        return (INVALID_CONFIG, too_big)
     return new

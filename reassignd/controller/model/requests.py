@@ -1,7 +1,9 @@
 """Requests that HTTP handlers hand to the controller, and the results they get back. Pure values.
 
-The HTTP layer parses and validates the JSON shape (400/42 on malformed input); the controller
-validates against its context (per-partition Kafka errors) inside its event.
+The HTTP layer parses and validates the JSON shape (400/42 on malformed input); the controller's
+door (``ControllerApi`` with ``admission.py``) refuses what is wrong whatever the cluster holds
+before anything is queued; the rest is validated against the context (per-partition Kafka errors)
+inside the event.
 """
 
 from __future__ import annotations

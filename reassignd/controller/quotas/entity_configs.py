@@ -20,7 +20,7 @@ from reassignd.controller.model.admin_requests import (
     ResourceAlteration,
     ResourceType,
 )
-from reassignd.controller.model.config_rules import plan_alteration
+from reassignd.controller.model.config_rules import plan_alteration, resource_problem
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.writes import Refused
 from reassignd.zk import admin_codec, codec, paths
@@ -73,6 +73,9 @@ class ConfigWrites:
         self, alteration: ResourceAlteration, validate_only: bool, out: EventOutputs
     ) -> ConfigResult:
         resource = alteration.resource
+        problem = resource_problem(resource)  # refused at the door already; its path needs it
+        if problem is not None:
+            return ConfigResult(resource, problem[0], problem[1])
         if resource.type is ResourceType.TOPIC and not self.topic_exists(resource.name):
             return ConfigResult(
                 resource, UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.name} does not exist."

@@ -5,7 +5,8 @@ sequence order (one children watch on the parent), keeps a status node
 ``/admin/reassignments/<topic>/<partition>`` per in-flight partition (target, original, ``top``),
 deletes each request once its effects are persisted, and deletes status nodes on completion or
 cancellation. A status node replaced by a newer reassignment is re-created (a new czxid names the
-new reassignment). Malformed requests are reported and deleted without effect.
+new reassignment). Malformed requests, and requests naming more partitions than one request may
+(``--max-partitions-per-request``), are reported and deleted without effect.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class SequencedRequests:
         watch_requests: Callable[[], WatchCallback | None],
         report: Callable[[str, str, str], None],
         refuse: Callable[[str, str, str], None] | None = None,
+        max_partitions: int | None = None,
     ) -> None:
         self.zk = zk
         self.ctx = ctx
@@ -67,6 +69,7 @@ class SequencedRequests:
         self._refuse = refuse if refuse is not None else report
         self.status: dict[TopicPartition, admin_codec.ReassignmentStatus] = {}
         self.malformed = 0
+        self._max_partitions = max_partitions  # --max-partitions-per-request
 
     async def load_status(self, out: EventOutputs) -> None:
         """Failover: the status nodes of in-flight partitions (they survive the controller).
@@ -130,15 +133,8 @@ class SequencedRequests:
 
     async def _apply(self, name: str, out: EventOutputs) -> None:
         path = paths.reassignment_request(name)
-        znode = await self.zk.get_or_none(path)
-        if znode is None:
-            return
-        try:
-            request = admin_codec.decode_reassignment_request(znode.data)
-        except codec.CodecError as e:
-            self.malformed += 1
-            self._report(path, e.reason, "reassignment_request")
-            await self._delete(path, out)
+        request = await self._admitted(path, out)
+        if request is None:
             return
         ctx = self.ctx
         accepted: dict[TopicPartition, tuple[ReplicaAssignment, tuple[int, ...]]] = {}
@@ -215,6 +211,31 @@ class SequencedRequests:
                 self.status.pop(tp, None)
             ctx.set_move_request_status(tp, status is not None and moving)
         log.info("applied %s: %d partitions", name, len(updates))
+
+    async def _admitted(self, path: str, out: EventOutputs) -> admin_codec.ReassignmentRequest | None:
+        """The request at ``path``, or None when it is gone or refused whole (reported and
+        deleted without effect): malformed, or naming more partitions than one request may
+        (``--max-partitions-per-request``, the door's bound for a request that comes through
+        ZooKeeper, model/admission.py)."""
+        znode = await self.zk.get_or_none(path)
+        if znode is None:
+            return None
+        try:
+            request = admin_codec.decode_reassignment_request(znode.data)
+        except codec.CodecError as e:
+            self.malformed += 1
+            self._report(path, e.reason, "reassignment_request")
+            await self._delete(path, out)
+            return None
+        if self._max_partitions is not None and len(request.assignments) > self._max_partitions:
+            reason = (
+                f"names {len(request.assignments)} partitions, more than the {self._max_partitions} one "
+                "request may name (--max-partitions-per-request): refused, deleted without effect"
+            )
+            self._refuse(path, reason, "reassignment_request")
+            await self._delete(path, out)
+            return None
+        return request
 
     async def after_completions(self, completed: list[TopicPartition], out: EventOutputs) -> None:
         """Status nodes of completed (or cancelled, or superseded by another path) partitions

@@ -109,6 +109,7 @@ def build(
         lambda: watch(paths.REASSIGNMENT_REQUESTS, ReassignmentRequests()),
         report,
         shared.refuse,
+        settings.max_partitions_per_request,
     )
     quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
     topics = TopicMutations(zk, ctx, shared.records, quota_manager, shared.clock, refuse=shared.refuse)

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
+from reassignd.controller.model.admission import topic_configs_error
 from reassignd.controller.model.requests import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
@@ -208,8 +209,9 @@ def validate_create_topic(
             assignment = assign_replicas(catalog.brokers_by_id, n_partitions, rf, rng=rng)
         except ReassigndError as refused:
             return refused
-    if (bad_name := topic_name_error(topic.name)) is not None:
-        return bad_name
+    # the name, then the configs (refused at the door already, model/admission.py: a safety net)
+    if (bad := topic_name_error(topic.name) or topic_configs_error(topic.configs)) is not None:
+        return bad
     colliding = colliding_topics(topic.name, [*catalog.topics, *created_in_request])
     if colliding:
         return InvalidTopic(f"Topic '{topic.name}' collides with existing topics: {', '.join(colliding)}")
