@@ -1,0 +1,46 @@
+"""Znodes another ZooKeeper principal owns, for tests: created through Debian's ZooKeeper CLI
+with the ``digest`` scheme (no server configuration needed), as a Kafka cluster run with
+``zookeeper.set.acl`` owns its znodes. Our own sessions are anonymous: such a znode gives them
+read access only, so a write meets NOAUTH, the same whoever the controller is."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+
+ZK_CLI = "/usr/share/zookeeper/bin/zkCli.sh"
+USER, PASSWORD = "other", "secret"
+
+
+def digest_id(user: str = USER, password: str = PASSWORD) -> str:
+    """The ``digest`` scheme's id: user:base64(sha1(user:password))."""
+    hashed = base64.b64encode(hashlib.sha1(f"{user}:{password}".encode()).digest()).decode()
+    return f"{user}:{hashed}"
+
+
+async def create_owned(zk_connect: str, path: str, data: str = "") -> None:
+    """Create ``path`` (relative to ``zk_connect``'s chroot; its parent must exist) owned by the
+    other principal: every permission for it, read for anyone."""
+    server, _, chroot = zk_connect.partition("/")
+    absolute = f"/{chroot}{path}" if chroot else path
+    acl = f"digest:{digest_id()}:cdrwa,world:anyone:r"
+    script = (
+        f"addauth digest {USER}:{PASSWORD}\n"
+        f"create {absolute} '{data}'\n"
+        f"setAcl {absolute} {acl}\n"
+        f"getAcl {absolute}\n"
+        "quit\n"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        ZK_CLI,
+        "-server",
+        server,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(script.encode()), timeout=60.0)
+    text = out.decode(errors="replace")
+    if f"'digest,'{digest_id()}" not in text:
+        raise AssertionError(f"zkCli did not set the ACL of {absolute}:\n{text[-2000:]}")
