@@ -19,18 +19,17 @@ def digest_id(user: str = USER, password: str = PASSWORD) -> str:
     return f"{user}:{hashed}"
 
 
-async def create_owned(zk_connect: str, path: str, data: str = "") -> None:
-    """Create ``path`` (relative to ``zk_connect``'s chroot; its parent must exist) owned by the
-    other principal: every permission for it, read for anyone."""
+async def own(zk_connect: str, path: str, *, create: bool = False) -> None:
+    """Give ``path`` (relative to ``zk_connect``'s chroot) to the other principal: every
+    permission for it, read for anyone. ``create``: create it first (empty; its parent must
+    exist), else it exists (open to anyone, as our sessions create znodes)."""
     server, _, chroot = zk_connect.partition("/")
     absolute = f"/{chroot}{path}" if chroot else path
     acl = f"digest:{digest_id()}:cdrwa,world:anyone:r"
     script = (
         f"addauth digest {USER}:{PASSWORD}\n"
-        f"create {absolute} '{data}'\n"
-        f"setAcl {absolute} {acl}\n"
-        f"getAcl {absolute}\n"
-        "quit\n"
+        + (f"create {absolute} ''\n" if create else "")
+        + f"setAcl {absolute} {acl}\ngetAcl {absolute}\nquit\n"
     )
     proc = await asyncio.create_subprocess_exec(
         ZK_CLI,
