@@ -34,6 +34,7 @@ from tests.faults.scenarios import (
     wait_brokers,
     wait_online,
 )
+from tests.zk_acl import own
 
 OBSERVE_S = 20.0  # the epoch must move at most once this long after the input
 SHORT = (1, 2, 3, 4, 5)  # brokers with short ids (agents)
@@ -238,6 +239,18 @@ async def _foreign_status_node(run: Run) -> str | None:
     return None
 
 
+async def _foreign_principal(run: Run) -> str | None:
+    """Another ZooKeeper principal owns topic x's partitions znode (as in a Kafka cluster run with
+    ``zookeeper.set.acl``): the controller may read it, never create the state znodes under it.
+    The topic is given up (reported) by whoever is the controller, its failover load included."""
+    zk = run.env.zk
+    await make_topic(run.env.zk, "x", {0: (6,)})  # offline until broker 6 registers
+    await own(run.env.zk_connect, paths.topic_partitions("x"), create=True)
+    run.env.procs.cluster(1, 6)
+    await retry_zk(lambda: zk.exists(paths.broker(6)))
+    return None
+
+
 THROTTLED = "follower.replication.throttled.replicas"
 
 
@@ -335,6 +348,7 @@ CASES: dict[str, Case] = {
             ("/config/topics/w", "must be a string"),
         ),
         Case("large_leftover_throttle_list", _large_leftover_throttle_list, ()),
+        Case("foreign_principal", _foreign_principal, ("/brokers/topics/x/partitions", "NOAUTH")),
     )
 }
 
