@@ -19,17 +19,31 @@ def digest_id(user: str = USER, password: str = PASSWORD) -> str:
     return f"{user}:{hashed}"
 
 
+async def disown(zk_connect: str, path: str) -> None:
+    """Give ``path`` back to anyone (every permission), as the other principal."""
+    await _cli(zk_connect, path, "", "world:anyone:cdrwa", "'world,'anyone")
+
+
 async def own(zk_connect: str, path: str, *, create: bool = False) -> None:
     """Give ``path`` (relative to ``zk_connect``'s chroot) to the other principal: every
     permission for it, read for anyone. ``create``: create it first (empty; its parent must
     exist), else it exists (open to anyone, as our sessions create znodes)."""
+    _, _, chroot = zk_connect.partition("/")
+    absolute = f"/{chroot}{path}" if chroot else path
+    await _cli(
+        zk_connect,
+        path,
+        f"create {absolute} ''\n" if create else "",
+        f"digest:{digest_id()}:cdrwa,world:anyone:r",
+        f"'digest,'{digest_id()}",
+    )
+
+
+async def _cli(zk_connect: str, path: str, before: str, acl: str, expect: str) -> None:
     server, _, chroot = zk_connect.partition("/")
     absolute = f"/{chroot}{path}" if chroot else path
-    acl = f"digest:{digest_id()}:cdrwa,world:anyone:r"
     script = (
-        f"addauth digest {USER}:{PASSWORD}\n"
-        + (f"create {absolute} ''\n" if create else "")
-        + f"setAcl {absolute} {acl}\ngetAcl {absolute}\nquit\n"
+        f"addauth digest {USER}:{PASSWORD}\n" + before + f"setAcl {absolute} {acl}\ngetAcl {absolute}\nquit\n"
     )
     proc = await asyncio.create_subprocess_exec(
         ZK_CLI,
@@ -41,5 +55,5 @@ async def own(zk_connect: str, path: str, *, create: bool = False) -> None:
     )
     out, _ = await asyncio.wait_for(proc.communicate(script.encode()), timeout=60.0)
     text = out.decode(errors="replace")
-    if f"'digest,'{digest_id()}" not in text:
+    if expect not in text:
         raise AssertionError(f"zkCli did not set the ACL of {absolute}:\n{text[-2000:]}")
