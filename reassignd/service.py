@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import ipaddress
 import logging
 
 from reassignd.agent_reports.reporter import report_progress
@@ -83,7 +84,37 @@ async def hand_over(controller: Controller, timeout_s: float) -> None:
         log.info("handed the active role over to controller %d", successor.controller_id)
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name (or "" / 0.0.0.0: every interface) may be reachable from elsewhere
+
+
+def clear_text_warnings(settings: ControllerSettings) -> list[str]:
+    """A warning per listener bound beyond the loopback without TLS: bearer tokens (and every
+    request) travel in clear there."""
+    warnings = []
+    http_tls = settings.tls_cert is not None
+    if not http_tls and not _loopback(settings.http_host):
+        warnings.append(
+            f"the HTTP API listens on {settings.http_host or 'every interface'} without TLS: "
+            "bearer tokens travel in clear (--tls-cert/--tls-key)"
+        )
+    host = settings.kafka_listener_host
+    if host is not None and settings.kafka_tls_cert is None and not _loopback(host):
+        warnings.append(
+            f"the Kafka listener listens on {host or 'every interface'} without TLS: SASL "
+            "credentials travel in clear (--kafka-tls-cert/--kafka-tls-key)"
+        )
+    return warnings
+
+
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
+    for warning in clear_text_warnings(settings):
+        log.warning("%s", warning)
     zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
     await zk.start()
     controller = Controller(settings, zk, place_lost_replicas=evacuate, freeze_gc=True)

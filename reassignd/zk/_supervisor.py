@@ -17,6 +17,7 @@ a new session. The transport is seen through ``Link``, so the decisions are test
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import logging
@@ -89,7 +90,8 @@ class SessionSupervisor:
         self._last_alive = 0.0  # loop time of the last byte received on a healthy connection
         self._lost_since: float | None = None
         self._password = b""
-        self._abandoned_ids: set[int] = set()
+        # the sessions given up, newest last (bounded: a reconnect resumes only a recent one)
+        self._abandoned_ids: collections.deque[int] = collections.deque(maxlen=64)
         self._to_reap: list[tuple[int, bytes]] = []
         self._reaper: asyncio.Task[None] | None = None
         self.session_id: int | None = None
@@ -238,7 +240,7 @@ class SessionSupervisor:
         log.warning("ZooKeeper session 0x%x expired: %s", old or 0, reason)
         self.generation += 1
         if old is not None:
-            self._abandoned_ids.add(old)
+            self._abandoned_ids.append(old)
             self._to_reap.append((old, self._password))
             if link.session_id == old:
                 link.abandon_session()

@@ -32,6 +32,15 @@ class BadArgumentsError(ZkError):
     znode name, such as ``.`` or ``..``)."""
 
 
+class NoAuthError(ZkError):
+    """NOAUTH: the znode's ACL does not let this session do what it asked (another principal
+    owns it, as in a Kafka cluster run with ``zookeeper.set.acl``). The same every time."""
+
+
+class InvalidAclError(ZkError):
+    """INVALIDACL: the ACL of a create or setACL is not valid. The same every time."""
+
+
 class ZnodeTooLargeError(ZkError):
     """Refused before sending: the data is over MAX_ZNODE_BYTES."""
 

@@ -34,6 +34,7 @@ from tests.faults.scenarios import (
     wait_brokers,
     wait_online,
 )
+from tests.zk_acl import disown, own
 
 OBSERVE_S = 20.0  # the epoch must move at most once this long after the input
 SHORT = (1, 2, 3, 4, 5)  # brokers with short ids (agents)
@@ -67,6 +68,7 @@ class Case:
     inject: Inject
     reported: tuple[str, ...]  # each must appear in some problem's path or reason
     big_topic: bool = False  # the case needs the big topic
+    cleanup: Inject | None = None  # after the observation, before the invariants are checked
 
 
 async def _epoch(env: Env) -> int:
@@ -238,6 +240,25 @@ async def _foreign_status_node(run: Run) -> str | None:
     return None
 
 
+async def _foreign_principal(run: Run) -> str | None:
+    """Another ZooKeeper principal owns topic x's partitions znode (as in a Kafka cluster run with
+    ``zookeeper.set.acl``): the controller may read it, never create the state znodes under it.
+    The topic is given up (reported) by whoever is the controller, its failover load included."""
+    zk = run.env.zk
+    await make_topic(run.env.zk, "x", {0: (6,)})  # offline until broker 6 registers
+    await own(run.env.zk_connect, paths.topic_partitions("x"), create=True)
+    run.env.procs.cluster(1, 6)
+    await retry_zk(lambda: zk.exists(paths.broker(6)))
+    return None
+
+
+async def _foreign_principal_gone(run: Run) -> str | None:
+    """The other principal deletes topic x (the invariants expect no topic without states)."""
+    await disown(run.env.zk_connect, paths.topic_partitions("x"))
+    await run.env.zk.delete_recursive(paths.topic("x"))
+    return None
+
+
 THROTTLED = "follower.replication.throttled.replicas"
 
 
@@ -335,6 +356,12 @@ CASES: dict[str, Case] = {
             ("/config/topics/w", "must be a string"),
         ),
         Case("large_leftover_throttle_list", _large_leftover_throttle_list, ()),
+        Case(
+            "foreign_principal",
+            _foreign_principal,
+            ("/brokers/topics/x/partitions", "NOAUTH"),
+            cleanup=_foreign_principal_gone,
+        ),
     )
 }
 
@@ -405,6 +432,8 @@ async def poison(env: Env, seed: int, case: str | None = None) -> Outcome:
         out.violations.append(
             Violation("storm", f"failover storm: the epoch moved {epoch_after - epoch_before} times")
         )
+    if chosen.cleanup is not None and (problem := await chosen.cleanup(run)) is not None:
+        out.violations.append(Violation("scenario", problem))
     for b in (3, 4):
         await set_rate(env.zk, b, FAST)
     if chosen.big_topic:  # its accepted moves complete; the topic is not part of the invariants

@@ -1,8 +1,8 @@
-"""Which failures resign and which refuse (controller/runtime/failures.py)."""
+"""Which failures resign and which refuse (controller/replication/failures.py)."""
 
 from __future__ import annotations
 
-from reassignd.controller.runtime.failures import Failure, classify, describe
+from reassignd.controller.replication.failures import Failure, classify, describe
 from reassignd.errors import NotController
 from reassignd.executor.journal import JournalTooLarge
 from reassignd.zk.codec import CodecError
@@ -10,7 +10,9 @@ from reassignd.zk.errors import (
     BadArgumentsError,
     BadVersionError,
     ConnectionLostError,
+    InvalidAclError,
     MultiFailedError,
+    NoAuthError,
     NodeExistsError,
     NoNodeError,
     ZkError,
@@ -57,3 +59,13 @@ def test_a_refusal_names_the_znode_and_why() -> None:
     assert not refusal.bug
     bug = describe(KeyError("orders"))
     assert bug.bug and bug.path is None and "KeyError" in bug.reason
+
+
+def test_an_acl_refusal_is_deterministic_and_says_whose() -> None:
+    noauth = NoAuthError(
+        "ZooKeeper answered NOAUTH for /brokers/topics/t/partitions", "/brokers/topics/t/partitions", -102
+    )
+    for error in (noauth, MultiFailedError(0, noauth), InvalidAclError("INVALIDACL", "/a", -114)):
+        assert classify(error) is Failure.DETERMINISTIC, error
+    refusal = describe(MultiFailedError(0, noauth))
+    assert refusal.path == "/brokers/topics/t/partitions" and "another ZooKeeper principal" in refusal.reason

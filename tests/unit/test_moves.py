@@ -18,7 +18,7 @@ from reassignd.controller.model.moves import (
     ended_state,
 )
 from reassignd.controller.model.requests import Source
-from reassignd.controller.runtime import failures
+from reassignd.controller.replication import failures
 
 LEGAL = {
     (MoveState.ADDING, MoveState.ADDING),

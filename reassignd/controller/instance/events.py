@@ -70,6 +70,11 @@ class Reelect:
 
 
 @dataclass(frozen=True, slots=True)
+class ReloadDue:
+    """A reload deferred by the reload budget is due (``runtime/reload_budget.py``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class BrokersChanged:
     """Children of ``/brokers/ids`` changed."""
 
@@ -286,6 +291,7 @@ ControllerEvent = (
     | SessionExpired
     | HandOverRequested
     | Reelect
+    | ReloadDue
     | BrokersChanged
     | BrokerModified
     | TopicsChanged

@@ -27,6 +27,9 @@ from reassignd.zk.values import WatchCallback
 log = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 100
+# (path -> reason) pairs remembered so a re-read is not a new problem: the oldest forgotten first
+# (one then reported again is one more line, not unbounded memory)
+MAX_REPORTED = 10_000
 
 
 class BrokerChannel(Protocol):
@@ -65,7 +68,8 @@ class Shared:
         # what this instance decided, as event records (GET /v1/events, the Kafka stream)
         self.records = RecordLog()
         self.problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
-        self._reported: dict[str, str] = {}  # path -> reason, so a re-read is not a new problem
+        # path -> reason, so a re-read is not a new problem (bounded: MAX_REPORTED, oldest out)
+        self._reported: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._armed: dict[tuple[str, str], WatchCallback] = {}
 
     def wall_ms(self) -> int:
@@ -120,6 +124,9 @@ class Shared:
             log.debug("%s still refused or skipped: %s", path, reason)
             return False
         self._reported[path] = reason
+        self._reported.move_to_end(path)
+        while len(self._reported) > MAX_REPORTED:
+            self._reported.popitem(last=False)
         self.problems.appendleft(Problem(path, reason, self.wall_ms()))
         self.records.emit(ProblemReported(path=path, reason=reason, kind=kind))
         return True

@@ -223,12 +223,16 @@ class Reassigner:
         RS/AR/RR to ORS and to AR (``is_new``), UpdateMetadata to every live broker."""
         epoch = self.ctx.epoch
         broker_requests = out.requests
-        await out.write_states(
+        written = await out.write_states(
             tps,
             lambda tp, li: codec.PartitionState(
                 li.state.leader, li.state.leader_epoch + 1, epoch, li.state.isr
             ),
         )
+        # a partition whose state write was given up (reported) gets no LeaderAndIsr: the
+        # brokers would be told a leader epoch ZooKeeper does not hold
+        landed = set(written)
+        tps = [tp for tp in tps if tp in landed or tp not in self.ctx.states]
         for tp in tps:
             a = self.ctx.assignment(tp)
             assert a is not None
@@ -317,7 +321,17 @@ class Reassigner:
         out.leaderless.update(
             tp for tp in written if (li := states.get(tp)) is not None and li.state.leader == NO_LEADER
         )
+        # StopReplica(delete) only where the state no longer needs the removed replicas: written
+        # now, or needing no write; a replica whose state write was given up (reported: NOAUTH,
+        # say) is still in the ISR or leads in ZooKeeper, and is not deleted under it
+        landed = set(written)
         for tp, replicas in dropped.items():
+            li = states.get(tp)
+            if tp not in landed and li is not None and decide(tp, li) is not None:
+                log.warning(
+                    "%s-%d: replicas %s not deleted: the state write was given up", *tp, list(replicas)
+                )
+                continue
             for r in replicas:
                 out.requests.add_stop_replica(r, tp, delete=True)
 

@@ -201,8 +201,11 @@ class SequencedRequests:
                 ):
                     ops.append(Create(paths.reassignment_status_topic(tp[0])))
                 ops.append(Create(status_path, admin_codec.encode_reassignment_status(status)))
-        ops.append(Delete(path))  # the request goes once its effects are persisted
-        await out.write(_dedupe_topic_creates(ops))
+        # the request goes once its effects are persisted: a write of its own after the status
+        # nodes (one write may be split into several multis, pipelined: a later one may land even
+        # when an earlier one failed — the request must never go with a status node missing)
+        await out.write(_dedupe_topic_creates(ops))  # no ops: only the fence checked
+        await out.write([Delete(path)])
         for tp, status in statuses.items():
             moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
             if status is not None and moving:

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from reassignd.concurrency import pace
-from reassignd.controller.replication import loader
+from reassignd.controller.replication import failures, loader
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.context import ControllerContext, LeaderIsr
 from reassignd.controller.replication.pipeline import for_each
@@ -36,6 +36,13 @@ log = logging.getLogger(__name__)
 # packet limit (so fenced_multi never splits one), and one transaction instead of a hundred.
 _STATES_PER_MULTI = 100
 _DECIDE_SLICE = 500  # decisions between two looks at the loop's pace
+
+
+def _given_up(e: MultiFailedError) -> bool:
+    """A partition's write that fails the same way every time, and that leaves memory true: the
+    znode is there as memory says, and ZooKeeper refuses it (NOAUTH, BADARGUMENTS, ...). A
+    NONODE means memory is out of date: it raises, and the controller reloads."""
+    return failures.deterministic(e) and not isinstance(e.cause, NoNodeError)
 
 
 class ZkWriter:
@@ -93,14 +100,18 @@ class ZkWriter:
             try:
                 stats = await self.fenced(ops)
             except MultiFailedError as e:
-                if not isinstance(e.cause, BadVersionError):
+                if not isinstance(e.cause, BadVersionError) and not _given_up(e):
                     raise
                 # nothing of this multi was applied: write its partitions one by one, so that only
-                # the ones that really changed under us are re-read and decided again
-                if len(chunk) == 1:
+                # the ones that really changed under us are re-read and decided again, and only
+                # one that fails the same way every time (NOAUTH: another principal owns its
+                # state znode) is given up, reported, and left as it is in memory and ZooKeeper
+                if len(chunk) > 1:
+                    await for_each([[item] for item in chunk], write)
+                elif isinstance(e.cause, BadVersionError):
                     conflicts.append(chunk[0][0])
                 else:
-                    await for_each([[item] for item in chunk], write)
+                    self._give_up(chunk[0][0], e)
                 return
             await pace()  # hundreds of replies come in one read: their commits take turns
             for (tp, li, new), stat in zip(chunk, stats, strict=True):
@@ -130,8 +141,20 @@ class ZkWriter:
             todo = list(states)
         return changed
 
+    def _give_up(self, tp: TopicPartition, e: MultiFailedError) -> None:
+        refusal = failures.describe(e)
+        log.warning("state of %s-%d not written: %s", tp[0], tp[1], refusal.reason)
+        self._refuse(
+            refusal.path or paths.partition_state(*tp),
+            f"state of {tp[0]}-{tp[1]} not written: {refusal.reason}",
+            "partition_state",
+        )
+
     async def create_states(self, topic: str, new_states: Mapping[int, codec.PartitionState]) -> list[int]:
-        """Create the state znodes of new partitions of ``topic`` (and their parents)."""
+        """Create the state znodes of new partitions of ``topic`` (and their parents). A write
+        that fails the same way every time (NOAUTH: another principal owns the topic's
+        ``partitions`` znode) gives the topic up, reported: its partitions stay without a state
+        (offline), as a new controller would leave them, and the other topics go on."""
         ctx = self.ctx
         parent = paths.topic_partitions(topic)
         existing = await self.zk.exists(parent)
@@ -151,7 +174,16 @@ class ZkWriter:
                 for tp, li in states.items():
                     ctx.set_state(tp, li)
                 return []
-            raise
+            if not _given_up(e):
+                raise
+            refusal = failures.describe(e)
+            log.warning("state znodes of %s not created: %s", topic, refusal.reason)
+            self._refuse(
+                refusal.path or parent,
+                f"state znodes of topic {topic} not created: {refusal.reason}",
+                "partition_state",
+            )
+            return []
         for p, state in new_states.items():
             ctx.set_state((topic, p), LeaderIsr(state, 0))
         return list(new_states)

@@ -42,6 +42,7 @@ from reassignd.controller.instance.events import (
     ReassignCancel,
     ReassignmentRequests,
     Reelect,
+    ReloadDue,
     SelfHealingTick,
     SessionExpired,
     Startup,
@@ -174,7 +175,9 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             controlled = await parts.runner.control(batch_id, action, out)
             await parts.finisher.after_reassignments(out)
             out.answer(control_reply, controlled)
-        case Startup() | ControllerChanged() | SessionExpired() | Reelect() | HandOverRequested():
+        case (
+            Startup() | ControllerChanged() | SessionExpired() | Reelect() | ReloadDue() | HandOverRequested()
+        ):
             pass  # instance events: handled in any role by Controller._handle
         case _:
             assert_never(event)

@@ -4,7 +4,9 @@ so each deletes its stray replicas), rebuild the KIP-236 state before acting on 
 what was in flight, pending preferred-replica elections of ``/admin/preferred_replica_election``
 included.
 
-**The poison guard.** The cluster itself (brokers, topics, partition states) must load; every
+**The poison guard.** The cluster itself (brokers, topics, partition states) must load — a
+topic or partition whose write ZooKeeper refuses the same way every time (NOAUTH: another
+principal owns its znode) is given up by the writer, reported, and the others load; every
 step after it handles inputs someone else wrote (intake znodes, sequenced requests, batch
 journals, quota configs, deletions). A step that fails the same way every time (a deterministic
 failure, ``failures.classify``) is skipped and reported, and the load completes without it: the
@@ -19,10 +21,9 @@ from collections.abc import Awaitable, Callable
 
 from reassignd.controller.instance.events import IsrChangeNotified, TopicsChanged
 from reassignd.controller.instance.shared import Shared
-from reassignd.controller.replication import loader
+from reassignd.controller.replication import failures, loader
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.runtime import failures
 from reassignd.controller.runtime.active import ActiveParts
 from reassignd.controller.runtime.apply import apply
 from reassignd.zk import admin_codec, codec, paths
@@ -96,8 +97,12 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         mark = now
 
     out = parts.event_outputs()  # the load's outputs, one value for all its steps
-    for path in await out.ensure_paths(paths.PERSISTENT_PATHS):
-        shared.refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
+
+    async def ensure_paths() -> None:
+        for path in await out.ensure_paths(paths.PERSISTENT_PATHS):
+            shared.refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
+
+    await skippable(shared, "the persistent paths", ensure_paths)
     await skippable(shared, "the cluster id", lambda: ensure_cluster_id(shared, out))
     stale = await out.children(
         paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())

@@ -5,7 +5,9 @@ kinds of failure"). Pure: no I/O.
   fencing check failed. A write may or may not have been applied, or this instance is no longer
   the controller: it resigns and whoever wins reloads everything from ZooKeeper.
 - **Deterministic**: the same input fails the same way every time — a znode over ZooKeeper's
-  1 MiB, a missing node that must exist, BADARGUMENTS, a node that exists or does not where
+  1 MiB, a missing node that must exist, BADARGUMENTS, NOAUTH and INVALIDACL (another ZooKeeper
+  principal owns the znode: its ACL refuses us the same way whoever is the controller), a node
+  that exists or does not where
   memory says otherwise, a decode or validation error, a bug. Resigning would only hand the
   input to the next controller, which fails on it again (a failover storm). The event refuses
   the input instead: it is reported, and the instance stays active.
@@ -17,7 +19,14 @@ import enum
 from dataclasses import dataclass
 
 from reassignd.errors import NotController
-from reassignd.zk.errors import ConnectionLostError, MultiFailedError, ZkError, ZkTimeoutError
+from reassignd.zk.errors import (
+    ConnectionLostError,
+    InvalidAclError,
+    MultiFailedError,
+    NoAuthError,
+    ZkError,
+    ZkTimeoutError,
+)
 
 # Server error codes whose outcome is unknown (the server may have applied the request):
 # SYSTEMERROR, RUNTIMEINCONSISTENCY, DATAINCONSISTENCY, MARSHALLINGERROR, OPERATIONTIMEOUT,
@@ -35,6 +44,8 @@ class Failure(enum.Enum):
 def classify(error: BaseException) -> Failure:
     if isinstance(error, MultiFailedError):
         return classify(error.cause)
+    if isinstance(error, NoAuthError | InvalidAclError):  # an ACL: whoever asks meets it again
+        return Failure.DETERMINISTIC
     if isinstance(error, NotController):
         return Failure.FENCED
     if isinstance(error, ConnectionLostError | ZkTimeoutError | TimeoutError | ConnectionError):
@@ -53,8 +64,20 @@ class Refusal:
     bug: bool  # not a ZooKeeper answer or an input error of ours: worth a traceback in the log
 
 
+def deterministic(error: BaseException) -> bool:
+    """The next controller would meet ``error`` again (a step may skip its input and go on)."""
+    return classify(error) is Failure.DETERMINISTIC
+
+
 def describe(error: BaseException) -> Refusal:
     cause = error.cause if isinstance(error, MultiFailedError) else error
+    if isinstance(cause, NoAuthError):
+        return Refusal(
+            cause.path,
+            f"{cause} (its ACL does not let the controller's session write it: another ZooKeeper "
+            "principal owns it)",
+            bug=False,
+        )
     if isinstance(cause, ZkError):
         return Refusal(cause.path, str(cause), bug=False)
     reason = str(error) or type(error).__name__

@@ -1,0 +1,106 @@
+"""Inputs ZooKeeper refuses the same way whoever the controller is (NOAUTH: another principal owns
+the znode, tests/zk_acl.py): the failover load skips what they concern and completes, an event
+gives up only the topic or partition concerned, and a request that keeps failing after a reload
+is quarantined instead of costing reload after reload. In-process controller, real ZooKeeper,
+real agents."""
+
+from __future__ import annotations
+
+import asyncio
+
+from reassignd.controller.model.requests import AlterReassignments
+from reassignd.controller.runtime.controller import Controller
+from reassignd.errors import EventRefused
+from reassignd.testing.controller import in_process_controller
+from reassignd.testing.polling import eventually
+from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient
+from tests.faults.scenarios import make_topic, wait_brokers, wait_online
+from tests.integration.harness import Procs
+from tests.zk_acl import own
+
+
+def _reloads(controller: Controller) -> float:
+    return controller.metrics.registry.get_sample_value("reassignd_controller_reloads_total") or 0.0
+
+
+def _problems(controller: Controller) -> str:
+    return " ".join(f"{p.path} {p.reason}" for p in controller.snapshot().problems)
+
+
+async def _epoch(zk: ZkClient) -> int:
+    return codec.decode_controller_epoch((await zk.get(paths.CONTROLLER_EPOCH)).data)
+
+
+async def test_a_topic_another_principal_owns_is_skipped_and_the_load_completes(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    procs.cluster(3, 1)
+    await zk.ensure_path(paths.BROKER_TOPICS)
+    await make_topic(zk, "u", {0: (1, 2), 1: (2, 3)})
+    await make_topic(zk, "t", {0: (1, 2), 1: (2, 3)})
+    # the state znodes of t cannot be created: its partitions znode is another principal's
+    await own(zk_connect, paths.topic_partitions("t"), create=True)
+    assert await wait_brokers(zk, {1, 2, 3})  # the failover load creates the states
+    async with in_process_controller(zk_connect, session_timeout_s=4.0) as c:
+        await c.until_active()
+        controller = c.controller
+        assert await wait_online(zk, [("u", 0), ("u", 1)], timeout_s=30.0)
+
+        async def reported() -> bool:
+            return f"{paths.topic_partitions('t')}" in _problems(controller) and "NOAUTH" in _problems(
+                controller
+            )
+
+        await eventually(reported, 10.0, what="topic t's NOAUTH reported")
+        epoch = await _epoch(zk)
+        # topics whose only replica, broker 7, comes later: its registration event creates their
+        # states, and gives t2 (the same ACL) up, nothing else
+        await make_topic(zk, "t2", {0: (7,)})
+        await make_topic(zk, "u2", {0: (7,)})
+        await own(zk_connect, paths.topic_partitions("t2"), create=True)
+        procs.cluster(1, 7)
+        assert await wait_online(zk, [("u2", 0)], timeout_s=30.0)
+        await eventually(
+            lambda: _true(paths.topic_partitions("t2") in _problems(controller)), 10.0, what="t2 reported"
+        )
+        for _ in range(6):  # the role stays, under the same epoch, without a reload
+            await asyncio.sleep(0.5)
+            assert controller.active and await _epoch(zk) == epoch
+        assert _reloads(controller) == 0
+
+
+async def _true(value: object) -> bool:
+    return bool(value)
+
+
+async def test_a_request_failing_after_its_reload_is_quarantined(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    """A move of a topic whose znode another principal owns fails deterministically (NOAUTH) every
+    time it is applied: the first costs a reload, the second too and quarantines it, every resend
+    after that is refused at once without a reload."""
+    procs.cluster(3, 1)
+    await zk.ensure_path(paths.BROKER_TOPICS)
+    await make_topic(zk, "q", {0: (1, 2)})
+    await make_topic(zk, "u", {0: (1, 2)})
+    async with in_process_controller(zk_connect, session_timeout_s=4.0) as c:
+        await c.until_active()
+        controller = c.controller
+        assert await wait_online(zk, [("q", 0), ("u", 0)], timeout_s=30.0)
+        await own(zk_connect, paths.topic("q"))  # from now on only readable to us
+        move = AlterReassignments(((("q", 0), (2, 3)),))
+        for attempt in range(6):
+            try:
+                await controller.api.alter_reassignments(move)
+            except EventRefused as e:
+                assert ("quarantined" in str(e)) == (attempt >= 2), (attempt, e)
+            else:
+                raise AssertionError("a move of a topic the controller may not write was accepted")
+            await eventually(lambda: _true(controller.active), 10.0, what="active after the reload")
+        assert _reloads(controller) == 2, _reloads(controller)
+        assert "quarantined" in _problems(controller)
+        assert controller.active
+        # other moves go on
+        other = await controller.api.alter_reassignments(AlterReassignments(((("u", 0), (3, 2)),)))
+        assert [r.error_code for r in other.results] == [0]
