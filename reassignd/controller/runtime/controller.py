@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import gc
-import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -29,7 +27,6 @@ from reassignd.controller.api.controller_api import ControllerApi
 from reassignd.controller.instance.channel import ControlChannel
 from reassignd.controller.instance.event_queue import EventQueue
 from reassignd.controller.instance.events import (
-    ApiPartitionReassignment,
     ControllerChanged,
     ControllerEvent,
     ExecutorTick,
@@ -57,10 +54,10 @@ from reassignd.controller.runtime.apply import apply
 from reassignd.controller.runtime.coalesce import coalesce
 from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.runtime.publisher import Publisher
-from reassignd.controller.runtime.reload_budget import Key, Quarantine, ReloadBudget
+from reassignd.controller.runtime.reloads import Reloads, fail_request
 from reassignd.controller.runtime.stall_watch import StallMetrics, watch_stalls
 from reassignd.controller.settings import ControllerSettings
-from reassignd.errors import EventRefused, NotController, ReassigndError, RequestTimedOut
+from reassignd.errors import EventRefused, NotController, ReassigndError
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import paths
@@ -78,27 +75,6 @@ STABLE_TERM_S = 10.0
 # a planned hand-over waits this long for a standby to win before going on without one (a
 # standby wins within milliseconds of seeing /controller go; without one, this is a stop's cost)
 HAND_OVER_WAIT_S = 1.0
-
-
-# the periodic events: one that fails on a quarantined input is held back, not run again at once
-_TICKS = frozenset({"ExecutorTick", "SelfHealingTick", "AutoLeaderRebalanceTick"})
-
-
-def _input_key(event: ControllerEvent, where: str) -> Key:
-    """What a refused event's input is: a request by its content (the same request resent is
-    the same input), any other event by the znode (or step) it failed on."""
-    name = event_name(event)
-    if isinstance(event, RequestEvent) and dataclasses.is_dataclass(event):
-        content = repr([getattr(event, f.name) for f in dataclasses.fields(event) if f.compare])
-        return name, hashlib.sha1(content.encode(), usedforsecurity=False).hexdigest()[:16]
-    return name, where
-
-
-def _fail(event: RequestEvent, error: ReassigndError) -> None:
-    replies = [e.reply for e in event.group] if isinstance(event, ApiPartitionReassignment) else [event.reply]
-    for reply in replies:
-        if not reply.done():
-            reply.set_exception(error)
 
 
 class Controller:
@@ -151,10 +127,7 @@ class Controller:
         self._hold_until: float | None = None  # no election attempt before this (backoff)
         self._leaving = False  # handed over for a stop: never run for election again
         self.handling: str | None = None  # the event in hand (named in a stall's log line)
-        self._reloads = ReloadBudget(clock())  # how many reloads refused events may cost
-        self._quarantine = Quarantine()  # the inputs that failed again after their reload
-        self._reload_at: float | None = None  # a reload deferred by the budget is due then
-        self._reload_timer: asyncio.TimerHandle | None = None
+        self._reloads = Reloads(self.shared, queue, clock)  # the reload budget and quarantine
 
     # what the process and the benchmarks read
 
@@ -203,12 +176,11 @@ class Controller:
                 self._executor_timer.cancel()
             if self._healing_timer is not None:
                 self._healing_timer.cancel()
-            if self._reload_timer is not None:
-                self._reload_timer.cancel()
+            self._reloads.cancel()
             self._rebalance.stop()
             for dropped in queue.clear():
                 if isinstance(dropped, RequestEvent):
-                    _fail(dropped, NotController("the controller is shutting down"))
+                    fail_request(dropped, NotController("the controller is shutting down"))
             await self.channel.close()
 
     async def _process(self, event: ControllerEvent) -> None:
@@ -225,13 +197,13 @@ class Controller:
         started = self.shared.clock()
         self.handling = event_name(event)
         try:
-            if not self._held(event):
+            if not self._reloads.held(event, self.parts is not None):
                 await self._handle(event)
         except NotController as e:  # a fencing check failed (never an answer inside the loop)
             await self._give_up(event, e, Failure.FENCED)
         except ReassigndError as e:
             if isinstance(event, RequestEvent):  # an answer: the request is refused as it asked for
-                _fail(event, e)
+                fail_request(event, e)
             elif self.parts is not None and self._loaded:
                 # a watch or tick event answers nobody: what it wrote before the error may be
                 # half of what it meant to, so it is refused (reported) and memory reloaded
@@ -256,7 +228,7 @@ class Controller:
         ``/controller`` up and run again after a backoff)."""
         if failure is Failure.FENCED:
             if isinstance(event, RequestEvent):
-                _fail(event, NotController())
+                fail_request(event, NotController())
             log.warning(
                 "fencing check failed while handling %s: another controller was elected", event_name(event)
             )
@@ -275,7 +247,9 @@ class Controller:
         else:
             log.exception("unexpected error while handling %s", event_name(event))
         if isinstance(event, RequestEvent):
-            _fail(event, NotController(f"the controller gave up this request on an error ({e}); retry it"))
+            fail_request(
+                event, NotController(f"the controller gave up this request on an error ({e}); retry it")
+            )
         if self._term_started is not None and self.parts is not None:
             # a term that ended soon after it began does not reset the backoff: an input that
             # fails every new term the same way must not turn into a failover storm
@@ -284,36 +258,6 @@ class Controller:
                 self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
         await self._move_controller(f"{type(e).__name__} while handling {event_name(event)}")
         self._schedule_reelect()
-
-    def _held(self, event: ControllerEvent) -> bool:
-        """Events the controller does not run now: every event of the active role while a
-        deferred reload is due (memory may hold half of a refused event: nothing runs on it; the
-        reload reads everything a dropped watch or tick event would have read, and a request is
-        answered REQUEST_TIMED_OUT, to retry), and a request quarantined (refused at once)."""
-        if isinstance(
-            event, Startup | ControllerChanged | SessionExpired | Reelect | ReloadDue | HandOverRequested
-        ):
-            return False
-        if self._reload_at is not None and self.parts is not None:
-            wait_s = max(0.0, self._reload_at - self.shared.clock())
-            if isinstance(event, RequestEvent):
-                _fail(
-                    event,
-                    RequestTimedOut(
-                        f"the controller reloads the cluster in {wait_s:.0f} s (after a refused input); retry then"
-                    ),
-                )
-            else:
-                log.debug("%s dropped: a reload is due in %.1f s", event_name(event), wait_s)
-            return True
-        if isinstance(event, RequestEvent):
-            reason = self._quarantine.holds(_input_key(event, ""))
-            if reason is not None:
-                _fail(
-                    event, EventRefused(f"quarantined: this request failed again after a reload ({reason})")
-                )
-                return True
-        return False
 
     async def _refuse(self, event: ControllerEvent, e: Exception) -> None:
         """A deterministic failure: answer the request (if any) with the reason, report the
@@ -331,23 +275,11 @@ class Controller:
         )
         self.shared.refuse(where, f"{name} refused: {refusal.reason}", "event")
         if isinstance(event, RequestEvent):
-            _fail(event, EventRefused(f"the controller could not apply this request: {refusal.reason}"))
-        now = self.shared.clock()
-        key = _input_key(event, where)
-        if self._quarantine.failed(key, refusal.reason):
-            what = "request" if isinstance(event, RequestEvent) else "input"
-            held = ""
-            if name in _TICKS:
-                held = f"; {name} held back {self._quarantine.hold_tick(name, now):.0f} s"
-            self.metrics.refused_inputs.labels("quarantined").inc()
-            self.shared.refuse(
-                f"quarantine:{name}:{where}",
-                f"{name} {what} quarantined: it failed again after a reload ({refusal.reason}){held}",
-                "quarantined",
+            fail_request(
+                event, EventRefused(f"the controller could not apply this request: {refusal.reason}")
             )
-        if not self._reloads.take(now):
-            self._defer_reload(self._reloads.next_at(now), f"{name} refused")
-            return
+        if not self._reloads.refused(event, where, refusal.reason):
+            return  # deferred: a ReloadDue comes when the budget allows
         try:
             await self._reload(f"{name} refused")
         except Exception as reload_error:
@@ -358,41 +290,13 @@ class Controller:
             self.parts, self._epoch_seen, self._active_controller, self.shared.problems
         )
 
-    def _defer_reload(self, when: float, reason: str) -> None:
-        """Over the reload budget: the reload runs at ``when``; until then no event of the active
-        role runs (``_held``)."""
-        if self._reload_at is not None:
-            return
-        self._reload_at = when
-        log.warning(
-            "reload budget spent: the reload after %s is deferred %.1f s; the active role's events "
-            "wait for it (requests are answered REQUEST_TIMED_OUT)",
-            reason,
-            when - self.shared.clock(),
-        )
-
-        def fire() -> None:
-            self._reload_timer = None
-            self.shared.queue.put_first(ReloadDue())
-
-        self._reload_timer = asyncio.get_running_loop().call_later(max(0.0, when - self.shared.clock()), fire)
-
     async def _reload_due(self) -> None:
-        if self._reload_at is None:
+        if not self._reloads.due(self.parts is not None and self._won is not None):
             return
-        self._reload_at = None
-        if self.parts is None or self._won is None:
-            return  # resigned meanwhile: the next term loads afresh
-        self._reloads.take(self.shared.clock())  # the token it waited for
         try:
             await self._reload("a deferred reload")
         except Exception as e:
             await self._give_up(ReloadDue(), e, failures.classify(e))
-
-    def _tick_delay_s(self, tick: str, delay_s: float) -> float:
-        """``delay_s``, or longer while ``tick`` is held back (it failed on a quarantined input)."""
-        until = self._quarantine.tick_held_until(tick)
-        return delay_s if until is None else max(delay_s, until - self.shared.clock())
 
     def _schedule_executor_tick(self) -> None:
         """While some batch has work, an ExecutorTick every ``batch_tick_s``."""
@@ -404,7 +308,7 @@ class Controller:
             self.shared.queue.put(ExecutorTick())
 
         self._executor_timer = asyncio.get_running_loop().call_later(
-            self._tick_delay_s("ExecutorTick", self.settings.batch_tick_s), fire
+            self._reloads.tick_delay_s("ExecutorTick", self.settings.batch_tick_s), fire
         )
 
     def _schedule_healing_tick(self) -> None:
@@ -420,7 +324,7 @@ class Controller:
             self.shared.queue.put(SelfHealingTick())
 
         self._healing_timer = asyncio.get_running_loop().call_later(
-            self._tick_delay_s("SelfHealingTick", due), fire
+            self._reloads.tick_delay_s("SelfHealingTick", due), fire
         )
 
     def _schedule_reelect(self) -> None:
@@ -505,7 +409,7 @@ class Controller:
         parts = self.parts
         if parts is None:
             if isinstance(event, RequestEvent):
-                _fail(event, NotController())
+                fail_request(event, NotController())
             return
         apply(self.shared, await dispatch(parts, event, self.shared, self._rebalance))
 
@@ -630,10 +534,7 @@ class Controller:
         self.parts = None
         self._loaded = False
         self._won = None
-        self._reload_at = None  # the next term loads afresh
-        if self._reload_timer is not None:
-            self._reload_timer.cancel()
-            self._reload_timer = None
+        self._reloads.cancel()  # the next term loads afresh
         self._active_controller = None
         # watches armed for the active role would keep enqueuing its events: drop them all (the
         # next load arms what it needs) and re-arm the one a standby needs
@@ -645,7 +546,7 @@ class Controller:
         if fail_queued:
             for dropped in self.shared.queue.clear():
                 if isinstance(dropped, RequestEvent):
-                    _fail(dropped, NotController())
+                    fail_request(dropped, NotController())
         await self.channel.remove_all()
 
     async def _hand_over(self, leaving: bool) -> ActiveController | None:
