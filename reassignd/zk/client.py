@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
 
 from reassignd.concurrency import for_each
 from reassignd.errors import NotController
 from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
+from reassignd.zk._io import IoClosed, IoThread
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
@@ -52,6 +53,8 @@ from reassignd.zk.values import (
 )
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 MAX_ZNODE_BYTES = 1024 * 1024  # ZooKeeper's default jute.maxbuffer
 MAX_REQUEST_BYTES = _wire.MAX_PACKET_BYTES  # a bigger request packet drops the connection
@@ -114,14 +117,15 @@ class ZkClient:
         self._chroot = Chroot(chroot)
         self._absolute = self._chroot.absolute
         self._relative = self._chroot.relative
-        self._session: Session | None = None
+        self._session: Session | None = None  # made, run and closed on the I/O loop
         self._supervisor = SessionSupervisor(
             session_timeout_s=settings.session_timeout_s,
             on_change=self._report,
             on_expired=self._drop_watches,
         )
         self._supervisor_task: asyncio.Task[None] | None = None
-        self._watches = WatchRegistry(self._relative)
+        self._io = IoThread(f"zk-io-{settings.role}")
+        self._watches = WatchRegistry(self._relative, schedule=self._io.deliver)
         self._state_callbacks: list[Callable[[SessionState], None]] = []
         self._started = False
         self._closed = False
@@ -141,10 +145,18 @@ class ZkClient:
         self._state_callbacks.append(callback)
 
     async def start(self) -> None:
-        """Connect, open a session, create the chroot if missing."""
+        """Start the I/O thread, connect, open a session, create the chroot if missing."""
         if self._started:
             raise RuntimeError("ZkClient.start() called twice")
         self._started = True
+        self._io.start()
+        try:
+            await self._on_io(self._start_io())
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _start_io(self) -> None:  # on the I/O loop
         supervisor = self._supervisor
         session = Session(
             self._servers,
@@ -158,38 +170,51 @@ class ZkClient:
         self._session = session
         supervisor.attach(session)
         try:
-            try:
-                async with asyncio.timeout(self.settings.request_timeout_s):
-                    await session.start()
-            except TimeoutError:
-                raise ZkTimeoutError(
-                    f"no ZooKeeper session with {self._servers} within {self.settings.request_timeout_s} s"
-                ) from None
-            if session.closing:  # close() ran while the first session was being opened
-                raise ConnectionLostError("the ZooKeeper client is closed")
-            self._multi_read = session.server_version >= (3, 6, 0)
-            supervisor.begin()
-            self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
-            if self._chroot.prefix:
-                await self._ensure_absolute(self._chroot.prefix)
-        except BaseException:
-            await self.close()
-            raise
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                await session.start()
+        except TimeoutError:
+            raise ZkTimeoutError(
+                f"no ZooKeeper session with {self._servers} within {self.settings.request_timeout_s} s"
+            ) from None
+        if session.closing:  # close() ran while the first session was being opened
+            raise ConnectionLostError("the ZooKeeper client is closed")
+        self._multi_read = session.server_version >= (3, 6, 0)
+        supervisor.begin()
+        self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
+        if self._chroot.prefix:
+            await self._ensure_absolute(self._chroot.prefix)
 
     async def close(self) -> None:
-        """Close the session (ephemeral znodes go at once); cancels every watch task; never hangs.
+        """Close the session (ephemeral znodes go at once); cancels every watch task, stops and
+        joins the I/O thread; never hangs.
 
         Bounded: at most _CLOSE_TIMEOUT_S for the CloseSession round trip (skipped when not
-        connected), then the connection is dropped and the session's tasks are cancelled."""
-        if self._closed or self._session is None:
-            self._closed = True
+        connected), then the connection is dropped, the session's tasks are cancelled and the I/O
+        loop is stopped (its leftover tasks cancelled and awaited, bounded)."""
+        if self._closed:
             return
         self._closed = True
-        session, supervisor = self._session, self._supervisor
-        was_connected = supervisor.state is SessionState.CONNECTED and session.established
-        reported = supervisor.state is not None
-        supervisor.close()  # no more reports; waiting requests wake up and see the client closed
+        if not self._started:
+            return
+        reported = self._supervisor.state is not None
         self._watches.drop_all()
+        try:
+            async with asyncio.timeout(_CLOSE_TIMEOUT_S + 2.0):
+                await self._on_io(self._close_io())
+        except (TimeoutError, IoClosed) as e:
+            log.warning("closing the ZooKeeper session did not finish: %r", e)
+        finally:
+            if reported:
+                self._report(SessionState.CLOSED)
+                await asyncio.sleep(0)  # CLOSED is delivered by the time close() returns
+            await self._io.stop()
+
+    async def _close_io(self) -> None:  # on the I/O loop
+        session, supervisor = self._session, self._supervisor
+        supervisor.close()  # no more reports; waiting requests wake up and see the client closed
+        if session is None:
+            return
+        was_connected = supervisor.state is SessionState.CONNECTED and session.established
         tasks: list[asyncio.Task[Any]] = []
         if self._supervisor_task is not None:
             self._supervisor_task.cancel()
@@ -205,9 +230,17 @@ class ZkClient:
                 for task in done:
                     if not task.cancelled():
                         task.exception()  # retrieved: a task that failed has logged it
-            if reported:
-                self._report(SessionState.CLOSED)
-                await asyncio.sleep(0)  # CLOSED is delivered by the time close() returns
+
+    async def _on_io(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the I/O loop, awaited here (cancelling the caller cancels it there)."""
+        try:
+            future = self._io.submit(coro)
+        except IoClosed as e:
+            raise ConnectionLostError(str(e)) from None
+        try:
+            return await future
+        except IoClosed as e:
+            raise ConnectionLostError(str(e)) from None
 
     # --- reads -----------------------------------------------------------------------------------
 
@@ -296,8 +329,12 @@ class ZkClient:
         return children
 
     async def get_many(self, paths: Sequence[str]) -> list[Znode | None]:
-        """Pipelined/batched reads (multiRead); None for missing znodes; result order = paths."""
-        values = await self._read_many(paths, _wire.GET_DATA)
+        """Pipelined/batched reads (multiRead); None for missing znodes; result order = paths.
+        The whole read runs on the I/O loop: one hand-over each way, not one per request."""
+        return await self._on_io(self._get_many_io(self._absolutes(paths), paths))
+
+    async def _get_many_io(self, absolutes: list[str], paths: Sequence[str]) -> list[Znode | None]:
+        values = await self._read_many_io(absolutes, paths, _wire.GET_DATA)
         result: list[Znode | None] = []
         append = result.append
         for path, value in zip(paths, values, strict=True):
@@ -309,7 +346,10 @@ class ZkClient:
 
     async def children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
         """Like get_many, for children lists (multiRead of getChildren)."""
-        return await self._read_many(paths, _wire.GET_CHILDREN)
+        return await self._on_io(self._read_many_io(self._absolutes(paths), paths, _wire.GET_CHILDREN))
+
+    async def _children_many_io(self, paths: Sequence[str]) -> list[list[str] | None]:
+        return await self._read_many_io(self._absolutes(paths), paths, _wire.GET_CHILDREN)
 
     # --- plain writes ----------------------------------------------------------------------------
 
@@ -340,21 +380,27 @@ class ZkClient:
     async def delete(self, path: str, version: int = -1) -> None:
         await self._call(self._request(Delete(path, version)), path, retry=False)
 
+    async def _delete_io(self, path: str) -> None:
+        await self._exchange(self._request(Delete(path, -1)), path, retry=False)
+
     async def delete_recursive(self, path: str) -> None:
-        """Delete a subtree (no-op if missing)."""
-        await _bulk.delete_tree(
-            path, self.children_many, self.delete, missing=NoNodeError, not_empty=NotEmptyError
+        """Delete a subtree (no-op if missing); on the I/O loop as a whole."""
+        self._absolute(path)  # a bad path fails here
+        await self._on_io(
+            _bulk.delete_tree(
+                path, self._children_many_io, self._delete_io, missing=NoNodeError, not_empty=NotEmptyError
+            )
         )
 
     async def ensure_path(self, path: str) -> None:
         """Create every missing persistent znode on the way (null data)."""
-        await self._ensure_absolute(self._absolute(path))
+        await self._on_io(self._ensure_absolute(self._absolute(path)))
 
-    async def _ensure_absolute(self, absolute: str) -> None:
+    async def _ensure_absolute(self, absolute: str) -> None:  # on the I/O loop
         if absolute == "/":
             return
         try:
-            await self._call(_wire.exists(absolute), absolute, retry=True)
+            await self._exchange(_wire.exists(absolute), absolute, retry=True)
             return
         except NoNodeError:
             pass
@@ -362,7 +408,7 @@ class ZkClient:
         for depth in range(1, len(parts) + 1):
             prefix = "/" + "/".join(parts[:depth])
             with contextlib.suppress(NodeExistsError):
-                await self._call(_wire.create(prefix, None), prefix, retry=False)
+                await self._exchange(_wire.create(prefix, None), prefix, retry=False)
 
     async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
         """Atomic multi. Per op: SetData → Stat, Create → created path, Delete/Check → None.
@@ -399,12 +445,23 @@ class ZkClient:
                 requests,
                 lambda index, size: _too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
             )
+        return await self._on_io(self._fenced_multi_io(fence, ops, check, requests, chunks))
+
+    async def _fenced_multi_io(
+        self,
+        fence: Fence,
+        ops: Sequence[Op],
+        check: _wire.Request,
+        requests: list[_wire.Request],
+        chunks: list[tuple[int, int]],
+    ) -> list[Stat | str | None]:
+        """The chunks of a fenced multi, WRITE_WINDOW in flight, on the I/O loop."""
         results: list[Stat | str | None] = [None] * len(ops)
         errors: list[tuple[int, ZkError | NotController]] = []
 
         async def send(start: int, end: int) -> None:
             try:
-                values = await self._call(_wire.multi([check, *requests[start:end]]), None, retry=False)
+                values = await self._exchange(_wire.multi([check, *requests[start:end]]), None, retry=False)
                 first = values[0]
                 if isinstance(first, _wire.ServerError) and first.code not in _ROLLED_BACK:
                     raise NotController(
@@ -466,13 +523,22 @@ class ZkClient:
                 results.append(None)
         return results
 
-    async def _read_many(self, paths: Sequence[str], opcode: int) -> list[Any]:
+    def _absolutes(self, paths: Sequence[str]) -> list[str]:
+        """The absolute paths of a bulk read; one too long to be read raises ZnodeTooLargeError
+        before anything is sent (naming it)."""
+        absolutes = [self._absolute(p) for p in paths]
+        for path, absolute in zip(paths, absolutes, strict=True):
+            if len(absolute) * 4 > _wire.MAX_PACKET_BYTES - 64:  # maybe over, encoded: measure it
+                self._check_packet(_wire.get_data(absolute), path)
+        return absolutes
+
+    async def _read_many_io(self, absolutes: list[str], paths: Sequence[str], opcode: int) -> list[Any]:
         def send(request: _wire.Request, index: int | None) -> Awaitable[Any]:
-            return self._call(request, None if index is None else paths[index], retry=True)
+            return self._exchange(request, None if index is None else paths[index], retry=True)
 
         return await _bulk.read_many(
             send,
-            [self._absolute(p) for p in paths],
+            absolutes,
             opcode,
             multi_read=self._multi_read,
             missing=NoNodeError,
@@ -480,7 +546,16 @@ class ZkClient:
         )
 
     async def _call(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
-        """One request under the request timeout; failures mapped to ZkError."""
+        """One request, handed to the I/O loop; its reply (or error) back on the caller's loop.
+        A request too large to send raises ZnodeTooLargeError here, before any hand-over."""
+        self._check_packet(request, path)
+        return await self._on_io(self._exchange(request, path, retry=retry))
+
+    async def _exchange(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
+        """On the I/O loop: one request under the request timeout; failures mapped to ZkError.
+        Every request goes through here: none over the server's packet limit is ever sent (the
+        server would drop the connection, and a read would be resent after every reconnect)."""
+        self._check_packet(request, path if path is not None else request.path)
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
                 return await self._supervisor.exchange(request, retry=retry)
@@ -523,9 +598,10 @@ class ZkClient:
             log.exception("callback %r(%r) failed", callback, argument)
 
     def _report(self, state: SessionState) -> None:
-        loop = asyncio.get_running_loop()
+        """Called by the supervisor on the I/O loop (CLOSED: by close() on the caller's): each
+        callback runs on the caller's loop, in the same FIFO as watch events and replies."""
         for callback in list(self._state_callbacks):
-            loop.call_soon(self._invoke, callback, state)
+            self._io.deliver(self._invoke, callback, state)
 
 
 _ROLLED_BACK = (_wire.OK, _wire.RUNTIME_INCONSISTENCY)
