@@ -157,11 +157,20 @@ class SessionSupervisor:
 
     # --- requests --------------------------------------------------------------------------------
 
-    async def exchange(self, request: Any, *, retry: bool) -> Any:
+    def send_now(self, request: Any) -> asyncio.Future[Any] | None:
+        """The fast path of ``exchange``: send ``request`` now if the session is usable (the
+        future of its reply, as ``Link.send``), else None (then ``exchange`` waits for it)."""
+        if self._closed or not self._active or not self.ready.is_set():
+            return None
+        return self._require_link().send(request)
+
+    async def exchange(self, request: Any, *, retry: bool, generation: int | None = None) -> Any:
         """Send ``request`` on the current connection once the session is usable; its decoded
         reply. Waits while suspended; ``retry`` resends it (reads only) when the connection drops
-        first. Raises RequestLost, or ServerError for an error reply. No timeout of its own."""
-        generation = self.generation
+        first. Raises RequestLost, or ServerError for an error reply. No timeout of its own.
+        ``generation``: the session's generation when the request was first sent (``send_now``)."""
+        if generation is None:
+            generation = self.generation
         while True:
             if self._closed or not self._active:
                 raise RequestLost("the ZooKeeper client is closed")

@@ -22,6 +22,7 @@ from reassignd.errors import NotController
 from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._io import IoClosed, IoThread
+from reassignd.zk._relay import Relay
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
@@ -126,6 +127,7 @@ class ZkClient:
         self._supervisor_task: asyncio.Task[None] | None = None
         self._io = IoThread(f"zk-io-{settings.role}")
         self._watches = WatchRegistry(self._relative, schedule=self._io.deliver)
+        self._relay = Relay(self._io, self._supervisor)
         self._state_callbacks: list[Callable[[SessionState], None]] = []
         self._started = False
         self._closed = False
@@ -549,7 +551,21 @@ class ZkClient:
         """One request, handed to the I/O loop; its reply (or error) back on the caller's loop.
         A request too large to send raises ZnodeTooLargeError here, before any hand-over."""
         self._check_packet(request, path)
-        return await self._on_io(self._exchange(request, path, retry=retry))
+        holder: list[asyncio.Task[Any]] = []
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                future = self._relay.request(request, retry, holder)
+                try:
+                    return await future
+                except asyncio.CancelledError:  # the caller's, or the timeout's
+                    self._relay.cancel(holder)
+                    raise
+        except TimeoutError:
+            raise ZkTimeoutError(f"no reply within {self.settings.request_timeout_s} s", path) from None
+        except (RequestLost, IoClosed) as e:
+            raise ConnectionLostError(str(e), path) from None
+        except _wire.ServerError as e:
+            raise _error(e.code, path) from None
 
     async def _exchange(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
         """On the I/O loop: one request under the request timeout; failures mapped to ZkError.
