@@ -23,20 +23,18 @@ from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._io import IoClosed, IoThread
 from reassignd.zk._relay import Relay
+from reassignd.zk._replies import ROLLED_BACK, check_packet, error, multi_results, too_large
+from reassignd.zk._replies import stat as _stat
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
 from reassignd.zk.errors import (
-    BadArgumentsError,
-    BadVersionError,
     ConnectionLostError,
-    MultiFailedError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
     ZkError,
     ZkTimeoutError,
-    ZnodeTooLargeError,
 )
 from reassignd.zk.values import (
     Check,
@@ -62,28 +60,6 @@ MAX_REQUEST_BYTES = _wire.MAX_PACKET_BYTES  # a bigger request packet drops the 
 
 
 _CLOSE_TIMEOUT_S = 2.0  # close(): at most this for the CloseSession round trip
-
-
-def _stat(t: _wire.StatTuple) -> Stat:
-    # czxid, mzxid, version, cversion, ephemeral_owner, num_children, data_length (positional:
-    # this runs once per znode of a bulk read)
-    return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])
-
-
-def _error(code: int, path: str | None) -> ZkError:
-    name = _wire.ERROR_NAMES.get(code, f"code {code}")
-    return _ERRORS.get(code, ZkError)(
-        f"ZooKeeper answered {name}" + (f" for {path}" if path else ""), path, code
-    )
-
-
-def _too_large(what: str, size: int, limit: int, path: str | None) -> ZnodeTooLargeError:
-    where = f" for {path}" if path else ""
-    return ZnodeTooLargeError(
-        f"{what} of {size} bytes{where}: over {limit}, the most ZooKeeper accepts by default "
-        "(jute.maxbuffer; a larger request drops the connection); split it",
-        path,
-    )
 
 
 def _parent(path: str) -> str:
@@ -421,9 +397,9 @@ class ZkClient:
             return []
         requests = [self._request(op) for op in ops]
         request = _wire.multi(requests)
-        self._check_packet(request, None)
+        check_packet(request, None)
         values = await self._call(request, None, retry=False)
-        return self._multi_results(ops, values, offset=0)
+        return multi_results(ops, values, offset=0, relative=self._relative)
 
     async def fenced_multi(
         self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
@@ -439,13 +415,13 @@ class ZkClient:
         check = _wire.check(self._absolute(fence.path), fence.version)
         requests = [self._request(op) for op in ops]
         if atomic:
-            self._check_packet(_wire.multi([check, *requests]), ops[0].path if ops else None)
+            check_packet(_wire.multi([check, *requests]), ops[0].path if ops else None)
             chunks = [(0, len(requests))]
         else:
             chunks = _bulk.chunk_bounds(
                 check,
                 requests,
-                lambda index, size: _too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
+                lambda index, size: too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
             )
         return await self._on_io(self._fenced_multi_io(fence, ops, check, requests, chunks))
 
@@ -465,12 +441,14 @@ class ZkClient:
             try:
                 values = await self._exchange(_wire.multi([check, *requests[start:end]]), None, retry=False)
                 first = values[0]
-                if isinstance(first, _wire.ServerError) and first.code not in _ROLLED_BACK:
+                if isinstance(first, _wire.ServerError) and first.code not in ROLLED_BACK:
                     raise NotController(
                         f"fence {fence.path}@{fence.version} failed ({first}): another controller was elected"
                     )
                 # the check passed (or was rolled back because one of the ops failed)
-                results[start:end] = self._multi_results(ops[start:end], values[1:], offset=start)
+                results[start:end] = multi_results(
+                    ops[start:end], values[1:], offset=start, relative=self._relative
+                )
             except (ZkError, NotController) as e:
                 errors.append((start, e))
                 raise
@@ -500,30 +478,9 @@ class ZkClient:
             case Check(_, version):
                 request = _wire.check(absolute, version)
         if data is not None and len(data) > MAX_ZNODE_BYTES:
-            raise _too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
-        self._check_packet(request, op.path)
+            raise too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
+        check_packet(request, op.path)
         return request
-
-    @staticmethod
-    def _check_packet(request: _wire.Request, path: str | None) -> None:
-        if request.packet_size > _wire.MAX_PACKET_BYTES:
-            raise _too_large("request", request.packet_size, _wire.MAX_PACKET_BYTES, path)
-
-    def _multi_results(self, ops: Sequence[Op], values: list[Any], *, offset: int) -> list[Stat | str | None]:
-        failures = [i for i, v in enumerate(values) if isinstance(v, _wire.ServerError)]
-        if failures:
-            real = [i for i in failures if values[i].code not in _ROLLED_BACK]
-            index = real[0] if real else failures[0]
-            raise MultiFailedError(offset + index, _error(values[index].code, ops[index].path))
-        results: list[Stat | str | None] = []
-        for op, value in zip(ops, values, strict=True):
-            if isinstance(op, SetData):
-                results.append(_stat(value))
-            elif isinstance(op, Create):
-                results.append(self._relative(value))
-            else:
-                results.append(None)
-        return results
 
     def _absolutes(self, paths: Sequence[str]) -> list[str]:
         """The absolute paths of a bulk read; one too long to be read raises ZnodeTooLargeError
@@ -531,7 +488,7 @@ class ZkClient:
         absolutes = [self._absolute(p) for p in paths]
         for path, absolute in zip(paths, absolutes, strict=True):
             if len(absolute) * 4 > _wire.MAX_PACKET_BYTES - 64:  # maybe over, encoded: measure it
-                self._check_packet(_wire.get_data(absolute), path)
+                check_packet(_wire.get_data(absolute), path)
         return absolutes
 
     async def _read_many_io(self, absolutes: list[str], paths: Sequence[str], opcode: int) -> list[Any]:
@@ -544,13 +501,13 @@ class ZkClient:
             opcode,
             multi_read=self._multi_read,
             missing=NoNodeError,
-            failed=lambda code, index: _error(code, paths[index]),
+            failed=lambda code, index: error(code, paths[index]),
         )
 
     async def _call(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
         """One request, handed to the I/O loop; its reply (or error) back on the caller's loop.
         A request too large to send raises ZnodeTooLargeError here, before any hand-over."""
-        self._check_packet(request, path)
+        check_packet(request, path)
         holder: list[asyncio.Task[Any]] = []
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
@@ -565,13 +522,13 @@ class ZkClient:
         except (RequestLost, IoClosed) as e:
             raise ConnectionLostError(str(e), path) from None
         except _wire.ServerError as e:
-            raise _error(e.code, path) from None
+            raise error(e.code, path) from None
 
     async def _exchange(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
         """On the I/O loop: one request under the request timeout; failures mapped to ZkError.
         Every request goes through here: none over the server's packet limit is ever sent (the
         server would drop the connection, and a read would be resent after every reconnect)."""
-        self._check_packet(request, path if path is not None else request.path)
+        check_packet(request, path if path is not None else request.path)
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
                 return await self._supervisor.exchange(request, retry=retry)
@@ -580,7 +537,7 @@ class ZkClient:
         except RequestLost as e:
             raise ConnectionLostError(str(e), path) from None
         except _wire.ServerError as e:
-            raise _error(e.code, path) from None
+            raise error(e.code, path) from None
 
     # --- watches and state reports ---------------------------------------------------------------
 
@@ -618,16 +575,3 @@ class ZkClient:
         callback runs on the caller's loop, in the same FIFO as watch events and replies."""
         for callback in list(self._state_callbacks):
             self._io.deliver(self._invoke, callback, state)
-
-
-_ROLLED_BACK = (_wire.OK, _wire.RUNTIME_INCONSISTENCY)
-_ERRORS: dict[int, type[ZkError]] = {
-    _wire.NO_NODE: NoNodeError,
-    _wire.NODE_EXISTS: NodeExistsError,
-    _wire.BAD_VERSION: BadVersionError,
-    _wire.NOT_EMPTY: NotEmptyError,
-    _wire.BAD_ARGUMENTS: BadArgumentsError,
-    _wire.CONNECTION_LOSS: ConnectionLostError,
-    _wire.SESSION_EXPIRED: ConnectionLostError,
-    _wire.SESSION_MOVED: ConnectionLostError,
-}
