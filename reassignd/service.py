@@ -84,7 +84,11 @@ async def hand_over(controller: Controller, timeout_s: float) -> None:
 
 
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
-    zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
+    zk = ZkClient(
+        ZkSettings(
+            settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s, role="controller"
+        )
+    )
     await zk.start()
     controller = Controller(settings, zk, place_lost_replicas=evacuate)
     sink = kafka_sink(settings, controller)

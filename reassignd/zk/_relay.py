@@ -55,7 +55,7 @@ class Relay:
         supervisor = self._supervisor
         sent = supervisor.send_now(request)
         if sent is None:
-            holder.append(asyncio.create_task(self._exchange(request, retry, out, None)))
+            holder.append(asyncio.create_task(self._exchange(request, retry, out, None, 0)))
             return
         sent.add_done_callback(
             functools.partial(self._replied, request, retry, out, holder, supervisor.generation)
@@ -78,17 +78,24 @@ class Relay:
             self._io.deliver(_resolve, out, sent.result())
         elif isinstance(error, ConnectionDropped):
             if retry and not out.done():
-                holder.append(asyncio.create_task(self._exchange(request, retry, out, generation)))
+                holder.append(asyncio.create_task(self._exchange(request, retry, out, generation, 1)))
             else:
                 self._io.deliver(_reject, out, RequestLost(_LOST))
         else:
             self._io.deliver(_reject, out, error)
 
     async def _exchange(
-        self, request: _wire.Request, retry: bool, out: asyncio.Future[Any], generation: int | None
+        self,
+        request: _wire.Request,
+        retry: bool,
+        out: asyncio.Future[Any],
+        generation: int | None,
+        dropped: int,
     ) -> None:
         try:
-            value = await self._supervisor.exchange(request, retry=retry, generation=generation)
+            value = await self._supervisor.exchange(
+                request, retry=retry, generation=generation, dropped=dropped
+            )
         except asyncio.CancelledError:
             # the caller gave up (then this is dropped), or the I/O loop is stopping
             self._io.deliver(_reject, out, IoClosed("the ZooKeeper client is closed"))
