@@ -5,8 +5,24 @@ Everything else in reassignd uses only this module, its errors (:mod:`.errors`) 
 work: ``_wire`` (the jute wire format), ``_transport`` (the session and its connections),
 ``_supervisor`` (the session state, expiry detection), ``_watches`` (one-shot watches), ``_reaper``
 (closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks; in flight on
-:func:`reassignd.concurrency.for_each`),
-``_chroot``, and ``_aiozk``, the only module that imports aiozk (the session handshake).
+:func:`reassignd.concurrency.for_each`), ``_io`` (the I/O thread and its mailboxes), ``_relay``
+(a single request's hand-over), ``_replies`` (replies to values, codes to errors, the size
+check), ``_chroot``, and ``_aiozk``, the only module that imports aiozk (the session handshake).
+
+Two loops. The session — Session, SessionSupervisor, the reaper, every connection's reads and
+writes, reply decoding — runs on the client's own event loop in its own daemon thread
+(``zk-io-<role>``, from ``start()`` to ``close()``), so a caller's loop busy for seconds never
+stops a ping. The public API is called and answered on the caller's loop: a single request is
+built and size-checked there and handed over (``_relay``); a bulk call (get_many,
+children_many, fenced_multi's chunks, delete_recursive, ensure_path) runs on the I/O loop as a
+whole and crosses once each way. Watch callbacks, session state reports and replies all reach the
+caller's loop through one FIFO (``IoThread.deliver``), so ZooKeeper's order holds there: a watch
+event comes before the reply of a later read that sees its change.
+
+Who owns what: the I/O thread alone writes the session and the supervisor (the caller reads
+``session_id``, ``connected``, ``last_zxid`` as single attributes); the watch registry is shared
+and locked (``_watches``); ``_state_callbacks`` is appended to by the caller and copied by the
+I/O thread before each report.
 """
 
 from __future__ import annotations
@@ -74,15 +90,16 @@ class ZkClient:
       they send).
     - ``session_id`` is the current session; a new session id after a reconnect is reported as
       ``SessionState.EXPIRED`` (a reconnect may land in a new session without any call failing).
-    - ``on_session_state(cb)`` registers a callback invoked (via loop.call_soon, never blocking)
-      on every state change: SUSPENDED when the connection drops, CONNECTED when the same
+    - ``on_session_state(cb)`` registers a callback invoked on the caller's loop (scheduled,
+      never blocking the I/O thread) on every state change: SUSPENDED when the connection drops, CONNECTED when the same
       session comes back, EXPIRED when the session was lost, CLOSED on close().
       The supervisor must notice SUSPENDED → EXPIRED within the session timeout of losing it.
       EXPIRED is followed by CONNECTED once a new session is open (``session_id`` changed).
       CONNECTED is also reported once by start().
     - Watches are one-shot, like ZooKeeper's: ``get(path, watch=cb)`` arms a data watch and ``cb``
       is called at most once. After an EXPIRED report, armed watches are dropped; the owner re-arms.
-    - Writes larger than MAX_ZNODE_BYTES raise ``ZnodeTooLargeError`` before sending.
+    - Writes larger than MAX_ZNODE_BYTES, and any request (a read too) over the server's packet
+      limit, raise ``ZnodeTooLargeError`` before sending.
     - A write whose connection drops before its reply raises ``ConnectionLostError`` (it may or
       may not have been applied); reads are retried on the same session. A request that would
       cross into a new session (started before an EXPIRED report) raises ``ConnectionLostError``.
