@@ -39,7 +39,10 @@ class Relay:
     def request(self, request: _wire.Request, retry: bool, holder: Holder) -> asyncio.Future[Any]:
         """The future (of the caller's loop) of ``request``'s decoded reply; raises IoClosed."""
         out: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._io.post(self._begin, request, retry, out, holder)
+        # the session generation as the caller last could know it: a request never crosses
+        # into a session that began after it was made (a single attribute read)
+        generation = self._supervisor.generation
+        self._io.post(self._begin, request, retry, out, holder, generation)
         return out
 
     def cancel(self, holder: Holder) -> None:
@@ -49,17 +52,20 @@ class Relay:
 
     # --- on the I/O loop -------------------------------------------------------------------------
 
-    def _begin(self, request: _wire.Request, retry: bool, out: asyncio.Future[Any], holder: Holder) -> None:
+    def _begin(
+        self, request: _wire.Request, retry: bool, out: asyncio.Future[Any], holder: Holder, generation: int
+    ) -> None:
         if out.done():  # the caller gave up before it was sent (a benign cross-thread read)
             return
         supervisor = self._supervisor
+        if supervisor.generation != generation:
+            self._io.deliver(_reject, out, RequestLost("the ZooKeeper session expired"))
+            return
         sent = supervisor.send_now(request)
         if sent is None:
-            holder.append(asyncio.create_task(self._exchange(request, retry, out, None, 0)))
+            holder.append(asyncio.create_task(self._exchange(request, retry, out, generation, 0)))
             return
-        sent.add_done_callback(
-            functools.partial(self._replied, request, retry, out, holder, supervisor.generation)
-        )
+        sent.add_done_callback(functools.partial(self._replied, request, retry, out, holder, generation))
 
     def _replied(
         self,
