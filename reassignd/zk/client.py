@@ -196,7 +196,7 @@ class ZkClient:
         try:
             async with asyncio.timeout(_CLOSE_TIMEOUT_S + 2.0):
                 await self._on_io(self._close_io())
-        except (TimeoutError, IoClosed) as e:
+        except (TimeoutError, ConnectionLostError) as e:
             log.warning("closing the ZooKeeper session did not finish: %r", e)
         finally:
             if reported:
