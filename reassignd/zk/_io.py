@@ -84,11 +84,6 @@ class IoThread:
         self._to_io: Mailbox | None = None
         self._to_caller: Mailbox | None = None
 
-    @property
-    def caller(self) -> asyncio.AbstractEventLoop:
-        assert self._caller is not None, "IoThread.start() first"
-        return self._caller
-
     def start(self) -> None:
         """Start the thread and its loop (returns once the loop runs; milliseconds)."""
         self._caller = asyncio.get_running_loop()
