@@ -90,12 +90,20 @@ class IoThread:
         self._to_caller = Mailbox(self._caller)
         self._ended = self._caller.create_future()
         running = threading.Event()
-        self._thread = threading.Thread(target=self._main, args=(running,), name=self.name, daemon=True)
+        # the same kind of loop as the caller's (uvloop in the daemons, asyncio's in the tests)
+        factory: Callable[[], asyncio.AbstractEventLoop] = type(self._caller)
+        self._thread = threading.Thread(
+            target=self._main, args=(running, factory), name=self.name, daemon=True
+        )
         self._thread.start()
-        running.wait()
+        if not running.wait(10.0):
+            raise RuntimeError(f"the ZooKeeper I/O thread {self.name} did not start")
 
-    def _main(self, running: threading.Event) -> None:
-        loop = asyncio.new_event_loop()
+    def _main(self, running: threading.Event, factory: Callable[[], asyncio.AbstractEventLoop]) -> None:
+        try:
+            loop = factory()
+        except Exception:
+            loop = asyncio.new_event_loop()
         self.loop = loop
         self._to_io = Mailbox(loop)
         loop.call_soon(running.set)

@@ -8,6 +8,7 @@ import asyncio
 import threading
 
 import pytest
+import uvloop
 
 from reassignd.zk._io import IoClosed, IoThread
 
@@ -94,3 +95,21 @@ async def test_stopping_fails_what_is_still_running_there_and_ends_the_thread() 
     with pytest.raises(IoClosed):
         await waiting
     assert not [t for t in threading.enumerate() if t.name == "zk-io-stop"]
+
+
+def test_the_io_loop_is_of_the_callers_kind() -> None:
+    async def kinds() -> tuple[type, type]:
+        io = IoThread("zk-io-kind")
+        io.start()
+        try:
+            return type(asyncio.get_running_loop()), type(await io.submit(_running_loop()))
+        finally:
+            await io.stop()
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        caller, io_loop = runner.run(kinds())
+    assert caller is io_loop is uvloop.Loop
+
+
+async def _running_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
