@@ -115,7 +115,11 @@ def clear_text_warnings(settings: ControllerSettings) -> list[str]:
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     for warning in clear_text_warnings(settings):
         log.warning("%s", warning)
-    zk = ZkClient(ZkSettings(settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s))
+    zk = ZkClient(
+        ZkSettings(
+            settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s, role="controller"
+        )
+    )
     await zk.start()
     controller = Controller(settings, zk, place_lost_replicas=evacuate, freeze_gc=True)
     sink = kafka_sink(settings, controller)

@@ -162,6 +162,7 @@ async def run_znode_verb(settings: ReassignSettings, out: TextIO) -> int:
             settings.zk_connect,
             session_timeout_s=SESSION_TIMEOUT_S,
             request_timeout_s=settings.request_timeout_s,
+            role="admin",
         )
     )
     try:

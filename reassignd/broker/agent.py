@@ -51,7 +51,13 @@ class BrokerAgent:
             default_produce_bytes_per_s=settings.produce_bytes_per_s,
             now=clock(),
         )
-        self.zk = ZkClient(ZkSettings(settings.zk_connect, session_timeout_s=settings.session_timeout_s))
+        self.zk = ZkClient(
+            ZkSettings(
+                settings.zk_connect,
+                session_timeout_s=settings.session_timeout_s,
+                role=f"broker-{settings.broker_id}",
+            )
+        )
         self.port: int | None = None
         self._registered = asyncio.Event()
         self._sessions: asyncio.Queue[SessionState] = asyncio.Queue()

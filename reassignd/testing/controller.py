@@ -64,7 +64,9 @@ async def in_process_controller(
         zk_request_timeout_s=request_timeout_s,
     )
     config = dataclasses.replace(config, **settings)
-    zk = ZkClient(ZkSettings(zk_connect, session_timeout_s, request_timeout_s))
+    zk = ZkClient(
+        ZkSettings(zk_connect, session_timeout_s, request_timeout_s, role=f"controller-{controller_id}")
+    )
     await zk.start()
     server: HttpServer | None = None
     task: asyncio.Task[None] | None = None

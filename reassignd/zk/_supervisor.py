@@ -31,6 +31,11 @@ from reassignd.zk._transport import ConnectionDropped
 log = logging.getLogger(__name__)
 
 
+# A read resent this many times after its connection dropped is logged (once): the server may be
+# dropping the connection on it. It is still resent (see docs/design.md on why it is not failed).
+_DROPS_NOTED = 3
+
+
 class SessionState(enum.Enum):
     CONNECTED = "connected"  # connected, same session as before (or a new one after EXPIRED)
     SUSPENDED = "suspended"  # connection lost, the session may still be alive
@@ -159,11 +164,24 @@ class SessionSupervisor:
 
     # --- requests --------------------------------------------------------------------------------
 
-    async def exchange(self, request: Any, *, retry: bool) -> Any:
+    def send_now(self, request: Any) -> asyncio.Future[Any] | None:
+        """The fast path of ``exchange``: send ``request`` now if the session is usable (the
+        future of its reply, as ``Link.send``), else None (then ``exchange`` waits for it)."""
+        if self._closed or not self._active or not self.ready.is_set():
+            return None
+        return self._require_link().send(request)
+
+    async def exchange(
+        self, request: Any, *, retry: bool, generation: int | None = None, dropped: int = 0
+    ) -> Any:
         """Send ``request`` on the current connection once the session is usable; its decoded
         reply. Waits while suspended; ``retry`` resends it (reads only) when the connection drops
-        first. Raises RequestLost, or ServerError for an error reply. No timeout of its own."""
-        generation = self.generation
+        first. Raises RequestLost, or ServerError for an error reply. No timeout of its own.
+        ``generation``: the session's generation when the request was first sent (``send_now``);
+        ``dropped``: how many connections already dropped with it in flight."""
+        if generation is None:
+            generation = self.generation
+        drops = dropped
         while True:
             if self._closed or not self._active:
                 raise RequestLost("the ZooKeeper client is closed")
@@ -177,6 +195,13 @@ class SessionSupervisor:
                 value = await future
             except ConnectionDropped:
                 if retry and not self._closed:
+                    drops += 1
+                    if drops == _DROPS_NOTED:
+                        log.warning(
+                            "%s was in flight on %d connections in a row that dropped; still resending",
+                            request,
+                            drops,
+                        )
                     await asyncio.sleep(0)
                     continue
                 raise RequestLost(

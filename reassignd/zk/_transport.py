@@ -7,6 +7,12 @@ reconnect, and when to give it up, is the supervisor's decision (``_supervisor``
 exist is the registry's (``_watches``). aiozk encodes the handshake (``_aiozk``); the rest of the
 wire format is ``_wire``'s.
 
+All of it runs on the client's I/O loop, in its own thread (``_io``), never on the caller's:
+callbacks it makes (``on_watch``, ``on_established``, ``on_connection_lost``, ``watched``) run on
+that thread, and whatever must reach the caller is forwarded by their owners through the
+caller's mailbox. A request is sent from the I/O loop only; ``Connection.send`` and the reply
+futures are that loop's.
+
 This replaced aiozk 0.32's Session and Connection, which reassignd used to subclass. What it does
 differently, and why (each seen with aiozk):
 

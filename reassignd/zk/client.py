@@ -5,8 +5,24 @@ Everything else in reassignd uses only this module, its errors (:mod:`.errors`) 
 work: ``_wire`` (the jute wire format), ``_transport`` (the session and its connections),
 ``_supervisor`` (the session state, expiry detection), ``_watches`` (one-shot watches), ``_reaper``
 (closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks; in flight on
-:func:`reassignd.concurrency.for_each`),
-``_chroot``, and ``_aiozk``, the only module that imports aiozk (the session handshake).
+:func:`reassignd.concurrency.for_each`), ``_io`` (the I/O thread and its mailboxes), ``_relay``
+(a single request's hand-over), ``_replies`` (replies to values, codes to errors, the size
+check), ``_chroot``, and ``_aiozk``, the only module that imports aiozk (the session handshake).
+
+Two loops. The session — Session, SessionSupervisor, the reaper, every connection's reads and
+writes, reply decoding — runs on the client's own event loop in its own daemon thread
+(``zk-io-<role>``, from ``start()`` to ``close()``), so a caller's loop busy for seconds never
+stops a ping. The public API is called and answered on the caller's loop: a single request is
+built and size-checked there and handed over (``_relay``); a bulk call (get_many,
+children_many, fenced_multi's chunks, delete_recursive, ensure_path) runs on the I/O loop as a
+whole and crosses once each way. Watch callbacks, session state reports and replies all reach the
+caller's loop through one FIFO (``IoThread.deliver``), so ZooKeeper's order holds there: a watch
+event comes before the reply of a later read that sees its change.
+
+Who owns what: the I/O thread alone writes the session and the supervisor (the caller reads
+``session_id``, ``connected``, ``last_zxid`` as single attributes); the watch registry is shared
+and locked (``_watches``); ``_state_callbacks`` is appended to by the caller and copied by the
+I/O thread before each report.
 """
 
 from __future__ import annotations
@@ -14,29 +30,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
 
 from reassignd.concurrency import for_each
 from reassignd.errors import NotController
 from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
+from reassignd.zk._io import IoClosed, IoThread
+from reassignd.zk._relay import Relay
+from reassignd.zk._replies import ROLLED_BACK, check_packet, error, multi_results, too_large
+from reassignd.zk._replies import stat as _stat
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
 from reassignd.zk.errors import (
-    BadArgumentsError,
-    BadVersionError,
     ConnectionLostError,
-    InvalidAclError,
-    MultiFailedError,
-    NoAuthError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
     ZkError,
     ZkTimeoutError,
-    ZnodeTooLargeError,
 )
 from reassignd.zk.values import (
     Check,
@@ -55,33 +69,13 @@ from reassignd.zk.values import (
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 MAX_ZNODE_BYTES = 1024 * 1024  # ZooKeeper's default jute.maxbuffer
 MAX_REQUEST_BYTES = _wire.MAX_PACKET_BYTES  # a bigger request packet drops the connection
 
 
 _CLOSE_TIMEOUT_S = 2.0  # close(): at most this for the CloseSession round trip
-
-
-def _stat(t: _wire.StatTuple) -> Stat:
-    # czxid, mzxid, version, cversion, ephemeral_owner, num_children, data_length (positional:
-    # this runs once per znode of a bulk read)
-    return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])
-
-
-def _error(code: int, path: str | None) -> ZkError:
-    name = _wire.ERROR_NAMES.get(code, f"code {code}")
-    return _ERRORS.get(code, ZkError)(
-        f"ZooKeeper answered {name}" + (f" for {path}" if path else ""), path, code
-    )
-
-
-def _too_large(what: str, size: int, limit: int, path: str | None) -> ZnodeTooLargeError:
-    where = f" for {path}" if path else ""
-    return ZnodeTooLargeError(
-        f"{what} of {size} bytes{where}: over {limit}, the most ZooKeeper accepts by default "
-        "(jute.maxbuffer; a larger request drops the connection); split it",
-        path,
-    )
 
 
 def _parent(path: str) -> str:
@@ -96,15 +90,16 @@ class ZkClient:
       they send).
     - ``session_id`` is the current session; a new session id after a reconnect is reported as
       ``SessionState.EXPIRED`` (a reconnect may land in a new session without any call failing).
-    - ``on_session_state(cb)`` registers a callback invoked (via loop.call_soon, never blocking)
-      on every state change: SUSPENDED when the connection drops, CONNECTED when the same
+    - ``on_session_state(cb)`` registers a callback invoked on the caller's loop (scheduled,
+      never blocking the I/O thread) on every state change: SUSPENDED when the connection drops, CONNECTED when the same
       session comes back, EXPIRED when the session was lost, CLOSED on close().
       The supervisor must notice SUSPENDED → EXPIRED within the session timeout of losing it.
       EXPIRED is followed by CONNECTED once a new session is open (``session_id`` changed).
       CONNECTED is also reported once by start().
     - Watches are one-shot, like ZooKeeper's: ``get(path, watch=cb)`` arms a data watch and ``cb``
       is called at most once. After an EXPIRED report, armed watches are dropped; the owner re-arms.
-    - Writes larger than MAX_ZNODE_BYTES raise ``ZnodeTooLargeError`` before sending.
+    - Writes larger than MAX_ZNODE_BYTES, and any request (a read too) over the server's packet
+      limit, raise ``ZnodeTooLargeError`` before sending.
     - A write whose connection drops before its reply raises ``ConnectionLostError`` (it may or
       may not have been applied); reads are retried on the same session. A request that would
       cross into a new session (started before an EXPIRED report) raises ``ConnectionLostError``.
@@ -116,14 +111,16 @@ class ZkClient:
         self._chroot = Chroot(chroot)
         self._absolute = self._chroot.absolute
         self._relative = self._chroot.relative
-        self._session: Session | None = None
+        self._session: Session | None = None  # made, run and closed on the I/O loop
         self._supervisor = SessionSupervisor(
             session_timeout_s=settings.session_timeout_s,
             on_change=self._report,
             on_expired=self._drop_watches,
         )
         self._supervisor_task: asyncio.Task[None] | None = None
-        self._watches = WatchRegistry(self._relative)
+        self._io = IoThread(f"zk-io-{settings.role}")
+        self._watches = WatchRegistry(self._relative, schedule=self._io.deliver)
+        self._relay = Relay(self._io, self._supervisor)
         self._state_callbacks: list[Callable[[SessionState], None]] = []
         self._started = False
         self._closed = False
@@ -143,10 +140,18 @@ class ZkClient:
         self._state_callbacks.append(callback)
 
     async def start(self) -> None:
-        """Connect, open a session, create the chroot if missing."""
+        """Start the I/O thread, connect, open a session, create the chroot if missing."""
         if self._started:
             raise RuntimeError("ZkClient.start() called twice")
         self._started = True
+        self._io.start()
+        try:
+            await self._on_io(self._start_io())
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _start_io(self) -> None:  # on the I/O loop
         supervisor = self._supervisor
         session = Session(
             self._servers,
@@ -160,38 +165,51 @@ class ZkClient:
         self._session = session
         supervisor.attach(session)
         try:
-            try:
-                async with asyncio.timeout(self.settings.request_timeout_s):
-                    await session.start()
-            except TimeoutError:
-                raise ZkTimeoutError(
-                    f"no ZooKeeper session with {self._servers} within {self.settings.request_timeout_s} s"
-                ) from None
-            if session.closing:  # close() ran while the first session was being opened
-                raise ConnectionLostError("the ZooKeeper client is closed")
-            self._multi_read = session.server_version >= (3, 6, 0)
-            supervisor.begin()
-            self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
-            if self._chroot.prefix:
-                await self._ensure_absolute(self._chroot.prefix)
-        except BaseException:
-            await self.close()
-            raise
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                await session.start()
+        except TimeoutError:
+            raise ZkTimeoutError(
+                f"no ZooKeeper session with {self._servers} within {self.settings.request_timeout_s} s"
+            ) from None
+        if session.closing:  # close() ran while the first session was being opened
+            raise ConnectionLostError("the ZooKeeper client is closed")
+        self._multi_read = session.server_version >= (3, 6, 0)
+        supervisor.begin()
+        self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
+        if self._chroot.prefix:
+            await self._ensure_absolute(self._chroot.prefix)
 
     async def close(self) -> None:
-        """Close the session (ephemeral znodes go at once); cancels every watch task; never hangs.
+        """Close the session (ephemeral znodes go at once); cancels every watch task, stops and
+        joins the I/O thread; never hangs.
 
         Bounded: at most _CLOSE_TIMEOUT_S for the CloseSession round trip (skipped when not
-        connected), then the connection is dropped and the session's tasks are cancelled."""
-        if self._closed or self._session is None:
-            self._closed = True
+        connected), then the connection is dropped, the session's tasks are cancelled and the I/O
+        loop is stopped (its leftover tasks cancelled and awaited, bounded)."""
+        if self._closed:
             return
         self._closed = True
-        session, supervisor = self._session, self._supervisor
-        was_connected = supervisor.state is SessionState.CONNECTED and session.established
-        reported = supervisor.state is not None
-        supervisor.close()  # no more reports; waiting requests wake up and see the client closed
+        if not self._started:
+            return
+        reported = self._supervisor.state is not None
         self._watches.drop_all()
+        try:
+            async with asyncio.timeout(_CLOSE_TIMEOUT_S + 2.0):
+                await self._on_io(self._close_io())
+        except (TimeoutError, ConnectionLostError) as e:
+            log.warning("closing the ZooKeeper session did not finish: %r", e)
+        finally:
+            if reported:
+                self._report(SessionState.CLOSED)
+                await asyncio.sleep(0)  # CLOSED is delivered by the time close() returns
+            await self._io.stop()
+
+    async def _close_io(self) -> None:  # on the I/O loop
+        session, supervisor = self._session, self._supervisor
+        supervisor.close()  # no more reports; waiting requests wake up and see the client closed
+        if session is None:
+            return
+        was_connected = supervisor.state is SessionState.CONNECTED and session.established
         tasks: list[asyncio.Task[Any]] = []
         if self._supervisor_task is not None:
             self._supervisor_task.cancel()
@@ -207,9 +225,17 @@ class ZkClient:
                 for task in done:
                     if not task.cancelled():
                         task.exception()  # retrieved: a task that failed has logged it
-            if reported:
-                self._report(SessionState.CLOSED)
-                await asyncio.sleep(0)  # CLOSED is delivered by the time close() returns
+
+    async def _on_io(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the I/O loop, awaited here (cancelling the caller cancels it there)."""
+        try:
+            future = self._io.submit(coro)
+        except IoClosed as e:
+            raise ConnectionLostError(str(e)) from None
+        try:
+            return await future
+        except IoClosed as e:
+            raise ConnectionLostError(str(e)) from None
 
     # --- reads -----------------------------------------------------------------------------------
 
@@ -298,8 +324,12 @@ class ZkClient:
         return children
 
     async def get_many(self, paths: Sequence[str]) -> list[Znode | None]:
-        """Pipelined/batched reads (multiRead); None for missing znodes; result order = paths."""
-        values = await self._read_many(paths, _wire.GET_DATA)
+        """Pipelined/batched reads (multiRead); None for missing znodes; result order = paths.
+        The whole read runs on the I/O loop: one hand-over each way, not one per request."""
+        return await self._on_io(self._get_many_io(self._absolutes(paths), paths))
+
+    async def _get_many_io(self, absolutes: list[str], paths: Sequence[str]) -> list[Znode | None]:
+        values = await self._read_many_io(absolutes, paths, _wire.GET_DATA)
         result: list[Znode | None] = []
         append = result.append
         for path, value in zip(paths, values, strict=True):
@@ -311,7 +341,10 @@ class ZkClient:
 
     async def children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
         """Like get_many, for children lists (multiRead of getChildren)."""
-        return await self._read_many(paths, _wire.GET_CHILDREN)
+        return await self._on_io(self._read_many_io(self._absolutes(paths), paths, _wire.GET_CHILDREN))
+
+    async def _children_many_io(self, paths: Sequence[str]) -> list[list[str] | None]:
+        return await self._read_many_io(self._absolutes(paths), paths, _wire.GET_CHILDREN)
 
     # --- plain writes ----------------------------------------------------------------------------
 
@@ -342,21 +375,27 @@ class ZkClient:
     async def delete(self, path: str, version: int = -1) -> None:
         await self._call(self._request(Delete(path, version)), path, retry=False)
 
+    async def _delete_io(self, path: str) -> None:
+        await self._exchange(self._request(Delete(path, -1)), path, retry=False)
+
     async def delete_recursive(self, path: str) -> None:
-        """Delete a subtree (no-op if missing)."""
-        await _bulk.delete_tree(
-            path, self.children_many, self.delete, missing=NoNodeError, not_empty=NotEmptyError
+        """Delete a subtree (no-op if missing); on the I/O loop as a whole."""
+        self._absolute(path)  # a bad path fails here
+        await self._on_io(
+            _bulk.delete_tree(
+                path, self._children_many_io, self._delete_io, missing=NoNodeError, not_empty=NotEmptyError
+            )
         )
 
     async def ensure_path(self, path: str) -> None:
         """Create every missing persistent znode on the way (null data)."""
-        await self._ensure_absolute(self._absolute(path))
+        await self._on_io(self._ensure_absolute(self._absolute(path)))
 
-    async def _ensure_absolute(self, absolute: str) -> None:
+    async def _ensure_absolute(self, absolute: str) -> None:  # on the I/O loop
         if absolute == "/":
             return
         try:
-            await self._call(_wire.exists(absolute), absolute, retry=True)
+            await self._exchange(_wire.exists(absolute), absolute, retry=True)
             return
         except NoNodeError:
             pass
@@ -364,7 +403,7 @@ class ZkClient:
         for depth in range(1, len(parts) + 1):
             prefix = "/" + "/".join(parts[:depth])
             with contextlib.suppress(NodeExistsError):
-                await self._call(_wire.create(prefix, None), prefix, retry=False)
+                await self._exchange(_wire.create(prefix, None), prefix, retry=False)
 
     async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
         """Atomic multi. Per op: SetData → Stat, Create → created path, Delete/Check → None.
@@ -375,9 +414,9 @@ class ZkClient:
             return []
         requests = [self._request(op) for op in ops]
         request = _wire.multi(requests)
-        self._check_packet(request, None)
+        check_packet(request, None)
         values = await self._call(request, None, retry=False)
-        return self._multi_results(ops, values, offset=0)
+        return multi_results(ops, values, offset=0, relative=self._relative)
 
     async def fenced_multi(
         self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
@@ -393,27 +432,40 @@ class ZkClient:
         check = _wire.check(self._absolute(fence.path), fence.version)
         requests = [self._request(op) for op in ops]
         if atomic:
-            self._check_packet(_wire.multi([check, *requests]), ops[0].path if ops else None)
+            check_packet(_wire.multi([check, *requests]), ops[0].path if ops else None)
             chunks = [(0, len(requests))]
         else:
             chunks = _bulk.chunk_bounds(
                 check,
                 requests,
-                lambda index, size: _too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
+                lambda index, size: too_large("fenced multi", size, _wire.MAX_PACKET_BYTES, ops[index].path),
             )
+        return await self._on_io(self._fenced_multi_io(fence, ops, check, requests, chunks))
+
+    async def _fenced_multi_io(
+        self,
+        fence: Fence,
+        ops: Sequence[Op],
+        check: _wire.Request,
+        requests: list[_wire.Request],
+        chunks: list[tuple[int, int]],
+    ) -> list[Stat | str | None]:
+        """The chunks of a fenced multi, WRITE_WINDOW in flight, on the I/O loop."""
         results: list[Stat | str | None] = [None] * len(ops)
         errors: list[tuple[int, ZkError | NotController]] = []
 
         async def send(start: int, end: int) -> None:
             try:
-                values = await self._call(_wire.multi([check, *requests[start:end]]), None, retry=False)
+                values = await self._exchange(_wire.multi([check, *requests[start:end]]), None, retry=False)
                 first = values[0]
-                if isinstance(first, _wire.ServerError) and first.code not in _ROLLED_BACK:
+                if isinstance(first, _wire.ServerError) and first.code not in ROLLED_BACK:
                     raise NotController(
                         f"fence {fence.path}@{fence.version} failed ({first}): another controller was elected"
                     )
                 # the check passed (or was rolled back because one of the ops failed)
-                results[start:end] = self._multi_results(ops[start:end], values[1:], offset=start)
+                results[start:end] = multi_results(
+                    ops[start:end], values[1:], offset=start, relative=self._relative
+                )
             except (ZkError, NotController) as e:
                 errors.append((start, e))
                 raise
@@ -443,46 +495,57 @@ class ZkClient:
             case Check(_, version):
                 request = _wire.check(absolute, version)
         if data is not None and len(data) > MAX_ZNODE_BYTES:
-            raise _too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
-        self._check_packet(request, op.path)
+            raise too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
+        check_packet(request, op.path)
         return request
 
-    @staticmethod
-    def _check_packet(request: _wire.Request, path: str | None) -> None:
-        if request.packet_size > _wire.MAX_PACKET_BYTES:
-            raise _too_large("request", request.packet_size, _wire.MAX_PACKET_BYTES, path)
+    def _absolutes(self, paths: Sequence[str]) -> list[str]:
+        """The absolute paths of a bulk read; one too long to be read raises ZnodeTooLargeError
+        before anything is sent (naming it)."""
+        absolutes = [self._absolute(p) for p in paths]
+        for path, absolute in zip(paths, absolutes, strict=True):
+            if len(absolute) * 4 > _wire.MAX_PACKET_BYTES - 64:  # maybe over, encoded: measure it
+                check_packet(_wire.get_data(absolute), path)
+        return absolutes
 
-    def _multi_results(self, ops: Sequence[Op], values: list[Any], *, offset: int) -> list[Stat | str | None]:
-        failures = [i for i, v in enumerate(values) if isinstance(v, _wire.ServerError)]
-        if failures:
-            real = [i for i in failures if values[i].code not in _ROLLED_BACK]
-            index = real[0] if real else failures[0]
-            raise MultiFailedError(offset + index, _error(values[index].code, ops[index].path))
-        results: list[Stat | str | None] = []
-        for op, value in zip(ops, values, strict=True):
-            if isinstance(op, SetData):
-                results.append(_stat(value))
-            elif isinstance(op, Create):
-                results.append(self._relative(value))
-            else:
-                results.append(None)
-        return results
-
-    async def _read_many(self, paths: Sequence[str], opcode: int) -> list[Any]:
+    async def _read_many_io(self, absolutes: list[str], paths: Sequence[str], opcode: int) -> list[Any]:
         def send(request: _wire.Request, index: int | None) -> Awaitable[Any]:
-            return self._call(request, None if index is None else paths[index], retry=True)
+            return self._exchange(request, None if index is None else paths[index], retry=True)
 
         return await _bulk.read_many(
             send,
-            [self._absolute(p) for p in paths],
+            absolutes,
             opcode,
             multi_read=self._multi_read,
             missing=NoNodeError,
-            failed=lambda code, index: _error(code, paths[index]),
+            failed=lambda code, index: error(code, paths[index]),
         )
 
     async def _call(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
-        """One request under the request timeout; failures mapped to ZkError."""
+        """One request, handed to the I/O loop; its reply (or error) back on the caller's loop.
+        A request too large to send raises ZnodeTooLargeError here, before any hand-over."""
+        check_packet(request, path)
+        holder: list[asyncio.Task[Any]] = []
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                future = self._relay.request(request, retry, holder)
+                try:
+                    return await future
+                except asyncio.CancelledError:  # the caller's, or the timeout's
+                    self._relay.cancel(holder)
+                    raise
+        except TimeoutError:
+            raise ZkTimeoutError(f"no reply within {self.settings.request_timeout_s} s", path) from None
+        except (RequestLost, IoClosed) as e:
+            raise ConnectionLostError(str(e), path) from None
+        except _wire.ServerError as e:
+            raise error(e.code, path) from None
+
+    async def _exchange(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
+        """On the I/O loop: one request under the request timeout; failures mapped to ZkError.
+        Every request goes through here: none over the server's packet limit is ever sent (the
+        server would drop the connection, and a read would be resent after every reconnect)."""
+        check_packet(request, path if path is not None else request.path)
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
                 return await self._supervisor.exchange(request, retry=retry)
@@ -491,7 +554,7 @@ class ZkClient:
         except RequestLost as e:
             raise ConnectionLostError(str(e), path) from None
         except _wire.ServerError as e:
-            raise _error(e.code, path) from None
+            raise error(e.code, path) from None
 
     # --- watches and state reports ---------------------------------------------------------------
 
@@ -525,21 +588,7 @@ class ZkClient:
             log.exception("callback %r(%r) failed", callback, argument)
 
     def _report(self, state: SessionState) -> None:
-        loop = asyncio.get_running_loop()
+        """Called by the supervisor on the I/O loop (CLOSED: by close() on the caller's): each
+        callback runs on the caller's loop, in the same FIFO as watch events and replies."""
         for callback in list(self._state_callbacks):
-            loop.call_soon(self._invoke, callback, state)
-
-
-_ROLLED_BACK = (_wire.OK, _wire.RUNTIME_INCONSISTENCY)
-_ERRORS: dict[int, type[ZkError]] = {
-    _wire.NO_NODE: NoNodeError,
-    _wire.NODE_EXISTS: NodeExistsError,
-    _wire.BAD_VERSION: BadVersionError,
-    _wire.NOT_EMPTY: NotEmptyError,
-    _wire.BAD_ARGUMENTS: BadArgumentsError,
-    _wire.NO_AUTH: NoAuthError,
-    _wire.INVALID_ACL: InvalidAclError,
-    _wire.CONNECTION_LOSS: ConnectionLostError,
-    _wire.SESSION_EXPIRED: ConnectionLostError,
-    _wire.SESSION_MOVED: ConnectionLostError,
-}
+            self._io.deliver(self._invoke, callback, state)

@@ -92,3 +92,4 @@ class ZkSettings:
     connect: str  # "host:port[,host:port...][/chroot]"
     session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
+    role: str = "client"  # names the client's I/O thread (zk-io-<role>)
