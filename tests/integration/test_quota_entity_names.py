@@ -76,7 +76,7 @@ async def test_a_literal_default_name_on_the_kafka_wire_is_a_name_of_its_own(
             assert sorted(await zk.children(CLIENTS)) == ["%3Cdefault%3E", "<default>"]
             default_znode = await zk.get(f"{CLIENTS}/<default>")
             literal_znode = await zk.get(f"{CLIENTS}/%3Cdefault%3E")
-            assert b'"1.0"' in default_znode.data and b'"2.0"' in literal_znode.data
+            assert b'"1.0"' in (default_znode.data or b"") and b'"2.0"' in (literal_znode.data or b"")
 
             # DescribeClientQuotas: null for the default, the literal name for %3Cdefault%3E
             assert _entries(await client.call(_describe(MATCH_ANY, None), 1)) == {None: 1.0, "<default>": 2.0}
@@ -106,7 +106,7 @@ async def test_the_http_api_spells_the_literal_name_with_one_more_angle_bracket(
             ({"client_id": "<<default>"}, 0),
         ]
         assert sorted(await zk.children(CLIENTS)) == ["%3Cdefault%3E", "<default>"]
-        assert b'"4.0"' in (await zk.get(f"{CLIENTS}/%3Cdefault%3E")).data
+        assert b'"4.0"' in ((await zk.get(f"{CLIENTS}/%3Cdefault%3E")).data or b"")
 
         async with http.get(url) as response:
             described = {
