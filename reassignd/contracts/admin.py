@@ -53,7 +53,9 @@ class CreatePartitionsResponse(msgspec.Struct, frozen=True):
 
 
 class QuotaEntityName(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A quota entity: its user and/or client id (``"<default>"`` names the default)."""
+    """A quota entity: its user and/or client id (``"<default>"`` names the default; a name
+    literally ``<default>`` is written ``"<<default>"``, one more ``<``, and any name made of
+    ``<``s then ``default>`` likewise)."""
 
     user: str | None = None
     client_id: str | None = None

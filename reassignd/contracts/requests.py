@@ -131,10 +131,17 @@ class CreatePartitionsRequest(_Closed, frozen=True):
 # --- quotas ----------------------------------------------------------------------------------------
 
 
+_LITERAL_DEFAULT = ' (a name literally "<default>" is written "<<default>", one more "<")'
+
+
 class QuotaEntity(_Closed, frozen=True):
-    user: Annotated[str, msgspec.Meta(description='"<default>" names the default user')] | UnsetType = UNSET
+    user: (
+        Annotated[str, msgspec.Meta(description='"<default>" names the default user' + _LITERAL_DEFAULT)]
+        | UnsetType
+    ) = UNSET
     client_id: (
-        Annotated[str, msgspec.Meta(description='"<default>" names the default client id')] | UnsetType
+        Annotated[str, msgspec.Meta(description='"<default>" names the default client id' + _LITERAL_DEFAULT)]
+        | UnsetType
     ) = UNSET
 
 

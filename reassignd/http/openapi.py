@@ -548,8 +548,16 @@ def _paths() -> Json:
                 "quotas",
                 _read(_answer("entities and their values", ref("DescribeQuotasResponse")), _BAD_REQUEST),
                 parameters=[
-                    _query("user", {"type": "string", "minLength": 1}, "this user's entities"),
-                    _query("client_id", {"type": "string", "minLength": 1}, "this client id's entities"),
+                    _query(
+                        "user",
+                        {"type": "string", "minLength": 1},
+                        "this user's entities (<default>: the default; <<default>: the name <default>)",
+                    ),
+                    _query(
+                        "client_id",
+                        {"type": "string", "minLength": 1},
+                        "this client id's entities (<default>: the default; <<default>: the name <default>)",
+                    ),
                 ],
             ),
             "post": _operation(

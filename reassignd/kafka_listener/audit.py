@@ -12,6 +12,7 @@ from typing import Any
 
 from reassignd.kafka_listener.context import RequestContext
 from reassignd.stream.audit import AuditEntry, AuditTrail, capped, result_of
+from reassignd.zk.paths import spell_entity_name
 
 Doc = dict[str, Any]
 RESOURCE_TYPES = {2: "topic", 4: "broker", 8: "broker_logger"}
@@ -50,7 +51,7 @@ def _quotas(doc: Doc) -> Doc:
     return {
         "entities": [
             ",".join(
-                f"{e.get('entity_type')}={'<default>' if e.get('entity_name') is None else e.get('entity_name')}"
+                f"{e.get('entity_type')}={spell_entity_name(e.get('entity_name'))}"
                 for e in entry.get("entity") or ()
             )
             for entry in doc.get("entries") or ()

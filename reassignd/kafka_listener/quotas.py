@@ -21,7 +21,7 @@ from reassignd.controller.model.requests import (
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
 from reassignd.quotas.config_store import QUOTA_KEY, quota_path
-from reassignd.zk.paths import DEFAULT_ENTITY
+from reassignd.zk.paths import DEFAULT_ENTITY, literal_entity_name, spell_entity_name
 
 USER = "user"
 CLIENT_ID = "client-id"
@@ -29,14 +29,15 @@ MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY = 0, 1, 2
 INVALID_REQUEST = 42
 
 
-def _name(stored: str | None) -> str | None:
-    """The wire's entity name: the default is null."""
-    return None if stored == DEFAULT_ENTITY else stored
+def _name(spelled: str) -> str | None:
+    """The wire's entity name: the default is null, any other the literal name (a client-id
+    literally called ``<default>``, stored ``%3Cdefault%3E``, is ``"<default>"``)."""
+    return literal_entity_name(spelled)
 
 
 def _matches(stored: str | None, match_type: int, match: str | None) -> bool:
-    if match_type == MATCH_EXACT:
-        return stored is not None and stored == match
+    if match_type == MATCH_EXACT:  # a literal name, never the default (Kafka sanitizes it)
+        return stored is not None and match is not None and stored == spell_entity_name(match)
     if match_type == MATCH_DEFAULT:
         return stored == DEFAULT_ENTITY
     return stored is not None  # any name, the default included
@@ -91,7 +92,7 @@ def plan_entry(entry: Any) -> QuotaAlteration | QuotaAlterationResult:
     user: str | None = None
     client_id: str | None = None
     for e in entry.entity:
-        name = DEFAULT_ENTITY if e.entity_name is None else e.entity_name
+        name = spell_entity_name(e.entity_name)  # None is the default, a string its literal name
         if e.entity_type == USER and user is None:
             user = name
         elif e.entity_type == CLIENT_ID and client_id is None:

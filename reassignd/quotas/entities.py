@@ -1,9 +1,10 @@
 """Quota entities and Kafka's precedence (``ClientQuotaManager.DefaultQuotaCallback``). Pure.
 
-A configured quota is keyed as it is stored: ``(user, client_id)`` with decoded names,
-``"<default>"`` for a default and None for a component the entity does not have —
-``("alice", None)`` is ``/config/users/alice``, ``(None, "<default>")`` is
-``/config/clients/<default>``.
+A configured quota is keyed as it is stored: ``(user, client_id)`` with decoded names as
+reassignd spells them (``zk.paths.spell_entity_name``: ``"<default>"`` for a default, a client-id
+literally called ``<default>`` is ``"<<default>"``) and None for a component the entity does not
+have — ``("alice", None)`` is ``/config/users/alice``, ``(None, "<default>")`` is
+``/config/clients/<default>``, ``(None, "<<default>")`` is ``/config/clients/%3Cdefault%3E``.
 
 A request (user, client-id) takes the first configured match of Kafka's precedence list (KIP-599, as for client quotas). Its bucket is
 the matched entity with each ``<default>`` replaced by the request's own name, as Kafka's quota
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reassignd.zk.paths import DEFAULT_ENTITY
+from reassignd.zk.paths import DEFAULT_ENTITY, spell_entity_name
 
 DEFAULT = DEFAULT_ENTITY  # "<default>"
 
@@ -49,17 +50,18 @@ class Resolution:
 
 def candidates(user: str, client_id: str) -> tuple[tuple[ConfigKey, QuotaEntity], ...]:
     """The eight configured entities a request may match, first match wins, each with the
-    bucket it would be charged to."""
-    u, c = user, client_id
+    bucket it would be charged to. ``user`` and ``client_id`` are the request's literal names
+    (a client-id literally called ``<default>`` is not the default: Kafka sanitizes it)."""
+    u, c = spell_entity_name(user), spell_entity_name(client_id)
     return (
-        ((u, c), QuotaEntity(u, c)),  # 1. /config/users/<user>/clients/<client-id>
-        ((u, DEFAULT), QuotaEntity(u, c)),  # 2. /config/users/<user>/clients/<default>
-        ((u, None), QuotaEntity(u, None)),  # 3. /config/users/<user>
-        ((DEFAULT, c), QuotaEntity(u, c)),  # 4. /config/users/<default>/clients/<client-id>
-        ((DEFAULT, DEFAULT), QuotaEntity(u, c)),  # 5. /config/users/<default>/clients/<default>
-        ((DEFAULT, None), QuotaEntity(u, None)),  # 6. /config/users/<default>
-        ((None, c), QuotaEntity(None, c)),  # 7. /config/clients/<client-id>
-        ((None, DEFAULT), QuotaEntity(None, c)),  # 8. /config/clients/<default>
+        ((u, c), QuotaEntity(user, client_id)),  # 1. /config/users/<user>/clients/<client-id>
+        ((u, DEFAULT), QuotaEntity(user, client_id)),  # 2. /config/users/<user>/clients/<default>
+        ((u, None), QuotaEntity(user, None)),  # 3. /config/users/<user>
+        ((DEFAULT, c), QuotaEntity(user, client_id)),  # 4. /config/users/<default>/clients/<client-id>
+        ((DEFAULT, DEFAULT), QuotaEntity(user, client_id)),  # 5. /config/users/<default>/clients/<default>
+        ((DEFAULT, None), QuotaEntity(user, None)),  # 6. /config/users/<default>
+        ((None, c), QuotaEntity(None, client_id)),  # 7. /config/clients/<client-id>
+        ((None, DEFAULT), QuotaEntity(None, client_id)),  # 8. /config/clients/<default>
     )
 
 
@@ -77,7 +79,8 @@ def entity_quota(quotas: Mapping[ConfigKey, float], entity: QuotaEntity) -> Reso
     the first configured match among the levels that charge this kind of bucket — 1, 2, 4, 5 for
     a (user, client-id) bucket, 3, 6 for a user's, 7, 8 for a client-id's. None: the bucket no
     longer has a quota."""
-    u, c = entity.user, entity.client_id
+    u = None if entity.user is None else spell_entity_name(entity.user)
+    c = None if entity.client_id is None else spell_entity_name(entity.client_id)
     if u is not None and c is not None:
         levels: tuple[tuple[int, ConfigKey], ...] = (
             (1, (u, c)),

@@ -24,6 +24,7 @@ from typing import Any
 from reassignd.contracts.records import Audit
 from reassignd.errors import error_name
 from reassignd.stream.record_log import RecordLog
+from reassignd.zk.paths import spell_entity_name
 
 LOGGER = "reassignd.audit"
 RECORD_TYPE = "audit"
@@ -83,15 +84,18 @@ def partition_names(tps: Iterable[tuple[str, int]]) -> list[str]:
     return [f"{topic}-{partition}" for topic, partition in tps]
 
 
+def _spelled(name: Any) -> Any:
+    """A Kafka entity name as the HTTP API spells it (None: ``<default>``)."""
+    return spell_entity_name(name) if name is None or isinstance(name, str) else name
+
+
 def _entity_name(entity: Any) -> str | None:
     if isinstance(entity, dict):  # HTTP: {"user": "alice", "client_id": "app"}
         parts = [f"{k}={v}" for k, v in entity.items() if v is not None]
         return ",".join(parts) or None
     if isinstance(entity, list):  # Kafka: [{"entity_type": "user", "entity_name": "alice"}]
         parts = [
-            f"{e.get('entity_type')}={e.get('entity_name') if e.get('entity_name') is not None else '<default>'}"
-            for e in entity
-            if isinstance(e, dict)
+            f"{e.get('entity_type')}={_spelled(e.get('entity_name'))}" for e in entity if isinstance(e, dict)
         ]
         return ",".join(parts) or None
     return None

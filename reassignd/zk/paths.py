@@ -150,11 +150,40 @@ def config_broker(broker_id: int | None) -> str:
     return f"{CONFIG_BROKERS}/{DEFAULT_ENTITY if broker_id is None else broker_id}"
 
 
-def encode_entity_name(name: str) -> str:
-    """Kafka's `Sanitizer.sanitize`: URL-encode (space as %20), with `*` as %2A and `~` as %7E."""
-    if name == DEFAULT_ENTITY:
-        return name
+def _escapes_default(name: str) -> bool:
+    """``<default>``, ``<<default>``, …: the names whose spelling takes one more ``<``."""
+    return name.startswith("<") and name.lstrip("<") == "default>"
+
+
+def spell_entity_name(name: str | None) -> str:
+    """How reassignd spells a quota entity name given as Kafka's wire gives it (None = the
+    default): the default is ``<default>``, a literal name is itself, except that a name made of
+    ``<``s then ``default>`` takes one more ``<`` (a client-id literally called ``<default>`` is
+    spelled ``<<default>``), so that every name, the default included, has one spelling. The HTTP
+    API, the controller's events and the quota keys all use this spelling."""
+    if name is None:
+        return DEFAULT_ENTITY
+    return "<" + name if _escapes_default(name) else name
+
+
+def literal_entity_name(spelled: str) -> str | None:
+    """The inverse of `spell_entity_name`: None for the default, else the literal name."""
+    if spelled == DEFAULT_ENTITY:
+        return None
+    return spelled[1:] if _escapes_default(spelled) else spelled
+
+
+def sanitize(name: str) -> str:
+    """Kafka's `Sanitizer.sanitize` of a literal name: URL-encode (space as %20), with `*` as %2A
+    and `~` as %7E. ``<default>`` is ``%3Cdefault%3E``: a literal name is never the default."""
     return quote(name, safe="").replace("*", "%2A").replace("~", "%7E")
+
+
+def encode_entity_name(spelled: str) -> str:
+    """The znode name of a spelled entity name (`spell_entity_name`): ``<default>`` for the
+    default (Kafka's `ConfigEntityName.Default`), else the literal name sanitized as Kafka does."""
+    literal = literal_entity_name(spelled)
+    return DEFAULT_ENTITY if literal is None else sanitize(literal)
 
 
 def is_znode_name(name: str) -> bool:
@@ -164,14 +193,17 @@ def is_znode_name(name: str) -> bool:
     return name not in ("", ".", "..")
 
 
-def decode_entity_name(name: str) -> str:
-    if name == DEFAULT_ENTITY:
-        return name
-    return unquote_plus(name)
+def decode_entity_name(stored: str) -> str:
+    """The spelled name of a znode name: ``<default>`` is the default, any other is desanitized
+    (Kafka's `Sanitizer.desanitize`: URL-decoding, ``+`` as a space) and spelled."""
+    if stored == DEFAULT_ENTITY:
+        return DEFAULT_ENTITY
+    return spell_entity_name(unquote_plus(stored))
 
 
 def config_entity(user: str | None, client_id: str | None) -> str:
-    """The config znode of a (user, client-id) quota entity; `<default>` names a default.
+    """The config znode of a (user, client-id) quota entity, names spelled (`spell_entity_name`:
+    `<default>` names a default).
 
     ``entity_path`` of a config change notification is this path without the ``/config/`` prefix.
     """

@@ -19,7 +19,12 @@ def kafka_sanitize(name: str) -> str:
     )
 
 
-names = st.text(min_size=1).filter(lambda name: name != paths.DEFAULT_ENTITY)
+names = st.text(min_size=1)  # any literal name, ``<default>`` included (Kafka sanitizes it too)
+# names near the default's spelling, where a careless mapping would collide
+near_default = st.builds(
+    lambda n, tail: "<" * n + tail, st.integers(0, 4), st.sampled_from(["default>", "default", ""])
+)
+any_name = names | near_default
 
 
 # --- entity names --------------------------------------------------------------------------------
@@ -38,24 +43,68 @@ names = st.text(min_size=1).filter(lambda name: name != paths.DEFAULT_ENTITY)
         ("user@example.com", "user%40example.com"),
         ("CN=alice,O=Acme", "CN%3Dalice%2CO%3DAcme"),
         ("jürgen", "j%C3%BCrgen"),
-        ("<default>", "<default>"),
+        ("<default>", "%3Cdefault%3E"),  # a literal name, not the default
+        ("<<default>", "%3C%3Cdefault%3E"),
     ],
 )
 def test_entity_names_are_encoded_like_kafkas_sanitizer(name: str, encoded: str) -> None:
-    assert paths.encode_entity_name(name) == encoded
-    assert paths.decode_entity_name(encoded) == name
+    spelled = paths.spell_entity_name(name)
+    assert paths.encode_entity_name(spelled) == encoded
+    assert paths.decode_entity_name(encoded) == spelled
+    assert paths.literal_entity_name(paths.decode_entity_name(encoded)) == name
 
 
-@given(name=names)
+def test_the_default_is_kafkas_config_entity_name_default() -> None:
+    # ZkAdminManager.sanitizeEntityName: a null name is ConfigEntityName.Default, "<default>"
+    assert paths.spell_entity_name(None) == paths.DEFAULT_ENTITY
+    assert paths.encode_entity_name(paths.spell_entity_name(None)) == "<default>"
+    assert paths.decode_entity_name("<default>") == paths.DEFAULT_ENTITY
+    assert paths.literal_entity_name(paths.decode_entity_name("<default>")) is None
+
+
+@pytest.mark.parametrize(
+    ("literal", "spelled"),
+    [
+        ("<default>", "<<default>"),
+        ("<<default>", "<<<default>"),
+        ("default>", "default>"),
+        ("<default", "<default"),
+    ],
+)
+def test_a_name_like_the_default_takes_one_more_angle_bracket(literal: str, spelled: str) -> None:
+    assert paths.spell_entity_name(literal) == spelled
+    assert paths.literal_entity_name(spelled) == literal
+
+
+@given(name=any_name)
 def test_encoding_matches_kafka_for_any_name(name: str) -> None:
-    assert paths.encode_entity_name(name) == kafka_sanitize(name)
+    assert paths.encode_entity_name(paths.spell_entity_name(name)) == kafka_sanitize(name)
 
 
-@given(name=names)
+@given(name=any_name)
 def test_every_name_kafka_writes_reads_back(name: str) -> None:
-    assert paths.decode_entity_name(kafka_sanitize(name)) == name
-    assert paths.decode_entity_name(paths.encode_entity_name(name)) == name
-    assert "/" not in paths.encode_entity_name(name)
+    spelled = paths.spell_entity_name(name)
+    assert paths.literal_entity_name(paths.decode_entity_name(kafka_sanitize(name))) == name
+    assert paths.decode_entity_name(paths.encode_entity_name(spelled)) == spelled
+    assert paths.literal_entity_name(spelled) == name
+    assert "/" not in paths.encode_entity_name(spelled)
+    assert paths.encode_entity_name(spelled) != paths.DEFAULT_ENTITY  # a literal name is never the default
+
+
+@given(name=st.none() | any_name)
+def test_spelling_round_trips_and_keeps_the_default_apart(name: str | None) -> None:
+    spelled = paths.spell_entity_name(name)
+    assert paths.literal_entity_name(spelled) == name
+    assert (spelled == paths.DEFAULT_ENTITY) == (name is None)
+
+
+@given(a=st.none() | any_name, b=st.none() | any_name)
+def test_distinct_names_have_distinct_spellings_and_znodes(a: str | None, b: str | None) -> None:
+    if a != b:
+        assert paths.spell_entity_name(a) != paths.spell_entity_name(b)
+        assert paths.encode_entity_name(paths.spell_entity_name(a)) != paths.encode_entity_name(
+            paths.spell_entity_name(b)
+        )
 
 
 def test_kafkas_own_sanitizer_test() -> None:
@@ -116,7 +165,10 @@ def test_entity_path_refuses_other_paths(path: str) -> None:
         paths.entity_path(path)
 
 
-@given(user=st.none() | names, client_id=st.none() | names)
+@given(
+    user=st.none() | names.map(paths.spell_entity_name),
+    client_id=st.none() | names.map(paths.spell_entity_name),
+)
 def test_every_entity_path_makes_a_config_change_notification(
     user: str | None, client_id: str | None
 ) -> None:

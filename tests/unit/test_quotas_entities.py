@@ -16,6 +16,7 @@ from reassignd.quotas.entities import (
     entity_quota,
     resolve,
 )
+from reassignd.zk.paths import spell_entity_name
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -151,3 +152,20 @@ def test_resolution_is_the_first_configured_candidate(
     assert found.rate_per_s == quotas[found.config_key]
     again = entity_quota(quotas, found.entity)  # a bucket re-resolves to its own quota
     assert again is not None and again.rate_per_s == found.rate_per_s
+
+
+def test_a_client_id_literally_named_default_is_not_the_default() -> None:
+    # Kafka sanitizes a request's client-id "<default>" to %3Cdefault%3E: its own entity (level 7),
+    # spelled "<<default>" in reassignd's keys; the default (level 8) applies only without it
+    literal = spell_entity_name("<default>")
+    both: dict[ConfigKey, float] = {(None, literal): 7.0, (None, DEFAULT): 8.0}
+    assert resolve(both, "alice", "<default>") == Resolution(
+        7, (None, literal), QuotaEntity(None, "<default>"), 7.0
+    )
+    assert resolve(both, "alice", "app") == Resolution(8, (None, DEFAULT), QuotaEntity(None, "app"), 8.0)
+    assert resolve({(None, DEFAULT): 8.0}, "alice", "<default>") == Resolution(
+        8, (None, DEFAULT), QuotaEntity(None, "<default>"), 8.0
+    )
+    assert entity_quota(both, QuotaEntity(None, "<default>")) == Resolution(
+        7, (None, literal), QuotaEntity(None, "<default>"), 7.0
+    )

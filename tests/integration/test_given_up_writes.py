@@ -1,0 +1,65 @@
+"""What the controller does after a write ZooKeeper refuses the same way whoever the controller is
+(NOAUTH: another principal owns the znode, tests/zk_acl.py): a sequenced request whose status
+node cannot be written is never deleted, and a replica whose partition state could not be
+written is not deleted from its broker. In-process controller, real ZooKeeper, real agents."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from reassignd.controller.runtime.controller import Controller
+from reassignd.testing.controller import in_process_controller
+from reassignd.testing.polling import eventually
+from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.client import ZkClient
+from tests.faults.scenarios import make_topic, wait_online
+from tests.integration.harness import Procs
+from tests.zk_acl import own
+
+pytestmark = pytest.mark.timeout(180)
+
+BIG = 520
+
+
+def _problems(controller: Controller) -> str:
+    return " ".join(f"{p.path} {p.reason}" for p in controller.snapshot().problems)
+
+
+async def _epoch(zk: ZkClient) -> int:
+    return codec.decode_controller_epoch((await zk.get(paths.CONTROLLER_EPOCH)).data)
+
+
+async def test_a_sequenced_request_stays_while_its_status_node_cannot_be_written(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    procs.cluster(3, 1)
+    await zk.ensure_path(paths.BROKER_TOPICS)
+    await make_topic(zk, "s", {0: (1, 2)})
+    # enough partitions that the status nodes take two fenced multis (500 ops each): the one
+    # refused first, the request's own delete able to ride on a later one that lands
+    await make_topic(zk, "t", {p: (1,) for p in range(BIG)})
+    async with in_process_controller(zk_connect, session_timeout_s=4.0) as c:
+        await c.until_active()
+        controller = c.controller
+        assert await wait_online(zk, [("s", 0), ("t", 0), ("t", BIG - 1)], timeout_s=60.0)
+        # the status nodes of s go under a znode another principal owns: their creation is NOAUTH
+        await zk.ensure_path(paths.REASSIGNMENTS)
+        await own(zk_connect, paths.reassignment_status_topic("s"), create=True)
+        epoch = await _epoch(zk)
+        request = admin_codec.encode_reassignment_request(
+            admin_codec.ReassignmentRequest({("s", 0): (2, 3), **{("t", p): (2,) for p in range(BIG)}})
+        )
+        path = await zk.create(paths.REASSIGNMENT_REQUEST_PREFIX, request, sequential=True)
+
+        async def reported() -> bool:
+            return "NOAUTH" in _problems(controller) or "quarantined" in _problems(controller)
+
+        await eventually(reported, 20.0, what="the refused status write reported")
+        for _ in range(4):  # the request is never deleted without its status node
+            assert await zk.exists(path) is not None, path
+            assert await zk.exists(paths.reassignment_status("s", 0)) is None
+            await asyncio.sleep(0.5)
+        assert controller.active
+        assert await _epoch(zk) == epoch
