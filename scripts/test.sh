@@ -5,6 +5,10 @@
 # --unit: the fast developer loop: the same checks, and the tests that need nothing beyond Python
 # (no ZooKeeper, Spark, Chromium or fault suite: `-m "not zookeeper and not spark and not browser
 # and not faults"`); its bootstrap installs no apt package, no Java, no Spark, no Chromium.
+#
+# At the end (also when a step fails) it prints where the time went: pytest's 25 slowest tests,
+# then one line with each step's wall time and each test tier's summed test durations
+# (tests/tier_times.py writes those to $REASSIGND_TIER_TIMES).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,20 +17,49 @@ if [ "${1:-}" = "--unit" ]; then
     shift
     unit=(--unit)
 fi
-bash scripts/bootstrap.sh "${unit[@]}"
+
+steps=()
+tiers_file="$(mktemp)"
+export REASSIGND_TIER_TIMES="$tiers_file"
+# step NAME COMMAND...: runs COMMAND and records its wall time under NAME
+step() {
+    local name=$1 started=$SECONDS
+    shift
+    "$@" || {
+        local rc=$?
+        steps+=("$name $((SECONDS - started))s (failed)")
+        return "$rc"
+    }
+    steps+=("$name $((SECONDS - started))s")
+}
+report() {
+    local tiers
+    # several pytest runs may report the same tier: add them up
+    tiers="$(awk '{s[$1] += $2; n[$1] += $3} END {for (t in s) printf "%s %.0fs (%d tests)\n", t, s[t], n[t]}' "$tiers_file" | sort | paste -sd, - | sed 's/,/, /g')"
+    rm -f "$tiers_file"
+    printf '== time: '
+    printf '%s, ' "${steps[@]}"
+    echo "total ${SECONDS}s"
+    if [ -n "$tiers" ]; then
+        echo "== time per test tier (summed test durations): $tiers"
+    fi
+}
+trap report EXIT
+
+step bootstrap bash scripts/bootstrap.sh "${unit[@]}"
 
 export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff check"
-ruff check .
+step lint ruff check .
 echo "== ruff format --check"
-ruff format --check .
+step format ruff format --check .
 echo "== mypy (strict, on the package and the tests)"
-mypy
+step types mypy
 echo "== lint-imports (the layer rules in pyproject.toml)"
-lint-imports --no-cache
+step layers lint-imports --no-cache
 echo "== pytest"
 if [ "${#unit[@]}" -gt 0 ]; then
-    pytest -m "not zookeeper and not spark and not browser and not faults" "$@"
+    step pytest pytest --durations=25 -m "not zookeeper and not spark and not browser and not faults" "$@"
 else
-    pytest "$@"
+    step pytest pytest --durations=25 "$@"
 fi
