@@ -6,6 +6,7 @@
 # (no ZooKeeper, Spark, Chromium or fault suite: `-m "not zookeeper and not spark and not browser
 # and not faults"`); its bootstrap installs no apt package, no Java, no Spark, no Chromium.
 #
+# Without arguments, tests/unit runs in two pytest-xdist workers and the other tiers serially after.
 # At the end (also when a step fails) it prints where the time went: pytest's 25 slowest tests,
 # then one line with each step's wall time and each test tier's summed test durations
 # (tests/tier_times.py writes those to $REASSIGND_TIER_TIMES).
@@ -57,9 +58,22 @@ echo "== mypy (strict, on the package and the tests)"
 step types mypy
 echo "== lint-imports (the layer rules in pyproject.toml)"
 step layers lint-imports --no-cache
-echo "== pytest"
+# the pure tests in parallel workers (pytest-xdist; REASSIGND_TEST_WORKERS, default 2), the tiers
+# that run processes, ZooKeeper, Spark or a browser serially
+workers=(-n "${REASSIGND_TEST_WORKERS:-2}")
 if [ "${#unit[@]}" -gt 0 ]; then
-    step pytest pytest --durations=25 -m "not zookeeper and not spark and not browser and not faults" "$@"
-else
+    echo "== pytest ${workers[*]} (the tests that need nothing beyond Python)"
+    step pytest pytest "${workers[@]}" --durations=25 \
+        -m "not zookeeper and not spark and not browser and not faults" "$@"
+elif [ "$#" -gt 0 ]; then
+    echo "== pytest $*"
     step pytest pytest --durations=25 "$@"
+else
+    # both runs go ahead whatever the first's outcome, so one CI run shows every failure
+    failed=0
+    echo "== pytest ${workers[*]} tests/unit"
+    step "pytest-unit" pytest "${workers[@]}" --durations=25 tests/unit || failed=1
+    echo "== pytest (integration, faults, feeder, browser)"
+    step "pytest-rest" pytest --durations=25 --ignore=tests/unit || failed=1
+    exit "$failed"
 fi

@@ -235,8 +235,7 @@ async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tm
     code, resp, headers = await first_admitted(c, "/v1/topics/partitions", body, "results")
     assert [r["error_code"] for r in resp["results"]] == [0, 89]
     assert resp["throttle_time_ms"] > 0 and "Retry-After" in headers
-    body = {"topics": ["a", "b"]}
-    code, resp, _ = await first_admitted(c, "/v1/topics/delete", body, "responses")
+    code, resp, _ = await first_admitted(c, "/v1/topics/delete", {"topics": ["a", "b"]}, "responses")
     assert [r["error_code"] for r in resp["responses"]] == [0, 89]
     code, topics, _ = await call(c, "GET", "/v1/topics", token="viewer-token")
     names = {t["name"] for t in topics["topics"]}
