@@ -6,7 +6,7 @@
 # (no ZooKeeper, Spark, Chromium or fault suite: `-m "not zookeeper and not spark and not browser
 # and not faults"`); its bootstrap installs no apt package, no Java, no Spark, no Chromium.
 #
-# Without arguments, tests/unit runs in two pytest-xdist workers and the other tiers serially after.
+# REASSIGND_TEST_WORKERS=N runs the pure tests in N pytest-xdist workers (see below).
 # At the end (also when a step fails) it prints where the time went: pytest's 25 slowest tests,
 # then one line with each step's wall time and each test tier's summed test durations
 # (tests/tier_times.py writes those to $REASSIGND_TIER_TIMES).
@@ -58,14 +58,17 @@ echo "== mypy (strict, on the package and the tests)"
 step types mypy
 echo "== lint-imports (the layer rules in pyproject.toml)"
 step layers lint-imports --no-cache
-# the pure tests in parallel workers (pytest-xdist; REASSIGND_TEST_WORKERS, default 2), the tiers
-# that run processes, ZooKeeper, Spark or a browser serially
-workers=(-n "${REASSIGND_TEST_WORKERS:-2}")
+# REASSIGND_TEST_WORKERS=N (opt-in, until repeated runs prove it): the pure tests in N
+# pytest-xdist workers, the tiers that run processes, ZooKeeper, Spark or a browser serially after
+workers=()
+if [ "${REASSIGND_TEST_WORKERS:-0}" != 0 ]; then
+    workers=(-n "$REASSIGND_TEST_WORKERS")
+fi
 if [ "${#unit[@]}" -gt 0 ]; then
     echo "== pytest ${workers[*]} (the tests that need nothing beyond Python)"
     step pytest pytest "${workers[@]}" --durations=25 \
         -m "not zookeeper and not spark and not browser and not faults" "$@"
-elif [ "$#" -gt 0 ]; then
+elif [ "$#" -gt 0 ] || [ "${#workers[@]}" -eq 0 ]; then
     echo "== pytest $*"
     step pytest pytest --durations=25 "$@"
 else
