@@ -15,10 +15,16 @@ from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import ZkSettings
 from tests.integration.harness import Procs
+from tests.tier_times import TierTimes
 
 # tests under these directories run real processes on a real ZooKeeper, whatever fixtures they use
 _NEEDS_ZOOKEEPER = ("integration", "faults", "browser")
 _ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The time-per-tier line at the end of every run (tests/tier_times.py)."""
+    config.pluginmanager.register(TierTimes(), "reassignd-tier-times")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
@@ -45,6 +46,8 @@ from tests.integration.test_reassignment import completed, make_topic, set_broke
 
 pytestmark = pytest.mark.timeout(180)
 
+RETENTION_S = 1.5  # --batch-retention-s: short, so the test waits out little
+
 
 async def controller(procs: Procs, zk: ZkClient, brokers: int, *flags: str) -> ControllerProc:
     c = procs.controller(9000, 2.0, *flags)
@@ -73,12 +76,14 @@ async def problems(c: ControllerProc) -> dict[str, str]:
 async def test_the_journal_of_a_batch_that_ended_is_deleted_after_its_retention(
     procs: Procs, zk: ZkClient
 ) -> None:
-    c = await controller(procs, zk, 4, "--batch-retention-s", "3")
+    c = await controller(procs, zk, 4, "--batch-retention-s", str(RETENTION_S))
     await make_topic(zk, "t", {p: (1, 2) for p in range(4)}, initial_bytes=SIZE // 4)
     await submit(c, batch_body("early", {("t", 0): [3, 4], ("t", 1): [3, 4]}))
     await eventually(lambda: state_is(c, "early", "completed"), what="the first batch completes")
     assert await zk.exists(batch_paths.batch("early")) is not None  # kept while its retention runs
-    await asyncio.sleep(3.5)
+    # the retention runs from the batch's end, its journal's last update (wall-clock ms)
+    ended_ms = (await journaled(zk, "early")).updated_ms
+    await asyncio.sleep(max(0.0, (ended_ms + RETENTION_S * 1000 - time.time() * 1000) / 1000) + 0.2)
     # the next event that runs the executor deletes it; a batch still running keeps its journal
     await submit(c, batch_body("late", {("t", 2): [3, 4], ("t", 3): [3, 4]}))
 

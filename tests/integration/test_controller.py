@@ -79,7 +79,7 @@ async def test_outside_takeover_fences_old_controller(procs: Procs, zk: ZkClient
 
     await eventually(deposed, what="old controller reports itself standby")
     await zk.create(paths.topic("after-takeover"), codec.encode_topic(codec.TopicZnode({0: (1, 2)})))
-    await asyncio.sleep(2.0)  # give a misbehaving controller time to act
+    await asyncio.sleep(1.0)  # give a misbehaving controller time to act (a watch and an election)
     assert await zk.exists(paths.partition_state("after-takeover", 0)) is None
 
     await zk.delete(paths.CONTROLLER)
@@ -260,7 +260,7 @@ async def test_slow_follower_stays_out_of_isr_until_its_rate_rises(procs: Procs,
         return s if s is not None and s.isr == (1,) else None
 
     await eventually(shrunk, what="the slow follower leaves the ISR")
-    await asyncio.sleep(3.0)  # it stays out while the leader keeps growing
+    await asyncio.sleep(1.5)  # it stays out while the leader keeps growing (a lag time, a reconcile)
     s = await state_of(zk, "grow", 0)
     assert s is not None and s.isr == (1,)
 
@@ -306,7 +306,7 @@ async def test_kip73_follower_throttle_slows_a_follower_the_same_way(procs: Proc
     assert s.isr == (1,)
     procs.broker(2, "--replica-lag-time-max-ms", "1500")
     await wait_brokers(c, {1, 2})
-    await asyncio.sleep(3.0)  # throttled, it stays out while the leader keeps growing
+    await asyncio.sleep(1.5)  # throttled, it stays out while the leader keeps growing (a lag time)
     later = await state_of(zk, "throttled", 0)
     assert later is not None and later.isr == (1,)
 

@@ -420,7 +420,7 @@ async def test_legacy_entry_for_a_dead_broker_stalls_until_it_returns(procs: Pro
     entries = (admin_codec.LegacyReassignmentEntry("dead", 0, (1, 4)),)
     await zk.create(paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment(entries))
     await eventually(lambda: _listed_partition(c, ("dead", 0)), what="the move is pending")
-    await asyncio.sleep(2.0)
+    await asyncio.sleep(1.0)  # a few controller events and agent reports: a finish would show
     assert ("dead", 0) in await listed(c), "it stalls while broker 4 is away"
     procs.broker(4)
     await eventually(lambda: completed(zk, "dead", 0, (1, 4)), what="completes once broker 4 is back")
@@ -488,7 +488,7 @@ async def test_a_killed_target_agent_stalls_the_move_until_restarted(procs: Proc
     await eventually(lambda: replica_on(c, 4, "k", 0), what="replica 4 started")
     four.kill()
     await wait_brokers(c, {1, 2, 3})
-    await asyncio.sleep(2.0)
+    await asyncio.sleep(1.0)  # a few controller events and agent reports: a finish would show
     assert ("k", 0) in await listed(c), "the move stalls while broker 4 is dead"
     await set_broker_rate(zk, 4, FAST)
     procs.broker(4)

@@ -150,7 +150,8 @@ async def healed_and_reported(c: ControllerProc, zk: ZkClient, stream: Stream) -
 
 
 async def test_self_healing_off_moves_nothing(procs: Procs, zk: ZkClient) -> None:
-    (c,), started = await start(procs, zk, "--self-healing-broker-grace-s", "1")
+    # no grace: were self-healing on, the heal would be due the moment the loss is seen
+    (c,), started = await start(procs, zk, "--self-healing-broker-grace-s", "0")
     started[LOST].kill()
 
     async def gone() -> bool:
@@ -158,7 +159,9 @@ async def test_self_healing_off_moves_nothing(procs: Procs, zk: ZkClient) -> Non
         return code == 200 and LOST not in {b["id"] for b in body["brokers"]}
 
     await eventually(gone, what="broker 1 seen gone")
-    await asyncio.sleep(4)  # well past the grace: a heal would have started by now
+    # past the grace and a healing tick (evaluated on the broker change, then every 1 s): a heal
+    # would have started by now
+    await asyncio.sleep(1.5)
     assert (await topic_znode(zk, "t")).partitions == ASSIGNMENT
     assert await healing_batches(c) == []
     assert await zk.get_or_none(paths.lost_broker(LOST)) is None
