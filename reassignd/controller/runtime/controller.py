@@ -55,7 +55,7 @@ from reassignd.controller.runtime.coalesce import coalesce
 from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.runtime.publisher import Publisher
 from reassignd.controller.runtime.reloads import Reloads, fail_request
-from reassignd.controller.runtime.stall_watch import StallMetrics, watch_stalls
+from reassignd.controller.runtime.stall_watch import StallMetrics, watch_the_loop
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import EventRefused, NotController, ReassigndError
 from reassignd.quotas.metrics import QuotaMetrics
@@ -155,7 +155,7 @@ class Controller:
         await self.channel.start()
         queue.put(Startup())
         stalls = asyncio.create_task(
-            watch_stalls(
+            watch_the_loop(
                 StallMetrics(self.metrics.loop_stall_ms, self.metrics.loop_stall_worst_ms),
                 lambda: self.handling,
             ),

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from prometheus_client import Gauge, Histogram
+
+from reassignd.controller.runtime.stall_sampler import StallSampler
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +48,18 @@ async def watch_stalls(
     interval_s: float = INTERVAL_S,
     warn_ms: float = WARN_MS,
     clock: Callable[[], float] = time.perf_counter,
+    sampler: StallSampler | None = None,
 ) -> None:
     """Run until cancelled. ``handling`` names what the controller has in hand (an event's name),
-    read when a stall ends: the event that was running while the loop was held."""
+    read when a stall ends: the event that was running while the loop was held; ``sampler``
+    (``stall_sampler``) tells where it was held."""
     worst: dict[str, float] = {}
     while True:
         expected = clock() + interval_s
         await asyncio.sleep(interval_s)
         late = lateness_ms(expected, clock())
+        if sampler is not None:
+            sampler.beat()
         if late < interval_s * 1000.0:
             continue  # scheduling noise, not a stall
         metrics.stall_ms.observe(late)
@@ -61,9 +68,21 @@ async def watch_stalls(
         if late > worst.get(during, 0.0):
             worst[during] = late
             metrics.worst_ms.labels(during).set(late)
+        places = sampler.take() if sampler is not None else []
         if late >= warn_ms:
             log.warning(
-                "the event loop was held for %.0f ms (%s)",
+                "the event loop was held for %.0f ms (%s)%s",
                 late,
                 f"while handling {what}" if what else "outside any controller event: an answer or I/O",
+                "; sampled in " + ", ".join(f"{where} ({n})" for where, n in places) if places else "",
             )
+
+
+async def watch_the_loop(metrics: StallMetrics, handling: Callable[[], str | None]) -> None:
+    """``watch_stalls`` on the calling thread's loop with a sampler of it; until cancelled."""
+    sampler = StallSampler(threading.get_ident())
+    sampler.start()
+    try:
+        await watch_stalls(metrics, handling, sampler=sampler)
+    finally:
+        sampler.stop()
