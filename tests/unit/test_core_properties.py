@@ -225,9 +225,9 @@ class CoreMachine(RuleBasedStateMachine):
         """One event through the real dispatch, then whatever it enqueued, then the brokers'
         answers (StopReplica confirmations, which may finish a topic deletion)."""
         assert self.active is not None
-        apply(self.shared, await dispatch(self.active, event, self.shared, self.rebalance))
+        await apply(self.shared, await dispatch(self.active, event, self.shared, self.rebalance))
         for queued in self.shared.queue.clear():
-            apply(self.shared, await dispatch(self.active, queued, self.shared, self.rebalance))
+            await apply(self.shared, await dispatch(self.active, queued, self.shared, self.rebalance))
         await self._brokers_answer()
 
     async def _brokers_answer(self) -> None:
@@ -242,7 +242,7 @@ class CoreMachine(RuleBasedStateMachine):
                         if p.delete_partition:
                             self.deleted_replicas.append(((p.topic, p.partition), broker_id))
                     event = StopReplicaConfirmed(broker_id, request, ControlResponse(0))
-                    apply(self.shared, await dispatch(self.active, event, self.shared, self.rebalance))
+                    await apply(self.shared, await dispatch(self.active, event, self.shared, self.rebalance))
 
     async def _request(self, request: AlterReassignments) -> AlterResult:
         reply: asyncio.Future[AlterResult] = self.loop.create_future()

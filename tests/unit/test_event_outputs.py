@@ -61,7 +61,7 @@ def test_a_completion_is_in_the_events_outputs_and_only_there() -> None:
         assert out.completed == [], "the finisher acted on the completion: it is taken"
         assert machine.channel.sent == [], "handlers never send: the applier does"
         assert out.outgoing, "the event's requests are sealed for the applier"
-        apply(machine.shared, out)
+        machine.run(apply(machine.shared, out))
         assert machine.channel.sent, "the event's requests went out"
         assert out.outgoing == []
     finally:
@@ -118,7 +118,7 @@ def test_the_applier_sends_sealed_batches_in_order_then_answers() -> None:
         machine.channel.send = send  # type: ignore[method-assign]
         out.answer(reply, "done")
         assert machine.channel.sent == [] and not reply.done()
-        apply(machine.shared, out)
+        machine.run(apply(machine.shared, out))
         kinds = [type(r).__name__ for _, r in machine.channel.sent]
         # every live broker hears the metadata of the first batch before broker 1 its LeaderAndIsr
         assert kinds == ["UpdateMetadataRequest"] * len(parts.ctx.brokers) + ["LeaderAndIsrRequest"], kinds

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 
+from reassignd.concurrency import pace
 from reassignd.controller.model.requests import Source
 from reassignd.controller.replication import loader, topic_write
 from reassignd.controller.replication.assignment import ReplicaAssignment
@@ -32,6 +33,8 @@ from reassignd.zk.errors import NoNodeError
 from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
+
+_SLICE = 500  # partitions between two looks at the loop's pace
 
 _PLACEHOLDER_TOPIC_ID = "A" * 22  # the size of the topic id a topic without one gets when written
 
@@ -154,7 +157,9 @@ class Reassigner:
         await self.refresh_states(tps)
         complete: list[TopicPartition] = []
         incomplete: list[TopicPartition] = []
-        for tp in tps:
+        for i, tp in enumerate(tps):
+            if i % _SLICE == _SLICE - 1:
+                await pace()  # thousands of moves: the loop is not held meanwhile
             a = ctx.assignment(tp)
             li = ctx.states.get(tp)
             if a is None:
@@ -279,7 +284,9 @@ class Reassigner:
             for r in a.removing:
                 broker_requests.add_stop_replica(r, tp, delete=True)
         await out.write_assignments({tp: a.completed() for tp, a in before.items()})
-        for tp, a in before.items():
+        for i, (tp, a) in enumerate(before.items()):
+            if i % _SLICE == _SLICE - 1:
+                await pace()
             broker_requests.add_leader_and_isr(a.target_replicas, tp)
             out.completed.append(tp)
             log.info("reassignment of %s-%d completed: %s", tp[0], tp[1], list(a.target_replicas))

@@ -177,10 +177,15 @@ class BrokerRequestBatch:
         named: set[TopicPartition] = set()
         for parts in self._leader_and_isr.values():
             named.update(parts)
+        everything = bool(self._full)
         for tps, _ in self._update_metadata:
-            if tps is not None:
+            if tps is None:
+                everything = True
+            else:
                 named.update(tps)
         await self._wire.encode_all(named)
+        if everything:
+            await self._wire.encode_pending()
 
     def add_stop_replica(self, broker: int, tp: TopicPartition, *, delete: bool) -> None:
         if broker in self._ctx.brokers:

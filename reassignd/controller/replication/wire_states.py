@@ -78,6 +78,10 @@ class WireStates:
             if tp not in encoded:
                 encode(tp)
 
+    async def encode_pending(self) -> None:
+        """Encode every state not encoded yet (what ``everything`` would), in slices that yield."""
+        await self.encode_all(list(self._pending))
+
     def new(self, tp: TopicPartition) -> bytes | None:
         """The partition's state marked new (built now, not kept)."""
         ctx = self._ctx

@@ -3,7 +3,9 @@ and requests are answered. The event's last batch is sealed, every sealed batch 
 brokers' queues in order, then each reply is given — so a client hears the answer only after the
 requests its change caused were queued (Kafka answers after ``sendRequestsToBrokers`` too).
 
-Synchronous: nothing else runs on the loop between the first request queued and the last reply.
+The states the last batch names are encoded first, in slices that yield to the loop (a failover's
+full LeaderAndIsr names every partition); from then on it is synchronous: nothing else runs on
+the loop between the first request queued and the last reply.
 An event that fails before its end applies nothing: its requests are never sent (the reload or the
 next controller sends the cluster's state whole) and its requests are answered by the failure.
 """
@@ -14,7 +16,8 @@ from reassignd.controller.instance.shared import Shared
 from reassignd.controller.replication.event_outputs import EventOutputs
 
 
-def apply(shared: Shared, out: EventOutputs) -> None:
+async def apply(shared: Shared, out: EventOutputs) -> None:
+    await out.requests.prepare()
     out.seal()
     outgoing, out.outgoing = out.outgoing, []
     shared.deliver(outgoing)

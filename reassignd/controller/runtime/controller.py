@@ -411,7 +411,7 @@ class Controller:
             if isinstance(event, RequestEvent):
                 fail_request(event, NotController())
             return
-        apply(self.shared, await dispatch(parts, event, self.shared, self._rebalance))
+        await apply(self.shared, await dispatch(parts, event, self.shared, self._rebalance))
 
     # election
 

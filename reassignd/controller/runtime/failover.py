@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from reassignd.concurrency import pace
 from reassignd.controller.instance.events import IsrChangeNotified, TopicsChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.replication import failures, loader
@@ -118,7 +119,9 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     names = await out.children(paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
     znodes = await loader.read_topics(shared.zk, names, parts.topic_events.watch_topic, shared.report)
     ctx.malformed_topics.update(set(names) - set(znodes))
-    for topic, znode in znodes.items():
+    for i, (topic, znode) in enumerate(znodes.items()):
+        if i % 20 == 0:
+            await pace()  # 100k partitions' assignments: the loop is not held meanwhile
         ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
     phase("topics")
     all_tps = list(ctx.all_partitions())
@@ -172,7 +175,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     await skippable(shared, paths.PREFERRED_REPLICA_ELECTION, lambda: parts.leaders.on_znode(out))
     await skippable(shared, "the end of the load", lambda: parts.finisher.after_reassignments(out))
     await skippable(shared, "the topic deletions in progress", lambda: parts.finisher.resume_deletions(out))
-    apply(shared, out)  # the load's requests go out (whatever a skipped step left in them too)
+    await apply(shared, out)  # the load's requests go out (whatever a skipped step left in them too)
     phase("requests")
     log.info(
         "controller ready: %d brokers, %d topics, %d partitions (%d reassigning); %s",
