@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 
+from reassignd.concurrency import pace
 from reassignd.controller.model.requests import (
     AlterReassignments,
     AlterResult,
@@ -158,7 +159,9 @@ class Intake:
             and revert_needs_unclean_election((new := a.reassign_to(target)).replicas, self._isr(tp))
         }
         refused_retargets = await self.refused_reverts(retargets, read=False)
-        for tp, target in targets.items():
+        for i, (tp, target) in enumerate(targets.items()):
+            if i % 500 == 499:
+                await pace()  # thousands of targets: the loop is not held meanwhile
             current = ctx.assignment(tp)
             outcome: ReplicaAssignment | ReassigndError | None
             if (

@@ -292,6 +292,7 @@ class ZkWriter:
 
         async def one(item: tuple[str, dict[int, ReplicaAssignment]]) -> None:
             topic, parts = item
+            await pace()  # hundreds of topics in flight: their encodings and commits take turns
             before = ctx.assignments.get(topic, {})
             previous = {p: before.get(p) for p in parts}  # ``before`` is memory itself: it changes below
             origins_before = dict(ctx.origins.get(topic, {}))
@@ -303,6 +304,7 @@ class ZkWriter:
                 stat = (await self.fenced([write]))[0]
             else:
                 stat = await self._write_with_origins(topic, write, origins)
+            await pace()
             ctx.topic_ids[topic] = topic_id
             assert isinstance(stat, Stat)
             ctx.topic_mzxids[topic] = stat.mzxid
