@@ -75,6 +75,7 @@ async def read_topic(
         znode = await zk.get(path, watch=watch)
     except NoNodeError:
         return None
+    await pace()  # hundreds of replies in one read: their decodings take turns with the loop
     try:
         return codec.decode_topic(znode.data)
     except codec.CodecError as e:
@@ -118,6 +119,7 @@ async def read_changed_topics(
             return
         if znode.stat.mzxid == known.get(t):
             return
+        await pace()
         try:
             found[t] = codec.decode_topic(znode.data), znode.stat.mzxid
         except codec.CodecError as e:

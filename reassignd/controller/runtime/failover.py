@@ -33,6 +33,8 @@ from reassignd.zk.values import Create
 
 log = logging.getLogger(__name__)
 
+_STATES_PER_SLICE = 5_000  # states indexed between two looks at the loop's pace
+
 
 async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
     """The recorded replica order before each move (for the topics with moves in flight); a
@@ -127,7 +129,10 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     all_tps = list(ctx.all_partitions())
     read_since = shared.zk.last_zxid  # every state read below reflects at least this zxid
     states, malformed = await loader.read_states(shared.zk, all_tps, shared.report)
-    ctx.load_states(states)
+    loaded = list(states.items())
+    for i in range(0, len(loaded), _STATES_PER_SLICE):  # the loop is not held by 100k at once
+        await pace()
+        ctx.load_states(dict(loaded[i : i + _STATES_PER_SLICE]))
     ctx.malformed_states.update(malformed)
     ctx.dirty_topics.update(znodes)
     await skippable(shared, "the recorded replica orders (origins)", lambda: load_origins(shared, ctx))
