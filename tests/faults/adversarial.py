@@ -16,6 +16,7 @@ adversarial`` runs a case per seed (``seed % len(CASES)``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import uuid
@@ -34,6 +35,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 
 from reassignd.testing.polling import eventually
 from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk.errors import NodeExistsError, NoNodeError
 from reassignd.zk.server import free_port
 from tests.faults import kafka_wire
 from tests.faults.inputs import Case, Run, input_scenario
@@ -616,18 +618,24 @@ async def _foreign_admin_gone(run: Run) -> str | None:
 
 async def _malformed_admin_znodes(run: Run) -> str | None:
     """/admin/reassign_partitions and /admin/preferred_replica_election written malformed and
-    rewritten (each a watch event): skipped and reported, left for their owner to fix."""
+    rewritten (each a watch event), or written again once the controller deleted one: skipped
+    and reported, never a failover."""
     zk = run.env.zk
     for path in (paths.REASSIGN_PARTITIONS, paths.PREFERRED_REPLICA_ELECTION):
-        await zk.create(path, b'{"version":1,"partitions":[{"topic":5}')
         for i in range(REPEAT):
-            await zk.set(path, b'{"version":1,"partitions":[{"topic":%d}' % i, -1)
+            data = b'{"version":1,"partitions":[{"topic":%d}' % i
+            try:
+                await zk.set(path, data, -1)
+            except NoNodeError:
+                with contextlib.suppress(NodeExistsError):
+                    await zk.create(path, data)
     return None
 
 
 async def _malformed_gone(run: Run) -> str | None:
     for path in (paths.REASSIGN_PARTITIONS, paths.PREFERRED_REPLICA_ELECTION):
-        await run.env.zk.delete_recursive(path)
+        with contextlib.suppress(NoNodeError):
+            await run.env.zk.delete(path, -1)
     return None
 
 
