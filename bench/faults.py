@@ -12,6 +12,7 @@ and runs that raised.
     python bench/faults.py --seeds 5 --kinds controller_kills,proxy_cut_phase_a
     python bench/faults.py --kinds all --json results.json
     python bench/faults.py --kinds poison --seeds 20          # each poison case, seed % cases
+    python bench/faults.py --kinds adversarial --seeds 21     # each adversarial case, seed % cases
     python bench/faults.py --kinds controller_kills --partitions 1000
 
 Default kinds: controller kills, ZooKeeper freezes and restarts, agent kills, every proxy cut and
@@ -23,7 +24,10 @@ write: tests/faults/election_scenarios.py).
 ``all`` adds the KIP-236 cancel, topic re-creation and unclean-election scenarios, and ``poison``:
 inputs that fail the same way every time (tests/faults/poison.py; the seed picks one of its
 cases), after which the controller epoch may move at most once (``storms`` counts runs where
-it moved more). Logs of runs
+it moved more), and ``adversarial``: what a viewer, an admin, an unauthenticated client and
+another ZooKeeper principal can send, each sent repeatedly through the real doors (HTTP with
+tokens, the Kafka listener with SASL, raw sockets, ZooKeeper; tests/faults/adversarial.py, the
+seed picks one of its cases), with the same checks and the client's answer. Logs of runs
 with violations are kept (their directory is printed); ``--keep-logs`` keeps every run's.
 """
 
@@ -50,6 +54,7 @@ from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import ZkSettings
 from tests.faults import invariants
 from tests.faults.adaptive_scenarios import proxy_cut_caps
+from tests.faults.adversarial import adversarial
 from tests.faults.batch_scenarios import BATCH_SCENARIOS, JOURNAL_SPLIT_SCENARIOS, api_cancel_cut
 from tests.faults.demotion_scenarios import DEMOTION_SCENARIOS
 from tests.faults.election_scenarios import ELECTION_SCENARIOS
@@ -87,6 +92,7 @@ SCENARIOS = {
     **JOURNAL_SPLIT_SCENARIOS,
     "api_cancel_cut": api_cancel_cut,
     "poison": poison,
+    "adversarial": adversarial,
 }
 
 
@@ -101,7 +107,7 @@ class Tally:
     offline_long: int = 0  # episodes longer than GRACE_S
     offline_samples: int = 0
     scenario: int = 0
-    storms: int = 0  # runs whose controller epoch moved more than once after a poison input
+    storms: int = 0  # runs whose epoch moved more than once after a poison or adversarial input
     errors: int = 0
     seconds: float = 0.0
     failed_seeds: list[int] = field(default_factory=list)

@@ -24,27 +24,25 @@ async def disown(zk_connect: str, path: str) -> None:
     await _cli(zk_connect, path, "", "world:anyone:cdrwa", "'world,'anyone")
 
 
-async def own(zk_connect: str, path: str, *, create: bool = False) -> None:
+async def own(zk_connect: str, path: str, *, create: bool = False, data: str = "") -> None:
     """Give ``path`` (relative to ``zk_connect``'s chroot) to the other principal: every
-    permission for it, read for anyone. ``create``: create it first (empty; its parent must
-    exist), else it exists (open to anyone, as our sessions create znodes)."""
+    permission for it, read for anyone. ``create``: create it first (holding ``data``, with that
+    ACL at once: no moment open to anyone; its parent must exist; ``data`` without spaces or
+    single quotes), else it exists (open to anyone, as our sessions create znodes)."""
     _, _, chroot = zk_connect.partition("/")
     absolute = f"/{chroot}{path}" if chroot else path
-    await _cli(
-        zk_connect,
-        path,
-        f"create {absolute} ''\n" if create else "",
-        f"digest:{digest_id()}:cdrwa,world:anyone:r",
-        f"'digest,'{digest_id()}",
-    )
+    acl = f"digest:{digest_id()}:cdrwa,world:anyone:r"
+    if create:  # checked by its answer: a controller may take (delete) it at once
+        await _cli(zk_connect, path, f"create {absolute} '{data}' {acl}\n", "", f"Created {absolute}")
+        return
+    await _cli(zk_connect, path, "", acl, f"'digest,'{digest_id()}")
 
 
 async def _cli(zk_connect: str, path: str, before: str, acl: str, expect: str) -> None:
     server, _, chroot = zk_connect.partition("/")
     absolute = f"/{chroot}{path}" if chroot else path
-    script = (
-        f"addauth digest {USER}:{PASSWORD}\n" + before + f"setAcl {absolute} {acl}\ngetAcl {absolute}\nquit\n"
-    )
+    set_acl = f"setAcl {absolute} {acl}\ngetAcl {absolute}\n" if acl else ""
+    script = f"addauth digest {USER}:{PASSWORD}\n" + before + set_acl + "quit\n"
     proc = await asyncio.create_subprocess_exec(
         ZK_CLI,
         "-server",

@@ -149,11 +149,11 @@ async def read_states(
     return result
 
 
-async def active_controller(controllers: Sequence[str]) -> str | None:
+async def active_controller(controllers: Sequence[str], token: str | None = None) -> str | None:
     """The base URL of the instance that says it is active, if any."""
     for url in controllers:
         try:
-            code, body = await http_get(url + "/v1/status", timeout_s=3.0)
+            code, body = await http_get(url + "/v1/status", timeout_s=3.0, token=token)
         except (aiohttp.ClientError, OSError, TimeoutError):
             continue
         if code == 200 and body.get("active"):
@@ -175,13 +175,15 @@ async def check(  # noqa: PLR0912 (one branch per invariant, each reported)
     agents: Mapping[int, str] | None = None,
     *,
     expected_live: Iterable[int] | None = None,
+    token: str | None = None,
 ) -> list[str]:
     """Every invariant at once; ``[]`` when all hold.
 
     ``expected``: the final replicas (in order) of every partition of the topics it names (a
     partition of such a topic that it does not name is a violation too). ``agents``: broker id ->
     control URL (default: every registered broker). ``expected_live``: brokers that must be
-    registered (default: every broker of ``expected``)."""
+    registered (default: every broker of ``expected``). ``token``: the bearer token of the
+    controllers' API (when they have a tokens file)."""
     violations: list[str] = []
     topics = await read_topics(zk)
     live = {int(c) for c in await zk.children(paths.BROKER_IDS) if c.isdigit()}
@@ -273,12 +275,12 @@ async def check(  # noqa: PLR0912 (one branch per invariant, each reported)
             )
 
     # the controllers: one active, nothing listed as moving
-    active = await active_controller(controllers)
+    active = await active_controller(controllers, token)
     if active is None:
         violations.append(Violation("controller", f"no active controller among {list(controllers)}"))
     else:
         try:
-            code, body = await http_get(active + "/v1/reassignments", timeout_s=10.0)
+            code, body = await http_get(active + "/v1/reassignments", timeout_s=10.0, token=token)
         except (aiohttp.ClientError, OSError, TimeoutError) as e:
             violations.append(Violation("controller", f"GET {active}/v1/reassignments failed: {e!r}"))
         else:

@@ -161,15 +161,18 @@ def tps_of(assignment: Mapping[TopicPartition, Sequence[int]]) -> list[TopicPart
 class Controllers:
     """Controller instances of one scenario: started, killed and restarted by id."""
 
-    def __init__(self, env: Env, *flags: str) -> None:
+    def __init__(self, env: Env, *flags: str, token: str | None = None) -> None:
         self.env = env
         self.flags = flags  # extra command-line flags of every instance
+        self.token = token  # the bearer token of their API (flags naming a tokens file)
         self.by_id: dict[int, ControllerProc] = {}
         self.connect: dict[int, str] = {}
 
-    def start(self, controller_id: int, zk_connect: str | None = None) -> ControllerProc:
+    def start(self, controller_id: int, zk_connect: str | None = None, *extra: str) -> ControllerProc:
+        """Instance ``controller_id`` with the common flags and its own ``extra`` ones."""
         connect = zk_connect or self.env.zk_connect
-        c = self.env.procs.controller_via(connect, controller_id, SESSION_TIMEOUT_S, *self.flags)
+        c = self.env.procs.controller_via(connect, controller_id, SESSION_TIMEOUT_S, *self.flags, *extra)
+        c.token = self.token
         self.by_id[controller_id] = c
         self.connect[controller_id] = connect
         return c
@@ -260,7 +263,9 @@ async def finish(
         await set_rate(env.zk, None, FAST)
 
     async def probe() -> list[str]:
-        return await invariants.check(env.zk, expected, controllers.urls, expected_live=expected_live)
+        return await invariants.check(
+            env.zk, expected, controllers.urls, expected_live=expected_live, token=controllers.token
+        )
 
     outcome.violations.extend(await invariants.settle(probe, settle_s))
     active = await controllers.active()

@@ -154,7 +154,7 @@ class Procs:
 
     def restart_controller(self, c: ControllerProc) -> ControllerProc:
         """The same controller (id, flags, HTTP URL) started again once it is dead."""
-        return ControllerProc(self.restart(c.proc), c.url, c.controller_id)
+        return ControllerProc(self.restart(c.proc), c.url, c.controller_id, c.token)
 
     def close(self) -> None:
         for proc in self.started:
@@ -162,19 +162,20 @@ class Procs:
 
 
 class ControllerProc:
-    def __init__(self, proc: Proc, url: str, controller_id: int) -> None:
+    def __init__(self, proc: Proc, url: str, controller_id: int, token: str | None = None) -> None:
         self.proc = proc
         self.url = url
         self.controller_id = controller_id
+        self.token = token  # the bearer token its requests carry (a controller with a tokens file)
 
     async def get(self, path: str) -> tuple[int, Any]:
-        return await http_get(self.url + path)
+        return await http_get(self.url + path, token=self.token)
 
     async def post(self, path: str, body: Any) -> tuple[int, Any]:
-        return await http_request("POST", self.url + path, body)
+        return await http_request("POST", self.url + path, body, token=self.token)
 
     async def delete(self, path: str) -> tuple[int, Any]:
-        return await http_request("DELETE", self.url + path)
+        return await http_request("DELETE", self.url + path, token=self.token)
 
     async def status(self) -> dict[str, Any] | None:
         try:
@@ -184,20 +185,22 @@ class ControllerProc:
         return body if code == 200 else None
 
 
-async def http_request(method: str, url: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
+async def http_request(
+    method: str, url: str, body: Any = None, timeout_s: float = 30.0, token: str | None = None
+) -> tuple[int, Any]:
     """One request through the API client, to that very instance (no following of the active
     controller, no client id): the status and the JSON body, or the text when it is not JSON.
     A connection failure raises ConnectionError, no answer TimeoutError."""
     parts = urlsplit(url)
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     async with ApiClient.open(
-        f"{parts.scheme}://{parts.netloc}", timeout_s=timeout_s, client_id=None, follow_active=False
+        f"{parts.scheme}://{parts.netloc}", token, timeout_s=timeout_s, client_id=None, follow_active=False
     ) as api:
         return await api.exchange(method, path, body=body, accept_text=True)
 
 
-async def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, Any]:
-    return await http_request("GET", url, timeout_s=timeout_s)
+async def http_get(url: str, timeout_s: float = 5.0, token: str | None = None) -> tuple[int, Any]:
+    return await http_request("GET", url, timeout_s=timeout_s, token=token)
 
 
 async def active_one(*controllers: ControllerProc) -> tuple[ControllerProc, dict[str, Any]]:
