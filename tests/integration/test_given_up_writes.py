@@ -9,13 +9,14 @@ import asyncio
 
 import pytest
 
+from reassignd.controller.model.requests import AlterReassignments, CancelReassignments
 from reassignd.controller.runtime.controller import Controller
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from tests.faults.scenarios import make_topic, wait_online
-from tests.integration.harness import Procs
+from tests.faults.scenarios import FAST, SLOW, make_topic, set_rate, wait_online
+from tests.integration.harness import Procs, hosted, http_get
 from tests.zk_acl import own
 
 pytestmark = pytest.mark.timeout(180)
@@ -60,6 +61,54 @@ async def test_a_sequenced_request_stays_while_its_status_node_cannot_be_written
         for _ in range(4):  # the request is never deleted without its status node
             assert await zk.exists(path) is not None, path
             assert await zk.exists(paths.reassignment_status("s", 0)) is None
+            await asyncio.sleep(0.5)
+        assert controller.active
+        assert await _epoch(zk) == epoch
+
+
+async def test_a_replica_whose_state_write_was_given_up_is_not_deleted(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    procs.cluster(4, 1)
+    await zk.ensure_path(paths.BROKER_TOPICS)
+    await set_rate(zk, None, FAST)
+    await set_rate(zk, 4, SLOW)  # broker 4 never catches up: the move stays in flight
+    await make_topic(zk, "r", {0: (1, 2)}, initial_bytes=20_000_000)
+    state_path = paths.partition_state("r", 0)
+    async with in_process_controller(zk_connect, session_timeout_s=4.0) as c:
+        await c.until_active()
+        controller = c.controller
+        assert await wait_online(zk, [("r", 0)], timeout_s=60.0)
+
+        async def registered() -> bool:
+            return set(controller.snapshot().brokers) == {1, 2, 3, 4}
+
+        await eventually(registered, 60.0, what="brokers 1-4 registered")
+        moved = await controller.api.alter_reassignments(AlterReassignments(((("r", 0), (1, 2, 3, 4)),)))
+        assert [r.error_code for r in moved.results] == [0]
+
+        async def three_in_sync() -> bool:
+            return 3 in codec.decode_partition_state((await zk.get(state_path)).data).isr
+
+        await eventually(three_in_sync, 60.0, what="broker 3 caught up (in the ISR), 4 still adding")
+        assert c.url is not None
+        code, body = await http_get(c.url + "/v1/brokers")
+        assert code == 200
+        broker3 = next(b for b in body["brokers"] if b["id"] == 3)
+        assert ("r", 0) in await hosted(broker3)
+        # another principal owns the state: taking 3 out of the ISR is refused (NOAUTH)
+        await own(zk_connect, state_path)
+        epoch = await _epoch(zk)
+        await controller.api.cancel_reassignments(CancelReassignments("r", 0))
+
+        async def reported() -> bool:
+            return "NOAUTH" in _problems(controller)
+
+        await eventually(reported, 20.0, what="the refused state write reported")
+        state = codec.decode_partition_state((await zk.get(state_path)).data)
+        assert 3 in state.isr, "the state was not written: ZooKeeper still has 3 in the ISR"
+        for _ in range(4):  # ... so broker 3's copy is never deleted under it
+            assert ("r", 0) in await hosted(broker3)
             await asyncio.sleep(0.5)
         assert controller.active
         assert await _epoch(zk) == epoch
