@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from reassignd.api_client.client import ApiClient
+from reassignd.controller.runtime.controller import Controller
 from reassignd.executor import journal
 from reassignd.executor import paths as batch_paths
 from reassignd.testing.polling import eventually as eventually  # noqa: PLC0414 (the tests take it from here)
@@ -243,3 +244,12 @@ async def hosted(broker: dict[str, Any]) -> set[tuple[str, int]]:
     code, body = await http_get("http://" + control.removeprefix("CONTROL://") + "/replicas")
     assert code == 200
     return {(r["topic"], r["partition"]) for r in body["replicas"]}
+
+
+async def controller_epoch(zk: ZkClient) -> int:
+    return codec.decode_controller_epoch((await zk.get(paths.CONTROLLER_EPOCH)).data)
+
+
+def problems_text(controller: Controller) -> str:
+    """An in-process controller's reported problems, paths and reasons, as one string."""
+    return " ".join(f"{p.path} {p.reason}" for p in controller.snapshot().problems)

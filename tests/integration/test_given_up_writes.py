@@ -10,26 +10,17 @@ import asyncio
 import pytest
 
 from reassignd.controller.model.requests import AlterReassignments, CancelReassignments
-from reassignd.controller.runtime.controller import Controller
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.faults.scenarios import FAST, SLOW, make_topic, set_rate, wait_online
-from tests.integration.harness import Procs, hosted, http_get
+from tests.integration.harness import Procs, controller_epoch, hosted, http_get, problems_text
 from tests.zk_acl import own
 
 pytestmark = pytest.mark.timeout(180)
 
 BIG = 520
-
-
-def _problems(controller: Controller) -> str:
-    return " ".join(f"{p.path} {p.reason}" for p in controller.snapshot().problems)
-
-
-async def _epoch(zk: ZkClient) -> int:
-    return codec.decode_controller_epoch((await zk.get(paths.CONTROLLER_EPOCH)).data)
 
 
 async def test_a_sequenced_request_stays_while_its_status_node_cannot_be_written(
@@ -48,14 +39,14 @@ async def test_a_sequenced_request_stays_while_its_status_node_cannot_be_written
         # the status nodes of s go under a znode another principal owns: their creation is NOAUTH
         await zk.ensure_path(paths.REASSIGNMENTS)
         await own(zk_connect, paths.reassignment_status_topic("s"), create=True)
-        epoch = await _epoch(zk)
+        epoch = await controller_epoch(zk)
         request = admin_codec.encode_reassignment_request(
             admin_codec.ReassignmentRequest({("s", 0): (2, 3), **{("t", p): (2,) for p in range(BIG)}})
         )
         path = await zk.create(paths.REASSIGNMENT_REQUEST_PREFIX, request, sequential=True)
 
         async def reported() -> bool:
-            return "NOAUTH" in _problems(controller) or "quarantined" in _problems(controller)
+            return "NOAUTH" in problems_text(controller) or "quarantined" in problems_text(controller)
 
         await eventually(reported, 20.0, what="the refused status write reported")
         for _ in range(4):  # the request is never deleted without its status node
@@ -63,7 +54,7 @@ async def test_a_sequenced_request_stays_while_its_status_node_cannot_be_written
             assert await zk.exists(paths.reassignment_status("s", 0)) is None
             await asyncio.sleep(0.5)
         assert controller.active
-        assert await _epoch(zk) == epoch
+        assert await controller_epoch(zk) == epoch
 
 
 async def test_a_replica_whose_state_write_was_given_up_is_not_deleted(
@@ -98,11 +89,11 @@ async def test_a_replica_whose_state_write_was_given_up_is_not_deleted(
         assert ("r", 0) in await hosted(broker3)
         # another principal owns the state: taking 3 out of the ISR is refused (NOAUTH)
         await own(zk_connect, state_path)
-        epoch = await _epoch(zk)
+        epoch = await controller_epoch(zk)
         await controller.api.cancel_reassignments(CancelReassignments("r", 0))
 
         async def reported() -> bool:
-            return "NOAUTH" in _problems(controller)
+            return "NOAUTH" in problems_text(controller)
 
         await eventually(reported, 20.0, what="the refused state write reported")
         state = codec.decode_partition_state((await zk.get(state_path)).data)
@@ -111,4 +102,4 @@ async def test_a_replica_whose_state_write_was_given_up_is_not_deleted(
             assert ("r", 0) in await hosted(broker3)
             await asyncio.sleep(0.5)
         assert controller.active
-        assert await _epoch(zk) == epoch
+        assert await controller_epoch(zk) == epoch

@@ -13,23 +13,15 @@ from reassignd.controller.runtime.controller import Controller
 from reassignd.errors import EventRefused
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
-from reassignd.zk import codec, paths
+from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from tests.faults.scenarios import make_topic, wait_brokers, wait_online
-from tests.integration.harness import Procs
+from tests.integration.harness import Procs, controller_epoch, problems_text
 from tests.zk_acl import own
 
 
 def _reloads(controller: Controller) -> float:
     return controller.metrics.registry.get_sample_value("reassignd_controller_reloads_total") or 0.0
-
-
-def _problems(controller: Controller) -> str:
-    return " ".join(f"{p.path} {p.reason}" for p in controller.snapshot().problems)
-
-
-async def _epoch(zk: ZkClient) -> int:
-    return codec.decode_controller_epoch((await zk.get(paths.CONTROLLER_EPOCH)).data)
 
 
 async def test_a_topic_another_principal_owns_is_skipped_and_the_load_completes(
@@ -48,12 +40,12 @@ async def test_a_topic_another_principal_owns_is_skipped_and_the_load_completes(
         assert await wait_online(zk, [("u", 0), ("u", 1)], timeout_s=30.0)
 
         async def reported() -> bool:
-            return f"{paths.topic_partitions('t')}" in _problems(controller) and "NOAUTH" in _problems(
+            return f"{paths.topic_partitions('t')}" in problems_text(
                 controller
-            )
+            ) and "NOAUTH" in problems_text(controller)
 
         await eventually(reported, 10.0, what="topic t's NOAUTH reported")
-        epoch = await _epoch(zk)
+        epoch = await controller_epoch(zk)
         # topics whose only replica, broker 7, comes later: its registration event creates their
         # states, and gives t2 (the same ACL) up, nothing else
         await make_topic(zk, "t2", {0: (7,)})
@@ -62,11 +54,11 @@ async def test_a_topic_another_principal_owns_is_skipped_and_the_load_completes(
         procs.cluster(1, 7)
         assert await wait_online(zk, [("u2", 0)], timeout_s=30.0)
         await eventually(
-            lambda: _true(paths.topic_partitions("t2") in _problems(controller)), 10.0, what="t2 reported"
+            lambda: _true(paths.topic_partitions("t2") in problems_text(controller)), 10.0, what="t2 reported"
         )
         for _ in range(6):  # the role stays, under the same epoch, without a reload
             await asyncio.sleep(0.5)
-            assert controller.active and await _epoch(zk) == epoch
+            assert controller.active and await controller_epoch(zk) == epoch
         assert _reloads(controller) == 0
 
 
@@ -99,7 +91,7 @@ async def test_a_request_failing_after_its_reload_is_quarantined(
                 raise AssertionError("a move of a topic the controller may not write was accepted")
             await eventually(lambda: _true(controller.active), 10.0, what="active after the reload")
         assert _reloads(controller) == 2, _reloads(controller)
-        assert "quarantined" in _problems(controller)
+        assert "quarantined" in problems_text(controller)
         assert controller.active
         # other moves go on
         other = await controller.api.alter_reassignments(AlterReassignments(((("u", 0), (3, 2)),)))
