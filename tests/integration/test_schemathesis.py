@@ -5,8 +5,9 @@ One controller (with a tokens file, so authentication is exercised too) and a th
 ``reassignd cluster`` run on the test ZooKeeper; a topic is created first so the cluster is not
 empty. Each operation gets schemathesis' coverage cases (every boundary value, type violation
 and missing field, deterministically) and then a bounded number of Hypothesis examples, positive
-and negative. Failing examples are not shrunk, and a controller that stops answering ends the
-run at once, so the test stays well under a minute either way.
+and negative (within a time budget for the fuzzing; the coverage cases always run). Failing
+examples are not shrunk, and a controller that stops answering ends the run at once, so the test
+stays bounded either way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, assume, given, settings
@@ -48,8 +50,14 @@ role = "admin"
 # a stream never ends by itself; tests/integration/test_events.py checks its answers and refusals
 STREAMS = frozenset({"/v1/events"})
 MAX_EXAMPLES = 25  # Hypothesis examples per operation and generation mode
+# operations whose every accepted call costs seconds by design: a hand-over waits up to a second
+# for a standby to win (there is none here) before the instance takes the role again
+FEW_EXAMPLES = {"/v1/controller/resign": 5}
 REQUEST_TIMEOUT_S = 10.0
-BUDGET_S = 80.0  # the whole run; operations not reached by then are reported as failures
+# the fuzzing phases' budget for the whole run: past it, the remaining operations get their
+# coverage cases (deterministic, every operation) but no more Hypothesis examples — a slow
+# machine fuzzes less, it never fails for being slow
+FUZZ_BUDGET_S = 60.0
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
 # Any 5xx fails; the answers must also be what the document says (status, media type, headers,
@@ -127,7 +135,7 @@ def fuzz_cases(
 ) -> None:
     @given(case=operation.as_strategy(generation_mode=mode))
     @settings(
-        max_examples=MAX_EXAMPLES,
+        max_examples=FEW_EXAMPLES.get(operation.path, MAX_EXAMPLES),
         deadline=None,
         database=None,
         derandomize=True,
@@ -149,7 +157,7 @@ def run_all(url: str) -> list[str]:
     phase."""
     schema = schemathesis.openapi.from_url(f"{url}/v1/openapi.json", headers=_auth())
     run = _checked_call(url, requests.Session())
-    deadline = time.monotonic() + BUDGET_S
+    deadline = time.monotonic() + FUZZ_BUDGET_S
     failures: list[str] = []
     for result in schema.get_all_operations():
         assert isinstance(result, Ok), result
@@ -162,8 +170,7 @@ def run_all(url: str) -> list[str]:
         ]
         for phase, go in phases:
             label = f"{operation.label} ({phase})"
-            if time.monotonic() > deadline:
-                failures.append(f"{label}: not reached within {BUDGET_S:.0f} s")
+            if phase != "coverage" and time.monotonic() > deadline:
                 continue
             try:
                 go()
@@ -204,6 +211,7 @@ def test_the_huge_topic_guard_sees_every_count() -> None:
     assert not asks_for_huge_topics({"topics": [{"name": "t", "num_partitions": 12, "count": True}]})
 
 
+@pytest.mark.timeout(300)  # the fuzzing's budget, then every operation's coverage cases
 def test_no_generated_request_gets_a_server_error(procs: Procs, tmp_path: Path) -> None:
     """Synchronous, so pytest-timeout can interrupt a stuck run in this thread."""
     tokens = tmp_path / "tokens.toml"
