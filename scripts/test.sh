@@ -6,7 +6,7 @@
 # (no ZooKeeper, Spark, Chromium or fault suite: `-m "not zookeeper and not spark and not browser
 # and not faults"`); its bootstrap installs no apt package, no Java, no Spark, no Chromium.
 #
-# REASSIGND_TEST_WORKERS=N runs the pure tests in N pytest-xdist workers (see below).
+# The tests run in pytest-xdist workers (see below; REASSIGND_TEST_WORKERS=0: serially).
 # At the end (also when a step fails) it prints where the time went: pytest's 25 slowest tests,
 # then one line with each step's wall time and each test tier's summed test durations
 # (tests/tier_times.py writes those to $REASSIGND_TIER_TIMES).
@@ -58,25 +58,38 @@ echo "== mypy (strict, on the package and the tests)"
 step types mypy
 echo "== lint-imports (the layer rules in pyproject.toml)"
 step layers lint-imports --no-cache
-# REASSIGND_TEST_WORKERS=N (opt-in, until repeated runs prove it): the pure tests in N
-# pytest-xdist workers, the tiers that run processes, ZooKeeper, Spark or a browser serially after
-workers=()
-if [ "${REASSIGND_TEST_WORKERS:-0}" != 0 ]; then
-    workers=(-n "$REASSIGND_TEST_WORKERS")
-fi
+# Parallel workers (pytest-xdist), in three runs that go ahead whatever the first's outcome, so one
+# CI run shows every failure: the pure tests (CPU-bound: one worker per core); the integration,
+# feeder and browser tests (mostly waiting on processes and ZooKeeper: twice as many); the fault
+# suite (timing-sensitive: fewer, so a loaded machine does not starve a ZooKeeper session).
+# REASSIGND_TEST_WORKERS=N sets every run's workers (0: serially, in one process).
+cores="$(nproc 2>/dev/null || echo 2)"
+cores=$((cores > 4 ? 4 : cores))  # past a few workers ZooKeeper and the JVMs' start-up dominate
+workers_for() {  # workers_for DEFAULT: pytest's -n arguments
+    local n=${REASSIGND_TEST_WORKERS:-$1}
+    if [ "$n" != 0 ]; then
+        echo "-n $n --dist worksteal"
+    fi
+}
 if [ "${#unit[@]}" -gt 0 ]; then
-    echo "== pytest ${workers[*]} (the tests that need nothing beyond Python)"
-    step pytest pytest "${workers[@]}" --durations=25 \
+    echo "== pytest (the tests that need nothing beyond Python)"
+    # shellcheck disable=SC2046
+    step pytest pytest $(workers_for "$cores") --durations=25 \
         -m "not zookeeper and not spark and not browser and not faults" "$@"
-elif [ "$#" -gt 0 ] || [ "${#workers[@]}" -eq 0 ]; then
+elif [ "$#" -gt 0 ]; then
     echo "== pytest $*"
     step pytest pytest --durations=25 "$@"
 else
-    # both runs go ahead whatever the first's outcome, so one CI run shows every failure
     failed=0
-    echo "== pytest ${workers[*]} tests/unit"
-    step "pytest-unit" pytest "${workers[@]}" --durations=25 tests/unit || failed=1
-    echo "== pytest (integration, faults, feeder, browser)"
-    step "pytest-rest" pytest --durations=25 --ignore=tests/unit || failed=1
+    echo "== pytest tests/unit"
+    # shellcheck disable=SC2046
+    step "pytest-unit" pytest $(workers_for "$cores") --durations=25 tests/unit || failed=1
+    echo "== pytest (integration, feeder, browser)"
+    # shellcheck disable=SC2046
+    step "pytest-integration" pytest $(workers_for $((cores * 2))) --durations=25 \
+        --ignore=tests/unit --ignore=tests/faults || failed=1
+    echo "== pytest tests/faults"
+    # shellcheck disable=SC2046
+    step "pytest-faults" pytest $(workers_for "$cores") --durations=25 tests/faults || failed=1
     exit "$failed"
 fi

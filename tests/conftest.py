@@ -14,12 +14,12 @@ from aiohttp.test_utils import TestServer
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import ZkSettings
-from tests.integration.harness import Procs
+from tests.integration.harness import Kit, Procs
 from tests.tier_times import TierTimes
 
 # tests under these directories run real processes on a real ZooKeeper, whatever fixtures they use
 _NEEDS_ZOOKEEPER = ("integration", "faults", "browser")
-_ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper"})
+_ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper", "kit"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -66,6 +66,17 @@ def procs(zk_connect: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield p
     finally:
         p.close()
+
+
+@pytest.fixture
+async def kit(zk_connect: str, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Kit]:
+    """The in-process cluster kit: controllers and agents in the test's loop, started from the
+    command lines ``procs`` gives processes, stopped at teardown."""
+    k = Kit(zk_connect, tmp_path_factory.mktemp("kit"))
+    try:
+        yield k
+    finally:
+        await k.close()
 
 
 @pytest.fixture

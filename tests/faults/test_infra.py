@@ -100,10 +100,11 @@ async def test_proxy_cuts_after_a_write_delays_and_refuses(zookeeper: LocalZooKe
 
 @pytest.mark.timeout(90)
 async def test_zookeeper_freeze_thaw_and_restart_keep_data() -> None:
-    server = LocalZooKeeper(tick_time_ms=250).start()
+    # a session that outlives a JVM's restart on a loaded machine (ticks of 500 ms: up to 10 s)
+    server = LocalZooKeeper(tick_time_ms=500).start()
     try:
         port = server.port
-        client = ZkClient(ZkSettings(server.connect + "/restart", session_timeout_s=4.0))
+        client = ZkClient(ZkSettings(server.connect + "/restart", session_timeout_s=10.0))
         await client.start()
         try:
             await client.create("/kept", b"yes")

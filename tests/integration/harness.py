@@ -12,21 +12,26 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic
 from urllib.parse import urlsplit
 
 import aiohttp
+from typing_extensions import TypeVar
 
 from reassignd.api_client.client import ApiClient
 from reassignd.controller.runtime.controller import Controller
 from reassignd.executor import journal
 from reassignd.executor import paths as batch_paths
+from reassignd.testing.kit import InProcessCommand
 from reassignd.testing.polling import eventually as eventually  # noqa: PLC0414 (the tests take it from here)
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import free_port
 
 T = TypeVar("T")
+# what runs a component: a process (Procs), or a task of the test's loop (the kit's); a bare
+# ``ControllerProc`` in a helper serves both
+P = TypeVar("P", bound="Proc | InProcessCommand", default=Any)
 
 
 class Proc:
@@ -77,22 +82,26 @@ class Proc:
         self._log.close()
 
 
-class Procs:
-    """Starts processes for one test and kills whatever is left at teardown."""
+class Launcher(Generic[P]):
+    """Starts the components of one test (controllers, agents) from their command lines; what
+    runs them is the subclass's: processes (:class:`Procs`) or the test's own loop (:class:`Kit`)."""
 
     def __init__(self, zk_connect: str, log_dir: Path) -> None:
         self.zk_connect = zk_connect
         self.log_dir = log_dir
-        self.started: list[Proc] = []
+        self.started: list[P] = []
 
-    def start(self, name: str, args: list[str]) -> Proc:
-        proc = Proc(args, self.log_dir / f"{name}-{len(self.started)}.log")
-        self.started.append(proc)
-        return proc
+    def _run(self, args: list[str], log_path: Path) -> P:
+        raise NotImplementedError
+
+    def start(self, name: str, args: list[str]) -> P:
+        component = self._run(args, self.log_dir / f"{name}-{len(self.started)}.log")
+        self.started.append(component)
+        return component
 
     def controller(
         self, controller_id: int = 9000, session_timeout_s: float = 2.0, *extra: str
-    ) -> ControllerProc:
+    ) -> ControllerProc[P]:
         port = free_port()
         proc = self.start(
             f"controller-{controller_id}",
@@ -111,13 +120,13 @@ class Procs:
         )
         return ControllerProc(proc, f"http://127.0.0.1:{port}", controller_id)
 
-    def cluster(self, brokers: int, first_id: int = 1, racks: int | None = None, *extra: str) -> Proc:
+    def cluster(self, brokers: int, first_id: int = 1, racks: int | None = None, *extra: str) -> P:
         args = ["cluster", "--zk", self.zk_connect, "--brokers", str(brokers), "--first-id", str(first_id)]
         if racks:
             args += ["--racks", str(racks)]
         return self.start(f"cluster-{first_id}", [*args, "--session-timeout-s", "2", *extra])
 
-    def broker(self, broker_id: int, *extra: str) -> Proc:
+    def broker(self, broker_id: int, *extra: str) -> P:
         return self.start(
             f"broker-{broker_id}",
             ["broker", "--zk", self.zk_connect, "--id", str(broker_id), "--session-timeout-s", "2", *extra],
@@ -125,7 +134,7 @@ class Procs:
 
     def controller_via(
         self, zk_connect: str, controller_id: int = 9000, session_timeout_s: float = 2.0, *extra: str
-    ) -> ControllerProc:
+    ) -> ControllerProc[P]:
         """A controller whose ``--zk`` is ``zk_connect`` (e.g. a proxy in front of ZooKeeper)
         rather than this test's connect string."""
         port = free_port()
@@ -146,6 +155,13 @@ class Procs:
         )
         return ControllerProc(proc, f"http://127.0.0.1:{port}", controller_id)
 
+
+class Procs(Launcher[Proc]):
+    """Starts processes for one test and kills whatever is left at teardown."""
+
+    def _run(self, args: list[str], log_path: Path) -> Proc:
+        return Proc(args, log_path)
+
     def restart(self, proc: Proc) -> Proc:
         """Start ``proc``'s command line again (same flags, so the same ports) once it is dead;
         the new process logs to a file of its own."""
@@ -153,7 +169,7 @@ class Procs:
         name = proc.log_path.stem.rsplit("-", 1)[0]
         return self.start(name, proc.args)
 
-    def restart_controller(self, c: ControllerProc) -> ControllerProc:
+    def restart_controller(self, c: ControllerProc) -> ControllerProc[Proc]:
         """The same controller (id, flags, HTTP URL) started again once it is dead."""
         return ControllerProc(self.restart(c.proc), c.url, c.controller_id, c.token)
 
@@ -162,8 +178,28 @@ class Procs:
             proc.close()
 
 
-class ControllerProc:
-    def __init__(self, proc: Proc, url: str, controller_id: int, token: str | None = None) -> None:
+class Kit(Launcher[InProcessCommand]):
+    """The in-process cluster kit (:mod:`reassignd.testing.kit`): the same command lines as
+    :class:`Procs`, run in the test's loop; stopped (planned stops) at teardown by the ``kit``
+    fixture. A kill, a SIGTERM or a restart raises ``NeedsAProcess``: use ``procs`` for those."""
+
+    def _run(self, args: list[str], log_path: Path) -> InProcessCommand:
+        return InProcessCommand(args, log_path)
+
+    async def close(self) -> None:
+        """Stop every component, the last started first (agents before their controller)."""
+        errors = []
+        for component in reversed(self.started):
+            try:
+                await component.stop()
+            except Exception as e:  # each is stopped; the first error is raised after
+                errors.append(e)
+        if errors:
+            raise errors[0]
+
+
+class ControllerProc(Generic[P]):
+    def __init__(self, proc: P, url: str, controller_id: int, token: str | None = None) -> None:
         self.proc = proc
         self.url = url
         self.controller_id = controller_id

@@ -19,6 +19,9 @@ from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import (
     ControllerProc,
+    Kit,
+    Launcher,
+    P,
     Procs,
     active_one,
     eventually,
@@ -41,7 +44,9 @@ SIZE = 200_000
 RATE = "100000"
 
 
-async def cluster(procs: Procs, zk: ZkClient, brokers: int, standby: bool = False) -> list[ControllerProc]:
+async def cluster(
+    procs: Launcher[P], zk: ZkClient, brokers: int, standby: bool = False
+) -> list[ControllerProc[P]]:
     controllers = [procs.controller(9000, 2.0)]
     if standby:
         controllers.append(procs.controller(9001, 2.0))
@@ -118,8 +123,8 @@ class InFlight:
         self._task.cancel()
 
 
-async def test_two_batches_in_flight_respect_per_broker_caps(procs: Procs, zk: ZkClient) -> None:
-    [c] = await cluster(procs, zk, 6)
+async def test_two_batches_in_flight_respect_per_broker_caps(kit: Kit, zk: ZkClient) -> None:
+    [c] = await cluster(kit, zk, 6)
     await make_topic(zk, "t", {p: (1, 2) for p in range(12)}, initial_bytes=SIZE)
     limits = {"moves_per_broker": 2, "moves_in_cluster": 10, "leader_moves_per_broker": 10}
     a = {("t", p): [3, 4] for p in range(6)}
@@ -282,7 +287,7 @@ async def test_a_batch_owns_its_throttles_and_restores_them_exactly(procs: Procs
     await put_config(
         zk,
         paths.config_topic("t"),
-        {"reassignd.sim.initial.bytes": str(SIZE * 5), "follower.replication.throttled.replicas": "0:9"},
+        {"reassignd.sim.initial.bytes": str(SIZE), "follower.replication.throttled.replicas": "0:9"},
     )
     await make_topic(zk, "t", {p: (1, 2) for p in range(3)})
     body = batch_body("th", {("t", p): [3, 4] for p in range(3)}, throttle_bytes_per_s=60000)
@@ -311,7 +316,7 @@ async def test_a_batch_owns_its_throttles_and_restores_them_exactly(procs: Procs
     await eventually(restored, what="broker throttles restored exactly")
     topic_config = await config_of(zk, paths.config_topic("t"))
     assert topic_config == {
-        "reassignd.sim.initial.bytes": str(SIZE * 5),
+        "reassignd.sim.initial.bytes": str(SIZE),
         "follower.replication.throttled.replicas": "0:9",
     }
     assert (await zk.get(paths.config_broker(5))).stat.version == untouched.stat.version
