@@ -14,7 +14,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.protocol.api_message import ApiMessage
 
 from reassignd.zk.server import free_port
-from tests.integration.harness import ControllerProc, Procs, eventually
+from tests.integration.harness import ControllerProc, Launcher, eventually
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ class KafkaController:
 
 
 def start_controller(
-    procs: Procs, controller_id: int = 9000, *extra: str, tokens: Path | None = None
+    procs: Launcher[Any], controller_id: int = 9000, *extra: str, tokens: Path | None = None
 ) -> KafkaController:
     port = free_port()
     args = ["--kafka-listener", f"127.0.0.1:{port}", *extra]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Procs, eventually
+from tests.integration.harness import ControllerProc, Kit, eventually
 from tests.integration.test_reassignment import SLOW, completed, make_topic, start
 
 pytestmark = pytest.mark.timeout(180)
@@ -66,9 +66,9 @@ async def state_of_batch(c: ControllerProc, batch_id: str) -> dict[str, Any]:
 
 
 async def test_submit_list_describe_pause_resume_stop_and_rollback(
-    procs: Procs, zk: ZkClient, tmp_path: Path
+    kit: Kit, zk: ZkClient, tmp_path: Path
 ) -> None:
-    c = await start(procs, zk, 6, rate=SLOW)
+    c = await start(kit, zk, 6, rate=SLOW)
     await make_topic(zk, "slow", {0: (1, 2, 3), 1: (1, 2, 3)}, initial_bytes=5_000_000)
     await make_topic(zk, "quick", {0: (1, 2, 3)})
     http = ["--bootstrap-controller", c.url]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Procs, eventually, http_get
+from tests.integration.harness import ControllerProc, Kit, eventually, http_get
 from tests.integration.test_reassignment import SLOW, completed, make_topic, set_broker_rate, start
 
 Entry = admin_codec.LegacyReassignmentEntry
@@ -63,9 +63,9 @@ def kafka_plan(targets: dict[tuple[str, int], list[int]]) -> str:
 
 
 async def test_execute_list_verify_cancel_and_the_rollback_plan(
-    procs: Procs, zk: ZkClient, tmp_path: Path
+    kit: Kit, zk: ZkClient, tmp_path: Path
 ) -> None:
-    c = await start(procs, zk, 6, rate=SLOW)
+    c = await start(kit, zk, 6, rate=SLOW)
     await make_topic(zk, "adm", {0: (1, 2, 3), 1: (1, 2, 3), 2: (1, 2, 3)}, initial_bytes=5_000_000)
     http = ["--bootstrap-controller", c.url]
     plan = plan_file(
@@ -176,12 +176,12 @@ async def _ready(c: ControllerProc) -> bool:
     return code == 200
 
 
-async def test_tokens_and_a_standby_as_bootstrap(procs: Procs, tmp_path: Path) -> None:
+async def test_tokens_and_a_standby_as_bootstrap(kit: Kit, tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(TOKENS)
-    active = procs.controller(9000, 2.0, "--auth-tokens", str(tokens))
+    active = kit.controller(9000, 2.0, "--auth-tokens", str(tokens))
     await eventually(lambda: _ready(active), what="active controller ready")
-    standby = procs.controller(9001, 2.0, "--auth-tokens", str(tokens))
+    standby = kit.controller(9001, 2.0, "--auth-tokens", str(tokens))
     await eventually(lambda: _ready(standby), what="standby follows")
     via_standby = ["--bootstrap-controller", standby.url]
 
@@ -278,11 +278,11 @@ async def test_kip236_verbs_write_the_znodes(zk: ZkClient, zk_connect: str, tmp_
 
 
 async def test_kip236_verbs_against_the_controller(
-    procs: Procs, zk: ZkClient, zk_connect: str, tmp_path: Path
+    kit: Kit, zk: ZkClient, zk_connect: str, tmp_path: Path
 ) -> None:
     """--additional twice (the legacy znode, then an extra batch merged into it), --rollback back to
     the original replicas, --remove-cancel."""
-    c = await start(procs, zk, 4)
+    c = await start(kit, zk, 4)
     for broker in (3, 4):
         await set_broker_rate(zk, broker, SLOW)
     await make_topic(zk, "k", {0: (1, 2), 1: (1, 2)}, initial_bytes=5_000_000)
@@ -331,11 +331,11 @@ async def _absent(zk: ZkClient, path: str) -> bool:
     return await zk.exists(path) is None
 
 
-async def test_one_plan_through_the_three_doors(procs: Procs, zk: ZkClient, tmp_path: Path) -> None:
+async def test_one_plan_through_the_three_doors(kit: Kit, zk: ZkClient, tmp_path: Path) -> None:
     """The same plan files given to the HTTP API, the legacy znode and the tool, against real
     processes: a plan with one bad line is refused whole by each door with the same reason (nothing
     moves, the znode is reported and left for its owner); the same plan fixed moves through each."""
-    c = await start(procs, zk, 3)
+    c = await start(kit, zk, 3)
     await make_topic(zk, "door", {0: (1, 2), 1: (1, 2), 2: (1, 2)})
     lines = [
         {"topic": "door", "partition": 0, "replicas": [2, 3]},

@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from reassignd.controller.model.config_rules import CONFIG_ZNODE_BUDGET_BYTES
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import Procs, eventually, http_request
+from tests.integration.harness import Kit, eventually, http_request
 from tests.integration.kafka_clients import (
     KafkaController,
     off_loop,
@@ -38,10 +38,10 @@ BIG_VALUE = "x" * 1_200_000  # over ZooKeeper's 1 MiB packet limit once stored
 LIMIT = 5  # --max-partitions-per-request of the controller under test
 
 
-async def _cluster(procs: Procs) -> KafkaController:
-    k = start_controller(procs, 9000, "--max-partitions-per-request", str(LIMIT))
+async def _cluster(kit: Kit) -> KafkaController:
+    k = start_controller(kit, 9000, "--max-partitions-per-request", str(LIMIT))
     await wait_active(k)
-    procs.cluster(3, 1)
+    kit.cluster(3, 1)
     await wait_brokers(k, 3)
     return k
 
@@ -95,8 +95,8 @@ def _create(*topics: tuple[str, dict[str, str]]) -> Any:
     )
 
 
-async def test_refused_content_is_answered_per_item_and_moves_nothing(procs: Procs, zk: ZkClient) -> None:
-    k = await _cluster(procs)
+async def test_refused_content_is_answered_per_item_and_moves_nothing(kit: Kit, zk: ZkClient) -> None:
+    k = await _cluster(kit)
     before = await _health(k, zk)
 
     # CreateTopics: each topic on its own; the 1.2 MB value in the second topic fails that topic only
@@ -218,8 +218,8 @@ async def test_refused_content_is_answered_per_item_and_moves_nothing(procs: Pro
     assert await _health(k, zk) == before
 
 
-async def test_requests_naming_too_many_partitions_are_refused(procs: Procs, zk: ZkClient) -> None:
-    k = await _cluster(procs)
+async def test_requests_naming_too_many_partitions_are_refused(kit: Kit, zk: ZkClient) -> None:
+    k = await _cluster(kit)
     code, _ = await http_request(
         "POST",
         k.c.url + "/v1/topics",

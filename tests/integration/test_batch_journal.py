@@ -25,7 +25,7 @@ from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Delete
 from tests.integration.harness import (
     ControllerProc,
-    Procs,
+    Kit,
     active_one,
     eventually,
     read_journal,
@@ -49,11 +49,11 @@ pytestmark = pytest.mark.timeout(180)
 RETENTION_S = 1.5  # --batch-retention-s: short, so the test waits out little
 
 
-async def controller(procs: Procs, zk: ZkClient, brokers: int, *flags: str) -> ControllerProc:
-    c = procs.controller(9000, 2.0, *flags)
+async def controller(kit: Kit, zk: ZkClient, brokers: int, *flags: str) -> ControllerProc:
+    c = kit.controller(9000, 2.0, *flags)
     await active_one(c)
     await set_broker_rate(zk, None, RATE)
-    procs.cluster(brokers)
+    kit.cluster(brokers)
     await wait_brokers(c, set(range(1, brokers + 1)))
     return c
 
@@ -74,9 +74,9 @@ async def problems(c: ControllerProc) -> dict[str, str]:
 
 
 async def test_the_journal_of_a_batch_that_ended_is_deleted_after_its_retention(
-    procs: Procs, zk: ZkClient
+    kit: Kit, zk: ZkClient
 ) -> None:
-    c = await controller(procs, zk, 4, "--batch-retention-s", str(RETENTION_S))
+    c = await controller(kit, zk, 4, "--batch-retention-s", str(RETENTION_S))
     await make_topic(zk, "t", {p: (1, 2) for p in range(4)}, initial_bytes=SIZE // 4)
     await submit(c, batch_body("early", {("t", 0): [3, 4], ("t", 1): [3, 4]}))
     await eventually(lambda: state_is(c, "early", "completed"), what="the first batch completes")
@@ -99,9 +99,9 @@ async def test_the_journal_of_a_batch_that_ended_is_deleted_after_its_retention(
 
 
 async def test_a_throttle_restore_never_recreates_the_config_of_a_deleted_topic(
-    procs: Procs, zk: ZkClient
+    kit: Kit, zk: ZkClient
 ) -> None:
-    c = await controller(procs, zk, 4)
+    c = await controller(kit, zk, 4)
     await set_broker_rate(zk, None, "2000")  # the moves stay running
     operator = {"reassignd.sim.initial.bytes": str(SIZE), "leader.replication.throttled.replicas": "0:9"}
     await put_config(zk, paths.config_topic("gone"), operator)
@@ -136,9 +136,9 @@ async def test_a_throttle_restore_never_recreates_the_config_of_a_deleted_topic(
 
 
 async def test_undecodable_configs_are_skipped_and_reported_and_the_batch_runs_on(
-    procs: Procs, zk: ZkClient
+    kit: Kit, zk: ZkClient
 ) -> None:
-    c = await controller(procs, zk, 4)
+    c = await controller(kit, zk, 4)
     await zk.create(paths.config_broker(3), b"\x00 not json", make_parents=True)
     await zk.create(paths.config_broker(4), b'{"version":2,"config":{}}', make_parents=True)
     await make_topic(zk, "u", {p: (1, 2) for p in range(3)}, initial_bytes=SIZE * 2)
@@ -230,7 +230,7 @@ def version_1_journal() -> tuple[bytes, bytes]:
 
 
 async def test_a_version_1_journal_is_loaded_and_runs_and_is_written_as_version_2(
-    procs: Procs, zk: ZkClient
+    kit: Kit, zk: ZkClient
 ) -> None:
     head, chunk = version_1_journal()
     await zk.create(batch_paths.batch("old"), head, make_parents=True)
@@ -238,7 +238,7 @@ async def test_a_version_1_journal_is_loaded_and_runs_and_is_written_as_version_
     await put_config(zk, paths.config_topic("t"), {"reassignd.sim.initial.bytes": str(SIZE // 4)})
     topic = codec.TopicZnode({p: (1, 2) for p in range(2)})
     await zk.create(paths.topic("t"), codec.encode_topic(topic), make_parents=True)
-    c = await controller(procs, zk, 4)
+    c = await controller(kit, zk, 4)
     await eventually(lambda: state_is(c, "old", "completed"), what="the version 1 batch completes")
     found = await problems(c)
     reason = found[batch_paths.batch("old")]

@@ -16,7 +16,7 @@ import functools
 import pytest
 
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Procs, eventually
+from tests.integration.harness import ControllerProc, Kit, eventually
 from tests.integration.test_reassignment import (
     FAST,
     alter,
@@ -56,11 +56,11 @@ def assert_similar(done: dict[tuple[str, int], int]) -> None:
 
 
 async def test_moves_into_one_broker_from_unevenly_loaded_leaders_progress_alike(
-    procs: Procs, zk: ZkClient
+    kit: Kit, zk: ZkClient
 ) -> None:
     """Broker 4 copies 1 partition led by broker 1, 2 led by broker 2 and 6 led by broker 3:
     shared per leader, broker 1's partition would go 6 times as fast as each of broker 3's."""
-    c = await start(procs, zk, 4, rate=FAST)
+    c = await start(kit, zk, 4, rate=FAST)
     await set_broker_rate(zk, 4, RATE)
     counts = {1: 1, 2: 2, 3: 6}
     for leader, n in counts.items():
@@ -75,12 +75,12 @@ async def test_moves_into_one_broker_from_unevenly_loaded_leaders_progress_alike
 
 
 async def test_moves_out_of_one_leader_to_unevenly_loaded_followers_progress_alike(
-    procs: Procs, zk: ZkClient
+    kit: Kit, zk: ZkClient
 ) -> None:
     """Broker 1 leads every partition and serves 1 move to broker 2, 2 to broker 3 and 6 to
     broker 4: shared per follower, broker 2's partition would go 6 times as fast as each of
     broker 4's."""
-    c = await start(procs, zk, 4, rate=FAST)
+    c = await start(kit, zk, 4, rate=FAST)
     await set_broker_rate(zk, 1, RATE)
     counts = {2: 1, 3: 2, 4: 6}
     for follower, n in counts.items():

@@ -15,7 +15,7 @@ from reassignd.testing.polling import eventually
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.faults.scenarios import FAST, SLOW, make_topic, set_rate, wait_online
-from tests.integration.harness import Procs, controller_epoch, hosted, http_get, problems_text
+from tests.integration.harness import Kit, controller_epoch, hosted, http_get, problems_text
 from tests.zk_acl import own
 
 pytestmark = pytest.mark.timeout(180)
@@ -24,9 +24,9 @@ BIG = 520
 
 
 async def test_a_sequenced_request_stays_while_its_status_node_cannot_be_written(
-    procs: Procs, zk_connect: str, zk: ZkClient
+    kit: Kit, zk_connect: str, zk: ZkClient
 ) -> None:
-    procs.cluster(3, 1)
+    kit.cluster(3, 1)
     await zk.ensure_path(paths.BROKER_TOPICS)
     await make_topic(zk, "s", {0: (1, 2)})
     # enough partitions that the status nodes take two fenced multis (500 ops each): the one
@@ -58,9 +58,9 @@ async def test_a_sequenced_request_stays_while_its_status_node_cannot_be_written
 
 
 async def test_a_replica_whose_state_write_was_given_up_is_not_deleted(
-    procs: Procs, zk_connect: str, zk: ZkClient
+    kit: Kit, zk_connect: str, zk: ZkClient
 ) -> None:
-    procs.cluster(4, 1)
+    kit.cluster(4, 1)
     await zk.ensure_path(paths.BROKER_TOPICS)
     await set_rate(zk, None, FAST)
     await set_rate(zk, 4, SLOW)  # broker 4 never catches up: the move stays in flight

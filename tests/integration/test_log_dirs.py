@@ -9,16 +9,16 @@ import pytest
 
 from reassignd.feeder.inputs import parse_log_dirs
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import Procs, active_one, eventually, wait_brokers
+from tests.integration.harness import Kit, active_one, eventually, wait_brokers
 from tests.integration.test_reassignment import make_topic
 
 pytestmark = pytest.mark.timeout(120)
 
 
-async def test_log_dirs_report_every_replica_and_its_size(procs: Procs, zk: ZkClient) -> None:
-    c = procs.controller(9000, 2.0)
+async def test_log_dirs_report_every_replica_and_its_size(kit: Kit, zk: ZkClient) -> None:
+    c = kit.controller(9000, 2.0)
     await active_one(c)
-    procs.cluster(3)
+    kit.cluster(3)
     await wait_brokers(c, {1, 2, 3})
     await make_topic(zk, "sized", {0: (1, 2), 1: (2, 3)}, initial_bytes=250_000)
 

@@ -18,6 +18,7 @@ from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Znode
 from tests.integration.harness import (
     ControllerProc,
+    Launcher,
     Procs,
     active_one,
     eventually,
@@ -97,7 +98,7 @@ async def completed(zk: ZkClient, topic: str, p: int, replicas: tuple[int, ...])
     return z if z.partitions[p] == replicas and p not in z.adding and p not in z.removing else None
 
 
-async def start(procs: Procs, zk: ZkClient, brokers: int, rate: str = FAST) -> ControllerProc:
+async def start(procs: Launcher[Any], zk: ZkClient, brokers: int, rate: str = FAST) -> ControllerProc:
     c = procs.controller(9000, 2.0)
     await active_one(c)
     await set_broker_rate(zk, None, rate)

@@ -16,7 +16,7 @@ from reassignd.testing.polling import eventually
 from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from tests.faults.scenarios import make_topic, wait_brokers, wait_online
-from tests.integration.harness import Procs, controller_epoch, problems_text
+from tests.integration.harness import Kit, controller_epoch, problems_text
 from tests.zk_acl import own
 
 
@@ -25,9 +25,9 @@ def _reloads(controller: Controller) -> float:
 
 
 async def test_a_topic_another_principal_owns_is_skipped_and_the_load_completes(
-    procs: Procs, zk_connect: str, zk: ZkClient
+    kit: Kit, zk_connect: str, zk: ZkClient
 ) -> None:
-    procs.cluster(3, 1)
+    kit.cluster(3, 1)
     await zk.ensure_path(paths.BROKER_TOPICS)
     await make_topic(zk, "u", {0: (1, 2), 1: (2, 3)})
     await make_topic(zk, "t", {0: (1, 2), 1: (2, 3)})
@@ -51,7 +51,7 @@ async def test_a_topic_another_principal_owns_is_skipped_and_the_load_completes(
         await make_topic(zk, "t2", {0: (7,)})
         await make_topic(zk, "u2", {0: (7,)})
         await own(zk_connect, paths.topic_partitions("t2"), create=True)
-        procs.cluster(1, 7)
+        kit.cluster(1, 7)
         assert await wait_online(zk, [("u2", 0)], timeout_s=30.0)
         await eventually(
             lambda: _true(paths.topic_partitions("t2") in problems_text(controller)), 10.0, what="t2 reported"
@@ -67,12 +67,12 @@ async def _true(value: object) -> bool:
 
 
 async def test_a_request_failing_after_its_reload_is_quarantined(
-    procs: Procs, zk_connect: str, zk: ZkClient
+    kit: Kit, zk_connect: str, zk: ZkClient
 ) -> None:
     """A move of a topic whose znode another principal owns fails deterministically (NOAUTH) every
     time it is applied: the first costs a reload, the second too and quarantines it, every resend
     after that is refused at once without a reload."""
-    procs.cluster(3, 1)
+    kit.cluster(3, 1)
     await zk.ensure_path(paths.BROKER_TOPICS)
     await make_topic(zk, "q", {0: (1, 2)})
     await make_topic(zk, "u", {0: (1, 2)})

@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Procs, eventually
+from tests.integration.harness import ControllerProc, Kit, eventually
 
 TOKENS = """
 [tokens."alice-token"]
@@ -57,11 +57,11 @@ async def call(
 
 
 async def start(
-    procs: Procs, tmp_path: Path, brokers: int = 3, racks: int | None = None, window_size_s: float = 1.0
+    kit: Kit, tmp_path: Path, brokers: int = 3, racks: int | None = None, window_size_s: float = 1.0
 ) -> ControllerProc:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(TOKENS)
-    c = procs.controller(
+    c = kit.controller(
         9000,
         2.0,
         "--auth-tokens",
@@ -72,7 +72,7 @@ async def start(
         str(window_size_s),
     )
     await eventually(lambda: _active(c), what="controller active")
-    procs.cluster(brokers, 1, racks)
+    kit.cluster(brokers, 1, racks)
     await eventually(lambda: _brokers(c, brokers), what="brokers registered")
     return c
 
@@ -94,8 +94,8 @@ def by_name(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in results}
 
 
-async def test_create_topic_rack_aware_and_online_before_the_answer(procs: Procs, tmp_path: Path) -> None:
-    c = await start(procs, tmp_path, brokers=6, racks=3)
+async def test_create_topic_rack_aware_and_online_before_the_answer(kit: Kit, tmp_path: Path) -> None:
+    c = await start(kit, tmp_path, brokers=6, racks=3)
     body = {"topics": [{"name": "orders", "num_partitions": 12, "replication_factor": 3}]}
     code, resp, _ = await call(c, "POST", "/v1/topics", body, token="alice-token")
     assert code == 200
@@ -114,8 +114,8 @@ async def test_create_topic_rack_aware_and_online_before_the_answer(procs: Procs
     assert max(counts) - min(counts) <= 1, f"leaders not spread: {counts}"
 
 
-async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk: ZkClient) -> None:
-    c = await start(procs, tmp_path)
+async def test_topic_errors_are_kafkas_and_free(kit: Kit, tmp_path: Path, zk: ZkClient) -> None:
+    c = await start(kit, tmp_path)
     await zk.create(
         paths.config_entity("alice", None),
         admin_codec.encode_entity_config({"controller_mutation_rate": "0.1"}),
@@ -169,9 +169,9 @@ async def test_topic_errors_are_kafkas_and_free(procs: Procs, tmp_path: Path, zk
     assert resp["topics"][0]["error_code"] == 0
 
 
-async def test_quota_throttles_create_delete_and_add_partitions(procs: Procs, tmp_path: Path) -> None:
+async def test_quota_throttles_create_delete_and_add_partitions(kit: Kit, tmp_path: Path) -> None:
     # R = 8/s over 10 windows of 0.25 s: B = 20 as with 2/s over 10 × 1 s, refilled 4 times as fast
-    c = await start(procs, tmp_path, window_size_s=0.25)
+    c = await start(kit, tmp_path, window_size_s=0.25)
     ops = [{"key": "controller_mutation_rate", "value": 8.0}]
     code, resp, _ = await call(
         c, "POST", "/v1/quotas", {"entries": [{"entity": {"user": "alice"}, "ops": ops}]}, token="alice-token"
@@ -294,9 +294,9 @@ async def call_text(c: ControllerProc, path: str, token: str | None = None) -> t
 
 
 async def test_quota_written_to_zookeeper_applies_live_in_kafkas_order(
-    procs: Procs, tmp_path: Path, zk: ZkClient
+    kit: Kit, tmp_path: Path, zk: ZkClient
 ) -> None:
-    c = await start(procs, tmp_path)
+    c = await start(kit, tmp_path)
     # a user default and a client-id quota; bob's own quota beats both
     for user, client, rate in ((None, "app", "1000.0"), ("<default>", None, "0.05")):
         await zk.create(
@@ -336,8 +336,8 @@ async def test_quota_written_to_zookeeper_applies_live_in_kafkas_order(
         assert resp["topics"][0]["error_code"] == expected, (name, resp)
 
 
-async def test_auth(procs: Procs, tmp_path: Path) -> None:
-    c = await start(procs, tmp_path)
+async def test_auth(kit: Kit, tmp_path: Path) -> None:
+    c = await start(kit, tmp_path)
     body = {"topics": [{"name": "x", "num_partitions": 1}]}
     code, resp, _ = await call(c, "POST", "/v1/topics", body)
     assert code == 401
@@ -351,8 +351,8 @@ async def test_auth(procs: Procs, tmp_path: Path) -> None:
     assert code == 200
 
 
-async def test_delete_topic_removes_znodes_and_replicas(procs: Procs, tmp_path: Path, zk: ZkClient) -> None:
-    c = await start(procs, tmp_path)
+async def test_delete_topic_removes_znodes_and_replicas(kit: Kit, tmp_path: Path, zk: ZkClient) -> None:
+    c = await start(kit, tmp_path)
     await call(
         c,
         "POST",
@@ -368,8 +368,8 @@ async def test_delete_topic_removes_znodes_and_replicas(procs: Procs, tmp_path: 
     assert time.monotonic() - started < 60
 
 
-async def test_bad_bodies_change_nothing_in_zookeeper(procs: Procs, tmp_path: Path, zk: ZkClient) -> None:
-    c = await start(procs, tmp_path)
+async def test_bad_bodies_change_nothing_in_zookeeper(kit: Kit, tmp_path: Path, zk: ZkClient) -> None:
+    c = await start(kit, tmp_path)
     before = sorted(await zk.children(paths.BROKER_TOPICS))
     bad = [
         ("POST", "/v1/topics", b"{not json", "invalid JSON"),
