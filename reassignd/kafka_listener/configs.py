@@ -1,14 +1,20 @@
-"""DescribeConfigs and IncrementalAlterConfigs for topic and broker configs, stored as Kafka's tools
-stored them (``/config/topics/<t>``, ``/config/brokers/<id>`` and ``<default>``). Describe reads
-ZooKeeper on any instance; alter goes through the controller's event queue (a fenced write with
-a ``/config/changes`` notification).
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topic and broker configs, stored
+as Kafka's tools stored them (``/config/topics/<t>``, ``/config/brokers/<id>`` and ``<default>``).
+Describe reads ZooKeeper on any instance; both alters go through the controller's door checks and
+event queue (a fenced write with a ``/config/changes`` notification): AlterConfigs replaces the
+resource's config, IncrementalAlterConfigs changes it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from kafka.protocol.admin import DescribeConfigsResponse, IncrementalAlterConfigsResponse
+from kafka.protocol.admin import (
+    AlterConfigsResponse,
+    DescribeConfigsResponse,
+    IncrementalAlterConfigsResponse,
+)
 
 from reassignd.controller.model.admin_requests import (
     AlterConfigs,
@@ -148,8 +154,32 @@ async def describe_configs(ctx: RequestContext, request: Any) -> Any:
     return DescribeConfigsResponse(throttle_time_ms=0, results=results)
 
 
-async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
-    Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+def _incremental_changes(r: Any) -> tuple[ConfigChange, ...] | str:
+    """The changes, or why the request is invalid (42)."""
+    ops = [c.config_operation for c in r.configs]
+    if any(op not in ConfigOp._value2member_map_ for op in ops):
+        return f"Unknown config operation in {ops}"
+    return tuple(ConfigChange(c.name, ConfigOp(c.config_operation), c.value) for c in r.configs)
+
+
+def _replacing_changes(r: Any) -> tuple[ConfigChange, ...] | str:
+    """AlterConfigs: every key named is SET; a null value leaves the key unset (Kafka drops it
+    from the new config), so it is a DELETE, which a replacement makes a no-op but for the name
+    check."""
+    return tuple(
+        ConfigChange(c.name, ConfigOp.DELETE if c.value is None else ConfigOp.SET, c.value) for c in r.configs
+    )
+
+
+async def _alter(
+    ctx: RequestContext,
+    request: Any,
+    changes_of: Callable[[Any], tuple[ConfigChange, ...] | str],
+    replace: bool,
+) -> list[tuple[int, str | None]]:
+    """Per resource of the request, in its order, the error code and message it is answered:
+    the listener's own checks (resource type, role), then the controller's (the door's and the
+    event's, as for every config write)."""
     answers: dict[int, tuple[int, str | None]] = {}
     sent: list[tuple[int, ResourceAlteration]] = []
     for i, r in enumerate(request.resources):
@@ -165,12 +195,11 @@ async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
             )
             answers[i] = (code, ctx.denied_message("ALTER configs"))
             continue
-        ops = [c.config_operation for c in r.configs]
-        if any(op not in ConfigOp._value2member_map_ for op in ops):
-            answers[i] = (INVALID_REQUEST, f"Unknown config operation in {ops}")
+        changes = changes_of(r)
+        if isinstance(changes, str):
+            answers[i] = (INVALID_REQUEST, changes)
             continue
-        changes = tuple(ConfigChange(c.name, ConfigOp(c.config_operation), c.value) for c in r.configs)
-        sent.append((i, ResourceAlteration(resource, changes)))
+        sent.append((i, ResourceAlteration(resource, changes, replace=replace)))
     if sent:
         alter = AlterConfigs(tuple(a for _, a in sent), bool(request.validate_only), ctx.principal.user)
         try:
@@ -179,16 +208,41 @@ async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
             results = tuple(ConfigResult(a.resource, NOT_CONTROLLER, e.message) for _, a in sent)
         for (i, _), result in zip(sent, results, strict=True):
             answers[i] = (result.error_code, result.error_message)
+    return [answers[i] for i in range(len(request.resources))]
+
+
+async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
+    Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+    answers = await _alter(ctx, request, _incremental_changes, replace=False)
     return IncrementalAlterConfigsResponse(
         throttle_time_ms=0,
         responses=[
             Response(
-                error_code=answers[i][0],
-                error_message=answers[i][1],
+                error_code=code,
+                error_message=message,
                 resource_type=r.resource_type,
                 resource_name=r.resource_name,
             )
-            for i, r in enumerate(request.resources)
+            for r, (code, message) in zip(request.resources, answers, strict=True)
+        ],
+    )
+
+
+async def alter_configs(ctx: RequestContext, request: Any) -> Any:
+    """AlterConfigs (33): each resource's dynamic config replaced by the keys named (the others
+    removed, as Kafka does), with IncrementalAlterConfigs' checks and write."""
+    Response = AlterConfigsResponse.AlterConfigsResourceResponse
+    answers = await _alter(ctx, request, _replacing_changes, replace=True)
+    return AlterConfigsResponse(
+        throttle_time_ms=0,
+        responses=[
+            Response(
+                error_code=code,
+                error_message=message,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+            )
+            for r, (code, message) in zip(request.resources, answers, strict=True)
         ],
     )
 
@@ -213,6 +267,22 @@ def describe_configs_refusal(request: Any, version: int, code: int, message: str
 def incremental_alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
     Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
     return IncrementalAlterConfigsResponse(
+        throttle_time_ms=0,
+        responses=[
+            Response(
+                error_code=code,
+                error_message=message,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+            )
+            for r in request.resources
+        ],
+    )
+
+
+def alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    Response = AlterConfigsResponse.AlterConfigsResourceResponse
+    return AlterConfigsResponse(
         throttle_time_ms=0,
         responses=[
             Response(

@@ -16,6 +16,7 @@ from typing import Any
 
 from kafka.protocol.admin import (
     AlterClientQuotasRequest,
+    AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
@@ -41,6 +42,7 @@ API_VERSIONS = 18
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 DESCRIBE_CONFIGS = 32
+ALTER_CONFIGS = 33
 DESCRIBE_LOG_DIRS = 35
 SASL_AUTHENTICATE = 36
 CREATE_PARTITIONS = 37
@@ -83,6 +85,7 @@ SERVED: dict[int, Api] = {
         Api(CREATE_TOPICS, "CreateTopics", 0, 7, CreateTopicsRequest),
         Api(DELETE_TOPICS, "DeleteTopics", 0, 6, DeleteTopicsRequest),
         Api(DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, DescribeConfigsRequest),
+        Api(ALTER_CONFIGS, "AlterConfigs", 0, 2, AlterConfigsRequest),
         Api(DESCRIBE_LOG_DIRS, "DescribeLogDirs", 0, 4, DescribeLogDirsRequest),
         Api(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2, SaslAuthenticateRequest),
         Api(CREATE_PARTITIONS, "CreatePartitions", 0, 3, CreatePartitionsRequest),

@@ -192,6 +192,49 @@ def test_incremental_alter_configs_merges_as_kafka() -> None:
     assert refusal(plan_alteration(bad_broker, {})) == 42
 
 
+def test_alter_configs_replaces_the_whole_config_as_kafka() -> None:
+    """AlterConfigs (33): the keys named are the new config, every other stored key goes (the
+    simulation's and the throttles' too); a null value leaves its key unset; the checks are
+    IncrementalAlterConfigs' (unknown name 40, bad value 40, duplicate 42)."""
+    stored = {"retention.ms": "1000", "reassignd.sim.initial.bytes": "5", "segment.ms": "10"}
+
+    def replacing(*changes: ConfigChange, kind: ResourceType = ResourceType.TOPIC) -> ResourceAlteration:
+        return ResourceAlteration(
+            ConfigResource(kind, "t" if kind is ResourceType.TOPIC else "1"), changes, True
+        )
+
+    planned = plan_alteration(
+        replacing(
+            ConfigChange("retention.ms", ConfigOp.SET, "2000"),
+            ConfigChange("segment.ms", ConfigOp.DELETE, None),
+        ),
+        stored,
+    )
+    assert planned == {"retention.ms": "2000"}
+    assert plan_alteration(replacing(), stored) == {}
+    # the same changes, incremental, keep what they do not name
+    incremental = plan_alteration(alteration(ConfigChange("retention.ms", ConfigOp.SET, "2000")), stored)
+    assert incremental == {**stored, "retention.ms": "2000"}
+    assert refusal(plan_alteration(replacing(ConfigChange("no.such.key", ConfigOp.SET, "1")), stored)) == 40
+    assert (
+        refusal(plan_alteration(replacing(ConfigChange("segment.bytes", ConfigOp.SET, "13")), stored)) == 40
+    )
+    twice = replacing(
+        ConfigChange("retention.ms", ConfigOp.SET, "1"), ConfigChange("retention.ms", ConfigOp.SET, "2")
+    )
+    assert refusal(plan_alteration(twice, stored)) == 42
+    broker = replacing(
+        ConfigChange("leader.replication.throttled.rate", ConfigOp.SET, "10"), kind=ResourceType.BROKER
+    )
+    assert plan_alteration(broker, {"follower.replication.throttled.rate": "5"}) == {
+        "leader.replication.throttled.rate": "10"
+    }
+    unknown_for_a_broker = replacing(
+        ConfigChange("retention.ms", ConfigOp.SET, "1"), kind=ResourceType.BROKER
+    )
+    assert refusal(plan_alteration(unknown_for_a_broker, {})) == 40
+
+
 def test_election_decisions() -> None:
     live = {1, 2, 3}
     led_by_2 = PartitionState(2, 4, 1, (1, 2))

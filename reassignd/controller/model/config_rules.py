@@ -1,5 +1,6 @@
-"""The rules of IncrementalAlterConfigs, Kafka's way, and the parsing of the config values the
-controller acts on. Pure: the request and the stored config in, the new config or a refusal out.
+"""The rules of IncrementalAlterConfigs and AlterConfigs, Kafka's way, and the parsing of the config
+values the controller acts on. Pure: the request and the stored config in, the new config or a
+refusal out.
 
 Which names a topic or a broker config accepts, which values are valid for the keys reassignd
 reads, and the merge (SET, DELETE, APPEND, SUBTRACT); ``quotas/entity_configs.py`` writes the
@@ -122,7 +123,9 @@ def plan_alteration(
     alteration: ResourceAlteration, config: Mapping[str, str]
 ) -> dict[str, str] | tuple[int, str]:
     """The entity's config after ``alteration``, or (error code, message). Kafka's rules: a name
-    given twice is refused, SET/APPEND/SUBTRACT need a value, APPEND/SUBTRACT only for lists."""
+    given twice is refused, SET/APPEND/SUBTRACT need a value, APPEND/SUBTRACT only for lists. A
+    replacing alteration (AlterConfigs) starts from an empty config: the keys it does not name
+    are removed, whatever was stored; the same checks apply to what it names."""
     resource = alteration.resource
     problem = resource_problem(resource)
     if problem is not None:
@@ -131,7 +134,7 @@ def plan_alteration(
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         return (INVALID_REQUEST, f"Error due to duplicate config keys : {','.join(duplicated)}")
-    new = dict(config)
+    new = {} if alteration.replace else dict(config)
     for change in alteration.changes:
         kind = "topic" if resource.type is ResourceType.TOPIC else "broker"
         if not known_name(resource.type, change.name):

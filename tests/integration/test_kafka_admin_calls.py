@@ -1,0 +1,252 @@
+"""The admin calls older and newer tools make, driven by stock clients against real controller
+processes and broker agents: AlterConfigs (33) through kafka-python (``incremental=False``) and
+confluent-kafka (its deprecated ``alter_configs``, which sends 33), and as raw requests at each
+version; every change checked in ZooKeeper (the config znode and its ``/config/changes``
+notification)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.protocol.admin import AlterConfigsRequest
+from kafka.protocol.metadata import ApiVersionsRequest
+
+from reassignd.zk import admin_codec, paths
+from reassignd.zk.client import ZkClient
+from tests.integration.harness import Procs
+from tests.integration.kafka_clients import (
+    KafkaController,
+    admin_client,
+    off_loop,
+    raw_call,
+    start_controller,
+    wait_active,
+    wait_brokers,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+INVALID_CONFIG = 40
+INVALID_REQUEST = 42
+UNKNOWN_TOPIC_OR_PARTITION = 3
+
+
+async def cluster(procs: Procs, brokers: int = 3) -> KafkaController:
+    k = start_controller(procs, 9000, "--log-format", "json")
+    await wait_active(k)
+    procs.cluster(brokers, 1)
+    await wait_brokers(k, brokers)
+    return k
+
+
+async def stored(zk: ZkClient, path: str) -> dict[str, str]:
+    znode = await zk.get_or_none(path)
+    return {} if znode is None or not znode.data else dict(admin_codec.decode_entity_config(znode.data))
+
+
+async def notified(zk: ZkClient) -> list[str]:
+    """The entities of every ``/config/changes`` notification, oldest first."""
+    changes = sorted(await zk.children(paths.CONFIG_CHANGES))
+    return [
+        admin_codec.decode_config_change((await zk.get(f"{paths.CONFIG_CHANGES}/{c}")).data) for c in changes
+    ]
+
+
+def kafka_audit(k: KafkaController) -> list[dict[str, Any]]:
+    """The audit entries of requests that came through the Kafka listener (the JSON log)."""
+    entries = []
+    for line in k.c.proc.log().splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if (
+            isinstance(doc, dict)
+            and doc.get("logger") == "reassignd.audit"
+            and doc["audit"]["via"] == "kafka"
+        ):
+            entries.append(doc["audit"])
+    return entries
+
+
+def alter_request(
+    resources: list[tuple[int, str, dict[str, str | None]]], validate_only: bool = False
+) -> Any:
+    Resource = AlterConfigsRequest.AlterConfigsResource
+    return AlterConfigsRequest(
+        resources=[
+            Resource(
+                resource_type=kind,
+                resource_name=name,
+                configs=[Resource.AlterableConfig(name=k, value=v) for k, v in configs.items()],
+            )
+            for kind, name, configs in resources
+        ],
+        validate_only=validate_only,
+    )
+
+
+async def test_alter_configs_with_kafka_python_and_raw_requests(procs: Procs, zk: ZkClient) -> None:
+    k = await cluster(procs)
+    served = raw_call(k.host, k.port, ApiVersionsRequest(), 0)
+    assert {(a.api_key, a.min_version, a.max_version) for a in served.api_keys} >= {(33, 0, 2)}
+    admin = await admin_client(k.address)
+    try:
+        await off_loop(
+            admin.create_topics,
+            [NewTopic("c", 2, 2, topic_configs={"retention.ms": "60000", "segment.ms": "100000"})],
+        )
+        topic = paths.config_topic("c")
+        before = len(await notified(zk))
+
+        # kafka-python's AlterConfigs: it re-sends the modified keys it described, so segment.ms stays
+        answer = await off_loop(
+            admin.alter_configs,
+            [
+                ConfigResource(ConfigResourceType.TOPIC, "c", {"retention.ms": "120000"}),
+                ConfigResource(
+                    ConfigResourceType.BROKER, "1", {"leader.replication.throttled.rate": "1048576"}
+                ),
+            ],
+            incremental=False,
+        )
+        assert answer == {"topic": {"c": "OK"}, "broker": {"1": "OK"}}
+        assert await stored(zk, topic) == {"retention.ms": "120000", "segment.ms": "100000"}
+        assert await stored(zk, paths.config_broker(1)) == {"leader.replication.throttled.rate": "1048576"}
+        assert {"topics/c", "brokers/1"} <= set((await notified(zk))[before:])
+
+        # validate_only and a bad value change nothing
+        dry = await off_loop(
+            admin.alter_configs,
+            [ConfigResource(ConfigResourceType.TOPIC, "c", {"retention.ms": "1"})],
+            validate_only=True,
+            incremental=False,
+        )
+        assert dry == {"topic": {"c": "OK"}}
+        bad = await off_loop(
+            admin.alter_configs,
+            [ConfigResource(ConfigResourceType.TOPIC, "c", {"segment.bytes": "13"})],
+            incremental=False,
+        )
+        assert "InvalidConfig" in bad["topic"]["c"], bad
+        assert await stored(zk, topic) == {"retention.ms": "120000", "segment.ms": "100000"}
+        # kafka-python sent AlterConfigs (33), not IncrementalAlterConfigs (a broker's resources
+        # to that broker, the rest in one request), and each was audited
+        audited = [
+            (e["action"], e.get("resources"), e.get("validate_only", False))
+            for e in kafka_audit(k)
+            if e["action"] != "CreateTopics"
+        ]
+        assert audited == [
+            ("AlterConfigs", ["broker:1"], False),
+            ("AlterConfigs", ["topic:c"], False),
+            ("AlterConfigs", ["topic:c"], True),
+            ("AlterConfigs", ["topic:c"], False),
+        ], audited
+    finally:
+        await off_loop(admin.close)
+
+    # the raw request at each version: a full replacement (segment.ms goes), a null value unset
+    for version in (0, 1, 2):
+        value = str(5000 + version)
+        request = alter_request([(2, "c", {"retention.ms": value, "cleanup.policy": None})])
+        response = raw_call(k.host, k.port, request, version)
+        assert [(r.error_code, r.resource_name) for r in response.responses] == [(0, "c")]
+        assert await stored(zk, topic) == {"retention.ms": value}
+    count = len(await notified(zk))
+    dry_run = raw_call(k.host, k.port, alter_request([(2, "c", {})], validate_only=True), 1)
+    assert dry_run.responses[0].error_code == 0
+    assert await stored(zk, topic) == {"retention.ms": "5002"}
+    assert len(await notified(zk)) == count  # nothing written, nothing notified
+
+    # per-resource errors, the others of the request applied
+    mixed = alter_request(
+        [
+            (2, "nope", {"retention.ms": "1"}),
+            (2, "c", {"no.such.config": "1"}),
+            (2, "c", {"min.insync.replicas": "0"}),
+            (4, "x", {"leader.replication.throttled.rate": "1"}),
+            (4, "2", {"retention.ms": "1"}),
+            (99, "c", {"retention.ms": "1"}),
+            (4, "2", {"follower.replication.throttled.rate": "2048"}),
+        ]
+    )
+    codes = [
+        (r.error_code, r.resource_type, r.resource_name) for r in raw_call(k.host, k.port, mixed, 2).responses
+    ]
+    assert codes == [
+        (UNKNOWN_TOPIC_OR_PARTITION, 2, "nope"),
+        (INVALID_CONFIG, 2, "c"),
+        (INVALID_CONFIG, 2, "c"),
+        (INVALID_REQUEST, 4, "x"),
+        (INVALID_CONFIG, 4, "2"),
+        (INVALID_REQUEST, 99, "c"),
+        (0, 4, "2"),
+    ]
+    assert await stored(zk, topic) == {"retention.ms": "5002"}
+    assert await stored(zk, paths.config_broker(2)) == {"follower.replication.throttled.rate": "2048"}
+    # the HTTP API reads the same config
+    code, body = await k.c.get("/v1/topics/c")
+    assert code == 200, body
+
+
+@pytest.mark.filterwarnings("ignore:alter_configs has been deprecated:DeprecationWarning")
+async def test_alter_configs_with_confluent_kafka(procs: Procs, zk: ZkClient) -> None:
+    """librdkafka's AlterConfigs replaces the resource's config: the keys not named are removed."""
+    from confluent_kafka import KafkaException  # noqa: PLC0415
+    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+    from confluent_kafka.admin import ConfigResource as CConfigResource  # type: ignore[attr-defined]  # noqa: PLC0415
+    from confluent_kafka.admin import NewTopic as CNewTopic  # type: ignore[attr-defined]  # noqa: PLC0415
+
+    k = await cluster(procs)
+    admin = AdminClient({"bootstrap.servers": k.address, "socket.timeout.ms": 20000})
+
+    def done(futures: dict[Any, Any]) -> None:
+        for future in futures.values():
+            future.result(timeout=30)
+
+    await off_loop(
+        done,
+        admin.create_topics(
+            [
+                CNewTopic(
+                    "rd",
+                    num_partitions=2,
+                    replication_factor=2,
+                    config={"retention.ms": "60000", "segment.ms": "100000"},
+                )
+            ]
+        ),
+    )
+    topic = paths.config_topic("rd")
+    assert await stored(zk, topic) == {"retention.ms": "60000", "segment.ms": "100000"}
+
+    await off_loop(
+        done,
+        admin.alter_configs(
+            [CConfigResource("topic", "rd", set_config={"retention.ms": "1"})], validate_only=True
+        ),
+    )
+    assert await stored(zk, topic) == {"retention.ms": "60000", "segment.ms": "100000"}
+
+    await off_loop(
+        done,
+        admin.alter_configs(
+            [
+                CConfigResource("topic", "rd", set_config={"retention.ms": "120000"}),
+                CConfigResource("broker", "1", set_config={"leader.replication.throttled.rate": "4096"}),
+            ]
+        ),
+    )
+    assert await stored(zk, topic) == {"retention.ms": "120000"}
+    assert await stored(zk, paths.config_broker(1)) == {"leader.replication.throttled.rate": "4096"}
+    assert {"topics/rd", "brokers/1"} <= set(await notified(zk))
+
+    with pytest.raises(KafkaException, match=r"INVALID_CONFIG|Invalid value"):
+        await off_loop(
+            done, admin.alter_configs([CConfigResource("topic", "rd", set_config={"segment.bytes": "13"})])
+        )
+    assert await stored(zk, topic) == {"retention.ms": "120000"}
