@@ -26,10 +26,12 @@ from reassignd.controller.model.admin_requests import (
     ResourceType,
 )
 from reassignd.controller.model.config_rules import (
-    BROKER_CONFIG_NAMES,
-    TOPIC_CONFIG_NAMES,
+    BROKER_SIM_DEFAULTS,
+    TOPIC_SIM_DEFAULTS,
     resource_problem,
+    settable_names,
 )
+from reassignd.controller.model.config_types import BROKER_CONFIG_TYPES, TOPIC_CONFIG_TYPES, Kind
 from reassignd.errors import NotController
 from reassignd.kafka_listener.context import (
     CLUSTER_AUTHORIZATION_FAILED,
@@ -47,12 +49,14 @@ SOURCE_TOPIC = 1
 SOURCE_BROKER = 2
 SOURCE_DEFAULT_BROKER = 3
 SOURCE_DEFAULT = 5
-# the defaults the controller and agents apply when a key is not set (shown as DEFAULT_CONFIG)
+# the defaults the controller and agents apply when a key is not set (shown as DEFAULT_CONFIG);
+# Kafka's other keys, which nothing here reads, are listed with a null value
 TOPIC_DEFAULTS = {
     "unclean.leader.election.enable": "false",
     "min.insync.replicas": "1",
     "leader.replication.throttled.replicas": "",
     "follower.replication.throttled.replicas": "",
+    **TOPIC_SIM_DEFAULTS,
 }
 BROKER_DEFAULTS = {
     "leader.replication.throttled.rate": "9223372036854775807",
@@ -60,15 +64,22 @@ BROKER_DEFAULTS = {
     "replica.alter.log.dirs.io.max.bytes.per.second": "9223372036854775807",
     "unclean.leader.election.enable": "false",
     "min.insync.replicas": "1",
+    **BROKER_SIM_DEFAULTS,
 }
-CONFIG_TYPES = {  # Kafka's ConfigType: BOOLEAN 1, STRING 2, INT 3, LONG 5, LIST 7
-    "unclean.leader.election.enable": 1,
-    "min.insync.replicas": 3,
-    "leader.replication.throttled.rate": 5,
-    "follower.replication.throttled.rate": 5,
-    "leader.replication.throttled.replicas": 7,
-    "follower.replication.throttled.replicas": 7,
+# Kafka's ConfigType codes, by the type reassignd checks a value against
+KIND_CODES = {Kind.BOOLEAN: 1, Kind.STRING: 2, Kind.INT: 3, Kind.LONG: 5, Kind.DOUBLE: 6, Kind.LIST: 7}
+SIM_CONFIG_TYPES = {
+    "reassignd.sim.initial.bytes": 5,
+    "reassignd.sim.produce.bytes.per.s": 6,
+    "reassignd.sim.replication.bytes.per.s": 6,
 }
+STRING = 2
+
+
+def config_type_code(resource_type: ResourceType, name: str) -> int:
+    types = TOPIC_CONFIG_TYPES if resource_type is ResourceType.TOPIC else BROKER_CONFIG_TYPES
+    known = types.get(name)
+    return KIND_CODES[known.kind] if known is not None else SIM_CONFIG_TYPES.get(name, STRING)
 
 
 def _resource(resource_type: int, name: str) -> ConfigResource | None:
@@ -77,9 +88,12 @@ def _resource(resource_type: int, name: str) -> ConfigResource | None:
     return ConfigResource(ResourceType(resource_type), name)
 
 
-def _entries(
+def config_entries(
     resource: ConfigResource, stored: dict[str, str], keys: list[str] | None, version: int
 ) -> list[Any]:
+    """DescribeConfigs' entries of one resource: every settable key, the stored ones with their
+    source, the others as DEFAULT_CONFIG with the default reassignd applies (null where nothing
+    here reads the key), then any other stored key; only ``keys`` when named. Pure."""
     Entry = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
     if resource.type is ResourceType.TOPIC:
         source = SOURCE_TOPIC
@@ -87,11 +101,8 @@ def _entries(
         source = SOURCE_BROKER if resource.name else SOURCE_DEFAULT_BROKER
     # every config a tool may set is listed (tools check names against the list): stored values,
     # else the default reassignd applies, else null (Kafka's own default, not known here)
-    names, defaults = (
-        (TOPIC_CONFIG_NAMES, TOPIC_DEFAULTS)
-        if resource.type is ResourceType.TOPIC
-        else (BROKER_CONFIG_NAMES, BROKER_DEFAULTS)
-    )
+    names = settable_names(resource.type)
+    defaults = TOPIC_DEFAULTS if resource.type is ResourceType.TOPIC else BROKER_DEFAULTS
     shown: dict[str, tuple[str | None, int]] = {n: (defaults.get(n), SOURCE_DEFAULT) for n in names}
     shown.update({k: (v, source) for k, v in stored.items()})
     out = []
@@ -105,7 +116,7 @@ def _entries(
             read_only=False,
             is_sensitive=False,
             synonyms=[],
-            config_type=CONFIG_TYPES.get(name, 2),
+            config_type=config_type_code(resource.type, name),
             documentation=None,
         )
         if version == 0:
@@ -148,7 +159,7 @@ async def describe_configs(ctx: RequestContext, request: Any) -> Any:
                 resource_name=r.resource_name,
                 configs=[]
                 if problem is not None or resource is None or config is None
-                else _entries(resource, config, keys, ctx.version),
+                else config_entries(resource, config, keys, ctx.version),
             )
         )
     return DescribeConfigsResponse(throttle_time_ms=0, results=results)

@@ -250,3 +250,68 @@ async def test_alter_configs_with_confluent_kafka(procs: Procs, zk: ZkClient) ->
             done, admin.alter_configs([CConfigResource("topic", "rd", set_config={"segment.bytes": "13"})])
         )
     assert await stored(zk, topic) == {"retention.ms": "120000"}
+
+
+async def test_describe_configs_lists_unset_settable_keys_so_kafka_python_alters_them(
+    procs: Procs, zk: ZkClient
+) -> None:
+    """kafka-python refuses client-side a key DescribeConfigs does not list (``raise_on_unknown``):
+    the simulation's keys, never set, are listed as DEFAULT_CONFIG with the agents' defaults, and
+    then set through both AlterConfigs and IncrementalAlterConfigs."""
+    k = await cluster(procs, brokers=1)
+    admin = await admin_client(k.address)
+    try:
+        await off_loop(admin.create_topics, [NewTopic("s", 1, 1)])
+        described = await off_loop(
+            admin.describe_configs,
+            [ConfigResource(ConfigResourceType.TOPIC, "s"), ConfigResource(ConfigResourceType.BROKER, "1")],
+            config_filter="all",
+        )
+        initial = described["topic"]["s"]["reassignd.sim.initial.bytes"]
+        assert (initial["value"], initial["config_source"], initial["config_type"]) == (
+            "0",
+            "DEFAULT_CONFIG",
+            "LONG",
+        )
+        rate = described["broker"]["1"]["reassignd.sim.replication.bytes.per.s"]
+        assert (rate["value"], rate["config_source"]) == (str(100 * 1024 * 1024), "DEFAULT_CONFIG")
+        assert described["topic"]["s"]["retention.ms"]["config_source"] == "DEFAULT_CONFIG"
+        # nothing is modified yet: the default filter shows nothing
+        modified = await off_loop(admin.describe_configs, [ConfigResource(ConfigResourceType.TOPIC, "s")])
+        assert modified == {"topic": {"s": {}}}
+
+        incremental = await off_loop(
+            admin.alter_configs,
+            [ConfigResource(ConfigResourceType.TOPIC, "s", {"reassignd.sim.produce.bytes.per.s": "10"})],
+        )
+        assert incremental == {"topic": {"s": "OK"}}
+        replacing = await off_loop(
+            admin.alter_configs,
+            [
+                ConfigResource(ConfigResourceType.TOPIC, "s", {"reassignd.sim.initial.bytes": "1000"}),
+                ConfigResource(
+                    ConfigResourceType.BROKER, "1", {"reassignd.sim.replication.bytes.per.s": "5000"}
+                ),
+            ],
+            incremental=False,
+        )
+        assert replacing == {"topic": {"s": "OK"}, "broker": {"1": "OK"}}
+        # kafka-python's AlterConfigs re-sends the modified key it described: both are kept
+        assert await stored(zk, paths.config_topic("s")) == {
+            "reassignd.sim.produce.bytes.per.s": "10",
+            "reassignd.sim.initial.bytes": "1000",
+        }
+        assert await stored(zk, paths.config_broker(1)) == {"reassignd.sim.replication.bytes.per.s": "5000"}
+        described = await off_loop(admin.describe_configs, [ConfigResource(ConfigResourceType.TOPIC, "s")])
+        assert {n: c["config_source"] for n, c in described["topic"]["s"].items()} == {
+            "reassignd.sim.produce.bytes.per.s": "DYNAMIC_TOPIC_CONFIG",
+            "reassignd.sim.initial.bytes": "DYNAMIC_TOPIC_CONFIG",
+        }
+        # a name nothing lists is still refused client-side, before anything is sent
+        with pytest.raises(ValueError, match="Unrecognized configs"):
+            await off_loop(
+                admin.alter_configs,
+                [ConfigResource(ConfigResourceType.TOPIC, "s", {"reassignd.sim.no.such": "1"})],
+            )
+    finally:
+        await off_loop(admin.close)

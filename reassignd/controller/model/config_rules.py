@@ -46,6 +46,17 @@ def parse_positive_int(value: str) -> int | None:
 INVALID_CONFIG = 40
 INVALID_REQUEST = 42
 SIM_PREFIX = "reassignd.sim."
+# The simulation's keys the broker agents read (``broker/sim_config.py``), with the value an agent
+# applies when one is not set: settable as Kafka's are, and listed by DescribeConfigs (any other
+# ``reassignd.sim.*`` name is accepted too, and read by nothing)
+TOPIC_SIM_DEFAULTS: dict[str, str] = {
+    "reassignd.sim.initial.bytes": "0",
+    "reassignd.sim.produce.bytes.per.s": "0",
+}
+BROKER_SIM_DEFAULTS: dict[str, str] = {
+    # then /config/brokers/<default>, then the agent's --replication-bytes-per-s (this is its default)
+    "reassignd.sim.replication.bytes.per.s": str(100 * 1024 * 1024),
+}
 
 # Kafka's topic-level configs (LogConfig, 3.x), the names kafka-configs accepts for a topic, and
 # the dynamic broker configs reassignd and its agents act on (KIP-73 throttles, elections)
@@ -77,6 +88,14 @@ def resource_problem(resource: ConfigResource) -> tuple[int, str] | None:
     if resource.name and (not resource.name.isascii() or not resource.name.isdigit()):
         return (INVALID_REQUEST, f"Broker id must be an integer, got {resource.name!r}")
     return None
+
+
+def settable_names(resource_type: ResourceType) -> frozenset[str]:
+    """Every name a topic's or broker's config may set that something reads: Kafka's and the
+    simulation's (what DescribeConfigs lists, set or not)."""
+    if resource_type is ResourceType.TOPIC:
+        return TOPIC_CONFIG_NAMES | frozenset(TOPIC_SIM_DEFAULTS)
+    return BROKER_CONFIG_NAMES | frozenset(BROKER_SIM_DEFAULTS)
 
 
 def known_name(resource_type: ResourceType, name: str) -> bool:
