@@ -15,6 +15,8 @@ from reassignd.kafka_listener import (
     protocol,
     quotas,
     reassignments,
+    scram,
+    topic_partitions,
     topics,
 )
 from reassignd.kafka_listener.context import RequestContext
@@ -39,6 +41,8 @@ HANDLERS: dict[int, Handler] = {
     protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas,
     protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs,
     protocol.ELECT_LEADERS: elections.elect_leaders,
+    protocol.DESCRIBE_USER_SCRAM_CREDENTIALS: scram.describe_user_scram_credentials,
+    protocol.DESCRIBE_TOPIC_PARTITIONS: topic_partitions.describe_topic_partitions,
 }
 
 REFUSALS: dict[int, Refusal] = {
@@ -57,6 +61,8 @@ REFUSALS: dict[int, Refusal] = {
     protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas_refusal,
     protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs_refusal,
     protocol.ELECT_LEADERS: elections.elect_leaders_refusal,
+    protocol.DESCRIBE_USER_SCRAM_CREDENTIALS: scram.describe_user_scram_credentials_refusal,
+    protocol.DESCRIBE_TOPIC_PARTITIONS: topic_partitions.describe_topic_partitions_refusal,
 }
 assert REFUSALS.keys() == HANDLERS.keys(), "every API served has its refusal"
 

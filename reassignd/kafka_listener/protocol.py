@@ -25,6 +25,8 @@ from kafka.protocol.admin import (
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
+    DescribeTopicPartitionsRequest,
+    DescribeUserScramCredentialsRequest,
     ElectLeadersRequest,
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
@@ -52,7 +54,9 @@ ALTER_PARTITION_REASSIGNMENTS = 45
 LIST_PARTITION_REASSIGNMENTS = 46
 DESCRIBE_CLIENT_QUOTAS = 48
 ALTER_CLIENT_QUOTAS = 49
+DESCRIBE_USER_SCRAM_CREDENTIALS = 50
 DESCRIBE_CLUSTER = 60
+DESCRIBE_TOPIC_PARTITIONS = 75
 
 UNSUPPORTED_VERSION = 35
 
@@ -107,7 +111,15 @@ SERVED: dict[int, Api] = {
         ),
         Api(DESCRIBE_CLIENT_QUOTAS, "DescribeClientQuotas", 0, 1, DescribeClientQuotasRequest),
         Api(ALTER_CLIENT_QUOTAS, "AlterClientQuotas", 0, 1, AlterClientQuotasRequest),
+        Api(
+            DESCRIBE_USER_SCRAM_CREDENTIALS,
+            "DescribeUserScramCredentials",
+            0,
+            0,
+            DescribeUserScramCredentialsRequest,
+        ),
         Api(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1, DescribeClusterRequest),
+        Api(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", 0, 0, DescribeTopicPartitionsRequest),
     )
 }
 

@@ -1,8 +1,9 @@
 """The admin calls older and newer tools make, driven by stock clients against real controller
 processes and broker agents: AlterConfigs (33) through kafka-python (``incremental=False``) and
 confluent-kafka (its deprecated ``alter_configs``, which sends 33), and as raw requests at each
-version; every change checked in ZooKeeper (the config znode and its ``/config/changes``
-notification)."""
+version, every change checked in ZooKeeper (the config znode and its ``/config/changes``
+notification); DescribeConfigs listing unset settable keys; DescribeTopicPartitions (75) and
+DescribeUserScramCredentials (50)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ from typing import Any
 
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-from kafka.protocol.admin import AlterConfigsRequest
+from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    DescribeTopicPartitionsRequest,
+    DescribeUserScramCredentialsRequest,
+)
 from kafka.protocol.metadata import ApiVersionsRequest
 
 from reassignd.zk import admin_codec, paths
@@ -315,3 +320,95 @@ async def test_describe_configs_lists_unset_settable_keys_so_kafka_python_alters
             )
     finally:
         await off_loop(admin.close)
+
+
+async def test_describe_topic_partitions_pages_and_no_scram_credentials(procs: Procs) -> None:
+    """DescribeTopicPartitions (75) through kafka-python and as raw requests: every partition
+    exactly once across the pages, none larger than the limit; DescribeUserScramCredentials (50):
+    no user has credentials."""
+    k = await cluster(procs)
+    admin = await admin_client(k.address)
+    try:
+        await off_loop(admin.create_topics, [NewTopic("pa", 5, 2), NewTopic("pb", 3, 2)])
+        # one page per call, each at most 3 partitions, following the cursor
+        seen: list[tuple[str, int]] = []
+        cursor = None
+        pages = 0
+        while True:
+            page = await off_loop(admin.describe_topic_partitions, ["pb", "pa"], 3, cursor)
+            pages += 1
+            partitions = [(t["name"], p["partition_index"]) for t in page["topics"] for p in t["partitions"]]
+            assert 0 < len(partitions) <= 3 and all(t["error_code"] == 0 for t in page["topics"])
+            seen += partitions
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+            assert pages < 10
+        assert seen == [("pa", p) for p in range(5)] + [("pb", p) for p in range(3)]
+        assert pages == 3
+        whole = await off_loop(admin.describe_topic_partitions, ["pa", "nope"])
+        assert [(t["name"], t["error_code"]) for t in whole["topics"]] == [
+            ("nope", 3),
+            ("pa", 0),
+        ]  # name order
+        assert whole["next_cursor"] is None
+        _, http_pa = await k.c.get("/v1/topics/pa")  # the same partitions as the HTTP API's
+        assert [(p["leader_id"], p["replica_nodes"]) for p in whole["topics"][1]["partitions"]] == [
+            (p["leader"], p["replicas"]) for p in http_pa["partitions"]
+        ]
+
+        assert await off_loop(admin.describe_user_scram_credentials) == {}
+        named = await off_loop(admin.describe_user_scram_credentials, ["alice", "bob"])
+        assert set(named) == {"alice", "bob"}
+        assert all("does not exist" in v["error"] and v["credential_infos"] == [] for v in named.values())
+    finally:
+        await off_loop(admin.close)
+
+    # raw: every topic from a cursor; a negative cursor partition is 42 on every topic named
+    Request = DescribeTopicPartitionsRequest
+    every = raw_call(
+        k.host,
+        k.port,
+        Request(
+            topics=[], response_partition_limit=2, cursor=Request.Cursor(topic_name="pa", partition_index=4)
+        ),
+        0,
+    )
+    assert [(t.name, [p.partition_index for p in t.partitions]) for t in every.topics] == [
+        ("pa", [4]),
+        ("pb", [0]),
+    ]
+    assert (every.next_cursor.topic_name, every.next_cursor.partition_index) == ("pb", 1)
+    bad = raw_call(
+        k.host,
+        k.port,
+        Request(
+            topics=[Request.TopicRequest(name="pa"), Request.TopicRequest(name="pb")],
+            response_partition_limit=10,
+            cursor=Request.Cursor(topic_name="pa", partition_index=-1),
+        ),
+        0,
+    )
+    assert [(t.name, t.error_code, t.partitions) for t in bad.topics] == [("pa", 42, []), ("pb", 42, [])]
+    scram = raw_call(k.host, k.port, DescribeUserScramCredentialsRequest(users=None), 0)
+    assert (scram.error_code, scram.results) == (0, [])
+    served = {
+        a.api_key: (a.min_version, a.max_version)
+        for a in raw_call(k.host, k.port, ApiVersionsRequest(), 0).api_keys
+    }
+    assert (served[50], served[75]) == ((0, 0), (0, 0))
+
+
+async def test_confluent_kafka_describes_scram_credentials(procs: Procs) -> None:
+    """librdkafka's DescribeUserScramCredentials: all users is an empty answer, a named user is
+    RESOURCE_NOT_FOUND."""
+    from confluent_kafka import KafkaException  # noqa: PLC0415
+    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+
+    k = await cluster(procs, brokers=1)
+    admin = AdminClient({"bootstrap.servers": k.address, "socket.timeout.ms": 20000})
+    every_user: Any = admin.describe_user_scram_credentials()  # one future for "all users"
+    assert await off_loop(every_user.result, timeout=30) == {}
+    futures: Any = admin.describe_user_scram_credentials(["alice"])  # a future per user named
+    with pytest.raises(KafkaException, match=r"RESOURCE_NOT_FOUND|does not exist"):
+        await off_loop(futures["alice"].result, timeout=30)
