@@ -75,6 +75,7 @@ NAMED: dict[str, Callable[[Doc], Doc]] = {
     "DeleteTopics": _delete_topics,
     "CreatePartitions": _topics,
     "AlterPartitionReassignments": _reassignments,
+    "AlterConfigs": _configs,
     "IncrementalAlterConfigs": _configs,
     "AlterClientQuotas": _quotas,
     "ElectLeaders": _elections,

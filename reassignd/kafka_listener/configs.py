@@ -1,14 +1,20 @@
-"""DescribeConfigs and IncrementalAlterConfigs for topic and broker configs, stored as Kafka's tools
-stored them (``/config/topics/<t>``, ``/config/brokers/<id>`` and ``<default>``). Describe reads
-ZooKeeper on any instance; alter goes through the controller's event queue (a fenced write with
-a ``/config/changes`` notification).
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topic and broker configs, stored
+as Kafka's tools stored them (``/config/topics/<t>``, ``/config/brokers/<id>`` and ``<default>``).
+Describe reads ZooKeeper on any instance; both alters go through the controller's door checks and
+event queue (a fenced write with a ``/config/changes`` notification): AlterConfigs replaces the
+resource's config, IncrementalAlterConfigs changes it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from kafka.protocol.admin import DescribeConfigsResponse, IncrementalAlterConfigsResponse
+from kafka.protocol.admin import (
+    AlterConfigsResponse,
+    DescribeConfigsResponse,
+    IncrementalAlterConfigsResponse,
+)
 
 from reassignd.controller.model.admin_requests import (
     AlterConfigs,
@@ -20,10 +26,12 @@ from reassignd.controller.model.admin_requests import (
     ResourceType,
 )
 from reassignd.controller.model.config_rules import (
-    BROKER_CONFIG_NAMES,
-    TOPIC_CONFIG_NAMES,
+    BROKER_SIM_DEFAULTS,
+    TOPIC_SIM_DEFAULTS,
     resource_problem,
+    settable_names,
 )
+from reassignd.controller.model.config_types import BROKER_CONFIG_TYPES, TOPIC_CONFIG_TYPES, Kind
 from reassignd.errors import NotController
 from reassignd.kafka_listener.context import (
     CLUSTER_AUTHORIZATION_FAILED,
@@ -41,12 +49,14 @@ SOURCE_TOPIC = 1
 SOURCE_BROKER = 2
 SOURCE_DEFAULT_BROKER = 3
 SOURCE_DEFAULT = 5
-# the defaults the controller and agents apply when a key is not set (shown as DEFAULT_CONFIG)
+# the defaults the controller and agents apply when a key is not set (shown as DEFAULT_CONFIG);
+# Kafka's other keys, which nothing here reads, are listed with a null value
 TOPIC_DEFAULTS = {
     "unclean.leader.election.enable": "false",
     "min.insync.replicas": "1",
     "leader.replication.throttled.replicas": "",
     "follower.replication.throttled.replicas": "",
+    **TOPIC_SIM_DEFAULTS,
 }
 BROKER_DEFAULTS = {
     "leader.replication.throttled.rate": "9223372036854775807",
@@ -54,15 +64,22 @@ BROKER_DEFAULTS = {
     "replica.alter.log.dirs.io.max.bytes.per.second": "9223372036854775807",
     "unclean.leader.election.enable": "false",
     "min.insync.replicas": "1",
+    **BROKER_SIM_DEFAULTS,
 }
-CONFIG_TYPES = {  # Kafka's ConfigType: BOOLEAN 1, STRING 2, INT 3, LONG 5, LIST 7
-    "unclean.leader.election.enable": 1,
-    "min.insync.replicas": 3,
-    "leader.replication.throttled.rate": 5,
-    "follower.replication.throttled.rate": 5,
-    "leader.replication.throttled.replicas": 7,
-    "follower.replication.throttled.replicas": 7,
+# Kafka's ConfigType codes, by the type reassignd checks a value against
+KIND_CODES = {Kind.BOOLEAN: 1, Kind.STRING: 2, Kind.INT: 3, Kind.LONG: 5, Kind.DOUBLE: 6, Kind.LIST: 7}
+SIM_CONFIG_TYPES = {
+    "reassignd.sim.initial.bytes": 5,
+    "reassignd.sim.produce.bytes.per.s": 6,
+    "reassignd.sim.replication.bytes.per.s": 6,
 }
+STRING = 2
+
+
+def config_type_code(resource_type: ResourceType, name: str) -> int:
+    types = TOPIC_CONFIG_TYPES if resource_type is ResourceType.TOPIC else BROKER_CONFIG_TYPES
+    known = types.get(name)
+    return KIND_CODES[known.kind] if known is not None else SIM_CONFIG_TYPES.get(name, STRING)
 
 
 def _resource(resource_type: int, name: str) -> ConfigResource | None:
@@ -71,9 +88,12 @@ def _resource(resource_type: int, name: str) -> ConfigResource | None:
     return ConfigResource(ResourceType(resource_type), name)
 
 
-def _entries(
+def config_entries(
     resource: ConfigResource, stored: dict[str, str], keys: list[str] | None, version: int
 ) -> list[Any]:
+    """DescribeConfigs' entries of one resource: every settable key, the stored ones with their
+    source, the others as DEFAULT_CONFIG with the default reassignd applies (null where nothing
+    here reads the key), then any other stored key; only ``keys`` when named. Pure."""
     Entry = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
     if resource.type is ResourceType.TOPIC:
         source = SOURCE_TOPIC
@@ -81,11 +101,8 @@ def _entries(
         source = SOURCE_BROKER if resource.name else SOURCE_DEFAULT_BROKER
     # every config a tool may set is listed (tools check names against the list): stored values,
     # else the default reassignd applies, else null (Kafka's own default, not known here)
-    names, defaults = (
-        (TOPIC_CONFIG_NAMES, TOPIC_DEFAULTS)
-        if resource.type is ResourceType.TOPIC
-        else (BROKER_CONFIG_NAMES, BROKER_DEFAULTS)
-    )
+    names = settable_names(resource.type)
+    defaults = TOPIC_DEFAULTS if resource.type is ResourceType.TOPIC else BROKER_DEFAULTS
     shown: dict[str, tuple[str | None, int]] = {n: (defaults.get(n), SOURCE_DEFAULT) for n in names}
     shown.update({k: (v, source) for k, v in stored.items()})
     out = []
@@ -99,7 +116,7 @@ def _entries(
             read_only=False,
             is_sensitive=False,
             synonyms=[],
-            config_type=CONFIG_TYPES.get(name, 2),
+            config_type=config_type_code(resource.type, name),
             documentation=None,
         )
         if version == 0:
@@ -142,14 +159,38 @@ async def describe_configs(ctx: RequestContext, request: Any) -> Any:
                 resource_name=r.resource_name,
                 configs=[]
                 if problem is not None or resource is None or config is None
-                else _entries(resource, config, keys, ctx.version),
+                else config_entries(resource, config, keys, ctx.version),
             )
         )
     return DescribeConfigsResponse(throttle_time_ms=0, results=results)
 
 
-async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
-    Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+def _incremental_changes(r: Any) -> tuple[ConfigChange, ...] | str:
+    """The changes, or why the request is invalid (42)."""
+    ops = [c.config_operation for c in r.configs]
+    if any(op not in ConfigOp._value2member_map_ for op in ops):
+        return f"Unknown config operation in {ops}"
+    return tuple(ConfigChange(c.name, ConfigOp(c.config_operation), c.value) for c in r.configs)
+
+
+def _replacing_changes(r: Any) -> tuple[ConfigChange, ...] | str:
+    """AlterConfigs: every key named is SET; a null value leaves the key unset (Kafka drops it
+    from the new config), so it is a DELETE, which a replacement makes a no-op but for the name
+    check."""
+    return tuple(
+        ConfigChange(c.name, ConfigOp.DELETE if c.value is None else ConfigOp.SET, c.value) for c in r.configs
+    )
+
+
+async def _alter(
+    ctx: RequestContext,
+    request: Any,
+    changes_of: Callable[[Any], tuple[ConfigChange, ...] | str],
+    replace: bool,
+) -> list[tuple[int, str | None]]:
+    """Per resource of the request, in its order, the error code and message it is answered:
+    the listener's own checks (resource type, role), then the controller's (the door's and the
+    event's, as for every config write)."""
     answers: dict[int, tuple[int, str | None]] = {}
     sent: list[tuple[int, ResourceAlteration]] = []
     for i, r in enumerate(request.resources):
@@ -165,12 +206,11 @@ async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
             )
             answers[i] = (code, ctx.denied_message("ALTER configs"))
             continue
-        ops = [c.config_operation for c in r.configs]
-        if any(op not in ConfigOp._value2member_map_ for op in ops):
-            answers[i] = (INVALID_REQUEST, f"Unknown config operation in {ops}")
+        changes = changes_of(r)
+        if isinstance(changes, str):
+            answers[i] = (INVALID_REQUEST, changes)
             continue
-        changes = tuple(ConfigChange(c.name, ConfigOp(c.config_operation), c.value) for c in r.configs)
-        sent.append((i, ResourceAlteration(resource, changes)))
+        sent.append((i, ResourceAlteration(resource, changes, replace=replace)))
     if sent:
         alter = AlterConfigs(tuple(a for _, a in sent), bool(request.validate_only), ctx.principal.user)
         try:
@@ -179,16 +219,41 @@ async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
             results = tuple(ConfigResult(a.resource, NOT_CONTROLLER, e.message) for _, a in sent)
         for (i, _), result in zip(sent, results, strict=True):
             answers[i] = (result.error_code, result.error_message)
+    return [answers[i] for i in range(len(request.resources))]
+
+
+async def incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
+    Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+    answers = await _alter(ctx, request, _incremental_changes, replace=False)
     return IncrementalAlterConfigsResponse(
         throttle_time_ms=0,
         responses=[
             Response(
-                error_code=answers[i][0],
-                error_message=answers[i][1],
+                error_code=code,
+                error_message=message,
                 resource_type=r.resource_type,
                 resource_name=r.resource_name,
             )
-            for i, r in enumerate(request.resources)
+            for r, (code, message) in zip(request.resources, answers, strict=True)
+        ],
+    )
+
+
+async def alter_configs(ctx: RequestContext, request: Any) -> Any:
+    """AlterConfigs (33): each resource's dynamic config replaced by the keys named (the others
+    removed, as Kafka does), with IncrementalAlterConfigs' checks and write."""
+    Response = AlterConfigsResponse.AlterConfigsResourceResponse
+    answers = await _alter(ctx, request, _replacing_changes, replace=True)
+    return AlterConfigsResponse(
+        throttle_time_ms=0,
+        responses=[
+            Response(
+                error_code=code,
+                error_message=message,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+            )
+            for r, (code, message) in zip(request.resources, answers, strict=True)
         ],
     )
 
@@ -213,6 +278,22 @@ def describe_configs_refusal(request: Any, version: int, code: int, message: str
 def incremental_alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
     Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
     return IncrementalAlterConfigsResponse(
+        throttle_time_ms=0,
+        responses=[
+            Response(
+                error_code=code,
+                error_message=message,
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+            )
+            for r in request.resources
+        ],
+    )
+
+
+def alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    Response = AlterConfigsResponse.AlterConfigsResourceResponse
+    return AlterConfigsResponse(
         throttle_time_ms=0,
         responses=[
             Response(

@@ -56,6 +56,7 @@ class Listener:
     standby_brokers: tuple[float, tuple[int, ...]] | None = None
     standby_brokers_reading: asyncio.Future[tuple[int, ...]] | None = None
     topic_ids: tuple[object, dict[uuid.UUID, str]] | None = None  # per published topics map
+    sorted_topic_names: tuple[object, list[str]] | None = None  # DescribeTopicPartitions' order, likewise
     reports: SharedReports = field(default_factory=SharedReports)  # DescribeLogDirs' agent rounds
 
 

@@ -15,6 +15,8 @@ from reassignd.kafka_listener import (
     protocol,
     quotas,
     reassignments,
+    scram,
+    topic_partitions,
     topics,
 )
 from reassignd.kafka_listener.context import RequestContext
@@ -33,11 +35,14 @@ HANDLERS: dict[int, Handler] = {
     protocol.ALTER_PARTITION_REASSIGNMENTS: reassignments.alter_partition_reassignments,
     protocol.LIST_PARTITION_REASSIGNMENTS: reassignments.list_partition_reassignments,
     protocol.DESCRIBE_CONFIGS: configs.describe_configs,
+    protocol.ALTER_CONFIGS: configs.alter_configs,
     protocol.INCREMENTAL_ALTER_CONFIGS: configs.incremental_alter_configs,
     protocol.DESCRIBE_CLIENT_QUOTAS: quotas.describe_client_quotas,
     protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas,
     protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs,
     protocol.ELECT_LEADERS: elections.elect_leaders,
+    protocol.DESCRIBE_USER_SCRAM_CREDENTIALS: scram.describe_user_scram_credentials,
+    protocol.DESCRIBE_TOPIC_PARTITIONS: topic_partitions.describe_topic_partitions,
 }
 
 REFUSALS: dict[int, Refusal] = {
@@ -50,11 +55,14 @@ REFUSALS: dict[int, Refusal] = {
     protocol.ALTER_PARTITION_REASSIGNMENTS: reassignments.alter_refusal,
     protocol.LIST_PARTITION_REASSIGNMENTS: reassignments.list_refusal,
     protocol.DESCRIBE_CONFIGS: configs.describe_configs_refusal,
+    protocol.ALTER_CONFIGS: configs.alter_configs_refusal,
     protocol.INCREMENTAL_ALTER_CONFIGS: configs.incremental_alter_configs_refusal,
     protocol.DESCRIBE_CLIENT_QUOTAS: quotas.describe_client_quotas_refusal,
     protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas_refusal,
     protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs_refusal,
     protocol.ELECT_LEADERS: elections.elect_leaders_refusal,
+    protocol.DESCRIBE_USER_SCRAM_CREDENTIALS: scram.describe_user_scram_credentials_refusal,
+    protocol.DESCRIBE_TOPIC_PARTITIONS: topic_partitions.describe_topic_partitions_refusal,
 }
 assert REFUSALS.keys() == HANDLERS.keys(), "every API served has its refusal"
 
@@ -64,6 +72,7 @@ MUTATIONS = frozenset(
         protocol.DELETE_TOPICS,
         protocol.CREATE_PARTITIONS,
         protocol.ALTER_PARTITION_REASSIGNMENTS,
+        protocol.ALTER_CONFIGS,
         protocol.INCREMENTAL_ALTER_CONFIGS,
         protocol.ALTER_CLIENT_QUOTAS,
         protocol.ELECT_LEADERS,

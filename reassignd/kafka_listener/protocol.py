@@ -16,6 +16,7 @@ from typing import Any
 
 from kafka.protocol.admin import (
     AlterClientQuotasRequest,
+    AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
@@ -24,6 +25,8 @@ from kafka.protocol.admin import (
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
+    DescribeTopicPartitionsRequest,
+    DescribeUserScramCredentialsRequest,
     ElectLeadersRequest,
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
@@ -41,6 +44,7 @@ API_VERSIONS = 18
 CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 DESCRIBE_CONFIGS = 32
+ALTER_CONFIGS = 33
 DESCRIBE_LOG_DIRS = 35
 SASL_AUTHENTICATE = 36
 CREATE_PARTITIONS = 37
@@ -50,7 +54,9 @@ ALTER_PARTITION_REASSIGNMENTS = 45
 LIST_PARTITION_REASSIGNMENTS = 46
 DESCRIBE_CLIENT_QUOTAS = 48
 ALTER_CLIENT_QUOTAS = 49
+DESCRIBE_USER_SCRAM_CREDENTIALS = 50
 DESCRIBE_CLUSTER = 60
+DESCRIBE_TOPIC_PARTITIONS = 75
 
 UNSUPPORTED_VERSION = 35
 
@@ -83,6 +89,7 @@ SERVED: dict[int, Api] = {
         Api(CREATE_TOPICS, "CreateTopics", 0, 7, CreateTopicsRequest),
         Api(DELETE_TOPICS, "DeleteTopics", 0, 6, DeleteTopicsRequest),
         Api(DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, DescribeConfigsRequest),
+        Api(ALTER_CONFIGS, "AlterConfigs", 0, 2, AlterConfigsRequest),
         Api(DESCRIBE_LOG_DIRS, "DescribeLogDirs", 0, 4, DescribeLogDirsRequest),
         Api(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2, SaslAuthenticateRequest),
         Api(CREATE_PARTITIONS, "CreatePartitions", 0, 3, CreatePartitionsRequest),
@@ -104,7 +111,15 @@ SERVED: dict[int, Api] = {
         ),
         Api(DESCRIBE_CLIENT_QUOTAS, "DescribeClientQuotas", 0, 1, DescribeClientQuotasRequest),
         Api(ALTER_CLIENT_QUOTAS, "AlterClientQuotas", 0, 1, AlterClientQuotasRequest),
+        Api(
+            DESCRIBE_USER_SCRAM_CREDENTIALS,
+            "DescribeUserScramCredentials",
+            0,
+            0,
+            DescribeUserScramCredentialsRequest,
+        ),
         Api(DESCRIBE_CLUSTER, "DescribeCluster", 0, 1, DescribeClusterRequest),
+        Api(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", 0, 0, DescribeTopicPartitionsRequest),
     )
 }
 

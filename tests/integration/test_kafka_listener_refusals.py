@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from kafka.protocol.admin import (
     AlterClientQuotasRequest,
+    AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
@@ -19,6 +20,7 @@ from kafka.protocol.admin import (
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeLogDirsRequest,
+    DescribeTopicPartitionsRequest,
     ElectLeadersRequest,
     IncrementalAlterConfigsRequest,
     ListPartitionReassignmentsRequest,
@@ -57,7 +59,8 @@ class Failing:
 
 
 def requests() -> dict[int, tuple[ApiMessage, int, list[str]]]:
-    """One request per API, each naming two items (what they are called in the answer)."""
+    """One request per API that calls the controller's side, each naming two items (what they
+    are called in the answer)."""
     Create = CreateTopicsRequest.CreatableTopic
     Alter = AlterPartitionReassignmentsRequest.ReassignableTopic
     Configs = IncrementalAlterConfigsRequest.AlterConfigsResource
@@ -160,6 +163,34 @@ def requests() -> dict[int, tuple[ApiMessage, int, list[str]]]:
             1,
             ["a", "b"],
         ),
+        protocol.ALTER_CONFIGS: (
+            AlterConfigsRequest(
+                resources=[
+                    AlterConfigsRequest.AlterConfigsResource(
+                        resource_type=2,
+                        resource_name=n,
+                        configs=[
+                            AlterConfigsRequest.AlterConfigsResource.AlterableConfig(
+                                name="min.insync.replicas", value="1"
+                            )
+                        ],
+                    )
+                    for n in ("a", "b")
+                ],
+                validate_only=False,
+            ),
+            2,
+            ["a", "b"],
+        ),
+        protocol.DESCRIBE_TOPIC_PARTITIONS: (
+            DescribeTopicPartitionsRequest(
+                topics=[DescribeTopicPartitionsRequest.TopicRequest(name=n) for n in ("a", "b")],
+                response_partition_limit=2000,
+                cursor=None,
+            ),
+            0,
+            ["a", "b"],
+        ),
         protocol.DESCRIBE_CLIENT_QUOTAS: (DescribeClientQuotasRequest(components=[], strict=False), 1, []),
         protocol.ALTER_CLIENT_QUOTAS: (
             AlterClientQuotasRequest(
@@ -212,7 +243,9 @@ def errors_of(response: Any) -> list[int]:
 
 def test_every_api_served_has_a_refusal() -> None:
     assert set(REFUSALS) == set(protocol.SERVED) - {protocol.SASL_HANDSHAKE, protocol.SASL_AUTHENTICATE}
-    assert set(requests()) == set(REFUSALS) - {protocol.API_VERSIONS}
+    # ApiVersions and DescribeUserScramCredentials (no credentials kept) ask the controller nothing
+    answered_alone = {protocol.API_VERSIONS, protocol.DESCRIBE_USER_SCRAM_CREDENTIALS}
+    assert set(requests()) == set(REFUSALS) - answered_alone
 
 
 @pytest.mark.parametrize(

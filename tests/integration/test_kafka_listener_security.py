@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafka.admin import NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import KafkaError, TopicAuthorizationFailedError
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
@@ -84,6 +84,20 @@ async def test_sasl_plain_viewer_admin_and_a_wrong_password(procs: Procs, tmp_pa
         with pytest.raises(TopicAuthorizationFailedError):
             await off_loop(victor.create_topics, [NewTopic("nope", 1, 1)])
         assert "nope" not in await off_loop(alice.list_topics)
+        # AlterConfigs needs the admin role (29 topic, 31 broker); the describe calls do not
+        denied = await off_loop(
+            victor.alter_configs,
+            [
+                ConfigResource(ConfigResourceType.TOPIC, "secured", {"retention.ms": "1"}),
+                ConfigResource(ConfigResourceType.BROKER, "1", {"leader.replication.throttled.rate": "1"}),
+            ],
+            incremental=False,
+        )
+        assert "TopicAuthorizationFailed" in denied["topic"]["secured"], denied
+        assert "ClusterAuthorizationFailed" in denied["broker"]["1"], denied
+        assert await off_loop(victor.describe_user_scram_credentials) == {}
+        page = await off_loop(victor.describe_topic_partitions, ["secured"])
+        assert [(t["name"], len(t["partitions"])) for t in page["topics"]] == [("secured", 2)]
     finally:
         await off_loop(alice.close)
         await off_loop(victor.close)

@@ -15,6 +15,8 @@ from kafka.protocol.admin import (
 from kafka.protocol.metadata import ApiVersionsResponse
 from kafka.protocol.parser import KafkaProtocol
 
+from reassignd.broker import sim_config
+from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S
 from reassignd.controller.leadership.elect_leaders import (
     ELECTION_NOT_NEEDED,
     ELIGIBLE_LEADERS_NOT_AVAILABLE,
@@ -30,10 +32,16 @@ from reassignd.controller.model.admin_requests import (
     ResourceAlteration,
     ResourceType,
 )
-from reassignd.controller.model.config_rules import plan_alteration
+from reassignd.controller.model.config_rules import (
+    BROKER_SIM_DEFAULTS,
+    TOPIC_CONFIG_NAMES,
+    TOPIC_SIM_DEFAULTS,
+    plan_alteration,
+)
 from reassignd.controller.model.requests import QuotaDescription
 from reassignd.kafka_listener import protocol
 from reassignd.kafka_listener.cluster import topic_uuid
+from reassignd.kafka_listener.configs import config_entries
 from reassignd.kafka_listener.limits import RateLimitedLog
 from reassignd.kafka_listener.quotas import filter_quotas
 from reassignd.kafka_listener.sasl import AuthFailure, authenticate_plain, parse_plain
@@ -190,6 +198,88 @@ def test_incremental_alter_configs_merges_as_kafka() -> None:
         name="x",
     )
     assert refusal(plan_alteration(bad_broker, {})) == 42
+
+
+def test_alter_configs_replaces_the_whole_config_as_kafka() -> None:
+    """AlterConfigs (33): the keys named are the new config, every other stored key goes (the
+    simulation's and the throttles' too); a null value leaves its key unset; the checks are
+    IncrementalAlterConfigs' (unknown name 40, bad value 40, duplicate 42)."""
+    stored = {"retention.ms": "1000", "reassignd.sim.initial.bytes": "5", "segment.ms": "10"}
+
+    def replacing(*changes: ConfigChange, kind: ResourceType = ResourceType.TOPIC) -> ResourceAlteration:
+        return ResourceAlteration(
+            ConfigResource(kind, "t" if kind is ResourceType.TOPIC else "1"), changes, True
+        )
+
+    planned = plan_alteration(
+        replacing(
+            ConfigChange("retention.ms", ConfigOp.SET, "2000"),
+            ConfigChange("segment.ms", ConfigOp.DELETE, None),
+        ),
+        stored,
+    )
+    assert planned == {"retention.ms": "2000"}
+    assert plan_alteration(replacing(), stored) == {}
+    # the same changes, incremental, keep what they do not name
+    incremental = plan_alteration(alteration(ConfigChange("retention.ms", ConfigOp.SET, "2000")), stored)
+    assert incremental == {**stored, "retention.ms": "2000"}
+    assert refusal(plan_alteration(replacing(ConfigChange("no.such.key", ConfigOp.SET, "1")), stored)) == 40
+    assert (
+        refusal(plan_alteration(replacing(ConfigChange("segment.bytes", ConfigOp.SET, "13")), stored)) == 40
+    )
+    twice = replacing(
+        ConfigChange("retention.ms", ConfigOp.SET, "1"), ConfigChange("retention.ms", ConfigOp.SET, "2")
+    )
+    assert refusal(plan_alteration(twice, stored)) == 42
+    broker = replacing(
+        ConfigChange("leader.replication.throttled.rate", ConfigOp.SET, "10"), kind=ResourceType.BROKER
+    )
+    assert plan_alteration(broker, {"follower.replication.throttled.rate": "5"}) == {
+        "leader.replication.throttled.rate": "10"
+    }
+    unknown_for_a_broker = replacing(
+        ConfigChange("retention.ms", ConfigOp.SET, "1"), kind=ResourceType.BROKER
+    )
+    assert refusal(plan_alteration(unknown_for_a_broker, {})) == 40
+
+
+def test_describe_configs_lists_every_settable_key_set_or_not() -> None:
+    """Every key a tool may set is listed (kafka-python checks names against the list before it
+    alters): stored ones with their source, the others DEFAULT_CONFIG (5) with the default
+    reassignd applies, the simulation's keys among them; v0 carries is_default instead."""
+    topic = ConfigResource(ResourceType.TOPIC, "t")
+    entries = {e.name: e for e in config_entries(topic, {"retention.ms": "1", "x.foreign": "y"}, None, 1)}
+    assert set(entries) == TOPIC_CONFIG_NAMES | set(TOPIC_SIM_DEFAULTS) | {"x.foreign"}
+    assert (entries["retention.ms"].value, entries["retention.ms"].config_source) == ("1", 1)
+    assert (entries["x.foreign"].value, entries["x.foreign"].config_source) == ("y", 1)
+    initial = entries[sim_config.INITIAL_BYTES]
+    assert (initial.value, initial.config_source, initial.config_type, initial.read_only) == (
+        "0",
+        5,
+        5,
+        False,
+    )
+    assert entries[sim_config.PRODUCE_BYTES_PER_S].value == "0"
+    assert (entries["min.insync.replicas"].value, entries["min.insync.replicas"].config_type) == ("1", 3)
+    assert (entries["segment.ms"].value, entries["segment.ms"].config_source) == (None, 5)
+    assert entries["cleanup.policy"].config_type == 7  # LIST
+    assert entries["min.cleanable.dirty.ratio"].config_type == 6  # DOUBLE
+
+    broker = ConfigResource(ResourceType.BROKER, "1")
+    named = config_entries(broker, {}, [sim_config.REPLICATION_BYTES_PER_S, "no.such"], 0)
+    assert [(e.name, e.value, e.is_default) for e in named] == [
+        (sim_config.REPLICATION_BYTES_PER_S, str(DEFAULT_REPLICATION_BYTES_PER_S), True)
+    ]
+    default_broker = ConfigResource(ResourceType.BROKER, "")
+    stored = config_entries(default_broker, {sim_config.REPLICATION_BYTES_PER_S: "7"}, None, 1)
+    assert {e.name: e.config_source for e in stored}[sim_config.REPLICATION_BYTES_PER_S] == 3
+    # the simulation's keys are the agents' own, with the agents' defaults
+    assert set(TOPIC_SIM_DEFAULTS) == {sim_config.INITIAL_BYTES, sim_config.PRODUCE_BYTES_PER_S}
+    assert sim_config.topic_sim_config(None) == sim_config.TopicSimConfig(
+        initial_bytes=int(TOPIC_SIM_DEFAULTS[sim_config.INITIAL_BYTES]),
+        produce_bytes_per_s=float(TOPIC_SIM_DEFAULTS[sim_config.PRODUCE_BYTES_PER_S]),
+    )
+    assert {sim_config.REPLICATION_BYTES_PER_S: str(DEFAULT_REPLICATION_BYTES_PER_S)} == BROKER_SIM_DEFAULTS
 
 
 def test_election_decisions() -> None:

@@ -235,7 +235,8 @@ class ControllerApi:
         )
 
     async def alter_configs(self, request: AlterConfigs) -> tuple[ConfigResult, ...]:
-        """IncrementalAlterConfigs through the controller (config znode + change notification)."""
+        """AlterConfigs and IncrementalAlterConfigs through the controller (config znode + change
+        notification), each resource checked at the door first."""
         self._admit()
         problems = [admission.alteration_problem(a) for a in request.resources]
         errors = [None if p is None else ReassigndError(p[1], error_code=p[0]) for p in problems]

@@ -192,7 +192,7 @@ class AlterQuotasRequested:
 
 @dataclass(frozen=True, slots=True)
 class AlterConfigsRequested:
-    """IncrementalAlterConfigs of topic and broker configs (the Kafka listener)."""
+    """AlterConfigs or IncrementalAlterConfigs of topic and broker configs (the Kafka listener)."""
 
     request: AlterConfigs
     reply: asyncio.Future[tuple[ConfigResult, ...]] = field(compare=False, repr=False)

@@ -1,5 +1,6 @@
 """Requests of the Kafka listener that the controller handles besides the HTTP API's
-(``requests.py``): IncrementalAlterConfigs and ElectLeaders, and their results. Pure values."""
+(``requests.py``): AlterConfigs and IncrementalAlterConfigs, ElectLeaders, and their results. Pure
+values."""
 
 from __future__ import annotations
 
@@ -48,13 +49,19 @@ class ConfigChange:
 
 @dataclass(frozen=True, slots=True)
 class ResourceAlteration:
+    """The changes to one resource's dynamic config. ``replace``: AlterConfigs (33), whose
+    changes are the whole new config (every key not named is removed, as Kafka does); otherwise
+    IncrementalAlterConfigs (44), whose changes apply to the stored config."""
+
     resource: ConfigResource
     changes: tuple[ConfigChange, ...]
+    replace: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class AlterConfigs:
-    """IncrementalAlterConfigs: the resources' changes (each resource answered on its own)."""
+    """AlterConfigs or IncrementalAlterConfigs: the resources' changes (each resource answered on
+    its own)."""
 
     resources: tuple[ResourceAlteration, ...]
     validate_only: bool = False

@@ -30,9 +30,9 @@ from reassignd.topic_partition import TopicPartition, topic_name_problem
 
 
 def alteration_problem(alteration: ResourceAlteration) -> tuple[int, str] | None:
-    """IncrementalAlterConfigs, one resource: Kafka's rules (resource name, duplicate keys, known
-    names, values by type, operations) on the changes themselves, and their encoded size. The
-    merge with the stored config is checked again in the event."""
+    """AlterConfigs or IncrementalAlterConfigs, one resource: Kafka's rules (resource name,
+    duplicate keys, known names, values by type, operations) on the changes themselves, and their
+    encoded size. The merge with the stored config is checked again in the event."""
     planned = plan_alteration(alteration, {})
     return planned if isinstance(planned, tuple) else None
 

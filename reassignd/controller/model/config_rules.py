@@ -1,5 +1,6 @@
-"""The rules of IncrementalAlterConfigs, Kafka's way, and the parsing of the config values the
-controller acts on. Pure: the request and the stored config in, the new config or a refusal out.
+"""The rules of IncrementalAlterConfigs and AlterConfigs, Kafka's way, and the parsing of the config
+values the controller acts on. Pure: the request and the stored config in, the new config or a
+refusal out.
 
 Which names a topic or a broker config accepts, which values are valid for the keys reassignd
 reads, and the merge (SET, DELETE, APPEND, SUBTRACT); ``quotas/entity_configs.py`` writes the
@@ -45,6 +46,17 @@ def parse_positive_int(value: str) -> int | None:
 INVALID_CONFIG = 40
 INVALID_REQUEST = 42
 SIM_PREFIX = "reassignd.sim."
+# The simulation's keys the broker agents read (``broker/sim_config.py``), with the value an agent
+# applies when one is not set: settable as Kafka's are, and listed by DescribeConfigs (any other
+# ``reassignd.sim.*`` name is accepted too, and read by nothing)
+TOPIC_SIM_DEFAULTS: dict[str, str] = {
+    "reassignd.sim.initial.bytes": "0",
+    "reassignd.sim.produce.bytes.per.s": "0",
+}
+BROKER_SIM_DEFAULTS: dict[str, str] = {
+    # then /config/brokers/<default>, then the agent's --replication-bytes-per-s (this is its default)
+    "reassignd.sim.replication.bytes.per.s": str(100 * 1024 * 1024),
+}
 
 # Kafka's topic-level configs (LogConfig, 3.x), the names kafka-configs accepts for a topic, and
 # the dynamic broker configs reassignd and its agents act on (KIP-73 throttles, elections)
@@ -76,6 +88,14 @@ def resource_problem(resource: ConfigResource) -> tuple[int, str] | None:
     if resource.name and (not resource.name.isascii() or not resource.name.isdigit()):
         return (INVALID_REQUEST, f"Broker id must be an integer, got {resource.name!r}")
     return None
+
+
+def settable_names(resource_type: ResourceType) -> frozenset[str]:
+    """Every name a topic's or broker's config may set that something reads: Kafka's and the
+    simulation's (what DescribeConfigs lists, set or not)."""
+    if resource_type is ResourceType.TOPIC:
+        return TOPIC_CONFIG_NAMES | frozenset(TOPIC_SIM_DEFAULTS)
+    return BROKER_CONFIG_NAMES | frozenset(BROKER_SIM_DEFAULTS)
 
 
 def known_name(resource_type: ResourceType, name: str) -> bool:
@@ -122,7 +142,9 @@ def plan_alteration(
     alteration: ResourceAlteration, config: Mapping[str, str]
 ) -> dict[str, str] | tuple[int, str]:
     """The entity's config after ``alteration``, or (error code, message). Kafka's rules: a name
-    given twice is refused, SET/APPEND/SUBTRACT need a value, APPEND/SUBTRACT only for lists."""
+    given twice is refused, SET/APPEND/SUBTRACT need a value, APPEND/SUBTRACT only for lists. A
+    replacing alteration (AlterConfigs) starts from an empty config: the keys it does not name
+    are removed, whatever was stored; the same checks apply to what it names."""
     resource = alteration.resource
     problem = resource_problem(resource)
     if problem is not None:
@@ -131,7 +153,7 @@ def plan_alteration(
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         return (INVALID_REQUEST, f"Error due to duplicate config keys : {','.join(duplicated)}")
-    new = dict(config)
+    new = {} if alteration.replace else dict(config)
     for change in alteration.changes:
         kind = "topic" if resource.type is ResourceType.TOPIC else "broker"
         if not known_name(resource.type, change.name):

@@ -1,7 +1,8 @@
 """Topic and broker configs (``/config/topics/<t>``, ``/config/brokers/<id>|<default>``) as
-DescribeConfigs reads them and IncrementalAlterConfigs writes them, Kafka's way: merge into the
-entity's config map and create a ``/config/changes`` notification in the same fenced multi, so
-Kafka's tools, the agents and this controller (unclean elections) follow the change.
+DescribeConfigs reads them and IncrementalAlterConfigs and AlterConfigs write them, Kafka's way:
+merge into (or, for AlterConfigs, replace) the entity's config map and create a
+``/config/changes`` notification in the same fenced multi, so Kafka's tools, the agents and this
+controller (unclean elections) follow the change.
 
 The requests and results are pure values; ``model/config_rules.py`` is the pure validation; the
 writes happen inside the controller's event loop (``ConfigWrites``, an ``AlterConfigsRequested``
@@ -56,7 +57,7 @@ async def read_configs(
 
 
 class ConfigWrites:
-    """IncrementalAlterConfigs on the active controller: one fenced multi per resource (config
+    """IncrementalAlterConfigs and AlterConfigs on the active controller: one fenced multi per resource (config
     znode and change notification), re-read and merged again when it changed meanwhile."""
 
     def __init__(self, zk: ZkClient, topic_exists: Callable[[str], bool]) -> None:
@@ -104,8 +105,9 @@ class ConfigWrites:
             if isinstance(written, Refused):
                 continue  # changed (or created) meanwhile: read again
             log.info(
-                "configs of %s changed: %s",
+                "configs of %s %s: %s",
                 paths.entity_path(path),
+                "replaced" if alteration.replace else "changed",
                 sorted(c.name for c in alteration.changes),
             )
             return ConfigResult(resource)
