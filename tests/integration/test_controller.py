@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Create, Delete, SetData
-from tests.integration.harness import Procs, active_one, eventually, hosted, state_of, wait_brokers
+from tests.integration.harness import Kit, Procs, active_one, eventually, hosted, state_of, wait_brokers
 
 SESSION_TIMEOUT_S = 2.0
 
@@ -51,11 +51,11 @@ async def test_one_active_controller_and_failover_on_kill(procs: Procs, zk: ZkCl
     assert took_s <= SESSION_TIMEOUT_S + 2.0, f"took {took_s:.2f}s"
 
 
-async def test_outside_takeover_fences_old_controller(procs: Procs, zk: ZkClient) -> None:
-    c = procs.controller(9000, SESSION_TIMEOUT_S)
+async def test_outside_takeover_fences_old_controller(kit: Kit, zk: ZkClient) -> None:
+    c = kit.controller(9000, SESSION_TIMEOUT_S)
     _, status = await active_one(c)
     epoch = status["controller_epoch"]
-    procs.cluster(2)
+    kit.cluster(2)
     await wait_brokers(c, {1, 2})
 
     # an outside client takes over in one multi
@@ -96,12 +96,12 @@ async def test_outside_takeover_fences_old_controller(procs: Procs, zk: ZkClient
     assert state.controller_epoch == epoch + 2
 
 
-async def test_brokers_register_and_topics_in_v1_and_v2_come_online(procs: Procs, zk: ZkClient) -> None:
-    c = procs.controller(9000, SESSION_TIMEOUT_S)
+async def test_brokers_register_and_topics_in_v1_and_v2_come_online(kit: Kit, zk: ZkClient) -> None:
+    c = kit.controller(9000, SESSION_TIMEOUT_S)
     await active_one(c)
-    procs.cluster(3, first_id=1, racks=3)
-    procs.broker(4, "--rack", "r-four")
-    procs.broker(5)
+    kit.cluster(3, first_id=1, racks=3)
+    kit.broker(4, "--rack", "r-four")
+    kit.broker(5)
     brokers = await wait_brokers(c, {1, 2, 3, 4, 5})
     by_id = {b["id"]: b for b in brokers}
     assert [by_id[i]["rack"] for i in (1, 2, 3, 4, 5)] == ["r0", "r1", "r2", "r-four", None]
@@ -238,8 +238,8 @@ async def test_malformed_znodes_are_reported_and_skipped(procs: Procs, zk: ZkCli
     assert code == 200 and c.proc.alive
 
 
-async def test_slow_follower_stays_out_of_isr_until_its_rate_rises(procs: Procs, zk: ZkClient) -> None:
-    c = procs.controller(9000, SESSION_TIMEOUT_S)
+async def test_slow_follower_stays_out_of_isr_until_its_rate_rises(kit: Kit, zk: ZkClient) -> None:
+    c = kit.controller(9000, SESSION_TIMEOUT_S)
     await active_one(c)
     await zk.create(
         paths.config_broker(2),
@@ -251,7 +251,7 @@ async def test_slow_follower_stays_out_of_isr_until_its_rate_rises(procs: Procs,
         admin_codec.encode_entity_config({"reassignd.sim.produce.bytes.per.s": "1000000"}),
         make_parents=True,
     )
-    procs.cluster(2, 1, None, "--replica-lag-time-max-ms", "1500")
+    kit.cluster(2, 1, None, "--replica-lag-time-max-ms", "1500")
     await wait_brokers(c, {1, 2})
     await zk.create(paths.topic("grow"), codec.encode_topic(codec.TopicZnode({0: (1, 2)})))
 
@@ -278,10 +278,10 @@ async def test_slow_follower_stays_out_of_isr_until_its_rate_rises(procs: Procs,
     await eventually(rejoined, what="the follower catches up and joins the ISR")
 
 
-async def test_kip73_follower_throttle_slows_a_follower_the_same_way(procs: Procs, zk: ZkClient) -> None:
+async def test_kip73_follower_throttle_slows_a_follower_the_same_way(kit: Kit, zk: ZkClient) -> None:
     """KIP-73 throttles apply to replicas outside the ISR (as in Kafka): a follower that starts
     out of the ISR (its broker was down at creation) stays out while throttled."""
-    c = procs.controller(9000, SESSION_TIMEOUT_S)
+    c = kit.controller(9000, SESSION_TIMEOUT_S)
     await active_one(c)
     await zk.create(
         paths.config_broker(2),
@@ -299,12 +299,12 @@ async def test_kip73_follower_throttle_slows_a_follower_the_same_way(procs: Proc
         ),
         make_parents=True,
     )
-    procs.broker(1, "--replica-lag-time-max-ms", "1500")
+    kit.broker(1, "--replica-lag-time-max-ms", "1500")
     await wait_brokers(c, {1})
     await zk.create(paths.topic("throttled"), codec.encode_topic(codec.TopicZnode({0: (1, 2)})))
     s = await eventually(lambda: state_of(zk, "throttled", 0), what="online without broker 2")
     assert s.isr == (1,)
-    procs.broker(2, "--replica-lag-time-max-ms", "1500")
+    kit.broker(2, "--replica-lag-time-max-ms", "1500")
     await wait_brokers(c, {1, 2})
     await asyncio.sleep(1.5)  # throttled, it stays out while the leader keeps growing (a lag time)
     later = await state_of(zk, "throttled", 0)

@@ -13,12 +13,21 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from typing import Any
 
 import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Procs, active_one, eventually, state_of, wait_brokers
+from tests.integration.harness import (
+    ControllerProc,
+    Launcher,
+    Procs,
+    active_one,
+    eventually,
+    state_of,
+    wait_brokers,
+)
 from tests.integration.test_events import Stream
 from tests.integration.test_reassignment import FAST, make_topic, set_broker_rate, topic_znode
 
@@ -65,7 +74,7 @@ async def isrs(zk: ZkClient) -> dict[int, set[int]]:
     return out
 
 
-async def started(procs: Procs, zk: ZkClient) -> ControllerProc:
+async def started(procs: Launcher[Any], zk: ZkClient) -> ControllerProc:
     c = procs.controller(9000, 2.0)
     await active_one(c)
     await set_broker_rate(zk, None, FAST)

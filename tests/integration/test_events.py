@@ -28,7 +28,15 @@ from aiokafka import AIOKafkaConsumer
 
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import free_port
-from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
+from tests.integration.harness import (
+    ControllerProc,
+    Kit,
+    Launcher,
+    Procs,
+    active_one,
+    eventually,
+    wait_brokers,
+)
 from tests.integration.test_reassignment import alter, completed, make_topic, set_broker_rate
 
 pytestmark = pytest.mark.timeout(180)
@@ -78,7 +86,9 @@ def tansu(tmp_path: Path) -> Iterator[Tansu]:
         broker.stop()
 
 
-async def cluster(procs: Procs, zk: ZkClient, *extra: str, standby: bool = False) -> list[ControllerProc]:
+async def cluster(
+    procs: Launcher[Any], zk: ZkClient, *extra: str, standby: bool = False
+) -> list[ControllerProc]:
     controllers = [procs.controller(9000, 2.0, *extra)]
     if standby:
         controllers.append(procs.controller(9001, 2.0, *extra))
@@ -175,8 +185,8 @@ async def completed_and_cancelled(c: ControllerProc, zk: ZkClient) -> None:
     await eventually(lambda: completed(zk, "t", 1, (1, 2)), timeout_s=60, what="t-1 back")
 
 
-async def test_the_sse_stream_shows_moves_live_and_resumes_without_loss(procs: Procs, zk: ZkClient) -> None:
-    [c] = await cluster(procs, zk, "--events-progress-interval-s", "0.5")
+async def test_the_sse_stream_shows_moves_live_and_resumes_without_loss(kit: Kit, zk: ZkClient) -> None:
+    [c] = await cluster(kit, zk, "--events-progress-interval-s", "0.5")
     with Stream(c.url) as live, Stream(c.url, query="?type=reassignment_completed&topic=t") as only_done:
         await completed_and_cancelled(c, zk)
         await eventually(
@@ -325,10 +335,10 @@ async def test_events_tail_prints_the_records(procs: Procs, zk: ZkClient, tansu:
     assert c.proc.alive
 
 
-async def test_stuck_moves_added_partitions_and_problems_are_records(procs: Procs, zk: ZkClient) -> None:
+async def test_stuck_moves_added_partitions_and_problems_are_records(kit: Kit, zk: ZkClient) -> None:
     # every move is "stuck" at once under this rule: its record must appear, once per move
     [c] = await cluster(
-        procs,
+        kit,
         zk,
         "--events-progress-interval-s",
         "0.3",
@@ -365,8 +375,8 @@ async def test_stuck_moves_added_partitions_and_problems_are_records(procs: Proc
     assert problem["path"].endswith("/brokers/topics/garbage") and problem["reason"]
 
 
-async def test_topics_created_and_the_brokers_isr_changes_are_records(procs: Procs, zk: ZkClient) -> None:
-    [c] = await cluster(procs, zk)
+async def test_topics_created_and_the_brokers_isr_changes_are_records(kit: Kit, zk: ZkClient) -> None:
+    [c] = await cluster(kit, zk)
     with Stream(c.url) as live:
         code, resp = await c.post(
             "/v1/topics", {"topics": [{"name": "api", "num_partitions": 2, "replication_factor": 2}]}

@@ -8,7 +8,7 @@ from typing import Any
 
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import ControllerProc, Procs, active_one, eventually, state_of
+from tests.integration.harness import ControllerProc, Kit, Launcher, Procs, active_one, eventually, state_of
 from tests.integration.test_reassignment import (
     FAST,
     SLOW,
@@ -31,7 +31,7 @@ async def legacy_entries(zk: ZkClient) -> tuple[admin_codec.LegacyReassignmentEn
     return None if znode is None else admin_codec.decode_legacy_reassignment(znode.data)
 
 
-async def three_slow_legacy_moves(procs: Procs, zk: ZkClient) -> ControllerProc:
+async def three_slow_legacy_moves(procs: Launcher[Any], zk: ZkClient) -> ControllerProc:
     """t-0..2 on [1,2] move to [3,4] through the legacy znode; broker 3 and 4 are slow."""
     c = await start(procs, zk, 6)
     await make_topic(zk, "t", {p: (1, 2) for p in range(5)}, initial_bytes=5_000_000)
@@ -53,8 +53,8 @@ async def three_slow_legacy_moves(procs: Procs, zk: ZkClient) -> ControllerProc:
     return c
 
 
-async def test_cancel_znode_rolls_back_and_blocks_new_reassignments(procs: Procs, zk: ZkClient) -> None:
-    c = await three_slow_legacy_moves(procs, zk)
+async def test_cancel_znode_rolls_back_and_blocks_new_reassignments(kit: Kit, zk: ZkClient) -> None:
+    c = await three_slow_legacy_moves(kit, zk)
     await zk.create(paths.REASSIGN_CANCEL)
     for p in range(3):
         await eventually(functools.partial(completed, zk, "t", p, (1, 2)), what=f"t-{p} rolled back")
@@ -91,8 +91,8 @@ async def _moving(zk: ZkClient, topic: str, p: int) -> bool:
     return p in z.adding or z.partitions[p] != (1, 2)
 
 
-async def test_extra_znode_merges_and_retargets(procs: Procs, zk: ZkClient) -> None:
-    c = await three_slow_legacy_moves(procs, zk)
+async def test_extra_znode_merges_and_retargets(kit: Kit, zk: ZkClient) -> None:
+    c = await three_slow_legacy_moves(kit, zk)
     extra = (Entry("t", 3, (1, 5)), Entry("t", 4, (2, 5)), Entry("t", 0, (3, 5)))
     await zk.create(paths.REASSIGN_PARTITIONS_EXTRA, admin_codec.encode_legacy_reassignment(extra))
     for p in (3, 4):
@@ -124,8 +124,8 @@ async def status(zk: ZkClient, topic: str, p: int) -> tuple[admin_codec.Reassign
     return None if znode is None else (admin_codec.decode_reassignment_status(znode.data), znode.stat.czxid)
 
 
-async def test_sequenced_requests_in_order_with_status_nodes(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 5)
+async def test_sequenced_requests_in_order_with_status_nodes(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 5)
     await make_topic(zk, "s", {p: (1, 2) for p in range(3)}, initial_bytes=5_000_000)
     await set_broker_rate(zk, 4, SLOW)
     first = await request(zk, {("s", 0): (3, 4), ("s", 1): (2, 3)})
@@ -159,13 +159,11 @@ async def _no_requests(zk: ZkClient) -> bool:
     return not await zk.children(paths.REASSIGNMENT_REQUESTS)
 
 
-async def test_a_request_and_the_legacy_znode_never_take_each_others_moves(
-    procs: Procs, zk: ZkClient
-) -> None:
+async def test_a_request_and_the_legacy_znode_never_take_each_others_moves(kit: Kit, zk: ZkClient) -> None:
     """A partition a sequenced request moves is not taken by the legacy znode (its entry is
     dropped), and one the legacy znode moves is not taken by a request (ignored, no status
     node): each move answers to one source."""
-    c = await start(procs, zk, 5)
+    c = await start(kit, zk, 5)
     await make_topic(zk, "x", {0: (1, 2), 1: (1, 2)}, initial_bytes=5_000_000)
     for b in (3, 4, 5):
         await set_broker_rate(zk, b, SLOW)
@@ -191,8 +189,8 @@ async def test_a_request_and_the_legacy_znode_never_take_each_others_moves(
     assert (await topic_znode(zk, "x")).partitions[0][:2] == (3, 4)
 
 
-async def test_malformed_request_is_reported_and_the_next_runs(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 3)
+async def test_malformed_request_is_reported_and_the_next_runs(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 3)
     await make_topic(zk, "m", {0: (1, 2)})
     await zk.create(paths.REASSIGNMENT_REQUEST_PREFIX, b'{"version":1,"assignments":7}', sequential=True)
     await request(zk, {("m", 0): (2, 3)})
@@ -216,11 +214,11 @@ async def test_standby_applies_a_request_left_by_a_dead_controller(procs: Procs,
     assert s is not None and s.leader in (2, 3)
 
 
-async def test_a_megabyte_class_submission_in_several_extra_writes(procs: Procs, zk: ZkClient) -> None:
+async def test_a_megabyte_class_submission_in_several_extra_writes(kit: Kit, zk: ZkClient) -> None:
     """14,000 legacy entries (over 1 MiB with their original_replicas) arrive as three extra
     batches; all are pending, the legacy znode stays under ZooKeeper's limit and the rest is kept
     in /reassignd/legacy_overflow (broker 9 never registers, so nothing completes)."""
-    c = await start(procs, zk, 2)
+    c = await start(kit, zk, 2)
     n = 14_000
     await zk.create(paths.topic("big"), codec.encode_topic(codec.TopicZnode({p: (1, 2) for p in range(n)})))
 
