@@ -34,7 +34,7 @@ from reassignd.http.auth import Principal, Role
 from reassignd.http.routes.batches import status_json
 from reassignd.log_setup import LogSettings
 from reassignd.testing.fake_view import SETTINGS, FakeView
-from tests.unit.test_http_batches import CLUSTER, NOV_23_10H_MS, fixed_clock, running_batch
+from tests.unit.http_batch_helpers import CLUSTER, NOV_23_10H_MS, fixed_clock, running_batch
 
 URL = "http://127.0.0.1:8080"
 GiB = 1024**3

@@ -24,8 +24,8 @@ from reassignd.contracts.requests import (
 )
 from reassignd.http import build_app
 from reassignd.testing.fake_view import SETTINGS
-from tests.unit.test_http_app import FakeView
-from tests.unit.test_http_batches import CLUSTER, fixed_clock
+from tests.unit.http_batch_helpers import CLUSTER, fixed_clock
+from tests.unit.http_fake_view import FakeView
 
 MOVE = {"topic": "orders", "partition": 0, "replicas": [2, 3, 4]}
 

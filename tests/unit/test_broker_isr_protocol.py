@@ -11,7 +11,7 @@ from reassignd.broker.isr_decision import UNKNOWN_OFFSET, FollowerView, IsrView,
 from reassignd.broker.isr_plan import isr_written, plan_isr_updates
 from reassignd.broker.sim_config import topic_sim_config
 from reassignd.control.protocol import LiveBroker, UpdateMetadataRequest
-from tests.unit.test_broker_state import LAG_S, TP, GiB, cluster, header, lai, manager, pstate, run
+from tests.unit.broker_state_helpers import LAG_S, TP, GiB, cluster, header, lai, manager, pstate, run
 
 NOW_S = 1000.0
 IDS = st.integers(min_value=0, max_value=6)

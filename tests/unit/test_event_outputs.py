@@ -24,7 +24,7 @@ from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.partition_logic import NO_LEADER
 from reassignd.controller.runtime.apply import apply
-from tests.unit.test_core_properties import TP0, _machine, _step, _zk_state
+from tests.unit.core_machine import TP0, _machine, _step, _zk_state
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -17,7 +17,7 @@ from reassignd.executor.model import BatchSpec, Limits, PartitionSpec
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.errors import BadVersionError, NoNodeError
 from reassignd.zk.values import Create, Delete
-from tests.unit.test_core_properties import TP0, _machine, _zk_state
+from tests.unit.core_machine import TP0, _machine, _zk_state
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -26,7 +26,7 @@ from reassignd.executor.adaptive import (
 from reassignd.executor.lifecycle import caps_changed
 from reassignd.executor.model import Adaptive, Limits
 from reassignd.executor.scheduler import BatchQueue, MoveShape, choose_moves
-from tests.unit.test_executor_batches import move, spec, submitted
+from tests.unit.executor_batch_helpers import move, spec, submitted
 
 BOUNDS = Adaptive(1, 8)
 OK = Health(0, 0)

@@ -8,8 +8,6 @@ import dataclasses
 
 import pytest
 
-from reassignd.controller.reassignment.validation import validate_target
-from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.errors import ReassigndError
 from reassignd.executor.errors import BatchIdInUse, BatchStateError
 from reassignd.executor.lifecycle import (
@@ -26,7 +24,6 @@ from reassignd.executor.lifecycle import (
     throttles_restored,
 )
 from reassignd.executor.model import (
-    Batch,
     BatchMoveState,
     BatchSpec,
     BatchState,
@@ -38,44 +35,7 @@ from reassignd.executor.model import (
 )
 from reassignd.executor.recovery import GONE, MOVED_ELSEWHERE, ObservedPartition, reconcile
 from reassignd.executor.submit import partition_outcomes, submit
-from reassignd.topic_partition import Replicas, TopicPartition
-
-LIMITS = Limits(moves_per_broker=5, moves_in_cluster=100, leader_moves_per_broker=100)
-LIVE = (1, 2, 3, 4, 5, 6)
-
-
-class Cluster:
-    """Current replicas per partition, and AlterPartitionReassignments' validator over them."""
-
-    def __init__(self, replicas: dict[TopicPartition, Replicas]) -> None:
-        self.replicas = replicas
-
-    def current(self, tp: TopicPartition) -> Replicas | None:
-        return self.replicas.get(tp)
-
-    def validate(self, p: PartitionSpec) -> ReassigndError | None:
-        current = self.replicas.get(p.tp)
-        assignment = None if current is None else ReplicaAssignment(current)
-        return validate_target(p.replicas, assignment, LIVE, topic_deleting=False)
-
-
-def cluster() -> Cluster:
-    replicas: dict[TopicPartition, tuple[int, ...]] = {("orders", p): (1, 2, 3) for p in range(4)}
-    return Cluster(replicas | {("logs", 0): (3, 5, 6)})
-
-
-def spec(*partitions: PartitionSpec, batch_id: str = "b-1", **fields: object) -> BatchSpec:
-    return BatchSpec(batch_id, partitions, LIMITS, **fields)  # type: ignore[arg-type]
-
-
-def move(p: int, target: Replicas = (4, 5, 6), expected: Replicas | None = (1, 2, 3)) -> PartitionSpec:
-    return PartitionSpec("orders", p, target, expected)
-
-
-def submitted(s: BatchSpec, c: Cluster | None = None, batches: dict[str, Batch] | None = None) -> Batch:
-    c = c or cluster()
-    return submit(s, batches or {}, c.current, c.validate, now_ms=1000).batch
-
+from tests.unit.executor_batch_helpers import LIMITS, Cluster, cluster, move, spec, submitted
 
 # --- submission ----------------------------------------------------------------------------------
 

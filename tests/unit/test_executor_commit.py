@@ -15,7 +15,7 @@ from reassignd.executor.journal import Layout
 from reassignd.executor.lifecycle import moves_started, stop, throttles_recorded
 from reassignd.executor.model import Batch, BatchMoveState, BatchSpec, PartitionSpec
 from reassignd.executor.submit import submit
-from tests.unit.test_executor_batches import LIMITS
+from tests.unit.executor_batch_helpers import LIMITS
 
 HEAD = ""  # the head's key in a simulated batch znode: its children by name, the head under ""
 Store = dict[str, bytes]

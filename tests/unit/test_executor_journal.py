@@ -48,7 +48,7 @@ from reassignd.executor.model import (
 from reassignd.executor.submit import submit
 from reassignd.executor.throttle_records import encode_records, record_fits
 from reassignd.zk.codec import CodecError
-from tests.unit.test_executor_batches import LIMITS, Cluster, move, spec, submitted
+from tests.unit.executor_batch_helpers import LIMITS, Cluster, move, spec, submitted
 
 
 def round_trip(batch: Batch) -> Batch:

@@ -16,7 +16,7 @@ from reassignd.executor.progress import (
     lower_bound_makespan_s,
 )
 from reassignd.executor.scheduler import MoveShape, move_shape
-from tests.unit.test_executor_batches import move, spec, submitted
+from tests.unit.executor_batch_helpers import move, spec, submitted
 
 MIB = 1024 * 1024
 RULE = StuckRule(after_ms=60_000, below_bytes_per_s=1024)

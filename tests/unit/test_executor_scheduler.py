@@ -15,7 +15,7 @@ from reassignd.executor.lifecycle import moves_started, pause
 from reassignd.executor.model import Limits, Strategy
 from reassignd.executor.scheduler import BatchQueue, MoveShape, Start, choose_moves, move_shape, queue_of
 from reassignd.topic_partition import TopicPartition
-from tests.unit.test_executor_batches import move, spec, submitted
+from tests.unit.executor_batch_helpers import move, spec, submitted
 
 WIDE = Limits(moves_per_broker=100, moves_in_cluster=1000, leader_moves_per_broker=100)
 

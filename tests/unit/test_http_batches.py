@@ -21,22 +21,14 @@ from reassignd.config import ConfigError, load_command
 from reassignd.contracts.batches import BatchSummary
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.api.port import ControllerView
-from reassignd.controller.model.snapshot import (
-    BatchAction,
-    BrokerView,
-    PartitionView,
-    ReassignmentView,
-    TopicView,
-)
+from reassignd.controller.model.snapshot import BatchAction, BrokerView, PartitionView, TopicView
 from reassignd.errors import InvalidRequest
 from reassignd.executor import lifecycle
 from reassignd.executor.model import (
     Adaptive,
-    Batch,
     BatchMove,
     BatchMoveState,
     BatchSpec,
-    BatchState,
     Limits,
     PartitionSpec,
     Strategy,
@@ -46,10 +38,17 @@ from reassignd.http.auth import Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.routes.batches import list_json, new_batch_id, status_json, stuck_rule, summary_json
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
-from tests.unit.test_http_reassignments import Agent, info, report
+from tests.unit.http_agent_helpers import Agent, info, report
+from tests.unit.http_batch_helpers import (
+    BROKERS,
+    CLUSTER,
+    NOV_23_10H_MS,
+    MiB,
+    fixed_clock,
+    moving,
+    running_batch,
+)
 
-MiB = 1024**2
-NOV_23_10H_MS = 1_795_428_000_000  # 2026-11-23T10:00:00Z
 NOV_23_10H = "2026-11-23T10:00:00Z"
 DEFAULTS = BatchDefaults.of(SETTINGS)
 DEFAULT_LIMITS = {
@@ -61,24 +60,7 @@ DEFAULT_LIMITS = {
 COUNTS_ZERO = dict.fromkeys(("pending", "running", "completed", "cancelled", "failed"), 0)
 
 
-def topic(name: str, *replicas: tuple[int, ...]) -> TopicView:
-    """Partition p has ``replicas[p]``, its first replica leading, all in sync."""
-    return TopicView(
-        name, None, tuple(PartitionView(p, r, r[0], 0, r, (), ()) for p, r in enumerate(replicas))
-    )
-
-
-BROKERS = {b: BrokerView(b, None, (f"PLAINTEXT://h:{9090 + b}",), 1000 + b) for b in range(1, 7)}
-CLUSTER = replace(
-    ACTIVE,
-    brokers=BROKERS,
-    topics={"orders": topic("orders", (1, 2, 3), (1, 2, 3), (2, 3, 1), (3, 1, 2))},
-)
 STANDBY = replace(ACTIVE, controller_id=9001, active=False)
-
-
-def fixed_clock() -> int:
-    return NOV_23_10H_MS
 
 
 @pytest.fixture
@@ -617,33 +599,6 @@ async def test_rollback_names_the_reverse_batch(client: Client, view: FakeView) 
 # --- the status: shapes, bytes, rates, stuck moves ------------------------------------------------
 
 
-def running_batch(started_ms: int) -> Batch:
-    spec = BatchSpec(
-        "b1",
-        tuple(PartitionSpec("orders", p, (4, 5, 6)) for p in range(4)),
-        Limits(5, 100, 100),
-        plan_id="p",
-        throttle_bytes_per_s=1000,
-    )
-    batch = Batch(
-        spec,
-        BatchState.RUNNING,
-        NOV_23_10H_MS,
-        NOV_23_10H_MS + 1500,
-        {
-            ("orders", 0): BatchMove((4, 5, 6), (1, 2, 3), BatchMoveState.RUNNING, started_ms),
-            ("orders", 1): BatchMove((4, 5, 6), (1, 2, 3), BatchMoveState.RUNNING, started_ms),
-            ("orders", 2): BatchMove((4, 5, 6), (2, 3, 1), BatchMoveState.PENDING),
-            ("orders", 3): BatchMove(
-                (4, 5, 6), (3, 1, 2), BatchMoveState.COMPLETED, started_ms, started_ms + 1
-            ),
-        },
-        broker_throttles={5: {}, 4: {}},
-        topic_throttles={"orders": {}},
-    )
-    return batch
-
-
 def test_the_status_json_shape() -> None:
     batch = running_batch(NOV_23_10H_MS)
     progress = {("orders", 0): MoveProgress(30, 300, 10.4)}
@@ -713,15 +668,6 @@ def test_the_stuck_rule_comes_from_the_settings() -> None:
     assert stuck_rule(SETTINGS) == StuckRule(600_000, 1024 * 1024)
     settings = replace(SETTINGS, batch_stuck_after_s=1.5, batch_stuck_below_bytes_per_s=10.0)
     assert stuck_rule(settings) == StuckRule(1500, 10.0)
-
-
-def moving(
-    tp: tuple[str, int], original: tuple[int, ...], target: tuple[int, ...], leader: int
-) -> ReassignmentView:
-    adding = tuple(b for b in target if b not in original)
-    removing = tuple(b for b in original if b not in target)
-    replicas = target + removing
-    return ReassignmentView(*tp, replicas, adding, removing, target, original, "batch", NOV_23_10H_MS, leader)
 
 
 def test_sizes_from_the_leaders_and_progress_of_the_moves_still_moving_to_their_target() -> None:

@@ -4,7 +4,6 @@ two tiny real agents answering ``GET /replicas`` on loopback for the progress nu
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import socket
@@ -51,6 +50,7 @@ from reassignd.http.routes.reassignments import (
     parse_list_query,
 )
 from reassignd.testing.fake_view import FakeView as SharedFakeView
+from tests.unit.http_agent_helpers import Agent, info, report
 
 Client = TestClient[web.Request, web.Application]
 GiB = 1024**3
@@ -626,12 +626,6 @@ def test_iso_utc() -> None:
 # --- progress: the pure computation ------------------------------------------------------------
 
 
-def info(
-    topic: str, partition: int, log_end_offset: int, lag_bytes: int = 0, rate: float = 0.0
-) -> ReplicaInfo:
-    return ReplicaInfo(topic, partition, False, log_end_offset, lag_bytes, rate, False)
-
-
 def replicas_of(**by_broker: list[ReplicaInfo]) -> dict[tuple[int, str, int], ReplicaInfo]:
     """``replicas_of(b1=[...], b4=[...])``: the index of those brokers' reports."""
     return index_reports({int(b[1:]): ReplicasReport(int(b[1:]), tuple(rs)) for b, rs in by_broker.items()})
@@ -732,33 +726,12 @@ def test_agent_url_from_the_control_endpoint() -> None:
 # --- progress over HTTP: two real agents, one that is down -------------------------------------
 
 
-@dataclass
-class Agent:
-    """A broker agent's ``GET /replicas``, and nothing else."""
-
-    report: Any
-    status: int = 200
-    delay_s: float = 0.0
-    hits: int = 0
-
-    async def replicas(self, request: web.Request) -> web.Response:
-        self.hits += 1
-        await asyncio.sleep(self.delay_s)
-        if isinstance(self.report, bytes):
-            return web.Response(body=self.report, status=self.status, content_type="application/json")
-        return web.json_response(self.report, status=self.status)
-
-
 def closed_port() -> int:
     """A loopback port nothing listens on (connection refused)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
     return port
-
-
-def report(broker_id: int, *replicas: ReplicaInfo, leader: bool = False) -> Any:
-    return {"broker_id": broker_id, "replicas": [replace(r, leader=leader).to_json() for r in replicas]}
 
 
 async def test_progress_comes_from_the_agents_and_an_agent_that_is_down_contributes_nothing(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime.publisher import Publisher
-from tests.unit.test_partition_index import Event, apply, events, registration
+from tests.unit.partition_index_helpers import Event, apply, events, registration
 
 
 def from_scratch(ctx: ControllerContext) -> Publisher:

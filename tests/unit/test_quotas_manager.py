@@ -7,20 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from reassignd.quotas.entities import DEFAULT, ConfigKey, QuotaEntity
+from reassignd.quotas.entities import DEFAULT, QuotaEntity
 from reassignd.quotas.manager import QuotaManager, response_throttle_ms
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.quotas.token_bucket import Admission
+from tests.unit.quotas_manager_helpers import manager
 
 pytestmark = pytest.mark.timeout(60)
 
 OK = Admission(admitted=True, throttle_ms=0)
-
-
-def manager(quotas: dict[ConfigKey, float], window_num: int = 10) -> QuotaManager:
-    m = QuotaManager(window_num=window_num, window_size_s=1.0)
-    m.set_quotas(quotas)
-    return m
 
 
 def test_unconfigured_entities_are_unlimited() -> None:
