@@ -38,16 +38,18 @@ from reassignd.http.auth import Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.routes.batches import list_json, new_batch_id, status_json, stuck_rule, summary_json
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
-from tests.unit.http_agent_helpers import Agent, info, report
 from tests.unit.http_batch_helpers import (
     BROKERS,
     CLUSTER,
+    FULL,
+    MALFORMED,
     NOV_23_10H_MS,
     MiB,
     fixed_clock,
     moving,
     running_batch,
 )
+from tests.unit.http_reassignment_helpers import Agent, info, report
 
 NOV_23_10H = "2026-11-23T10:00:00Z"
 DEFAULTS = BatchDefaults.of(SETTINGS)
@@ -85,18 +87,6 @@ def test_the_fake_is_a_controller_view() -> None:
 
 # --- POST /v1/batches: parsing -----------------------------------------------------------------
 
-FULL = {
-    "batch_id": "plan-7f3a-0001",
-    "plan_id": "plan-7f3a",
-    "priority": 2,
-    "partitions": [
-        {"topic": "orders", "partition": 0, "replicas": [4, 5, 6], "expected_replicas": [1, 2, 3]},
-        {"topic": "orders", "partition": 1, "replicas": [1, 2, 4]},
-    ],
-    "throttle_bytes_per_s": 52428800,
-    "limits": {"moves_per_broker": 3, "moves_in_cluster": 100, "leader_moves_per_broker": 7},
-    "strategy": ["postpone_under_replicated", "small_first"],
-}
 FULL_SPEC = BatchSpec(
     batch_id="plan-7f3a-0001",
     partitions=(
@@ -137,98 +127,6 @@ def test_nullable_fields_may_be_null() -> None:
 
 
 P0 = '{"topic": "t", "partition": 0, "replicas": [1]}'
-
-MALFORMED: list[tuple[bytes, str]] = [
-    (b"", "request body: invalid JSON"),
-    (b"[]", "request body: expected a JSON object, got an array"),
-    (b"{}", "partitions: missing required field"),
-    (b'{"partitions": [], "partitions": []}', "partitions: duplicate field"),
-    (b'{"partitions": [], "mode": "stop"}', "mode: unknown field"),
-    (b'{"partitions": {}}', "partitions: expected an array, got an object"),
-    (b'{"partitions": [1]}', "partitions[0]: expected an object, got an integer"),
-    (b'{"partitions": [{"topic": "t", "partition": 0}]}', "partitions[0].replicas: missing required field"),
-    (
-        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": null}]}',
-        "partitions[0].replicas: expected a list of integers, got null",
-    ),
-    (
-        b'{"partitions": [{"topic": 1, "partition": 0, "replicas": [1]}]}',
-        "partitions[0].topic: expected a string, got an integer",
-    ),
-    (
-        b'{"partitions": [{"topic": "t", "partition": -1, "replicas": [1]}]}',
-        "partitions[0].partition: -1 is out of range (0..2147483647)",
-    ),
-    (
-        b'{"partitions": [{"topic": "t", "partition": "0", "replicas": [1]}]}',
-        "partitions[0].partition: expected a non-negative integer, got a string",
-    ),
-    (
-        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "expected_replicas": [true]}]}',
-        "partitions[0].expected_replicas: expected a list of integers or null; item 0 is a boolean",
-    ),
-    (
-        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": []}]}',
-        "partitions[0].log_dirs: unknown field",
-    ),
-    (b'{"partitions": [], "batch_id": ""}', "batch_id: expected 1-249 characters"),
-    (b'{"partitions": [], "batch_id": "a/b"}', "batch_id: expected 1-249 characters"),
-    (b'{"partitions": [], "batch_id": ".."}', "batch_id: expected 1-249 characters"),
-    (b'{"partitions": [], "batch_id": null}', "batch_id: expected a string, got null"),
-    (('{"partitions": [], "batch_id": "' + "a" * 250 + '"}').encode(), "batch_id: expected 1-249 characters"),
-    (b'{"partitions": [], "plan_id": 7}', "plan_id: expected a string, got an integer"),
-    (
-        ('{"partitions": [], "plan_id": "' + "p" * 1001 + '"}').encode(),
-        "plan_id: expected at most 1000 characters, got 1001",
-    ),
-    (b'{"partitions": [], "priority": 1.5}', "priority: expected an integer, got a number"),
-    (b'{"partitions": [], "priority": null}', "priority: expected an integer, got null"),
-    (b'{"partitions": [], "priority": 2147483648}', "priority: 2147483648 is out of range"),
-    (
-        b'{"partitions": [], "throttle_bytes_per_s": 0}',
-        "throttle_bytes_per_s: 0 is out of range (1..9223372036854775807)",
-    ),
-    (
-        b'{"partitions": [], "throttle_bytes_per_s": "50MB"}',
-        "throttle_bytes_per_s: expected an integer, got a string",
-    ),
-    (b'{"partitions": [], "limits": null}', "limits: expected an object, got null"),
-    (b'{"partitions": [], "limits": {"moves_per_broker": 0}}', "limits.moves_per_broker: 0 is out of range"),
-    (b'{"partitions": [], "limits": {"cluster": 5}}', "limits.cluster: unknown field"),
-    (
-        b'{"partitions": [], "limits": {"leader_moves_per_broker": true}}',
-        "limits.leader_moves_per_broker: expected an integer, got a boolean",
-    ),
-    (
-        b'{"partitions": [], "limits": {"adaptive": {"min": 5, "max": 2}}}',
-        "limits.adaptive: max (2) must be at least min (5)",
-    ),
-    (
-        b'{"partitions": [], "limits": {"adaptive": {"min": 0, "max": 2}}}',
-        "limits.adaptive.min: 0 is out of range",
-    ),
-    (
-        b'{"partitions": [], "limits": {"adaptive": {"min": 1}}}',
-        "limits.adaptive.max: missing required field",
-    ),
-    (
-        b'{"partitions": [], "limits": {"adaptive": [1, 2]}}',
-        "limits.adaptive: expected an object, got an array",
-    ),
-    (b'{"partitions": [], "strategy": "small_first"}', "strategy: expected an array, got a string"),
-    (
-        b'{"partitions": [], "strategy": ["fast_first"]}',
-        "strategy[0]: expected one of small_first, large_first, postpone_under_replicated, spread_brokers",
-    ),
-    (
-        b'{"partitions": [], "strategy": ["spread_brokers", "spread_brokers"]}',
-        "strategy[1]: spread_brokers is listed twice",
-    ),
-    (
-        b'{"partitions": [], "strategy": ["small_first", "large_first"]}',
-        "strategy: cannot hold both small_first and large_first",
-    ),
-]
 
 
 @pytest.mark.parametrize(("raw", "message"), MALFORMED, ids=[m for _, m in MALFORMED])

@@ -21,8 +21,8 @@ from reassignd.http.metrics_view import NAMED_FAMILIES
 from reassignd.quotas.entities import DEFAULT
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.testing.fake_view import Client, FakeView, serve
-from tests.unit.http_agent_helpers import Agent, info, report
 from tests.unit.http_batch_helpers import BROKERS, CLUSTER, MiB, moving, running_batch
+from tests.unit.http_reassignment_helpers import Agent, info, report
 from tests.unit.quotas_manager_helpers import manager
 
 TOKENS = {"viewer-token": Principal("grafana", Role.VIEWER), "admin-token": Principal("alice", Role.ADMIN)}

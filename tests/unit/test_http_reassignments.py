@@ -5,7 +5,6 @@ two tiny real agents answering ``GET /replicas`` on loopback for the progress nu
 from __future__ import annotations
 
 import io
-import json
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -50,7 +49,15 @@ from reassignd.http.routes.reassignments import (
     parse_list_query,
 )
 from reassignd.testing.fake_view import FakeView as SharedFakeView
-from tests.unit.http_agent_helpers import Agent, info, report
+from tests.unit.http_reassignment_helpers import (
+    KAFKA_REQUEST,
+    MALFORMED,
+    PLAN,
+    Agent,
+    body,
+    info,
+    report,
+)
 
 Client = TestClient[web.Request, web.Application]
 GiB = 1024**3
@@ -147,30 +154,8 @@ async def call(client: Client, method: str, path: str, status: int, **kwargs: An
     return await resp.json()
 
 
-def body(obj: Any) -> bytes:
-    return json.dumps(obj).encode()
-
-
 # --- POST /v1/reassignments: parsing -----------------------------------------------------------
 
-KAFKA_REQUEST = {
-    "timeout_ms": 60000,
-    "topics": [
-        {
-            "name": "orders",
-            "partitions": [{"partition": 0, "replicas": [4, 5, 6]}, {"partition": 1, "replicas": [6, 4, 5]}],
-        },
-        {"name": "audit", "partitions": [{"partition": 0, "replicas": [2, 4]}]},
-    ],
-}
-PLAN = {
-    "version": 1,
-    "partitions": [
-        {"topic": "orders", "partition": 0, "replicas": [4, 5, 6], "log_dirs": ["any", "any", "any"]},
-        {"topic": "orders", "partition": 1, "replicas": [6, 4, 5]},
-        {"topic": "audit", "partition": 0, "replicas": [2, 4], "log_dirs": ["/data/a", "any"]},
-    ],
-}
 EXPECTED = AlterReassignments(
     ((("orders", 0), (4, 5, 6)), (("orders", 1), (6, 4, 5)), (("audit", 0), (2, 4))), CancelMode.CANCEL
 )
@@ -245,132 +230,6 @@ def test_both_formats_carry_any_targets_in_order(items: list[tuple[str, int, lis
     else:  # the plan reader refuses a plan whole, as admin reassign and the legacy znode do
         with pytest.raises(InvalidRequest):
             parse_alter_body(body(plan))
-
-
-def kafka_partition(entry: Any) -> bytes:
-    return body({"topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": [1]}, entry]}]})
-
-
-MALFORMED: list[tuple[bytes, str]] = [
-    # not JSON, or not an object
-    (b"", "request body: invalid JSON: Expecting value"),
-    (b'{"topics": [', "request body: invalid JSON"),
-    (b'{"topics": [{"name": "\xff", "partitions": []}]}', "request body: invalid JSON"),
-    (b"[" * 100_000, "request body: invalid JSON: nested too deeply"),
-    (b"[]", "request body: expected a JSON object, got an array"),
-    (b"{}", "request body: expected AlterPartitionReassignments"),
-    (b'{"topics": [], "topics": []}', "topics: duplicate field"),
-    # Kafka's shape
-    (b'{"topics": {}}', "topics: expected an array, got an object"),
-    (b'{"topics": [], "extra": 1}', "extra: unknown field"),
-    (b'{"topics": [], "version": 1}', "request body: missing required field 'partitions'"),  # a plan
-    (b'{"topics": [], "timeout_ms": "60000"}', "timeout_ms: expected an integer, got a string"),
-    (b'{"topics": [], "timeout_ms": true}', "timeout_ms: expected an integer, got a boolean"),
-    (b'{"topics": [], "timeout_ms": 2147483648}', "timeout_ms: 2147483648 is out of range"),
-    (b'{"topics": [], "mode": "revert"}', 'mode: expected "cancel" or "stop", got "revert"'),
-    (b'{"topics": [], "mode": null}', 'mode: expected "cancel" or "stop", got null'),
-    (b'{"topics": [1]}', "topics[0]: expected an object, got an integer"),
-    (b'{"topics": [{"partitions": []}]}', "topics[0].name: missing required field"),
-    (b'{"topics": [{"name": 7, "partitions": []}]}', "topics[0].name: expected a string, got an integer"),
-    (b'{"topics": [{"name": "t"}]}', "topics[0].partitions: missing required field"),
-    (b'{"topics": [{"name": "t", "partitions": null}]}', "topics[0].partitions: expected an array, got null"),
-    (b'{"topics": [{"name": "t", "partitions": [], "x": 0}]}', "topics[0].x: unknown field"),
-    (kafka_partition({"partition": 1}), "topics[0].partitions[1].replicas: missing required field"),
-    (kafka_partition({"replicas": [1]}), "topics[0].partitions[1].partition: missing required field"),
-    (
-        kafka_partition({"partition": 1, "replicas": [1], "log_dirs": ["any"]}),
-        "topics[0].partitions[1].log_dirs: unknown field",
-    ),
-    (
-        kafka_partition({"partition": True, "replicas": [1]}),
-        "topics[0].partitions[1].partition: expected a non-negative integer, got a boolean",
-    ),
-    (
-        kafka_partition({"partition": -1, "replicas": [1]}),
-        "topics[0].partitions[1].partition: expected a non-negative integer, got -1",
-    ),
-    (
-        kafka_partition({"partition": 1.0, "replicas": [1]}),
-        "topics[0].partitions[1].partition: expected a non-negative integer, got a number",
-    ),
-    (
-        kafka_partition({"partition": "1", "replicas": [1]}),
-        "topics[0].partitions[1].partition: expected a non-negative integer, got a string",
-    ),
-    (
-        kafka_partition({"partition": 2**31, "replicas": [1]}),
-        "topics[0].partitions[1].partition: 2147483648 is out of range",
-    ),
-    (
-        kafka_partition({"partition": 1, "replicas": "1,2"}),
-        "topics[0].partitions[1].replicas: expected a list of integers or null, got a string",
-    ),
-    (
-        kafka_partition({"partition": 1, "replicas": 4}),
-        "topics[0].partitions[1].replicas: expected a list of integers or null, got an integer",
-    ),
-    (
-        kafka_partition({"partition": 1, "replicas": [1, True]}),
-        "topics[0].partitions[1].replicas: expected a list of integers or null; item 1 is a boolean",
-    ),
-    (
-        kafka_partition({"partition": 1, "replicas": [1, 2.5]}),
-        "topics[0].partitions[1].replicas: expected a list of integers or null; item 1 is a number",
-    ),
-    (
-        kafka_partition({"partition": 1, "replicas": [None]}),
-        "topics[0].partitions[1].replicas: expected a list of integers or null; item 0 is null",
-    ),
-    (
-        kafka_partition({"partition": 1, "replicas": [2**31]}),
-        "topics[0].partitions[1].replicas: expected a list of integers or null; item 0 (2147483648) is out of range",
-    ),
-    (
-        b'{"topics": [{"name": "t", "partitions": [{"partition": NaN, "replicas": [1]}]}]}',
-        "request body: invalid JSON: NaN is not a JSON value",
-    ),
-    # the kafka-reassign-partitions plan, read by the one plan reader (reassignd.plan_format)
-    (b'{"version": 1}', "request body: missing required field 'partitions'"),
-    (b'{"version": "1", "partitions": []}', "version: expected an integer, got a string"),
-    (b'{"version": true, "partitions": []}', "version: expected an integer, got a boolean"),
-    (b'{"version": 2, "partitions": []}', "version: Not supported version field value 2 (only 1 exists)"),
-    (
-        b'{"version": 1, "partitions": [], "mode": "stop"}',
-        "partitions: Partition reassignment list cannot be empty",
-    ),
-    (
-        b'{"version": 1, "partitions": [{"topic": "t", "partition": 0}]}',
-        "partitions[0]: missing required field 'replicas'",
-    ),
-    (
-        b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": null}]}',
-        "partitions[0].replicas: expected a list of broker ids, got null",
-    ),
-    (
-        b'{"version": 1, "partitions": [{"name": "t", "partition": 0, "replicas": [1]}]}',
-        "partitions[0]: missing required field 'topic'",
-    ),
-    (
-        b'{"version": 1, "partitions": [{"topic": "t", "partition": -2, "replicas": [1]}]}',
-        "partitions[0].partition: expected a non-negative integer up to 2147483647, got -2",
-    ),
-    (
-        b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": "any"}]}',
-        "partitions[0].log_dirs: expected a list of strings, got a string",
-    ),
-    (
-        b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": [1]}]}',
-        "partitions[0].log_dirs[0]: expected a string, got an integer",
-    ),
-    (
-        b'{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 1]}]}',
-        "partitions[0].replicas: Partition replica lists may not contain duplicate entries",
-    ),
-    (
-        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1]}], "partitions": []}',
-        "request body: invalid JSON: duplicate key",
-    ),
-]
 
 
 @pytest.mark.parametrize(("raw", "message"), MALFORMED, ids=[m for _, m in MALFORMED])

@@ -43,11 +43,11 @@ from reassignd.http.routes.topics import (
 from reassignd.strict_json import INT32_MAX
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, FakeView, call, serve
 from tests.unit import (
-    test_http_batches,
-    test_http_elections,
-    test_http_quotas,
-    test_http_reassignments,
-    test_http_topics,
+    http_batch_helpers,
+    http_election_cases,
+    http_quota_helpers,
+    http_reassignment_helpers,
+    http_topic_cases,
 )
 
 DOC = openapi_document()
@@ -339,7 +339,7 @@ def test_the_structs_a_client_builds_are_what_the_parsers_read() -> None:
 
 
 VALID: list[tuple[str, Any]] = [
-    ("/v1/topics", test_http_topics.CREATE),
+    ("/v1/topics", http_topic_cases.CREATE),
     (
         "/v1/topics",
         {"topics": [{"name": "t", "assignments": None, "num_partitions": -1, "configs": {"a": None}}]},
@@ -350,8 +350,8 @@ VALID: list[tuple[str, Any]] = [
         "/v1/topics/partitions",
         {"topics": [{"name": "t", "count": 3, "assignments": [[1, 2]]}], "timeout_ms": 0},
     ),
-    ("/v1/reassignments", test_http_reassignments.KAFKA_REQUEST),
-    ("/v1/reassignments", test_http_reassignments.PLAN),
+    ("/v1/reassignments", http_reassignment_helpers.KAFKA_REQUEST),
+    ("/v1/reassignments", http_reassignment_helpers.PLAN),
     (
         "/v1/reassignments",
         {"mode": "stop", "topics": [{"name": "t", "partitions": [{"partition": 0, "replicas": None}]}]},
@@ -360,14 +360,14 @@ VALID: list[tuple[str, Any]] = [
         "/v1/quotas",
         {
             "entries": [
-                test_http_quotas.entry({"user": "u", "client_id": "<default>"}, ("k", None), ("k", 1.5))
+                http_quota_helpers.entry({"user": "u", "client_id": "<default>"}, ("k", None), ("k", 1.5))
             ]
         },
     ),
-    ("/v1/quotas", {"entries": [test_http_quotas.entry({})]}),
+    ("/v1/quotas", {"entries": [http_quota_helpers.entry({})]}),
     ("/v1/elections", {"election_type": "preferred", "partitions": None}),
     ("/v1/elections", {"election_type": "unclean", "partitions": [{"topic": "", "partition": INT32_MAX}]}),
-    ("/v1/batches", test_http_batches.FULL),
+    ("/v1/batches", http_batch_helpers.FULL),
     ("/v1/batches", {"partitions": []}),
     (
         "/v1/batches",
@@ -404,11 +404,11 @@ def _beyond_json_schema(raw: bytes, message: str) -> bool:
 
 
 MALFORMED = [
-    *(("/v1/reassignments", raw, message) for raw, message in test_http_reassignments.MALFORMED),
-    *test_http_topics.CASES,
-    *(("/v1/quotas", raw, message) for raw, message in test_http_quotas.MALFORMED),
-    *(("/v1/batches", raw, message) for raw, message in test_http_batches.MALFORMED),
-    *(("/v1/elections", raw, message) for raw, message in test_http_elections.MALFORMED),
+    *(("/v1/reassignments", raw, message) for raw, message in http_reassignment_helpers.MALFORMED),
+    *http_topic_cases.CASES,
+    *(("/v1/quotas", raw, message) for raw, message in http_quota_helpers.MALFORMED),
+    *(("/v1/batches", raw, message) for raw, message in http_batch_helpers.MALFORMED),
+    *(("/v1/elections", raw, message) for raw, message in http_election_cases.MALFORMED),
 ]
 
 
