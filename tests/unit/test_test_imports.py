@@ -65,7 +65,7 @@ def test_the_check_sees_every_form_of_import() -> None:
             "from .test_moves import move",
             "from . import test_codec",
             "from tests.integration.harness import Procs",
-            "from tests.unit.core_machine import CoreMachine",
+            "from tests.unit.controller.core_machine import CoreMachine",
             "from aiohttp.test_utils import TestClient",
         ]
     )

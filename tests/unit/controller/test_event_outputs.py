@@ -1,0 +1,182 @@
+"""An event's outputs are a value (issue 22, Build 1): the reassignment algorithm adds what an
+event ended to the ``EventOutputs`` it is handed — the partitions phase B completed, the ones a
+replica removal left without a leader — and ``Finisher.after_reassignments`` consumes that value;
+no long-lived part keeps them between events. The handlers neither send nor answer: the one
+applier (``runtime.apply``) sends the event's sealed requests, in order, then gives its replies.
+
+Driven over the simulated ZooKeeper with the real parts of one active term (``active.build`` and
+``failover.load``, through the property machine's setup), each handler called with an
+``EventOutputs`` of its own so what it produced can be read off the value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+import reassignd.controller
+from reassignd.control.protocol import ControlRequest
+from reassignd.controller.model.requests import AlterReassignments, CancelMode
+from reassignd.controller.reassignment.algorithm import Reassigner
+from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.replication.partition_logic import NO_LEADER
+from reassignd.controller.runtime.apply import apply
+from tests.unit.controller.core_machine import TP0, _machine, _step, _zk_state
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_the_reassigner_keeps_no_outputs_of_an_event() -> None:
+    machine = _machine(rf=1)
+    try:
+        assert machine.active is not None
+        reassigner = machine.active.reassigner
+        assert isinstance(reassigner, Reassigner)
+        for name in ("completed", "leaderless"):
+            assert not hasattr(reassigner, name), name
+    finally:
+        machine.teardown()
+
+
+def test_a_completion_is_in_the_events_outputs_and_only_there() -> None:
+    machine = _machine(rf=1)  # [1]
+    try:
+        _step(machine, lambda: machine.run(machine._alter({TP0: (2,)})))  # RS [2, 1], moving
+        # the agent adds 2 to the ISR; the controller is not told (no notification handled)
+        machine.replicas_catch_up(pick=0, count=1, notify=False)
+        parts = machine.active
+        assert parts is not None
+        out = parts.event_outputs()
+        machine.run(parts.reassigner.check([TP0], out))  # phase B: complete
+        assert out.completed == [TP0]
+        assert out.leaderless == set()
+        assert _zk_state(machine)[0] == ReplicaAssignment((2,))
+        # what it ended is this event's: another event starts from nothing
+        assert parts.event_outputs().completed == []
+        machine.channel.sent.clear()
+        machine.run(parts.finisher.after_reassignments(out))
+        assert out.completed == [], "the finisher acted on the completion: it is taken"
+        assert machine.channel.sent == [], "handlers never send: the applier does"
+        assert out.outgoing, "the event's requests are sealed for the applier"
+        machine.run(apply(machine.shared, out))
+        assert machine.channel.sent, "the event's requests went out"
+        assert out.outgoing == []
+    finally:
+        machine.teardown()
+
+
+def test_a_cancel_that_leaves_no_leader_is_elected_from_the_events_outputs() -> None:
+    """A cancel allowed by unclean.leader.election.enable drops the only in-sync replica (2, the
+    leader): the removal writes leader −1 and adds the partition to the event's ``leaderless``;
+    the Finisher, handed that value, elects 1."""
+    machine = _machine(rf=1)  # [1]
+    try:
+        _step(machine, lambda: machine.set_unclean_election(topic="t0", enable=True))
+        _step(machine, lambda: machine.run(machine._alter({TP0: (2, 3)})))
+        _step(machine, lambda: machine.replicas_catch_up(pick=0, count=1, notify=True))  # ISR [1, 2]
+        _step(machine, lambda: machine.broker_bounces(pick=0))  # 2 leads, ISR [2]
+        parts = machine.active
+        assert parts is not None
+        out = parts.event_outputs()
+        cancel = AlterReassignments(((TP0, None),), CancelMode.CANCEL)
+        result = machine.run(parts.intake.alter(cancel, out))
+        assert [r.error_code for r in result.results] == [0]
+        assert out.leaderless == {TP0}
+        assert _zk_state(machine)[1].leader == NO_LEADER  # written, not yet elected
+        machine.run(parts.finisher.after_reassignments(out))
+        a, s = _zk_state(machine)
+        assert a == ReplicaAssignment((1,))
+        assert s.leader == 1, s
+    finally:
+        machine.teardown()
+
+
+def test_the_applier_sends_sealed_batches_in_order_then_answers() -> None:
+    """Batches go out in the order they were sealed (a handler's own batch before the main one
+    collected after it), each built when sealed; the replies only after every request was queued."""
+    machine = _machine(rf=1)
+    try:
+        parts = machine.active
+        assert parts is not None
+        machine.channel.sent.clear()
+        out = parts.event_outputs()
+        first = parts.broker_requests()
+        first.add_update_metadata([TP0])
+        out.add(first)
+        out.requests.add_leader_and_isr([1], TP0)
+        reply: asyncio.Future[str] = machine.loop.create_future()
+        answered_at_send: list[bool] = []
+        record = machine.channel.send
+
+        def send(broker_id: int, request: ControlRequest) -> None:
+            answered_at_send.append(reply.done())
+            record(broker_id, request)
+
+        machine.channel.send = send  # type: ignore[method-assign]
+        out.answer(reply, "done")
+        assert machine.channel.sent == [] and not reply.done()
+        machine.run(apply(machine.shared, out))
+        kinds = [type(r).__name__ for _, r in machine.channel.sent]
+        # every live broker hears the metadata of the first batch before broker 1 its LeaderAndIsr
+        assert kinds == ["UpdateMetadataRequest"] * len(parts.ctx.brokers) + ["LeaderAndIsrRequest"], kinds
+        assert machine.channel.sent[-1][0] == 1
+        assert reply.result() == "done"
+        assert answered_at_send == [False] * len(kinds), "answered only after every request was queued"
+    finally:
+        machine.teardown()
+
+
+def test_no_handler_sends_or_answers_outside_the_applier() -> None:
+    """The acceptance grep: in the controller, control requests reach the channel only through
+    ``Shared.deliver``, called only by the applier, and a request's reply is set only by the
+    event's outputs (or by the instance itself: hand-over, failures)."""
+    root = Path(reassignd.controller.__file__).parent
+    delivers, channel_sends, answers = [], [], []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text()
+        rel = path.relative_to(root).as_posix()
+        if ".deliver(" in text:
+            delivers.append(rel)
+        if re.search(r"channel\.send\(", text):
+            channel_sends.append(rel)
+        if ".set_result(" in text:
+            answers.append(rel)
+    assert delivers == ["runtime/apply.py"]
+    assert channel_sends == ["instance/shared.py"]
+    assert answers == ["replication/event_outputs.py", "runtime/controller.py"]
+
+
+def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
+    """The acceptance grep for writes: in the controller, ZooKeeper is written only by the
+    applier's ZooKeeper half (replication/writer.py), which handlers reach only through the
+    event's outputs (no part holds the writer), and by the instance for its own znodes (the
+    election and the paths it needs before it may lead: no fence exists yet)."""
+    root = Path(reassignd.controller.__file__).parent
+    writes, holders, constructions = [], [], []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text()
+        rel = path.relative_to(root).as_posix()
+        if re.search(r"zk\.(create|set|delete|multi|fenced_multi|ensure_path)\(", text):
+            writes.append(rel)
+        if re.search(r"self\.writer\b|writer: ZkWriter", text):
+            holders.append(rel)
+        if "ZkWriter(" in text:
+            constructions.append(rel)
+    assert writes == ["replication/writer.py", "runtime/controller.py", "runtime/controller_election.py"]
+    assert holders == ["runtime/active.py"]  # ActiveParts keeps it to hand to each event's outputs
+    assert constructions == ["runtime/active.py"]
+    # nothing outside the controller takes its fence to write for it either
+    package = root.parent
+    fenced = sorted(
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if "fenced_multi(" in path.read_text()
+    )
+    assert fenced == [
+        "controller/replication/writer.py",
+        "controller/runtime/controller_election.py",  # giving /controller up, fenced by its own epoch
+        "zk/client.py",  # its definition
+    ]
