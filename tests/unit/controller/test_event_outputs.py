@@ -11,19 +11,24 @@ Driven over the simulated ZooKeeper with the real parts of one active term (``ac
 
 from __future__ import annotations
 
+import ast
 import asyncio
-import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import reassignd.controller
 from reassignd.control.protocol import ControlRequest
+from reassignd.controller.instance.channel import ControlChannel
+from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterReassignments, CancelMode
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.replication.partition_logic import NO_LEADER
+from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.runtime.apply import apply
+from reassignd.zk.client import ZkClient
 from tests.unit.controller.core_machine import TP0, _machine, _step, _zk_state
 
 pytestmark = pytest.mark.timeout(60)
@@ -129,53 +134,99 @@ def test_the_applier_sends_sealed_batches_in_order_then_answers() -> None:
         machine.teardown()
 
 
+def _attributes(root: Path) -> Iterator[tuple[str, ast.Attribute]]:
+    """Every attribute read (a call's or a reference's) in the modules under ``root``, with its
+    module's path relative to ``root``: a comment or a string naming a method is not a use of it."""
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Attribute):
+                yield rel, node
+
+
+def _annotated(root: Path) -> Iterator[tuple[str, str]]:
+    """The names in every annotation (a field's, a variable's, a parameter's) under ``root``."""
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            annotation = node.annotation if isinstance(node, ast.AnnAssign | ast.arg) else None
+            for part in ast.walk(annotation) if annotation is not None else ():
+                if isinstance(part, ast.Name):
+                    yield rel, part.id
+                elif isinstance(part, ast.Constant) and isinstance(part.value, str):  # "ZkWriter"
+                    yield rel, part.value
+
+
+def _named(node: ast.expr, suffix: str) -> bool:
+    """``zk``, ``self.zk``, ``self.shared.zk`` for suffix ``zk`` (also ``_zk``, ``inner_zk``)."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.endswith(suffix)
+
+
+def _method(cls: type, name: str) -> str:
+    """``name``, once it is known to be a method of ``cls``: a rename fails here, loudly, instead of
+    leaving a rule below that looks for a name nobody uses any more."""
+    assert callable(getattr(cls, name, None)), f"{cls.__qualname__}.{name} is gone: update this rule"
+    return name
+
+
 def test_no_handler_sends_or_answers_outside_the_applier() -> None:
-    """The acceptance grep: in the controller, control requests reach the channel only through
+    """The acceptance rule: in the controller, control requests reach the channel only through
     ``Shared.deliver``, called only by the applier, and a request's reply is set only by the
     event's outputs (or by the instance itself: hand-over, failures)."""
+    deliver = _method(Shared, "deliver")
+    send = _method(ControlChannel, "send")
+    set_result = _method(asyncio.Future, "set_result")
     root = Path(reassignd.controller.__file__).parent
-    delivers, channel_sends, answers = [], [], []
-    for path in sorted(root.rglob("*.py")):
-        text = path.read_text()
-        rel = path.relative_to(root).as_posix()
-        if ".deliver(" in text:
-            delivers.append(rel)
-        if re.search(r"channel\.send\(", text):
-            channel_sends.append(rel)
-        if ".set_result(" in text:
-            answers.append(rel)
-    assert delivers == ["runtime/apply.py"]
-    assert channel_sends == ["instance/shared.py"]
-    assert answers == ["replication/event_outputs.py", "runtime/controller.py"]
+    delivers, channel_sends, answers = set(), set(), set()
+    for rel, node in _attributes(root):
+        if node.attr == deliver:
+            delivers.add(rel)
+        if node.attr == send and _named(node.value, "channel"):
+            channel_sends.add(rel)
+        if node.attr == set_result:
+            answers.add(rel)
+    assert sorted(delivers) == ["runtime/apply.py"]
+    assert sorted(channel_sends) == ["instance/shared.py"]
+    assert sorted(answers) == ["replication/event_outputs.py", "runtime/controller.py"]
 
 
 def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
-    """The acceptance grep for writes: in the controller, ZooKeeper is written only by the
+    """The acceptance rule for writes: in the controller, ZooKeeper is written only by the
     applier's ZooKeeper half (replication/writer.py), which handlers reach only through the
     event's outputs (no part holds the writer), and by the instance for its own znodes (the
-    election and the paths it needs before it may lead: no fence exists yet)."""
+    election and the paths it needs before it may lead: no fence exists yet). Who may build a
+    ``ZkWriter`` is an import rule: only ``runtime.active`` imports its module (the import-linter
+    contract "only the active term's parts build the ZooKeeper writer")."""
+    write_methods = {
+        _method(ZkClient, name)
+        for name in ("create", "set", "delete", "multi", "fenced_multi", "ensure_path")
+    }
     root = Path(reassignd.controller.__file__).parent
-    writes, holders, constructions = [], [], []
-    for path in sorted(root.rglob("*.py")):
-        text = path.read_text()
-        rel = path.relative_to(root).as_posix()
-        if re.search(r"zk\.(create|set|delete|multi|fenced_multi|ensure_path)\(", text):
-            writes.append(rel)
-        if re.search(r"self\.writer\b|writer: ZkWriter", text):
-            holders.append(rel)
-        if "ZkWriter(" in text:
-            constructions.append(rel)
-    assert writes == ["replication/writer.py", "runtime/controller.py", "runtime/controller_election.py"]
-    assert holders == ["runtime/active.py"]  # ActiveParts keeps it to hand to each event's outputs
-    assert constructions == ["runtime/active.py"]
+    writes, holders = set(), set()
+    for rel, node in _attributes(root):
+        if node.attr in write_methods and _named(node.value, "zk"):
+            writes.add(rel)
+        if node.attr == "writer" and isinstance(node.value, ast.Name) and node.value.id == "self":
+            holders.add(rel)
+    holders |= {rel for rel, name in _annotated(root) if name == ZkWriter.__name__}
+    assert sorted(writes) == [
+        "replication/writer.py",
+        "runtime/controller.py",
+        "runtime/controller_election.py",
+    ]
+    assert sorted(holders) == ["runtime/active.py"]  # ActiveParts keeps it to hand to each event's outputs
     # nothing outside the controller takes its fence to write for it either
+    fenced_multi = _method(ZkClient, "fenced_multi")
     package = root.parent
-    fenced = sorted(
+    fenced = {rel for rel, node in _attributes(package) if node.attr == fenced_multi}
+    fenced |= {
         path.relative_to(package).as_posix()
         for path in package.rglob("*.py")
-        if "fenced_multi(" in path.read_text()
-    )
-    assert fenced == [
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) and node.name == fenced_multi
+    }
+    assert sorted(fenced) == [
         "controller/replication/writer.py",
         "controller/runtime/controller_election.py",  # giving /controller up, fenced by its own epoch
         "zk/client.py",  # its definition
