@@ -7,7 +7,7 @@ integer ranges, nullable fields, patterns, and as ``extra_json_schema`` the few 
 annotation states: a name that is not ``.`` or ``..``, replicas each once, strategies that exclude
 each other), and clients encode them (``reassignd.api_client``, ``admin reassign``). The server
 still reads every request body with its strict parser (``reassignd.strict_json`` and the routes),
-which gives the exact error messages; ``tests/unit/test_openapi.py`` checks that each schema
+which gives the exact error messages; ``tests/unit/http/test_openapi.py`` checks that each schema
 accepts exactly what its parser accepts and that every body the parser accepts is a value of its
 struct meaning the same. What a struct cannot say: the oneOf of the two reassignment shapes
 (composed in ``reassignd/http/openapi_schemas.py``), a batch's ``max`` below ``min`` and a

@@ -1,5 +1,5 @@
 """The OpenAPI 3.1 document served at ``GET /v1/openapi.json``: every route, its parameters,
-request body and answers. Pure data; ``tests/unit/test_openapi.py`` keeps it in sync with the
+request body and answers. Pure data; ``tests/unit/http/test_openapi.py`` keeps it in sync with the
 routes the app registers, and the schemathesis test fuzzes a real controller with it.
 """
 

@@ -6,7 +6,7 @@ extra JSON Schema). Two things are written here, as no struct states them: the c
 shape for ``POST /v1/reassignments`` (a oneOf of two generated components: msgspec generates a
 union of two structs only with a tag field, which neither shape has), and that a plan's objects
 ignore unknown fields (msgspec writes ``additionalProperties`` only for a closed struct). The
-answers' schemas are generated too (``openapi_components``). ``tests/unit/test_openapi.py`` checks
+answers' schemas are generated too (``openapi_components``). ``tests/unit/http/test_openapi.py`` checks
 that each request schema accepts exactly what its parser accepts.
 """
 

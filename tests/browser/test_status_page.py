@@ -16,7 +16,7 @@ import pytest
 
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
-from tests.integration.test_reassignment import alter, completed, make_topic, set_broker_rate
+from tests.integration.reassignment_helpers import alter, completed, make_topic, set_broker_rate
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [

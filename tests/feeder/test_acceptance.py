@@ -20,7 +20,7 @@ import pytest
 
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
-from tests.integration.test_reassignment import make_topic, set_broker_rate, topic_znode
+from tests.integration.reassignment_helpers import make_topic, set_broker_rate, topic_znode
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
 

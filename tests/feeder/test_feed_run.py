@@ -20,7 +20,7 @@ from reassignd.feeder.outputs import batches_document
 from reassignd.feeder.planner import plan_locally
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
-from tests.integration.test_reassignment import alter, completed, make_topic, set_broker_rate, topic_znode
+from tests.integration.reassignment_helpers import alter, completed, make_topic, set_broker_rate, topic_znode
 
 pytestmark = pytest.mark.timeout(240)
 

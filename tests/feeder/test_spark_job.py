@@ -17,10 +17,10 @@ from reassignd.admin.batch_command import read_batch_file
 from reassignd.admin.command_line import read_plan_file
 from reassignd.feeder import __main__ as feeder_main
 from reassignd.feeder.goals import Decommission, Goal, PlanOptions, Rebalance
-from reassignd.feeder.model import CURRENT
 from reassignd.feeder.planner import plan_locally
 from reassignd.feeder.spark_job import plan_on_spark
 from tests.feeder.conftest import kafka_cluster
+from tests.feeder.spark_inputs import write_inputs
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -33,40 +33,6 @@ def test_spark_plans_what_the_pure_planner_plans(spark: Any) -> None:
     assert on_spark.moves == local.moves and on_spark.moves
     assert on_spark.after == local.after and on_spark.before == local.before
     assert on_spark.copied_bytes == local.copied_bytes
-
-
-def write_inputs(tmp_path: Path) -> tuple[Path, Path]:
-    cluster = kafka_cluster(brokers=9, racks=3, topics=10, partitions=30)
-    snapshot = {
-        "brokers": [{"id": b, "rack": r} for b, r in cluster.racks.items()],
-        "topics": [
-            {
-                "name": t,
-                "partitions": [
-                    {"partition": r[1], "replicas": list(r[CURRENT])} for r in cluster.rows if r[0] == t
-                ],
-            }
-            for t in sorted({r[0] for r in cluster.rows})
-        ],
-    }
-    dirs: dict[int, list[dict[str, Any]]] = {}
-    for r in cluster.rows:
-        for b in r[CURRENT]:
-            dirs.setdefault(b, []).append(
-                {"partition": f"{r[0]}-{r[1]}", "size": r[2], "offsetLag": 0, "isFuture": False}
-            )
-    log_dirs = {
-        "version": 1,
-        "brokers": [
-            {"broker": b, "logDirs": [{"logDir": "/k", "error": None, "partitions": ps}]}
-            for b, ps in dirs.items()
-        ],
-    }
-    (tmp_path / "cluster.json").write_text(json.dumps(snapshot))
-    (tmp_path / "sizes.txt").write_text(
-        "Querying brokers for log directories information\n" + json.dumps(log_dirs) + "\n"
-    )
-    return tmp_path / "cluster.json", tmp_path / "sizes.txt"
 
 
 def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from reassignd.testing.polling import eventually
 from reassignd.zk.server import free_port
-from tests.feeder.test_spark_job import write_inputs
+from tests.feeder.spark_inputs import write_inputs
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
 pyspark = pytest.importorskip("pyspark")  # the unit loop installs no Spark

@@ -21,6 +21,8 @@ from reassignd.executor.adaptive import step
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import ZkError
+from tests.integration.batch_helpers import batch_body, state_is, submit
+from tests.integration.event_stream import Stream
 from tests.integration.harness import (
     ControllerProc,
     Procs,
@@ -30,9 +32,7 @@ from tests.integration.harness import (
     read_journal,
     wait_brokers,
 )
-from tests.integration.test_batches import batch_body, state_is, submit
-from tests.integration.test_events import Stream
-from tests.integration.test_reassignment import make_topic, set_broker_rate
+from tests.integration.reassignment_helpers import make_topic, set_broker_rate
 
 pytestmark = pytest.mark.timeout(180)
 

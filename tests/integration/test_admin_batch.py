@@ -20,7 +20,7 @@ import pytest
 
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Kit, eventually
-from tests.integration.test_reassignment import SLOW, completed, make_topic, start
+from tests.integration.reassignment_helpers import SLOW, completed, make_topic, start
 
 pytestmark = pytest.mark.timeout(180)
 

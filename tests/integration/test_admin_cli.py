@@ -17,7 +17,7 @@ from pathlib import Path
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Kit, eventually, http_get
-from tests.integration.test_reassignment import SLOW, completed, make_topic, set_broker_rate, start
+from tests.integration.reassignment_helpers import SLOW, completed, make_topic, set_broker_rate, start
 
 Entry = admin_codec.LegacyReassignmentEntry
 ROLLBACK_FOOTER = "Save this to use as the --reassignment-json-file option during rollback"

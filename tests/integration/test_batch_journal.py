@@ -23,15 +23,7 @@ from reassignd.executor import paths as batch_paths
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Delete
-from tests.integration.harness import (
-    ControllerProc,
-    Kit,
-    active_one,
-    eventually,
-    read_journal,
-    wait_brokers,
-)
-from tests.integration.test_batches import (
+from tests.integration.batch_helpers import (
     RATE,
     SIZE,
     THROTTLE_KEYS,
@@ -42,7 +34,15 @@ from tests.integration.test_batches import (
     state_is,
     submit,
 )
-from tests.integration.test_reassignment import completed, make_topic, set_broker_rate
+from tests.integration.harness import (
+    ControllerProc,
+    Kit,
+    active_one,
+    eventually,
+    read_journal,
+    wait_brokers,
+)
+from tests.integration.reassignment_helpers import completed, make_topic, set_broker_rate
 
 pytestmark = pytest.mark.timeout(180)
 

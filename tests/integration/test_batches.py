@@ -14,9 +14,21 @@ from typing import Any
 import pytest
 
 from reassignd.executor import paths as batch_paths
-from reassignd.executor.model import Batch, BatchMoveState
+from reassignd.executor.model import BatchMoveState
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
+from tests.integration.batch_helpers import (
+    RATE,
+    SIZE,
+    THROTTLE_KEYS,
+    batch_body,
+    config_of,
+    journaled,
+    put_config,
+    state_is,
+    status,
+    submit,
+)
 from tests.integration.harness import (
     ControllerProc,
     Kit,
@@ -25,10 +37,9 @@ from tests.integration.harness import (
     Procs,
     active_one,
     eventually,
-    read_journal,
     wait_brokers,
 )
-from tests.integration.test_reassignment import (
+from tests.integration.reassignment_helpers import (
     FAST,
     completed,
     listed,
@@ -38,10 +49,6 @@ from tests.integration.test_reassignment import (
 )
 
 pytestmark = pytest.mark.timeout(180)
-
-TP = tuple[str, int]
-SIZE = 200_000
-RATE = "100000"
 
 
 async def cluster(
@@ -55,35 +62,6 @@ async def cluster(
     procs.cluster(brokers)
     await wait_brokers(active, set(range(1, brokers + 1)))
     return [active, *(c for c in controllers if c is not active)]  # the active one first
-
-
-def batch_body(batch_id: str, moves: dict[TP, list[int]], **extra: Any) -> dict[str, Any]:
-    return {
-        "batch_id": batch_id,
-        "partitions": [{"topic": t, "partition": p, "replicas": r} for (t, p), r in moves.items()],
-        **extra,
-    }
-
-
-async def submit(c: ControllerProc, body: dict[str, Any]) -> dict[str, Any]:
-    code, resp = await c.post("/v1/batches", body)
-    assert code == 200, resp
-    return dict(resp)
-
-
-async def status(c: ControllerProc, batch_id: str) -> dict[str, Any]:
-    code, resp = await c.get(f"/v1/batches/{batch_id}")
-    assert code == 200, resp
-    return dict(resp)
-
-
-async def state_is(c: ControllerProc, batch_id: str, *states: str) -> dict[str, Any] | None:
-    s = await status(c, batch_id)
-    return s if s["state"] in states else None
-
-
-async def journaled(zk: ZkClient, batch_id: str) -> Batch:
-    return (await read_journal(zk, batch_id)).batch
 
 
 class InFlight:
@@ -259,18 +237,6 @@ async def test_refusals_idempotency_and_conflicts(procs: Procs, zk: ZkClient) ->
     assert set(written.moves) == {("t", 0)} and set(written.refusals) == {("t", 1), ("t", 9)}
     assert await zk.exists(paths.topic("t")) is not None
     assert codec.decode_topic((await zk.get(paths.topic("t"))).data).partitions[1] == (1, 2)
-
-
-async def config_of(zk: ZkClient, path: str) -> dict[str, str] | None:
-    znode = await zk.get_or_none(path)
-    return None if znode is None else dict(admin_codec.decode_entity_config(znode.data))
-
-
-async def put_config(zk: ZkClient, path: str, config: dict[str, str]) -> None:
-    await zk.create(path, admin_codec.encode_entity_config(config), make_parents=True)
-
-
-THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 
 
 async def throttled(zk: ZkClient, broker: int, rate: str) -> bool:

@@ -17,7 +17,7 @@ import pytest
 
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Kit, eventually
-from tests.integration.test_reassignment import (
+from tests.integration.reassignment_helpers import (
     FAST,
     alter,
     completed,

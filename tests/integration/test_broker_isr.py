@@ -22,8 +22,7 @@ from reassignd.broker.settings import cluster_settings
 from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
-from tests.integration.harness import Procs, active_one, wait_brokers
-from tests.integration.test_broker_agent import (
+from tests.integration.agent_helpers import (
     CONTROLLER_EPOCH,
     Controller,
     GiB,
@@ -32,15 +31,9 @@ from tests.integration.test_broker_agent import (
     base,
     start_move,
 )
-from tests.integration.test_reassignment import FAST, replica_on
-from tests.integration.test_unclean_election import (
-    RATE,
-    create_topic,
-    led_by,
-    set_config,
-    stays,
-    unclean_count,
-)
+from tests.integration.election_helpers import RATE, create_topic, led_by, set_config, stays, unclean_count
+from tests.integration.harness import Procs, active_one, wait_brokers
+from tests.integration.reassignment_helpers import FAST, replica_on
 
 PRODUCE = "reassignd.sim.produce.bytes.per.s"
 

@@ -19,6 +19,7 @@ import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
+from tests.integration.event_stream import Stream
 from tests.integration.harness import (
     ControllerProc,
     Launcher,
@@ -28,8 +29,7 @@ from tests.integration.harness import (
     state_of,
     wait_brokers,
 )
-from tests.integration.test_events import Stream
-from tests.integration.test_reassignment import FAST, make_topic, set_broker_rate, topic_znode
+from tests.integration.reassignment_helpers import FAST, make_topic, set_broker_rate, topic_znode
 
 pytestmark = pytest.mark.timeout(180)
 

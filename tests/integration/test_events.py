@@ -28,6 +28,7 @@ from aiokafka import AIOKafkaConsumer
 
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import free_port
+from tests.integration.event_stream import Stream
 from tests.integration.harness import (
     ControllerProc,
     Kit,
@@ -37,7 +38,7 @@ from tests.integration.harness import (
     eventually,
     wait_brokers,
 )
-from tests.integration.test_reassignment import alter, completed, make_topic, set_broker_rate
+from tests.integration.reassignment_helpers import alter, completed, make_topic, set_broker_rate
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -104,48 +105,6 @@ def holds(check: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:
         return check()
 
     return probe
-
-
-class Stream:
-    """``GET /v1/events`` read as ``curl -N`` would: the records parsed from the SSE frames."""
-
-    def __init__(self, url: str, last_event_id: str | None = None, query: str = "") -> None:
-        self.url, self.last, self.query = url, last_event_id, query
-        self.records: list[dict[str, Any]] = []
-        self.ids: list[str] = []
-        self.task: asyncio.Task[None] | None = None
-
-    async def _read(self) -> None:
-        headers = {"Last-Event-ID": self.last} if self.last else {}
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(f"{self.url}/v1/events{self.query}", headers=headers) as resp,
-        ):
-            assert resp.status == 200 and resp.content_type == "text/event-stream"
-            frame: dict[str, str] = {}
-            async for raw in resp.content:
-                line = raw.decode().rstrip("\n")
-                if line.startswith(":"):
-                    continue
-                if line:
-                    name, _, value = line.partition(": ")
-                    frame[name] = value
-                    continue
-                if "data" in frame:
-                    self.records.append(json.loads(frame["data"]))
-                    self.ids.append(frame.get("id", ""))
-                frame = {}
-
-    def __enter__(self) -> Stream:
-        self.task = asyncio.get_running_loop().create_task(self._read(), name="sse-reader")
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        assert self.task is not None
-        self.task.cancel()
-
-    def of(self, topic: str, partition: int) -> list[str]:
-        return [r["type"] for r in self.records if (r.get("topic"), r.get("partition")) == (topic, partition)]
 
 
 async def consumed(bootstrap: str, timeout_s: float = 3.0) -> list[dict[str, Any]]:
@@ -261,11 +220,9 @@ async def _two_epochs(tansu: Tansu) -> list[dict[str, Any]] | None:
 
 
 @pytest.mark.timeout(360)
-async def test_kafka_down_drops_records_and_never_stops_a_move(
-    procs: Procs, zk: ZkClient, tansu: Tansu
-) -> None:
+async def test_kafka_down_drops_records_and_never_stops_a_move(kit: Kit, zk: ZkClient, tansu: Tansu) -> None:
     [c] = await cluster(
-        procs, zk, "--events-bootstrap-servers", tansu.bootstrap, "--events-buffer-records", "3"
+        kit, zk, "--events-bootstrap-servers", tansu.bootstrap, "--events-buffer-records", "3"
     )
 
     async def kafka_status() -> dict[str, Any]:

@@ -14,7 +14,7 @@ import aiohttp
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, http_request
-from tests.integration.test_reassignment import FAST, make_topic, set_broker_rate
+from tests.integration.reassignment_helpers import FAST, make_topic, set_broker_rate
 
 RETRY_FOR_S = 20.0  # how long a client keeps retrying one operation (connection errors and 41)
 

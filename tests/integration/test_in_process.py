@@ -17,7 +17,7 @@ from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Create
 from tests.integration.harness import Procs
-from tests.integration.test_reassignment import make_topic, set_broker_rate, topic_znode
+from tests.integration.reassignment_helpers import make_topic, set_broker_rate, topic_znode
 
 PARTITIONS = 24
 

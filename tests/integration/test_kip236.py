@@ -9,7 +9,7 @@ from typing import Any
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Kit, Launcher, Procs, active_one, eventually, state_of
-from tests.integration.test_reassignment import (
+from tests.integration.reassignment_helpers import (
     FAST,
     SLOW,
     _not_hosted,

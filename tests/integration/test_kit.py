@@ -9,7 +9,7 @@ import pytest
 from reassignd.testing.kit import NeedsAProcess
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import Kit, active_one, controller_epoch, eventually, wait_brokers
-from tests.integration.test_reassignment import alter, completed, make_topic
+from tests.integration.reassignment_helpers import alter, completed, make_topic
 
 
 async def test_a_controller_and_agents_in_process_move_a_partition(kit: Kit, zk: ZkClient) -> None:

@@ -28,6 +28,7 @@ import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
+from tests.integration.election_helpers import BIG, INITIAL, create_topic, led_by
 from tests.integration.harness import (
     ControllerProc,
     Procs,
@@ -37,8 +38,7 @@ from tests.integration.harness import (
     state_of,
     wait_brokers,
 )
-from tests.integration.test_reassignment import FAST, SLOW, alter, completed, replica_on, set_broker_rate
-from tests.integration.test_unclean_election import BIG, INITIAL, create_topic, led_by
+from tests.integration.reassignment_helpers import FAST, SLOW, alter, completed, replica_on, set_broker_rate
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -10,7 +10,7 @@ import pytest
 from reassignd.feeder.inputs import parse_log_dirs
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import Kit, active_one, eventually, wait_brokers
-from tests.integration.test_reassignment import make_topic
+from tests.integration.reassignment_helpers import make_topic
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,101 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping
 from typing import Any
 
-from reassignd.zk import admin_codec, codec, paths
+from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Znode
-from tests.integration.harness import (
-    ControllerProc,
-    Launcher,
-    Procs,
-    active_one,
-    eventually,
-    http_get,
-    state_of,
-    wait_brokers,
+from tests.integration.harness import ControllerProc, Procs, active_one, eventually, state_of, wait_brokers
+from tests.integration.reassignment_helpers import (
+    FAST,
+    SLOW,
+    _not_hosted,
+    alter,
+    body,
+    completed,
+    listed,
+    make_topic,
+    replica_on,
+    set_broker_rate,
+    start,
+    topic_znode,
 )
-
-FAST = "1000000000"
-SLOW = "2000"
-
-
-async def set_broker_rate(zk: ZkClient, broker: int | None, rate: str) -> None:
-    path = paths.config_broker(broker)
-    data = admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": rate})
-    znode = await zk.get_or_none(path)
-    if znode is None:
-        await zk.create(path, data, make_parents=True)
-    else:
-        await zk.set(path, data, znode.stat.version)
-
-
-async def make_topic(
-    zk: ZkClient, name: str, assignment: dict[int, tuple[int, ...]], initial_bytes: int = 0
-) -> None:
-    if initial_bytes:
-        await zk.create(
-            paths.config_topic(name),
-            admin_codec.encode_entity_config({"reassignd.sim.initial.bytes": str(initial_bytes)}),
-            make_parents=True,
-        )
-    await zk.create(paths.topic(name), codec.encode_topic(codec.TopicZnode(assignment)))
-    for p in assignment:
-        await eventually(functools.partial(state_of, zk, name, p), what=f"{name}-{p} online")
-
-
-async def topic_znode(zk: ZkClient, name: str) -> codec.TopicZnode:
-    return codec.decode_topic((await zk.get(paths.topic(name))).data)
-
-
-def body(targets: Mapping[tuple[str, int], list[int] | None], **extra: Any) -> dict[str, Any]:
-    topics: dict[str, list[dict[str, Any]]] = {}
-    for (t, p), replicas in targets.items():
-        topics.setdefault(t, []).append({"partition": p, "replicas": replicas})
-    return {**extra, "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
-
-
-async def alter(
-    c: ControllerProc, targets: Mapping[tuple[str, int], list[int] | None], **extra: Any
-) -> dict[tuple[str, int], dict[str, Any]]:
-    code, resp = await c.post("/v1/reassignments", body(targets, **extra))
-    assert code == 200, resp
-    assert resp["error_code"] == 0
-    return {(t["name"], p["partition"]): p for t in resp["responses"] for p in t["partitions"]}
-
-
-async def replica_on(c: ControllerProc, broker: int, topic: str, p: int) -> dict[str, Any] | None:
-    _, brokers = await c.get("/v1/brokers")
-    b = next(b for b in brokers["brokers"] if b["id"] == broker)
-    control = next(e for e in b["endpoints"] if e.startswith("CONTROL://"))
-    code, replicas = await http_get("http://" + control.removeprefix("CONTROL://") + "/replicas")
-    assert code == 200
-    for r in replicas["replicas"]:
-        if (r["topic"], r["partition"]) == (topic, p):
-            return dict(r)
-    return None
-
-
-async def listed(c: ControllerProc) -> dict[tuple[str, int], dict[str, Any]]:
-    code, resp = await c.get("/v1/reassignments")
-    assert code == 200
-    return {(t["name"], p["partition"]): p for t in resp["topics"] for p in t["partitions"]}
-
-
-async def completed(zk: ZkClient, topic: str, p: int, replicas: tuple[int, ...]) -> codec.TopicZnode | None:
-    z = await topic_znode(zk, topic)
-    return z if z.partitions[p] == replicas and p not in z.adding and p not in z.removing else None
-
-
-async def start(procs: Launcher[Any], zk: ZkClient, brokers: int, rate: str = FAST) -> ControllerProc:
-    c = procs.controller(9000, 2.0)
-    await active_one(c)
-    await set_broker_rate(zk, None, rate)
-    procs.cluster(brokers)
-    await wait_brokers(c, set(range(1, brokers + 1)))
-    return c
 
 
 async def test_move_single_replica_partition(procs: Procs, zk: ZkClient) -> None:
@@ -137,10 +62,6 @@ async def test_move_single_replica_partition(procs: Procs, zk: ZkClient) -> None
     assert epochs[-1] >= 2  # phase A and phase B each bump it
     await eventually(lambda: _not_hosted(c, 1, "one", 0), what="broker 1 deleted its replica")
     assert await listed(c) == {}
-
-
-async def _not_hosted(c: ControllerProc, broker: int, topic: str, p: int) -> bool:
-    return await replica_on(c, broker, topic, p) is None
 
 
 async def test_move_three_replicas_with_visible_progress(procs: Procs, zk: ZkClient) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
+from tests.integration.event_stream import Stream
 from tests.integration.harness import (
     ControllerProc,
     Proc,
@@ -25,8 +26,7 @@ from tests.integration.harness import (
     read_journal,
     wait_brokers,
 )
-from tests.integration.test_events import Stream
-from tests.integration.test_reassignment import FAST, make_topic, set_broker_rate, topic_znode
+from tests.integration.reassignment_helpers import FAST, make_topic, set_broker_rate, topic_znode
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -11,7 +11,7 @@ from tests.tier_times import tier_of
 @pytest.mark.parametrize(
     ("nodeid", "tier"),
     [
-        ("tests/unit/test_codec.py::test_round_trip", "unit"),
+        ("tests/unit/zk/test_codec.py::test_round_trip", "unit"),
         ("tests/integration/test_controller.py::test_one[a/b]", "integration"),
         ("tests/faults/test_zookeeper.py::test_x", "faults"),
         ("tests/feeder/test_planner.py", "feeder"),

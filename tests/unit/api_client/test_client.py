@@ -1,0 +1,102 @@
+"""The API client's typed calls decode what the server encodes: the same contract's structs on
+both sides (a real app in front of the fake controller view), and an answer of another shape is
+one line of ResponseError naming the request."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from reassignd.api_client.client import ApiClient
+from reassignd.api_client.errors import ResponseError
+from reassignd.api_client.shapes import alter_request
+from reassignd.contracts.batches import BatchStatus, BatchSummary
+from reassignd.contracts.cluster import Status
+from reassignd.contracts.requests import (
+    BatchPartitionSpec,
+    PlanPartition,
+    ReassignmentPlan,
+    SubmitBatchRequest,
+)
+from reassignd.http import build_app
+from reassignd.testing.fake_view import SETTINGS
+from tests.unit.http.batch_helpers import CLUSTER, fixed_clock
+from tests.unit.http.fake_view import FakeView
+
+MOVE = {"topic": "orders", "partition": 0, "replicas": [2, 3, 4]}
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[ApiClient]:
+    view = FakeView(current=CLUSTER, now_ms=fixed_clock)
+    server = TestServer(build_app(view, SETTINGS), host="127.0.0.1")
+    await server.start_server()
+    try:
+        async with ApiClient.open(f"http://127.0.0.1:{server.port}", timeout_s=10) as client:
+            yield client
+    finally:
+        await server.close()
+
+
+def as_json(value: object) -> object:
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
+async def test_each_typed_call_decodes_the_servers_answer(api: ApiClient) -> None:
+    status = await api.status()
+    assert isinstance(status, Status) and status.active and status.controller_id == 9000
+    assert as_json(status) == await api.get("/v1/status") | {"uptime_s": status.uptime_s}
+    assert [b.id for b in (await api.brokers()).brokers] == sorted(CLUSTER.brokers)
+    assert [t.name for t in (await api.topics()).topics] == ["orders"]
+    orders = await api.topic("orders")
+    assert sorted(orders) == [0, 1, 2, 3] and orders[0].replicas == (1, 2, 3)
+    assert {b.broker for b in (await api.log_dirs()).brokers} == set(CLUSTER.brokers)
+    assert await api.reassignments() == {}
+    alter = {"topics": [{"name": "orders", "partitions": [{"partition": 0, "replicas": [2, 3, 4]}]}]}
+    assert [(r.tp, r.ok) for r in await api.alter(alter)] == [(("orders", 0), True)]
+    assert await api.cancel_all() == []
+    # the request structs, as the admin tools send them: either shape of AlterPartitionReassignments
+    plan = ReassignmentPlan(partitions=(PlanPartition(topic="orders", partition=1, replicas=(2, 3, 4)),))
+    assert [(r.tp, r.ok) for r in await api.alter(plan)] == [(("orders", 1), True)]
+    assert [(r.tp, r.ok) for r in await api.alter(alter_request({("orders", 1): None}))] == [
+        (("orders", 1), True)
+    ]
+    submitted = await api.submit_batch({"batch_id": "b1", "partitions": [MOVE]})
+    assert submitted.created and [p.ok for p in submitted.partitions] == [True]
+    assert isinstance(submitted.batch, BatchStatus) and submitted.batch.running == ()
+    again = await api.submit_batch(
+        SubmitBatchRequest(batch_id="b1", partitions=(BatchPartitionSpec("orders", 0, (2, 3, 4)),))
+    )
+    assert not again.created  # the same body, as a struct
+    # each batch endpoint decodes into its own struct: the list's entries have no moves in flight
+    listed = (await api.batches()).batches
+    assert [type(b) for b in listed] == [BatchSummary] and listed[0].batch_id == "b1"
+    described = await api.batch("b1")
+    assert isinstance(described, BatchStatus) and described.running == ()
+    paused = await api.control_batch("b1", "pause")
+    assert isinstance(paused, BatchStatus) and paused.state == "paused"
+
+
+async def test_an_answer_of_another_shape_is_one_line_naming_the_request() -> None:
+    async def status(_: web.Request) -> web.Response:
+        return web.json_response({"active": True, "controller_id": "9000"})
+
+    app = web.Application()
+    app.router.add_get("/v1/status", status)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    try:
+        url = f"http://127.0.0.1:{server.port}"
+        async with ApiClient.open(url, timeout_s=10, follow_active=False) as api:
+            with pytest.raises(ResponseError) as refused:
+                await api.status()
+    finally:
+        await server.close()
+    assert str(refused.value) == (
+        "unexpected answer from the controller to GET /v1/status: Expected `int`, got `str` - at "
+        "`$.controller_id`"
+    )

@@ -1,0 +1,90 @@
+"""The move lifecycle's transition table: every legal step is taken, every other one raises."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from pathlib import Path
+
+import pytest
+
+import reassignd
+from reassignd.controller.model.moves import (
+    TRANSITIONS,
+    IllegalMoveTransition,
+    Move,
+    MoveState,
+    advance,
+    ended_state,
+)
+from reassignd.controller.model.requests import Source
+from reassignd.controller.replication import failures
+
+LEGAL = {
+    (MoveState.ADDING, MoveState.ADDING),
+    (MoveState.ADDING, MoveState.FINISHING),
+    (MoveState.ADDING, MoveState.COMPLETED),
+    (MoveState.ADDING, MoveState.CANCELLED),
+    (MoveState.FINISHING, MoveState.ADDING),
+    (MoveState.FINISHING, MoveState.FINISHING),
+    (MoveState.FINISHING, MoveState.COMPLETED),
+    (MoveState.FINISHING, MoveState.CANCELLED),
+}
+
+
+def test_the_table_names_every_state() -> None:
+    assert set(TRANSITIONS) == set(MoveState)
+    assert {(a, b) for a, nexts in TRANSITIONS.items() for b in nexts} == LEGAL
+
+
+@pytest.mark.parametrize(("before", "after"), list(itertools.product(MoveState, MoveState)))
+def test_every_pair(before: MoveState, after: MoveState) -> None:
+    move = Move(("t", 0), target=(2, 3), origins=(1, 2), state=before)
+    if (before, after) in LEGAL:
+        moved = advance(move, after)
+        assert moved.state is after
+        assert (moved.tp, moved.target, moved.origins) == (move.tp, move.target, move.origins)
+    else:
+        with pytest.raises(IllegalMoveTransition) as raised:
+            advance(move, after)
+        # a bug: the event is refused, the controller does not resign
+        assert failures.classify(raised.value) is failures.Failure.DETERMINISTIC
+        assert failures.describe(raised.value).bug
+
+
+def test_terminal_states() -> None:
+    assert {s for s in MoveState if s.terminal} == {MoveState.COMPLETED, MoveState.CANCELLED}
+
+
+def test_how_a_move_ended() -> None:
+    move = Move(("t", 0), target=(2, 3), origins=(1, 2))
+    assert ended_state(move, (3, 2)) is MoveState.COMPLETED
+    assert ended_state(move, (1, 2)) is MoveState.CANCELLED  # reverted
+    assert ended_state(move, (1, 2, 3)) is MoveState.CANCELLED  # stopped with the added replica
+    assert ended_state(move, None) is MoveState.CANCELLED  # the partition was deleted
+
+
+def test_owner() -> None:
+    move = Move(("t", 0), target=(2,), origins=(1,))
+    assert move.owner == "api"  # found in ZooKeeper, claimed by no intake yet
+    assert Move(("t", 0), (2,), (1,), source=Source.ZK).owner == "zk"
+    assert Move(("t", 0), (2,), (1,), source=Source.BATCH, batch="b1").owner == "batch:b1"
+
+
+def test_one_move_type() -> None:
+    """The acceptance rule: in the controller and the executor it drives, one record type says a
+    partition is moving (``Move``); the executor's plan entry is a BatchMove, a name of its own,
+    and no other part declares a move record."""
+    root = Path(reassignd.__file__).parent
+    declared = sorted(
+        f"{path.relative_to(root).as_posix()}:{node.name}"
+        for part in ("controller", "executor")
+        for path in (root / part).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Move")  # nested ones too
+    )
+    assert declared == [
+        "controller/model/moves.py:Move",
+        "executor/model.py:BatchMove",
+        "executor/progress.py:RunningMove",  # a batch move's progress, as the batch answer shows it
+    ]
