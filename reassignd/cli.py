@@ -32,6 +32,7 @@ from reassignd.config import (
     UsageLine,
     load_command,
 )
+from reassignd.errors import startup_error
 from reassignd.feeder.command_line import FeedPlanCommand, FeedRunCommand
 from reassignd.log_setup import configure_logging
 from reassignd.stream.tail import EventsTailCommand
@@ -160,9 +161,14 @@ def run(  # noqa: PLR0911 (one return per kind of command, in one match)
     except (asyncio.CancelledError, KeyboardInterrupt):
         log.error("stopped without a clean shutdown")
         return 1
-    except Exception:
-        log.exception("reassignd %s failed", command_name(argv))
-        return 1
+    except Exception as e:
+        startup = startup_error(e)
+        if startup is None:
+            log.exception("reassignd %s failed", command_name(argv))
+            return 1
+        log.debug("the start failed", exc_info=e)  # the traceback only with --log-level debug
+        print(f"reassignd {command_name(argv)}: error: {startup}", file=err)
+        return 2
     log.info("stopped")
     return 0
 

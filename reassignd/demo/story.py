@@ -21,6 +21,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import uvloop
 
@@ -30,6 +31,7 @@ from reassignd.demo.plan import DemoOptions
 from reassignd.demo.spark import add_and_decommission
 from reassignd.demo.steps import Steps
 from reassignd.log_setup import LogSettings, configure_logging
+from reassignd.options import unknown_flag
 
 
 class Demo:
@@ -112,10 +114,28 @@ async def run_demo(options: DemoOptions) -> int:
             loop.remove_signal_handler(sig)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Flags as the ``reassignd`` command line reads them: never abbreviated, an unknown one named
+    with the closest known one, every mistake one line on stderr (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        given = list(sys.argv[1:] if args is None else args)
+        known = [flag for flag in self._option_string_actions if flag.startswith("--")]
+        problem = unknown_flag(given, known)
+        if problem is not None:
+            self.error(problem)
+        return super().parse_args(given, namespace)
+
+
 def parse_options(argv: Sequence[str]) -> DemoOptions:
     d = DemoOptions()
-    parser = argparse.ArgumentParser(
-        prog="python -m reassignd.demo", description=__doc__.split("\n\n")[0] if __doc__ else None
+    parser = _Parser(
+        prog="scripts/demo.sh",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        allow_abbrev=False,
     )
 
     def add(flag: str, kind: type, default: object, text: str, metavar: str = "N") -> None:
