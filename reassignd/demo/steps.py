@@ -15,8 +15,8 @@ from reassignd.contracts.cluster import Brokers, Partition, Status, Topic, Topic
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.contracts.requests import KafkaAlterReassignments
 from reassignd.demo.cluster import DemoFailed, LocalCluster, say
+from reassignd.demo.options import DemoOptions
 from reassignd.demo.plan import (
-    DemoOptions,
     MiB,
     alter_body,
     assignment_of,

@@ -19,6 +19,7 @@ import pytest
 from reassignd.zk.server import free_port
 from tests.integration.harness import Procs, eventually, http_get
 
+ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT_S = 90.0  # ZooKeeper unreachable: the client gives up after its 10 s request timeout
 
 
@@ -251,16 +252,14 @@ async def test_bootstrap_controller_at_the_kafka_listener_says_so(procs: Procs) 
     ],
 )
 def test_the_demo_reads_its_flags_like_the_cli(args: tuple[str, ...], expected: str) -> None:
-    """``scripts/demo.sh ARGS`` runs ``python -m reassignd.demo ARGS`` once bootstrapped."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "reassignd.demo", *args],
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
-    line = one_line_error(
-        subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, proc.stderr), expected
-    )
-    assert line.startswith("scripts/demo.sh: error: ")
-    assert proc.stdout == ""
+    """``bash scripts/demo.sh ARGS`` checks them before it installs anything (a bad flag costs no
+    install), then ``python -m reassignd.demo`` reads them the same way."""
+    for command in (["bash", str(ROOT / "scripts" / "demo.sh")], [sys.executable, "-m", "reassignd.demo"]):
+        proc = subprocess.run(
+            [*command, *args], capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False, cwd=ROOT
+        )
+        line = one_line_error(
+            subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, proc.stderr), expected
+        )
+        assert line.startswith("scripts/demo.sh: error: ")
+        assert proc.stdout == ""  # nothing installed, nothing started
