@@ -112,12 +112,27 @@ def test_agent_control_port_in_use(
 
 @pytest.mark.parametrize(
     "command",
-    [("controller", "--http", "127.0.0.1:0"), ("broker", "--id", "1"), ("cluster", "--brokers", "2")],
+    [
+        ("controller", "--http", "127.0.0.1:0", "--session-timeout-s", "2"),
+        ("broker", "--id", "1", "--session-timeout-s", "2"),
+        ("cluster", "--brokers", "2", "--session-timeout-s", "2"),
+        # a KIP-236 verb: its connect timeout is --request-timeout-s
+        (
+            "admin",
+            "reassign",
+            "--rollback",
+            "--bootstrap-controller",
+            "http://127.0.0.1:1",
+            "--request-timeout-s",
+            "3",
+        ),
+    ],
 )
 def test_zookeeper_unreachable(command: tuple[str, ...]) -> None:
     nobody = f"127.0.0.1:{free_port()}"  # nothing listens there
-    result = reassignd(*command, "--zk", nobody, "--session-timeout-s", "2", *QUIET)
-    one_line_error(result, f"reassignd {command[0]}: error: ZooKeeper unreachable (--zk {nobody})")
+    result = reassignd(*command, "--zk", nobody, *QUIET)
+    name = " ".join(command[:2]) if command[0] == "admin" else command[0]
+    one_line_error(result, f"reassignd {name}: error: ZooKeeper unreachable (--zk {nobody}): ")
 
 
 def test_the_traceback_only_with_log_level_debug(zk_connect: str, taken_port: int) -> None:
