@@ -215,7 +215,7 @@ async def bench(
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--brokers", type=int, default=24)
     parser.add_argument("--partitions", type=int, default=2400)

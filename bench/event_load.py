@@ -316,7 +316,7 @@ async def run(server: LocalZooKeeper, args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=100)

@@ -143,7 +143,7 @@ async def run(connect: str, topics: int, partitions: int, reassigning: int = 0) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--zk", help="connect string (default: start a local ZooKeeper)")
     parser.add_argument("--topics", type=int, default=1000)

@@ -204,7 +204,7 @@ async def wait_ready(session: aiohttp.ClientSession, url: str, partitions: int, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--topics", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=100)

@@ -401,7 +401,7 @@ def describe(shape: Shape, bound: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--brokers", type=int, default=24, help="broker agents (3 racks)")
     parser.add_argument(

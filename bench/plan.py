@@ -121,7 +121,7 @@ def run(session: Any, cluster: Cluster, goals: Sequence[Goal], seed: int) -> Non
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--partitions", type=int, action="append", help="repeatable; default 100000 and 1000000"
     )

@@ -188,7 +188,7 @@ async def run(server: LocalZooKeeper, topics: int, partitions: int, processes: i
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--topics", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=100)

@@ -320,7 +320,7 @@ def report(rows: list[Figures]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000, 100_000, 200_000])
     parser.add_argument("--huge", action="store_true", help="add 500,000 partitions")

@@ -284,7 +284,7 @@ async def bench(args: argparse.Namespace, zk_connect: str, log_dir: Path) -> Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--brokers", type=int, default=12, help="agents (3 racks); the last is killed")
     parser.add_argument("--partitions", type=int, default=3000)

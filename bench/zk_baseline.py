@@ -155,7 +155,7 @@ async def run(connect: str, n: int, repeat: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--zk", help="connect string (default: start a local ZooKeeper)")
     parser.add_argument("-n", type=int, default=20_000, help="znodes per measurement (default 20,000)")

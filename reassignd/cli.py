@@ -32,6 +32,7 @@ from reassignd.config import (
     UsageLine,
     load_command,
 )
+from reassignd.errors import startup_error
 from reassignd.feeder.command_line import FeedPlanCommand, FeedRunCommand
 from reassignd.log_setup import configure_logging
 from reassignd.stream.tail import EventsTailCommand
@@ -109,10 +110,12 @@ def command_name(argv: Sequence[str]) -> str:
     return " ".join(words[:2])
 
 
-def run(  # noqa: PLR0911 (one return per kind of command, in one match)
+def run(
     argv: Sequence[str], env: Mapping[str, str], out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Every subcommand: one command line read by one engine, then the command run."""
+    """Every subcommand: one command line read by one engine, then the command run. The one
+    place a start that failed (a :class:`~reassignd.errors.StartupError`, from any subcommand)
+    becomes its line on stderr and exit 2; the traceback is logged at ``--log-level debug`` only."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
@@ -127,6 +130,18 @@ def run(  # noqa: PLR0911 (one return per kind of command, in one match)
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
     configure_logging(command.log)
+    try:
+        return _run_command(command, argv, out, err)
+    except Exception as e:
+        startup = startup_error(e)
+        if startup is None:
+            raise
+        log.debug("the start failed", exc_info=e)
+        print(f"reassignd {command_name(argv)}: error: {startup}", file=err)
+        return 2
+
+
+def _run_command(command: Command, argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     match command:
         case AdminReassignCommand():
             from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
@@ -160,7 +175,9 @@ def run(  # noqa: PLR0911 (one return per kind of command, in one match)
     except (asyncio.CancelledError, KeyboardInterrupt):
         log.error("stopped without a clean shutdown")
         return 1
-    except Exception:
+    except Exception as e:
+        if startup_error(e) is not None:
+            raise  # run()'s one line
         log.exception("reassignd %s failed", command_name(argv))
         return 1
     log.info("stopped")

@@ -455,10 +455,51 @@ def _choose(args: Mapping[str, object]) -> NoReturn:
     raise UsageLine(f"{prog}: error: choose a {noun}: {', '.join(choices)} (see {prog} --help)")
 
 
+def unknown_option(argv: Sequence[str], parser: argparse.ArgumentParser) -> UsageLine | None:
+    """The first ``--flag`` of ``argv`` that the subcommand it names does not know, as one line
+    naming the closest known flag; None when every flag is known (or no subcommand is named to
+    the end: argparse then says what to choose). Checked before argparse, whose complaint about a
+    missing required argument would otherwise hide the mistyped flag."""
+    words: list[str] = []
+    for arg in argv:
+        if arg == "--":
+            break
+        if arg.startswith("-"):
+            continue
+        if tuple(words) in GROUPS and (*words, arg) in _PREFIXES:
+            words.append(arg)
+    if tuple(words) not in {sub.words for sub in SUBCOMMANDS}:
+        return None
+    leaf = parser
+    for word in words:
+        leaf = _subparser(leaf, word)
+    problem = opt.unknown_flag(argv, [flag for flag in leaf._option_string_actions if flag.startswith("--")])
+    if problem is None:
+        return None
+    prog = " ".join(("reassignd", *words))
+    return UsageLine(f"{prog}: error: {problem} (see {prog} --help)")
+
+
+_PREFIXES = frozenset(sub.words[:depth] for sub in SUBCOMMANDS for depth in range(1, len(sub.words) + 1))
+
+
+def _subparser(parser: argparse.ArgumentParser, word: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices[word]
+            assert isinstance(chosen, argparse.ArgumentParser)
+            return chosen
+    raise KeyError(word)
+
+
 def load_command(argv: Sequence[str], env: Mapping[str, str]) -> Command:
     """Parse ``argv`` (without the program name), read the file, resolve. A malformed command
     line is a :class:`UsageLine`; ``--help`` exits 0 (argparse's SystemExit)."""
-    args = vars(build_parser().parse_args(list(argv)))
+    parser = build_parser()
+    unknown = unknown_option(argv, parser)
+    if unknown is not None:
+        raise unknown
+    args = vars(parser.parse_args(list(argv)))
     name = args.pop("_subcommand", None)
     if name is None:
         _choose(args)

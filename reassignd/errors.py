@@ -1,14 +1,21 @@
-"""reassignd's error hierarchy: every error carries its Kafka code; one table maps codes to names."""
+"""reassignd's error hierarchy: every error carries its Kafka code; one table maps codes to names.
+And the one error a daemon that cannot start raises (:class:`StartupError`)."""
 
 from __future__ import annotations
+
+import contextlib
+import errno
+from collections.abc import Iterator
 
 ERROR_NAMES: dict[int, str] = {
     -1: "UNKNOWN_SERVER_ERROR",
     0: "NONE",
     3: "UNKNOWN_TOPIC_OR_PARTITION",
+    5: "LEADER_NOT_AVAILABLE",
     7: "REQUEST_TIMED_OUT",
     11: "STALE_CONTROLLER_EPOCH",
     17: "INVALID_TOPIC_EXCEPTION",
+    29: "TOPIC_AUTHORIZATION_FAILED",
     31: "CLUSTER_AUTHORIZATION_FAILED",
     36: "TOPIC_ALREADY_EXISTS",
     37: "INVALID_PARTITIONS",
@@ -17,6 +24,8 @@ ERROR_NAMES: dict[int, str] = {
     40: "INVALID_CONFIG",
     41: "NOT_CONTROLLER",
     42: "INVALID_REQUEST",
+    57: "KAFKA_STORAGE_ERROR",
+    58: "SASL_AUTHENTICATION_FAILED",
     60: "REASSIGNMENT_IN_PROGRESS",
     77: "STALE_BROKER_EPOCH",
     80: "PREFERRED_LEADER_NOT_AVAILABLE",
@@ -161,3 +170,42 @@ def kafka_wire_code(code: int) -> int:
     if code >= 10000 or not INT16_MIN <= code <= INT16_MAX:
         return -1
     return code
+
+
+class StartupError(Exception):
+    """A daemon could not start (a port in use, ZooKeeper unreachable, a listener's file): the
+    message is one line naming what and why; the CLI prints it and exits 2, without a traceback
+    unless ``--log-level debug``. Raised through :func:`starting`, found by :func:`startup_error`."""
+
+
+@contextlib.contextmanager
+def starting(what: str, *kinds: type[Exception]) -> Iterator[None]:
+    """Turn an ``OSError`` (a bind, a file) or one of ``kinds`` raised while ``what`` starts into
+    a :class:`StartupError` ``"<what>: <why>"``."""
+    caught: tuple[type[Exception], ...] = (OSError, *kinds)
+    try:
+        yield
+    except caught as e:
+        raise StartupError(f"{what}: {_why(e)}") from e
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, OSError) and e.errno == errno.EADDRINUSE:
+        return "address already in use"
+    if isinstance(e, OSError) and e.errno == errno.EADDRNOTAVAIL:
+        return "address not available on this machine"
+    text = (e.strerror if isinstance(e, OSError) and e.strerror else str(e)) or type(e).__name__
+    return text.splitlines()[0]
+
+
+def startup_error(e: BaseException) -> StartupError | None:
+    """The :class:`StartupError` behind ``e``: itself, or the first one in an exception group
+    (agents and listeners start in task groups); None when ``e`` is something else."""
+    if isinstance(e, StartupError):
+        return e
+    if isinstance(e, BaseExceptionGroup):
+        for inner in e.exceptions:
+            found = startup_error(inner)
+            if found is not None:
+                return found
+    return None

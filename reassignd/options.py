@@ -13,9 +13,10 @@ for every command.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -284,6 +285,21 @@ def bootstrap(value: object) -> str:
 
 class ConfigError(Exception):
     """Bad arguments or configuration; ``str(error)`` is a one-line reason (exit 2)."""
+
+
+def unknown_flag(args: Sequence[str], known: Collection[str]) -> str | None:
+    """``"unknown option --x; did you mean --y?"`` for the first ``--flag`` (or ``--flag=value``)
+    of ``args`` not in ``known``, naming the closest known flag when one is close (the full flag of an abbreviation); None when
+    every flag is known. Flags are never abbreviated: ``--exec`` is not ``--execute``."""
+    for arg in args:
+        if arg == "--":
+            break
+        flag = arg.split("=", 1)[0]
+        if flag.startswith("--") and flag not in known:
+            longer = sorted(k for k in known if k.startswith(flag))  # an abbreviation
+            close = longer or difflib.get_close_matches(flag, list(known), n=1, cutoff=0.7)
+            return f"unknown option {flag}" + (f"; did you mean {close[0]}?" if close else "")
+    return None
 
 
 @dataclass(frozen=True, slots=True)

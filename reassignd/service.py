@@ -22,6 +22,7 @@ from reassignd.agent_reports.sampler import sample_agents
 from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
+from reassignd.errors import starting
 from reassignd.feeder.evacuation import evacuate
 from reassignd.http.app import build_app
 from reassignd.http.listener_config import http_tls_context
@@ -31,6 +32,7 @@ from reassignd.kafka_listener.server import KafkaListener
 from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.tokens import load_tokens
 from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import ZkTimeoutError
 from reassignd.zk.values import ZkSettings
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,11 @@ async def hand_over(controller: Controller, timeout_s: float) -> None:
         log.info("handed the active role over to controller %d", successor.controller_id)
 
 
+def _address(host: str | None, port: int | None) -> str:
+    host = host or "0.0.0.0"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -120,7 +127,8 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
             settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s, role="controller"
         )
     )
-    await zk.start()
+    with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkTimeoutError):
+        await zk.start()
     controller = Controller(settings, zk, place_lost_replicas=evacuate, freeze_gc=True)
     sink = kafka_sink(settings, controller)
     batch_statuses = BatchStatusCache()  # filled by the progress reporter, read by /metrics
@@ -141,13 +149,16 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
         )
     )
     try:
-        bound = await server.start()
+        with starting(f"cannot listen on {_address(settings.http_host, settings.http_port)} (--http)"):
+            bound = await server.start()
         # what /controller and every 41 answer name: --http-advertised, else the bound address
         controller.http_url = settings.http_advertised or bound
         if settings.http_advertised is not None:
             log.info("advertising the HTTP API as %s", settings.http_advertised)
         if kafka is not None:  # before the election: /controller names the listener
-            controller.kafka_address = await kafka.start()
+            listen = _address(settings.kafka_listener_host, settings.kafka_listener_port)
+            with starting(f"cannot listen on {listen} (--kafka-listener)"):
+                controller.kafka_address = await kafka.start()
         async with asyncio.TaskGroup() as tg:
             sink_task = None if sink is None else tg.create_task(sink.run(), name="events-to-kafka")
             interval = settings.events_progress_interval_s

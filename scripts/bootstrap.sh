@@ -1,17 +1,44 @@
 #!/usr/bin/env bash
-# Prepare this checkout on a fresh Debian machine: Debian's ZooKeeper (only if missing), a venv in
-# .venv, and the package with its dev tools installed editable. Idempotent and non-interactive;
+# Prepare this checkout on a fresh Debian machine: Debian's ZooKeeper and a Java runtime (only if
+# missing), a venv in .venv, and the package installed editable. Idempotent and non-interactive;
 # installs with apt-get as root (or through sudo). Used by scripts/test.sh and scripts/demo.sh.
+# The installers' output goes to a log file, printed (its last lines) only when a step fails.
 #
+# (no argument): everything scripts/test.sh runs: ZooKeeper, Java, Debian's Chromium (the status
+# page's browser test; REASSIGND_NO_BROWSER=1 skips it), the package with its dev tools and the
+# feeder extra (PySpark).
+# --demo: only what the demo runs (scripts/demo.sh): ZooKeeper, Java, the package with the feeder
+# extra; no Chromium, no dev tools.
 # --unit: only what the unit loop needs (scripts/test.sh --unit): a venv with the package and its
 # `test` and `lint` extras; no apt, no Java, no Spark, no Chromium.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-unit=0
-if [ "${1:-}" = "--unit" ]; then
-    unit=1
-fi
+mode=all
+case "${1:-}" in
+"") ;;
+--unit) mode=unit ;;
+--demo) mode=demo ;;
+*)
+    echo "bootstrap: unknown option $1 (--unit or --demo, or nothing for everything)" >&2
+    exit 2
+    ;;
+esac
+
+log="$(mktemp "${TMPDIR:-/tmp}/reassignd-bootstrap.XXXXXX")"
+# quietly WHAT COMMAND...: one line saying WHAT, COMMAND's output into the log; when it fails,
+# the log's last lines and the step's exit code
+quietly() {
+    local what=$1
+    shift
+    echo "bootstrap: $what"
+    "$@" >>"$log" 2>&1 </dev/null || {
+        local rc=$?
+        echo "bootstrap: failed: $what (exit $rc); the last lines of $log:" >&2
+        tail -n 40 "$log" >&2
+        exit "$rc"
+    }
+}
 
 apt_updated=0
 apt_install() {
@@ -25,25 +52,25 @@ apt_install() {
         fi
     fi
     if [ "$apt_updated" -eq 0 ]; then
-        "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        quietly "apt-get update" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
         apt_updated=1
     fi
-    echo "bootstrap: apt-get install $*"
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends "$@" </dev/null
+    quietly "apt-get install $*" "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "$@"
 }
 
 # 1. ZooKeeper from Debian (reassignd.zk.server.LocalZooKeeper runs it for tests and the demo).
-if [ "$unit" -eq 0 ] && [ ! -f /usr/share/java/zookeeper.jar ]; then
+if [ "$mode" != unit ] && [ ! -f /usr/share/java/zookeeper.jar ]; then
     apt_install zookeeper
 fi
-if [ "$unit" -eq 0 ] && ! command -v java >/dev/null 2>&1; then
+if [ "$mode" != unit ] && ! command -v java >/dev/null 2>&1; then
     apt_install default-jre-headless
 fi
 
 # Debian's Chromium for the status-page browser test (Playwright drives it by executable_path;
-# no browser is ever downloaded). Skipped with REASSIGND_NO_BROWSER=1 (the test then skips).
-if [ "$unit" -eq 0 ] && [ "${REASSIGND_NO_BROWSER:-0}" != 1 ] && [ ! -x /usr/bin/chromium ]; then
+# no browser is ever downloaded): the tests only. Skipped with REASSIGND_NO_BROWSER=1 (the test
+# then skips).
+if [ "$mode" = all ] && [ "${REASSIGND_NO_BROWSER:-0}" != 1 ] && [ ! -x /usr/bin/chromium ]; then
     apt_install chromium
 fi
 
@@ -65,7 +92,7 @@ fi
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
-        if [ "$unit" -eq 1 ]; then
+        if [ "$mode" = unit ]; then
             echo "bootstrap: $python has no venv module (Debian: apt-get install python3-venv)" >&2
             exit 1
         fi
@@ -73,23 +100,24 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
         apt_install "python$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
     fi
     rm -rf .venv
-    echo "bootstrap: creating .venv with $python"
-    "$python" -m venv .venv
+    quietly "creating .venv with $python" "$python" -m venv .venv
 fi
 
-# 3. The package, editable, with the dev tools and the feeder extra (PySpark), or (--unit) with the
-# test and lint extras; skipped when pyproject.toml did not change since the same install or a
-# larger one (the full install serves the unit loop too).
-extras="dev,feeder"
-if [ "$unit" -eq 1 ]; then
-    extras="test,lint"
-fi
+# 3. The package, editable: with the dev tools and the feeder extra (PySpark), or (--demo) the
+# feeder extra only, or (--unit) the test and lint extras; skipped when pyproject.toml did not
+# change since the same install or the full one (which serves every mode).
+case "$mode" in
+all) extras="dev,feeder" ;;
+demo) extras="feeder" ;;
+unit) extras="test,lint" ;;
+esac
 stamp=.venv/.reassignd-installed
 sha="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 have="$(cat "$stamp" 2>/dev/null || true)"
 if [ "$have" != "$sha $extras" ] && [ "$have" != "$sha dev,feeder" ] ||
     ! .venv/bin/python -c 'import reassignd' 2>/dev/null; then
-    echo "bootstrap: pip install -e '.[$extras]'"
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off -e ".[$extras]"
+    quietly "pip install -e '.[$extras]'" \
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off -e ".[$extras]"
     echo "$sha $extras" >"$stamp"
 fi
+rm -f "$log"

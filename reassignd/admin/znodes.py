@@ -18,6 +18,7 @@ from reassignd.admin import report
 from reassignd.admin.plan import legacy_entries
 from reassignd.admin.settings import ReassignSettings, Verb
 from reassignd.api_client.errors import ClientError
+from reassignd.errors import starting
 from reassignd.plan_format import Plan, ids_text, tp_text
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk import admin_codec, codec, paths
@@ -165,10 +166,8 @@ async def run_znode_verb(settings: ReassignSettings, out: TextIO) -> int:
             role="admin",
         )
     )
-    try:
+    with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkError):
         await zk.start()
-    except ZkError as e:
-        raise AdminError(f"no ZooKeeper session with {settings.zk_connect}: {e}") from None
     try:
         match settings.verb:
             case Verb.ROLLBACK:

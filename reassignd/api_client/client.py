@@ -19,13 +19,14 @@ import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 import msgspec
 
 from reassignd.api_client import shapes
 from reassignd.api_client.errors import ApiError, ClientError, NoAnswer, ResponseError, Unreachable
+from reassignd.api_client.kafka_probe import speaks_kafka
 from reassignd.contracts.batches import Batches, BatchStatus, SubmitBatchResponse
 from reassignd.contracts.cluster import Brokers, LogDirs, Partition, Status, Topic, Topics
 from reassignd.contracts.errors import ActiveController, NotControllerError
@@ -170,6 +171,18 @@ class ApiClient:
                 f"cannot reach the controller at {self.base_url}: its TLS certificate is not "
                 f"trusted ({e.certificate_error}); give its CA with --ca-file"
             ) from None
+        except (
+            aiohttp.ServerDisconnectedError,
+            aiohttp.ClientResponseError,
+            aiohttp.ClientPayloadError,
+        ) as e:
+            if await speaks_kafka(self.base_url):
+                address = urlsplit(self.base_url).netloc
+                raise Unreachable(
+                    f"{address} speaks the Kafka protocol, not reassignd's HTTP API; "
+                    "give the controller's HTTP address"
+                ) from None
+            raise Unreachable(f"cannot reach the controller at {self.base_url}: {e}") from None
         except (aiohttp.ClientError, OSError) as e:
             raise Unreachable(f"cannot reach the controller at {self.base_url}: {e}") from None
         try:

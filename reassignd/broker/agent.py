@@ -26,10 +26,11 @@ from reassignd.broker.isr import IsrManager
 from reassignd.broker.registration import register, registration
 from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
+from reassignd.errors import starting
 from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import CodecError, decode_broker
-from reassignd.zk.errors import ZkError
+from reassignd.zk.errors import ZkError, ZkTimeoutError
 from reassignd.zk.values import SessionState, ZkSettings
 
 HTTP_TIMEOUT_S = 5.0
@@ -93,7 +94,13 @@ class BrokerAgent:
         s = self.settings
         sock = socket.socket(socket.AF_INET6 if ":" in s.host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((s.host, s.control_port))
+        host = f"[{s.host}]" if ":" in s.host else s.host
+        try:
+            with starting(f"broker {s.broker_id} cannot listen on {host}:{s.control_port} (--control-port)"):
+                sock.bind((s.host, s.control_port))
+        except BaseException:
+            sock.close()
+            raise
         self.port = sock.getsockname()[1]
         runner = web.AppRunner(ControlRoutes(self.mgr, self, self._clock).app(), access_log=None)
         await runner.setup()
@@ -122,7 +129,8 @@ class BrokerAgent:
             stopping.cancel()
 
     async def _start_and_run(self, fetchers: Fetchers) -> None:
-        await self.zk.start()
+        with starting(f"ZooKeeper unreachable (--zk {self.settings.zk_connect})", ZkTimeoutError):
+            await self.zk.start()
         self.zk.on_session_state(self._sessions.put_nowait)
         await self._config.load_broker()
         await self._register()

@@ -18,13 +18,16 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Sequence
 from multiprocessing.process import BaseProcess
+from multiprocessing.queues import SimpleQueue
 
 import uvloop
 
 from reassignd.broker.agent import run_agents
 from reassignd.broker.settings import BrokerSettings
+from reassignd.errors import StartupError, startup_error
 from reassignd.log_setup import LogSettings, configure_logging
 
 log = logging.getLogger(__name__)
@@ -54,8 +57,12 @@ def _name(group: Sequence[BrokerSettings]) -> str:
     return f"agents-{first}" if first == last else f"agents-{first}-{last}"
 
 
-def _child(group: tuple[BrokerSettings, ...], log_settings: LogSettings, parent: int) -> None:
-    """A child process: the group's agents until SIGTERM (or the parent's death)."""
+def _child(
+    group: tuple[BrokerSettings, ...], log_settings: LogSettings, parent: int, failures: SimpleQueue[str]
+) -> None:
+    """A child process: the group's agents until SIGTERM (or the parent's death). One that cannot
+    start (a port in use, ZooKeeper unreachable) puts its one line in ``failures`` for the parent
+    to report and exits 2, without a traceback unless the log level is debug."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards the stop
     configure_logging(log_settings)
 
@@ -78,8 +85,16 @@ def _child(group: tuple[BrokerSettings, ...], log_settings: LogSettings, parent:
             finally:
                 watch.cancel()
 
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(main())
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main())
+    except Exception as e:
+        startup = startup_error(e)
+        if startup is None:
+            raise
+        log.debug("the start failed", exc_info=e)
+        failures.put(str(startup))
+        sys.exit(2)
 
 
 async def run_agent_processes(
@@ -88,8 +103,11 @@ async def run_agent_processes(
     """Run the agents of ``settings`` in ``processes`` children until ``stop`` is set; raise if
     a child exits before (the others are stopped first) or does not stop cleanly."""
     spawn = multiprocessing.get_context("spawn")  # never fork a process with a running loop
+    failures: SimpleQueue[str] = spawn.SimpleQueue()
     children: list[BaseProcess] = [
-        spawn.Process(target=_child, args=(group, log_settings, os.getpid()), name=_name(group), daemon=False)
+        spawn.Process(
+            target=_child, args=(group, log_settings, os.getpid(), failures), name=_name(group), daemon=False
+        )
         for group in groups(settings, processes)
     ]
     for child in children:
@@ -107,6 +125,8 @@ async def run_agent_processes(
             if child.exitcode is None:
                 child.terminate()  # SIGTERM: a clean stop
         await asyncio.to_thread(_join, children)
+    if early and not failures.empty():  # a child could not start: its line, once
+        raise StartupError(failures.get())
     if early:
         raise RuntimeError(
             "agent process exited while the cluster ran: "

@@ -1,11 +1,10 @@
-"""What the demo does, decided without I/O: its options, the demo topic's assignment, which broker
+"""What the demo does, decided without I/O (its options are in :mod:`reassignd.demo.options`): the demo topic's assignment, which broker
 takes each replica off the drained broker, and reading the HTTP API's answers. Pure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from reassignd.api_client.shapes import Progress, Reassignment, alter_request, reassignments_by_partition
@@ -15,23 +14,6 @@ from reassignd.contracts.requests import KafkaAlterReassignments
 
 Json = dict[str, Any]
 MiB = 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class DemoOptions:
-    brokers: int = 6
-    racks: int = 3
-    topic: str = "demo"
-    partitions: int = 6
-    replication_factor: int = 3
-    partition_mib: int = 400  # reassignd.sim.initial.bytes of the demo topic
-    replication_mib_s: int = 50  # reassignd.sim.replication.bytes.per.s of every broker
-    drain: int = 1  # the broker the demo empties
-    interval_s: float = 1.0
-    duration_s: float | None = None
-    keep_running: bool = False
-    ready_timeout_s: float = 60.0
-    move_timeout_s: float = 300.0
 
 
 def round_robin_assignment(

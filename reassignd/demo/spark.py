@@ -12,7 +12,8 @@ import time
 
 from reassignd.contracts.cluster import Brokers, Status, Topic
 from reassignd.demo.cluster import DemoFailed, LocalCluster, Stopped, say
-from reassignd.demo.plan import DemoOptions, racks_of
+from reassignd.demo.options import DemoOptions
+from reassignd.demo.plan import racks_of
 from reassignd.demo.text import render_load, render_topic
 
 

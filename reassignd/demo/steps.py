@@ -15,8 +15,8 @@ from reassignd.contracts.cluster import Brokers, Partition, Status, Topic, Topic
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
 from reassignd.contracts.requests import KafkaAlterReassignments
 from reassignd.demo.cluster import DemoFailed, LocalCluster, say
+from reassignd.demo.options import DemoOptions
 from reassignd.demo.plan import (
-    DemoOptions,
     MiB,
     alter_body,
     assignment_of,
@@ -174,7 +174,14 @@ class Steps:
 
     async def watch(self) -> None:
         """Until stopped: progress of whatever moves, and the whole state whenever that changes."""
-        say(f"\nthe cluster keeps running; try the README's curl examples against {self.cluster.url}")
+        c = self.cluster
+        say(
+            "\nthe cluster keeps running (Ctrl-C stops it):\n"
+            f"  HTTP API and status page  {c.url}  (the README's curl examples: URL={c.url})\n"
+            f"  Kafka listener            {c.kafka_address}  (Kafka's tools: --bootstrap-server {c.kafka_address})\n"
+            f"  ZooKeeper                 {c.zookeeper.connect}\n"
+            f"  logs                      {c.log_dir}"
+        )
         moving: list[tuple[str, int]] | None = None
         while True:
             self.cluster.check_children()

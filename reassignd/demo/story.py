@@ -14,9 +14,7 @@ decisions and the printing (pure) in :mod:`reassignd.demo.plan` and :mod:`reassi
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import re
 import signal
 import sys
 import traceback
@@ -26,7 +24,7 @@ import uvloop
 
 from reassignd.demo.cluster import DemoFailed, LocalCluster, Stopped, say
 from reassignd.demo.kafka_client import show_stock_client
-from reassignd.demo.plan import DemoOptions
+from reassignd.demo.options import DemoOptions, parse_options
 from reassignd.demo.spark import add_and_decommission
 from reassignd.demo.steps import Steps
 from reassignd.log_setup import LogSettings, configure_logging
@@ -110,55 +108,6 @@ async def run_demo(options: DemoOptions) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-
-
-def parse_options(argv: Sequence[str]) -> DemoOptions:
-    d = DemoOptions()
-    parser = argparse.ArgumentParser(
-        prog="python -m reassignd.demo", description=__doc__.split("\n\n")[0] if __doc__ else None
-    )
-
-    def add(flag: str, kind: type, default: object, text: str, metavar: str = "N") -> None:
-        parser.add_argument(
-            flag, type=kind, default=default, metavar=metavar, help=f"{text} (default {default})"
-        )
-
-    add("--brokers", int, d.brokers, "broker agents")
-    add("--racks", int, d.racks, "racks they spread over")
-    add("--topic", str, d.topic, "name of the demo topic", "NAME")
-    add("--partitions", int, d.partitions, "its partitions")
-    add("--replication-factor", int, d.replication_factor, "its replication factor")
-    add("--partition-mib", int, d.partition_mib, "simulated size of each partition, MiB")
-    add("--replication-mib-s", int, d.replication_mib_s, "replication bandwidth of each broker, MiB/s")
-    add("--interval-s", float, d.interval_s, "seconds between progress prints", "S")
-    parser.add_argument(
-        "--duration-s", type=float, metavar="S", help="stop after this many seconds (default: at the end)"
-    )
-    parser.add_argument(
-        "--keep-running", action="store_true", help="after the story, keep the cluster up until Ctrl-C"
-    )
-    args = parser.parse_args(argv)
-    counts = (args.brokers, args.racks, args.partitions, args.replication_factor, args.replication_mib_s)
-    if min(counts) < 1 or args.partition_mib < 0 or args.interval_s <= 0:
-        parser.error("counts and --replication-mib-s must be >= 1, --partition-mib >= 0, --interval-s > 0")
-    if args.replication_factor >= args.brokers:
-        parser.error("--replication-factor must be below --brokers: the demo empties one broker")
-    if not re.fullmatch(r"[a-zA-Z0-9._-]{1,249}", args.topic) or args.topic in (".", ".."):
-        parser.error(f"--topic {args.topic!r} is not a valid topic name")
-    if args.duration_s is not None and args.duration_s <= 0:
-        parser.error("--duration-s must be > 0")
-    return DemoOptions(
-        brokers=args.brokers,
-        racks=args.racks,
-        topic=args.topic,
-        partitions=args.partitions,
-        replication_factor=args.replication_factor,
-        partition_mib=args.partition_mib,
-        replication_mib_s=args.replication_mib_s,
-        interval_s=args.interval_s,
-        duration_s=args.duration_s,
-        keep_running=args.keep_running,
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -3,7 +3,8 @@
 An entry says who (``user``, ``client_id``, ``source`` address), through what (``via``: ``http``
 or ``kafka``), did what (``action``: ``POST /v1/reassignments`` or a Kafka API name such as
 ``AlterPartitionReassignments``), naming which partitions or entities, with which ``result``
-(the HTTP status, the top-level error code, and the per-item error codes that were not 0). Each
+(the HTTP status, the top-level error code, and the per-item error codes that were not 0, with
+Kafka's name of each such code). Each
 entry is written twice by :class:`AuditTrail`: one JSON line on the ``reassignd.audit`` logger
 (under ``"audit"`` with ``--log-format json``), and one ``audit`` record on the event stream
 (SSE and the Kafka topic). Refused requests (401, 403, 400, 41 NOT_CONTROLLER) are entries too.
@@ -152,6 +153,8 @@ def result_of(answer: Any, *, status: int | None = None) -> dict[str, Any]:
     errors = item_errors(doc)
     if errors:
         result |= capped({"errors": errors})
+        # Kafka's name of each code refused per item, once per code (the status page shows them)
+        result["error_names"] = {str(code): error_name(code) for code in sorted(set(errors.values()))}
     return result
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -156,6 +157,9 @@ async def tail(settings: TailSettings, out: TextIO) -> int:
 def run_tail(settings: TailSettings, out: TextIO, err: TextIO) -> int:
     from aiokafka.errors import KafkaError  # noqa: PLC0415 (only when tailing)
 
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        # aiokafka logs each failed connection itself; the one line below says it (debug: both)
+        logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
     try:
         with contextlib.suppress(KeyboardInterrupt):
             return asyncio.run(tail(settings, out))

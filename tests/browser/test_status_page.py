@@ -2,8 +2,12 @@
 ``executable_path``; no browser is downloaded), against a real ZooKeeper, controller and agents.
 
 A move's bar advances and the move leaves the page when it completes; Cancel on a second move
-reverts it (ZooKeeper shows its original replicas again). On failure a screenshot is saved and
-named in the message.
+reverts it (ZooKeeper shows its original replicas again). With a tokens file: before a token is
+accepted the tables say "sign in to see ..." (not "nothing moves"), a wrong token is said to be
+rejected (not merely missing), and a request refused per item (a viewer's CreateTopics through the
+Kafka listener) shows each item's error in the recent events, not the top level's NONE. On
+failure a screenshot is saved and named in the message; the token test also saves the page at
+each of its steps (``reassignd-status-page-*.png`` in the temporary directory, printed).
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from kafka.admin import NewTopic
+from kafka.errors import TopicAuthorizationFailedError
 
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
+from tests.integration.kafka_clients import TOKENS, admin_client, off_loop, start_controller
 from tests.integration.reassignment_helpers import alter, completed, make_topic, set_broker_rate
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -86,3 +93,99 @@ async def test_a_bar_advances_and_cancel_reverts(procs: Procs, zk: ZkClient, bro
         raise
     finally:
         await page.close()
+
+
+SHOTS = Path(tempfile.gettempdir())
+
+
+async def text_of(page: object, selector: str) -> str:
+    return str(await page.text_content(selector)).strip()  # type: ignore[attr-defined]
+
+
+async def shoot(page: object, name: str) -> Path:
+    path = SHOTS / f"reassignd-status-page-{name}.png"
+    await page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+    print(f"status page screenshot ({name}): {path}")
+    return path
+
+
+async def test_signed_out_token_rejected_and_a_refusal_per_item(
+    procs: Procs, tmp_path: Path, browser: object
+) -> None:
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(TOKENS)
+    k = start_controller(procs, 9000, tokens=tokens)
+
+    async def active() -> bool:
+        k.c.token = "victor-secret"
+        s = await k.c.status()
+        return bool(s and s["active"])
+
+    await eventually(active, what="the controller active")
+    page = await browser.new_page()  # type: ignore[attr-defined]
+    try:
+        # no token: nothing is shown as if it were the data
+        await page.goto(k.c.url + "/")
+        await page.wait_for_selector("#auth[data-auth='needed']", timeout=30_000)
+        assert await text_of(page, "#auth") == "not signed in"
+        assert await text_of(page, "#no-moves") == "sign in to see moving partitions"
+        assert await text_of(page, "#no-batches") == "sign in to see batches"
+        assert await text_of(page, "#no-brokers") == "sign in to see brokers"
+        assert await text_of(page, "#no-events") == "sign in to see events"
+        assert await page.is_visible("#login")
+        await shoot(page, "signed-out")
+
+        # a wrong token: said to be rejected, still nothing shown as data
+        await page.fill("#token", "not-a-token")
+        await page.click("#login button[type='submit']")
+        await page.wait_for_selector("#auth[data-auth='rejected']", timeout=30_000)
+        assert await text_of(page, "#auth") == "token rejected"
+        await page.wait_for_selector("#error:not([hidden])", timeout=30_000)
+        assert (await text_of(page, "#error")).startswith("token rejected (401)")
+        assert await text_of(page, "#no-moves") == "sign in to see moving partitions"
+        assert await page.is_visible("#login")
+        await shoot(page, "token-rejected")
+
+        # the viewer's token: the page reads the cluster; empty tables now mean empty
+        await page.fill("#token", "victor-secret")
+        await page.click("#login button[type='submit']")
+        await page.wait_for_selector("#auth[data-auth='ok']", timeout=30_000)
+        assert await text_of(page, "#auth") == "victor (viewer)"
+        await page.wait_for_selector("#stream.on", timeout=30_000)
+        await eventually(
+            lambda: _text_is(page, "#no-moves", "nothing moves"),
+            timeout_s=30,
+            what="'nothing moves' once signed in",
+        )
+        assert await text_of(page, "#no-batches") == "no batches"
+        assert await page.is_hidden("#login")
+        assert await page.is_hidden("#no-events")
+
+        # the viewer's CreateTopics through the Kafka listener, refused topic by topic (29)
+        victor = await admin_client(
+            k.address,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_plain_username="victor",
+            sasl_plain_password="victor-secret",
+        )
+        try:
+            with pytest.raises(TopicAuthorizationFailedError):
+                await off_loop(victor.create_topics, [NewTopic("denied", 1, 1)])
+        finally:
+            await off_loop(victor.close)
+        refused = "#events li.refused[data-type='audit']"
+        await page.wait_for_selector(refused, timeout=30_000)
+        line = await text_of(page, refused)
+        assert "CreateTopics denied by victor: refused: denied TOPIC_AUTHORIZATION_FAILED" in line, line
+        assert "NONE" not in line
+        await shoot(page, "refusal-per-item")
+    except BaseException:
+        await shoot(page, "failure")
+        raise
+    finally:
+        await page.close()
+
+
+async def _text_is(page: object, selector: str, expected: str) -> bool:
+    return await text_of(page, selector) == expected

@@ -70,7 +70,7 @@ def snapshot(tmp_path: Path) -> Path:
             ["plan", "--goal", "add:1", "--bootstrap-controller", "ftp://x", "--dry-run"],
             "--bootstrap-controller",
         ),
-        (["plan", "--bogus"], "unrecognized arguments: --bogus"),
+        (["plan", "--bogus"], "reassignd feed plan: error: unknown option --bogus"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str) -> None:

@@ -160,6 +160,7 @@ async def test_http_and_kafka_mutations_are_audited(procs: Procs, tmp_path: Path
         "127.0.0.1",
     )
     assert refused["topics"] == ["denied"] and refused["result"]["errors"] == {"denied": 29}
+    assert refused["result"]["error_names"] == {"29": "TOPIC_AUTHORIZATION_FAILED"}
 
     # the log lines say the same, one per request
     assert audit_lines(c) == records

@@ -23,6 +23,7 @@ from reassignd.config import (
 )
 from reassignd.controller.settings import ControllerSettings
 from reassignd.log_setup import LogSettings
+from reassignd.options import unknown_flag
 
 ZK = "127.0.0.1:2181/kafka"
 
@@ -373,7 +374,8 @@ def test_help_of_each_command(command: str, flags: list[str]) -> None:
             {"REASSIGND_ZK": "nope"},
             "REASSIGND_ZK: expected HOST:PORT, got 'nope'",
         ),
-        (["controller", "--zk", ZK, "--bogus"], {}, "error: unrecognized arguments: --bogus"),
+        (["controller", "--zk", ZK, "--bogus"], {}, "reassignd controller: error: unknown option --bogus"),
+        (["admin", "reassign", "--exeucte"], {}, "unknown option --exeucte; did you mean --execute?"),
         ([], {}, "reassignd: error: choose a command"),
     ],
 )
@@ -382,3 +384,19 @@ def test_bad_configuration_exits_2_with_one_line(args: list[str], env: dict[str,
     assert done.returncode == 2
     assert message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--execute", "--list"], None),
+        (["--exeucte"], "unknown option --exeucte; did you mean --execute?"),
+        (["--exec"], "unknown option --exec; did you mean --execute?"),  # never an abbreviation
+        (["--list", "--zk=x:1", "--rakc=r1"], "unknown option --rakc; did you mean --rack?"),
+        (["--nothing-like-it"], "unknown option --nothing-like-it"),
+        (["--", "--anything"], None),
+        (["-x", "value"], None),  # single-dash: argparse's
+    ],
+)
+def test_an_unknown_flag_is_named_with_the_closest_known_one(args: list[str], expected: str | None) -> None:
+    assert unknown_flag(args, ["--execute", "--list", "--zk", "--rack", "--racks"]) == expected

@@ -4,8 +4,11 @@
 "use strict";
 
 const TOKEN_KEY = "reassignd.token";
-// "0-0": the first connection replays the controller's recent history into the events list
-const state = { role: null, events: [], lastId: "0-0", streaming: false };
+// "0-0": the first connection replays the controller's recent history into the events list.
+// auth: "unknown" until the first answer, "ok", "needed" (401, no token sent) or "rejected"
+// (401 to the token sent): until it is "ok" the tables show nothing as if it were the data.
+const state = { role: null, user: null, events: [], lastId: "0-0", streaming: false, auth: "unknown" };
+const PLACEHOLDERS = ["no-moves", "no-batches", "no-brokers", "no-events"];
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -23,11 +26,50 @@ function headers() {
   return token ? { Authorization: `Bearer ${token}` } : {};
 }
 
+// a 401 to the headers sent: "rejected" when they carried a token, "needed" when not; nothing
+// when the token changed meanwhile (an answer to the previous token says nothing of this one)
+function unauthorized(sent) {
+  if ((sent.Authorization || "") !== (headers().Authorization || "")) return;
+  setAuth("Authorization" in sent ? "rejected" : "needed");
+}
+
+function setAuth(auth) {
+  state.auth = auth;
+  const who = document.getElementById("auth");
+  who.dataset.auth = auth;
+  who.className = auth === "rejected" ? "error-inline" : "muted";
+  const signedInAs = state.user ? `${state.user} (${state.role})` : "";
+  who.textContent = { ok: signedInAs, unknown: "", needed: "not signed in", rejected: "token rejected" }[auth];
+  document.getElementById("login").hidden = auth === "unknown" || auth === "ok";
+  if (auth === "ok") return;
+  // nothing read: say so instead of showing empty tables as if nothing moved
+  for (const id of ["moves", "batches", "brokers"]) document.querySelector(`#${id} tbody`).replaceChildren();
+  document.getElementById("events").replaceChildren();
+  document.getElementById("moving-count").textContent = "";
+  for (const id of PLACEHOLDERS) {
+    const p = document.getElementById(id);
+    p.textContent = p.dataset.signedOut;
+    p.hidden = false;
+  }
+}
+
+function signedIn() {
+  if (state.auth === "ok") return;
+  setAuth("ok");
+  document.getElementById("no-events").hidden = true;
+}
+
 async function api(path, options = {}) {
-  const resp = await fetch(path, { ...options, headers: { ...headers(), ...(options.headers || {}) } });
+  const sent = headers();
+  const resp = await fetch(path, { ...options, headers: { ...sent, ...(options.headers || {}) } });
   if (resp.status === 401) {
-    document.getElementById("login").hidden = false;
-    throw new Error("a token is needed (401)");
+    const rejected = "Authorization" in sent;
+    unauthorized(sent);
+    const error = new Error(rejected
+      ? "token rejected (401): this controller does not know the token given; enter another"
+      : "sign in: this controller needs a token (401)");
+    error.status = 401;
+    throw error;
   }
   const body = resp.headers.get("Content-Type")?.includes("json") ? await resp.json() : null;
   if (!resp.ok) {
@@ -64,7 +106,9 @@ function showError(message) {
 function fill(tableId, emptyId, rows) {
   const body = document.querySelector(`#${tableId} tbody`);
   body.replaceChildren(...rows);
-  if (emptyId) document.getElementById(emptyId).hidden = rows.length > 0;
+  const empty = document.getElementById(emptyId);
+  empty.textContent = empty.dataset.empty;
+  empty.hidden = rows.length > 0;
 }
 
 async function act(label, method, path) {
@@ -155,7 +199,7 @@ async function renderBrokers(status, brokers) {
       el("td", { class: up ? "" : "dead" }, up ? "live" : "dead"),
       el("td", {}, c.replicas), el("td", {}, c.leaders));
   });
-  fill("brokers", null, rows);
+  fill("brokers", "no-brokers", rows);
 }
 
 let refreshing = null;
@@ -164,6 +208,7 @@ async function refresh() {
   refreshing = (async () => {
     try {
       const status = await api("/v1/status");
+      signedIn();
       const who = status.active_controller;
       document.getElementById("controller").textContent =
         `controller ${status.controller_id} (${status.active ? "active" : "standby"}), epoch ${status.controller_epoch}` +
@@ -193,12 +238,30 @@ function addEvent(record) {
     record.batch_id, record.broker_id != null ? `broker ${record.broker_id}` : null].filter(Boolean).join(" ");
   if (record.type === "audit") {  // who changed what, and how it ended
     const result = record.result || {};
-    what = `${record.action} ${what} by ${record.user ?? "(no token)"}: ${result.status ?? ""} ${result.error_name ?? ""}`;
+    const named = record.topics || record.partitions || [];
+    if (!what && named.length) what = named.slice(0, 3).join(" ") + (named.length > 3 ? " …" : "");
+    what = `${record.action} ${what} by ${record.user ?? "(no token)"}: ${auditOutcome(result)}`;
   }
-  const li = el("li", { "data-type": record.type }, `${record.time.slice(11, 19)}  ${record.type}  ${what}`);
+  const refused = record.type === "audit" && Object.keys(record.result?.errors || {}).length > 0;
+  const li = el("li", { "data-type": record.type, class: refused ? "refused" : "" },
+    `${record.time.slice(11, 19)}  ${record.type}  ${what}`);
   const list = document.getElementById("events");
   list.prepend(li);
   while (list.children.length > 100) list.lastChild.remove();
+}
+
+// an audited request's outcome: its status and top-level error, and the items refused one by one
+// (a CreateTopics whose every topic was refused answers NONE at the top: the items say why)
+function auditOutcome(result) {
+  const items = Object.entries(result.errors || {});
+  const top = [result.status, result.error_name].filter((x) => x != null);
+  if (!items.length) return top.join(" ");
+  const names = result.error_names || {};
+  const shown = items.slice(0, 5).map(([item, code]) => `${item} ${names[code] || `error ${code}`}`);
+  const all = result.errors_count || items.length;
+  const more = all > shown.length ? `, … ${all - shown.length} more` : "";
+  const head = result.error_name && result.error_name !== "NONE" ? `${top.join(" ")}; ` : `${result.status != null ? `${result.status} ` : ""}`;
+  return `${head}refused: ${shown.join(", ")}${more}`;
 }
 
 async function follow() {
@@ -207,6 +270,7 @@ async function follow() {
       const h = headers();
       if (state.lastId) h["Last-Event-ID"] = state.lastId;
       const resp = await fetch("/v1/events", { headers: h });
+      if (resp.status === 401) unauthorized(h);
       if (!resp.ok) throw new Error(`GET /v1/events: ${resp.status}`);
       setStream(true);
       const reader = resp.body.getReader();
@@ -256,7 +320,7 @@ async function start() {
   document.getElementById("login").addEventListener("submit", (e) => {
     e.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value.trim());
-    document.getElementById("login").hidden = true;
+    setAuth("unknown");
     whoami().then(refresh);
   });
   await whoami();
@@ -267,9 +331,12 @@ async function start() {
 
 async function whoami() {
   try {
-    state.role = (await api("/v1/whoami")).role;
+    const caller = await api("/v1/whoami");
+    state.role = caller.role;
+    state.user = caller.user;
   } catch (e) {
     state.role = null;
+    state.user = null;
   }
 }
 

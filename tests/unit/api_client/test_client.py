@@ -4,6 +4,8 @@ one line of ResponseError naming the request."""
 
 from __future__ import annotations
 
+import asyncio
+import struct
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -12,7 +14,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from reassignd.api_client.client import ApiClient
-from reassignd.api_client.errors import ResponseError
+from reassignd.api_client.errors import ResponseError, Unreachable
+from reassignd.api_client.kafka_probe import api_versions_request, is_api_versions_answer
 from reassignd.api_client.shapes import alter_request
 from reassignd.contracts.batches import BatchStatus, BatchSummary
 from reassignd.contracts.cluster import Status
@@ -100,3 +103,32 @@ async def test_an_answer_of_another_shape_is_one_line_naming_the_request() -> No
         "unexpected answer from the controller to GET /v1/status: Expected `int`, got `str` - at "
         "`$.controller_id`"
     )
+
+
+def test_the_kafka_probe_frames_an_api_versions_request_and_knows_its_answer() -> None:
+    request = api_versions_request()
+    size, api_key, version, correlation_id = struct.unpack(">ihhi", request[:12])
+    assert (size, api_key, version) == (len(request) - 4, 18, 0)
+    answer_head = struct.pack(">ii", 14, correlation_id)
+    assert is_api_versions_answer(answer_head)
+    assert not is_api_versions_answer(struct.pack(">ii", 14, correlation_id + 1))
+    assert not is_api_versions_answer(b"HTTP/1.1")  # an HTTP server's answer
+    assert not is_api_versions_answer(b"\x00\x00")
+
+
+async def test_a_server_that_hangs_up_is_not_called_a_kafka_listener() -> None:
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(100)
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(Unreachable) as raised:
+            async with ApiClient.open(f"http://127.0.0.1:{port}", timeout_s=5.0):
+                pass
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert str(raised.value).startswith(f"cannot reach the controller at http://127.0.0.1:{port}: ")
+    assert "Kafka" not in str(raised.value)

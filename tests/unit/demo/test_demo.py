@@ -3,6 +3,10 @@ prints (cluster state, reassignment progress)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -11,8 +15,8 @@ import pytest
 from reassignd.api_client.shapes import Progress, Reassignment, decode
 from reassignd.contracts.cluster import Brokers, Status, Topic
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.demo.options import DemoOptions, parse_options
 from reassignd.demo.plan import (
-    DemoOptions,
     alter_body,
     assignment_of,
     drain_targets,
@@ -24,7 +28,6 @@ from reassignd.demo.plan import (
     replacement,
     round_robin_assignment,
 )
-from reassignd.demo.story import parse_options
 from reassignd.demo.text import (
     bar,
     progress_cells,
@@ -289,3 +292,23 @@ def test_render_progress() -> None:
 
 def test_render_load() -> None:
     assert render_load(TOPIC, [1, 2, 3, 5]) == "replicas per broker: 1:2 2:2 3:1 4:1 5:0"
+
+
+def test_the_options_need_only_the_standard_library() -> None:
+    """``scripts/demo.sh`` checks its flags with any Python before installing anything: the
+    options module runs without site-packages (``-S``)."""
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "reassignd.demo.options", "--brokers", "4", "--duraton-s", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=root,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "scripts/demo.sh: error: unknown option --duraton-s; did you mean --duration-s? (see scripts/demo.sh --help)\n"
+    )

@@ -79,6 +79,13 @@ def test_result_has_the_status_the_top_level_code_and_the_failed_items() -> None
         "error_code": 0,
         "error_name": "NONE",
         "errors": {"a": 89},
+        "error_names": {"89": "THROTTLING_QUOTA_EXCEEDED"},
+    }
+    # each refused code named once, Kafka's names (the Kafka listener's 29 too)
+    per_topic = {"topics": [{"name": n, "error_code": c} for n, c in (("a", 29), ("b", 29), ("c", 36))]}
+    assert result_of(per_topic)["error_names"] == {
+        "29": "TOPIC_AUTHORIZATION_FAILED",
+        "36": "TOPIC_ALREADY_EXISTS",
     }
 
 
@@ -167,7 +174,12 @@ def test_kafka_responses_read_as_http_answers() -> None:
         error_message=None,
         responses=[Topic(name="t", partitions=[Part(partition_index=1, error_code=85, error_message="x")])],
     )
-    assert result_of(response.to_dict()) == {"error_code": 0, "error_name": "NONE", "errors": {"t-1": 85}}
+    assert result_of(response.to_dict()) == {
+        "error_code": 0,
+        "error_name": "NONE",
+        "errors": {"t-1": 85},
+        "error_names": {"85": "NO_REASSIGNMENT_IN_PROGRESS"},
+    }
 
 
 def test_one_entry_is_a_log_line_and_a_record() -> None:
