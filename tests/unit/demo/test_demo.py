@@ -297,7 +297,7 @@ def test_render_load() -> None:
 def test_the_options_need_only_the_standard_library() -> None:
     """``scripts/demo.sh`` checks its flags with any Python before installing anything: the
     options module runs without site-packages (``-S``)."""
-    root = Path(__file__).resolve().parents[2]
+    root = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
         [sys.executable, "-S", "-m", "reassignd.demo.options", "--brokers", "4", "--duraton-s", "1"],
