@@ -1,7 +1,7 @@
 """A local, single-node ZooKeeper server from Debian's `zookeeper` package, for demos and tests.
 
 Bound to 127.0.0.1 on a free port, admin server off, the four-letter words aiozk needs
-whitelisted, data in a temporary directory. Ready when ``ruok`` answers ``imok``.
+whitelisted, data in a temporary directory. Ready when ``srvr`` names its mode (it serves requests).
 
 Faults for tests: ``freeze()`` / ``thaw()`` stop and resume the server process (SIGSTOP /
 SIGCONT: sockets stay open and nothing is answered; sessions past their timeout expire once it
@@ -120,11 +120,13 @@ class LocalZooKeeper:
                     f"zookeeper exited with {self.process.returncode}; see {self.log_path}"
                 )
             with contextlib.suppress(OSError):
-                if four_letter_word(self.port, b"ruok") == b"imok":
+                # ruok answers as soon as the process listens; srvr names a mode only once the
+                # server serves requests (until then: "not currently serving requests")
+                if four_letter_word(self.port, b"srvr").find(b"Mode:") >= 0:
                     return self
             time.sleep(0.1)
         self.stop()
-        raise ZooKeeperUnavailable(f"zookeeper did not answer ruok within {timeout_s} s; see {self.log_path}")
+        raise ZooKeeperUnavailable(f"zookeeper did not serve within {timeout_s} s; see {self.log_path}")
 
     def stop(self) -> None:
         """Stop the server and, when the data directory is this object's own, remove it."""
