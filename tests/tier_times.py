@@ -42,8 +42,8 @@ class TierTimes:
         self.tests_by_tier.setdefault(tier, set()).add(report.nodeid)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if not self.seconds_by_tier:
-            return
+        if not self.seconds_by_tier or os.environ.get("PYTEST_XDIST_WORKER"):
+            return  # a worker's share is the controller's too: counted once, there
         wall_s = time.monotonic() - self.started_s
         tiers = sorted(self.seconds_by_tier)
         line = ", ".join(

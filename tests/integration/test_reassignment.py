@@ -15,7 +15,16 @@ from typing import Any
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Znode
-from tests.integration.harness import ControllerProc, Procs, active_one, eventually, state_of, wait_brokers
+from tests.integration.harness import (
+    ControllerProc,
+    Kit,
+    Launcher,
+    Procs,
+    active_one,
+    eventually,
+    state_of,
+    wait_brokers,
+)
 from tests.integration.reassignment_helpers import (
     FAST,
     SLOW,
@@ -32,8 +41,8 @@ from tests.integration.reassignment_helpers import (
 )
 
 
-async def test_move_single_replica_partition(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 2)
+async def test_move_single_replica_partition(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 2)
     await make_topic(zk, "one", {0: (1,)}, initial_bytes=1_000_000)
     epochs: list[int] = []
     stop = asyncio.Event()
@@ -64,8 +73,8 @@ async def test_move_single_replica_partition(procs: Procs, zk: ZkClient) -> None
     assert await listed(c) == {}
 
 
-async def test_move_three_replicas_with_visible_progress(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 6, rate="3000000")
+async def test_move_three_replicas_with_visible_progress(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 6, rate="3000000")
     await make_topic(zk, "big", {0: (1, 2, 3)}, initial_bytes=15_000_000)
     await alter(c, {("big", 0): [4, 5, 6]})
 
@@ -103,7 +112,7 @@ async def test_move_three_replicas_with_visible_progress(procs: Procs, zk: ZkCli
     assert await listed(c) == {}
 
 
-async def slow_move_with_fast_four(procs: Procs, zk: ZkClient, topic: str) -> ControllerProc:
+async def slow_move_with_fast_four(procs: Launcher[Any], zk: ZkClient, topic: str) -> ControllerProc:
     """[1,2,3] → [4,5,6] where broker 4 catches up at once and 5 and 6 never do."""
     c = await start(procs, zk, 6, rate=SLOW)
     for b in (1, 4):
@@ -119,8 +128,8 @@ async def slow_move_with_fast_four(procs: Procs, zk: ZkClient, topic: str) -> Co
     return c
 
 
-async def test_cancel_reverts_and_deletes_adding_replicas(procs: Procs, zk: ZkClient) -> None:
-    c = await slow_move_with_fast_four(procs, zk, "c")
+async def test_cancel_reverts_and_deletes_adding_replicas(kit: Kit, zk: ZkClient) -> None:
+    c = await slow_move_with_fast_four(kit, zk, "c")
     result = await alter(c, {("c", 0): None})
     assert result[("c", 0)]["error_code"] == 0
     code, resp = await c.delete("/v1/reassignments/c/1")
@@ -134,8 +143,8 @@ async def test_cancel_reverts_and_deletes_adding_replicas(procs: Procs, zk: ZkCl
     assert await listed(c) == {}
 
 
-async def test_stop_keeps_the_caught_up_adding_replica(procs: Procs, zk: ZkClient) -> None:
-    c = await slow_move_with_fast_four(procs, zk, "s")
+async def test_stop_keeps_the_caught_up_adding_replica(kit: Kit, zk: ZkClient) -> None:
+    c = await slow_move_with_fast_four(kit, zk, "s")
     code, resp = await c.delete("/v1/reassignments/s?mode=stop")
     assert code == 200
     assert sorted(p["partition"] for t in resp["responses"] for p in t["partitions"]) == [0, 1]
@@ -146,8 +155,8 @@ async def test_stop_keeps_the_caught_up_adding_replica(procs: Procs, zk: ZkClien
     assert await listed(c) == {}
 
 
-async def test_retarget_is_relative_to_original_replicas(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 6, rate=SLOW)
+async def test_retarget_is_relative_to_original_replicas(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 6, rate=SLOW)
     await make_topic(zk, "r", {0: (1, 2, 3), 1: (1, 2, 3)}, initial_bytes=5_000_000)
     await alter(c, {("r", 0): [1, 2, 4]})
     await eventually(lambda: replica_on(c, 4, "r", 0), what="replica 4 started")
@@ -175,9 +184,9 @@ async def test_retarget_is_relative_to_original_replicas(procs: Procs, zk: ZkCli
     await eventually(lambda: _not_hosted(c, 5, "r", 1), what="replica 5 dropped")
 
 
-async def test_validation_errors(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 3)
-    standby = procs.controller(9001, 2.0)
+async def test_validation_errors(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 3)
+    standby = kit.controller(9001, 2.0)
     await make_topic(zk, "v", {p: (1, 2) for p in range(4)})
     await make_topic(zk, "doomed", {0: (1, 2)})
     await zk.create(paths.delete_topic("doomed"))
@@ -237,8 +246,8 @@ async def _knows_active(c: ControllerProc) -> bool:
     return bool(s and s["active_controller"])
 
 
-async def test_legacy_znode(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 4)
+async def test_legacy_znode(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 4)
     await make_topic(zk, "leg", {0: (1, 2), 1: (1, 2), 2: (1, 2)}, initial_bytes=1_000_000)
     await set_broker_rate(zk, 4, SLOW)
     entries = (
@@ -313,8 +322,8 @@ async def test_failover_mid_reassignment_keeps_progress_and_legacy_wins(procs: P
     await eventually(lambda: completed(zk, "fo", 1, (1, 2, 5)), timeout_s=60, what="fo-1 completes")
 
 
-async def test_reorder_only_completes_at_once_without_moving_data(procs: Procs, zk: ZkClient) -> None:
-    c = await start(procs, zk, 3)
+async def test_reorder_only_completes_at_once_without_moving_data(kit: Kit, zk: ZkClient) -> None:
+    c = await start(kit, zk, 3)
     await make_topic(zk, "ro", {0: (1, 2, 3)}, initial_bytes=1_000_000)
 
     async def hosted_everywhere() -> dict[int, dict[str, Any]] | None:
@@ -417,10 +426,10 @@ async def test_a_killed_target_agent_stalls_the_move_until_restarted(procs: Proc
     await eventually(lambda: completed(zk, "k", 0, (1, 4)), timeout_s=60, what="completes after the restart")
 
 
-async def test_a_cancel_in_a_topic_queued_for_deletion_answers_as_kafka(procs: Procs, zk: ZkClient) -> None:
+async def test_a_cancel_in_a_topic_queued_for_deletion_answers_as_kafka(kit: Kit, zk: ZkClient) -> None:
     """Kafka's maybeTriggerPartitionReassignment: a topic queued for deletion takes no reassignment,
     a cancel of a moving partition included (3); a partition not moving answers 85 first."""
-    c = await start(procs, zk, 3)
+    c = await start(kit, zk, 3)
     await set_broker_rate(zk, 3, SLOW)
     await make_topic(zk, "doomed", {0: (1, 2), 1: (1, 2)}, initial_bytes=50_000_000)
     await eventually(lambda: state_of(zk, "doomed", 0), what="doomed online")
