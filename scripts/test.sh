@@ -68,6 +68,9 @@ cores=$((cores > 4 ? 4 : cores))  # past a few workers ZooKeeper and the JVMs' s
 workers_for() {  # workers_for DEFAULT: pytest's -n arguments
     local n=${REASSIGND_TEST_WORKERS:-$1}
     if [ "$n" != 0 ]; then
+        # worksteal: tests handed out as workers free up, a busy worker's queue shared out. (Not
+        # loadgroup: pytest-xdist 3.8's groups do nothing under pytest 9, whose node ids it cannot
+        # rename; the Spark session is one per worker instead: tests/feeder/conftest.py)
         echo "-n $n --dist worksteal"
     fi
 }

@@ -1,5 +1,6 @@
 """Fixtures of the feeder tests: small clusters built with Kafka's placement, and one local Spark
-session per module that needs it (``local[2]``, no UI, quiet logs; stopped at the module's end)."""
+session per test process (``local[2]``, no UI, quiet logs; stopped at the end): a JVM per
+pytest-xdist worker that runs a Spark test, rather than one per module on every such worker."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def kafka_cluster(
     return build_cluster(rack_of, rows)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     from reassignd.feeder.spark_job import spark_session  # noqa: PLC0415 (pyspark only here)
 

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.spark]  # the feeder image's plan runs Spark
 
 STAND_IN = r'''#!PYTHON
 """A stand-in for `docker` with the subcommands scripts/container-smoke.sh uses. A detached
