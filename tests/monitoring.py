@@ -7,14 +7,18 @@ import importlib.util
 import json
 import re
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import aiohttp
 import yaml
 from prometheus_client import CollectorRegistry
+
+from reassignd.zk.server import free_port
 
 MONITORING = Path(__file__).resolve().parents[1] / "deploy" / "monitoring"
 DASHBOARD_JSON = MONITORING / "reassignd-dashboard.json"
@@ -90,3 +94,78 @@ def promtool() -> str | None:
 
 def prometheus() -> str | None:
     return shutil.which("prometheus")
+
+
+class PrometheusServer:
+    """A Prometheus server from Debian's package scraping ``targets`` every second, with the alert
+    rules loaded, on a free loopback port; its TSDB and log under ``work``. ``stop()`` (also on
+    leaving the ``with``) terminates it, then kills it if it lingers."""
+
+    def __init__(self, binary: str, work: Path, targets: list[str]) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = work / "prometheus.log"
+        config = work / "prometheus.yml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+                    "rule_files": [str(RULES)],
+                    "scrape_configs": [{"job_name": "reassignd", "static_configs": [{"targets": targets}]}],
+                }
+            )
+        )
+        self._log = self.log_path.open("ab")
+        self.popen = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={work / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(timeout=15)
+        self._log.close()
+
+    def __enter__(self) -> PrometheusServer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    async def get(self, path: str, **params: str) -> Any:
+        """``GET path`` of the HTTP API: its ``data``, or AssertionError on an error answer."""
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session,
+            session.get(self.url + path, params=params) as resp,
+        ):
+            answer = await resp.json()
+        assert resp.status == 200 and answer["status"] == "success", answer
+        return answer["data"]
+
+    async def ready(self) -> bool:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session,
+            session.get(self.url + "/-/ready") as resp,
+        ):
+            return resp.status == 200
+
+    async def query(self, expr: str) -> list[dict[str, Any]]:
+        """An instant query's series (empty: no data)."""
+        data = await self.get("/api/v1/query", query=expr)
+        result: list[dict[str, Any]] = data["result"]
+        return result

@@ -1,7 +1,7 @@
 """deploy/monitoring/: the committed dashboard is what its generator builds, every metric a panel or
 a rule queries is one the controller exports, and the alert rules pass ``promtool check rules`` and
 their own ``promtool test rules`` cases (Debian's ``prometheus`` package: skipped without it, which
-only the unit loop lacks). The scrape of a running controller: tests/integration/test_monitoring.py."""
+only the unit loop lacks). The scrape of a running controller: tests/integration/test_monitoring_scrape.py."""
 
 from __future__ import annotations
 
