@@ -21,8 +21,18 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
+from grafana_foundation_sdk.builders import common, dashboard, prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.common import (
+    BigValueColorMode,
+    BigValueGraphMode,
+    BigValueTextMode,
+    GraphDrawStyle,
+    LegendDisplayMode,
+    LegendPlacement,
+    SortOrder,
+    TooltipDisplayMode,
+)
 from grafana_foundation_sdk.models.dashboard import (
     DashboardCursorSync,
     DataSourceRef,
@@ -392,6 +402,16 @@ def _graph(panel: Graph) -> timeseries.Panel:
         .min(0)
         .height(8)
         .span(panel.width)
+        .draw_style(GraphDrawStyle.LINE)
+        .line_width(1)
+        .fill_opacity(10)
+        .legend(
+            common.VizLegendOptions()
+            .display_mode(LegendDisplayMode.LIST)
+            .placement(LegendPlacement.BOTTOM)
+            .show_legend(True)
+        )
+        .tooltip(common.VizTooltipOptions().mode(TooltipDisplayMode.MULTI).sort(SortOrder.DESCENDING))
     )
     for i, query in enumerate(panel.queries):
         built = built.with_target(_target(query, chr(ord("A") + i)))
@@ -411,6 +431,10 @@ def _figure(panel: Figure) -> stat.Panel:
         .height(panel.height)
         .span(panel.width)
         .thresholds(dashboard.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps(steps))
+        .reduce_options(common.ReduceDataOptions().calcs(["lastNotNull"]).values(False))
+        .graph_mode(BigValueGraphMode.AREA)
+        .color_mode(BigValueColorMode.VALUE)
+        .text_mode(BigValueTextMode.AUTO)
         .with_target(_target(panel.query, "A"))
     )
 
