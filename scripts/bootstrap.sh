@@ -5,8 +5,9 @@
 # The installers' output goes to a log file, printed (its last lines) only when a step fails.
 #
 # (no argument): everything scripts/test.sh runs: ZooKeeper, Java, Debian's Chromium (the status
-# page's browser test; REASSIGND_NO_BROWSER=1 skips it), the package with its dev tools and the
-# feeder extra (PySpark).
+# page's browser test; REASSIGND_NO_BROWSER=1 skips it), Debian's Prometheus (promtool and the
+# server, for the tests of deploy/monitoring/), the package with its dev tools and the feeder
+# extra (PySpark).
 # --demo: only what the demo runs (scripts/demo.sh): ZooKeeper, Java, the package with the feeder
 # extra; no Chromium, no dev tools.
 # --unit: only what the unit loop needs (scripts/test.sh --unit): a venv with the package and its
@@ -72,6 +73,14 @@ fi
 # then skips).
 if [ "$mode" = all ] && [ "${REASSIGND_NO_BROWSER:-0}" != 1 ] && [ ! -x /usr/bin/chromium ]; then
     apt_install chromium
+fi
+
+# Debian's Prometheus (promtool and the server) for the tests of deploy/monitoring/: the tests
+# only. They start servers of their own on free loopback ports; the package's postinst may also start
+# its packaged service (port 9090) unless the machine forbids it (Docker images ship a
+# /usr/sbin/policy-rc.d that does); either way the install succeeds and the tests do not use it.
+if [ "$mode" = all ] && { ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; }; then
+    apt_install prometheus
 fi
 
 # 2. A Python >= 3.11 and a venv in .venv.
