@@ -49,6 +49,8 @@ from collections.abc import Callable
 from typing import Any
 
 from reassignd.zk import _aiozk, _wire
+from reassignd.zk.digest_md5 import DigestMd5Client, SaslError
+from reassignd.zk.errors import ZkAuthFailed
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,8 @@ _PING = _wire.ping()
 
 WatchHandler = Callable[[int, str], None]  # (event type, absolute path); must not block
 WatchedPaths = tuple[list[str], list[str], list[str]]  # data, exist and child watches to re-arm
+SaslClientFactory = Callable[[], DigestMd5Client]  # one per authentication
+_AUTH_RETRY_S = 5.0  # after the session was up once, a refused authentication is retried this often
 
 
 class ConnectionDropped(Exception):
@@ -312,8 +316,12 @@ class Session:
         on_connection_lost: Callable[[float], None],
         on_watch: WatchHandler,
         watched: Callable[[], WatchedPaths],
+        sasl: SaslClientFactory | None = None,
     ) -> None:
         self.hosts = parse_servers(servers)
+        self._sasl = sasl
+        self.auth_failure: ZkAuthFailed | None = None  # the first session's authentication was refused
+        self._ever_up = False
         self.requested_timeout_s = timeout_s
         self.negotiated_timeout_s: float | None = None
         self.connect_timeout_s = connect_timeout_s
@@ -365,6 +373,8 @@ class Session:
         self._broken.set()
         self.keep_alive()
         await self._up.wait()
+        if self.auth_failure is not None:
+            raise self.auth_failure
 
     def keep_alive(self) -> None:
         """(Re)start the reconnect and heartbeat loops if they are not running (an unexpected error
@@ -501,10 +511,51 @@ class Session:
             self.session_id, self.password = reply.session_id, reply.password
             self.negotiated_timeout_s = reply.timeout_ms / 1000
             self._broken.clear()
-            self._established = True
             conn.start_reading()
+            if self._sasl is not None and not await self._authenticate(conn, self._sasl()):
+                continue
+            self._established = True
+            self._ever_up = True
             self._up.set()
             await self._restore_watches(conn)
+
+    async def _authenticate(self, conn: Connection, client: DigestMd5Client) -> bool:
+        """ZooKeeper's SASL exchange on a new connection, before any other request (the session
+        is not ``established`` until it succeeds, so nothing else is sent): an empty token, the
+        server's challenge, the response, the server's ``rspauth``. True when authenticated.
+
+        Refused (AUTHFAILED, or the server does not prove it knows the password): before the
+        first session was up, ``start()`` raises ZkAuthFailed and nothing is retried; later (the
+        password was changed on the server) it is logged and retried every few seconds. A lost
+        connection or no answer is retried as a failed handshake is."""
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                challenge = await conn.send(_wire.sasl(b""), self.next_xid())
+                response = client.respond(challenge or b"")
+                final = await conn.send(_wire.sasl(response), self.next_xid())
+                client.verify(final or b"")
+            log.info("ZooKeeper SASL DIGEST-MD5 authentication of %s succeeded", client.user)
+            return True
+        except (_wire.ServerError, SaslError) as e:
+            reason = (
+                f"ZooKeeper refused the SASL authentication of {client.user!r}: {e}"
+                if isinstance(e, _wire.ServerError)
+                else f"ZooKeeper SASL authentication of {client.user!r} failed: {e}"
+            )
+            conn.kill("SASL authentication failed")
+            if not self._ever_up:
+                self.auth_failure = ZkAuthFailed(reason)
+                self.closing = True
+                self._up.set()  # start() raises it
+                return False
+            log.error("%s; retrying in %.0f s", reason, _AUTH_RETRY_S)
+            await asyncio.sleep(_AUTH_RETRY_S)
+            return False
+        except (ConnectionDropped, TimeoutError, OSError) as e:
+            log.info("ZooKeeper SASL authentication did not complete: %r", e)
+            conn.kill("SASL authentication did not complete")
+            await asyncio.sleep(0.05)
+            return False
 
     async def _restore_watches(self, conn: Connection) -> None:
         """Re-arm the watches on a resumed session; on a new one they are dropped (never raises)."""

@@ -44,6 +44,8 @@ from reassignd.zk._replies import stat as _stat
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
+from reassignd.zk.acls import Acl, default_acls
+from reassignd.zk.digest_md5 import DigestMd5Client
 from reassignd.zk.errors import (
     ConnectionLostError,
     NodeExistsError,
@@ -125,6 +127,7 @@ class ZkClient:
         self._started = False
         self._closed = False
         self._multi_read = True
+        self._encoded_acls: dict[tuple[Acl, ...], bytes] = {}
 
     @property
     def session_id(self) -> int | None:
@@ -140,7 +143,8 @@ class ZkClient:
         self._state_callbacks.append(callback)
 
     async def start(self) -> None:
-        """Start the I/O thread, connect, open a session, create the chroot if missing."""
+        """Start the I/O thread, connect, open a session (authenticated with SASL when the
+        settings say so: a refusal raises ZkAuthFailed), create the chroot if missing."""
         if self._started:
             raise RuntimeError("ZkClient.start() called twice")
         self._started = True
@@ -161,6 +165,7 @@ class ZkClient:
             on_connection_lost=supervisor.on_connection_lost,
             on_watch=self._watches.dispatch,
             watched=self._watches.watched_paths,
+            sasl=self._sasl_client_factory(),
         )
         self._session = session
         supervisor.attach(session)
@@ -178,6 +183,12 @@ class ZkClient:
         self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
         if self._chroot.prefix:
             await self._ensure_absolute(self._chroot.prefix)
+
+    def _sasl_client_factory(self) -> Callable[[], DigestMd5Client] | None:
+        credentials = self.settings.sasl
+        if credentials is None:
+            return None
+        return lambda: DigestMd5Client(credentials.user, credentials.password)
 
     async def close(self) -> None:
         """Close the session (ephemeral znodes go at once); cancels every watch task, stops and
@@ -287,6 +298,12 @@ class ZkClient:
             self._watches.disarm(armed)
             raise
         return _stat(stat)
+
+    async def get_acl(self, path: str) -> tuple[list[Acl], Stat]:
+        """The znode's ACL list (as the server stores it: ``auth:`` resolved to the creator's ids)
+        and its stat. Raises NoNodeError."""
+        acls, stat = await self._call(_wire.get_acl(self._absolute(path)), path, retry=True)
+        return acls, _stat(stat)
 
     @property
     def last_zxid(self) -> int:
@@ -403,7 +420,7 @@ class ZkClient:
         for depth in range(1, len(parts) + 1):
             prefix = "/" + "/".join(parts[:depth])
             with contextlib.suppress(NodeExistsError):
-                await self._exchange(_wire.create(prefix, None), prefix, retry=False)
+                await self._exchange(self._create_request(prefix, None), prefix, retry=False)
 
     async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
         """Atomic multi. Per op: SetData → Stat, Create → created path, Delete/Check → None.
@@ -487,7 +504,7 @@ class ZkClient:
         data: bytes | None = None
         match op:
             case Create(_, data, ephemeral, sequential):
-                request = _wire.create(absolute, data, ephemeral=ephemeral, sequential=sequential)
+                request = self._create_request(absolute, data, ephemeral=ephemeral, sequential=sequential)
             case SetData(_, data, version):
                 request = _wire.set_data(absolute, data, version)
             case Delete(_, version):
@@ -498,6 +515,17 @@ class ZkClient:
             raise too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
         check_packet(request, op.path)
         return request
+
+    def _create_request(
+        self, absolute: str, data: bytes | None, *, ephemeral: bool = False, sequential: bool = False
+    ) -> _wire.Request:
+        """Every create this client sends is built here: the znode gets Kafka's ACLs for its
+        (chroot-relative) path, ``default_acls(set_acl, path)``."""
+        acls = default_acls(self.settings.set_acl, self._relative(absolute))
+        encoded = self._encoded_acls.get(acls)
+        if encoded is None:
+            encoded = self._encoded_acls[acls] = _wire.encode_acls(acls)
+        return _wire.create(absolute, data, encoded, ephemeral=ephemeral, sequential=sequential)
 
     def _absolutes(self, paths: Sequence[str]) -> list[str]:
         """The absolute paths of a bulk read; one too long to be read raises ZnodeTooLargeError

@@ -41,6 +41,12 @@ class InvalidAclError(ZkError):
     """INVALIDACL: the ACL of a create or setACL is not valid. The same every time."""
 
 
+class ZkAuthFailed(ZkError):
+    """The server refused this client's SASL authentication (a wrong user or password, a server
+    without SASL), or the server could not prove it knows the password. The reason says which;
+    never the password. At startup it ends the process (exit 2)."""
+
+
 class ZnodeTooLargeError(ZkError):
     """Refused before sending: the data is over MAX_ZNODE_BYTES."""
 

@@ -8,6 +8,11 @@ SIGCONT: sockets stay open and nothing is answered; sessions past their timeout 
 resumes, unless their clients get through first), and
 ``restart()`` stops it and starts it again on the same port with the same data (sessions that
 reconnect within their timeout survive, as with a real server restart).
+
+Secured, as a production Kafka cluster's ZooKeeper: ``sasl_users`` (user → password) turns on
+SASL DIGEST-MD5 (a JAAS ``Server`` section with ZooKeeper's ``DigestLoginModule``, the SASL
+authentication provider); anonymous sessions are still accepted (znodes' ACLs decide what they
+may do) unless ``sasl_required``, which closes every session that does not authenticate.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -60,7 +66,13 @@ class LocalZooKeeper:
         tick_time_ms: int = 500,
         data_dir: Path | None = None,
         log_path: Path | None = None,
+        sasl_users: Mapping[str, str] | None = None,
+        sasl_required: bool = False,
     ) -> None:
+        if sasl_required and not sasl_users:
+            raise ValueError("sasl_required needs sasl_users")
+        self.sasl_users = dict(sasl_users or {})
+        self.sasl_required = sasl_required
         self.port = port or free_port()
         self.tick_time_ms = tick_time_ms
         self._own_dir = data_dir is None
@@ -89,11 +101,35 @@ class LocalZooKeeper:
                     f"minSessionTimeout={2 * self.tick_time_ms}",
                     "maxSessionTimeout=60000",
                     "jute.maxbuffer=4194304",
+                    *self._sasl_config(),
                     "",
                 ]
             )
         )
         return cfg
+
+    def _sasl_config(self) -> list[str]:
+        if not self.sasl_users:
+            return []
+        lines = ["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"]
+        if self.sasl_required:
+            lines += ["sessionRequireClientSASLAuth=true", "enforce.auth.enabled=true", "enforce.auth.schemes=sasl"]
+        return lines
+
+    @property
+    def jaas_path(self) -> Path:
+        return self.data_dir / "jaas.conf"
+
+    def _jvm_options(self) -> list[str]:
+        if not self.sasl_users:
+            return []
+        users = "".join(
+            f'\n    user_{user}="{_jaas_escape(password)}"' for user, password in self.sasl_users.items()
+        )
+        self.jaas_path.write_text(
+            f"Server {{\n    org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"
+        )
+        return [f"-Djava.security.auth.login.config={self.jaas_path}"]
 
     def start(self, timeout_s: float = 30.0) -> LocalZooKeeper:
         java = shutil.which("java")
@@ -106,7 +142,7 @@ class LocalZooKeeper:
         env = dict(os.environ)
         env.setdefault("JAVA_TOOL_OPTIONS", "-Xms64m -Xmx512m -XX:+UseSerialGC")
         self.process = subprocess.Popen(
-            [java, "-cp", ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN, str(cfg)],
+            [java, *self._jvm_options(), "-cp", ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN, str(cfg)],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
@@ -187,6 +223,10 @@ class LocalZooKeeper:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _jaas_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _wait_stopped(pid: int, *, timeout_s: float) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 
@@ -88,8 +88,19 @@ DEFAULT_REQUEST_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
+class SaslCredentials:
+    """The SASL DIGEST-MD5 identity a client authenticates to ZooKeeper with (the ``Client``
+    section of a Kafka cluster's JAAS file). The password is never in a repr or a log line."""
+
+    user: str
+    password: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class ZkSettings:
     connect: str  # "host:port[,host:port...][/chroot]"
     session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
     role: str = "client"  # names the client's I/O thread (zk-io-<role>)
+    sasl: SaslCredentials | None = None  # authenticate on every connection (else anonymous)
+    set_acl: bool = False  # Kafka's zookeeper.set.acl: the znodes created get Kafka's ACLs (acls.py)
