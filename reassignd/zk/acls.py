@@ -21,7 +21,7 @@ DELETE = 8
 ADMIN = 16
 ALL = READ | WRITE | CREATE | DELETE | ADMIN
 
-_PERM_LETTERS = ((READ, "r"), (WRITE, "w"), (CREATE, "c"), (DELETE, "d"), (ADMIN, "a"))
+_PERM_LETTERS = ((CREATE, "c"), (DELETE, "d"), (READ, "r"), (WRITE, "w"), (ADMIN, "a"))
 
 
 @dataclass(frozen=True, slots=True)
