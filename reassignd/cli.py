@@ -1,8 +1,8 @@
 """The ``reassignd`` console script: ``controller``, ``broker``, ``cluster``, ``admin``, ``feed`` and
 ``events``, every one read by the one command-line engine (:mod:`reassignd.config`).
 
-Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration (one line on
-stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
+Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration, or ZooKeeper
+refusing the process's SASL credentials at startup (one line on stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
 ``admin`` clients run once: 0 done, 2 bad arguments, 1 a failure (one line on stderr).
 """
 
@@ -35,6 +35,7 @@ from reassignd.config import (
 from reassignd.feeder.command_line import FeedPlanCommand, FeedRunCommand
 from reassignd.log_setup import configure_logging
 from reassignd.stream.tail import EventsTailCommand
+from reassignd.zk.errors import ZkAuthFailed
 
 log = logging.getLogger("reassignd.cli")
 
@@ -109,7 +110,7 @@ def command_name(argv: Sequence[str]) -> str:
     return " ".join(words[:2])
 
 
-def run(  # noqa: PLR0911 (one return per kind of command, in one match)
+def run(
     argv: Sequence[str], env: Mapping[str, str], out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Every subcommand: one command line read by one engine, then the command run."""
@@ -127,6 +128,15 @@ def run(  # noqa: PLR0911 (one return per kind of command, in one match)
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
     configure_logging(command.log)
+    try:
+        return _run_command(command, argv, out, err)
+    except ZkAuthFailed as e:
+        print(f"reassignd {command_name(argv)}: error: {e}", file=err)
+        return 2
+
+
+def _run_command(command: Command, argv: Sequence[str], out: TextIO, err: TextIO) -> int:
+    """Run a resolved command; ZooKeeper refusing the credentials at startup raises ZkAuthFailed."""
     match command:
         case AdminReassignCommand():
             from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
@@ -160,11 +170,28 @@ def run(  # noqa: PLR0911 (one return per kind of command, in one match)
     except (asyncio.CancelledError, KeyboardInterrupt):
         log.error("stopped without a clean shutdown")
         return 1
-    except Exception:
+    except Exception as e:
+        refusal = _zk_auth_failure(e)
+        if refusal is not None:
+            raise refusal from None
         log.exception("reassignd %s failed", command_name(argv))
         return 1
     log.info("stopped")
     return 0
+
+
+def _zk_auth_failure(error: BaseException) -> ZkAuthFailed | None:
+    """ZooKeeper's refusal of the credentials in ``error`` (also when one of several agents met it)."""
+    if isinstance(error, ZkAuthFailed):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        group = error.subgroup(ZkAuthFailed)
+        while group is not None:
+            first = group.exceptions[0]
+            if isinstance(first, ZkAuthFailed):
+                return first
+            group = first if isinstance(first, BaseExceptionGroup) else None
+    return None
 
 
 def _feed_plan(command: FeedPlanCommand, out: TextIO, err: TextIO) -> int:

@@ -22,8 +22,7 @@ from reassignd.plan_format import Plan, ids_text, tp_text
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import NodeExistsError, NoNodeError, ZkError
-from reassignd.zk.values import ZkSettings
+from reassignd.zk.errors import NodeExistsError, NoNodeError, ZkAuthFailed, ZkError
 
 SESSION_TIMEOUT_S = 10.0
 
@@ -157,16 +156,17 @@ async def additional(zk: ZkClient, plan: Plan, out: TextIO) -> int:
 
 async def run_znode_verb(settings: ReassignSettings, out: TextIO) -> int:
     assert settings.zk_connect is not None
-    zk = ZkClient(
-        ZkSettings(
-            settings.zk_connect,
-            session_timeout_s=SESSION_TIMEOUT_S,
-            request_timeout_s=settings.request_timeout_s,
-            role="admin",
+    try:
+        zk_settings = settings.zk_security.zk_settings(
+            settings.zk_connect, SESSION_TIMEOUT_S, settings.request_timeout_s, role="admin"
         )
-    )
+    except ValueError as e:
+        raise AdminError(str(e)) from None
+    zk = ZkClient(zk_settings)
     try:
         await zk.start()
+    except ZkAuthFailed:
+        raise
     except ZkError as e:
         raise AdminError(f"no ZooKeeper session with {settings.zk_connect}: {e}") from None
     try:

@@ -113,7 +113,11 @@ class LocalZooKeeper:
             return []
         lines = ["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"]
         if self.sasl_required:
-            lines += ["sessionRequireClientSASLAuth=true", "enforce.auth.enabled=true", "enforce.auth.schemes=sasl"]
+            lines += [
+                "sessionRequireClientSASLAuth=true",
+                "enforce.auth.enabled=true",
+                "enforce.auth.schemes=sasl",
+            ]
         return lines
 
     @property

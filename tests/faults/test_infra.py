@@ -37,7 +37,10 @@ def test_requests_are_decoded_with_their_paths() -> None:
     election = proxy.decode_request(
         _frame(
             _wire.multi(
-                [_wire.create("/c/controller", b"{}", _wire.OPEN_ACL), _wire.set_data("/c/controller_epoch", b"2", 1)]
+                [
+                    _wire.create("/c/controller", b"{}", _wire.OPEN_ACL),
+                    _wire.set_data("/c/controller_epoch", b"2", 1),
+                ]
             ),
             10,
         )

@@ -73,8 +73,10 @@ def test_a_create_carries_the_acl_list_it_was_given() -> None:
         + struct.pack("!i", 6)
         + b"anyone"
     )
-    assert body == struct.pack("!i", 2) + b"/a" + struct.pack("!i", 1) + b"d" + expected_acls + struct.pack("!i", 1)
-    assert _wire.OPEN_ACL == _wire.encode_acls(OPEN_ACL_UNSAFE)
+    assert body == struct.pack("!i", 2) + b"/a" + struct.pack("!i", 1) + b"d" + expected_acls + struct.pack(
+        "!i", 1
+    )
+    assert _wire.encode_acls(OPEN_ACL_UNSAFE) == _wire.OPEN_ACL
 
 
 def test_a_get_acl_reply_decodes_to_acls_and_stat() -> None:
