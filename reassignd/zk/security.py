@@ -21,9 +21,6 @@ from reassignd.zk.values import SaslCredentials, ZkSettings
 
 JAAS_CLIENT_SECTION = "Client"  # Kafka's zookeeper.sasl.clientconfig default
 _DIGEST_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
-_SECTION = re.compile(r"([A-Za-z0-9_.\-]+)\s*\{(.*?)\}\s*;", re.S)
-_OPTION = re.compile(r'([A-Za-z0-9_.\-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s;"]+)')
-_COMMENTS = re.compile(r'("(?:[^"\\]|\\.)*")|/\*.*?\*/|//[^\n]*|#[^\n]*', re.S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,33 +134,70 @@ def jaas_client_credentials(
 ) -> SaslCredentials:
     """The ``username`` and ``password`` of the ``DigestLoginModule`` in ``section`` of a JAAS
     configuration. Raises ValueError naming what is missing (Kerberos is not supported yet)."""
-    stripped = _COMMENTS.sub(lambda m: m.group(1) or "", document)
-    sections = {name: body for name, body in _SECTION.findall(stripped)}
-    body = sections.get(section)
-    if body is None:
+    sections = _jaas_sections(document, source)
+    entries = sections.get(section)
+    if entries is None:
         raise ValueError(f"{source}: no {section} section")
-    for entry in body.split(";"):
-        words = entry.split(None, 2)
-        if len(words) < 2:
-            continue
-        module, rest = words[0], entry.split(None, 1)[1]
-        if module != _DIGEST_MODULE:
-            if "Krb5LoginModule" in module:
+    for module, found in entries:
+        if module == _DIGEST_MODULE:
+            user, password = found.get("username"), found.get("password")
+            if not user or password is None:
                 raise ValueError(
-                    f"{source}: the {section} section is Kerberos; only DigestLoginModule is supported"
+                    f"{source}: the {section} section's DigestLoginModule needs username and password"
                 )
-            continue
-        found = {key: _unquote(value) for key, value in _OPTION.findall(rest)}
-        user, password = found.get("username"), found.get("password")
-        if not user or password is None:
+            return SaslCredentials(user, password)
+        if "Krb5LoginModule" in module:
             raise ValueError(
-                f"{source}: the {section} section's DigestLoginModule needs username and password"
+                f"{source}: the {section} section is Kerberos; only DigestLoginModule is supported"
             )
-        return SaslCredentials(user, password)
     raise ValueError(f"{source}: the {section} section has no {_DIGEST_MODULE}")
 
 
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return re.sub(r"\\(.)", r"\1", value[1:-1])
-    return value
+_TOKEN = re.compile(r'\s+|/\*.*?\*/|//[^\n]*|#[^\n]*|"((?:[^"\\]|\\.)*)"|([{};=])|([^\s{};="]+)', re.S)
+_Entry = tuple[str, dict[str, str]]  # login module class, its options
+
+
+def _jaas_sections(document: str, source: str) -> dict[str, list[_Entry]]:
+    """``Name { module flag key=value ...; ... };`` → {name: [(module, options), ...]}."""
+    tokens: list[tuple[str, str]] = []  # (kind, text): "q" quoted, "p" punctuation, "w" word
+    for match in _TOKEN.finditer(document):
+        quoted, punct, word = match.groups()
+        if quoted is not None:
+            tokens.append(("q", re.sub(r"\\(.)", r"\1", quoted)))
+        elif punct is not None:
+            tokens.append(("p", punct))
+        elif word is not None:
+            tokens.append(("w", word))
+    sections: dict[str, list[_Entry]] = {}
+    i = 0
+
+    def expect(kind: str, text: str | None = None) -> str:
+        nonlocal i
+        if i >= len(tokens) or tokens[i][0] != kind or (text is not None and tokens[i][1] != text):
+            got = tokens[i][1] if i < len(tokens) else "the end"
+            raise ValueError(f"{source}: not a JAAS configuration (unexpected {got!r})")
+        i += 1
+        return tokens[i - 1][1]
+
+    while i < len(tokens):
+        name = expect("w")
+        expect("p", "{")
+        entries: list[_Entry] = []
+        while tokens[i : i + 1] != [("p", "}")]:
+            module = expect("w")
+            expect("w")  # required, requisite, sufficient, optional
+            options: dict[str, str] = {}
+            while tokens[i : i + 1] != [("p", ";")]:
+                key = expect("w")
+                expect("p", "=")
+                if i < len(tokens) and tokens[i][0] in ("q", "w"):
+                    options[key] = tokens[i][1]
+                    i += 1
+                else:
+                    expect("q")
+            expect("p", ";")
+            entries.append((module, options))
+        expect("p", "}")
+        expect("p", ";")
+        sections[name] = entries
+    return sections
