@@ -103,7 +103,7 @@ def test_the_config_file_and_the_jaas_flag(tmp_path: Path) -> None:
 
 def test_a_missing_password_file_is_a_configuration_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
-    with pytest.raises(ConfigError, match="--zk-sasl-password-file .*cannot read it"):
+    with pytest.raises(ConfigError, match=r"--zk-sasl-password-file .*cannot read it"):
         load_command(
             [
                 "broker",
