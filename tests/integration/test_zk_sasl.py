@@ -5,7 +5,7 @@ where Kafka allows and write nowhere, a wrong password is a clear refusal."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -15,24 +15,16 @@ from reassignd.zk.errors import NoAuthError, ZkAuthFailed
 from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import SaslCredentials, SessionState, ZkSettings
 from tests.integration.harness import eventually
+from tests.zk_acl import SASL_PASSWORD, SASL_USER
 
-USER, PASSWORD = "kafka", "kafka-secret"
+USER, PASSWORD = SASL_USER, SASL_PASSWORD
 KAFKA_ACLS = [Acl(ALL, "sasl", USER), Acl(READ, "world", "anyone")]
 CREATOR_ONLY = [Acl(ALL, "sasl", USER)]
 
 
-@pytest.fixture(scope="module")
-def secured() -> Iterator[LocalZooKeeper]:
-    server = LocalZooKeeper(tick_time_ms=250, sasl_users={USER: PASSWORD, "other": "x"}).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture
-def chroot(secured: LocalZooKeeper) -> str:
-    return f"{secured.connect}/s-{uuid.uuid4().hex[:12]}"
+def chroot(secured_zookeeper: LocalZooKeeper) -> str:
+    return f"{secured_zookeeper.connect}/s-{uuid.uuid4().hex[:12]}"
 
 
 def settings(connect: str, *, password: str | None = PASSWORD, set_acl: bool = True) -> ZkSettings:
@@ -101,12 +93,12 @@ async def test_a_wrong_password_is_refused_at_start(chroot: str) -> None:
 
 
 async def test_the_session_authenticates_again_after_the_server_restarts(
-    secured: LocalZooKeeper, kafka_zk: ZkClient
+    secured_zookeeper: LocalZooKeeper, kafka_zk: ZkClient
 ) -> None:
     states: list[SessionState] = []
     kafka_zk.on_session_state(states.append)
     await kafka_zk.create("/before", b"")
-    secured.restart()
+    secured_zookeeper.restart()
 
     async def back() -> bool | None:
         return (SessionState.SUSPENDED in states and kafka_zk.connected) or None
