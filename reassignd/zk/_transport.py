@@ -531,7 +531,9 @@ class Session:
         try:
             async with asyncio.timeout(self.timeout_s):
                 challenge = await conn.send(_wire.sasl(b""), self.next_xid())
-                response = client.respond(challenge or b"")
+                if not challenge:
+                    raise SaslError("the server offers no SASL challenge (no JAAS Server section?)")
+                response = client.respond(challenge)
                 final = await conn.send(_wire.sasl(response), self.next_xid())
                 client.verify(final or b"")
             log.info("ZooKeeper SASL DIGEST-MD5 authentication of %s succeeded", client.user)

@@ -92,6 +92,12 @@ async def test_a_wrong_password_is_refused_at_start(chroot: str) -> None:
     assert "wrong" not in str(refused.value)
 
 
+async def test_a_server_without_sasl_is_a_clear_refusal(zookeeper: LocalZooKeeper) -> None:
+    client = ZkClient(settings(f"{zookeeper.connect}/plain"))
+    with pytest.raises(ZkAuthFailed, match="offers no SASL challenge"):
+        await client.start()
+
+
 async def test_the_session_authenticates_again_after_the_server_restarts(
     secured_zookeeper: LocalZooKeeper, kafka_zk: ZkClient
 ) -> None:

@@ -154,21 +154,25 @@ async def test_an_authenticated_cluster_creates_moves_and_deletes_with_kafkas_ac
     await create_move_delete(c, kafka_zk, "after-restart")
 
 
-async def test_a_wrong_password_ends_the_controller_with_exit_2_and_one_line(
-    chroot: str, tmp_path: Path
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [
+        ("controller", ["--http", "127.0.0.1:0", "--log-level", "error"]),
+        ("admin reassign", ["--rollback"]),
+    ],
+)
+async def test_a_wrong_password_ends_the_process_with_exit_2_and_one_line(
+    chroot: str, tmp_path: Path, command: str, extra: list[str]
 ) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "reassignd",
-        "controller",
+        *command.split(),
         "--zk",
         chroot,
-        "--http",
-        "127.0.0.1:0",
         *secured_args(tmp_path, "not-the-password"),
-        "--log-level",
-        "error",
+        *extra,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -176,8 +180,6 @@ async def test_a_wrong_password_ends_the_controller_with_exit_2_and_one_line(
     assert proc.returncode == 2, err.decode()
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith(
-        "reassignd controller: error: ZooKeeper refused the SASL authentication of 'kafka'"
-    )
-    assert "AUTHFAILED" in lines[0]
+    refused = "ZooKeeper refused the SASL authentication of 'kafka': AUTHFAILED"
+    assert lines[0].startswith(f"reassignd {command}: error: {refused}"), lines[0]
     assert "not-the-password" not in err.decode() + out.decode()
