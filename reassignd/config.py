@@ -458,6 +458,9 @@ def check_files(command: Command) -> None:
             security.credentials()  # the password or JAAS file is read now (and at start)
         except ValueError as e:
             raise ConfigError(str(e)) from None
+        problem = security.tls_problem()
+        if problem is not None:
+            raise ConfigError(problem)
     if isinstance(command, ControllerCommand):
         problem = tls_problem(command.settings) or http_tls_problem(command.settings)
         if problem is not None:

@@ -44,13 +44,15 @@ import contextlib
 import logging
 import random
 import re
+import ssl
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from reassignd.zk import _aiozk, _wire
 from reassignd.zk.digest_md5 import DigestMd5Client, SaslError
-from reassignd.zk.errors import ZkAuthFailed
+from reassignd.zk.errors import ZkAuthFailed, ZkTlsRefused
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,15 @@ WatchHandler = Callable[[int, str], None]  # (event type, absolute path); must n
 WatchedPaths = tuple[list[str], list[str], list[str]]  # data, exist and child watches to re-arm
 SaslClientFactory = Callable[[], DigestMd5Client]  # one per authentication
 _AUTH_RETRY_S = 5.0  # after the session was up once, a refused authentication is retried this often
+
+
+@dataclass(frozen=True, slots=True)
+class Protection:
+    """How the session's connections are protected: SASL authentication on each (a new
+    DIGEST-MD5 client per connection), TLS (the server verified by the context)."""
+
+    sasl: SaslClientFactory | None = None
+    ssl_context: ssl.SSLContext | None = None
 
 
 class ConnectionDropped(Exception):
@@ -106,7 +117,9 @@ class Connection:
         on_watch: WatchHandler,
         on_zxid: Callable[[int], None],
         on_dead: Callable[[Connection], None],
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        self.ssl_context = ssl_context
         self.host = host
         self.port = port
         self.connect_timeout_s = connect_timeout_s
@@ -137,7 +150,7 @@ class Connection:
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.connect_timeout_s):
-                reader, writer = await asyncio.open_connection(self.host, self.port)
+                reader, writer = await self._open()
                 try:
                     writer.write(b"srvr")
                     answer = await reader.read()  # the server closes after answering
@@ -149,11 +162,18 @@ class Connection:
                 major, minor, patch = (int(group) for group in match.groups())
                 self.version = (major, minor, patch)
                 self.read_only = b"READ_ONLY" in answer
-                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+                self._reader, self._writer = await self._open()
         except BaseException:
             self.discard()
             raise
         self.last_recv = loop.time()
+
+    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self.ssl_context is None:
+            return await asyncio.open_connection(self.host, self.port)
+        return await asyncio.open_connection(
+            self.host, self.port, ssl=self.ssl_context, server_hostname=self.host
+        )
 
     async def handshake(self, request: bytes) -> _aiozk.ConnectReply:
         """Send a ConnectRequest and read its reply (which has no reply header). Not bounded here:
@@ -316,10 +336,11 @@ class Session:
         on_connection_lost: Callable[[float], None],
         on_watch: WatchHandler,
         watched: Callable[[], WatchedPaths],
-        sasl: SaslClientFactory | None = None,
+        protection: Protection | None = None,
     ) -> None:
         self.hosts = parse_servers(servers)
-        self._sasl = sasl
+        self._sasl = protection.sasl if protection is not None else None
+        self._ssl_context = protection.ssl_context if protection is not None else None
         self.auth_failure: ZkAuthFailed | None = None  # the first session's authentication was refused
         self._ever_up = False
         self.requested_timeout_s = timeout_s
@@ -466,9 +487,16 @@ class Session:
                     on_watch=self._on_watch,
                     on_zxid=self._note_zxid,
                     on_dead=self._connection_died,
+                    ssl_context=self._ssl_context,
                 )
                 try:
                     await conn.open()
+                except ssl.SSLError as e:  # a certificate not verified, a failed TLS handshake
+                    reason = f"TLS to ZooKeeper at {host}:{port} failed: {e}"
+                    if not self._ever_up:
+                        raise ZkTlsRefused(reason) from None
+                    log.error("%s", reason)
+                    continue
                 except (OSError, TimeoutError) as e:
                     log.info("cannot connect to ZooKeeper at %s:%s: %r", host, port, e)
                     continue
@@ -488,7 +516,13 @@ class Session:
             await self._broken.wait()
             if self.closing:
                 return
-            conn = await self._find_server()
+            try:
+                conn = await self._find_server()
+            except ZkTlsRefused as e:  # before the first session was up: start() raises it
+                self.auth_failure = e
+                self.closing = True
+                self._up.set()
+                return
             request = _aiozk.connect_request(
                 last_zxid=self.last_zxid,
                 timeout_ms=int(self.requested_timeout_s * 1000),

@@ -42,7 +42,7 @@ from reassignd.zk._relay import Relay
 from reassignd.zk._replies import ROLLED_BACK, check_packet, error, multi_results, too_large
 from reassignd.zk._replies import stat as _stat
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
-from reassignd.zk._transport import Session, set_watches_chunks
+from reassignd.zk._transport import Protection, Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
 from reassignd.zk.acls import Acl, default_acls
 from reassignd.zk.digest_md5 import DigestMd5Client
@@ -165,7 +165,10 @@ class ZkClient:
             on_connection_lost=supervisor.on_connection_lost,
             on_watch=self._watches.dispatch,
             watched=self._watches.watched_paths,
-            sasl=self._sasl_client_factory(),
+            protection=Protection(
+                self._sasl_client_factory(),
+                None if self.settings.tls is None else self.settings.tls.context(),
+            ),
         )
         self._session = session
         supervisor.attach(session)

@@ -47,6 +47,12 @@ class ZkAuthFailed(ZkError):
     never the password. At startup it ends the process (exit 2)."""
 
 
+class ZkTlsRefused(ZkAuthFailed):
+    """The server's TLS certificate cannot be verified (another CA, another host name), or the
+    TLS handshake failed: the server is not the one the settings trust. At startup it ends the
+    process (exit 2), as a refused SASL authentication does."""
+
+
 class ZnodeTooLargeError(ZkError):
     """Refused before sending: the data is over MAX_ZNODE_BYTES."""
 

@@ -12,11 +12,13 @@ cluster already has (``DigestLoginModule`` with ``username`` and ``password``). 
 from __future__ import annotations
 
 import re
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from reassignd.options import boolean, build, option, options_of, text
+from reassignd.tls import ClientTls
 from reassignd.zk.values import SaslCredentials, ZkSettings
 
 JAAS_CLIENT_SECTION = "Client"  # Kafka's zookeeper.sasl.clientconfig default
@@ -59,7 +61,25 @@ class ZkSecurity:
         "/config/brokers and /delegation_token/tokens; needs SASL credentials",
     )
 
+    zk_tls_ca: str | None = option(
+        None,
+        parse=text,
+        help="connect to ZooKeeper over TLS (its secureClientPort), verifying the server's "
+        "certificate and host name against this PEM CA file",
+        metavar="FILE",
+    )
+    zk_tls_cert: str | None = option(
+        None,
+        parse=text,
+        help="PEM client certificate presented to ZooKeeper over TLS (ZooKeeper's x509 scheme); "
+        "without --zk-tls-ca the system's CAs verify the server",
+        metavar="FILE",
+    )
+    zk_tls_key: str | None = option(None, parse=text, help="PEM private key of --zk-tls-cert", metavar="FILE")
+
     def __post_init__(self) -> None:
+        if (self.zk_tls_cert is None) != (self.zk_tls_key is None):
+            raise ValueError("give both --zk-tls-cert and --zk-tls-key, or neither")
         password_given = self.zk_sasl_password is not None or self.zk_sasl_password_file is not None
         if self.zk_jaas_config is not None and (self.zk_sasl_user is not None or password_given):
             raise ValueError("give --zk-jaas-config or --zk-sasl-user with a password, not both")
@@ -98,6 +118,29 @@ class ZkSecurity:
             password = self.zk_sasl_password
         return SaslCredentials(self.zk_sasl_user, password)
 
+    def tls(self) -> ClientTls | None:
+        """TLS to ZooKeeper (None: in clear). The files are loaded when a client starts."""
+        if self.zk_tls_ca is None and self.zk_tls_cert is None:
+            return None
+        return ClientTls(self.zk_tls_ca, self.zk_tls_cert, self.zk_tls_key)
+
+    def tls_problem(self) -> str | None:
+        """Why the TLS files cannot be used (one line), or None."""
+        tls = self.tls()
+        if tls is None:
+            return None
+        try:
+            tls.context()
+        except (OSError, ssl.SSLError) as e:
+            named = [
+                ("--zk-tls-ca", self.zk_tls_ca),
+                ("--zk-tls-cert", self.zk_tls_cert),
+                ("--zk-tls-key", self.zk_tls_key),
+            ]
+            files = ", ".join(f"{flag} {path}" for flag, path in named if path is not None)
+            return f"cannot load the ZooKeeper TLS files ({files}): {e}"
+        return None
+
     def zk_settings(
         self, connect: str, session_timeout_s: float, request_timeout_s: float, *, role: str
     ) -> ZkSettings:
@@ -109,6 +152,7 @@ class ZkSecurity:
             role=role,
             sasl=self.credentials(),
             set_acl=self.zk_set_acl,
+            tls=self.tls(),
         )
 
 

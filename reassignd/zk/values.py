@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from reassignd.tls import ClientTls
 from reassignd.zk import _supervisor
 
 
@@ -104,3 +105,4 @@ class ZkSettings:
     role: str = "client"  # names the client's I/O thread (zk-io-<role>)
     sasl: SaslCredentials | None = None  # authenticate on every connection (else anonymous)
     set_acl: bool = False  # Kafka's zookeeper.set.acl: the znodes created get Kafka's ACLs (acls.py)
+    tls: ClientTls | None = None  # TLS to ZooKeeper's secureClientPort, the server verified (KIP-515)

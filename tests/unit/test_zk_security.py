@@ -118,3 +118,13 @@ def test_a_missing_password_file_is_a_configuration_error(tmp_path: Path) -> Non
             ],
             {},
         )
+
+
+def test_tls_to_zookeeper_needs_usable_files(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="both --zk-tls-cert and --zk-tls-key"):
+        ZkSecurity(zk_tls_cert="c.pem")
+    assert ZkSecurity().tls() is None
+    not_a_ca = tmp_path / "ca.pem"
+    not_a_ca.write_text("not a certificate")
+    with pytest.raises(ConfigError, match=r"cannot load the ZooKeeper TLS files \(--zk-tls-ca "):
+        load_command(["controller", "--zk", "h:1", "--zk-tls-ca", str(not_a_ca)], {})
