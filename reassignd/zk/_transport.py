@@ -155,7 +155,7 @@ class Connection:
                     writer.write(b"srvr")
                     answer = await reader.read()  # the server closes after answering
                 finally:
-                    writer.close()
+                    self._shut(writer)
                 match = _VERSION.match(answer.split(b"\n", 1)[0])
                 if match is None:
                     raise ConnectionError(f"unexpected answer to srvr: {answer[:80]!r}")
@@ -310,7 +310,16 @@ class Connection:
     def _close_writer(self) -> None:
         if self._writer is not None:
             with contextlib.suppress(Exception):
-                self._writer.close()
+                self._shut(self._writer)
+
+    def _shut(self, writer: asyncio.StreamWriter) -> None:
+        """Close a connection now. A TLS one is aborted: its graceful shutdown waits for the
+        server's close_notify (up to 30 s), and a loop stopped meanwhile would leak its socket;
+        nothing is left to send on a connection given up."""
+        if self.ssl_context is not None:
+            writer.transport.abort()
+        else:
+            writer.close()
 
     @property
     def read_task(self) -> asyncio.Task[None] | None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
@@ -38,6 +39,7 @@ from reassignd.errors import NotController
 from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._io import IoClosed, IoThread
+from reassignd.zk._reaper import close_sessions
 from reassignd.zk._relay import Relay
 from reassignd.zk._replies import ROLLED_BACK, check_packet, error, multi_results, too_large
 from reassignd.zk._replies import stat as _stat
@@ -114,10 +116,13 @@ class ZkClient:
         self._absolute = self._chroot.absolute
         self._relative = self._chroot.relative
         self._session: Session | None = None  # made, run and closed on the I/O loop
+        # TLS: the files were checked with the settings (config); loaded once, here
+        self._ssl_context = None if settings.tls is None else settings.tls.context()
         self._supervisor = SessionSupervisor(
             session_timeout_s=settings.session_timeout_s,
             on_change=self._report,
             on_expired=self._drop_watches,
+            reaper=functools.partial(close_sessions, ssl_context=self._ssl_context),
         )
         self._supervisor_task: asyncio.Task[None] | None = None
         self._io = IoThread(f"zk-io-{settings.role}")
@@ -165,10 +170,7 @@ class ZkClient:
             on_connection_lost=supervisor.on_connection_lost,
             on_watch=self._watches.dispatch,
             watched=self._watches.watched_paths,
-            protection=Protection(
-                self._sasl_client_factory(),
-                None if self.settings.tls is None else self.settings.tls.context(),
-            ),
+            protection=Protection(self._sasl_client_factory(), self._ssl_context),
         )
         self._session = session
         supervisor.attach(session)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from reassignd.tls import ClientTls
+from reassignd.zk._reaper import close_sessions
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import ZkTlsRefused
 from reassignd.zk.server import LocalZooKeeper, ServerTls
 from reassignd.zk.values import SaslCredentials, ZkSettings
-from tests.integration.harness import Kit, active_one, wait_brokers
+from tests.integration.harness import Kit, active_one, eventually, wait_brokers
 from tests.pki import Pki, make_pki
 from tests.zk_acl import SASL_PASSWORD, SASL_USER
 
@@ -106,3 +107,32 @@ async def test_a_controller_not_trusting_the_server_exits_2_with_one_line(pki: P
     assert len(lines) == 1, lines
     assert lines[0].startswith("reassignd controller: error: TLS to ZooKeeper at 127.0.0.1:"), lines[0]
     assert "certificate verify failed" in lines[0]
+
+
+async def test_an_abandoned_session_is_closed_over_tls(
+    pki: Pki, chroot: str, tls_zookeeper: LocalZooKeeper
+) -> None:
+    tls = ClientTls(str(pki.ca_cert))
+    owner, observer = ZkClient(settings(chroot, tls)), ZkClient(settings(chroot, tls))
+    await owner.start()
+    await observer.start()
+    try:
+        await owner.create("/ephemeral", b"", ephemeral=True)
+        session = owner._session
+        assert session is not None and session.session_id is not None
+        assert tls_zookeeper.secure_port is not None
+        await close_sessions(
+            "127.0.0.1",
+            tls_zookeeper.secure_port,
+            [(session.session_id, session.password)],
+            timeout_s=5.0,
+            ssl_context=tls.context(),
+        )
+
+        async def gone() -> bool | None:
+            return (await observer.exists("/ephemeral") is None) or None
+
+        await eventually(gone, timeout_s=10, what="the closed session's ephemeral gone")
+    finally:
+        await owner.close()
+        await observer.close()
