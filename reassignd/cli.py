@@ -36,7 +36,7 @@ from reassignd.config import (
 from reassignd.feeder.command_line import FeedPlanCommand, FeedRunCommand
 from reassignd.log_setup import configure_logging
 from reassignd.stream.tail import EventsTailCommand
-from reassignd.zk.errors import ZkAuthFailed
+from reassignd.zk.errors import ZkAuthFailed, auth_failure_in
 
 log = logging.getLogger("reassignd.cli")
 
@@ -172,27 +172,13 @@ def _run_command(command: Command, argv: Sequence[str], out: TextIO, err: TextIO
         log.error("stopped without a clean shutdown")
         return 1
     except Exception as e:
-        refusal = _zk_auth_failure(e)
+        refusal = auth_failure_in(e)
         if refusal is not None:
             raise refusal from None
         log.exception("reassignd %s failed", command_name(argv))
         return 1
     log.info("stopped")
     return 0
-
-
-def _zk_auth_failure(error: BaseException) -> ZkAuthFailed | None:
-    """ZooKeeper's refusal of the credentials in ``error`` (also when one of several agents met it)."""
-    if isinstance(error, ZkAuthFailed):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        group = error.subgroup(ZkAuthFailed)
-        while group is not None:
-            first = group.exceptions[0]
-            if isinstance(first, ZkAuthFailed):
-                return first
-            group = first if isinstance(first, BaseExceptionGroup) else None
-    return None
 
 
 def _feed_plan(command: FeedPlanCommand, out: TextIO, err: TextIO) -> int:

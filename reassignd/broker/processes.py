@@ -18,20 +18,24 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Sequence
 from multiprocessing.process import BaseProcess
+from multiprocessing.queues import SimpleQueue
 
 import uvloop
 
 from reassignd.broker.agent import run_agents
 from reassignd.broker.settings import BrokerSettings
 from reassignd.log_setup import LogSettings, configure_logging
+from reassignd.zk.errors import ZkAuthFailed, auth_failure_in
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.2
 ORPHAN_CHECK_S = 1.0
 STOP_TIMEOUT_S = 20.0
+AUTH_REFUSED_EXIT = 2  # a child whose agents ZooKeeper refused at start
 
 
 def groups(settings: Sequence[BrokerSettings], processes: int) -> list[tuple[BrokerSettings, ...]]:
@@ -54,8 +58,11 @@ def _name(group: Sequence[BrokerSettings]) -> str:
     return f"agents-{first}" if first == last else f"agents-{first}-{last}"
 
 
-def _child(group: tuple[BrokerSettings, ...], log_settings: LogSettings, parent: int) -> None:
-    """A child process: the group's agents until SIGTERM (or the parent's death)."""
+def _child(
+    group: tuple[BrokerSettings, ...], log_settings: LogSettings, parent: int, refusals: SimpleQueue[str]
+) -> None:
+    """A child process: the group's agents until SIGTERM (or the parent's death). ZooKeeper
+    refusing the credentials at start: the reason to ``refusals``, exit AUTH_REFUSED_EXIT."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards the stop
     configure_logging(log_settings)
 
@@ -78,8 +85,15 @@ def _child(group: tuple[BrokerSettings, ...], log_settings: LogSettings, parent:
             finally:
                 watch.cancel()
 
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(main())
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main())
+    except Exception as e:
+        refusal = auth_failure_in(e)
+        if refusal is None:
+            raise
+        refusals.put(str(refusal))
+        sys.exit(AUTH_REFUSED_EXIT)
 
 
 async def run_agent_processes(
@@ -88,8 +102,11 @@ async def run_agent_processes(
     """Run the agents of ``settings`` in ``processes`` children until ``stop`` is set; raise if
     a child exits before (the others are stopped first) or does not stop cleanly."""
     spawn = multiprocessing.get_context("spawn")  # never fork a process with a running loop
+    refusals: SimpleQueue[str] = spawn.SimpleQueue()
     children: list[BaseProcess] = [
-        spawn.Process(target=_child, args=(group, log_settings, os.getpid()), name=_name(group), daemon=False)
+        spawn.Process(
+            target=_child, args=(group, log_settings, os.getpid(), refusals), name=_name(group), daemon=False
+        )
         for group in groups(settings, processes)
     ]
     for child in children:
@@ -107,6 +124,8 @@ async def run_agent_processes(
             if child.exitcode is None:
                 child.terminate()  # SIGTERM: a clean stop
         await asyncio.to_thread(_join, children)
+    if early and any(c.exitcode == AUTH_REFUSED_EXIT for c in early) and not refusals.empty():
+        raise ZkAuthFailed(refusals.get())  # the CLI's exit 2, one line
     if early:
         raise RuntimeError(
             "agent process exited while the cluster ran: "

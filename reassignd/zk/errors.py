@@ -53,6 +53,21 @@ class ZkTlsRefused(ZkAuthFailed):
     process (exit 2), as a refused SASL authentication does."""
 
 
+def auth_failure_in(error: BaseException) -> ZkAuthFailed | None:
+    """The ZkAuthFailed ``error`` is or holds (in an exception group: one of several agents met
+    it), else None."""
+    if isinstance(error, ZkAuthFailed):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        group = error.subgroup(ZkAuthFailed)
+        while group is not None:
+            first = group.exceptions[0]
+            if isinstance(first, ZkAuthFailed):
+                return first
+            group = first if isinstance(first, BaseExceptionGroup) else None
+    return None
+
+
 class ZnodeTooLargeError(ZkError):
     """Refused before sending: the data is over MAX_ZNODE_BYTES."""
 

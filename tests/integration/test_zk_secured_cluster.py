@@ -159,6 +159,8 @@ async def test_an_authenticated_cluster_creates_moves_and_deletes_with_kafkas_ac
     [
         ("controller", ["--http", "127.0.0.1:0", "--log-level", "error"]),
         ("admin reassign", ["--rollback"]),
+        ("cluster", ["--brokers", "2", "--log-level", "error"]),
+        ("cluster", ["--brokers", "2", "--processes", "2", "--log-level", "error"]),
     ],
 )
 async def test_a_wrong_password_ends_the_process_with_exit_2_and_one_line(
