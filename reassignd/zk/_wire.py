@@ -106,6 +106,7 @@ ERROR_NAMES = {
 
 # Default jute.maxbuffer: a server drops the connection of a client whose request packet is larger.
 MAX_PACKET_BYTES = 0xFFFFF
+MAX_ZNODE_BYTES = 1024 * 1024  # the most data a write may carry (default jute.maxbuffer)
 
 
 # A reply's decoded value: None, a path, a stat tuple, (data, stat), children, or a list of those.

@@ -2,7 +2,8 @@
 
 Everything else in reassignd uses only this module, its errors (:mod:`.errors`) and its values
 (:mod:`.values`). The private modules beside it do the
-work: ``_wire`` (the jute wire format), ``_transport`` (the session and its connections),
+work: ``_wire`` (the jute wire format), ``_requests`` (a write op's request, creates with their
+ACLs), ``_transport`` (the session, its SASL and TLS) and ``_connection`` (one connection),
 ``_supervisor`` (the session state, expiry detection), ``_watches`` (one-shot watches), ``_reaper``
 (closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks; in flight on
 :func:`reassignd.concurrency.for_each`), ``_io`` (the I/O thread and its mailboxes), ``_relay``
@@ -43,11 +44,11 @@ from reassignd.zk._reaper import close_sessions
 from reassignd.zk._relay import Relay
 from reassignd.zk._replies import ROLLED_BACK, check_packet, error, multi_results, too_large
 from reassignd.zk._replies import stat as _stat
+from reassignd.zk._requests import Requests
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
 from reassignd.zk._transport import Protection, Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
-from reassignd.zk.acls import Acl, default_acls
-from reassignd.zk.digest_md5 import DigestMd5Client
+from reassignd.zk.acls import Acl
 from reassignd.zk.errors import (
     ConnectionLostError,
     NodeExistsError,
@@ -57,7 +58,6 @@ from reassignd.zk.errors import (
     ZkTimeoutError,
 )
 from reassignd.zk.values import (
-    Check,
     Create,
     Delete,
     Fence,
@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MAX_ZNODE_BYTES = 1024 * 1024  # ZooKeeper's default jute.maxbuffer
+MAX_ZNODE_BYTES = _wire.MAX_ZNODE_BYTES  # ZooKeeper's default jute.maxbuffer
 MAX_REQUEST_BYTES = _wire.MAX_PACKET_BYTES  # a bigger request packet drops the connection
 
 
@@ -115,6 +115,7 @@ class ZkClient:
         self._chroot = Chroot(chroot)
         self._absolute = self._chroot.absolute
         self._relative = self._chroot.relative
+        self._requests = Requests(self._absolute, self._relative, set_acl=settings.set_acl)
         self._session: Session | None = None  # made, run and closed on the I/O loop
         # TLS: the files were checked with the settings (config); loaded once, here
         self._ssl_context = None if settings.tls is None else settings.tls.context()
@@ -132,7 +133,6 @@ class ZkClient:
         self._started = False
         self._closed = False
         self._multi_read = True
-        self._encoded_acls: dict[tuple[Acl, ...], bytes] = {}
 
     @property
     def session_id(self) -> int | None:
@@ -170,7 +170,7 @@ class ZkClient:
             on_connection_lost=supervisor.on_connection_lost,
             on_watch=self._watches.dispatch,
             watched=self._watches.watched_paths,
-            protection=Protection(self._sasl_client_factory(), self._ssl_context),
+            protection=Protection.of(self.settings.sasl, self._ssl_context),
         )
         self._session = session
         supervisor.attach(session)
@@ -188,12 +188,6 @@ class ZkClient:
         self._supervisor_task = asyncio.create_task(supervisor.run(), name="zk-session-supervisor")
         if self._chroot.prefix:
             await self._ensure_absolute(self._chroot.prefix)
-
-    def _sasl_client_factory(self) -> Callable[[], DigestMd5Client] | None:
-        credentials = self.settings.sasl
-        if credentials is None:
-            return None
-        return lambda: DigestMd5Client(credentials.user, credentials.password)
 
     async def close(self) -> None:
         """Close the session (ephemeral znodes go at once); cancels every watch task, stops and
@@ -380,7 +374,7 @@ class ZkClient:
         make_parents: bool = False,
     ) -> str:
         """Returns the created path (with the sequence suffix). Raises NodeExistsError/NoNodeError."""
-        request = self._request(Create(path, data, ephemeral, sequential))
+        request = self._requests.op(Create(path, data, ephemeral, sequential))
         try:
             created: str = await self._call(request, path, retry=False)
         except NoNodeError:
@@ -391,14 +385,14 @@ class ZkClient:
         return self._relative(created)
 
     async def set(self, path: str, data: bytes, version: int) -> Stat:
-        stat = await self._call(self._request(SetData(path, data, version)), path, retry=False)
+        stat = await self._call(self._requests.op(SetData(path, data, version)), path, retry=False)
         return _stat(stat)
 
     async def delete(self, path: str, version: int = -1) -> None:
-        await self._call(self._request(Delete(path, version)), path, retry=False)
+        await self._call(self._requests.op(Delete(path, version)), path, retry=False)
 
     async def _delete_io(self, path: str) -> None:
-        await self._exchange(self._request(Delete(path, -1)), path, retry=False)
+        await self._exchange(self._requests.op(Delete(path, -1)), path, retry=False)
 
     async def delete_recursive(self, path: str) -> None:
         """Delete a subtree (no-op if missing); on the I/O loop as a whole."""
@@ -425,7 +419,7 @@ class ZkClient:
         for depth in range(1, len(parts) + 1):
             prefix = "/" + "/".join(parts[:depth])
             with contextlib.suppress(NodeExistsError):
-                await self._exchange(self._create_request(prefix, None), prefix, retry=False)
+                await self._exchange(self._requests.create(prefix, None), prefix, retry=False)
 
     async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
         """Atomic multi. Per op: SetData → Stat, Create → created path, Delete/Check → None.
@@ -434,7 +428,7 @@ class ZkClient:
         error of the whole request (not of one op) raises that error."""
         if not ops:
             return []
-        requests = [self._request(op) for op in ops]
+        requests = [self._requests.op(op) for op in ops]
         request = _wire.multi(requests)
         check_packet(request, None)
         values = await self._call(request, None, retry=False)
@@ -452,7 +446,7 @@ class ZkClient:
         multi, or ZnodeTooLargeError (nothing sent) when it cannot be one request. An empty
         ``ops`` just checks the fence."""
         check = _wire.check(self._absolute(fence.path), fence.version)
-        requests = [self._request(op) for op in ops]
+        requests = [self._requests.op(op) for op in ops]
         if atomic:
             check_packet(_wire.multi([check, *requests]), ops[0].path if ops else None)
             chunks = [(0, len(requests))]
@@ -502,35 +496,6 @@ class ZkClient:
         return results
 
     # --- internals -------------------------------------------------------------------------------
-
-    def _request(self, op: Op) -> _wire.Request:
-        """The wire request for ``op``, refused (before anything is sent) when too large."""
-        absolute = self._absolute(op.path)
-        data: bytes | None = None
-        match op:
-            case Create(_, data, ephemeral, sequential):
-                request = self._create_request(absolute, data, ephemeral=ephemeral, sequential=sequential)
-            case SetData(_, data, version):
-                request = _wire.set_data(absolute, data, version)
-            case Delete(_, version):
-                request = _wire.delete(absolute, version)
-            case Check(_, version):
-                request = _wire.check(absolute, version)
-        if data is not None and len(data) > MAX_ZNODE_BYTES:
-            raise too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
-        check_packet(request, op.path)
-        return request
-
-    def _create_request(
-        self, absolute: str, data: bytes | None, *, ephemeral: bool = False, sequential: bool = False
-    ) -> _wire.Request:
-        """Every create this client sends is built here: the znode gets Kafka's ACLs for its
-        (chroot-relative) path, ``default_acls(set_acl, path)``."""
-        acls = default_acls(self.settings.set_acl, self._relative(absolute))
-        encoded = self._encoded_acls.get(acls)
-        if encoded is None:
-            encoded = self._encoded_acls[acls] = _wire.encode_acls(acls)
-        return _wire.create(absolute, data, encoded, ephemeral=ephemeral, sequential=sequential)
 
     def _absolutes(self, paths: Sequence[str]) -> list[str]:
         """The absolute paths of a bulk read; one too long to be read raises ZnodeTooLargeError
