@@ -116,6 +116,7 @@ class ZkClient:
         self._absolute = self._chroot.absolute
         self._relative = self._chroot.relative
         self._requests = Requests(self._absolute, self._relative, set_acl=settings.set_acl)
+        self._principal = settings.principal  # named in NOAUTH errors
         self._session: Session | None = None  # made, run and closed on the I/O loop
         # TLS: the files were checked with the settings (config); loaded once, here
         self._ssl_context = None if settings.tls is None else settings.tls.context()
@@ -432,7 +433,7 @@ class ZkClient:
         request = _wire.multi(requests)
         check_packet(request, None)
         values = await self._call(request, None, retry=False)
-        return multi_results(ops, values, offset=0, relative=self._relative)
+        return multi_results(ops, values, offset=0, relative=self._relative, principal=self._principal)
 
     async def fenced_multi(
         self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
@@ -480,7 +481,11 @@ class ZkClient:
                     )
                 # the check passed (or was rolled back because one of the ops failed)
                 results[start:end] = multi_results(
-                    ops[start:end], values[1:], offset=start, relative=self._relative
+                    ops[start:end],
+                    values[1:],
+                    offset=start,
+                    relative=self._relative,
+                    principal=self._principal,
                 )
             except (ZkError, NotController) as e:
                 errors.append((start, e))
@@ -516,7 +521,7 @@ class ZkClient:
             opcode,
             multi_read=self._multi_read,
             missing=NoNodeError,
-            failed=lambda code, index: error(code, paths[index]),
+            failed=lambda code, index: error(code, paths[index], self._principal),
         )
 
     async def _call(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
@@ -537,7 +542,7 @@ class ZkClient:
         except (RequestLost, IoClosed) as e:
             raise ConnectionLostError(str(e), path) from None
         except _wire.ServerError as e:
-            raise error(e.code, path) from None
+            raise error(e.code, path, self._principal) from None
 
     async def _exchange(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
         """On the I/O loop: one request under the request timeout; failures mapped to ZkError.
@@ -552,7 +557,7 @@ class ZkClient:
         except RequestLost as e:
             raise ConnectionLostError(str(e), path) from None
         except _wire.ServerError as e:
-            raise error(e.code, path) from None
+            raise error(e.code, path, self._principal) from None
 
     # --- watches and state reports ---------------------------------------------------------------
 

@@ -106,3 +106,12 @@ class ZkSettings:
     sasl: SaslCredentials | None = None  # authenticate on every connection (else anonymous)
     set_acl: bool = False  # Kafka's zookeeper.set.acl: the znodes created get Kafka's ACLs (acls.py)
     tls: ClientTls | None = None  # TLS to ZooKeeper's secureClientPort, the server verified (KIP-515)
+
+    @property
+    def principal(self) -> str:
+        """Who a client with these settings is to ZooKeeper (never the password): ``sasl:<user>``
+        and its certificate when it presents one over TLS, or ``anonymous``."""
+        ids = [f"sasl:{self.sasl.user}"] if self.sasl is not None else []
+        if self.tls is not None and self.tls.cert_file is not None:
+            ids.append(f"x509:<the subject of {self.tls.cert_file}>")
+        return " + ".join(ids) or "anonymous"

@@ -66,13 +66,24 @@ async def test_znodes_get_kafkas_acls_and_anonymous_sessions_only_read(
     assert (await anonymous.get("/brokers/topics/t")).data == b"{}"
     with pytest.raises(NoAuthError):
         await anonymous.get("/config/users/alice")
-    with pytest.raises(NoAuthError):
+    with pytest.raises(NoAuthError, match=r"NOAUTH for /brokers/topics/t \(this session: anonymous\)"):
         await anonymous.set("/brokers/topics/t", b"x", -1)
     with pytest.raises(NoAuthError):
         await anonymous.create("/brokers/topics/t/partitions", b"")
     with pytest.raises(NoAuthError):
         await anonymous.delete("/brokers/topics/t")
     await kafka_zk.set("/brokers/topics/t", b"y", -1)
+
+
+async def test_a_noauth_names_the_authenticated_session(chroot: str, kafka_zk: ZkClient) -> None:
+    await kafka_zk.create("/mine", b"")
+    other = ZkClient(ZkSettings(chroot, 6.0, 10.0, sasl=SaslCredentials("other", "x")))
+    await other.start()
+    try:
+        with pytest.raises(NoAuthError, match=r"NOAUTH for /mine \(this session: sasl:other\)"):
+            await other.delete("/mine")
+    finally:
+        await other.close()
 
 
 async def test_without_set_acl_znodes_are_open(chroot: str) -> None:
