@@ -98,6 +98,15 @@ class SaslCredentials:
 
 
 @dataclass(frozen=True, slots=True)
+class ZkAccess:
+    """How a client is connected, as ``GET /v1/status`` shows it (never the password)."""
+
+    principal: str  # sasl:<user>, its certificate, or anonymous
+    tls: bool
+    set_acl: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ZkSettings:
     connect: str  # "host:port[,host:port...][/chroot]"
     session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
@@ -115,3 +124,7 @@ class ZkSettings:
         if self.tls is not None and self.tls.cert_file is not None:
             ids.append(f"x509:<the subject of {self.tls.cert_file}>")
         return " + ".join(ids) or "anonymous"
+
+    @property
+    def access(self) -> ZkAccess:
+        return ZkAccess(self.principal, self.tls is not None, self.set_acl)

@@ -114,7 +114,12 @@ async def test_an_authenticated_cluster_creates_moves_and_deletes_with_kafkas_ac
 ) -> None:
     args = secured_args(tmp_path)
     c = secured_kit.controller(9000, 2.0, *args)
-    await active_one(c)
+    _, status = await active_one(c)
+    assert {k: status["zookeeper"][k] for k in ("principal", "tls", "acls")} == {
+        "principal": "sasl:kafka",
+        "tls": False,
+        "acls": "kafka",
+    }
     await set_broker_rate(kafka_zk, None, FAST)
     secured_kit.cluster(3, 1, None, *args)
     await wait_brokers(c, {1, 2, 3})

@@ -86,7 +86,8 @@ async def test_a_controller_and_agents_run_over_tls(pki: Pki, chroot: str, tmp_p
     kit = Kit(chroot, tmp_path)
     try:
         c = kit.controller(9000, 2.0, *args)
-        await active_one(c)
+        _, status = await active_one(c)
+        assert (status["zookeeper"]["principal"], status["zookeeper"]["tls"]) == ("sasl:kafka", True)
         kit.cluster(2, 1, None, *args)
         await wait_brokers(c, {1, 2})
         code, resp = await c.post("/v1/topics", {"topics": [{"name": "t", "num_partitions": 2}]})
