@@ -1,8 +1,9 @@
 """The ``reassignd`` console script: ``controller``, ``broker``, ``cluster``, ``admin``, ``feed`` and
 ``events``, every one read by the one command-line engine (:mod:`reassignd.config`).
 
-Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration (one line on
-stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
+Exit codes: 0 clean stop (SIGTERM or SIGINT), 2 bad arguments or configuration, or ZooKeeper
+refusing the process's SASL credentials (or a ZooKeeper server not trusted over TLS) at startup
+(one line on stderr), 1 anything else. A second SIGTERM/SIGINT while stopping cancels the shutdown (exit 1).
 ``admin`` clients run once: 0 done, 2 bad arguments, 1 a failure (one line on stderr).
 """
 

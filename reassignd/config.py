@@ -47,6 +47,8 @@ from reassignd.options import ENV_PREFIX, ConfigError, Option, Subcommand
 from reassignd.plan_format import Plan
 from reassignd.stream import tail
 from reassignd.stream.tail import EventsTailCommand
+from reassignd.zk import security as zk_security_options
+from reassignd.zk.security import ZkSecurity, zk_security
 
 __all__ = ["ConfigError", "file_values", "load_command", "resolve"]
 
@@ -59,12 +61,22 @@ class UsageLine(ConfigError):
 
 LOG_OPTIONS = opt.options_of(LogSettings)
 CLIENT_LOG_OPTIONS = (dataclasses.replace(LOG_OPTIONS[0], default="warning"), LOG_OPTIONS[1])
-CONTROLLER_OPTIONS = opt.options_of(ControllerSettings) + LOG_OPTIONS
-BROKER_OPTIONS = opt.options_of(BrokerSettings) + LOG_OPTIONS
+# every role that talks to ZooKeeper: SASL credentials and the ACL mode (reassignd.zk.security)
+ZK_SECURITY_OPTIONS = zk_security_options.OPTIONS
+CONTROLLER_OPTIONS = opt.options_of(ControllerSettings) + ZK_SECURITY_OPTIONS + LOG_OPTIONS
+BROKER_OPTIONS = opt.options_of(BrokerSettings) + ZK_SECURITY_OPTIONS + LOG_OPTIONS
 _AGENT = opt.options_of(BrokerSettings, skip=("broker_id",))
-CLUSTER_OPTIONS = _AGENT[:1] + opt.options_of(ClusterLayout) + _AGENT[1:] + LOG_OPTIONS
+CLUSTER_OPTIONS = _AGENT[:1] + opt.options_of(ClusterLayout) + _AGENT[1:] + ZK_SECURITY_OPTIONS + LOG_OPTIONS
 # `reassignd admin <client>`: the connection flags the admin clients share (an `[admin]` table)
-ADMIN_OPTIONS = (BOOTSTRAP_CONTROLLER, ZK, AUTH_TOKEN, *TLS_OPTIONS, REQUEST_TIMEOUT, *CLIENT_LOG_OPTIONS)
+ADMIN_OPTIONS = (
+    BOOTSTRAP_CONTROLLER,
+    ZK,
+    *ZK_SECURITY_OPTIONS,
+    AUTH_TOKEN,
+    *TLS_OPTIONS,
+    REQUEST_TIMEOUT,
+    *CLIENT_LOG_OPTIONS,
+)
 FEED_PLAN_OPTIONS = feed.PLAN_OPTIONS + CLIENT_LOG_OPTIONS
 FEED_RUN_OPTIONS = feed.RUN_OPTIONS + CLIENT_LOG_OPTIONS
 EVENTS_TAIL_OPTIONS = tail.TAIL_OPTIONS + CLIENT_LOG_OPTIONS
@@ -110,7 +122,7 @@ Command = (
 
 
 def _controller(values: Mapping[str, object], _: Mapping[str, object]) -> ControllerCommand:
-    settings = opt.build(ControllerSettings, CONTROLLER_OPTIONS, values)
+    settings = opt.build(ControllerSettings, CONTROLLER_OPTIONS, values, zk_security=zk_security(values))
     refusal = http_listener_problem(settings) or kafka_listener_problem(settings)
     if refusal is not None:
         raise ConfigError(refusal)
@@ -118,14 +130,18 @@ def _controller(values: Mapping[str, object], _: Mapping[str, object]) -> Contro
 
 
 def _broker(values: Mapping[str, object], _: Mapping[str, object]) -> BrokerCommand:
-    return BrokerCommand(opt.build(BrokerSettings, BROKER_OPTIONS, values), _log(values))
+    return BrokerCommand(
+        opt.build(BrokerSettings, BROKER_OPTIONS, values, zk_security=zk_security(values)), _log(values)
+    )
 
 
 def _cluster(values: Mapping[str, object], _: Mapping[str, object]) -> ClusterCommand:
     layout = opt.build(ClusterLayout, CLUSTER_OPTIONS, values)
     if layout.racks is not None and values["rack"] is not None:
         raise ConfigError("give --rack (one rack for all) or --racks (spread over K racks), not both")
-    base = opt.build(BrokerSettings, CLUSTER_OPTIONS, values, broker_id=layout.first_id)
+    base = opt.build(
+        BrokerSettings, CLUSTER_OPTIONS, values, broker_id=layout.first_id, zk_security=zk_security(values)
+    )
     if base.control_port and base.control_port + layout.brokers - 1 > 65535:
         raise ConfigError(
             f"--control-port {base.control_port}: {layout.brokers} consecutive ports do not fit below 65536"
@@ -436,10 +452,30 @@ def check_files(command: Command) -> None:
             load_tokens(command.settings.auth_tokens_path)
         except TokensFileError as e:
             raise ConfigError(str(e)) from None
+    security = _zk_security_of(command)
+    if security is not None:
+        try:
+            security.credentials()  # the password or JAAS file is read now (and at start)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        problem = security.tls_problem()
+        if problem is not None:
+            raise ConfigError(problem)
     if isinstance(command, ControllerCommand):
         problem = tls_problem(command.settings) or http_tls_problem(command.settings)
         if problem is not None:
             raise ConfigError(problem)
+
+
+def _zk_security_of(command: Command) -> ZkSecurity | None:
+    match command:
+        case ControllerCommand(settings=settings) | BrokerCommand(settings=settings):
+            return settings.zk_security
+        case ClusterCommand(settings=agents):
+            return agents[0].zk_security if agents else None
+        case AdminReassignCommand(settings=settings):
+            return settings.zk_security
+    return None
 
 
 def _choose(args: Mapping[str, object]) -> NoReturn:

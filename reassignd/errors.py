@@ -185,6 +185,8 @@ def starting(what: str, *kinds: type[Exception]) -> Iterator[None]:
     caught: tuple[type[Exception], ...] = (OSError, *kinds)
     try:
         yield
+    except StartupError:
+        raise  # already one line (ZooKeeper refusing the credentials: reassignd.zk.errors)
     except caught as e:
         raise StartupError(f"{what}: {_why(e)}") from e
 

@@ -73,13 +73,14 @@ def option(
     flag: str | None = None,
     pair: str | None = None,
     switch: bool = False,
+    secret: bool = False,
 ) -> Any:
     """A settings field that is also an option; without ``default`` the option is required.
     ``pair``: a ``HOST:PORT`` option setting this field and the named one (parsed to a pair).
     ``switch``: a boolean given as a bare flag (``--self-healing``); its variable and its file key
-    say true or false."""
+    say true or false. ``secret``: a password, kept out of the settings' repr."""
     spec = _Spec(parse, help, metavar, flag, pair, switch)
-    return dataclasses.field(default=default, metadata={"option": spec})
+    return dataclasses.field(default=default, metadata={"option": spec}, repr=not secret)
 
 
 def options_of(cls: type[Any], *, skip: tuple[str, ...] = ()) -> tuple[Option, ...]:

@@ -33,7 +33,6 @@ from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.tokens import load_tokens
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import ZkTimeoutError
-from reassignd.zk.values import ZkSettings
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +122,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     for warning in clear_text_warnings(settings):
         log.warning("%s", warning)
     zk = ZkClient(
-        ZkSettings(
+        settings.zk_security.zk_settings(
             settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s, role="controller"
         )
     )

@@ -16,10 +16,11 @@ from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import ZkSettings
 from tests.integration.harness import Kit, Procs
 from tests.tier_times import TierTimes
+from tests.zk_acl import SASL_PASSWORD, SASL_USER
 
 # tests under these directories run real processes on a real ZooKeeper, whatever fixtures they use
 _NEEDS_ZOOKEEPER = ("integration", "faults", "browser")
-_ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper", "kit"})
+_ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper", "kit", "secured_zookeeper"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,6 +48,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def zookeeper() -> Iterator[LocalZooKeeper]:
     server = LocalZooKeeper(tick_time_ms=250).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def secured_zookeeper() -> Iterator[LocalZooKeeper]:
+    """A ZooKeeper with SASL DIGEST-MD5 (users kafka and other), anonymous sessions allowed: the
+    znodes' ACLs say what each may do, as in a Kafka cluster run with zookeeper.set.acl."""
+    server = LocalZooKeeper(tick_time_ms=250, sasl_users={SASL_USER: SASL_PASSWORD, "other": "x"}).start()
     try:
         yield server
     finally:

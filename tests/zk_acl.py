@@ -11,6 +11,9 @@ import hashlib
 
 ZK_CLI = "/usr/share/zookeeper/bin/zkCli.sh"
 USER, PASSWORD = "other", "secret"
+# the principal the secured ZooKeeper of the tests knows (SASL DIGEST-MD5), as a Kafka cluster's
+# JAAS Server section (the ``secured_zookeeper`` fixture)
+SASL_USER, SASL_PASSWORD = "kafka", "kafka-secret"
 
 
 def digest_id(user: str = USER, password: str = PASSWORD) -> str:

@@ -18,6 +18,7 @@ from reassignd.admin.connection import optional_str, tls_of
 from reassignd.admin.settings import VERBS, ReassignSettings, Verb, check_arguments
 from reassignd.log_setup import LogSettings
 from reassignd.plan_format import Plan, PlanError, parse_plan
+from reassignd.zk.security import zk_security
 
 DESCRIPTION = "Move partitions, like kafka-reassign-partitions (exactly one verb per run)."
 EPILOG = (
@@ -73,6 +74,7 @@ def reassign_settings(
         plan_path=plan_path,
         bootstrap_controller=bootstrap,
         zk_connect=zk,
+        zk_security=zk_security(values),
         auth_token=optional_str(values, "auth-token"),
         request_timeout_s=float(timeout),
         tls=tls_of(values),

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from reassignd.plan_format import Plan
 from reassignd.tls import SYSTEM_CAS, ClientTls
 from reassignd.zk import paths
+from reassignd.zk.security import NO_SECURITY, ZkSecurity
 
 
 class Verb(enum.Enum):
@@ -94,6 +95,7 @@ class ReassignSettings:
     plan_path: str | None = None
     bootstrap_controller: str | None = None  # "http://host:port", no trailing slash
     zk_connect: str | None = None
+    zk_security: ZkSecurity = NO_SECURITY  # SASL and ACLs of the ZooKeeper verbs
     auth_token: str | None = None
     request_timeout_s: float = REQUEST_TIMEOUT_S
     tls: ClientTls = SYSTEM_CAS  # how an https:// controller is verified

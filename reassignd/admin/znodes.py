@@ -24,7 +24,6 @@ from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NodeExistsError, NoNodeError, ZkError
-from reassignd.zk.values import ZkSettings
 
 SESSION_TIMEOUT_S = 10.0
 
@@ -158,14 +157,13 @@ async def additional(zk: ZkClient, plan: Plan, out: TextIO) -> int:
 
 async def run_znode_verb(settings: ReassignSettings, out: TextIO) -> int:
     assert settings.zk_connect is not None
-    zk = ZkClient(
-        ZkSettings(
-            settings.zk_connect,
-            session_timeout_s=SESSION_TIMEOUT_S,
-            request_timeout_s=settings.request_timeout_s,
-            role="admin",
+    try:
+        zk_settings = settings.zk_security.zk_settings(
+            settings.zk_connect, SESSION_TIMEOUT_S, settings.request_timeout_s, role="admin"
         )
-    )
+    except ValueError as e:
+        raise AdminError(str(e)) from None
+    zk = ZkClient(zk_settings)
     with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkError):
         await zk.start()
     try:

@@ -31,7 +31,7 @@ from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import CodecError, decode_broker
 from reassignd.zk.errors import ZkError, ZkTimeoutError
-from reassignd.zk.values import SessionState, ZkSettings
+from reassignd.zk.values import DEFAULT_REQUEST_TIMEOUT_S, SessionState
 
 HTTP_TIMEOUT_S = 5.0
 RETRY_S = 1.0
@@ -53,9 +53,10 @@ class BrokerAgent:
             now=clock(),
         )
         self.zk = ZkClient(
-            ZkSettings(
+            settings.zk_security.zk_settings(
                 settings.zk_connect,
-                session_timeout_s=settings.session_timeout_s,
+                settings.session_timeout_s,
+                DEFAULT_REQUEST_TIMEOUT_S,
                 role=f"broker-{settings.broker_id}",
             )
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from reassignd.options import integer, number, option, text, zk_connect
+from reassignd.zk.security import NO_SECURITY, ZkSecurity
 from reassignd.zk.values import DEFAULT_SESSION_TIMEOUT_S
 
 DEFAULT_REPLICATION_BYTES_PER_S = 100 * 1024 * 1024
@@ -47,6 +48,8 @@ class BrokerSettings:
         help="ZooKeeper session timeout, seconds",
         metavar="S",
     )
+    # ZooKeeper SASL and ACLs: options of their own (reassignd.zk.security), built apart
+    zk_security: ZkSecurity = NO_SECURITY
     # not options
     fetch_interval_ms: int = 100
     produce_bytes_per_s: float = 0.0  # leader growth of topics without a produce-rate config

@@ -50,6 +50,21 @@ class HandOver(msgspec.Struct, frozen=True):
 class ZooKeeper(msgspec.Struct, frozen=True):
     connected: bool
     session_id: Annotated[str | None, msgspec.Meta(description="0x... (ZooKeeper's spelling)")]
+    principal: Annotated[
+        str,
+        msgspec.Meta(
+            description="who the session is to ZooKeeper: sasl:<user> (SASL DIGEST-MD5), its client "
+            "certificate over TLS, or anonymous; never a password"
+        ),
+    ] = "anonymous"
+    tls: Annotated[bool, msgspec.Meta(description="connected over TLS, the server verified")] = False
+    acls: Annotated[
+        Literal["open", "kafka"],
+        msgspec.Meta(
+            description="the ACLs of the znodes it creates: open (world:anyone, every permission) or "
+            "kafka (Kafka's zookeeper.set.acl: the creator all, anyone read, sensitive paths creator only)"
+        ),
+    ] = "open"
 
 
 class LiveBrokers(msgspec.Struct, frozen=True):

@@ -21,6 +21,7 @@ from reassignd.options import (
     text,
     zk_connect,
 )
+from reassignd.zk.security import NO_SECURITY, ZkSecurity
 from reassignd.zk.values import DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_SESSION_TIMEOUT_S
 
 ZK_HELP = "ZooKeeper connect string, Kafka's zookeeper.connect form"
@@ -255,6 +256,8 @@ class ControllerSettings:
         "and hand its role over before it leaves anyway",
         metavar="S",
     )
+    # ZooKeeper SASL and ACLs: options of their own (reassignd.zk.security), built apart
+    zk_security: ZkSecurity = NO_SECURITY
     # not options: tuned by tests and benchmarks
     zk_request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
     control_request_timeout_s: float = 10.0

@@ -7,6 +7,7 @@ Pure: values in, structs out; no aiohttp, no clock (``now_s`` is passed in).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 from reassignd.contracts import cluster as c
 from reassignd.contracts.errors import ActiveController as ActiveControllerJson
@@ -18,6 +19,7 @@ from reassignd.controller.model.snapshot import (
     SelfHealingView,
     TopicView,
 )
+from reassignd.zk.values import ZkAccess
 
 
 def session_id_hex(session_id: int | None) -> str | None:
@@ -33,8 +35,11 @@ def problem_json(problem: Problem) -> c.StatusProblem:
     return c.StatusProblem(problem.path, problem.reason)
 
 
-def zookeeper_json(connected: bool, session_id: int | None) -> c.ZooKeeper:
-    return c.ZooKeeper(connected, session_id_hex(session_id))
+def zookeeper_json(connected: bool, session_id: int | None, access: ZkAccess | None = None) -> c.ZooKeeper:
+    if access is None:
+        return c.ZooKeeper(connected, session_id_hex(session_id))
+    acls: Literal["open", "kafka"] = "kafka" if access.set_acl else "open"
+    return c.ZooKeeper(connected, session_id_hex(session_id), access.principal, access.tls, acls)
 
 
 def status_json(

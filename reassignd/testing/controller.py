@@ -21,7 +21,6 @@ from reassignd.feeder.evacuation import evacuate
 from reassignd.http.app import build_app
 from reassignd.http.server import HttpServer
 from reassignd.zk.client import ZkClient
-from reassignd.zk.values import ZkSettings
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,9 @@ async def in_process_controller(
     )
     config = dataclasses.replace(config, **settings)
     zk = ZkClient(
-        ZkSettings(zk_connect, session_timeout_s, request_timeout_s, role=f"controller-{controller_id}")
+        config.zk_security.zk_settings(
+            zk_connect, session_timeout_s, request_timeout_s, role=f"controller-{controller_id}"
+        )
     )
     await zk.start()
     server: HttpServer | None = None

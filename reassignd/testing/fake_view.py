@@ -53,6 +53,7 @@ from reassignd.executor.submit import SubmitResult, submit
 from reassignd.http import build_app
 from reassignd.http.auth import Principal
 from reassignd.topic_partition import Replicas, TopicPartition
+from reassignd.zk.values import ZkAccess
 
 Client = TestClient[web.Request, web.Application]
 Request = (
@@ -225,6 +226,10 @@ class FakeView:
     @property
     def zk_session_id(self) -> int | None:
         return 1
+
+    @property
+    def zk_access(self) -> ZkAccess:
+        return ZkAccess("anonymous", tls=False, set_acl=False)
 
     def queue_size(self) -> int:
         return 0

@@ -20,9 +20,9 @@ import functools
 from typing import Any
 
 from reassignd.zk import _wire
+from reassignd.zk._connection import ConnectionDropped
 from reassignd.zk._io import IoClosed, IoThread
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
-from reassignd.zk._transport import ConnectionDropped
 
 Holder = list[asyncio.Task[Any]]  # the I/O task of a request that needed one (0 or 1 entries)
 

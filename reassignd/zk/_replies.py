@@ -29,10 +29,13 @@ def stat(t: _wire.StatTuple) -> Stat:
     return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])
 
 
-def error(code: int, path: str | None) -> ZkError:
+def error(code: int, path: str | None, principal: str | None = None) -> ZkError:
+    """The error for the server's ``code``; a NOAUTH names who the session is (``principal``:
+    ``sasl:kafka``, ``anonymous``), the first thing to check against the znode's ACL."""
     name = _wire.ERROR_NAMES.get(code, f"code {code}")
+    who = f" (this session: {principal})" if principal and code == _wire.NO_AUTH else ""
     return ERRORS.get(code, ZkError)(
-        f"ZooKeeper answered {name}" + (f" for {path}" if path else ""), path, code
+        f"ZooKeeper answered {name}" + (f" for {path}" if path else "") + who, path, code
     )
 
 
@@ -53,7 +56,12 @@ def check_packet(request: _wire.Request, path: str | None) -> None:
 
 
 def multi_results(
-    ops: Sequence[Op], values: list[Any], *, offset: int, relative: Callable[[str], str]
+    ops: Sequence[Op],
+    values: list[Any],
+    *,
+    offset: int,
+    relative: Callable[[str], str],
+    principal: str | None = None,
 ) -> list[Stat | str | None]:
     """A multi's results per op (SetData → Stat, Create → created path, else None); raises
     MultiFailedError for the op that failed (index counted from ``offset``)."""
@@ -61,7 +69,7 @@ def multi_results(
     if failures:
         real = [i for i in failures if values[i].code not in ROLLED_BACK]
         index = real[0] if real else failures[0]
-        raise MultiFailedError(offset + index, error(values[index].code, ops[index].path))
+        raise MultiFailedError(offset + index, error(values[index].code, ops[index].path, principal))
     results: list[Stat | str | None] = []
     for op, value in zip(ops, values, strict=True):
         if isinstance(op, SetData):

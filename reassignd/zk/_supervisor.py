@@ -25,8 +25,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from reassignd.zk import _wire
+from reassignd.zk._connection import ConnectionDropped
 from reassignd.zk._reaper import close_sessions
-from reassignd.zk._transport import ConnectionDropped
 
 log = logging.getLogger(__name__)
 

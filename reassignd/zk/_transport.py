@@ -1,6 +1,7 @@
 """The ZooKeeper session and its connections: typed, ours, under ``ZkClient``.
 
-``Connection`` is one TCP connection to one server; ``Session`` is one ZooKeeper session over a
+``Connection`` (``_connection``) is one TCP or TLS connection to one server; ``Session`` is one
+ZooKeeper session (authenticated with SASL on every connection when it has credentials) over a
 succession of connections (find a server, open or resume the session, ping, re-arm the watches of a
 resumed session, reconnect when a connection dies). Whether the session is still ours after a
 reconnect, and when to give it up, is the supervisor's decision (``_supervisor``); which watches
@@ -40,257 +41,44 @@ differently, and why (each seen with aiozk):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
-import re
-from collections import deque
+import ssl
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from reassignd.zk import _aiozk, _wire
+from reassignd.zk._connection import Connection, ConnectionDropped, WatchHandler, parse_servers
+from reassignd.zk.digest_md5 import DigestMd5Client, SaslError
+from reassignd.zk.errors import ZkAuthFailed, ZkTlsRefused
+from reassignd.zk.values import SaslCredentials
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PORT = 2181
 _SET_WATCHES_MAX_PATH_BYTES = 128 * 1024  # as the Java client's SET_WATCHES_MAX_LENGTH
 _MAX_FIND_BACKOFF_S = 1.0
 _NO_PASSWORD = b"\x00" * 16
-_VERSION = re.compile(rb"Zookeeper version: (\d+)\.(\d+)\.(\d+)")
 _PING = _wire.ping()
 
-WatchHandler = Callable[[int, str], None]  # (event type, absolute path); must not block
 WatchedPaths = tuple[list[str], list[str], list[str]]  # data, exist and child watches to re-arm
+SaslClientFactory = Callable[[], DigestMd5Client]  # one per authentication
+_AUTH_RETRY_S = 5.0  # after the session was up once, a refused authentication is retried this often
 
 
-class ConnectionDropped(Exception):
-    """The connection closed before this request's reply came: it may or may not have been applied."""
+@dataclass(frozen=True, slots=True)
+class Protection:
+    """How the session's connections are protected: SASL authentication on each (a new
+    DIGEST-MD5 client per connection), TLS (the server verified by the context)."""
 
+    sasl: SaslClientFactory | None = None
+    ssl_context: ssl.SSLContext | None = None
 
-def parse_servers(servers: str) -> list[tuple[str, int]]:
-    """``host:port,[v6::addr]:port,host`` → [(host, port), ...] (port 2181 when absent)."""
-    hosts: list[tuple[str, int]] = []
-    for item in servers.split(","):
-        server = item.strip()
-        if not server:
-            continue
-        bracketed = re.fullmatch(r"\[(.*)\]:(\d+)", server)
-        if bracketed is not None:
-            hosts.append((bracketed.group(1), int(bracketed.group(2))))
-        elif ":" in server:
-            host, port = server.rsplit(":", 1)
-            hosts.append((host, int(port)))
-        else:
-            hosts.append((server, DEFAULT_PORT))
-    if not hosts:
-        raise ValueError(f"no ZooKeeper server in {servers!r}")
-    return hosts
-
-
-class Connection:
-    """One TCP connection to one server: ``open``, ``handshake``, then ``start_reading``; requests
-    and their replies are matched by xid; a watch notification goes to ``on_watch``. Once dead
-    (``kill``, the server closed it, an unreadable reply) it stays dead: every pending request fails
-    with ``ConnectionDropped`` and ``on_dead`` is called (before those failures are delivered)."""
-
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        *,
-        connect_timeout_s: float,
-        on_watch: WatchHandler,
-        on_zxid: Callable[[int], None],
-        on_dead: Callable[[Connection], None],
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.connect_timeout_s = connect_timeout_s
-        self.version: tuple[int, int, int] = (0, 0, 0)
-        self.read_only = False
-        self.last_recv = asyncio.get_running_loop().time()  # loop time of the last byte received
-        self.dead = False
-        self._on_watch = on_watch
-        self._on_zxid = on_zxid
-        self._on_dead = on_dead
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._pending: dict[int, tuple[int, asyncio.Future[Any]]] = {}  # xid → (opcode, reply)
-        self._pings: deque[asyncio.Future[Any]] = deque()  # ping replies come back in order
-        self._outgoing: list[bytes] = []
-        self._flush_scheduled = False
-        self._read_task: asyncio.Task[None] | None = None
-
-    @property
-    def alive(self) -> bool:
-        task = self._read_task
-        return not self.dead and task is not None and not task.done()
-
-    async def open(self) -> None:
-        """Ask the server's version with the ``srvr`` four-letter word (multiRead needs 3.6; a
-        read-only server is not used), then open the connection the session runs on. Bounded by
-        the connect timeout; on failure nothing is left open."""
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(self.connect_timeout_s):
-                reader, writer = await asyncio.open_connection(self.host, self.port)
-                try:
-                    writer.write(b"srvr")
-                    answer = await reader.read()  # the server closes after answering
-                finally:
-                    writer.close()
-                match = _VERSION.match(answer.split(b"\n", 1)[0])
-                if match is None:
-                    raise ConnectionError(f"unexpected answer to srvr: {answer[:80]!r}")
-                major, minor, patch = (int(group) for group in match.groups())
-                self.version = (major, minor, patch)
-                self.read_only = b"READ_ONLY" in answer
-                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
-        except BaseException:
-            self.discard()
-            raise
-        self.last_recv = loop.time()
-
-    async def handshake(self, request: bytes) -> _aiozk.ConnectReply:
-        """Send a ConnectRequest and read its reply (which has no reply header). Not bounded here:
-        the caller is. Raises ConnectionError when the server closes the connection instead."""
-        reader, writer = self._reader, self._writer
-        if reader is None or writer is None or self.dead:
-            raise ConnectionError("the connection is not open")
-        writer.write(_wire.SIZE_PREFIX.pack(len(request)) + request)
-        try:
-            (size,) = _wire.SIZE_PREFIX.unpack(await reader.readexactly(4))
-            body = await reader.readexactly(size)
-        except asyncio.IncompleteReadError:
-            raise ConnectionError("the server closed the connection during the handshake") from None
-        self.last_recv = asyncio.get_running_loop().time()
-        return _aiozk.connect_reply(body)
-
-    def start_reading(self) -> None:
-        self._read_task = asyncio.create_task(self._read_loop(), name=f"zk-read-{self.host}:{self.port}")
-
-    def send(self, request: _wire.Request, xid: int) -> asyncio.Future[Any]:
-        """Queue ``request``; the future gets the decoded reply, or ServerError, or
-        ConnectionDropped. Requests queued in one event-loop iteration go out in one write."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        if self.dead:
-            future.set_exception(ConnectionDropped(f"no connection to {self.host}:{self.port}"))
-            return future
-        if xid == _wire.PING_XID:
-            self._pings.append(future)
-        else:
-            self._pending[xid] = (request.opcode, future)
-        self._outgoing.append(_wire.SIZE_PREFIX.pack(request.packet_size))
-        self._outgoing.append(request.serialize(xid))
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            loop.call_soon(self._flush)
-        return future
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        data = b"".join(self._outgoing)
-        self._outgoing.clear()
-        if self.dead or not data or self._writer is None:
-            return
-        try:
-            self._writer.write(data)
-        except Exception as e:
-            self.kill(f"write failed: {e!r}")
-
-    async def _read_loop(self) -> None:
-        reader = self._reader
-        assert reader is not None, "start_reading() before open()"
-        loop = asyncio.get_running_loop()
-        reason = "connection closed by the server"
-        try:
-            while not self.dead:
-                try:
-                    (size,) = _wire.SIZE_PREFIX.unpack(await reader.readexactly(4))
-                    buf = await reader.readexactly(size)
-                except (asyncio.IncompleteReadError, OSError) as e:
-                    reason = f"connection lost: {e!r}"
-                    return
-                self.last_recv = loop.time()
-                try:
-                    self._dispatch(buf)
-                except Exception as e:
-                    log.exception("unreadable reply from %s:%s", self.host, self.port)
-                    reason = f"unreadable reply: {e!r}"
-                    return
-        except ValueError as e:  # a negative size
-            reason = f"unreadable reply: {e!r}"
-        finally:
-            self.kill(reason)
-
-    def _dispatch(self, buf: bytes) -> None:
-        xid, zxid, error = _wire.REPLY_HEADER.unpack_from(buf)
-        if zxid > 0:
-            self._on_zxid(zxid)
-        if xid == _wire.WATCH_XID:
-            event_type, _state, path = _wire.decode_watch_event(buf, _wire.REPLY_HEADER.size)
-            try:
-                self._on_watch(event_type, path)
-            except Exception:
-                log.exception("dispatching the watch event (%s, %s) failed", event_type, path)
-            return
-        if xid == _wire.PING_XID:
-            if not self._pings:
-                return
-            opcode, future = _wire.PING, self._pings.popleft()
-        else:
-            entry = self._pending.pop(xid, None)
-            if entry is None:
-                return  # nobody waits for it
-            opcode, future = entry
-        if future.done():
-            return  # its caller gave up (timeout, cancellation)
-        if error:
-            future.set_exception(_wire.ServerError(error))
-            return
-        try:
-            value = _wire.decode_reply(opcode, buf, _wire.REPLY_HEADER.size)
-        except Exception:
-            future.set_exception(ConnectionDropped("unreadable reply"))
-            raise
-        future.set_result(value)
-
-    def kill(self, reason: str) -> None:
-        """Drop the connection now: tell the owner, then fail every pending request. Idempotent."""
-        if self.dead:
-            return
-        self.dead = True
-        log.info("ZooKeeper connection to %s:%s dropped: %s", self.host, self.port, reason)
-        task = self._read_task
-        if task is not None and not task.done() and task is not asyncio.current_task():
-            task.cancel()
-        self._close_writer()
-        self._on_dead(self)
-        pending = [future for _, future in self._pending.values()]
-        pending.extend(self._pings)
-        self._pending.clear()
-        self._pings.clear()
-        self._outgoing.clear()
-        for future in pending:
-            if not future.done():
-                future.set_exception(
-                    ConnectionDropped(f"connection to {self.host}:{self.port} dropped: {reason}")
-                )
-
-    def discard(self) -> None:
-        """Close a connection that never carried the session (no report, nothing pending)."""
-        self.dead = True
-        self._close_writer()
-
-    def _close_writer(self) -> None:
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                self._writer.close()
-
-    @property
-    def read_task(self) -> asyncio.Task[None] | None:
-        return self._read_task
+    @staticmethod
+    def of(credentials: SaslCredentials | None, ssl_context: ssl.SSLContext | None) -> Protection:
+        if credentials is None:
+            return Protection(None, ssl_context)
+        return Protection(lambda: DigestMd5Client(credentials.user, credentials.password), ssl_context)
 
 
 class Session:
@@ -312,8 +100,13 @@ class Session:
         on_connection_lost: Callable[[float], None],
         on_watch: WatchHandler,
         watched: Callable[[], WatchedPaths],
+        protection: Protection | None = None,
     ) -> None:
         self.hosts = parse_servers(servers)
+        self._sasl = protection.sasl if protection is not None else None
+        self._ssl_context = protection.ssl_context if protection is not None else None
+        self.auth_failure: ZkAuthFailed | None = None  # the first session's authentication was refused
+        self._ever_up = False
         self.requested_timeout_s = timeout_s
         self.negotiated_timeout_s: float | None = None
         self.connect_timeout_s = connect_timeout_s
@@ -365,6 +158,8 @@ class Session:
         self._broken.set()
         self.keep_alive()
         await self._up.wait()
+        if self.auth_failure is not None:
+            raise self.auth_failure
 
     def keep_alive(self) -> None:
         """(Re)start the reconnect and heartbeat loops if they are not running (an unexpected error
@@ -456,9 +251,16 @@ class Session:
                     on_watch=self._on_watch,
                     on_zxid=self._note_zxid,
                     on_dead=self._connection_died,
+                    ssl_context=self._ssl_context,
                 )
                 try:
                     await conn.open()
+                except ssl.SSLError as e:  # a certificate not verified, a failed TLS handshake
+                    reason = f"TLS to ZooKeeper at {host}:{port} failed: {e}"
+                    if not self._ever_up:
+                        raise ZkTlsRefused(reason) from None
+                    log.error("%s", reason)
+                    continue
                 except (OSError, TimeoutError) as e:
                     log.info("cannot connect to ZooKeeper at %s:%s: %r", host, port, e)
                     continue
@@ -478,7 +280,13 @@ class Session:
             await self._broken.wait()
             if self.closing:
                 return
-            conn = await self._find_server()
+            try:
+                conn = await self._find_server()
+            except ZkTlsRefused as e:  # before the first session was up: start() raises it
+                self.auth_failure = e
+                self.closing = True
+                self._up.set()
+                return
             request = _aiozk.connect_request(
                 last_zxid=self.last_zxid,
                 timeout_ms=int(self.requested_timeout_s * 1000),
@@ -501,10 +309,53 @@ class Session:
             self.session_id, self.password = reply.session_id, reply.password
             self.negotiated_timeout_s = reply.timeout_ms / 1000
             self._broken.clear()
-            self._established = True
             conn.start_reading()
+            if self._sasl is not None and not await self._authenticate(conn, self._sasl()):
+                continue
+            self._established = True
+            self._ever_up = True
             self._up.set()
             await self._restore_watches(conn)
+
+    async def _authenticate(self, conn: Connection, client: DigestMd5Client) -> bool:
+        """ZooKeeper's SASL exchange on a new connection, before any other request (the session
+        is not ``established`` until it succeeds, so nothing else is sent): an empty token, the
+        server's challenge, the response, the server's ``rspauth``. True when authenticated.
+
+        Refused (AUTHFAILED, or the server does not prove it knows the password): before the
+        first session was up, ``start()`` raises ZkAuthFailed and nothing is retried; later (the
+        password was changed on the server) it is logged and retried every few seconds. A lost
+        connection or no answer is retried as a failed handshake is."""
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                challenge = await conn.send(_wire.sasl(b""), self.next_xid())
+                if not challenge:
+                    raise SaslError("the server offers no SASL challenge (no JAAS Server section?)")
+                response = client.respond(challenge)
+                final = await conn.send(_wire.sasl(response), self.next_xid())
+                client.verify(final or b"")
+            log.info("ZooKeeper SASL DIGEST-MD5 authentication of %s succeeded", client.user)
+            return True
+        except (_wire.ServerError, SaslError) as e:
+            reason = (
+                f"ZooKeeper refused the SASL authentication of {client.user!r}: {e}"
+                if isinstance(e, _wire.ServerError)
+                else f"ZooKeeper SASL authentication of {client.user!r} failed: {e}"
+            )
+            conn.kill("SASL authentication failed")
+            if not self._ever_up:
+                self.auth_failure = ZkAuthFailed(reason)
+                self.closing = True
+                self._up.set()  # start() raises it
+                return False
+            log.error("%s; retrying in %.0f s", reason, _AUTH_RETRY_S)
+            await asyncio.sleep(_AUTH_RETRY_S)
+            return False
+        except (ConnectionDropped, TimeoutError, OSError) as e:
+            log.info("ZooKeeper SASL authentication did not complete: %r", e)
+            conn.kill("SASL authentication did not complete")
+            await asyncio.sleep(0.05)
+            return False
 
     async def _restore_watches(self, conn: Connection) -> None:
         """Re-arm the watches on a resumed session; on a new one they are dropped (never raises)."""

@@ -12,6 +12,8 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from reassignd.zk.acls import OPEN_ACL_UNSAFE, Acl
+
 _INT = struct.Struct("!i")
 SIZE_PREFIX = _INT  # every packet starts with its length
 _REQUEST_HEADER = struct.Struct("!ii")  # xid, opcode
@@ -25,6 +27,7 @@ DELETE = 2
 EXISTS = 3
 GET_DATA = 4
 SET_DATA = 5
+GET_ACL = 6
 GET_CHILDREN = 8
 PING = 11
 GET_CHILDREN2 = 12
@@ -33,6 +36,7 @@ MULTI = 14
 CREATE2 = 15
 MULTI_READ = 22
 SET_WATCHES = 101
+SASL = 102
 CLOSE = -11
 ERROR = -1
 
@@ -62,7 +66,9 @@ NODE_EXISTS = -110
 NOT_EMPTY = -111
 INVALID_ACL = -114
 SESSION_EXPIRED = -112
+AUTH_FAILED = -115
 SESSION_MOVED = -118
+SESSION_CLOSED_REQUIRE_SASL_AUTH = -124
 
 ERROR_NAMES = {
     OK: "OK",
@@ -86,23 +92,22 @@ ERROR_NAMES = {
     SESSION_EXPIRED: "SESSIONEXPIRED",
     -113: "INVALIDCALLBACK",
     -114: "INVALIDACL",
-    -115: "AUTHFAILED",
+    AUTH_FAILED: "AUTHFAILED",
     SESSION_MOVED: "SESSIONMOVED",
     -119: "NOTREADONLY",
     -120: "EPHEMERALONLOCALSESSION",
     -121: "NOWATCHER",
     -122: "REQUESTTIMEOUT",
     -123: "RECONFIGDISABLED",
-    -124: "SESSIONCLOSEDREQUIRESASLAUTH",
+    SESSION_CLOSED_REQUIRE_SASL_AUTH: "SESSIONCLOSEDREQUIRESASLAUTH",
     -125: "QUOTAEXCEEDED",
     -127: "THROTTLEDOP",
 }
 
 # Default jute.maxbuffer: a server drops the connection of a client whose request packet is larger.
 MAX_PACKET_BYTES = 0xFFFFF
+MAX_ZNODE_BYTES = 1024 * 1024  # the most data a write may carry (default jute.maxbuffer)
 
-# world:anyone with every permission (ZooDefs.Ids.OPEN_ACL_UNSAFE), serialized once.
-_OPEN_ACL = _INT.pack(1) + _INT.pack(31) + _INT.pack(5) + b"world" + _INT.pack(6) + b"anyone"
 
 # A reply's decoded value: None, a path, a stat tuple, (data, stat), children, or a list of those.
 StatTuple = tuple[int, int, int, int, int, int, int, int, int, int, int]
@@ -164,9 +169,33 @@ def exists(path: str, watch: bool = False) -> Request:
     return Request(EXISTS, _string(path) + _flag(watch), path)
 
 
-def create(path: str, data: bytes | None, *, ephemeral: bool = False, sequential: bool = False) -> Request:
+def encode_acls(acls: Sequence[Acl]) -> bytes:
+    """A jute ``vector<ACL>`` (perms, then the id's scheme and id)."""
+    parts = [_INT.pack(len(acls))]
+    for acl in acls:
+        parts.append(_INT.pack(acl.perms) + _string(acl.scheme) + _string(acl.id))
+    return b"".join(parts)
+
+
+OPEN_ACL = encode_acls(OPEN_ACL_UNSAFE)  # world:anyone, every permission
+
+
+def create(
+    path: str, data: bytes | None, acls: bytes, *, ephemeral: bool = False, sequential: bool = False
+) -> Request:
+    """``acls``: the znode's ACL list, encoded by :func:`encode_acls`."""
     flags = (EPHEMERAL_FLAG if ephemeral else 0) | (SEQUENTIAL_FLAG if sequential else 0)
-    return Request(CREATE, _string(path) + _buffer(data) + _OPEN_ACL + _INT.pack(flags), path)
+    return Request(CREATE, _string(path) + _buffer(data) + acls + _INT.pack(flags), path)
+
+
+def get_acl(path: str) -> Request:
+    return Request(GET_ACL, _string(path), path)
+
+
+def sasl(token: bytes) -> Request:
+    """A SASL token for the server (jute ``GetSASLRequest``); its reply is the server's token
+    (``SetSASLResponse``), bytes or None."""
+    return Request(SASL, _buffer(token))
 
 
 def set_data(path: str, data: bytes, version: int) -> Request:
@@ -262,9 +291,34 @@ def _read_children(buf: bytes, offset: int) -> tuple[list[str], int]:
     return children, offset
 
 
+def _read_buffer(buf: bytes, offset: int) -> tuple[bytes | None, int]:
+    (size,) = _INT.unpack_from(buf, offset)
+    offset += 4
+    if size < 0:
+        return None, offset
+    return buf[offset : offset + size], offset + size
+
+
+def _read_acls(buf: bytes, offset: int) -> tuple[tuple[list[Acl], StatTuple], int]:
+    (count,) = _INT.unpack_from(buf, offset)
+    offset += 4
+    acls = []
+    for _ in range(max(count, 0)):
+        (perms,) = _INT.unpack_from(buf, offset)
+        scheme, offset = _read_string(buf, offset + 4)
+        ident, offset = _read_string(buf, offset)
+        acls.append(Acl(perms, scheme, ident))
+    stat: StatTuple = _STAT.unpack_from(buf, offset)
+    return (acls, stat), offset + _STAT.size
+
+
 def _read_one(opcode: int, buf: bytes, offset: int) -> tuple[Any, int]:
     if opcode == GET_DATA:
         return _read_data_and_stat(buf, offset)
+    if opcode == SASL:
+        return _read_buffer(buf, offset)
+    if opcode == GET_ACL:
+        return _read_acls(buf, offset)
     if opcode in (SET_DATA, EXISTS):
         stat: StatTuple = _STAT.unpack_from(buf, offset)
         return stat, offset + _STAT.size
@@ -335,6 +389,8 @@ _DECODABLE = frozenset(
         MULTI_READ,
         SET_WATCHES,
         CLOSE,
+        SASL,
+        GET_ACL,
     }
 )
 

@@ -2,7 +2,8 @@
 
 Everything else in reassignd uses only this module, its errors (:mod:`.errors`) and its values
 (:mod:`.values`). The private modules beside it do the
-work: ``_wire`` (the jute wire format), ``_transport`` (the session and its connections),
+work: ``_wire`` (the jute wire format), ``_requests`` (a write op's request, creates with their
+ACLs), ``_transport`` (the session, its SASL and TLS) and ``_connection`` (one connection),
 ``_supervisor`` (the session state, expiry detection), ``_watches`` (one-shot watches), ``_reaper``
 (closing sessions given up), ``_bulk`` (multiRead batches, fenced-multi chunks; in flight on
 :func:`reassignd.concurrency.for_each`), ``_io`` (the I/O thread and its mailboxes), ``_relay``
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
@@ -38,12 +40,15 @@ from reassignd.errors import NotController
 from reassignd.zk import _bulk, _wire
 from reassignd.zk._chroot import Chroot, split_connect
 from reassignd.zk._io import IoClosed, IoThread
+from reassignd.zk._reaper import close_sessions
 from reassignd.zk._relay import Relay
 from reassignd.zk._replies import ROLLED_BACK, check_packet, error, multi_results, too_large
 from reassignd.zk._replies import stat as _stat
+from reassignd.zk._requests import Requests
 from reassignd.zk._supervisor import RequestLost, SessionSupervisor
-from reassignd.zk._transport import Session, set_watches_chunks
+from reassignd.zk._transport import Protection, Session, set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, ArmedWatch, WatchRegistry
+from reassignd.zk.acls import Acl
 from reassignd.zk.errors import (
     ConnectionLostError,
     NodeExistsError,
@@ -53,7 +58,6 @@ from reassignd.zk.errors import (
     ZkTimeoutError,
 )
 from reassignd.zk.values import (
-    Check,
     Create,
     Delete,
     Fence,
@@ -71,7 +75,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MAX_ZNODE_BYTES = 1024 * 1024  # ZooKeeper's default jute.maxbuffer
+MAX_ZNODE_BYTES = _wire.MAX_ZNODE_BYTES  # ZooKeeper's default jute.maxbuffer
 MAX_REQUEST_BYTES = _wire.MAX_PACKET_BYTES  # a bigger request packet drops the connection
 
 
@@ -111,11 +115,16 @@ class ZkClient:
         self._chroot = Chroot(chroot)
         self._absolute = self._chroot.absolute
         self._relative = self._chroot.relative
+        self._requests = Requests(self._absolute, self._relative, set_acl=settings.set_acl)
+        self._principal = settings.principal  # named in NOAUTH errors
         self._session: Session | None = None  # made, run and closed on the I/O loop
+        # TLS: the files were checked with the settings (config); loaded once, here
+        self._ssl_context = None if settings.tls is None else settings.tls.context()
         self._supervisor = SessionSupervisor(
             session_timeout_s=settings.session_timeout_s,
             on_change=self._report,
             on_expired=self._drop_watches,
+            reaper=functools.partial(close_sessions, ssl_context=self._ssl_context),
         )
         self._supervisor_task: asyncio.Task[None] | None = None
         self._io = IoThread(f"zk-io-{settings.role}")
@@ -140,7 +149,8 @@ class ZkClient:
         self._state_callbacks.append(callback)
 
     async def start(self) -> None:
-        """Start the I/O thread, connect, open a session, create the chroot if missing."""
+        """Start the I/O thread, connect, open a session (authenticated with SASL when the
+        settings say so: a refusal raises ZkAuthFailed), create the chroot if missing."""
         if self._started:
             raise RuntimeError("ZkClient.start() called twice")
         self._started = True
@@ -161,6 +171,7 @@ class ZkClient:
             on_connection_lost=supervisor.on_connection_lost,
             on_watch=self._watches.dispatch,
             watched=self._watches.watched_paths,
+            protection=Protection.of(self.settings.sasl, self._ssl_context),
         )
         self._session = session
         supervisor.attach(session)
@@ -288,6 +299,12 @@ class ZkClient:
             raise
         return _stat(stat)
 
+    async def get_acl(self, path: str) -> tuple[list[Acl], Stat]:
+        """The znode's ACL list (as the server stores it: ``auth:`` resolved to the creator's ids)
+        and its stat. Raises NoNodeError."""
+        acls, stat = await self._call(_wire.get_acl(self._absolute(path)), path, retry=True)
+        return acls, _stat(stat)
+
     @property
     def last_zxid(self) -> int:
         """The newest zxid this session has seen (0 before any): whatever a read sent after this
@@ -358,7 +375,7 @@ class ZkClient:
         make_parents: bool = False,
     ) -> str:
         """Returns the created path (with the sequence suffix). Raises NodeExistsError/NoNodeError."""
-        request = self._request(Create(path, data, ephemeral, sequential))
+        request = self._requests.op(Create(path, data, ephemeral, sequential))
         try:
             created: str = await self._call(request, path, retry=False)
         except NoNodeError:
@@ -369,14 +386,14 @@ class ZkClient:
         return self._relative(created)
 
     async def set(self, path: str, data: bytes, version: int) -> Stat:
-        stat = await self._call(self._request(SetData(path, data, version)), path, retry=False)
+        stat = await self._call(self._requests.op(SetData(path, data, version)), path, retry=False)
         return _stat(stat)
 
     async def delete(self, path: str, version: int = -1) -> None:
-        await self._call(self._request(Delete(path, version)), path, retry=False)
+        await self._call(self._requests.op(Delete(path, version)), path, retry=False)
 
     async def _delete_io(self, path: str) -> None:
-        await self._exchange(self._request(Delete(path, -1)), path, retry=False)
+        await self._exchange(self._requests.op(Delete(path, -1)), path, retry=False)
 
     async def delete_recursive(self, path: str) -> None:
         """Delete a subtree (no-op if missing); on the I/O loop as a whole."""
@@ -403,7 +420,7 @@ class ZkClient:
         for depth in range(1, len(parts) + 1):
             prefix = "/" + "/".join(parts[:depth])
             with contextlib.suppress(NodeExistsError):
-                await self._exchange(_wire.create(prefix, None), prefix, retry=False)
+                await self._exchange(self._requests.create(prefix, None), prefix, retry=False)
 
     async def multi(self, ops: Sequence[Op]) -> list[Stat | str | None]:
         """Atomic multi. Per op: SetData → Stat, Create → created path, Delete/Check → None.
@@ -412,11 +429,11 @@ class ZkClient:
         error of the whole request (not of one op) raises that error."""
         if not ops:
             return []
-        requests = [self._request(op) for op in ops]
+        requests = [self._requests.op(op) for op in ops]
         request = _wire.multi(requests)
         check_packet(request, None)
         values = await self._call(request, None, retry=False)
-        return multi_results(ops, values, offset=0, relative=self._relative)
+        return multi_results(ops, values, offset=0, relative=self._relative, principal=self._principal)
 
     async def fenced_multi(
         self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
@@ -430,7 +447,7 @@ class ZkClient:
         multi, or ZnodeTooLargeError (nothing sent) when it cannot be one request. An empty
         ``ops`` just checks the fence."""
         check = _wire.check(self._absolute(fence.path), fence.version)
-        requests = [self._request(op) for op in ops]
+        requests = [self._requests.op(op) for op in ops]
         if atomic:
             check_packet(_wire.multi([check, *requests]), ops[0].path if ops else None)
             chunks = [(0, len(requests))]
@@ -464,7 +481,11 @@ class ZkClient:
                     )
                 # the check passed (or was rolled back because one of the ops failed)
                 results[start:end] = multi_results(
-                    ops[start:end], values[1:], offset=start, relative=self._relative
+                    ops[start:end],
+                    values[1:],
+                    offset=start,
+                    relative=self._relative,
+                    principal=self._principal,
                 )
             except (ZkError, NotController) as e:
                 errors.append((start, e))
@@ -480,24 +501,6 @@ class ZkClient:
         return results
 
     # --- internals -------------------------------------------------------------------------------
-
-    def _request(self, op: Op) -> _wire.Request:
-        """The wire request for ``op``, refused (before anything is sent) when too large."""
-        absolute = self._absolute(op.path)
-        data: bytes | None = None
-        match op:
-            case Create(_, data, ephemeral, sequential):
-                request = _wire.create(absolute, data, ephemeral=ephemeral, sequential=sequential)
-            case SetData(_, data, version):
-                request = _wire.set_data(absolute, data, version)
-            case Delete(_, version):
-                request = _wire.delete(absolute, version)
-            case Check(_, version):
-                request = _wire.check(absolute, version)
-        if data is not None and len(data) > MAX_ZNODE_BYTES:
-            raise too_large("data", len(data), MAX_ZNODE_BYTES, op.path)
-        check_packet(request, op.path)
-        return request
 
     def _absolutes(self, paths: Sequence[str]) -> list[str]:
         """The absolute paths of a bulk read; one too long to be read raises ZnodeTooLargeError
@@ -518,7 +521,7 @@ class ZkClient:
             opcode,
             multi_read=self._multi_read,
             missing=NoNodeError,
-            failed=lambda code, index: error(code, paths[index]),
+            failed=lambda code, index: error(code, paths[index], self._principal),
         )
 
     async def _call(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
@@ -539,7 +542,7 @@ class ZkClient:
         except (RequestLost, IoClosed) as e:
             raise ConnectionLostError(str(e), path) from None
         except _wire.ServerError as e:
-            raise error(e.code, path) from None
+            raise error(e.code, path, self._principal) from None
 
     async def _exchange(self, request: _wire.Request, path: str | None, *, retry: bool) -> Any:
         """On the I/O loop: one request under the request timeout; failures mapped to ZkError.
@@ -554,7 +557,7 @@ class ZkClient:
         except RequestLost as e:
             raise ConnectionLostError(str(e), path) from None
         except _wire.ServerError as e:
-            raise error(e.code, path) from None
+            raise error(e.code, path, self._principal) from None
 
     # --- watches and state reports ---------------------------------------------------------------
 

@@ -4,6 +4,8 @@ ZooKeeper error: it raises :class:`reassignd.errors.NotController`."""
 
 from __future__ import annotations
 
+from reassignd.errors import StartupError
+
 
 class ZkError(Exception):
     """Any ZooKeeper failure. ``path`` is the znode it concerns, when known; ``code`` is the
@@ -39,6 +41,18 @@ class NoAuthError(ZkError):
 
 class InvalidAclError(ZkError):
     """INVALIDACL: the ACL of a create or setACL is not valid. The same every time."""
+
+
+class ZkAuthFailed(ZkError, StartupError):
+    """The server refused this client's SASL authentication (a wrong user or password, a server
+    without SASL), or the server could not prove it knows the password. The reason says which;
+    never the password. At startup it ends the process (exit 2, one line: a StartupError)."""
+
+
+class ZkTlsRefused(ZkAuthFailed):
+    """The server's TLS certificate cannot be verified (another CA, another host name), or the
+    TLS handshake failed: the server is not the one the settings trust. At startup it ends the
+    process (exit 2), as a refused SASL authentication does."""
 
 
 class ZnodeTooLargeError(ZkError):

@@ -8,11 +8,20 @@ SIGCONT: sockets stay open and nothing is answered; sessions past their timeout 
 resumes, unless their clients get through first), and
 ``restart()`` stops it and starts it again on the same port with the same data (sessions that
 reconnect within their timeout survive, as with a real server restart).
+
+Secured, as a production Kafka cluster's ZooKeeper: ``sasl_users`` (user → password) turns on
+SASL DIGEST-MD5 (a JAAS ``Server`` section with ZooKeeper's ``DigestLoginModule``, the SASL
+authentication provider); anonymous sessions are still accepted (znodes' ACLs decide what they
+may do) unless ``sasl_required``, which closes every session that does not authenticate. ``tls``
+also serves a TLS port (``secure_port``, ``secure_connect``; ZooKeeper's Netty connection factory,
+from Debian's netty jars), with the PEM certificate and key given, clients verified against the
+CA when ``client_auth`` is ``need`` (ZooKeeper's x509 scheme) or ``want``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import shutil
 import signal
@@ -20,10 +29,23 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 ZOOKEEPER_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+NETTY_JARS = "/usr/share/java/netty-*.Final.jar"  # Debian's libnetty-java: ZooKeeper's TLS port
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTls:
+    cert_file: Path  # PEM, the server's certificate (its host names: what clients verify)
+    key_file: Path  # PEM (PKCS#8) private key
+    ca_file: Path  # PEM: the CA client certificates must be signed by (client_auth want/need)
+    client_auth: str = "none"  # none, want or need
+
+
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 
 
@@ -60,7 +82,16 @@ class LocalZooKeeper:
         tick_time_ms: int = 500,
         data_dir: Path | None = None,
         log_path: Path | None = None,
+        sasl_users: Mapping[str, str] | None = None,
+        sasl_required: bool = False,
+        tls: ServerTls | None = None,
     ) -> None:
+        self.tls = tls
+        self.secure_port = free_port() if tls is not None else None
+        if sasl_required and not sasl_users:
+            raise ValueError("sasl_required needs sasl_users")
+        self.sasl_users = dict(sasl_users or {})
+        self.sasl_required = sasl_required
         self.port = port or free_port()
         self.tick_time_ms = tick_time_ms
         self._own_dir = data_dir is None
@@ -72,6 +103,12 @@ class LocalZooKeeper:
     @property
     def connect(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def secure_connect(self) -> str:
+        if self.secure_port is None:
+            raise ValueError("this server has no TLS port")
+        return f"127.0.0.1:{self.secure_port}"
 
     def _write_config(self) -> Path:
         cfg = self.data_dir / "zoo.cfg"
@@ -89,11 +126,58 @@ class LocalZooKeeper:
                     f"minSessionTimeout={2 * self.tick_time_ms}",
                     "maxSessionTimeout=60000",
                     "jute.maxbuffer=4194304",
+                    *self._sasl_config(),
+                    *self._tls_config(),
                     "",
                 ]
             )
         )
         return cfg
+
+    def _sasl_config(self) -> list[str]:
+        if not self.sasl_users:
+            return []
+        lines = ["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"]
+        if self.sasl_required:
+            lines += [
+                "sessionRequireClientSASLAuth=true",
+                "enforce.auth.enabled=true",
+                "enforce.auth.schemes=sasl",
+            ]
+        return lines
+
+    def _tls_config(self) -> list[str]:
+        tls = self.tls
+        if tls is None:
+            return []
+        keystore = self.data_dir / "server-keystore.pem"
+        keystore.write_text(tls.key_file.read_text() + tls.cert_file.read_text())
+        return [
+            f"secureClientPort={self.secure_port}",
+            "secureClientPortAddress=127.0.0.1",
+            "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+            f"ssl.keyStore.location={keystore}",
+            "ssl.keyStore.type=PEM",
+            f"ssl.trustStore.location={tls.ca_file}",
+            "ssl.trustStore.type=PEM",
+            f"ssl.clientAuth={tls.client_auth}",
+            "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+        ]
+
+    @property
+    def jaas_path(self) -> Path:
+        return self.data_dir / "jaas.conf"
+
+    def _jvm_options(self) -> list[str]:
+        if not self.sasl_users:
+            return []
+        users = "".join(
+            f'\n    user_{user}="{_jaas_escape(password)}"' for user, password in self.sasl_users.items()
+        )
+        self.jaas_path.write_text(
+            f"Server {{\n    org.apache.zookeeper.server.auth.DigestLoginModule required{users};\n}};\n"
+        )
+        return [f"-Djava.security.auth.login.config={self.jaas_path}"]
 
     def start(self, timeout_s: float = 30.0) -> LocalZooKeeper:
         java = shutil.which("java")
@@ -105,8 +189,11 @@ class LocalZooKeeper:
         log = self.log_path.open("ab")
         env = dict(os.environ)
         env.setdefault("JAVA_TOOL_OPTIONS", "-Xms64m -Xmx512m -XX:+UseSerialGC")
+        classpath = ZOOKEEPER_CLASSPATH
+        if self.tls is not None:
+            classpath = ":".join([classpath, *sorted(glob.glob(NETTY_JARS))])
         self.process = subprocess.Popen(
-            [java, "-cp", ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN, str(cfg)],
+            [java, *self._jvm_options(), "-cp", classpath, ZOOKEEPER_MAIN, str(cfg)],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
@@ -122,11 +209,19 @@ class LocalZooKeeper:
             with contextlib.suppress(OSError):
                 # ruok answers as soon as the process listens; srvr names a mode only once the
                 # server serves requests (until then: "not currently serving requests")
-                if four_letter_word(self.port, b"srvr").find(b"Mode:") >= 0:
+                if four_letter_word(self.port, b"srvr").find(b"Mode:") >= 0 and self._secure_port_open():
                     return self
             time.sleep(0.1)
         self.stop()
         raise ZooKeeperUnavailable(f"zookeeper did not serve within {timeout_s} s; see {self.log_path}")
+
+    def _secure_port_open(self) -> bool:
+        """The TLS port (bound after the plain one) accepts connections, or there is none."""
+        if self.secure_port is None:
+            return True
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.secure_port), 1.0):
+            return True
+        return False
 
     def stop(self) -> None:
         """Stop the server and, when the data directory is this object's own, remove it."""
@@ -189,6 +284,10 @@ class LocalZooKeeper:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _jaas_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _wait_stopped(pid: int, *, timeout_s: float) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 
+from reassignd.tls import ClientTls
 from reassignd.zk import _supervisor
 
 
@@ -88,8 +89,42 @@ DEFAULT_REQUEST_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
+class SaslCredentials:
+    """The SASL DIGEST-MD5 identity a client authenticates to ZooKeeper with (the ``Client``
+    section of a Kafka cluster's JAAS file). The password is never in a repr or a log line."""
+
+    user: str
+    password: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ZkAccess:
+    """How a client is connected, as ``GET /v1/status`` shows it (never the password)."""
+
+    principal: str  # sasl:<user>, its certificate, or anonymous
+    tls: bool
+    set_acl: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ZkSettings:
     connect: str  # "host:port[,host:port...][/chroot]"
     session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S
     role: str = "client"  # names the client's I/O thread (zk-io-<role>)
+    sasl: SaslCredentials | None = None  # authenticate on every connection (else anonymous)
+    set_acl: bool = False  # Kafka's zookeeper.set.acl: the znodes created get Kafka's ACLs (acls.py)
+    tls: ClientTls | None = None  # TLS to ZooKeeper's secureClientPort, the server verified (KIP-515)
+
+    @property
+    def principal(self) -> str:
+        """Who a client with these settings is to ZooKeeper (never the password): ``sasl:<user>``
+        and its certificate when it presents one over TLS, or ``anonymous``."""
+        ids = [f"sasl:{self.sasl.user}"] if self.sasl is not None else []
+        if self.tls is not None and self.tls.cert_file is not None:
+            ids.append(f"x509:<the subject of {self.tls.cert_file}>")
+        return " + ".join(ids) or "anonymous"
+
+    @property
+    def access(self) -> ZkAccess:
+        return ZkAccess(self.principal, self.tls is not None, self.set_acl)

@@ -28,7 +28,7 @@ def _frame(request: _wire.Request, xid: int) -> bytes:
 
 @pytest.mark.timeout(10)
 def test_requests_are_decoded_with_their_paths() -> None:
-    create = proxy.decode_request(_frame(_wire.create("/c/a", b"x", ephemeral=True), 7))
+    create = proxy.decode_request(_frame(_wire.create("/c/a", b"x", _wire.OPEN_ACL, ephemeral=True), 7))
     assert (create.xid, create.opcode, create.paths, create.is_write) == (7, proxy.CREATE, ("/c/a",), True)
     set_data = proxy.decode_request(_frame(_wire.set_data("/c/brokers/topics/t", b"{}", 3), 8))
     assert proxy.topic_write("t")(set_data) and not proxy.state_write(set_data)
@@ -37,7 +37,10 @@ def test_requests_are_decoded_with_their_paths() -> None:
     election = proxy.decode_request(
         _frame(
             _wire.multi(
-                [_wire.create("/c/controller", b"{}"), _wire.set_data("/c/controller_epoch", b"2", 1)]
+                [
+                    _wire.create("/c/controller", b"{}", _wire.OPEN_ACL),
+                    _wire.set_data("/c/controller_epoch", b"2", 1),
+                ]
             ),
             10,
         )

@@ -68,6 +68,7 @@ from reassignd.executor.submit import SubmitResult
 from reassignd.quotas.config_store import describe_quotas
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
+from reassignd.zk.values import ZkAccess
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -114,6 +115,10 @@ class ControllerApi:
     @property
     def zk_session_id(self) -> int | None:
         return self._shared.zk.session_id
+
+    @property
+    def zk_access(self) -> ZkAccess:
+        return self._shared.zk.settings.access
 
     def queue_size(self) -> int:
         return len(self._shared.queue)

@@ -33,6 +33,7 @@ from reassignd.controller.model.snapshot import (
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
 from reassignd.topic_partition import TopicPartition
+from reassignd.zk.values import ZkAccess
 
 
 class ControllerView(Protocol):
@@ -105,6 +106,11 @@ class ControllerView(Protocol):
 
     @property
     def zk_session_id(self) -> int | None: ...
+
+    @property
+    def zk_access(self) -> ZkAccess:
+        """How the controller is connected to ZooKeeper (principal, TLS, ACL mode)."""
+        ...
 
     def queue_size(self) -> int: ...
 

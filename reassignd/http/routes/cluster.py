@@ -42,7 +42,7 @@ async def status(request: web.Request) -> web.Response:
     template = request.app[ANSWERS].value(("status",), (snapshot,), lambda: _status_template(snapshot))
     body = msgspec.structs.replace(
         template,
-        zookeeper=zookeeper_json(view.zk_connected, view.zk_session_id),
+        zookeeper=zookeeper_json(view.zk_connected, view.zk_session_id, view.zk_access),
         event_queue=EventQueue(view.queue_size(), dict(view.queue_time_percentiles_ms())),
         uptime_s=max(0, int(time.monotonic() - view.started_at_s)),
         events=request.app[RECORDS].status(),

@@ -15,6 +15,7 @@ from reassignd.controller.model.snapshot import (
     TopicView,
 )
 from reassignd.testing.fake_view import FakeView as SharedFakeView
+from reassignd.zk.values import ZkAccess
 
 ORDERS = TopicView(
     name="orders",
@@ -51,6 +52,7 @@ class FakeView(SharedFakeView):
     current: ClusterSnapshot = ACTIVE
     connected: bool = True
     session: int | None = 0x100000A962B0000
+    access: ZkAccess = field(default_factory=lambda: ZkAccess("anonymous", tls=False, set_acl=False))
     started: float = field(default_factory=lambda: time.monotonic() - 5120.4)
 
     def snapshot(self) -> ClusterSnapshot:
@@ -65,6 +67,10 @@ class FakeView(SharedFakeView):
     @property
     def zk_session_id(self) -> int | None:
         return self.session
+
+    @property
+    def zk_access(self) -> ZkAccess:
+        return self.access
 
     def queue_time_percentiles_ms(self) -> Mapping[str, float]:
         return {"p50": 0.2, "p99": 3.1}

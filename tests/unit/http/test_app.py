@@ -20,6 +20,7 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import NotController
 from reassignd.http import HttpServer, build_app
 from reassignd.http.auth import Principal, Role
+from reassignd.zk.values import ZkAccess
 from tests.unit.http.fake_view import ACTIVE, FakeView
 
 STANDBY = ClusterSnapshot(
@@ -106,7 +107,13 @@ async def test_status_shape(client: TestClient[web.Request, web.Application]) ->
         "active": True,
         "controller_epoch": 3,
         "active_controller": {"id": 9000, "http": "http://127.0.0.1:8080"},
-        "zookeeper": {"connected": True, "session_id": "0x100000a962b0000"},
+        "zookeeper": {
+            "connected": True,
+            "session_id": "0x100000a962b0000",
+            "principal": "anonymous",
+            "tls": False,
+            "acls": "open",
+        },
         "brokers": {"live": [1, 2, 3]},
         "topics": 2,
         "partitions": 3,
@@ -115,6 +122,20 @@ async def test_status_shape(client: TestClient[web.Request, web.Application]) ->
         "uptime_s": 5120,
         "problems": [{"path": "/brokers/topics/garbage", "reason": "invalid JSON at byte 1"}],
         "events": {"last_event_id": None, "history": 0},
+    }
+
+
+async def test_status_shows_how_the_controller_is_connected_to_zookeeper(
+    view: FakeView, client: TestClient[web.Request, web.Application]
+) -> None:
+    view.access = ZkAccess("sasl:kafka", tls=True, set_acl=True)
+    body = await get_json(client, "/v1/status", 200)
+    assert body["zookeeper"] == {
+        "connected": True,
+        "session_id": "0x100000a962b0000",
+        "principal": "sasl:kafka",
+        "tls": True,
+        "acls": "kafka",
     }
 
 
@@ -127,7 +148,13 @@ async def test_status_on_a_disconnected_standby_with_no_controller(
     body = await get_json(client, "/v1/status", 200)
     assert body["active"] is False
     assert body["active_controller"] is None
-    assert body["zookeeper"] == {"connected": False, "session_id": None}
+    assert body["zookeeper"] == {
+        "connected": False,
+        "session_id": None,
+        "principal": "anonymous",
+        "tls": False,
+        "acls": "open",
+    }
     assert body["brokers"] == {"live": []}
     assert (body["topics"], body["partitions"], body["reassigning_partitions"]) == (0, 0, 0)
 

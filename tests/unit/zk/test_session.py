@@ -15,8 +15,9 @@ import pytest
 
 from reassignd.testing.polling import eventually
 from reassignd.zk import _wire
+from reassignd.zk._connection import ConnectionDropped, parse_servers
 from reassignd.zk._supervisor import RequestLost, SessionState, SessionSupervisor
-from reassignd.zk._transport import ConnectionDropped, parse_servers, set_watches_chunks
+from reassignd.zk._transport import set_watches_chunks
 from reassignd.zk._watches import WATCH_EVENTS, WatchRegistry
 
 TIMEOUT_S = 1.0
