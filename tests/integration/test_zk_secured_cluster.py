@@ -153,9 +153,16 @@ async def test_an_authenticated_cluster_creates_moves_and_deletes_with_kafkas_ac
         assert await kafka_zk.exists(path) is not None, f"{path} deleted by an anonymous session"
 
     # the server restarts: every session reconnects (or is re-established) and authenticates again
+    before = {b["id"]: b["broker_epoch"] for b in await wait_brokers(c, {1, 2, 3})}
     await asyncio.to_thread(secured_zookeeper.restart)  # the kit's components run on this loop
     await active_one(c)
-    await wait_brokers(c, {1, 2, 3})
+
+    async def registered_again() -> bool:  # each agent's new session registered (new epochs)
+        code, body = await c.get("/v1/brokers")
+        now = {b["id"]: b["broker_epoch"] for b in body["brokers"]} if code == 200 else {}
+        return set(now) == set(before) and all(now[b] != before[b] for b in before)
+
+    await eventually(registered_again, timeout_s=60, what="the agents registered with new sessions")
     await create_move_delete(c, kafka_zk, "after-restart")
 
 
