@@ -178,7 +178,12 @@ async def test_a_request_and_the_legacy_znode_never_take_each_others_moves(kit: 
         return got is not None and [(e.partition, e.replicas) for e in got] == [(1, (3, 4))]
 
     await eventually(only_x1_pending, what="x-0's legacy entry dropped, x-1's kept")
-    moving = await listed(c)
+
+    async def both_listed() -> dict[tuple[str, int], Any] | None:  # the published view follows
+        found = await listed(c)
+        return found if {("x", 0), ("x", 1)} <= set(found) else None
+
+    moving = await eventually(both_listed, what="both moves listed")
     assert (moving[("x", 0)]["source"], moving[("x", 0)]["target_replicas"]) == ("request", [3, 4])
     assert (moving[("x", 1)]["source"], moving[("x", 1)]["target_replicas"]) == ("zk", [3, 4])
     await request(zk, {("x", 1): (1, 5)})
