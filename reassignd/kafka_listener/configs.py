@@ -275,9 +275,10 @@ def describe_configs_refusal(request: Any, version: int, code: int, message: str
     )
 
 
-def incremental_alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
-    Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
-    return IncrementalAlterConfigsResponse(
+def _alter_refusal(response_class: Any, request: Any, code: int, message: str) -> Any:
+    """Every resource of an AlterConfigs or IncrementalAlterConfigs request answered ``code``."""
+    Response = response_class.AlterConfigsResourceResponse
+    return response_class(
         throttle_time_ms=0,
         responses=[
             Response(
@@ -289,19 +290,11 @@ def incremental_alter_configs_refusal(request: Any, version: int, code: int, mes
             for r in request.resources
         ],
     )
+
+
+def incremental_alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    return _alter_refusal(IncrementalAlterConfigsResponse, request, code, message)
 
 
 def alter_configs_refusal(request: Any, version: int, code: int, message: str) -> Any:
-    Response = AlterConfigsResponse.AlterConfigsResourceResponse
-    return AlterConfigsResponse(
-        throttle_time_ms=0,
-        responses=[
-            Response(
-                error_code=code,
-                error_message=message,
-                resource_type=r.resource_type,
-                resource_name=r.resource_name,
-            )
-            for r in request.resources
-        ],
-    )
+    return _alter_refusal(AlterConfigsResponse, request, code, message)
