@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Protocol
 
 import pytest
@@ -14,18 +15,40 @@ from aiohttp.test_utils import TestServer
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import ZkSettings
-from tests.integration.harness import Kit, Procs
+from tests.integration.harness import Kit, Launcher, Procs
 from tests.tier_times import TierTimes
 from tests.zk_acl import SASL_PASSWORD, SASL_USER
 
 # tests under these directories run real processes on a real ZooKeeper, whatever fixtures they use
 _NEEDS_ZOOKEEPER = ("integration", "faults", "browser")
 _ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper", "kit", "secured_zookeeper"})
+_LOG_TAIL_LINES = 40
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The time-per-tier line at the end of every run (tests/tier_times.py)."""
     config.pluginmanager.register(TierTimes(), "reassignd-tier-times")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report carries the last lines of every component it started (the logs of
+    its ``procs`` or ``kit``): a CI run shows why a controller never became active."""
+    report: pytest.TestReport = yield
+    if report.failed and call.when in ("call", "teardown"):
+        for launcher in getattr(item, "funcargs", {}).values():
+            if isinstance(launcher, Launcher):
+                for component in launcher.started:
+                    report.sections.append((f"log {component.log_path.name}", _tail(component.log_path)))
+    return report
+
+
+def _tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as e:
+        return f"(unreadable: {e})"
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
