@@ -4,7 +4,7 @@ markers that say what a test needs beyond Python (``bash scripts/test.sh --unit`
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -31,10 +31,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A failed test's report carries the last lines of every component it started (the logs of
     its ``procs`` or ``kit``): a CI run shows why a controller never became active."""
-    report: pytest.TestReport = yield
+    report = yield
     if report.failed and call.when in ("call", "teardown"):
         for launcher in getattr(item, "funcargs", {}).values():
             if isinstance(launcher, Launcher):
