@@ -11,6 +11,7 @@ from typing import Protocol
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from hypothesis import HealthCheck, settings
 
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
@@ -23,6 +24,11 @@ from tests.zk_acl import SASL_PASSWORD, SASL_USER
 _NEEDS_ZOOKEEPER = ("integration", "faults", "browser")
 _ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper", "kit", "secured_zookeeper"})
 _LOG_TAIL_LINES = 40
+
+# no per-example deadline: a loaded machine (parallel workers, a CI runner) makes an example slow,
+# never wrong; the per-test timeout still bounds a test
+settings.register_profile("reassignd", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("reassignd")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import random
 import shutil
 import signal
 import socket
@@ -53,11 +54,52 @@ class ZooKeeperUnavailable(RuntimeError):
     """Java or the Debian zookeeper package is missing, or the server did not come up."""
 
 
-def free_port() -> int:
+# Ports handed out by free_port(): below Linux's ephemeral range (32768-60999 by default), so no
+# outgoing connection takes one as its source port between free_port() and its server's bind; a
+# block per pytest-xdist worker (PYTEST_XDIST_WORKER=gwN), so parallel workers never meet.
+FIRST_PORT = 20000
+PORT_BLOCK = 1500
+PORT_BLOCKS = 8  # 20000-31999
+
+
+class _Ports:
+    """Hands out ports in sequence from a random start within the process's block: one process
+    never hands a port out twice in a row (a server still starting keeps its port), and two
+    processes in one block (a test and a demo it runs) start far apart."""
+
+    def __init__(self) -> None:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        block = int(worker[2:]) % PORT_BLOCKS if worker[2:].isdigit() else random.randrange(PORT_BLOCKS)
+        self.first = FIRST_PORT + block * PORT_BLOCK
+        self.next = random.randrange(PORT_BLOCK)
+
+    def take(self) -> int:
+        for _ in range(PORT_BLOCK):
+            port = self.first + self.next
+            self.next = (self.next + 1) % PORT_BLOCK
+            if _bindable(port):
+                return port
+        raise OSError(f"no free port in 127.0.0.1:{self.first}-{self.first + PORT_BLOCK - 1}")
+
+
+def _bindable(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+_ports: _Ports | None = None
+
+
+def free_port() -> int:
+    """A loopback port free at this moment, for a server about to bind it (see ``_Ports``)."""
+    global _ports  # noqa: PLW0603 (one sequence per process, made on first use)
+    if _ports is None:
+        _ports = _Ports()
+    return _ports.take()
 
 
 def four_letter_word(port: int, word: bytes, timeout_s: float = 1.0) -> bytes:
