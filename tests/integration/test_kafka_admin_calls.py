@@ -21,15 +21,17 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import ApiVersionsRequest
 
-from reassignd.zk import admin_codec, paths
+from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import Procs
 from tests.integration.kafka_clients import (
     KafkaController,
     admin_client,
+    notified,
     off_loop,
     raw_call,
     start_controller,
+    stored,
     wait_active,
     wait_brokers,
 )
@@ -47,19 +49,6 @@ async def cluster(procs: Procs, brokers: int = 3) -> KafkaController:
     procs.cluster(brokers, 1)
     await wait_brokers(k, brokers)
     return k
-
-
-async def stored(zk: ZkClient, path: str) -> dict[str, str]:
-    znode = await zk.get_or_none(path)
-    return {} if znode is None or not znode.data else dict(admin_codec.decode_entity_config(znode.data))
-
-
-async def notified(zk: ZkClient) -> list[str]:
-    """The entities of every ``/config/changes`` notification, oldest first."""
-    changes = sorted(await zk.children(paths.CONFIG_CHANGES))
-    return [
-        admin_codec.decode_config_change((await zk.get(f"{paths.CONFIG_CHANGES}/{c}")).data) for c in changes
-    ]
 
 
 def kafka_audit(k: KafkaController) -> list[dict[str, Any]]:
