@@ -6,8 +6,8 @@
 #
 # (no argument): everything scripts/test.sh runs: ZooKeeper, Java, Debian's Chromium (the status
 # page's browser test; REASSIGND_NO_BROWSER=1 skips it), Debian's Prometheus (promtool and the
-# server, for the tests of deploy/monitoring/), the package with its dev tools and the feeder
-# extra (PySpark).
+# server, for the tests of deploy/monitoring/), Node.js with KafkaJS (tests/kafkajs/), the package
+# with its dev tools and the feeder extra (PySpark).
 # --demo: only what the demo runs (scripts/demo.sh): ZooKeeper, Java, the package with the feeder
 # extra; no Chromium, no dev tools.
 # --unit: only what the unit loop needs (scripts/test.sh --unit): a venv with the package and its
@@ -81,6 +81,23 @@ fi
 # /usr/sbin/policy-rc.d that does); either way the install succeeds and the tests do not use it.
 if [ "$mode" = all ] && { ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; }; then
     apt_install prometheus
+fi
+
+# Node.js and npm (Debian's, only if missing) and KafkaJS, pinned in tests/kafkajs/package-lock.json,
+# for the tests that drive KafkaJS (tests/integration/test_kafkajs.py): the tests only. `npm ci`
+# again only when the lock file changed since the last install.
+if [ "$mode" = all ]; then
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        apt_install nodejs npm
+    fi
+    kafkajs_stamp=tests/kafkajs/node_modules/.reassignd-installed
+    kafkajs_sha="$(sha256sum tests/kafkajs/package-lock.json | cut -d' ' -f1)"
+    if [ "$(cat "$kafkajs_stamp" 2>/dev/null || true)" != "$kafkajs_sha" ] ||
+        [ ! -f tests/kafkajs/node_modules/kafkajs/package.json ]; then
+        quietly "npm ci (KafkaJS, tests/kafkajs)" \
+            npm ci --prefix tests/kafkajs --no-audit --no-fund --ignore-scripts
+        echo "$kafkajs_sha" >"$kafkajs_stamp"
+    fi
 fi
 
 # 2. A Python >= 3.11 and a venv in .venv.

@@ -7,7 +7,7 @@ resource's config, IncrementalAlterConfigs changes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -27,7 +27,11 @@ from reassignd.controller.model.admin_requests import (
 )
 from reassignd.controller.model.config_rules import (
     BROKER_SIM_DEFAULTS,
+    DUPLICATE_RESOURCE,
     TOPIC_SIM_DEFAULTS,
+    duplicate_keys_problem,
+    duplicated_resources,
+    resource_key,
     resource_problem,
     settable_names,
 )
@@ -182,6 +186,25 @@ def _replacing_changes(r: Any) -> tuple[ConfigChange, ...] | str:
     )
 
 
+def request_problems(resources: Sequence[Any]) -> dict[int, tuple[int, str]]:
+    """The resources of an AlterConfigs or IncrementalAlterConfigs request refused before anything
+    else is checked (Kafka's ConfigAdminManager.preprocess, ahead of authorization), by index:
+    every entry of a resource named more than once, then an entry naming a config key twice —
+    each INVALID_REQUEST (42), nothing of it written. Pure."""
+    keys = [resource_key(r.resource_type, r.resource_name) for r in resources]
+    duplicated = duplicated_resources(keys)
+    problems: dict[int, tuple[int, str]] = {}
+    for i, (key, r) in enumerate(zip(keys, resources, strict=True)):
+        problem = (
+            (INVALID_REQUEST, DUPLICATE_RESOURCE)
+            if key in duplicated
+            else duplicate_keys_problem([c.name for c in r.configs])
+        )
+        if problem is not None:
+            problems[i] = problem
+    return problems
+
+
 async def _alter(
     ctx: RequestContext,
     request: Any,
@@ -189,11 +212,13 @@ async def _alter(
     replace: bool,
 ) -> list[tuple[int, str | None]]:
     """Per resource of the request, in its order, the error code and message it is answered:
-    the listener's own checks (resource type, role), then the controller's (the door's and the
-    event's, as for every config write)."""
-    answers: dict[int, tuple[int, str | None]] = {}
+    the listener's own checks (duplicates, resource type, role), then the controller's (the
+    door's and the event's, as for every config write)."""
+    answers: dict[int, tuple[int, str | None]] = dict(request_problems(request.resources))
     sent: list[tuple[int, ResourceAlteration]] = []
     for i, r in enumerate(request.resources):
+        if i in answers:
+            continue
         resource = _resource(r.resource_type, r.resource_name)
         if resource is None:
             answers[i] = (INVALID_REQUEST, f"Unsupported resource type {r.resource_type}")

@@ -1,5 +1,6 @@
 """Helpers for the Kafka listener's tests: a controller started with ``--kafka-listener``, stock
-clients run off the event loop, and a raw client that sends one request at a chosen version."""
+clients run off the event loop, a raw client that sends one request at a chosen version, and the
+configs and config change notifications as stored in ZooKeeper."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any, TypeVar
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.api_message import ApiMessage
 
+from reassignd.zk import admin_codec, paths
+from reassignd.zk.client import ZkClient
 from reassignd.zk.server import free_port
 from tests.integration.harness import ControllerProc, Launcher, eventually
 
@@ -129,3 +132,17 @@ def send_bytes(host: str, port: int, data: bytes, timeout_s: float = 5.0) -> byt
             return _read_frame(sock)
         except (ConnectionError, TimeoutError, OSError):
             return None
+
+
+async def stored(zk: ZkClient, path: str) -> dict[str, str]:
+    """The config stored at a config znode (``{}`` when absent or empty)."""
+    znode = await zk.get_or_none(path)
+    return {} if znode is None or not znode.data else dict(admin_codec.decode_entity_config(znode.data))
+
+
+async def notified(zk: ZkClient) -> list[str]:
+    """The entities of every ``/config/changes`` notification, oldest first."""
+    changes = sorted(await zk.children(paths.CONFIG_CHANGES))
+    return [
+        admin_codec.decode_config_change((await zk.get(f"{paths.CONFIG_CHANGES}/{c}")).data) for c in changes
+    ]

@@ -2,7 +2,8 @@
 processes and broker agents: AlterConfigs (33) through kafka-python (``incremental=False``) and
 confluent-kafka (its deprecated ``alter_configs``, which sends 33), and as raw requests at each
 version, every change checked in ZooKeeper (the config znode and its ``/config/changes``
-notification); DescribeConfigs listing unset settable keys; DescribeTopicPartitions (75) and
+notification); a resource or a key named twice in one alter request (42, the others applied);
+DescribeConfigs listing unset settable keys; DescribeTopicPartitions (75) and
 DescribeUserScramCredentials (50)."""
 
 from __future__ import annotations
@@ -16,18 +17,21 @@ from kafka.protocol.admin import (
     AlterConfigsRequest,
     DescribeTopicPartitionsRequest,
     DescribeUserScramCredentialsRequest,
+    IncrementalAlterConfigsRequest,
 )
 from kafka.protocol.metadata import ApiVersionsRequest
 
-from reassignd.zk import admin_codec, paths
+from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import Procs
 from tests.integration.kafka_clients import (
     KafkaController,
     admin_client,
+    notified,
     off_loop,
     raw_call,
     start_controller,
+    stored,
     wait_active,
     wait_brokers,
 )
@@ -45,19 +49,6 @@ async def cluster(procs: Procs, brokers: int = 3) -> KafkaController:
     procs.cluster(brokers, 1)
     await wait_brokers(k, brokers)
     return k
-
-
-async def stored(zk: ZkClient, path: str) -> dict[str, str]:
-    znode = await zk.get_or_none(path)
-    return {} if znode is None or not znode.data else dict(admin_codec.decode_entity_config(znode.data))
-
-
-async def notified(zk: ZkClient) -> list[str]:
-    """The entities of every ``/config/changes`` notification, oldest first."""
-    changes = sorted(await zk.children(paths.CONFIG_CHANGES))
-    return [
-        admin_codec.decode_config_change((await zk.get(f"{paths.CONFIG_CHANGES}/{c}")).data) for c in changes
-    ]
 
 
 def kafka_audit(k: KafkaController) -> list[dict[str, Any]]:
@@ -167,16 +158,16 @@ async def test_alter_configs_with_kafka_python_and_raw_requests(procs: Procs, zk
     assert await stored(zk, topic) == {"retention.ms": "5002"}
     assert len(await notified(zk)) == count  # nothing written, nothing notified
 
-    # per-resource errors, the others of the request applied
+    # per-resource errors, the others of the request applied (each resource named once a
+    # request: a resource named twice is refused whole, test_a_resource_or_a_key_named_twice...)
     mixed = alter_request(
         [
             (2, "nope", {"retention.ms": "1"}),
             (2, "c", {"no.such.config": "1"}),
-            (2, "c", {"min.insync.replicas": "0"}),
             (4, "x", {"leader.replication.throttled.rate": "1"}),
             (4, "2", {"retention.ms": "1"}),
             (99, "c", {"retention.ms": "1"}),
-            (4, "2", {"follower.replication.throttled.rate": "2048"}),
+            (4, "1", {"follower.replication.throttled.rate": "1024"}),
         ]
     )
     codes = [
@@ -185,12 +176,19 @@ async def test_alter_configs_with_kafka_python_and_raw_requests(procs: Procs, zk
     assert codes == [
         (UNKNOWN_TOPIC_OR_PARTITION, 2, "nope"),
         (INVALID_CONFIG, 2, "c"),
-        (INVALID_CONFIG, 2, "c"),
         (INVALID_REQUEST, 4, "x"),
         (INVALID_CONFIG, 4, "2"),
         (INVALID_REQUEST, 99, "c"),
-        (0, 4, "2"),
+        (0, 4, "1"),
     ]
+    mixed = alter_request(
+        [(2, "c", {"min.insync.replicas": "0"}), (4, "2", {"follower.replication.throttled.rate": "2048"})]
+    )
+    codes = [
+        (r.error_code, r.resource_type, r.resource_name) for r in raw_call(k.host, k.port, mixed, 2).responses
+    ]
+    assert codes == [(INVALID_CONFIG, 2, "c"), (0, 4, "2")]
+    assert await stored(zk, paths.config_broker(1)) == {"follower.replication.throttled.rate": "1024"}
     assert await stored(zk, topic) == {"retention.ms": "5002"}
     assert await stored(zk, paths.config_broker(2)) == {"follower.replication.throttled.rate": "2048"}
     # the HTTP API reads the same config
@@ -412,3 +410,118 @@ async def test_confluent_kafka_describes_scram_credentials(procs: Procs) -> None
     futures: Any = admin.describe_user_scram_credentials(["alice"])  # a future per user named
     with pytest.raises(KafkaException, match=r"RESOURCE_NOT_FOUND|does not exist"):
         await off_loop(futures["alice"].result, timeout=30)
+
+
+def incremental_request(resources: list[tuple[int, str, list[tuple[str, int, str | None]]]]) -> Any:
+    Resource = IncrementalAlterConfigsRequest.AlterConfigsResource
+    return IncrementalAlterConfigsRequest(
+        resources=[
+            Resource(
+                resource_type=kind,
+                resource_name=name,
+                configs=[
+                    Resource.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in configs
+                ],
+            )
+            for kind, name, configs in resources
+        ],
+        validate_only=False,
+    )
+
+
+async def test_a_resource_or_a_key_named_twice_is_refused_and_the_others_applied(
+    procs: Procs, zk: ZkClient
+) -> None:
+    """A resource named twice in one AlterConfigs or IncrementalAlterConfigs request: every entry
+    of it 42 and nothing of it written, the request's other resources applied (Kafka's
+    ConfigAdminManager); a key named twice in one resource: 42 for that resource. Through
+    kafka-python (two ConfigResources of one name, both APIs) and as raw requests."""
+    k = await cluster(procs, brokers=2)
+    admin = await admin_client(k.address)
+    topic = paths.config_topic("d")
+    try:
+        await off_loop(admin.create_topics, [NewTopic("d", 1, 1), NewTopic("e", 1, 1)])
+        for incremental in (False, True):
+            before = len(await notified(zk))
+            retention = "1000" if incremental else "2000"
+            answer = await off_loop(
+                admin.alter_configs,
+                [
+                    ConfigResource(ConfigResourceType.TOPIC, "d", {"retention.ms": "1"}),
+                    ConfigResource(ConfigResourceType.TOPIC, "e", {"retention.ms": retention}),
+                    ConfigResource(ConfigResourceType.TOPIC, "d", {"segment.ms": "1"}),
+                    ConfigResource(
+                        ConfigResourceType.BROKER, "1", {"leader.replication.throttled.rate": "1"}
+                    ),
+                    ConfigResource(
+                        ConfigResourceType.BROKER, "1", {"follower.replication.throttled.rate": "1"}
+                    ),
+                ],
+                incremental=incremental,
+            )
+            # kafka-python keys its answer by resource: one line for both entries of d and of 1
+            assert answer["topic"]["e"] == "OK", answer
+            for refused in (answer["topic"]["d"], answer["broker"]["1"]):
+                assert (
+                    "InvalidRequestError" in refused and "Each resource must appear at most once" in refused
+                )
+            assert await stored(zk, topic) == {}
+            assert await stored(zk, paths.config_broker(1)) == {}
+            assert await stored(zk, paths.config_topic("e")) == {"retention.ms": retention}
+            assert (await notified(zk))[before:] == ["topics/e"]
+    finally:
+        await off_loop(admin.close)
+
+    # raw: every entry answered in order, each copy of the duplicated resource 42
+    before = len(await notified(zk))
+    legacy = alter_request(
+        [
+            (4, "2", {"leader.replication.throttled.rate": "1"}),
+            (2, "d", {"retention.ms": "1"}),
+            (4, "02", {"leader.replication.throttled.rate": "2"}),  # broker 2 again
+            (2, "d", {"segment.ms": "1"}),
+            (4, "1", {"follower.replication.throttled.rate": "4096"}),
+        ]
+    )
+    answered = [(r.error_code, r.resource_name) for r in raw_call(k.host, k.port, legacy, 1).responses]
+    assert answered == [(42, "2"), (42, "d"), (42, "02"), (42, "d"), (0, "1")]
+    changes = incremental_request(
+        [
+            (2, "d", [("retention.ms", 0, "5"), ("retention.ms", 1, None)]),  # a key twice
+            (2, "e", [("retention.ms", 0, "7000")]),
+            (2, "d", [("segment.ms", 0, "5")]),
+            (
+                4,
+                "1",
+                [
+                    ("leader.replication.throttled.rate", 0, "8"),
+                    ("leader.replication.throttled.rate", 0, "9"),
+                ],
+            ),
+            (4, "2", [("leader.replication.throttled.rate", 0, "8192")]),
+        ]
+    )
+    for version in (0, 1):
+        responses = raw_call(k.host, k.port, changes, version).responses
+        assert [(r.error_code, r.resource_name) for r in responses] == [
+            (42, "d"),
+            (0, "e"),
+            (42, "d"),
+            (42, "1"),
+            (0, "2"),
+        ]
+        assert [r.error_message for r in responses if r.error_code] == [
+            "Each resource must appear at most once.",
+            "Each resource must appear at most once.",
+            "Error due to duplicate config keys : leader.replication.throttled.rate",
+        ]
+    twice_in_one = alter_request([(2, "d", {"retention.ms": "1"})])
+    twice_in_one.resources[0].configs.append(twice_in_one.resources[0].configs[0])
+    only = raw_call(k.host, k.port, twice_in_one, 0).responses[0]
+    assert (only.error_code, only.error_message) == (42, "Error due to duplicate config keys : retention.ms")
+
+    assert await stored(zk, topic) == {}
+    assert await stored(zk, paths.config_broker(1)) == {"follower.replication.throttled.rate": "4096"}
+    assert await stored(zk, paths.config_broker(2)) == {"leader.replication.throttled.rate": "8192"}
+    assert await stored(zk, paths.config_topic("e")) == {"retention.ms": "7000"}
+    assert "topics/d" not in (await notified(zk))[before:]

@@ -243,7 +243,7 @@ class ControllerApi:
         """AlterConfigs and IncrementalAlterConfigs through the controller (config znode + change
         notification), each resource checked at the door first."""
         self._admit()
-        problems = [admission.alteration_problem(a) for a in request.resources]
+        problems = admission.alterations_problems(request.resources)
         errors = [None if p is None else ReassigndError(p[1], error_code=p[0]) for p in problems]
         admitted = _admitted(request.resources, errors)
         answered: tuple[ConfigResult, ...] = ()

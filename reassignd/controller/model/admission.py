@@ -18,9 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from reassignd.controller.model.admin_requests import ResourceAlteration, ResourceType
 from reassignd.controller.model.config_rules import (
+    DUPLICATE_RESOURCE,
+    INVALID_REQUEST,
     config_size_problem,
+    duplicated_resources,
     known_name,
     plan_alteration,
+    resource_key,
     value_problem,
 )
 from reassignd.controller.model.requests import NewTopic, QuotaAlteration
@@ -35,6 +39,19 @@ def alteration_problem(alteration: ResourceAlteration) -> tuple[int, str] | None
     encoded size. The merge with the stored config is checked again in the event."""
     planned = plan_alteration(alteration, {})
     return planned if isinstance(planned, tuple) else None
+
+
+def alterations_problems(alterations: Sequence[ResourceAlteration]) -> list[tuple[int, str] | None]:
+    """AlterConfigs or IncrementalAlterConfigs, the whole request: per resource, in request order,
+    the error it is answered (None: admitted). A resource named more than once is refused 42 in
+    every entry and nothing of it is written (Kafka's ConfigAdminManager), then each resource on
+    its own (``alteration_problem``)."""
+    keys = [resource_key(a.resource.type, a.resource.name) for a in alterations]
+    duplicated = duplicated_resources(keys)
+    return [
+        (INVALID_REQUEST, DUPLICATE_RESOURCE) if key in duplicated else alteration_problem(a)
+        for key, a in zip(keys, alterations, strict=True)
+    ]
 
 
 def topic_configs_error(configs: Mapping[str, str | None]) -> ReassigndError | None:

@@ -9,7 +9,8 @@ result, the Kafka listener refuses a bad resource name with the same words.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from reassignd.controller.model.admin_requests import (
     ConfigOp,
@@ -90,6 +91,31 @@ def resource_problem(resource: ConfigResource) -> tuple[int, str] | None:
     return None
 
 
+DUPLICATE_RESOURCE = "Each resource must appear at most once."
+
+
+def resource_key(resource_type: int, name: str) -> tuple[int, str]:
+    """What makes two entries of one AlterConfigs or IncrementalAlterConfigs request the same
+    resource: its type and name, a broker's id as a number (``01`` and ``1`` write one znode)."""
+    if resource_type == ResourceType.BROKER and name.isascii() and name.isdigit():
+        return (resource_type, str(int(name)))
+    return (resource_type, name)
+
+
+def duplicated_resources(keys: Iterable[tuple[int, str]]) -> frozenset[tuple[int, str]]:
+    """The resource keys named more than once: every entry of such a resource is refused 42
+    (Kafka's ConfigAdminManager), the request's other resources are served."""
+    return frozenset(key for key, n in Counter(keys).items() if n > 1)
+
+
+def duplicate_keys_problem(names: Sequence[str]) -> tuple[int, str] | None:
+    """A config key named twice in one resource's entry: 42, the resource refused whole."""
+    duplicated = sorted(n for n, count in Counter(names).items() if count > 1)
+    if not duplicated:
+        return None
+    return (INVALID_REQUEST, f"Error due to duplicate config keys : {','.join(duplicated)}")
+
+
 def settable_names(resource_type: ResourceType) -> frozenset[str]:
     """Every name a topic's or broker's config may set that something reads: Kafka's and the
     simulation's (what DescribeConfigs lists, set or not)."""
@@ -149,10 +175,9 @@ def plan_alteration(
     problem = resource_problem(resource)
     if problem is not None:
         return problem
-    names = [c.name for c in alteration.changes]
-    duplicated = sorted({n for n in names if names.count(n) > 1})
-    if duplicated:
-        return (INVALID_REQUEST, f"Error due to duplicate config keys : {','.join(duplicated)}")
+    duplicate_keys = duplicate_keys_problem([c.name for c in alteration.changes])
+    if duplicate_keys is not None:
+        return duplicate_keys
     new = {} if alteration.replace else dict(config)
     for change in alteration.changes:
         kind = "topic" if resource.type is ResourceType.TOPIC else "broker"

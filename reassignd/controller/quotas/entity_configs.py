@@ -21,7 +21,14 @@ from reassignd.controller.model.admin_requests import (
     ResourceAlteration,
     ResourceType,
 )
-from reassignd.controller.model.config_rules import plan_alteration, resource_problem
+from reassignd.controller.model.config_rules import (
+    DUPLICATE_RESOURCE,
+    INVALID_REQUEST,
+    duplicated_resources,
+    plan_alteration,
+    resource_key,
+    resource_problem,
+)
 from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.replication.writes import Refused
 from reassignd.zk import admin_codec, codec, paths
@@ -65,8 +72,13 @@ class ConfigWrites:
         self.topic_exists = topic_exists
 
     async def alter(self, request: AlterConfigs, out: EventOutputs) -> tuple[ConfigResult, ...]:
+        keys = [resource_key(a.resource.type, a.resource.name) for a in request.resources]
+        duplicated = duplicated_resources(keys)  # refused at the door already: the safety net
         results = []
-        for alteration in request.resources:
+        for key, alteration in zip(keys, request.resources, strict=True):
+            if key in duplicated:
+                results.append(ConfigResult(alteration.resource, INVALID_REQUEST, DUPLICATE_RESOURCE))
+                continue
             results.append(await self._alter_one(alteration, request.validate_only, out))
         return tuple(results)
 

@@ -17,6 +17,7 @@ from reassignd.controller.model.admin_requests import (
 from reassignd.controller.model.admission import (
     DUPLICATE_TOPIC,
     alteration_problem,
+    alterations_problems,
     new_topics_errors,
     quota_entry_error,
     too_many_partitions,
@@ -82,6 +83,50 @@ def test_the_merge_with_the_stored_config_is_sized_too() -> None:
     assert alteration_problem(alteration) is None
     planned = plan_alteration(alteration, {"reassignd.sim.a": half})
     assert isinstance(planned, tuple) and planned[0] == 40
+
+
+def test_a_resource_named_twice_is_refused_in_every_entry_and_the_others_are_admitted() -> None:
+    """Kafka's ConfigAdminManager: 42 on each entry of a duplicated resource, whatever their
+    changes (a broker id is a number: ``01`` is broker 1); a topic and a broker of one name are
+    two resources; the other entries are checked on their own."""
+    duplicate = (42, "Each resource must appear at most once.")
+    request = [
+        _set(ResourceType.TOPIC, "t", "retention.ms", "1000"),
+        _set(ResourceType.BROKER, "1", "leader.replication.throttled.rate", "10"),
+        _set(ResourceType.TOPIC, "u", "retention.ms", "1000"),
+        _set(ResourceType.TOPIC, "t", "segment.ms", "2000"),
+        _set(ResourceType.BROKER, "01", "follower.replication.throttled.rate", "10"),
+        _set(ResourceType.TOPIC, "1", "retention.ms", "1000"),
+        _set(ResourceType.TOPIC, "v", "no.such", "1"),
+    ]
+    assert alterations_problems(request) == [
+        duplicate,
+        duplicate,
+        None,
+        duplicate,
+        duplicate,
+        None,
+        (40, "Unknown topic config name: no.such"),
+    ]
+    # three copies, even identical ones, are each refused
+    same = _set(ResourceType.BROKER, "", "leader.replication.throttled.rate", "10")
+    assert alterations_problems([same, same, same]) == [duplicate] * 3
+    assert alterations_problems([]) == []
+
+
+def test_a_config_key_named_twice_in_one_resource_is_refused() -> None:
+    twice = ResourceAlteration(
+        ConfigResource(ResourceType.TOPIC, "t"),
+        (
+            ConfigChange("retention.ms", ConfigOp.SET, "1"),
+            ConfigChange("segment.ms", ConfigOp.SET, "1"),
+            ConfigChange("retention.ms", ConfigOp.DELETE, None),
+        ),
+    )
+    assert alterations_problems([twice, _set(ResourceType.TOPIC, "u", "retention.ms", "1")]) == [
+        (42, "Error due to duplicate config keys : retention.ms"),
+        None,
+    ]
 
 
 # --- CreateTopics ----------------------------------------------------------------------------------

@@ -8,9 +8,11 @@ import uuid
 
 import pytest
 from kafka.protocol.admin import (
+    AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
     CreateTopicsResponse,
+    IncrementalAlterConfigsRequest,
 )
 from kafka.protocol.metadata import ApiVersionsResponse
 from kafka.protocol.parser import KafkaProtocol
@@ -41,7 +43,7 @@ from reassignd.controller.model.config_rules import (
 from reassignd.controller.model.requests import QuotaDescription
 from reassignd.kafka_listener import protocol
 from reassignd.kafka_listener.cluster import topic_uuid
-from reassignd.kafka_listener.configs import config_entries
+from reassignd.kafka_listener.configs import config_entries, request_problems
 from reassignd.kafka_listener.limits import RateLimitedLog
 from reassignd.kafka_listener.quotas import filter_quotas
 from reassignd.kafka_listener.sasl import AuthFailure, authenticate_plain, parse_plain
@@ -241,6 +243,46 @@ def test_alter_configs_replaces_the_whole_config_as_kafka() -> None:
         ConfigChange("retention.ms", ConfigOp.SET, "1"), kind=ResourceType.BROKER
     )
     assert refusal(plan_alteration(unknown_for_a_broker, {})) == 40
+
+
+def test_duplicates_in_an_alter_configs_request_are_refused_first() -> None:
+    """Before the type and role checks (Kafka's preprocessing): every entry of a resource named
+    twice, and an entry naming a key twice, 42; the others are left to the later checks."""
+    Incremental = IncrementalAlterConfigsRequest.AlterConfigsResource
+
+    def incremental(kind: int, name: str, *keys: str) -> object:
+        return Incremental(
+            resource_type=kind,
+            resource_name=name,
+            configs=[Incremental.AlterableConfig(name=k, config_operation=0, value="1") for k in keys],
+        )
+
+    resources = [
+        incremental(2, "t", "retention.ms"),
+        incremental(2, "u", "retention.ms", "segment.ms", "retention.ms"),
+        incremental(99, "t", "x"),
+        incremental(2, "t", "segment.ms"),
+        incremental(4, "1", "a", "a"),
+        incremental(99, "z", "x", "x"),
+        incremental(4, "2", "a"),
+    ]
+    duplicate = (42, "Each resource must appear at most once.")
+    assert request_problems(resources) == {
+        0: duplicate,
+        1: (42, "Error due to duplicate config keys : retention.ms"),
+        3: duplicate,
+        4: (42, "Error due to duplicate config keys : a"),
+        5: (42, "Error due to duplicate config keys : x"),
+    }
+    Replacing = AlterConfigsRequest.AlterConfigsResource
+    legacy = [
+        Replacing(
+            resource_type=4, resource_name=name, configs=[Replacing.AlterableConfig(name="a", value="1")]
+        )
+        for name in ("1", "01", "")
+    ]
+    assert request_problems(legacy) == {0: duplicate, 1: duplicate}
+    assert request_problems([]) == {}
 
 
 def test_describe_configs_lists_every_settable_key_set_or_not() -> None:
