@@ -1,0 +1,252 @@
+"""A plan's picture: each broker's load before and after, as an SVG document. Pure.
+
+Three grouped bar charts, one under the other: bytes, replicas and (preferred) leaders. Each chart
+has one group per holder (a broker, or one of its log directories where it has several), a
+"before" and an "after" bar in each group, a y axis in human units (binary units for bytes, plain
+counts otherwise), a legend and a title naming the plan.
+
+``reassignd feed plan`` draws the plan's ``before``/``after`` loads into ``plan.svg``; the status
+page shows the same picture for a batch (``GET /v1/batches/{batch_id}/picture.svg``).
+
+The document is built with :mod:`xml.etree.ElementTree`, so every text and attribute is escaped,
+and it is deterministic: the same figures give the same bytes. Each bar carries its figures in
+``data-*`` attributes (``data-broker``, ``data-log-dir`` where set, ``data-metric``,
+``data-phase``, ``data-value``), which a reader (and the tests) can take back without measuring.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+SVG_NS: Final = "http://www.w3.org/2000/svg"
+METRICS: Final = ("bytes", "replicas", "leaders")
+PHASES: Final = ("before", "after")
+COLOURS: Final = {"before": "#9aa3b5", "after": "#2563eb"}
+
+# layout, in SVG user units (pixels at 100 %)
+_LEFT = 80  # room for the y axis' labels
+_RIGHT = 20
+_TOP = 70  # title, subtitle and legend
+_CHART_H = 230  # one chart: its heading, plot and x labels
+_PLOT_H = 160
+_BAR_W = 14
+_GROUP_GAP = 12
+_MIN_WIDTH = 480
+_TICKS = 4
+_BYTE_UNITS: Final = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Holder:
+    """What a group of bars stands for: a broker, or one of its log directories."""
+
+    broker: int
+    log_dir: str | None = None
+
+    @property
+    def label(self) -> str:
+        return str(self.broker) if self.log_dir is None else f"{self.broker} {self.log_dir}"
+
+
+@dataclass(frozen=True, slots=True)
+class HolderLoad:
+    """What a holder holds: bytes (each replica counts its partition's size), replicas, and
+    partitions it is the preferred leader of (first replica)."""
+
+    size_bytes: int = 0
+    replicas: int = 0
+    leaders: int = 0
+
+    def value(self, metric: str) -> int:
+        return {"bytes": self.size_bytes, "replicas": self.replicas, "leaders": self.leaders}[metric]
+
+
+NONE: Final = HolderLoad()
+
+
+def loads_of(partitions: Iterable[tuple[Sequence[int], int]]) -> dict[Holder, HolderLoad]:
+    """Each broker's load from ``(replicas, size_bytes)`` per partition (first replica: the
+    preferred leader)."""
+    acc: dict[int, list[int]] = {}
+    for replicas, size_bytes in partitions:
+        for i, b in enumerate(replicas):
+            v = acc.setdefault(b, [0, 0, 0])
+            v[0] += size_bytes
+            v[1] += 1
+            v[2] += i == 0
+    return {Holder(b): HolderLoad(v[0], v[1], v[2]) for b, v in acc.items()}
+
+
+def human_bytes(n: float) -> str:
+    """``n`` in binary units: ``0 B``, ``512 B``, ``1.5 KiB``, ``2.25 GiB``."""
+    i = 0
+    while abs(n) >= 1024 and i < len(_BYTE_UNITS) - 1:
+        n /= 1024
+        i += 1
+    return f"{n:.0f} {_BYTE_UNITS[i]}" if i == 0 else f"{_num(n)} {_BYTE_UNITS[i]}"
+
+
+def _num(x: float) -> str:
+    """Up to two decimals, without trailing zeros."""
+    text = f"{x:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _nice_step(raw: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k at or above ``raw`` (> 0)."""
+    power: float = 10.0 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * power >= raw * (1 - 1e-9):
+            return m * power
+    return 10 * power  # pragma: no cover (10 × power always suffices)
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """A chart's y axis: its top value and its ticks, each with its label."""
+
+    top: float
+    ticks: tuple[tuple[float, str], ...]
+
+
+def axis(metric: str, largest: int) -> Axis:
+    """The y axis for values up to ``largest``: bytes in the unit of the largest value, counts
+    in whole steps; the top is a whole number of steps (at least one step above zero)."""
+    if metric == "bytes":
+        unit_i = 0
+        while largest >= 1024 ** (unit_i + 1) and unit_i < len(_BYTE_UNITS) - 1:
+            unit_i += 1
+        unit = 1024**unit_i
+        step = _nice_step(max(largest / unit, 1) / _TICKS) * unit
+        if unit_i == 0:
+            step = max(1.0, math.ceil(step))
+    else:
+        step = max(1.0, math.ceil(_nice_step(max(largest, 1) / _TICKS)))
+    steps = max(1, math.ceil(largest / step - 1e-9))
+    ticks = []
+    for k in range(steps + 1):
+        v = k * step
+        ticks.append((v, human_bytes(v) if metric == "bytes" else _num(v)))
+    return Axis(steps * step, tuple(ticks))
+
+
+def _fmt(x: float) -> str:
+    """A coordinate: two decimals at most, so the output does not depend on float noise."""
+    return _num(round(x, 2))
+
+
+def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+    node = ET.SubElement(parent, tag, {k.rstrip("_").replace("_", "-"): v for k, v in attrs.items()})
+    if text is not None:
+        node.text = text
+    return node
+
+
+def _value_text(metric: str, value: int) -> str:
+    return human_bytes(value) if metric == "bytes" else str(value)
+
+
+def _chart(
+    svg: ET.Element,
+    metric: str,
+    top_y: float,
+    holders: Sequence[Holder],
+    before: Mapping[Holder, HolderLoad],
+    after: Mapping[Holder, HolderLoad],
+    group_w: float,
+) -> None:
+    figures = {"before": before, "after": after}
+    largest = max((figures[p].get(h, NONE).value(metric) for h in holders for p in PHASES), default=0)
+    ax = axis(metric, largest)
+    chart = _el(svg, "g", class_="chart", data_metric=metric)
+    plot_top = top_y + 24
+    base = plot_top + _PLOT_H
+    unit = " (preferred)" if metric == "leaders" else ""
+    _el(chart, "text", f"{metric}{unit}", x=_fmt(_LEFT), y=_fmt(top_y + 14), class_="heading")
+    right = _LEFT + group_w * len(holders)
+    for v, label in ax.ticks:
+        y = base - (v / ax.top) * _PLOT_H
+        _el(chart, "line", x1=_fmt(_LEFT), x2=_fmt(right), y1=_fmt(y), y2=_fmt(y), class_="grid")
+        _el(chart, "text", label, x=_fmt(_LEFT - 6), y=_fmt(y + 4), class_="tick")
+    _el(chart, "line", x1=_fmt(_LEFT), x2=_fmt(_LEFT), y1=_fmt(plot_top), y2=_fmt(base), class_="axis")
+    for i, holder in enumerate(holders):
+        gx = _LEFT + i * group_w + _GROUP_GAP / 2
+        for j, phase in enumerate(PHASES):
+            value = figures[phase].get(holder, NONE).value(metric)
+            h = (value / ax.top) * _PLOT_H
+            attrs = {
+                "x": _fmt(gx + j * _BAR_W),
+                "y": _fmt(base - h),
+                "width": _fmt(_BAR_W),
+                "height": _fmt(h),
+                "fill": COLOURS[phase],
+                "class": f"bar {phase}",
+                "data-broker": str(holder.broker),
+            }
+            if holder.log_dir is not None:
+                attrs["data-log-dir"] = holder.log_dir
+            attrs |= {"data-metric": metric, "data-phase": phase, "data-value": str(value)}
+            bar = ET.SubElement(chart, "rect", attrs)
+            _el(bar, "title", f"{holder.label} {metric} {phase}: {_value_text(metric, value)}")
+        _el(
+            chart,
+            "text",
+            holder.label,
+            x=_fmt(gx + _BAR_W),
+            y=_fmt(base + 16),
+            class_="holder",
+        )
+
+
+_STYLE = (
+    "text{font:12px system-ui,sans-serif;fill:#1d2330}"
+    ".title{font-size:15px;font-weight:600}.subtitle,.tick,.holder{fill:#6b7385}"
+    ".heading{font-weight:600}.tick{text-anchor:end}.holder{text-anchor:middle}"
+    ".grid{stroke:#e3e6ee}.axis{stroke:#6b7385}"
+)
+
+
+def plan_svg(
+    name: str,
+    before: Mapping[Holder, HolderLoad],
+    after: Mapping[Holder, HolderLoad],
+    subtitle: str = "",
+) -> str:
+    """The SVG document (text, with its XML declaration) of ``before`` and ``after``, titled
+    ``name``; a holder missing from one side counts zero there."""
+    holders = sorted(set(before) | set(after))
+    group_w = 2 * _BAR_W + _GROUP_GAP
+    width = max(_MIN_WIDTH, _LEFT + group_w * len(holders) + _RIGHT)
+    height = _TOP + _CHART_H * len(METRICS)
+    svg = ET.Element(
+        "svg",
+        {
+            "xmlns": SVG_NS,
+            "width": str(width),
+            "height": str(height),
+            "viewBox": f"0 0 {width} {height}",
+            "role": "img",
+            "class": "plan-picture",
+        },
+    )
+    _el(svg, "title", f"{name}: per-broker load before and after")
+    _el(svg, "style", _STYLE)
+    _el(svg, "rect", x="0", y="0", width=str(width), height=str(height), fill="#ffffff")
+    _el(svg, "text", name, x=_fmt(_LEFT), y="22", class_="title")
+    if subtitle:
+        _el(svg, "text", subtitle, x=_fmt(_LEFT), y="40", class_="subtitle")
+    legend = _el(svg, "g", class_="legend")
+    for i, phase in enumerate(PHASES):
+        x = _LEFT + i * 80
+        _el(legend, "rect", x=_fmt(x), y="50", width="12", height="12", fill=COLOURS[phase])
+        _el(legend, "text", phase, x=_fmt(x + 16), y="60")
+    if not holders:
+        _el(svg, "text", "no broker holds anything", x=_fmt(_LEFT), y=_fmt(_TOP + 30))
+    for k, metric in enumerate(METRICS):
+        _chart(svg, metric, _TOP + k * _CHART_H, holders, before, after, group_w)
+    ET.indent(svg, space="")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(svg, encoding="unicode") + "\n"
