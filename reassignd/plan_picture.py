@@ -184,7 +184,7 @@ def _chart(
                 "width": _fmt(_BAR_W),
                 "height": _fmt(h),
                 "fill": COLOURS[phase],
-                "class": f"bar {phase}",
+                "class": f"plan-bar {phase}",
                 "data-broker": str(holder.broker),
             }
             if holder.log_dir is not None:
@@ -202,11 +202,14 @@ def _chart(
         )
 
 
+# scoped to the picture: an SVG put inline in a page shares the page's style sheet both ways
 _STYLE = (
-    "text{font:12px system-ui,sans-serif;fill:#1d2330}"
-    ".title{font-size:15px;font-weight:600}.subtitle,.tick,.holder{fill:#6b7385}"
-    ".heading{font-weight:600}.tick{text-anchor:end}.holder{text-anchor:middle}"
-    ".grid{stroke:#e3e6ee}.axis{stroke:#6b7385}"
+    ".plan-picture text{font:12px system-ui,sans-serif;fill:#1d2330}"
+    ".plan-picture .title{font-size:15px;font-weight:600}"
+    ".plan-picture .subtitle,.plan-picture .tick,.plan-picture .holder{fill:#6b7385}"
+    ".plan-picture .heading{font-weight:600}.plan-picture .tick{text-anchor:end}"
+    ".plan-picture .holder{text-anchor:middle}"
+    ".plan-picture .grid{stroke:#e3e6ee}.plan-picture .axis{stroke:#6b7385}"
 )
 
 

@@ -70,8 +70,7 @@ def test_each_bar_is_a_figure_of_the_plan_and_heights_are_proportional() -> None
                     assert height == 0
                 else:
                     per_unit.add(round(height / value * largest, 0))
-                # the bar stands on its chart's base line
-                assert rect.get("class") == f"bar {phase}"
+                assert rect.get("class") == f"plan-bar {phase}"
         assert len(per_unit) == 1, (metric, per_unit)  # one scale per chart
         # the largest bar reaches at most the axis' top, and at least half of it
         top_height = per_unit.pop()
