@@ -1,7 +1,8 @@
 """A plan's picture: each broker's load before and after, as an SVG document. Pure.
 
-Three grouped bar charts, one under the other: bytes, replicas and (preferred) leaders. Each chart
-has one group per holder (a broker, or one of its log directories where it has several), a
+Three grouped bar charts: bytes, replicas and (preferred) leaders, side by side for a few brokers,
+one under the other for more (groups narrow down to 6 units and every n-th is labelled, so a
+thousand brokers still make a picture 6,100 units wide). Each chart has one group per holder (a broker, or one of its log directories where it has several), a
 "before" and an "after" bar in each group, a y axis in human units (binary units for bytes, plain
 counts otherwise), a legend and a title naming the plan.
 
@@ -33,8 +34,11 @@ _RIGHT = 20
 _TOP = 70  # title, subtitle and legend
 _CHART_H = 230  # one chart: its heading, plot and x labels
 _PLOT_H = 160
-_BAR_W = 14
-_GROUP_GAP = 12
+_GROUP_MAX_W = 40.0  # a group of two bars and the gap after them, at most ...
+_GROUP_MIN_W = 6.0  # ... and at least (a thousand brokers: 6,000 wide)
+_PLOTS_MAX_W = 1200.0  # groups narrow down to fit this, not below the minimum
+_ROW_MAX_W = 420.0  # charts this narrow stand side by side rather than one under the other
+_LABEL_W = 28.0  # room a holder's label needs: labels are thinned out below it
 _MIN_WIDTH = 480
 _TICKS = 4
 _BYTE_UNITS: Final = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
@@ -150,38 +154,74 @@ def _value_text(metric: str, value: int) -> str:
     return human_bytes(value) if metric == "bytes" else str(value)
 
 
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the charts go: one under the other, or side by side when they are narrow."""
+
+    holders: int
+    group_w: float
+    label_every: int  # every n-th holder is labelled
+    side_by_side: bool
+
+    @classmethod
+    def of(cls, holders: int) -> Layout:
+        group_w = min(_GROUP_MAX_W, max(_GROUP_MIN_W, _PLOTS_MAX_W / max(holders, 1)))
+        label_every = max(1, math.ceil(_LABEL_W / group_w))
+        chart_w = _LEFT + group_w * holders + _RIGHT
+        return cls(holders, group_w, label_every, chart_w <= _ROW_MAX_W)
+
+    @property
+    def bar_w(self) -> float:
+        return self.group_w * 0.35
+
+    @property
+    def chart_w(self) -> float:
+        return max(_LEFT + self.group_w * self.holders + _RIGHT, _MIN_WIDTH / 3 if self.side_by_side else 0)
+
+    def origin(self, k: int) -> tuple[float, float]:
+        """The top left corner of the k-th chart."""
+        return (k * self.chart_w, _TOP) if self.side_by_side else (0.0, _TOP + k * _CHART_H)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        n = len(METRICS)
+        if self.side_by_side:
+            return max(_MIN_WIDTH, math.ceil(self.chart_w * n)), _TOP + _CHART_H
+        return max(_MIN_WIDTH, math.ceil(self.chart_w)), _TOP + _CHART_H * n
+
+
 def _chart(
     svg: ET.Element,
     metric: str,
-    top_y: float,
+    origin: tuple[float, float],
     holders: Sequence[Holder],
-    before: Mapping[Holder, HolderLoad],
-    after: Mapping[Holder, HolderLoad],
-    group_w: float,
+    figures: Mapping[str, Mapping[Holder, HolderLoad]],
+    layout: Layout,
 ) -> None:
-    figures = {"before": before, "after": after}
     largest = max((figures[p].get(h, NONE).value(metric) for h in holders for p in PHASES), default=0)
     ax = axis(metric, largest)
     chart = _el(svg, "g", class_="chart", data_metric=metric)
+    left, top_y = origin[0] + _LEFT, origin[1]
     plot_top = top_y + 24
     base = plot_top + _PLOT_H
     unit = " (preferred)" if metric == "leaders" else ""
-    _el(chart, "text", f"{metric}{unit}", x=_fmt(_LEFT), y=_fmt(top_y + 14), class_="heading")
-    right = _LEFT + group_w * len(holders)
+    _el(chart, "text", f"{metric}{unit}", x=_fmt(left), y=_fmt(top_y + 14), class_="heading")
+    right = left + layout.group_w * len(holders)
     for v, label in ax.ticks:
         y = base - (v / ax.top) * _PLOT_H
-        _el(chart, "line", x1=_fmt(_LEFT), x2=_fmt(right), y1=_fmt(y), y2=_fmt(y), class_="grid")
-        _el(chart, "text", label, x=_fmt(_LEFT - 6), y=_fmt(y + 4), class_="tick")
-    _el(chart, "line", x1=_fmt(_LEFT), x2=_fmt(_LEFT), y1=_fmt(plot_top), y2=_fmt(base), class_="axis")
+        _el(chart, "line", x1=_fmt(left), x2=_fmt(right), y1=_fmt(y), y2=_fmt(y), class_="grid")
+        _el(chart, "text", label, x=_fmt(left - 6), y=_fmt(y + 4), class_="tick")
+    _el(chart, "line", x1=_fmt(left), x2=_fmt(left), y1=_fmt(plot_top), y2=_fmt(base), class_="axis")
+    bar_w = layout.bar_w
     for i, holder in enumerate(holders):
-        gx = _LEFT + i * group_w + _GROUP_GAP / 2
+        gx = left + i * layout.group_w + (layout.group_w - 2 * bar_w) / 2
         for j, phase in enumerate(PHASES):
             value = figures[phase].get(holder, NONE).value(metric)
             h = (value / ax.top) * _PLOT_H
             attrs = {
-                "x": _fmt(gx + j * _BAR_W),
+                "x": _fmt(gx + j * bar_w),
                 "y": _fmt(base - h),
-                "width": _fmt(_BAR_W),
+                "width": _fmt(bar_w),
                 "height": _fmt(h),
                 "fill": COLOURS[phase],
                 "class": f"plan-bar {phase}",
@@ -192,14 +232,8 @@ def _chart(
             attrs |= {"data-metric": metric, "data-phase": phase, "data-value": str(value)}
             bar = ET.SubElement(chart, "rect", attrs)
             _el(bar, "title", f"{holder.label} {metric} {phase}: {_value_text(metric, value)}")
-        _el(
-            chart,
-            "text",
-            holder.label,
-            x=_fmt(gx + _BAR_W),
-            y=_fmt(base + 16),
-            class_="holder",
-        )
+        if i % layout.label_every == 0:
+            _el(chart, "text", holder.label, x=_fmt(gx + bar_w), y=_fmt(base + 16), class_="holder")
 
 
 # scoped to the picture: an SVG put inline in a page shares the page's style sheet both ways
@@ -222,9 +256,8 @@ def plan_svg(
     """The SVG document (text, with its XML declaration) of ``before`` and ``after``, titled
     ``name``; a holder missing from one side counts zero there."""
     holders = sorted(set(before) | set(after))
-    group_w = 2 * _BAR_W + _GROUP_GAP
-    width = max(_MIN_WIDTH, _LEFT + group_w * len(holders) + _RIGHT)
-    height = _TOP + _CHART_H * len(METRICS)
+    layout = Layout.of(len(holders))
+    width, height = layout.size
     svg = ET.Element(
         "svg",
         {
@@ -249,7 +282,8 @@ def plan_svg(
         _el(legend, "text", phase, x=_fmt(x + 16), y="60")
     if not holders:
         _el(svg, "text", "no broker holds anything", x=_fmt(_LEFT), y=_fmt(_TOP + 30))
+    figures = {"before": before, "after": after}
     for k, metric in enumerate(METRICS):
-        _chart(svg, metric, _TOP + k * _CHART_H, holders, before, after, group_w)
+        _chart(svg, metric, layout.origin(k), holders, figures, layout)
     ET.indent(svg, space="")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(svg, encoding="unicode") + "\n"

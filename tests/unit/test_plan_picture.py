@@ -146,3 +146,32 @@ def test_axis_reaches_the_largest_value_in_even_steps(metric: str, largest: int)
     assert len(steps) == 1
     assert len(values) <= 12
     assert ax.top < 2 * max(largest, 1) + steps.pop()  # not far above the largest
+
+
+def test_few_brokers_put_the_charts_side_by_side_many_one_under_the_other() -> None:
+    def headings(svg: str) -> list[tuple[float, float]]:
+        root = ET.fromstring(svg)
+        return [
+            (float(t.get("x", "")), float(t.get("y", "")))
+            for t in root.iter(f"{{{SVG_NS}}}text")
+            if t.get("class") == "heading"
+        ]
+
+    few = headings(plan_svg("p", BEFORE, AFTER))
+    assert len({y for _, y in few}) == 1 and len({x for x, _ in few}) == 3
+    many = {Holder(b): HolderLoad(b, b, b) for b in range(1, 41)}
+    stacked = headings(plan_svg("p", many, many))
+    assert len({x for x, _ in stacked}) == 1 and len({y for _, y in stacked}) == 3
+
+
+def test_a_thousand_brokers_stay_drawable() -> None:
+    loads = {Holder(b): HolderLoad(b * GIB, b, b % 7) for b in range(1, 1001)}
+    svg = plan_svg("big", loads, {})
+    root = ET.fromstring(svg)
+    assert len(bars(svg)) == 1000 * 3 * 2
+    assert int(root.get("width", "")) <= 80 + 6 * 1000 + 20
+    labels = [t for t in root.iter(f"{{{SVG_NS}}}text") if t.get("class") == "holder"]
+    assert len(labels) == 3 * 200  # every fifth broker named: labels do not overlap
+    assert [t.text for t in labels[:3]] == ["1", "6", "11"]
+    # the largest bar of each chart reaches the axis' top or near it
+    assert float(bars(svg)[("1000", "bytes", "before")].get("height", "")) >= 80
