@@ -14,8 +14,6 @@ the temporary directory, printed).
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -23,30 +21,14 @@ from kafka.admin import NewTopic
 from kafka.errors import TopicAuthorizationFailedError
 
 from reassignd.zk.client import ZkClient
+from tests.browser.chromium import NEEDS_CHROMIUM, SHOTS, shoot
 from tests.integration.batch_helpers import batch_body, state_is, submit
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
 from tests.integration.kafka_clients import TOKENS, admin_client, off_loop, start_controller
 from tests.integration.reassignment_helpers import alter, completed, make_topic, set_broker_rate
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.timeout(180),
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/bootstrap.sh installs it)"
-    ),
-]
-
-playwright_api = pytest.importorskip("playwright.async_api")
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[object]:
-    async with playwright_api.async_playwright() as p:
-        b = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            await b.close()
+pytestmark = [pytest.mark.timeout(180), NEEDS_CHROMIUM]
+pytest.importorskip("playwright.async_api")
 
 
 async def cluster(procs: Procs, zk: ZkClient) -> ControllerProc:
@@ -62,7 +44,7 @@ async def test_a_bar_advances_and_cancel_reverts(procs: Procs, zk: ZkClient, bro
     c = await cluster(procs, zk)
     await make_topic(zk, "web", {0: (1, 2), 1: (1, 2)}, initial_bytes=1_500_000)
     page = await browser.new_page()  # type: ignore[attr-defined]
-    shot = Path(tempfile.gettempdir()) / "reassignd-status-page-failure.png"
+    shot = SHOTS / "reassignd-status-page-failure.png"
     try:
         await page.goto(c.url + "/")
         await page.wait_for_selector("#stream.on", timeout=30_000)  # the event stream is live
@@ -98,18 +80,8 @@ async def test_a_bar_advances_and_cancel_reverts(procs: Procs, zk: ZkClient, bro
         await page.close()
 
 
-SHOTS = Path(tempfile.gettempdir())
-
-
 async def text_of(page: object, selector: str) -> str:
     return str(await page.text_content(selector)).strip()  # type: ignore[attr-defined]
-
-
-async def shoot(page: object, name: str) -> Path:
-    path = SHOTS / f"reassignd-status-page-{name}.png"
-    await page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
-    print(f"status page screenshot ({name}): {path}")
-    return path
 
 
 async def test_signed_out_token_rejected_and_a_refusal_per_item(
