@@ -30,7 +30,8 @@ from reassignd.options import REPEAT, SWITCH, Option
 DESCRIPTION = "Plan reassignments with Spark and feed them to the controller as batches."
 PLAN_DESCRIPTION = (
     "Compute a plan for the goals (a PySpark job, local[*] unless --master says otherwise); write "
-    "DIR/plan.json, DIR/rollback.json, DIR/batches.json and DIR/summary.txt; print the summary."
+    "DIR/plan.json, DIR/rollback.json, DIR/batches.json, DIR/summary.txt and DIR/plan.svg; print the "
+    "summary."
 )
 RUN_DESCRIPTION = (
     "Submit a plan's batches (DIR/batches.json) to POST /v1/batches, at most --max-pending unfinished "

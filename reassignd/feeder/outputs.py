@@ -1,25 +1,29 @@
-"""The plan's files: ``plan.json``, ``rollback.json``, ``batches.json`` and ``summary.txt``. Pure.
+"""The plan's files: ``plan.json``, ``rollback.json``, ``batches.json``, ``summary.txt`` and
+``plan.svg``. Pure.
 
 ``plan.json`` and ``rollback.json`` are ``kafka-reassign-partitions`` plans (the moved partitions'
 new and original replicas). ``batches.json`` holds the ordered ``POST /v1/batches`` bodies, each
 with ``expected_replicas`` (what the plan assumed, so a partition moved since is refused as
 STALE_PLAN rather than moved) and a ``batch_id`` derived from the plan id, so a feeder that
 restarts submits the same ids again and the controller answers the batches it already has.
+``plan.svg`` draws each broker's bytes, replicas and preferred leaders before and after the plan
+(:mod:`reassignd.plan_picture`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reassignd.admin.plan import plan_json
 from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S
-from reassignd.feeder.loads import BYTES, LEADERS, REPLICAS, balance
+from reassignd.feeder.loads import BYTES, LEADERS, REPLICAS, Load, balance
 from reassignd.feeder.model import CURRENT, ORIGINAL, PARTITION, TOPIC, Row
 from reassignd.feeder.planner import PlanResult
 from reassignd.feeder.predict import MOVES_IN_CLUSTER, MOVES_PER_BROKER, BatchPrediction, predict_batch
+from reassignd.plan_picture import Holder, HolderLoad, plan_svg
 
 DEFAULT_BATCH_SIZE = 100
 
@@ -143,3 +147,17 @@ def summary_text(result: PlanResult, document: dict[str, Any]) -> str:
     for b, n in result.left_behind.items():
         lines.append(f"warning: broker {b} still holds {n} replicas (byte cap, or no broker could take them)")
     return "\n".join(lines) + "\n"
+
+
+def _holder_loads(loads: Mapping[int, Load]) -> dict[Holder, HolderLoad]:
+    return {Holder(b): HolderLoad(v[BYTES], v[REPLICAS], v[LEADERS]) for b, v in loads.items()}
+
+
+def picture_file(result: PlanResult, document: dict[str, Any]) -> str:
+    """``plan.svg``: every broker's bytes, replicas and preferred leaders before and after the
+    plan (the figures ``summary.txt`` balances), titled with the plan's id and goals."""
+    goals = ", ".join(document["goals"]) or "no goal"
+    subtitle = f"{goals}; {len(result.moves)} partitions moved, {_gib(result.copied_bytes)} to copy"
+    return plan_svg(
+        f"plan {document['plan_id']}", _holder_loads(result.before), _holder_loads(result.after), subtitle
+    )

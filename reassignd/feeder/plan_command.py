@@ -33,6 +33,7 @@ from reassignd.feeder.model import Cluster, with_sizes
 from reassignd.feeder.outputs import (
     DEFAULT_BATCH_SIZE,
     batches_document,
+    picture_file,
     plan_file,
     rollback_file,
     summary_text,
@@ -170,6 +171,7 @@ def write_outputs(
         (out / "rollback.json").write_text(rollback_file(result), encoding="utf-8")
         (out / "batches.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
         (out / "summary.txt").write_text(summary, encoding="utf-8")
+        (out / "plan.svg").write_text(picture_file(result, document), encoding="utf-8")
     return summary, document
 
 

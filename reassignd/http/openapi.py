@@ -192,6 +192,24 @@ def _batch_paths() -> Json:
                 parameters=[BATCH_ID],
             )
         },
+        "/v1/batches/{batch_id}/picture.svg": {
+            "get": _operation(
+                "batchPicture",
+                "every broker's bytes, replicas and preferred leaders before the batch and once its "
+                "moves land, as an SVG image (three grouped bar charts)",
+                "batches",
+                _read(
+                    {
+                        "description": "the picture; each bar carries data-broker, data-metric, "
+                        "data-phase and data-value attributes",
+                        "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+                    },
+                    _UNKNOWN_BATCH,
+                    _NOT_CONTROLLER,
+                ),
+                parameters=[BATCH_ID],
+            )
+        },
     }
     for action, summary in _CONTROLS.items():
         responses = {

@@ -5,15 +5,15 @@ A move's bar advances and the move leaves the page when it completes; Cancel on 
 reverts it (ZooKeeper shows its original replicas again). With a tokens file: before a token is
 accepted the tables say "sign in to see ..." (not "nothing moves"), a wrong token is said to be
 rejected (not merely missing), and a request refused per item (a viewer's CreateTopics through the
-Kafka listener) shows each item's error in the recent events, not the top level's NONE. On
-failure a screenshot is saved and named in the message; the token test also saves the page at
-each of its steps (``reassignd-status-page-*.png`` in the temporary directory, printed).
+Kafka listener) shows each item's error in the recent events, not the top level's NONE. While a
+batch runs, the page shows its picture (every broker's load before and after), whose bars are the
+figures of the batch's moves. On failure a screenshot is saved and named in the message; the token
+and picture tests also save the page at each of their steps (``reassignd-status-page-*.png`` in
+the temporary directory, printed).
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,29 +21,14 @@ from kafka.admin import NewTopic
 from kafka.errors import TopicAuthorizationFailedError
 
 from reassignd.zk.client import ZkClient
+from tests.browser.chromium import NEEDS_CHROMIUM, SHOTS, shoot
+from tests.integration.batch_helpers import batch_body, state_is, submit
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
 from tests.integration.kafka_clients import TOKENS, admin_client, off_loop, start_controller
 from tests.integration.reassignment_helpers import alter, completed, make_topic, set_broker_rate
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.timeout(180),
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/bootstrap.sh installs it)"
-    ),
-]
-
-playwright_api = pytest.importorskip("playwright.async_api")
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[object]:
-    async with playwright_api.async_playwright() as p:
-        b = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            await b.close()
+pytestmark = [pytest.mark.timeout(180), NEEDS_CHROMIUM]
+pytest.importorskip("playwright.async_api")
 
 
 async def cluster(procs: Procs, zk: ZkClient) -> ControllerProc:
@@ -59,7 +44,7 @@ async def test_a_bar_advances_and_cancel_reverts(procs: Procs, zk: ZkClient, bro
     c = await cluster(procs, zk)
     await make_topic(zk, "web", {0: (1, 2), 1: (1, 2)}, initial_bytes=1_500_000)
     page = await browser.new_page()  # type: ignore[attr-defined]
-    shot = Path(tempfile.gettempdir()) / "reassignd-status-page-failure.png"
+    shot = SHOTS / "reassignd-status-page-failure.png"
     try:
         await page.goto(c.url + "/")
         await page.wait_for_selector("#stream.on", timeout=30_000)  # the event stream is live
@@ -95,18 +80,8 @@ async def test_a_bar_advances_and_cancel_reverts(procs: Procs, zk: ZkClient, bro
         await page.close()
 
 
-SHOTS = Path(tempfile.gettempdir())
-
-
 async def text_of(page: object, selector: str) -> str:
     return str(await page.text_content(selector)).strip()  # type: ignore[attr-defined]
-
-
-async def shoot(page: object, name: str) -> Path:
-    path = SHOTS / f"reassignd-status-page-{name}.png"
-    await page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
-    print(f"status page screenshot ({name}): {path}")
-    return path
 
 
 async def test_signed_out_token_rejected_and_a_refusal_per_item(
@@ -189,3 +164,53 @@ async def test_signed_out_token_rejected_and_a_refusal_per_item(
 
 async def _text_is(page: object, selector: str, expected: str) -> bool:
     return await text_of(page, selector) == expected
+
+
+async def test_a_running_batchs_picture(procs: Procs, zk: ZkClient, browser: object) -> None:
+    c = await cluster(procs, zk)
+    # two 3 MB partitions led by broker 1, moved to brokers 3 and 4: about 20 s at 150 kB/s
+    await make_topic(zk, "pics", {0: (1, 2), 1: (1, 2)}, initial_bytes=3_000_000)
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
+    try:
+        await page.goto(c.url + "/")
+        await page.wait_for_selector("#brokers tbody tr[data-broker='4']", timeout=30_000)
+        assert await page.is_hidden("#picture-section")  # no batch: no picture
+        await submit(c, batch_body("pics-1", {("pics", 0): [3, 4], ("pics", 1): [4, 3]}, plan_id="plan-pics"))
+        assert await state_is(c, "pics-1", "running", "pending")
+        await page.wait_for_selector("#picture[data-batch='pics-1'] svg rect[data-metric]", timeout=30_000)
+        assert await page.is_visible("#picture-section")
+        bars = await page.eval_on_selector_all(
+            "#picture svg rect[data-metric]",
+            "rs => rs.map(r => [r.dataset.broker, r.dataset.metric, r.dataset.phase, Number(r.dataset.value),"
+            " r.getBoundingClientRect().height])",
+        )
+        drawn = {(b, m, p): (v, h) for b, m, p, v, h in bars}
+        assert {b for b, _, _ in drawn} == {"1", "2", "3", "4"}
+        value = {k: v for k, (v, _) in drawn.items()}
+        # before: both partitions on 1 (leader) and 2; after: on 3 and 4, one leader each
+        assert [value[(b, "replicas", "before")] for b in "1234"] == [2, 2, 0, 0]
+        assert [value[(b, "replicas", "after")] for b in "1234"] == [0, 0, 2, 2]
+        assert [value[(b, "leaders", "before")] for b in "1234"] == [2, 0, 0, 0]
+        assert [value[(b, "leaders", "after")] for b in "1234"] == [0, 0, 1, 1]
+        both = value[("1", "bytes", "before")]
+        assert both >= 2 * 3_000_000  # the leader's two logs (the simulated producer may add to them)
+        assert value[("2", "bytes", "before")] == value[("3", "bytes", "after")] == both
+        assert value[("4", "bytes", "after")] == both
+        # as drawn in the browser: equal figures, equal bars; none, no bar
+        heights = {k: h for k, (_, h) in drawn.items()}
+        assert heights[("1", "bytes", "before")] == heights[("3", "bytes", "after")] > 50
+        assert heights[("3", "replicas", "before")] == heights[("1", "leaders", "after")] == 0
+        title = await text_of(page, "#picture svg text.title")
+        assert title == "batch pics-1"
+        assert "plan plan-pics" in await text_of(page, "#picture svg text.subtitle")
+        assert await state_is(c, "pics-1", "running")  # the picture was seen while the batch ran
+        await shoot(page, "plan-picture")
+        path = SHOTS / "reassignd-status-page-plan-picture-only.png"
+        await page.locator("#picture-section").screenshot(path=str(path))
+        print(f"status page screenshot (plan-picture-only): {path}")
+        assert await page.is_hidden("#error")
+    except BaseException:
+        await shoot(page, "picture-failure")
+        raise
+    finally:
+        await page.close()

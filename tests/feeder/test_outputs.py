@@ -5,16 +5,25 @@ batch ids derived from the plan id, predictions per broker."""
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
 from reassignd.admin.batch_file import parse_batch_file
 from reassignd.feeder.goals import Decommission, PlanOptions, Rebalance
-from reassignd.feeder.model import CURRENT, ORIGINAL, SIZE
-from reassignd.feeder.outputs import batches_document, plan_file, plan_id, rollback_file, summary_text
+from reassignd.feeder.model import CURRENT, ORIGINAL, PARTITION, SIZE, TOPIC
+from reassignd.feeder.outputs import (
+    batches_document,
+    picture_file,
+    plan_file,
+    plan_id,
+    rollback_file,
+    summary_text,
+)
 from reassignd.feeder.planner import plan_locally
 from reassignd.feeder.predict import predict_batch
 from reassignd.plan_format import parse_plan
+from reassignd.plan_picture import SVG_NS, loads_of
 from tests.feeder.conftest import kafka_cluster
 
 
@@ -68,6 +77,32 @@ def test_summary_names_moves_bytes_and_balance() -> None:
     assert f"partitions moved: {len(result.moves)}" in text
     assert f"({sum(r[SIZE] for r in result.moves)} bytes)" in text
     assert "balance over 8 brokers" in text and "bytes     max/mean" in text
+
+
+def test_picture_draws_each_brokers_load_before_and_after() -> None:
+    cluster = kafka_cluster(brokers=9, racks=3, topics=5, partitions=20)
+    result = plan_locally(cluster, [Decommission(frozenset({4}))], PlanOptions())
+    document = batches_document(result, "now")
+    root = ET.fromstring(picture_file(result, document))
+    # the figures counted again from the cluster's rows, the plan's moves applied for "after"
+    moved = {(r[TOPIC], r[PARTITION]): r[CURRENT] for r in result.moves}
+    expected = {
+        "before": loads_of((r[ORIGINAL], r[SIZE]) for r in cluster.rows),
+        "after": loads_of((moved.get((r[TOPIC], r[PARTITION]), r[ORIGINAL]), r[SIZE]) for r in cluster.rows),
+    }
+    drawn = {
+        (int(b.get("data-broker", "")), b.get("data-metric"), b.get("data-phase")): int(
+            b.get("data-value", "")
+        )
+        for b in root.iter(f"{{{SVG_NS}}}rect")
+        if "data-metric" in b.attrib
+    }
+    assert len(drawn) == 9 * 3 * 2
+    for (broker, metric, phase), value in drawn.items():
+        load = next((v for h, v in expected[str(phase)].items() if h.broker == broker), None)
+        assert value == (0 if load is None else load.value(str(metric))), (broker, metric, phase)
+    assert drawn[(4, "replicas", "after")] == 0 < drawn[(4, "replicas", "before")]
+    assert f"plan {document['plan_id']}" in [t.text for t in root.iter(f"{{{SVG_NS}}}text")]
 
 
 def test_predicted_makespan_under_the_caps() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from reassignd.feeder import __main__ as feeder_main
 from reassignd.feeder.goals import Decommission, Goal, PlanOptions, Rebalance
 from reassignd.feeder.planner import plan_locally
 from reassignd.feeder.spark_job import plan_on_spark
+from reassignd.plan_picture import SVG_NS
 from tests.feeder.conftest import kafka_cluster
 from tests.feeder.spark_inputs import write_inputs
 
@@ -54,6 +56,7 @@ def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.Capture
     assert sorted(p.name for p in out.iterdir()) == [
         "batches.json",
         "plan.json",
+        "plan.svg",
         "rollback.json",
         "summary.txt",
     ]
@@ -74,6 +77,23 @@ def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.Capture
     for body in doc["batches"]:
         for p in body["partitions"]:
             assert tuple(p["expected_replicas"]) == rollback.targets[(p["topic"], p["partition"])]
+    # plan.svg: a bar per broker, metric and phase; its bytes those batches.json predicts
+    drawn = {
+        (b.get("data-broker"), b.get("data-metric"), b.get("data-phase")): int(b.get("data-value", ""))
+        for b in ET.parse(out / "plan.svg").getroot().iter(f"{{{SVG_NS}}}rect")
+        if "data-metric" in b.attrib
+    }
+    for phase in ("before", "after"):
+        per_broker = doc["predicted"][f"bytes_per_broker_{phase}"]
+        assert {k[0]: v for k, v in drawn.items() if k[1:] == ("bytes", phase)} == per_broker
+        partitions = sum(len(t["partitions"]) for t in json.loads(cluster_file.read_text())["topics"])
+        assert sum(v for k, v in drawn.items() if k[1:] == ("leaders", phase)) == partitions
+    assert drawn[("4", "replicas", "after")] == drawn[("8", "replicas", "after")] == 0
+    assert drawn[("4", "replicas", "before")] > 0
+    replica_totals = [
+        sum(v for k, v in drawn.items() if k[1:] == ("replicas", p)) for p in ("before", "after")
+    ]
+    assert replica_totals[0] == replica_totals[1] > 0  # the plan keeps every partition's replication factor
 
     # --dry-run: the same summary, nothing written
     dry = tmp_path / "dry"

@@ -7,6 +7,9 @@
 - ``GET /v1/batches``, ``GET /v1/batches/{batch_id}`` (viewer): the active controller's batches
   with byte-level progress from the broker agents; a standby answers 503 NOT_CONTROLLER (it knows
   no batch), an unknown id 404.
+- ``GET /v1/batches/{batch_id}/picture.svg`` (viewer): every broker's bytes, replicas and
+  preferred leaders before the batch and once its moves land, as an SVG image
+  (:mod:`reassignd.http.batch_picture`); sizes from every agent's report.
 - ``POST /v1/batches/{batch_id}/pause|resume|stop|rollback`` (admin): the batch's status after the
   action; a rollback's names the reverse batch in ``rollback_batch_id``. An unknown id is 404, an
   action the batch's state does not allow 400 (error 42).
@@ -43,6 +46,7 @@ from reassignd.executor.submit import PartitionOutcome, partition_outcomes
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.audit import note
+from reassignd.http.batch_picture import batch_loads, batch_svg
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
 from reassignd.http.json_input import query_params
 from reassignd.http.keys import BATCH_STATUSES, REPORTS, SETTINGS, VIEW
@@ -225,6 +229,30 @@ async def describe_batch(request: web.Request) -> web.Response:
         raise UnknownBatch(f"no batch {batch_id!r}")
     [status] = await batch_statuses(request, snapshot, [batch])
     return json_response(status_json(status))
+
+
+# the picture holds no script; the policy keeps it so even if it is opened on its own
+PICTURE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+}
+
+
+@routes.get("/v1/batches/{batch_id}/picture.svg")
+async def batch_picture(request: web.Request) -> web.Response:
+    query_params(request.query.items(), ())
+    snapshot = active_snapshot(request)
+    batch_id = request.match_info["batch_id"]
+    batch = snapshot.batches.get(batch_id)
+    if batch is None:
+        raise UnknownBatch(f"no batch {batch_id!r}")
+    urls = agent_urls(snapshot.brokers, set(snapshot.brokers))
+    reports = await request.app[REPORTS].fetch(request.app[AGENT_SESSION], urls) if urls else {}
+    tps = [(t.name, p.partition) for t in snapshot.topics.values() for p in t.partitions]
+    sizes = leader_sizes(leaders_of(snapshot, tps), index_reports(reports))
+    svg = batch_svg(batch, batch_loads(batch, snapshot.topics, sizes, snapshot.brokers))
+    return web.Response(text=svg, content_type="image/svg+xml", charset="utf-8", headers=PICTURE_HEADERS)
 
 
 async def _control(request: web.Request, action: BatchAction) -> web.Response:

@@ -8,6 +8,9 @@ const TOKEN_KEY = "reassignd.token";
 // auth: "unknown" until the first answer, "ok", "needed" (401, no token sent) or "rejected"
 // (401 to the token sent): until it is "ok" the tables show nothing as if it were the data.
 const state = { role: null, user: null, events: [], lastId: "0-0", streaming: false, auth: "unknown" };
+// the batch whose picture is shown: the one chosen with its row's button, else the oldest unfinished
+const picture = { chosen: null, shown: null, key: null, fetchedAt: 0, loading: false };
+const PICTURE_EVERY_MS = 10000;  // sizes grow while a batch runs: redrawn at most this often
 const PLACEHOLDERS = ["no-moves", "no-batches", "no-brokers", "no-events"];
 
 function el(tag, attrs = {}, ...children) {
@@ -46,6 +49,7 @@ function setAuth(auth) {
   for (const id of ["moves", "batches", "brokers"]) document.querySelector(`#${id} tbody`).replaceChildren();
   document.getElementById("events").replaceChildren();
   document.getElementById("moving-count").textContent = "";
+  clearPicture();
   for (const id of PLACEHOLDERS) {
     const p = document.getElementById(id);
     p.textContent = p.dataset.signedOut;
@@ -160,6 +164,7 @@ function renderBatches(batches) {
       el("td", {}),
     ];
     const unfinished = ["pending", "running", "paused"].includes(b.state);
+    cells[6].append(el("button", { class: "picture", onclick: () => { picture.chosen = b.batch_id; renderPicture(batches); } }, "Picture"));
     if (state.role === "admin" && unfinished) {
       const path = `/v1/batches/${encodeURIComponent(b.batch_id)}/stop`;
       cells[6].append(el("button", { class: "danger", onclick: () => act(`stop ${b.batch_id}`, "POST", path) }, "Stop"));
@@ -170,6 +175,52 @@ function renderBatches(batches) {
   const stuck = new Set();
   for (const b of batches) for (const s of b.stuck || []) stuck.add(`${s.topic}-${s.partition}`);
   return stuck;
+}
+
+function clearPicture() {
+  picture.shown = null;
+  picture.key = null;
+  const box = document.getElementById("picture");
+  box.replaceChildren();
+  box.dataset.batch = "";
+  document.getElementById("picture-batch").textContent = "";
+  document.getElementById("picture-section").hidden = true;
+}
+
+// the batch's before/after picture, drawn by the controller (GET /v1/batches/{id}/picture.svg),
+// parsed as SVG (never as HTML) and put in the page; fetched again when the batch changes state,
+// another is chosen, or PICTURE_EVERY_MS passed
+async function renderPicture(batches) {
+  const unfinished = batches.filter((b) => ["running", "paused", "pending"].includes(b.state));
+  const batch = batches.find((b) => b.batch_id === picture.chosen) ||
+    unfinished.find((b) => b.state === "running") || unfinished[0];
+  if (!batch) { clearPicture(); return; }
+  const key = `${batch.batch_id} ${batch.state}`;
+  if (picture.loading || (key === picture.key && Date.now() - picture.fetchedAt < PICTURE_EVERY_MS)) return;
+  picture.loading = true;
+  try {
+    const sent = headers();
+    const path = `/v1/batches/${encodeURIComponent(batch.batch_id)}/picture.svg`;
+    const resp = await fetch(path, { headers: sent });
+    if (resp.status === 401) { unauthorized(sent); return; }
+    if (!resp.ok) throw new Error(`GET ${path}: ${resp.status}`);
+    const doc = new DOMParser().parseFromString(await resp.text(), "image/svg+xml");
+    if (doc.documentElement.localName !== "svg" || doc.querySelector("parsererror")) {
+      throw new Error(`GET ${path}: not an SVG document`);
+    }
+    const box = document.getElementById("picture");
+    box.replaceChildren(document.importNode(doc.documentElement, true));
+    box.dataset.batch = batch.batch_id;
+    document.getElementById("picture-batch").textContent = `(batch ${batch.batch_id}, ${batch.state})`;
+    document.getElementById("picture-section").hidden = false;
+    picture.shown = batch.batch_id;
+    picture.key = key;
+    picture.fetchedAt = Date.now();
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    picture.loading = false;
+  }
 }
 
 async function renderBrokers(status, brokers) {
@@ -221,6 +272,7 @@ async function refresh() {
         api("/v1/brokers"), api("/v1/reassignments"), api("/v1/batches"),
       ]);
       const stuck = renderBatches(batches.batches || []);
+      renderPicture(batches.batches || []);  // not awaited: the tables do not wait for the picture
       renderMoves(moving.topics || [], stuck);
       await renderBrokers(status, brokers.brokers || []);
       showError("");

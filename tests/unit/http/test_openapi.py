@@ -174,6 +174,7 @@ def test_every_read_of_the_active_controllers_data_declares_503() -> None:
         "/v1/reassignments",
         "/v1/batches",
         "/v1/batches/{batch_id}",
+        "/v1/batches/{batch_id}/picture.svg",
         "/v1/log-dirs",
     }
 
