@@ -22,6 +22,7 @@ resource).
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -249,9 +250,13 @@ async def batch_picture(request: web.Request) -> web.Response:
         raise UnknownBatch(f"no batch {batch_id!r}")
     urls = agent_urls(snapshot.brokers, set(snapshot.brokers))
     reports = await request.app[REPORTS].fetch(request.app[AGENT_SESSION], urls) if urls else {}
-    tps = [(t.name, p.partition) for t in snapshot.topics.values() for p in t.partitions]
-    sizes = leader_sizes(leaders_of(snapshot, tps), index_reports(reports))
-    svg = batch_svg(batch, batch_loads(batch, snapshot.topics, sizes, snapshot.brokers))
+
+    def draw() -> str:  # every partition of the cluster: off the loop (the snapshot is immutable)
+        tps = [(t.name, p.partition) for t in snapshot.topics.values() for p in t.partitions]
+        sizes = leader_sizes(leaders_of(snapshot, tps), index_reports(reports))
+        return batch_svg(batch, batch_loads(batch, snapshot.topics, sizes, snapshot.brokers))
+
+    svg = await asyncio.to_thread(draw)
     return web.Response(text=svg, content_type="image/svg+xml", charset="utf-8", headers=PICTURE_HEADERS)
 
 
