@@ -1,6 +1,7 @@
 """A small PKI made at test time with the ``openssl`` command: a CA, a server certificate it signed
 for 127.0.0.1 and localhost, a client certificate it signed (mutual TLS), and a second, unrelated
-CA with its own server certificate (what a client must refuse)."""
+CA with its own server certificate, and a certificate the CA signed for another host (what a
+client must refuse)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ class Pki:
     other_ca_cert: Path  # signed nothing this test trusts
     other_server_cert: Path  # for 127.0.0.1 too, but signed by the other CA
     other_server_key: Path
+    elsewhere_server_cert: Path  # signed by the trusted CA, for another host only (not 127.0.0.1)
+    elsewhere_server_key: Path
 
 
 def _openssl(*args: str) -> None:
@@ -53,6 +56,7 @@ def _signed(directory: Path, name: str, ca: tuple[Path, Path], extensions: str) 
 
 
 SERVER_EXT = "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
+ELSEWHERE_EXT = "subjectAltName=DNS:zookeeper.elsewhere.example\nextendedKeyUsage=serverAuth\n"
 CLIENT_EXT = "extendedKeyUsage=clientAuth\n"
 
 
@@ -63,4 +67,5 @@ def make_pki(directory: Path) -> Pki:
     client = _signed(directory, "client", ca, CLIENT_EXT)
     other = _ca(directory, "other-ca")
     other_server = _signed(directory, "other-server", other, SERVER_EXT)
-    return Pki(ca[0], *server, *client, other[0], *other_server)
+    elsewhere = _signed(directory, "elsewhere-server", ca, ELSEWHERE_EXT)
+    return Pki(ca[0], *server, *client, other[0], *other_server, *elsewhere)

@@ -76,6 +76,37 @@ async def test_a_server_another_ca_signed_is_refused_at_start(pki: Pki, chroot: 
         await client.start()
 
 
+async def test_a_server_whose_certificate_names_another_host_is_refused_at_start(
+    pki: Pki, tmp_path: Path
+) -> None:
+    """Signed by the trusted CA, but for zookeeper.elsewhere.example: the host name is checked too,
+    a process exits 2 with one line saying so."""
+    tls = ServerTls(pki.elsewhere_server_cert, pki.elsewhere_server_key, pki.ca_cert)
+    with LocalZooKeeper(tick_time_ms=250, tls=tls) as server:
+        connect = f"{server.secure_connect}/tls-{uuid.uuid4().hex[:12]}"
+        client = ZkClient(settings(connect, ClientTls(str(pki.ca_cert))))
+        with pytest.raises(ZkTlsRefused, match="mismatch"):
+            await client.start()
+        err = await controller_exits_2(connect, pki.ca_cert)
+    assert "certificate verify failed" in err and "mismatch" in err and "127.0.0.1" in err, err
+
+
+async def controller_exits_2(connect: str, ca_file: Path) -> str:
+    """A controller process started against ``connect`` trusting ``ca_file``: it exits 2 with one
+    line on stderr, which is returned."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "reassignd", "controller", "--zk", connect, "--http", "127.0.0.1:0",
+        "--zk-tls-ca", str(ca_file), "--log-level", "error",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), timeout=90)
+    assert proc.returncode == 2, err.decode()
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("reassignd controller: error: TLS to ZooKeeper at 127.0.0.1:"), lines[0]
+    return lines[0]
+
+
 async def test_a_controller_and_agents_run_over_tls(pki: Pki, chroot: str, tmp_path: Path) -> None:
     password = tmp_path / "zk-password"
     password.write_text(SASL_PASSWORD)
@@ -97,17 +128,7 @@ async def test_a_controller_and_agents_run_over_tls(pki: Pki, chroot: str, tmp_p
 
 
 async def test_a_controller_not_trusting_the_server_exits_2_with_one_line(pki: Pki, chroot: str) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "reassignd", "controller", "--zk", chroot, "--http", "127.0.0.1:0",
-        "--zk-tls-ca", str(pki.other_ca_cert), "--log-level", "error",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _, err = await asyncio.wait_for(proc.communicate(), timeout=90)
-    assert proc.returncode == 2, err.decode()
-    lines = err.decode().strip().splitlines()
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("reassignd controller: error: TLS to ZooKeeper at 127.0.0.1:"), lines[0]
-    assert "certificate verify failed" in lines[0]
+    assert "certificate verify failed" in await controller_exits_2(chroot, pki.other_ca_cert)
 
 
 async def test_an_abandoned_session_is_closed_over_tls(
