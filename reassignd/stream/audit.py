@@ -115,7 +115,12 @@ def _item_name(node: Mapping[str, Any], topic: str | None) -> str | None:
 def item_errors(answer: Any) -> dict[str, int]:
     """The per-item error codes other than 0 in an answer (HTTP JSON, or a Kafka response as a
     dict), by item: ``"orders-3"``, ``"orders"``, ``"user=alice"``. The top level is not an item."""
-    errors: dict[str, int] = {}
+    return {name: code for name, (code, _) in failed_items(answer).items()}
+
+
+def failed_items(answer: Any) -> dict[str, tuple[int, str | None]]:
+    """``item_errors`` with each item's error message (None: the answer has none)."""
+    errors: dict[str, tuple[int, str | None]] = {}
 
     def walk(node: Any, topic: str | None) -> None:
         if isinstance(node, list):
@@ -127,7 +132,8 @@ def item_errors(answer: Any) -> dict[str, int]:
         name = _item_name(node, topic)
         code = node.get("error_code")
         if name is not None and isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            errors[name] = code
+            message = node.get("error_message")
+            errors[name] = (code, message if isinstance(message, str) else None)
         inner = next((node[k] for k in _NAME_KEYS if isinstance(node.get(k), str)), topic)
         for key in _ITEM_LISTS:
             if key in node:
@@ -150,9 +156,14 @@ def result_of(answer: Any, *, status: int | None = None) -> dict[str, Any]:
     result |= {"error_code": top, "error_name": error_name(top)}
     if top != 0 and isinstance(doc.get("error_message"), str):
         result["error_message"] = doc["error_message"]
-    errors = item_errors(doc)
+    failed = failed_items(doc)
+    errors = {name: code for name, (code, _) in failed.items()}
     if errors:
         result |= capped({"errors": errors})
+        # why each item was refused, as it was answered (a NOAUTH names the znode and the session)
+        messages = {name: message for name, (_, message) in failed.items() if message}
+        if messages:
+            result |= capped({"error_messages": messages})
         # Kafka's name of each code refused per item, once per code (the status page shows them)
         result["error_names"] = {str(code): error_name(code) for code in sorted(set(errors.values()))}
     return result

@@ -7,6 +7,8 @@ real agents."""
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 from reassignd.controller.model.requests import AlterReassignments
 from reassignd.controller.runtime.controller import Controller
@@ -16,7 +18,7 @@ from reassignd.testing.polling import eventually
 from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from tests.faults.scenarios import make_topic, wait_brokers, wait_online
-from tests.integration.harness import Kit, controller_epoch, problems_text
+from tests.integration.harness import Kit, active_one, controller_epoch, problems_text
 from tests.zk_acl import own
 
 
@@ -45,6 +47,7 @@ async def test_a_topic_another_principal_owns_is_skipped_and_the_load_completes(
             ) and "NOAUTH" in problems_text(controller)
 
         await eventually(reported, 10.0, what="topic t's NOAUTH reported")
+        assert "(this session: anonymous)" in problems_text(controller)  # the principal refused
         epoch = await controller_epoch(zk)
         # topics whose only replica, broker 7, comes later: its registration event creates their
         # states, and gives t2 (the same ACL) up, nothing else
@@ -96,3 +99,35 @@ async def test_a_request_failing_after_its_reload_is_quarantined(
         # other moves go on
         other = await controller.api.alter_reassignments(AlterReassignments(((("u", 0), (3, 2)),)))
         assert [r.error_code for r in other.results] == [0]
+
+
+async def test_a_noauth_refusal_is_answered_and_audited_with_the_principal(
+    kit: Kit, zk_connect: str, zk: ZkClient
+) -> None:
+    """A topic whose config znode cannot be created (another principal owns /config/topics): the
+    answer, the log's audit line and the audit record name the znode and the session refused."""
+    c = kit.controller(9000, 4.0)
+    kit.cluster(1, 1)
+    await active_one(c)
+    await wait_brokers(zk, {1})
+    await zk.ensure_path(paths.CONFIG_TOPICS)
+    await own(zk_connect, paths.CONFIG_TOPICS)
+    code, body = await c.post(
+        "/v1/topics", {"topics": [{"name": "x", "num_partitions": 1, "configs": {"retention.ms": "60000"}}]}
+    )
+    # the event is refused whole (a deterministic failure: the next controller would meet it too)
+    assert (code, body["error_name"]) == (500, "UNKNOWN_SERVER_ERROR"), body
+    noauth = f"NOAUTH for {paths.config_topic('x')} (this session: anonymous)"
+    assert noauth in body["error_message"], body
+    assert await zk.exists(paths.topic("x")) is None  # nothing of it written
+
+    async def audited() -> dict[str, Any] | None:
+        _, stream = await c.get("/v1/events?type=audit&last_event_id=0-0&max_s=0.5")
+        records = [json.loads(line[5:]) for line in str(stream).splitlines() if line.startswith("data:")]
+        return next((r for r in records if r.get("action") == "POST /v1/topics"), None)
+
+    record = await eventually(audited, 10.0, what="the audit record")
+    assert noauth in record["result"]["error_message"], record
+    assert await active_one(c)  # the controller stays, and the next request is served
+    code, body = await c.post("/v1/topics", {"topics": [{"name": "y", "num_partitions": 1}]})
+    assert (code, body["topics"][0]["error_code"]) == (200, 0), body

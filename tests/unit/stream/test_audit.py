@@ -178,6 +178,7 @@ def test_kafka_responses_read_as_http_answers() -> None:
         "error_code": 0,
         "error_name": "NONE",
         "errors": {"t-1": 85},
+        "error_messages": {"t-1": "x"},  # each refused item's message, as answered
         "error_names": {"85": "NO_REASSIGNMENT_IN_PROGRESS"},
     }
 
