@@ -24,9 +24,9 @@ from reassignd.zk.values import Create, Op, SetData, Stat
 
 
 def stat(t: _wire.StatTuple) -> Stat:
-    # czxid, mzxid, version, cversion, ephemeral_owner, num_children, data_length (positional:
-    # this runs once per znode of a bulk read)
-    return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])
+    # czxid, mzxid, version, cversion, ephemeral_owner, num_children, data_length, aversion
+    # (positional: this runs once per znode of a bulk read)
+    return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8], t[6])
 
 
 def error(code: int, path: str | None, principal: str | None = None) -> ZkError:

@@ -28,6 +28,7 @@ EXISTS = 3
 GET_DATA = 4
 SET_DATA = 5
 GET_ACL = 6
+SET_ACL = 7
 GET_CHILDREN = 8
 PING = 11
 GET_CHILDREN2 = 12
@@ -192,6 +193,12 @@ def get_acl(path: str) -> Request:
     return Request(GET_ACL, _string(path), path)
 
 
+def set_acl(path: str, acls: Sequence[Acl], aversion: int) -> Request:
+    """ZooKeeper's setACL: the znode's whole ACL list, if its ACL version is ``aversion`` (-1:
+    any). The reply is the znode's stat."""
+    return Request(SET_ACL, _string(path) + encode_acls(acls) + _INT.pack(aversion), path)
+
+
 def sasl(token: bytes) -> Request:
     """A SASL token for the server (jute ``GetSASLRequest``); its reply is the server's token
     (``SetSASLResponse``), bytes or None."""
@@ -319,7 +326,7 @@ def _read_one(opcode: int, buf: bytes, offset: int) -> tuple[Any, int]:
         return _read_buffer(buf, offset)
     if opcode == GET_ACL:
         return _read_acls(buf, offset)
-    if opcode in (SET_DATA, EXISTS):
+    if opcode in (SET_DATA, EXISTS, SET_ACL):
         stat: StatTuple = _STAT.unpack_from(buf, offset)
         return stat, offset + _STAT.size
     if opcode == CREATE:
@@ -391,6 +398,7 @@ _DECODABLE = frozenset(
         CLOSE,
         SASL,
         GET_ACL,
+        SET_ACL,
     }
 )
 

@@ -1,0 +1,198 @@
+"""``reassignd admin zk-acls``: the walk that reads and re-sets the ACLs (the rules and the lines:
+:mod:`reassignd.admin.zk_acls`, pure).
+
+One ZooKeeper session; ``window`` workers share one stack of znodes to visit, so at most
+``window`` requests are in flight (pipelined on the session) and the znodes waiting are the
+children of the znodes on the way down, not the whole tree (depth first: a znode's children are
+visited before its siblings'). Per znode: getACL; setACL with the ACL version read when the ACL is
+not the wanted one (BADVERSION: someone changed it in between, so read it again and decide again);
+getChildren when the stat says it has some. A znode deleted during the walk is skipped; a NOAUTH is
+one line naming the znode, this session's principal and the znode's ACL, and the walk goes on.
+Any other ZooKeeper failure ends the run (exit 1, one line), after the counts so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import TextIO
+
+import uvloop
+
+from reassignd.admin import zk_acls
+from reassignd.admin.zk_acls import AclMode, Tally, Visit
+from reassignd.admin.zk_acls_command import ZkAclsSettings
+from reassignd.errors import StartupError, starting
+from reassignd.zk.acls import Acl
+from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import BadVersionError, NoAuthError, NoNodeError, ZkError
+from reassignd.zk.values import Stat
+
+SESSION_TIMEOUT_S = 10.0
+MAX_ATTEMPTS = 5  # setACL tries on one znode whose ACL keeps changing under it
+
+
+class ZkAclWalk:
+    def __init__(
+        self,
+        zk: ZkClient,
+        mode: AclMode,
+        creator: tuple[tuple[str, str], ...],
+        out: TextIO,
+        *,
+        dry_run: bool,
+        window: int,
+    ) -> None:
+        self._zk = zk
+        self._mode = mode
+        self._creator = creator
+        self._out = out
+        self._dry_run = dry_run
+        self._window = window
+        self._principal = zk.settings.principal
+        self._stack: list[Visit] = []
+        self._busy = 0
+        self._wake = asyncio.Event()
+        self._failure: ZkError | None = None
+        self.tally = Tally()
+
+    async def run(self, visits: tuple[Visit, ...] = zk_acls.VISITS) -> Tally:
+        """Walk ``visits``; the first ZooKeeper failure other than a znode's own (NONODE, NOAUTH,
+        BADVERSION) stops it: nothing new starts, the requests in flight finish, it is raised."""
+        self._stack = list(reversed(visits))
+        async with asyncio.TaskGroup() as group:
+            for i in range(self._window):
+                group.create_task(self._worker(), name=f"zk-acls-{i}")
+        if self._failure is not None:
+            raise self._failure
+        return self.tally
+
+    async def _worker(self) -> None:
+        while True:
+            while not self._stack:
+                if self._busy == 0:
+                    self._wake.set()  # the walk is over: every waiting worker sees it
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+            visit = self._stack.pop()
+            self._busy += 1
+            try:
+                children = await self._visit(visit)
+            except ZkError as e:  # the session's, not the znode's: the walk stops
+                if self._failure is None:
+                    self._failure = e
+                self._stack.clear()
+                children = []
+            finally:
+                self._busy -= 1
+            prefix = visit.path.rstrip("/")
+            self._stack.extend(Visit(f"{prefix}/{name}", True) for name in sorted(children, reverse=True))
+            self._wake.set()
+
+    def _count(self, **increments: int) -> None:
+        self.tally = dataclasses.replace(
+            self.tally, **{name: getattr(self.tally, name) + n for name, n in increments.items()}
+        )
+
+    def _say(self, line: str) -> None:
+        print(line, file=self._out)
+
+    async def _visit(self, visit: Visit) -> list[str]:
+        """Set one znode's ACL; its children's names when it has some and its subtree is walked."""
+        path = visit.path
+        try:
+            stat = await self._set(path)
+        except NoNodeError:
+            if visit not in zk_acls.VISITS:  # a root absent is no news (Kafka's tree may lack it)
+                self._count(vanished=1)
+            return []
+        if stat is None or not visit.recurse or stat.num_children == 0:
+            return []
+        try:
+            return await self._zk.children(path)
+        except NoNodeError:
+            return []
+        except NoAuthError:
+            self._say(zk_acls.noauth_line(path, self._principal, None, "list the children of"))
+            self._count(failed=1)  # counted once: its ACL was set, or it failed already above
+            return []
+
+    async def _set(self, path: str) -> Stat | None:
+        """The znode's ACL made the wanted one; its stat (None when it failed). NoNodeError when
+        it is gone."""
+        want = zk_acls.wanted(self._mode, path, self._creator)
+        current: list[Acl] | None = None
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                current, stat = await self._zk.get_acl(path)
+            except NoAuthError:
+                self._say(zk_acls.noauth_line(path, self._principal, None, "read the ACL of"))
+                self._count(checked=1, failed=1)
+                return None
+            if attempt == 0:
+                self._count(checked=1)
+            if not zk_acls.needs_change(current, want):
+                self._count(unchanged=1)
+                return stat
+            if self._dry_run:
+                self._say(zk_acls.change_line(path, current, want))
+                self._count(changed=1)
+                return stat
+            try:
+                stat = await self._zk.set_acl(path, zk_acls.to_set(self._mode, path), stat.aversion)
+            except BadVersionError:
+                continue  # its ACL changed since it was read: read it again
+            except NoAuthError:
+                self._say(zk_acls.noauth_line(path, self._principal, current, "set the ACL of"))
+                self._count(failed=1)
+                return None
+            self._count(changed=1)
+            return stat
+        self._say(f"Failed {path}: its ACL changed {MAX_ATTEMPTS} times while it was being set")
+        self._count(failed=1)
+        return None
+
+
+def creator_ids(settings: ZkAclsSettings) -> tuple[tuple[str, str], ...]:
+    """The ids ZooKeeper gives this session's ``auth:`` entries: its SASL user (read now)."""
+    credentials = settings.zk_security.credentials()
+    return () if credentials is None else (("sasl", credentials.user),)
+
+
+async def migrate(settings: ZkAclsSettings, out: TextIO) -> int:
+    try:
+        creator = creator_ids(settings)
+        zk_settings = settings.zk_security.zk_settings(
+            settings.zk_connect, SESSION_TIMEOUT_S, settings.request_timeout_s, role="admin"
+        )
+    except ValueError as e:
+        raise ZkError(str(e)) from None
+    zk = ZkClient(zk_settings)
+    with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkError):
+        await zk.start()
+    walk = ZkAclWalk(zk, settings.mode, creator, out, dry_run=settings.dry_run, window=settings.window)
+    try:
+        tally = await walk.run()
+    finally:
+        print(zk_acls.summary_line(settings.mode, walk.tally, dry_run=settings.dry_run), file=out)
+        out.flush()
+        await zk.close()
+    return zk_acls.exit_code(tally)
+
+
+def run_admin_zk_acls(settings: ZkAclsSettings, out: TextIO, err: TextIO) -> int:
+    """Run it to its end; a failure of the run is one line on ``err`` and exit 1 (ZooKeeper
+    refusing the credentials at the start is a StartupError: exit 2, by the CLI)."""
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(migrate(settings, out))
+    except StartupError:
+        raise  # the CLI's one line, exit 2
+    except ZkError as e:
+        reason = str(e)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    out.flush()
+    print(f"reassignd admin zk-acls: error: {reason}", file=err)
+    return 1
