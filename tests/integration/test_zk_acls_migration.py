@@ -87,6 +87,7 @@ async def acls_of(zk: ZkClient, paths: list[str]) -> dict[str, list[Acl]]:
 
 async def write_an_open_tree(chroot: str, tmp_path: Path, kafka_zk: ZkClient) -> None:
     """An open controller and agents (anonymous, no --zk-set-acl) create and move a topic."""
+    (tmp_path / "open").mkdir()
     kit = Kit(chroot, tmp_path / "open")
     try:
         c = kit.controller(9000, 2.0)
@@ -152,6 +153,7 @@ async def test_secure_then_a_secured_cluster_then_unsecure(
     )
 
     # a secured controller and agents run on the migrated tree
+    (tmp_path / "secured").mkdir()
     kit = Kit(chroot, tmp_path / "secured")
     try:
         args = secured_args(tmp_path)
