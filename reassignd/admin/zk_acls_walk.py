@@ -23,7 +23,6 @@ from reassignd.admin import zk_acls
 from reassignd.admin.zk_acls import AclMode, Tally, Visit
 from reassignd.admin.zk_acls_command import ZkAclsSettings
 from reassignd.errors import StartupError, starting
-from reassignd.zk.acls import Acl
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, NoAuthError, NoNodeError, ZkError
 from reassignd.zk.values import Stat
@@ -99,10 +98,11 @@ class ZkAclWalk:
         print(line, file=self._out)
 
     async def _visit(self, visit: Visit) -> list[str]:
-        """Set one znode's ACL; its children's names when it has some and its subtree is walked."""
+        """Set one znode's ACL; its children's names when it has some and its subtree is walked
+        (also when its own ACL could not be set, if its children can be listed)."""
         path = visit.path
         try:
-            stat = await self._set(path)
+            stat, failed = await self._set(path)
         except NoNodeError:
             if visit not in zk_acls.VISITS:  # a root absent is no news (Kafka's tree may lack it)
                 self._count(vanished=1)
@@ -115,30 +115,30 @@ class ZkAclWalk:
             return []
         except NoAuthError:
             self._say(zk_acls.noauth_line(path, self._principal, None, "list the children of"))
-            self._count(failed=1)  # counted once: its ACL was set, or it failed already above
+            if not failed:
+                self._count(failed=1)
             return []
 
-    async def _set(self, path: str) -> Stat | None:
-        """The znode's ACL made the wanted one; its stat (None when it failed). NoNodeError when
-        it is gone."""
+    async def _set(self, path: str) -> tuple[Stat | None, bool]:
+        """The znode's ACL made the wanted one: its stat (None when it could not be read) and
+        whether it failed. NoNodeError when it is gone."""
         want = zk_acls.wanted(self._mode, path, self._creator)
-        current: list[Acl] | None = None
         for attempt in range(MAX_ATTEMPTS):
             try:
                 current, stat = await self._zk.get_acl(path)
             except NoAuthError:
                 self._say(zk_acls.noauth_line(path, self._principal, None, "read the ACL of"))
                 self._count(checked=1, failed=1)
-                return None
+                return None, True
             if attempt == 0:
                 self._count(checked=1)
             if not zk_acls.needs_change(current, want):
                 self._count(unchanged=1)
-                return stat
+                return stat, False
             if self._dry_run:
                 self._say(zk_acls.change_line(path, current, want))
                 self._count(changed=1)
-                return stat
+                return stat, False
             try:
                 stat = await self._zk.set_acl(path, zk_acls.to_set(self._mode, path), stat.aversion)
             except BadVersionError:
@@ -146,12 +146,12 @@ class ZkAclWalk:
             except NoAuthError:
                 self._say(zk_acls.noauth_line(path, self._principal, current, "set the ACL of"))
                 self._count(failed=1)
-                return None
+                return stat, True
             self._count(changed=1)
-            return stat
+            return stat, False
         self._say(f"Failed {path}: its ACL changed {MAX_ATTEMPTS} times while it was being set")
         self._count(failed=1)
-        return None
+        return stat, True
 
 
 def creator_ids(settings: ZkAclsSettings) -> tuple[tuple[str, str], ...]:

@@ -203,6 +203,12 @@ async def test_a_znode_another_principal_owns_is_reported_and_the_rest_fixed(
         await other.create("/brokers/topics/theirs", b"{}")  # sasl:other all, anyone read
         await other.create("/config/users/carol", b"{}")  # sensitive: sasl:other only
         await other.create("/config/users/carol/clients", b"{}")
+        open_other = ZkClient(ZkSettings(chroot, 6.0, 10.0, sasl=SaslCredentials("other", "x")))
+        await open_other.start()  # "other" without --zk-set-acl: an open znode under its own
+        try:
+            await open_other.create("/brokers/topics/theirs/partitions", b"")
+        finally:
+            await open_other.close()
     finally:
         await other.close()
 
@@ -215,6 +221,7 @@ async def test_a_znode_another_principal_owns_is_reported_and_the_rest_fixed(
         "Failed /config/users/carol: NOAUTH: sasl:kafka may not read the ACL of it",
     ]
     assert summary(lines)["failed"] == 2
+    fixed.append("/brokers/topics/theirs/partitions")  # under a znode it could not set: walked
     wrong = {p: acls for p, acls in (await acls_of(kafka_zk, fixed)).items() if acls != kafka_acls(p)}
     assert not wrong, wrong
     assert (await kafka_zk.get_acl("/brokers/topics/theirs"))[0] == [
