@@ -24,7 +24,7 @@ from reassignd.admin.zk_acls import AclMode, Tally, Visit
 from reassignd.admin.zk_acls_command import ZkAclsSettings
 from reassignd.errors import StartupError, starting
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import BadVersionError, NoAuthError, NoNodeError, ZkError
+from reassignd.zk.errors import BadVersionError, NoAuthError, NoNodeError, UnimplementedError, ZkError
 from reassignd.zk.values import Stat
 
 SESSION_TIMEOUT_S = 10.0
@@ -154,15 +154,23 @@ class ZkAclWalk:
         return stat, True
 
 
-def creator_ids(settings: ZkAclsSettings) -> tuple[tuple[str, str], ...]:
-    """The ids ZooKeeper gives this session's ``auth:`` entries: its SASL user (read now)."""
-    credentials = settings.zk_security.credentials()
-    return () if credentials is None else (("sasl", credentials.user),)
+UNAUTHENTICATED_SCHEMES = frozenset({"ip"})  # ids a session has that an ``auth:`` entry never names
+
+
+async def creator_ids(zk: ZkClient, settings: ZkAclsSettings) -> tuple[tuple[str, str], ...]:
+    """The ids ZooKeeper resolves this session's ``auth:`` entries to: every id the server holds
+    for it but its address (whoAmI, ZooKeeper 3.7+: its SASL user and its certificate's
+    subject); before 3.7, its SASL user."""
+    try:
+        ids = await zk.who_am_i()
+    except UnimplementedError:
+        credentials = settings.zk_security.credentials()
+        return () if credentials is None else (("sasl", credentials.user),)
+    return tuple((scheme, ident) for scheme, ident in ids if scheme not in UNAUTHENTICATED_SCHEMES)
 
 
 async def migrate(settings: ZkAclsSettings, out: TextIO) -> int:
     try:
-        creator = creator_ids(settings)
         zk_settings = settings.zk_security.zk_settings(
             settings.zk_connect, SESSION_TIMEOUT_S, settings.request_timeout_s, role="admin"
         )
@@ -171,6 +179,11 @@ async def migrate(settings: ZkAclsSettings, out: TextIO) -> int:
     zk = ZkClient(zk_settings)
     with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkError):
         await zk.start()
+    try:
+        creator = await creator_ids(zk, settings)
+    except BaseException:
+        await zk.close()
+        raise
     walk = ZkAclWalk(zk, settings.mode, creator, out, dry_run=settings.dry_run, window=settings.window)
     try:
         tally = await walk.run()

@@ -17,6 +17,7 @@ from reassignd.zk.errors import (
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
+    UnimplementedError,
     ZkError,
     ZnodeTooLargeError,
 )
@@ -90,6 +91,7 @@ ERRORS: dict[int, type[ZkError]] = {
     _wire.BAD_ARGUMENTS: BadArgumentsError,
     _wire.NO_AUTH: NoAuthError,
     _wire.INVALID_ACL: InvalidAclError,
+    _wire.UNIMPLEMENTED: UnimplementedError,
     _wire.CONNECTION_LOSS: ConnectionLostError,
     _wire.SESSION_EXPIRED: ConnectionLostError,
     _wire.SESSION_MOVED: ConnectionLostError,

@@ -313,6 +313,13 @@ class ZkClient:
         request = _wire.set_acl(self._absolute(path), acls, aversion)
         return _stat(await self._call(request, path, retry=False))
 
+    async def who_am_i(self) -> list[tuple[str, str]]:
+        """The ids the server holds for this session, as (scheme, id): ``("sasl", "kafka")``, a
+        client certificate's ``("x509", subject)``, and its address ``("ip", ...)``. ZooKeeper
+        3.7+ (an older server answers UNIMPLEMENTED: UnimplementedError)."""
+        ids: list[tuple[str, str]] = await self._call(_wire.who_am_i(), None, retry=True)
+        return ids
+
     @property
     def last_zxid(self) -> int:
         """The newest zxid this session has seen (0 before any): whatever a read sent after this

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from reassignd.admin.zk_acls import AclMode, to_set, wanted
 from reassignd.zk.acls import Acl, sensitive_path
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoAuthError
@@ -228,6 +229,22 @@ async def test_a_znode_another_principal_owns_is_reported_and_the_rest_fixed(
         Acl(31, "sasl", "other"),
         Acl(1, "world", "anyone"),
     ]
+
+
+async def test_who_am_i_names_the_ids_an_auth_entry_resolves_to(chroot: str, kafka_zk: ZkClient) -> None:
+    ids = await kafka_zk.who_am_i()
+    assert ("sasl", SASL_USER) in ids
+    assert {scheme for scheme, _ in ids} <= {"sasl", "ip"}
+    await kafka_zk.create("/probe", b"")
+    _, stat = await kafka_zk.get_acl("/probe")
+    await kafka_zk.set_acl("/probe", to_set(AclMode.SECURE, "/probe"), stat.aversion)
+    creator = [(scheme, ident) for scheme, ident in ids if scheme != "ip"]
+    assert (await kafka_zk.get_acl("/probe"))[0] == list(wanted(AclMode.SECURE, "/probe", creator))
+    anonymous = await client(chroot, None)
+    try:
+        assert {scheme for scheme, _ in await anonymous.who_am_i()} <= {"ip"}
+    finally:
+        await anonymous.close()
 
 
 async def test_secure_without_credentials_is_refused_with_one_line(chroot: str, tmp_path: Path) -> None:

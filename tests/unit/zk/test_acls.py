@@ -102,6 +102,14 @@ def test_a_set_acl_carries_the_acl_list_and_the_acl_version_and_its_reply_is_the
     assert (stat(decoded).version, stat(decoded).cversion) == (5, 6)
 
 
+def test_a_who_am_i_reply_is_the_sessions_ids() -> None:
+    assert _wire.who_am_i().serialize(3) == struct.pack("!ii", 3, 107)  # no body
+    reply = struct.pack("!i", 2)
+    for text in ("ip", "127.0.0.1", "sasl", "kafka"):
+        reply += struct.pack("!i", len(text)) + text.encode()
+    assert _wire.decode_reply(_wire.WHO_AM_I, reply) == [("ip", "127.0.0.1"), ("sasl", "kafka")]
+
+
 def test_a_sasl_reply_is_the_servers_token_or_none() -> None:
     assert _wire.decode_reply(_wire.SASL, struct.pack("!i", 3) + b"abc") == b"abc"
     assert _wire.decode_reply(_wire.SASL, struct.pack("!i", -1)) is None
