@@ -77,15 +77,18 @@ def acl_text(acls: Sequence[Acl]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Tally:
-    """A run's counts: every znode read is ``checked``, then ``changed`` (would be, in a dry
-    run), ``unchanged`` (already right) or ``failed`` (NOAUTH, or its ACL kept changing);
-    ``vanished`` ones were deleted during the walk (not counted as checked)."""
+    """A run's counts: each znode ``checked`` is ``changed`` (would be, in a dry run),
+    ``unchanged`` (already right) or ``failed`` (NOAUTH, or its ACL kept changing); ``vanished``
+    ones were deleted during the walk (not checked)."""
 
-    checked: int = 0
     changed: int = 0
     unchanged: int = 0
     failed: int = 0
     vanished: int = 0
+
+    @property
+    def checked(self) -> int:
+        return self.changed + self.unchanged + self.failed
 
 
 def change_line(path: str, current: Sequence[Acl], want: Sequence[Acl]) -> str:

@@ -123,15 +123,13 @@ class ZkAclWalk:
         """The znode's ACL made the wanted one: its stat (None when it could not be read) and
         whether it failed. NoNodeError when it is gone."""
         want = zk_acls.wanted(self._mode, path, self._creator)
-        for attempt in range(MAX_ATTEMPTS):
+        for _ in range(MAX_ATTEMPTS):
             try:
                 current, stat = await self._zk.get_acl(path)
             except NoAuthError:
                 self._say(zk_acls.noauth_line(path, self._principal, None, "read the ACL of"))
-                self._count(checked=1, failed=1)
+                self._count(failed=1)
                 return None, True
-            if attempt == 0:
-                self._count(checked=1)
             if not zk_acls.needs_change(current, want):
                 self._count(unchanged=1)
                 return stat, False

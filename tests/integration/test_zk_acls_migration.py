@@ -8,6 +8,7 @@ A znode another principal owns is one NOAUTH line (path, principal) and exit 1, 
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import re
 import sys
@@ -18,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from reassignd.admin.zk_acls import AclMode, to_set, wanted
+from reassignd.admin.zk_acls_walk import ZkAclWalk
 from reassignd.zk.acls import Acl, sensitive_path
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoAuthError
 from reassignd.zk.server import LocalZooKeeper
-from reassignd.zk.values import SaslCredentials, ZkSettings
+from reassignd.zk.values import SaslCredentials, Stat, ZkSettings
 from tests.integration.harness import Kit, active_one, wait_brokers
 from tests.integration.reassignment_helpers import FAST, set_broker_rate
 from tests.integration.secured_helpers import OPEN, client, create_move_delete, kafka_acls, secured_args, tree
@@ -245,6 +247,52 @@ async def test_who_am_i_names_the_ids_an_auth_entry_resolves_to(chroot: str, kaf
         assert {scheme for scheme, _ in await anonymous.who_am_i()} <= {"ip"}
     finally:
         await anonymous.close()
+
+
+class Interleaved(ZkClient):
+    """A real session whose getACL of a chosen znode is followed, before its reply is used, by
+    another session's change of that znode (its ACL re-set, or the znode deleted): the race a
+    walk meets on a live cluster, made to happen every time."""
+
+    def __init__(self, settings: ZkSettings, meddler: ZkClient, changes: dict[str, str]) -> None:
+        super().__init__(settings)
+        self.meddler = meddler
+        self.changes = changes  # path -> "acl" or "delete", each done once
+        self.reads: list[str] = []
+
+    async def get_acl(self, path: str) -> tuple[list[Acl], Stat]:
+        result = await super().get_acl(path)
+        self.reads.append(path)
+        change = self.changes.pop(path, None)
+        if change == "acl":
+            _, stat = await self.meddler.get_acl(path)
+            await self.meddler.set_acl(
+                path, [Acl(31, "world", "anyone"), Acl(1, "ip", "10.0.0.1")], stat.aversion
+            )
+        elif change == "delete":
+            await self.meddler.delete(path)
+        return result
+
+
+async def test_a_znode_changed_or_deleted_during_the_walk(chroot: str, kafka_zk: ZkClient) -> None:
+    for path in ("/brokers/topics/a", "/brokers/topics/b", "/brokers/topics/c"):
+        await kafka_zk.create(path, b"{}", make_parents=True)
+    settings = ZkSettings(chroot, 6.0, 10.0, sasl=SaslCredentials(SASL_USER, SASL_PASSWORD))
+    zk = Interleaved(settings, kafka_zk, {"/brokers/topics/a": "acl", "/brokers/topics/b": "delete"})
+    await zk.start()
+    out = io.StringIO()
+    try:
+        tally = await ZkAclWalk(
+            zk, AclMode.SECURE, (("sasl", SASL_USER),), out, dry_run=False, window=4
+        ).run()
+    finally:
+        await zk.close()
+    assert zk.reads.count("/brokers/topics/a") == 2  # BADVERSION: read again, then set
+    assert (tally.checked, tally.changed, tally.unchanged, tally.failed, tally.vanished) == (5, 5, 0, 0, 1)
+    assert out.getvalue() == ""
+    for path in ("/", "/brokers", "/brokers/topics", "/brokers/topics/a", "/brokers/topics/c"):
+        assert (await kafka_zk.get_acl(path))[0] == kafka_acls(path), path
+    assert await kafka_zk.exists("/brokers/topics/b") is None
 
 
 async def test_secure_without_credentials_is_refused_with_one_line(chroot: str, tmp_path: Path) -> None:
