@@ -1,10 +1,13 @@
 """``reassignd admin zk-acls``: the walk that reads and re-sets the ACLs (the rules and the lines:
 :mod:`reassignd.admin.zk_acls`, pure).
 
-One ZooKeeper session; ``window`` workers share one stack of znodes to visit, so at most
-``window`` requests are in flight (pipelined on the session) and the znodes waiting are the
-children of the znodes on the way down, not the whole tree (depth first: a znode's children are
-visited before its siblings'). Per znode: getACL; setACL with the ACL version read when the ACL is
+One ZooKeeper session; ``window`` workers share one stack of frames (a znode's children, in
+order), so at most ``window`` requests are in flight (pipelined on the session). A worker takes
+the next znode of the newest frame: the children of the znode listed last go before the rest of
+its siblings (depth first). What waits in memory is the children lists (names, not paths) of
+the znodes on the way down and of at most ``window`` siblings visited at once: bounded by
+``window`` times the longest children list, whatever the size of the tree (20,000 znodes of 100
+topics of 100 partitions: 6,400 names at most; 100,000 of 1,000 topics of 50: 4,100). Per znode: getACL; setACL with the ACL version read when the ACL is
 not the wanted one (BADVERSION: someone changed it in between, so read it again and decide again);
 getChildren when the stat says it has some. A znode deleted during the walk is skipped; a NOAUTH is
 one line naming the znode, this session's principal and the znode's ACL, and the walk goes on.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from dataclasses import dataclass
 from typing import TextIO
 
 import uvloop
@@ -29,6 +33,15 @@ from reassignd.zk.values import Stat
 
 SESSION_TIMEOUT_S = 10.0
 MAX_ATTEMPTS = 5  # setACL tries on one znode whose ACL keeps changing under it
+
+
+@dataclass(slots=True)
+class _Frame:
+    """A znode's children to visit (or the roots: Visits), in order; ``taken`` of them started."""
+
+    parent: str
+    items: list[Visit] | list[str]
+    taken: int = 0
 
 
 class ZkAclWalk:
@@ -49,16 +62,19 @@ class ZkAclWalk:
         self._dry_run = dry_run
         self._window = window
         self._principal = zk.settings.principal
-        self._stack: list[Visit] = []
+        self._frames: list[_Frame] = []
+        self._waiting = 0  # znodes named in the frames, not taken yet
         self._busy = 0
         self._wake = asyncio.Event()
         self._failure: ZkError | None = None
         self.tally = Tally()
+        self.peak_waiting = 0  # the most znodes waiting to be visited at once (a test reads it)
 
     async def run(self, visits: tuple[Visit, ...] = zk_acls.VISITS) -> Tally:
         """Walk ``visits``; the first ZooKeeper failure other than a znode's own (NONODE, NOAUTH,
         BADVERSION) stops it: nothing new starts, the requests in flight finish, it is raised."""
-        self._stack = list(reversed(visits))
+        self._frames = [_Frame("", list(visits))]
+        self._waiting = len(visits)
         async with asyncio.TaskGroup() as group:
             for i in range(self._window):
                 group.create_task(self._worker(), name=f"zk-acls-{i}")
@@ -66,27 +82,40 @@ class ZkAclWalk:
             raise self._failure
         return self.tally
 
+    def _take(self) -> Visit | None:
+        """The next znode of the newest frame (the deepest znode's children first)."""
+        while self._frames:
+            frame = self._frames[-1]
+            if frame.taken < len(frame.items):
+                item = frame.items[frame.taken]
+                frame.taken += 1
+                self._waiting -= 1
+                return item if isinstance(item, Visit) else Visit(f"{frame.parent}/{item}", True)
+            self._frames.pop()
+        return None
+
     async def _worker(self) -> None:
         while True:
-            while not self._stack:
+            while (visit := self._take()) is None:
                 if self._busy == 0:
                     self._wake.set()  # the walk is over: every waiting worker sees it
                     return
                 self._wake.clear()
                 await self._wake.wait()
-            visit = self._stack.pop()
             self._busy += 1
             try:
                 children = await self._visit(visit)
             except ZkError as e:  # the session's, not the znode's: the walk stops
                 if self._failure is None:
                     self._failure = e
-                self._stack.clear()
+                self._frames.clear()
                 children = []
             finally:
                 self._busy -= 1
-            prefix = visit.path.rstrip("/")
-            self._stack.extend(Visit(f"{prefix}/{name}", True) for name in sorted(children, reverse=True))
+            if children:
+                self._frames.append(_Frame(visit.path.rstrip("/"), sorted(children)))
+                self._waiting += len(children)
+                self.peak_waiting = max(self.peak_waiting, self._waiting)
             self._wake.set()
 
     def _count(self, **increments: int) -> None:

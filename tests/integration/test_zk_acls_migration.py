@@ -24,7 +24,7 @@ from reassignd.zk.acls import Acl, sensitive_path
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoAuthError
 from reassignd.zk.server import LocalZooKeeper
-from reassignd.zk.values import SaslCredentials, Stat, ZkSettings
+from reassignd.zk.values import Create, SaslCredentials, Stat, ZkSettings
 from tests.integration.harness import Kit, active_one, wait_brokers
 from tests.integration.reassignment_helpers import FAST, set_broker_rate
 from tests.integration.secured_helpers import OPEN, client, create_move_delete, kafka_acls, secured_args, tree
@@ -293,6 +293,32 @@ async def test_a_znode_changed_or_deleted_during_the_walk(chroot: str, kafka_zk:
     for path in ("/", "/brokers", "/brokers/topics", "/brokers/topics/a", "/brokers/topics/c"):
         assert (await kafka_zk.get_acl(path))[0] == kafka_acls(path), path
     assert await kafka_zk.exists("/brokers/topics/b") is None
+
+
+async def test_a_big_tree_is_walked_with_bounded_memory(chroot: str, kafka_zk: ZkClient) -> None:
+    """20 topics of 40 partitions (1,650 znodes): the znodes waiting to be visited stay within
+    the window times the longest children list, far from the tree."""
+    topics, partitions, window = 20, 40, 8
+    ops: list[Create] = [Create("/brokers"), Create("/brokers/topics")]
+    for t in range(topics):
+        ops += [Create(f"/brokers/topics/t{t}", b"{}"), Create(f"/brokers/topics/t{t}/partitions")]
+        for p in range(partitions):
+            ops += [
+                Create(f"/brokers/topics/t{t}/partitions/{p}"),
+                Create(f"/brokers/topics/t{t}/partitions/{p}/state"),
+            ]
+    for i in range(0, len(ops), 500):
+        await kafka_zk.multi(ops[i : i + 500])
+    walk = ZkAclWalk(
+        kafka_zk, AclMode.SECURE, (("sasl", SASL_USER),), io.StringIO(), dry_run=False, window=window
+    )
+    tally = await walk.run()
+    assert (tally.changed, tally.failed) == (len(ops) + 1, 0)  # and the chroot's znode
+    assert walk.peak_waiting <= window * partitions + topics, walk.peak_waiting
+    again = await ZkAclWalk(
+        kafka_zk, AclMode.SECURE, (("sasl", SASL_USER),), io.StringIO(), dry_run=False, window=window
+    ).run()
+    assert (again.changed, again.unchanged) == (0, len(ops) + 1)
 
 
 async def test_secure_without_credentials_is_refused_with_one_line(chroot: str, tmp_path: Path) -> None:
