@@ -4,14 +4,16 @@
 One ZooKeeper session; ``window`` workers share one stack of frames (a znode's children, in
 order), so at most ``window`` requests are in flight (pipelined on the session). A worker takes
 the next znode of the newest frame: the children of the znode listed last go before the rest of
-its siblings (depth first). What waits in memory is the children lists (names, not paths) of
-the znodes on the way down and of at most ``window`` siblings visited at once: bounded by
-``window`` times the longest children list, whatever the size of the tree (20,000 znodes of 100
-topics of 100 partitions: 6,400 names at most; 100,000 of 1,000 topics of 50: 4,100). Per znode: getACL; setACL with the ACL version read when the ACL is
-not the wanted one (BADVERSION: someone changed it in between, so read it again and decide again);
-getChildren when the stat says it has some. A znode deleted during the walk is skipped; a NOAUTH is
-one line naming the znode, this session's principal and the znode's ACL, and the walk goes on.
-Any other ZooKeeper failure ends the run (exit 1, one line), after the counts so far.
+its siblings (depth first). What waits in memory is the children lists (names, not paths) of the
+znodes on the way down and of at most ``window`` siblings visited at once: bounded by ``window``
+times the longest children list, whatever the size of the tree (100 topics of 100 partitions,
+20,000 znodes: 6,400 names at most; 1,000 topics of 50, 100,000 znodes: 4,100).
+
+Per znode: getACL; setACL with the ACL version read when the ACL is not the wanted one
+(BADVERSION: someone changed it in between, so read it again and decide again); getChildren when
+the stat says it has some. A znode deleted during the walk is skipped; a NOAUTH is one line
+naming the znode, this session's principal and the znode's ACL, and the walk goes on. Any other
+ZooKeeper failure ends the run (exit 1, one line), after the counts so far.
 """
 
 from __future__ import annotations
@@ -208,6 +210,10 @@ async def migrate(settings: ZkAclsSettings, out: TextIO) -> int:
         await zk.start()
     try:
         creator = await creator_ids(zk, settings)
+        if settings.mode is AclMode.SECURE and not creator:
+            raise ZkError(
+                f"--secure: ZooKeeper holds no authenticated id for this session ({zk.settings.principal})"
+            )
     except BaseException:
         await zk.close()
         raise
