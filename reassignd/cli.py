@@ -23,6 +23,7 @@ from reassignd.admin.batch_command import AdminBatchCommand
 from reassignd.admin.command_line import AdminReassignCommand
 from reassignd.admin.demote_command import AdminDemoteCommand
 from reassignd.admin.elect_command import AdminElectCommand
+from reassignd.admin.zk_acls_command import AdminZkAclsCommand
 from reassignd.config import (
     BY_NAME,
     BrokerCommand,
@@ -66,6 +67,8 @@ async def serve(command: Command, stop: asyncio.Event) -> None:
             AdminReassignCommand()
             | AdminBatchCommand()
             | AdminElectCommand()
+            | AdminDemoteCommand()
+            | AdminZkAclsCommand()
             | FeedPlanCommand()
             | FeedRunCommand()
             | EventsTailCommand()
@@ -142,7 +145,16 @@ def run(
         return 2
 
 
-def _run_command(command: Command, argv: Sequence[str], out: TextIO, err: TextIO) -> int:
+def _run_admin(
+    command: AdminReassignCommand
+    | AdminElectCommand
+    | AdminDemoteCommand
+    | AdminBatchCommand
+    | AdminZkAclsCommand,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """``reassignd admin ...``: each client's module imported only when it runs."""
     match command:
         case AdminReassignCommand():
             from reassignd.admin.reassign import run_reassign  # noqa: PLC0415 (only this client)
@@ -160,6 +172,22 @@ def _run_command(command: Command, argv: Sequence[str], out: TextIO, err: TextIO
             from reassignd.admin.batch import run_batch  # noqa: PLC0415 (only this client)
 
             return run_batch(command.settings, out, err)
+        case AdminZkAclsCommand():
+            from reassignd.admin.zk_acls_walk import run_admin_zk_acls  # noqa: PLC0415 (only this client)
+
+            return run_admin_zk_acls(command.settings, out, err)
+
+
+def _run_command(command: Command, argv: Sequence[str], out: TextIO, err: TextIO) -> int:
+    match command:
+        case (
+            AdminReassignCommand()
+            | AdminElectCommand()
+            | AdminDemoteCommand()
+            | AdminBatchCommand()
+            | AdminZkAclsCommand()
+        ):
+            return _run_admin(command, out, err)
         case FeedPlanCommand():
             return _feed_plan(command, out, err)
         case FeedRunCommand():

@@ -1,5 +1,5 @@
 """The one command-line engine: every subcommand (``controller``, ``broker``, ``cluster``,
-``admin reassign|batch|elect|demote|promote``, ``feed plan|run``, ``events tail``) declared once, with the same
+``admin reassign|batch|elect|demote|promote|zk-acls``, ``feed plan|run``, ``events tail``) declared once, with the same
 sources and rules for all.
 
 Precedence: flag > environment > file > default. Every option ``--some-flag`` has the variable
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from reassignd import options as opt
-from reassignd.admin import batch_command, command_line, demote_command, elect_command
+from reassignd.admin import batch_command, command_line, demote_command, elect_command, zk_acls_command
 from reassignd.admin import settings as admin
 from reassignd.admin.batch_command import AdminBatchCommand, BatchVerb, batch_settings
 from reassignd.admin.batch_file import BatchBody
@@ -35,6 +35,7 @@ from reassignd.admin.command_line import AdminReassignCommand, reassign_settings
 from reassignd.admin.connection import AUTH_TOKEN, BOOTSTRAP_CONTROLLER, REQUEST_TIMEOUT, TLS_OPTIONS, ZK
 from reassignd.admin.demote_command import AdminDemoteCommand, demote_settings
 from reassignd.admin.elect_command import AdminElectCommand, elect_settings
+from reassignd.admin.zk_acls_command import AdminZkAclsCommand, zk_acls_settings
 from reassignd.broker.settings import BrokerSettings, ClusterLayout, cluster_settings
 from reassignd.controller.settings import ControllerSettings
 from reassignd.feeder import command_line as feed
@@ -112,6 +113,7 @@ Command = (
     | AdminBatchCommand
     | AdminElectCommand
     | AdminDemoteCommand
+    | AdminZkAclsCommand
     | FeedPlanCommand
     | FeedRunCommand
     | EventsTailCommand
@@ -193,6 +195,10 @@ def _admin_demote(
     return AdminDemoteCommand(demote_settings(verb, arguments, values), _log(values))
 
 
+def _admin_zk_acls(values: Mapping[str, object], arguments: Mapping[str, object]) -> AdminZkAclsCommand:
+    return AdminZkAclsCommand(zk_acls_settings(arguments, values), _log(values))
+
+
 def _feed_plan(values: Mapping[str, object], _: Mapping[str, object]) -> FeedPlanCommand:
     return feed.resolve_plan(values, _log(values))
 
@@ -260,6 +266,14 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
             demote_command.EPILOG,
         )
         for verb in demote_command.VERBS
+    ),
+    Subcommand(
+        ("admin", "zk-acls"),
+        zk_acls_command.DESCRIPTION,
+        ADMIN_OPTIONS,
+        _admin_zk_acls,
+        zk_acls_command.add_zk_acls_arguments,
+        zk_acls_command.EPILOG,
     ),
     Subcommand(("feed", "plan"), feed.PLAN_DESCRIPTION, FEED_PLAN_OPTIONS, _feed_plan),
     Subcommand(("feed", "run"), feed.RUN_DESCRIPTION, FEED_RUN_OPTIONS, _feed_run),
@@ -473,7 +487,7 @@ def _zk_security_of(command: Command) -> ZkSecurity | None:
             return settings.zk_security
         case ClusterCommand(settings=agents):
             return agents[0].zk_security if agents else None
-        case AdminReassignCommand(settings=settings):
+        case AdminReassignCommand(settings=settings) | AdminZkAclsCommand(settings=settings):
             return settings.zk_security
     return None
 

@@ -28,7 +28,9 @@ TLS_OPTIONS = (
 REQUEST_TIMEOUT = Option(
     "request-timeout-s", opt.number(0, inclusive=False), TIMEOUT_HELP, REQUEST_TIMEOUT_S, "S"
 )
-ZK = Option("zk", opt.zk_connect, "ZooKeeper, for the KIP-236 verbs", metavar="HOST:PORT[,...][/chroot]")
+ZK = Option(
+    "zk", opt.zk_connect, "ZooKeeper, for the KIP-236 verbs and zk-acls", metavar="HOST:PORT[,...][/chroot]"
+)
 
 
 def optional_str(values: Mapping[str, object], flag: str) -> str | None:

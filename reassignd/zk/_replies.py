@@ -17,6 +17,7 @@ from reassignd.zk.errors import (
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
+    UnimplementedError,
     ZkError,
     ZnodeTooLargeError,
 )
@@ -24,9 +25,9 @@ from reassignd.zk.values import Create, Op, SetData, Stat
 
 
 def stat(t: _wire.StatTuple) -> Stat:
-    # czxid, mzxid, version, cversion, ephemeral_owner, num_children, data_length (positional:
-    # this runs once per znode of a bulk read)
-    return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8])
+    # czxid, mzxid, version, cversion, ephemeral_owner, num_children, data_length, aversion
+    # (positional: this runs once per znode of a bulk read)
+    return Stat(t[0], t[1], t[4], t[5], t[7], t[9], t[8], t[6])
 
 
 def error(code: int, path: str | None, principal: str | None = None) -> ZkError:
@@ -90,6 +91,7 @@ ERRORS: dict[int, type[ZkError]] = {
     _wire.BAD_ARGUMENTS: BadArgumentsError,
     _wire.NO_AUTH: NoAuthError,
     _wire.INVALID_ACL: InvalidAclError,
+    _wire.UNIMPLEMENTED: UnimplementedError,
     _wire.CONNECTION_LOSS: ConnectionLostError,
     _wire.SESSION_EXPIRED: ConnectionLostError,
     _wire.SESSION_MOVED: ConnectionLostError,

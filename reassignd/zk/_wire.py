@@ -28,6 +28,7 @@ EXISTS = 3
 GET_DATA = 4
 SET_DATA = 5
 GET_ACL = 6
+SET_ACL = 7
 GET_CHILDREN = 8
 PING = 11
 GET_CHILDREN2 = 12
@@ -36,6 +37,7 @@ MULTI = 14
 CREATE2 = 15
 MULTI_READ = 22
 SET_WATCHES = 101
+WHO_AM_I = 107  # ZooKeeper 3.7+
 SASL = 102
 CLOSE = -11
 ERROR = -1
@@ -57,6 +59,7 @@ SEQUENTIAL_FLAG = 2
 OK = 0  # in a failed multi: this op was rolled back
 RUNTIME_INCONSISTENCY = -2  # in a failed multi: an op after the failing one
 CONNECTION_LOSS = -4
+UNIMPLEMENTED = -6  # a request the server does not know (whoAmI before 3.7)
 MARSHALLING_ERROR = -5
 BAD_ARGUMENTS = -8
 NO_NODE = -101
@@ -77,7 +80,7 @@ ERROR_NAMES = {
     -3: "DATAINCONSISTENCY",
     CONNECTION_LOSS: "CONNECTIONLOSS",
     MARSHALLING_ERROR: "MARSHALLINGERROR",
-    -6: "UNIMPLEMENTED",
+    UNIMPLEMENTED: "UNIMPLEMENTED",
     -7: "OPERATIONTIMEOUT",
     BAD_ARGUMENTS: "BADARGUMENTS",
     -13: "NEWCONFIGNOQUORUM",
@@ -190,6 +193,18 @@ def create(
 
 def get_acl(path: str) -> Request:
     return Request(GET_ACL, _string(path), path)
+
+
+def set_acl(path: str, acls: Sequence[Acl], aversion: int) -> Request:
+    """ZooKeeper's setACL: the znode's whole ACL list, if its ACL version is ``aversion`` (-1:
+    any). The reply is the znode's stat."""
+    return Request(SET_ACL, _string(path) + encode_acls(acls) + _INT.pack(aversion), path)
+
+
+def who_am_i() -> Request:
+    """ZooKeeper 3.7+'s whoAmI: the ids the server holds for this session; its reply is a list
+    of (scheme, id) (jute ``WhoAmIResponse``: ``vector<ClientInfo>``)."""
+    return Request(WHO_AM_I, b"")
 
 
 def sasl(token: bytes) -> Request:
@@ -312,6 +327,17 @@ def _read_acls(buf: bytes, offset: int) -> tuple[tuple[list[Acl], StatTuple], in
     return (acls, stat), offset + _STAT.size
 
 
+def _read_client_infos(buf: bytes, offset: int) -> tuple[list[tuple[str, str]], int]:
+    (count,) = _INT.unpack_from(buf, offset)
+    offset += 4
+    ids = []
+    for _ in range(max(count, 0)):
+        scheme, offset = _read_string(buf, offset)
+        ident, offset = _read_string(buf, offset)
+        ids.append((scheme, ident))
+    return ids, offset
+
+
 def _read_one(opcode: int, buf: bytes, offset: int) -> tuple[Any, int]:
     if opcode == GET_DATA:
         return _read_data_and_stat(buf, offset)
@@ -319,7 +345,9 @@ def _read_one(opcode: int, buf: bytes, offset: int) -> tuple[Any, int]:
         return _read_buffer(buf, offset)
     if opcode == GET_ACL:
         return _read_acls(buf, offset)
-    if opcode in (SET_DATA, EXISTS):
+    if opcode == WHO_AM_I:
+        return _read_client_infos(buf, offset)
+    if opcode in (SET_DATA, EXISTS, SET_ACL):
         stat: StatTuple = _STAT.unpack_from(buf, offset)
         return stat, offset + _STAT.size
     if opcode == CREATE:
@@ -391,6 +419,8 @@ _DECODABLE = frozenset(
         CLOSE,
         SASL,
         GET_ACL,
+        SET_ACL,
+        WHO_AM_I,
     }
 )
 

@@ -305,6 +305,21 @@ class ZkClient:
         acls, stat = await self._call(_wire.get_acl(self._absolute(path)), path, retry=True)
         return acls, _stat(stat)
 
+    async def set_acl(self, path: str, acls: Sequence[Acl], aversion: int) -> Stat:
+        """Replace the znode's ACL list if its ACL version (``Stat.aversion``) is ``aversion``
+        (-1: whatever it is). ``auth:`` entries are resolved by the server to this session's
+        authenticated ids, as for a create. Raises NoNodeError, BadVersionError, NoAuthError
+        (the session lacks ADMIN on it)."""
+        request = _wire.set_acl(self._absolute(path), acls, aversion)
+        return _stat(await self._call(request, path, retry=False))
+
+    async def who_am_i(self) -> list[tuple[str, str]]:
+        """The ids the server holds for this session, as (scheme, id): ``("sasl", "kafka")``, a
+        client certificate's ``("x509", subject)``, and its address ``("ip", ...)``. ZooKeeper
+        3.7+ (an older server answers UNIMPLEMENTED: UnimplementedError)."""
+        ids: list[tuple[str, str]] = await self._call(_wire.who_am_i(), None, retry=True)
+        return ids
+
     @property
     def last_zxid(self) -> int:
         """The newest zxid this session has seen (0 before any): whatever a read sent after this

@@ -43,6 +43,10 @@ class InvalidAclError(ZkError):
     """INVALIDACL: the ACL of a create or setACL is not valid. The same every time."""
 
 
+class UnimplementedError(ZkError):
+    """UNIMPLEMENTED: the server does not know the request (whoAmI before ZooKeeper 3.7)."""
+
+
 class ZkAuthFailed(ZkError, StartupError):
     """The server refused this client's SASL authentication (a wrong user or password, a server
     without SASL), or the server could not prove it knows the password. The reason says which;

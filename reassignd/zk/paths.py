@@ -41,6 +41,14 @@ CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
 
 DEFAULT_ENTITY = "<default>"
 
+# Kafka's roots reassignd does not write, but whose ACLs ``admin zk-acls`` migrates as Kafka's
+# ZkSecurityMigrator does (ZkData.SecureRootPaths)
+LOG_DIR_EVENT_NOTIFICATION = "/log_dir_event_notification"
+LATEST_PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+FEATURE = "/feature"
+DELEGATION_TOKEN = "/delegation_token"
+KAFKA_ACL_ROOTS = ("/kafka-acl", "/kafka-acl-changes", "/kafka-acl-extended", "/kafka-acl-extended-changes")
+
 REASSIGND = "/reassignd"
 LEGACY_OVERFLOW = "/reassignd/legacy_overflow"  # legacy entries beyond 1 MiB (chunk_N children)
 
@@ -66,6 +74,25 @@ PERSISTENT_PATHS: tuple[str, ...] = (
     f"{REASSIGND}/self_healing",
 )
 
+
+# The subtrees whose ACLs ``admin zk-acls`` re-sets, with the root itself (the chroot's): Kafka's
+# ZkData.SecureRootPaths, then reassignd's own root. /consumers is left alone, as Kafka does (its
+# znodes stay open to consumers of any principal).
+SECURE_ROOT_PATHS: tuple[str, ...] = (
+    ADMIN,
+    BROKERS,
+    CLUSTER,
+    CONFIG,
+    CONTROLLER,
+    CONTROLLER_EPOCH,
+    ISR_CHANGE_NOTIFICATION,
+    LATEST_PRODUCER_ID_BLOCK,
+    LOG_DIR_EVENT_NOTIFICATION,
+    DELEGATION_TOKEN,
+    FEATURE,
+    *KAFKA_ACL_ROOTS,
+    REASSIGND,
+)
 
 ORIGINS = f"{REASSIGND}/origins"
 

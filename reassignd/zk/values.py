@@ -25,6 +25,7 @@ class Stat(msgspec.Struct, frozen=True, gc=False):
     ephemeral_owner: int
     num_children: int
     data_length: int
+    aversion: int = 0  # the ACL's version (what setACL checks)
 
 
 class Znode(msgspec.Struct, frozen=True, gc=False):

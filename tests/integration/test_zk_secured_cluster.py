@@ -12,39 +12,23 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from reassignd.zk.acls import ALL, READ, Acl, sensitive_path
+from reassignd.zk.acls import sensitive_path
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoAuthError, NoNodeError
 from reassignd.zk.server import LocalZooKeeper
-from reassignd.zk.values import SaslCredentials, ZkSettings
-from tests.integration.harness import ControllerProc, Kit, active_one, eventually, wait_brokers
-from tests.integration.reassignment_helpers import FAST, alter, completed, set_broker_rate
+from reassignd.zk.values import SaslCredentials
+from tests.integration.harness import Kit, active_one, eventually, wait_brokers
+from tests.integration.reassignment_helpers import FAST, set_broker_rate
+from tests.integration.secured_helpers import client, create_move_delete, kafka_acls, secured_args, tree
 from tests.zk_acl import SASL_PASSWORD, SASL_USER
-
-OPEN = [Acl(ALL, "world", "anyone")]
-KAFKA_ACLS = [Acl(ALL, "sasl", SASL_USER), Acl(READ, "world", "anyone")]
-CREATOR_ONLY = [Acl(ALL, "sasl", SASL_USER)]
 
 
 @pytest.fixture
 def chroot(secured_zookeeper: LocalZooKeeper) -> str:
     return f"{secured_zookeeper.connect}/c-{uuid.uuid4().hex[:12]}"
-
-
-def secured_args(tmp_path: Path, password: str = SASL_PASSWORD) -> list[str]:
-    path = tmp_path / f"zk-password-{uuid.uuid4().hex[:6]}"
-    path.write_text(password + "\n")
-    return ["--zk-sasl-user", SASL_USER, "--zk-sasl-password-file", str(path), "--zk-set-acl"]
-
-
-async def client(connect: str, sasl: SaslCredentials | None) -> ZkClient:
-    zk = ZkClient(ZkSettings(connect, 6.0, 10.0, sasl=sasl, set_acl=sasl is not None))
-    await zk.start()
-    return zk
 
 
 @pytest.fixture
@@ -63,50 +47,6 @@ async def secured_kit(chroot: str, tmp_path: Path, kafka_zk: ZkClient) -> AsyncI
         yield kit
     finally:
         await kit.close()
-
-
-async def tree(zk: ZkClient, root: str = "/") -> list[str]:
-    out = [root]
-    for child in sorted(await zk.children(root)):
-        out += await tree(zk, f"{root.rstrip('/')}/{child}")
-    return out
-
-
-def kafka_acls(path: str) -> list[Acl]:
-    if path == "/consumers":
-        return OPEN
-    return CREATOR_ONLY if sensitive_path(path) else KAFKA_ACLS
-
-
-async def topic_api(c: ControllerProc, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    code, resp = await (c.post(path, body) if method == "POST" else c.get(path))
-    assert code == 200, resp
-    assert isinstance(resp, dict)
-    return resp
-
-
-async def create_move_delete(c: ControllerProc, zk: ZkClient, topic: str) -> None:
-    body = {"topics": [{"name": topic, "assignments": {"0": [1, 2], "1": [2, 3]}}]}
-
-    async def created() -> bool | None:
-        code, resp = await c.post("/v1/topics", body)
-        if code == 503:  # NOT_CONTROLLER: still (re-)electing after the server came back
-            return None
-        if resp["topics"][0]["error_code"] == 39:  # the agents are registering again
-            return None
-        assert code == 200 and resp["topics"][0]["error_code"] == 0, resp
-        return True
-
-    await eventually(created, timeout_s=60, what=f"{topic} created")
-    await alter(c, {(topic, 0): [3, 1]})
-    await eventually(lambda: completed(zk, topic, 0, (3, 1)), timeout_s=60, what=f"{topic}-0 moved")
-    resp = await topic_api(c, "POST", "/v1/topics/delete", {"topics": [topic]})
-    assert resp["responses"][0]["error_code"] == 0, resp
-
-    async def gone() -> bool | None:
-        return (await zk.exists(f"/brokers/topics/{topic}") is None) or None
-
-    await eventually(gone, timeout_s=60, what=f"{topic} deleted")
 
 
 async def test_an_authenticated_cluster_creates_moves_and_deletes_with_kafkas_acls(
@@ -171,6 +111,7 @@ async def test_an_authenticated_cluster_creates_moves_and_deletes_with_kafkas_ac
     [
         ("controller", ["--http", "127.0.0.1:0", "--log-level", "error"]),
         ("admin reassign", ["--rollback"]),
+        ("admin zk-acls", ["--secure"]),
         ("cluster", ["--brokers", "2", "--log-level", "error"]),
         ("cluster", ["--brokers", "2", "--processes", "2", "--log-level", "error"]),
     ],

@@ -5,6 +5,7 @@ presents a client certificate when given one, and a controller with agents runs 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import uuid
 from collections.abc import Iterator
@@ -68,6 +69,44 @@ async def test_a_client_verifying_the_server_works_over_tls(pki: Pki, chroot: st
         assert {f"{acl.scheme}:{acl.id}" for acl in acls} == creator | {"world:anyone"}
     finally:
         await client.close()
+
+
+async def test_zk_acls_secures_an_open_tree_for_both_identities_and_a_second_run_changes_nothing(
+    pki: Pki, chroot: str, tmp_path: Path
+) -> None:
+    """With a client certificate as well as SASL, ZooKeeper's creator entry names both; the walk
+    learns them (whoAmI), so a migrated tree reads back as wanted."""
+    tls = ClientTls(str(pki.ca_cert), str(pki.client_cert), str(pki.client_key))
+    open_client = ZkClient(dataclasses.replace(settings(chroot, tls), set_acl=False))
+    await open_client.start()
+    try:
+        await open_client.create("/brokers/topics/t/partitions/0/state", b"{}", make_parents=True)
+        await open_client.create("/config/users/alice", b"{}", make_parents=True)
+        password = tmp_path / "zk-password"
+        password.write_text(SASL_PASSWORD)
+        args = [
+            "--zk", chroot, "--zk-tls-ca", str(pki.ca_cert), "--zk-tls-cert", str(pki.client_cert),
+            "--zk-tls-key", str(pki.client_key), "--zk-sasl-user", SASL_USER,
+            "--zk-sasl-password-file", str(password),
+        ]  # fmt: skip
+        outputs = []
+        for _ in range(2):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "reassignd", "admin", "zk-acls", "--secure", *args,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            out, err = await asyncio.wait_for(proc.communicate(), timeout=90)
+            assert (proc.returncode, err.decode()) == (0, "")
+            outputs.append(out.decode().strip())
+        creator = {"sasl:kafka:cdrwa", "x509:CN=client:cdrwa"}
+        assert {str(acl) for acl in (await open_client.get_acl("/brokers/topics/t"))[0]} == creator | {
+            "world:anyone:r"
+        }
+        assert {str(acl) for acl in (await open_client.get_acl("/config/users/alice"))[0]} == creator
+        assert outputs[0].startswith("--secure: 10 znode(s) checked, 10 changed, 0 unchanged"), outputs[0]
+        assert outputs[1] == "--secure: 10 znode(s) checked, 0 changed, 10 unchanged, 0 failed.", outputs[1]
+    finally:
+        await open_client.close()
 
 
 async def test_a_server_another_ca_signed_is_refused_at_start(pki: Pki, chroot: str) -> None:

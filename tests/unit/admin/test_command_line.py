@@ -15,6 +15,7 @@ from reassignd.admin.batch_command import AdminBatchCommand
 from reassignd.admin.command_line import AdminReassignCommand
 from reassignd.admin.demote_command import AdminDemoteCommand
 from reassignd.admin.elect_command import AdminElectCommand
+from reassignd.admin.zk_acls_command import AdminZkAclsCommand
 from reassignd.config import (
     SUBCOMMANDS,
     BrokerCommand,
@@ -77,6 +78,11 @@ def _demote(c: Command) -> object:
     return c.settings.bootstrap_controller
 
 
+def _zk_acls(c: Command) -> object:
+    assert isinstance(c, AdminZkAclsCommand)
+    return c.settings.zk_connect
+
+
 def _plan(c: Command) -> object:
     assert isinstance(c, FeedPlanCommand)
     return c.values["cluster-file"]
@@ -133,6 +139,13 @@ CASES: dict[str, Case] = {
         f"admin {verb}": Case(("admin", verb, "--broker", "3"), "bootstrap-controller", URLS, _demote, URLS)
         for verb in ("demote", "promote")
     },
+    "admin zk-acls": Case(
+        ("admin", "zk-acls", "--unsecure"),
+        "zk",
+        ("flag:1/k", "env:1/k", "file:1/k"),
+        _zk_acls,
+        ("flag:1/k", "env:1/k", "file:1/k"),
+    ),
     "feed plan": Case(
         ("feed", "plan", "--goal", "add:1", "--dry-run"),
         "cluster-file",

@@ -7,6 +7,7 @@ import struct
 import pytest
 
 from reassignd.zk import _wire
+from reassignd.zk._replies import stat
 from reassignd.zk.acls import (
     ALL,
     CREATOR_ALL_ACL,
@@ -86,6 +87,27 @@ def test_a_get_acl_reply_decodes_to_acls_and_stat() -> None:
     assert acls == [Acl(ALL, "sasl", "kafka"), Acl(READ, "world", "anyone")]
     assert stat_tuple[2] == 3
     assert str(acls[0]) == "sasl:kafka:cdrwa"
+
+
+def test_a_set_acl_carries_the_acl_list_and_the_acl_version_and_its_reply_is_the_stat() -> None:
+    request = _wire.set_acl("/a", OPEN_ACL_UNSAFE, 7)
+    assert request.opcode == 7  # ZooDefs.OpCode.setACL
+    assert request.body == struct.pack("!i", 2) + b"/a" + _wire.OPEN_ACL + struct.pack("!i", 7)
+    stat_tuple = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+    decoded = _wire.decode_reply(_wire.SET_ACL, struct.pack("!qqqqiiiqiiq", *stat_tuple))
+    assert decoded == stat_tuple
+    assert (
+        stat(decoded).aversion == 7
+    )  # ZooKeeper's stat: czxid, mzxid, ctime, mtime, version, cversion, aversion
+    assert (stat(decoded).version, stat(decoded).cversion) == (5, 6)
+
+
+def test_a_who_am_i_reply_is_the_sessions_ids() -> None:
+    assert _wire.who_am_i().serialize(3) == struct.pack("!ii", 3, 107)  # no body
+    reply = struct.pack("!i", 2)
+    for text in ("ip", "127.0.0.1", "sasl", "kafka"):
+        reply += struct.pack("!i", len(text)) + text.encode()
+    assert _wire.decode_reply(_wire.WHO_AM_I, reply) == [("ip", "127.0.0.1"), ("sasl", "kafka")]
 
 
 def test_a_sasl_reply_is_the_servers_token_or_none() -> None:
