@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,12 +135,19 @@ def test_the_applier_sends_sealed_batches_in_order_then_answers() -> None:
         machine.teardown()
 
 
+@functools.cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of one module, parsed once for all the rules below (the package is read four
+    times over)."""
+    return tuple(ast.walk(ast.parse(path.read_text(), filename=str(path))))
+
+
 def _attributes(root: Path) -> Iterator[tuple[str, ast.Attribute]]:
     """Every attribute read (a call's or a reference's) in the modules under ``root``, with its
     module's path relative to ``root``: a comment or a string naming a method is not a use of it."""
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        for node in _nodes(path):
             if isinstance(node, ast.Attribute):
                 yield rel, node
 
@@ -148,7 +156,7 @@ def _annotated(root: Path) -> Iterator[tuple[str, str]]:
     """The names in every annotation (a field's, a variable's, a parameter's) under ``root``."""
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        for node in _nodes(path):
             annotation = node.annotation if isinstance(node, ast.AnnAssign | ast.arg) else None
             for part in ast.walk(annotation) if annotation is not None else ():
                 if isinstance(part, ast.Name):
@@ -223,7 +231,7 @@ def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
     fenced |= {
         path.relative_to(package).as_posix()
         for path in package.rglob("*.py")
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in _nodes(path)
         if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) and node.name == fenced_multi
     }
     assert sorted(fenced) == [
