@@ -236,7 +236,7 @@ async def http_request(
         return await api.exchange(method, path, body=body, accept_text=True)
 
 
-async def http_get(url: str, timeout_s: float = 5.0, token: str | None = None) -> tuple[int, Any]:
+async def http_get(url: str, timeout_s: float = 15.0, token: str | None = None) -> tuple[int, Any]:
     return await http_request("GET", url, timeout_s=timeout_s, token=token)
 
 

@@ -87,6 +87,16 @@ async def listed(c: ControllerProc) -> dict[tuple[str, int], dict[str, Any]]:
     return {(t["name"], p["partition"]): p for t in resp["topics"] for p in t["partitions"]}
 
 
+async def none_listed(c: ControllerProc, timeout_s: float = 30.0) -> None:
+    """The controller lists no move. Its published view follows ZooKeeper by an event: a move the
+    znodes already show complete may be listed an instant longer."""
+
+    async def empty() -> bool:
+        return await listed(c) == {}
+
+    await eventually(empty, timeout_s=timeout_s, what="no move listed")
+
+
 async def completed(zk: ZkClient, topic: str, p: int, replicas: tuple[int, ...]) -> codec.TopicZnode | None:
     z = await topic_znode(zk, topic)
     return z if z.partitions[p] == replicas and p not in z.adding and p not in z.removing else None

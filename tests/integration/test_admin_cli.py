@@ -14,12 +14,18 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from tests.integration.harness import ControllerProc, Kit, eventually, http_get
 from tests.integration.reassignment_helpers import SLOW, completed, make_topic, set_broker_rate, start
 
 Entry = admin_codec.LegacyReassignmentEntry
+# each step runs the admin CLI as a process (a Python start-up of its own): a bound for a hang on a
+# loaded machine, not a speed assertion
+pytestmark = pytest.mark.timeout(300)
+
 ROLLBACK_FOOTER = "Save this to use as the --reassignment-json-file option during rollback"
 
 
