@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import signal
 import sys
 import tempfile
@@ -24,9 +25,10 @@ from reassignd.api_client.errors import ClientError
 from reassignd.contracts.cluster import Readiness, Status
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper, ZooKeeperUnavailable, free_port
-from reassignd.zk.values import ZkSettings
+from reassignd.zk.values import SaslCredentials, ZkSettings
 
 Json = dict[str, Any]
+SASL_USER = "kafka"  # the principal of the secure demo (as a Kafka cluster's JAAS Client section)
 T = TypeVar("T")
 
 
@@ -98,10 +100,19 @@ class LocalCluster:
     """ZooKeeper, the ``reassignd`` processes and an HTTP client for the controller. Every wait
     goes through :meth:`pause`, which raises :class:`Stopped` once ``stop`` is set."""
 
-    def __init__(self, stop: asyncio.Event) -> None:
+    def __init__(self, stop: asyncio.Event, *, secure: bool = False) -> None:
         self.stop = stop
         self.log_dir = Path(tempfile.mkdtemp(prefix="reassignd-demo-"))
-        self.zookeeper = LocalZooKeeper(log_path=self.log_dir / "zookeeper.log")
+        # secure: ZooKeeper knows one SASL user, whose password (made for this run) is in a file
+        # of the log directory; the processes authenticate as it and set Kafka's ACLs
+        self.sasl: SaslCredentials | None = None
+        self.password_file = self.log_dir / "zk-password"
+        if secure:
+            self.sasl = SaslCredentials(SASL_USER, secrets.token_urlsafe(18))
+            self.password_file.touch(mode=0o600)
+            self.password_file.write_text(self.sasl.password + "\n")
+        users = {self.sasl.user: self.sasl.password} if self.sasl is not None else None
+        self.zookeeper = LocalZooKeeper(log_path=self.log_dir / "zookeeper.log", sasl_users=users)
         self.http_port = free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.kafka_address = f"127.0.0.1:{free_port()}"  # the controller's Kafka listener
@@ -116,6 +127,24 @@ class LocalCluster:
         except ZooKeeperUnavailable as e:
             raise DemoFailed(str(e)) from None
         say(f"ZooKeeper on {self.zookeeper.connect}")
+        if self.sasl is not None:
+            say(
+                f"  SASL required for writes: every process authenticates as {self.sasl.user!r} "
+                f"(password in {self.password_file}) and creates its znodes with Kafka's ACLs"
+            )
+
+    @property
+    def zk_args(self) -> list[str]:
+        """The ZooKeeper flags of every ``reassignd`` process that talks to ZooKeeper."""
+        if self.sasl is None:
+            return []
+        return [
+            "--zk-sasl-user",
+            self.sasl.user,
+            "--zk-sasl-password-file",
+            str(self.password_file),
+            "--zk-set-acl",
+        ]
 
     async def start_child(self, name: str, args: list[str]) -> Child:
         child = Child(name, args, self.log_dir / f"{name}.log")
@@ -144,7 +173,7 @@ class LocalCluster:
     @contextlib.asynccontextmanager
     async def zk(self) -> AsyncIterator[ZkClient]:
         """A ZooKeeper session of the demo's own, closed on the way out."""
-        client = ZkClient(ZkSettings(self.zookeeper.connect))
+        client = ZkClient(ZkSettings(self.zookeeper.connect, sasl=self.sasl, set_acl=self.sasl is not None))
         await client.start()
         try:
             yield client

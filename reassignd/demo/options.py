@@ -32,6 +32,7 @@ class DemoOptions:
     keep_running: bool = False
     ready_timeout_s: float = 60.0
     move_timeout_s: float = 300.0
+    secure: bool = False  # ZooKeeper requires SASL; every process authenticates, Kafka's ACLs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,6 +78,12 @@ def parse_options(argv: Sequence[str]) -> DemoOptions:
     parser.add_argument(
         "--keep-running", action="store_true", help="after the story, keep the cluster up until Ctrl-C"
     )
+    parser.add_argument(
+        "--secure",
+        action="store_true",
+        help="ZooKeeper with SASL, as a production Kafka cluster's: every process authenticates "
+        "(user kafka, a password made for the run) and creates its znodes with Kafka's ACLs",
+    )
     args = parser.parse_args(argv)
     counts = (args.brokers, args.racks, args.partitions, args.replication_factor, args.replication_mib_s)
     if min(counts) < 1 or args.partition_mib < 0 or args.interval_s <= 0:
@@ -98,6 +105,7 @@ def parse_options(argv: Sequence[str]) -> DemoOptions:
         interval_s=args.interval_s,
         duration_s=args.duration_s,
         keep_running=args.keep_running,
+        secure=args.secure,
     )
 
 

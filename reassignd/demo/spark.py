@@ -45,7 +45,9 @@ async def add_and_decommission(cluster: LocalCluster, options: DemoOptions) -> N
     rack = racks.get(leaving) or "r0"
     say(f"\n== adding broker {new} (rack {rack}) and decommissioning broker {leaving} with a plan from Spark")
     zk = cluster.zookeeper.connect
-    await cluster.start_child(f"broker-{new}", ["broker", "--zk", zk, "--id", str(new), "--rack", rack])
+    await cluster.start_child(
+        f"broker-{new}", ["broker", "--zk", zk, "--id", str(new), "--rack", rack, *cluster.zk_args]
+    )
     deadline = time.monotonic() + options.ready_timeout_s
     while new not in (await cluster.typed("GET", "/v1/status", Status)).brokers.live:
         cluster.check_children()

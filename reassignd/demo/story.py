@@ -34,7 +34,7 @@ class Demo:
     def __init__(self, options: DemoOptions, stop: asyncio.Event) -> None:
         self.options = options
         self.stop = stop
-        self.cluster = LocalCluster(stop)
+        self.cluster = LocalCluster(stop, secure=options.secure)
         self.steps = Steps(self.cluster, options)
         self.time_up = False
 
@@ -43,6 +43,19 @@ class Demo:
         self.stop.set()
 
     async def story(self) -> None:
+        o = self.options
+        live = await self.start_cluster()
+        await self.steps.create_topic(live)
+        await show_stock_client(self.cluster.kafka_address, o.topic)
+        await self.steps.drain()
+        await self.steps.cancel_half_way()
+        await add_and_decommission(self.cluster, o)
+        if o.keep_running:
+            await self.steps.watch()
+        say("\nthe demo is over")
+
+    async def start_cluster(self) -> list[int]:
+        """ZooKeeper, the controller and the agents, until ready; the live broker ids."""
         o = self.options
         await self.cluster.start_zookeeper()
         zk, port = self.cluster.zookeeper.connect, self.cluster.http_port
@@ -60,20 +73,23 @@ class Demo:
                 "--self-healing",
                 "--self-healing-broker-grace-s",
                 "60",
+                *self.cluster.zk_args,
             ],
         )
         await self.cluster.start_child(
-            "cluster", ["cluster", "--zk", zk, "--brokers", str(o.brokers), "--racks", str(o.racks)]
+            "cluster",
+            [
+                "cluster",
+                "--zk",
+                zk,
+                "--brokers",
+                str(o.brokers),
+                "--racks",
+                str(o.racks),
+                *self.cluster.zk_args,
+            ],
         )
-        live = await self.cluster.wait_until_ready(o.brokers, o.ready_timeout_s)
-        await self.steps.create_topic(live)
-        await show_stock_client(self.cluster.kafka_address, o.topic)
-        await self.steps.drain()
-        await self.steps.cancel_half_way()
-        await add_and_decommission(self.cluster, o)
-        if o.keep_running:
-            await self.steps.watch()
-        say("\nthe demo is over")
+        return await self.cluster.wait_until_ready(o.brokers, o.ready_timeout_s)
 
     async def run(self) -> int:
         code = 0

@@ -86,9 +86,11 @@ class Launcher(Generic[P]):
     """Starts the components of one test (controllers, agents) from their command lines; what
     runs them is the subclass's: processes (:class:`Procs`) or the test's own loop (:class:`Kit`)."""
 
-    def __init__(self, zk_connect: str, log_dir: Path) -> None:
+    def __init__(self, zk_connect: str, log_dir: Path, zk_args: tuple[str, ...] = ()) -> None:
         self.zk_connect = zk_connect
         self.log_dir = log_dir
+        # flags of every component's ZooKeeper session (a secured server's --zk-sasl-user ...)
+        self.zk_args = zk_args
         self.started: list[P] = []
 
     def _run(self, args: list[str], log_path: Path) -> P:
@@ -115,6 +117,7 @@ class Launcher(Generic[P]):
                 f"127.0.0.1:{port}",
                 "--session-timeout-s",
                 str(session_timeout_s),
+                *self.zk_args,
                 *extra,
             ],
         )
@@ -124,12 +127,22 @@ class Launcher(Generic[P]):
         args = ["cluster", "--zk", self.zk_connect, "--brokers", str(brokers), "--first-id", str(first_id)]
         if racks:
             args += ["--racks", str(racks)]
-        return self.start(f"cluster-{first_id}", [*args, "--session-timeout-s", "2", *extra])
+        return self.start(f"cluster-{first_id}", [*args, "--session-timeout-s", "2", *self.zk_args, *extra])
 
     def broker(self, broker_id: int, *extra: str) -> P:
         return self.start(
             f"broker-{broker_id}",
-            ["broker", "--zk", self.zk_connect, "--id", str(broker_id), "--session-timeout-s", "2", *extra],
+            [
+                "broker",
+                "--zk",
+                self.zk_connect,
+                "--id",
+                str(broker_id),
+                "--session-timeout-s",
+                "2",
+                *self.zk_args,
+                *extra,
+            ],
         )
 
     def controller_via(
@@ -150,6 +163,7 @@ class Launcher(Generic[P]):
                 f"127.0.0.1:{port}",
                 "--session-timeout-s",
                 str(session_timeout_s),
+                *self.zk_args,
                 *extra,
             ],
         )

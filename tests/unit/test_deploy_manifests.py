@@ -2,8 +2,10 @@
 against the Kubernetes API schemas (``kubernetes-validate``, offline: it ships them), and the
 invariants an operator relies on hold — probes, disruption budget, grace for a hand-over,
 resources, non-root read-only pods, the tokens file from a Secret, pinned image tags, the
-controller's settings accepted by reassignd's own configuration checks, and the kustomizations
-listing every file. With ``kubectl`` on the machine, the kustomize output is validated too."""
+controller's settings accepted by reassignd's own configuration checks, the kustomizations
+listing every file, and the secured ZooKeeper's password read from a Secret the operator creates
+(the ``secured-zookeeper`` component). With ``kubectl`` on the machine, the kustomize output is
+validated too, with the component and without."""
 
 from __future__ import annotations
 
@@ -21,11 +23,15 @@ import pytest
 import yaml
 
 from reassignd import options as opt
-from reassignd.config import BY_NAME, ControllerCommand, resolve
+from reassignd.config import BY_NAME, BrokerCommand, ControllerCommand, resolve
 from reassignd.feeder.goals import parse_goal
+from reassignd.zk.security import ZkSecurity
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
+# the kustomize component a secured ZooKeeper adds (its files patch the base's objects)
+SECURED = KUBERNETES / "secured-zookeeper"
+ZK_SECRET = "reassignd-zookeeper"
 # 1.28: the oldest with the pod-index label the agents read; 1.37: the newest schemas shipped
 VERSIONS = ("1.28", "1.37")
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -44,7 +50,8 @@ def documents(path: Path) -> list[Doc]:
 
 
 def every_object() -> list[Doc]:
-    return [d for p in manifest_files() for d in documents(p)]
+    """The base's objects and the feeder's (the component's patches aside)."""
+    return [d for p in manifest_files() if SECURED not in p.parents for d in documents(p)]
 
 
 def by_kind(kind: str) -> list[Doc]:
@@ -95,13 +102,18 @@ def test_the_schemas_are_shipped_not_fetched() -> None:
     assert {"1.28.0", "1.37.0"} <= set(kubernetes_validate.utils.all_versions())
 
 
-@pytest.mark.parametrize("directory", [KUBERNETES, KUBERNETES / "feeder"], ids=["base", "feeder"])
+@pytest.mark.parametrize(
+    "directory", [KUBERNETES, KUBERNETES / "feeder", SECURED], ids=["base", "feeder", "secured"]
+)
 def test_each_kustomization_lists_its_files_and_pins_its_images(directory: Path) -> None:
     kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
-    listed = set(kustomization["resources"])
+    if kustomization["kind"] == "Component":
+        listed = {p["path"] for p in kustomization["patches"]}
+    else:
+        listed = set(kustomization["resources"])
     present = {p.name for p in directory.glob("*.yaml") if p.name != "kustomization.yaml"}
     assert listed == present
-    for image in kustomization["images"]:
+    for image in kustomization.get("images", []):
         assert image["name"] in IMAGES and image["newTag"] == VERSION
 
 
@@ -172,6 +184,62 @@ def test_the_tokens_file_comes_from_a_secret() -> None:
     [volume] = [v for v in pod["volumes"] if v["name"] == mount["name"]]
     assert volume["secret"]["secretName"] == "reassignd-tokens"
     assert not by_kind("Secret")  # no token is ever shipped in the manifests
+
+
+SECURED_CONFIG = documents(SECURED / "config.yaml")[0]
+
+
+def zk_credentials_mount(template: Doc) -> str:
+    """Where the pod mounts the optional Secret of the ZooKeeper credentials (its one container)."""
+    spec = template["spec"]
+    [container] = spec["containers"]
+    [volume] = [v for v in spec["volumes"] if v.get("secret", {}).get("secretName") == ZK_SECRET]
+    # optional: the base runs against an open ZooKeeper, without the Secret
+    assert volume["secret"]["optional"] is True
+    [mount] = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
+    assert mount["readOnly"] is True
+    return str(mount["mountPath"])
+
+
+def zk_security_of(command: str, flags: dict[str, object], env: dict[str, str]) -> ZkSecurity:
+    """The ZooKeeper security the pod's command gets, resolved as ``reassignd`` resolves it."""
+    resolved = resolve(command, flags, env, {})
+    assert isinstance(resolved, (ControllerCommand, BrokerCommand))
+    return resolved.settings.zk_security
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "command", "flags"),
+    [
+        ("Deployment", "reassignd-controller", "controller", {}),
+        ("StatefulSet", "reassignd-broker-r0", "broker", {"id": 1}),
+    ],
+)
+def test_the_zookeeper_password_comes_from_a_secret_the_operator_creates(
+    kind: str, name: str, command: str, flags: dict[str, object]
+) -> None:
+    """Open by default; with the secured-zookeeper component, every pod authenticates with the
+    password file of the Secret it mounts and sets Kafka's ACLs. No Secret is shipped: the
+    component says how to create it, with the key the password file names."""
+    template = one(kind, name)["spec"]["template"]
+    mount = zk_credentials_mount(template)
+    [container] = template["spec"]["containers"]
+    opened = zk_security_of(command, flags, env_of(container, CONFIG))
+    assert opened.credentials() is None and not opened.zk_set_acl
+
+    assert SECURED_CONFIG["metadata"]["name"] == "reassignd-config"
+    env = env_of(container, CONFIG | SECURED_CONFIG["data"])
+    security = zk_security_of(command, flags, env)
+    assert security.zk_sasl_user == "kafka" and security.zk_set_acl is True
+    assert security.zk_sasl_password_file is not None
+    password_file = Path(security.zk_sasl_password_file)
+    assert password_file.parent == Path(mount)
+    assert not by_kind("Secret")  # never a password in the repository
+    how = (SECURED / "kustomization.yaml").read_text()
+    assert f"kubectl create secret generic {ZK_SECRET} --from-file={password_file.name}=" in how
+    # the optional CA, commented out: a file of the same Secret
+    [ca] = re.findall(r'^\s*# REASSIGND_ZK_TLS_CA: "(.+)"$', (SECURED / "config.yaml").read_text(), re.M)
+    assert Path(ca).parent == Path(mount)
 
 
 def test_the_controllers_settings_pass_reassignds_own_checks() -> None:
@@ -315,4 +383,23 @@ def test_the_kustomize_output_validates(directory: Path) -> None:
     )
     for doc in rendered:
         assert doc["metadata"]["labels"]["app.kubernetes.io/part-of"] == "reassignd"
+        assert kubernetes_validate.validate(doc, VERSIONS[-1], strict=True)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_uncommenting_the_component_in_the_base_secures_every_pod(tmp_path: Path) -> None:
+    """What the base kustomization tells the operator to do: uncomment its ``components:``."""
+    copy = tmp_path / "kubernetes"
+    shutil.copytree(KUBERNETES, copy)
+    text = (copy / "kustomization.yaml").read_text()
+    uncommented = re.sub(r"^# (components:\n)# (  - secured-zookeeper\n)", r"\1\2", text, flags=re.M)
+    assert uncommented != text, "the base kustomization has no commented components: line"
+    (copy / "kustomization.yaml").write_text(uncommented)
+    done = subprocess.run(
+        ["kubectl", "kustomize", str(copy)], capture_output=True, text=True, timeout=60, check=True
+    )
+    rendered = [d for d in yaml.safe_load_all(done.stdout) if d is not None]
+    [config] = [d for d in rendered if d["kind"] == "ConfigMap"]
+    assert config["data"] == CONFIG | SECURED_CONFIG["data"]
+    for doc in rendered:
         assert kubernetes_validate.validate(doc, VERSIONS[-1], strict=True)

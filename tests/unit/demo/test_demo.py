@@ -119,6 +119,7 @@ def test_options() -> None:
     assert parse_options(["--partition-mib", "0", "--replication-mib-s", "10"]) == DemoOptions(
         partition_mib=0, replication_mib_s=10
     )
+    assert parse_options(["--secure"]) == DemoOptions(secure=True)
     for bad in (
         ["--brokers", "0"],
         ["--brokers", "3"],  # replication factor 3: nowhere to drain to
