@@ -58,6 +58,12 @@ class Listener:
     topic_ids: tuple[object, dict[uuid.UUID, str]] | None = None  # per published topics map
     sorted_topic_names: tuple[object, list[str]] | None = None  # DescribeTopicPartitions' order, likewise
     reports: SharedReports = field(default_factory=SharedReports)  # DescribeLogDirs' agent rounds
+    # the brokers with a port of their own (--kafka-broker-ports): id -> the address advertised
+    broker_addresses: dict[int, Address] = field(default_factory=dict)
+
+    def broker_address(self, broker_id: int) -> Address:
+        """Where a broker is advertised: its own port, else the bootstrap address."""
+        return self.broker_addresses.get(broker_id, self.advertised)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +72,7 @@ class RequestContext:
     principal: Principal
     client_id: str
     version: int
+    broker_id: int | None = None  # the broker whose port the connection came to; None: bootstrap
 
     @property
     def api(self) -> ControllerApi:
