@@ -98,6 +98,8 @@ async def nodes(snapshot: ClusterSnapshot, listener: Listener) -> tuple[list[Nod
     brokers at the active instance's listener with the id the active one names (the lowest), so
     a client that bootstrapped here keeps one consistent view."""
     if snapshot.active:
+        if listener.follow_brokers is not None:  # each broker's port open before it is listed
+            await listener.follow_brokers(snapshot)
         brokers = [
             Node(b.broker_id, listener.broker_address(b.broker_id), b.rack) for b in snapshot.brokers.values()
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ import aiohttp
 
 from reassignd.agent_reports.fetch import SharedReports
 from reassignd.controller.api.controller_api import ControllerApi
+from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.kafka_listener.limits import FrameCache
 from reassignd.stream.audit import AuditTrail
 from reassignd.stream.record_log import RecordLog
@@ -60,6 +62,8 @@ class Listener:
     reports: SharedReports = field(default_factory=SharedReports)  # DescribeLogDirs' agent rounds
     # the brokers with a port of their own (--kafka-broker-ports): id -> the address advertised
     broker_addresses: dict[int, Address] = field(default_factory=dict)
+    # opens and closes the broker ports to match a snapshot (set while the ports are on)
+    follow_brokers: Callable[[ClusterSnapshot], Awaitable[None]] | None = None
 
     def broker_address(self, broker_id: int) -> Address:
         """Where a broker is advertised: its own port, else the bootstrap address."""

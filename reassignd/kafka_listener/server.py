@@ -30,6 +30,7 @@ import aiohttp
 
 from reassignd.agent_reports.fetch import AGENT_TIMEOUT_S
 from reassignd.controller.api.controller_api import ControllerApi
+from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.kafka_listener import broker_ports
 from reassignd.kafka_listener.config import tls_context
@@ -89,6 +90,8 @@ class KafkaListener:
         self._retry_at: float | None = None
         self._over_cap: tuple[int, ...] = ()
         self._watcher: asyncio.Task[None] | None = None
+        self._synced: object = None  # the snapshot brokers the ports were last made to match
+        self._syncing: asyncio.Task[None] | None = None
 
     @property
     def security_protocol(self) -> str:
@@ -124,24 +127,40 @@ class KafkaListener:
             self.address,
         )
         if s.kafka_broker_ports is not None:
+            self.listener.follow_brokers = self.follow_brokers
             self._watcher = asyncio.create_task(self._watch_brokers(), name="kafka-broker-ports")
         return self.address
 
     # --- a port per broker ---------------------------------------------------------------------------
 
     async def _watch_brokers(self) -> None:
-        seen: object = None
         while True:
-            snapshot = self.listener.api.snapshot()
-            brokers = snapshot.brokers if snapshot.active else {}
             retry = self._retry_at is not None and time.monotonic() >= self._retry_at
-            if brokers is not seen or retry:
-                seen = brokers
-                try:
-                    await self.sync_broker_ports(list(brokers))
-                except Exception:
-                    log.exception("kafka listener: cannot update the broker ports")
+            await self.follow_brokers(self.listener.api.snapshot(), force=retry)
             await asyncio.sleep(BROKER_PORTS_POLL_S)
+
+    async def follow_brokers(self, snapshot: ClusterSnapshot, *, force: bool = False) -> None:
+        """The broker ports made to match ``snapshot``'s brokers (none unless active). Metadata
+        and DescribeCluster await this before they list the nodes, so a broker is never
+        advertised at the bootstrap address only because its port is still being opened. The
+        work runs in a task of its own, one at a time, that the callers wait for (shielded: a
+        caller whose connection the work closes does not stop it)."""
+        brokers = snapshot.brokers if snapshot.active else {}
+        while force or brokers is not self._synced:
+            force = False
+            task = self._syncing
+            if task is None or task.done():
+                self._synced = brokers
+                task = self._syncing = asyncio.create_task(
+                    self._sync(list(brokers)), name="kafka-broker-ports-sync"
+                )
+            await asyncio.shield(task)
+
+    async def _sync(self, brokers: list[int]) -> None:
+        try:
+            await self.sync_broker_ports(brokers)
+        except Exception:
+            log.exception("kafka listener: cannot update the broker ports")
 
     async def sync_broker_ports(self, brokers: list[int]) -> None:
         """Open and close broker ports so that ``brokers`` (the registered ones) have theirs."""
@@ -171,8 +190,8 @@ class KafkaListener:
         over_cap = tuple(b for b in plan.over_cap if b not in self._bind_failed)
         if over_cap and over_cap != self._over_cap:
             log.warning(
-                "kafka listener: %d brokers have no port of their own (%d ports at most: "
-                "--kafka-max-broker-ports, --kafka-broker-ports); advertised at the bootstrap address: %s",
+                "kafka listener: %d broker(s) past the cap of %d broker ports (--kafka-max-broker-ports, "
+                "--kafka-broker-ports), advertised at the bootstrap address: %s",
                 len(over_cap),
                 broker_ports.capacity(s.kafka_broker_ports, s.kafka_max_broker_ports),
                 ", ".join(str(b) for b in over_cap[:20]) + (" ..." if len(over_cap) > 20 else ""),
@@ -243,6 +262,10 @@ class KafkaListener:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await watcher
+        self.listener.follow_brokers = None
+        if self._syncing is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._syncing
         for broker_id in list(self.broker_servers):
             with contextlib.suppress(Exception):
                 await self._close_broker_port(broker_id)

@@ -3,6 +3,8 @@ back after a re-registration, a cap, the ephemeral range; the option's parsing a
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from reassignd.controller.settings import ControllerSettings
@@ -78,7 +80,13 @@ def test_ephemeral_ports_are_bound_by_the_system_up_to_the_cap() -> None:
 
 @pytest.mark.parametrize(
     ("given", "parsed"),
-    [("9100-9199", (9100, 9199)), ("0", (0, 0)), (0, (0, 0)), ([9100, 9100], (9100, 9100)), (" 1 - 2 ", (1, 2))],
+    [
+        ("9100-9199", (9100, 9199)),
+        ("0", (0, 0)),
+        (0, (0, 0)),
+        ([9100, 9100], (9100, 9100)),
+        (" 1 - 2 ", (1, 2)),
+    ],
 )
 def test_the_option_parses_a_range_or_zero(given: object, parsed: tuple[int, int]) -> None:
     assert port_range(given) == parsed
@@ -92,13 +100,9 @@ def test_the_option_refuses_anything_else(given: object) -> None:
 
 def test_a_range_holding_the_bootstrap_port_is_refused() -> None:
     base = ControllerSettings(zk_connect="z:2181", kafka_listener_host="127.0.0.1", kafka_listener_port=9092)
-    ok = ControllerSettings(**{**_fields(base), "kafka_broker_ports": (9093, 9192)})
+    ok = dataclasses.replace(base, kafka_broker_ports=(9093, 9192))
     assert kafka_listener_problem(ok) is None
-    bad = ControllerSettings(**{**_fields(base), "kafka_broker_ports": (9000, 9192)})
+    bad = dataclasses.replace(base, kafka_broker_ports=(9000, 9192))
     assert "holds the --kafka-listener port 9092" in str(kafka_listener_problem(bad))
     alone = ControllerSettings(zk_connect="z:2181", kafka_broker_ports=(0, 0))
     assert kafka_listener_problem(alone) == "--kafka-broker-ports needs --kafka-listener"
-
-
-def _fields(s: ControllerSettings) -> dict[str, object]:
-    return {f: getattr(s, f) for f in s.__dataclass_fields__}
