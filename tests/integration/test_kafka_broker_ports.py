@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from kafka.protocol.admin import DescribeLogDirsRequest
 from reassignd.zk.server import free_port
 from tests.integration.harness import Procs, eventually
 from tests.integration.kafka_clients import (
+    TOKENS,
     KafkaController,
     admin_client,
     off_loop,
@@ -38,7 +40,7 @@ pytestmark = pytest.mark.timeout(240)
 
 def ports_of(brokers: list[dict[str, Any]]) -> dict[int, int]:
     """Each broker's port (kafka-python's DescribeCluster says broker_id, aiokafka's Metadata node_id)."""
-    return {b.get("broker_id", b.get("node_id")): b["port"] for b in brokers}
+    return {int(b["broker_id"] if "broker_id" in b else b["node_id"]): int(b["port"]) for b in brokers}
 
 
 async def expected_replicas(k: KafkaController, topic: str) -> set[tuple[str, str, int]]:
@@ -190,3 +192,37 @@ async def test_a_port_that_cannot_be_bound_and_brokers_past_the_range_fall_back_
         assert k.c.proc.alive
     finally:
         held.close()
+
+
+async def test_broker_ports_require_sasl_as_the_bootstrap_port(procs: Procs, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(TOKENS)
+    k = start_controller(procs, 9000, "--kafka-broker-ports", "0", tokens=tokens)
+    k.c.token = "alice-secret"  # the HTTP API's status, with the same tokens file
+    await wait_active(k)
+    procs.cluster(2, 1)
+    await wait_brokers(k, 2)
+    login = {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "PLAIN",
+        "sasl_plain_username": "victor",
+        "sasl_plain_password": "victor-secret",
+    }
+    admin = await admin_client(k.address, **login)
+    try:
+        ports = ports_of((await off_loop(admin.describe_cluster))["brokers"])
+        assert len(set(ports.values())) == 2 and k.port not in ports.values()
+
+        async def both_dirs() -> list[str] | None:
+            dirs = sorted(
+                d["log_dir"] for a in await off_loop(admin.describe_log_dirs) for d in a["log_dirs"]
+            )
+            return dirs if dirs == ["/sim/broker-1", "/sim/broker-2"] else None
+
+        await eventually(both_dirs, what="each broker's dir once, over SASL")
+    finally:
+        await off_loop(admin.close)
+    # a request before SASL on a broker's port closes the connection, as on the bootstrap port
+    for port in ports.values():
+        with pytest.raises(ConnectionError):
+            await off_loop(raw_call, k.host, port, DescribeLogDirsRequest(topics=None), 1)
