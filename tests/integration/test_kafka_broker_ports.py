@@ -226,3 +226,41 @@ async def test_broker_ports_require_sasl_as_the_bootstrap_port(procs: Procs, tmp
     for port in ports.values():
         with pytest.raises(ConnectionError):
             await off_loop(raw_call, k.host, port, DescribeLogDirsRequest(topics=None), 1)
+
+
+async def test_a_standby_opens_no_broker_port_until_it_takes_over(procs: Procs) -> None:
+    first = start_controller(procs, 9000, "--kafka-broker-ports", "0")
+    await wait_active(first)
+    second = start_controller(procs, 9001, "--kafka-broker-ports", "0")
+    procs.cluster(2, 1)
+    await wait_brokers(first, 2)
+
+    async def described(k: KafkaController) -> dict[int, int] | None:
+        admin = await admin_client(k.address, request_timeout_ms=5000)
+        try:
+            found = ports_of((await off_loop(admin.describe_cluster))["brokers"])
+        finally:
+            await off_loop(admin.close)
+        return found if set(found) == {1, 2} else None
+
+    # the active instance's broker ports, whichever instance a client bootstraps from
+    active_ports = await eventually(lambda: described(first), what="the active instance's ports")
+    assert len(set(active_ports.values())) == 2 and first.port not in active_ports.values()
+    assert "kafka listener: broker" not in second.c.proc.log()
+
+    first.c.proc.kill()
+    await wait_active(second)
+
+    async def own_ports() -> dict[int, int] | None:
+        found = await described(second)
+        return (
+            found if found and second.port not in found.values() and len(set(found.values())) == 2 else None
+        )
+
+    taken_over = await eventually(own_ports, what="the new active instance's broker ports", timeout_s=60)
+    for broker_id, port in taken_over.items():
+
+        async def own_dir(port: int = port, broker_id: int = broker_id) -> bool:
+            return await off_loop(log_dirs_at, second.host, port) == [f"/sim/broker-{broker_id}"]
+
+        await eventually(own_dir, what=f"broker {broker_id}'s dir at its port")
