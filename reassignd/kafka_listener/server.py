@@ -166,6 +166,8 @@ class KafkaListener:
         """Open and close broker ports so that ``brokers`` (the registered ones) have theirs."""
         s = self.settings
         assert s.kafka_broker_ports is not None
+        if self._server is None:  # stopping (or stopped): no port opens any more
+            brokers = []
         if self._retry_at is not None and time.monotonic() >= self._retry_at:
             self._retry_at = None
             self._unusable_ports.clear()
@@ -180,7 +182,7 @@ class KafkaListener:
             self._unusable_ports,
         )
         for broker_id in [b for b in current if b not in plan.ports]:
-            await self._close_broker_port(broker_id)
+            self._close_broker_port(broker_id)
         for broker_id, port in plan.ports.items():
             if broker_id not in self.broker_servers:
                 await self._open_broker_port(broker_id, port)
@@ -237,19 +239,16 @@ class KafkaListener:
             self.listener.broker_addresses[broker_id],
         )
 
-    async def _close_broker_port(self, broker_id: int) -> None:
-        """Stop advertising the broker's port, stop accepting there, close its connections."""
+    def _close_broker_port(self, broker_id: int) -> None:
+        """Stop advertising the broker's port, stop accepting there (the listening socket closes
+        at once), close its connections. Neither the connections nor the server's wait for them
+        are awaited: one of them may be a Metadata request waiting for this very work (each
+        removes itself as it ends; ``stop`` awaits every connection)."""
         self.listener.broker_addresses.pop(broker_id, None)
         server, port = self.broker_servers.pop(broker_id)
         server.close()
-        tasks = self._broker_connections.pop(broker_id, set())
-        for task in tasks:
+        for task in self._broker_connections.pop(broker_id, set()):
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(server.wait_closed(), 5.0)
         log.info("kafka listener: broker %d's port %d closed", broker_id, port)
 
     async def stop(self) -> None:
@@ -268,7 +267,7 @@ class KafkaListener:
                 await self._syncing
         for broker_id in list(self.broker_servers):
             with contextlib.suppress(Exception):
-                await self._close_broker_port(broker_id)
+                self._close_broker_port(broker_id)
         for task in list(self._connections):
             task.cancel()
         for task in list(self._connections):
