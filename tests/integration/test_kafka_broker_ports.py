@@ -128,13 +128,17 @@ async def test_each_broker_answers_for_itself_at_its_own_port(procs: Procs) -> N
     _, topics = await k.c.get("/v1/topics")
     assert {"from-aiokafka", "from-confluent"} <= {t["name"] for t in topics["topics"]}
 
-    # a broker that leaves has its port closed and is no longer advertised
+    # a broker that leaves has its port closed, and the connections it accepted, and is no
+    # longer advertised
+    reader, writer = await asyncio.open_connection(k.host, ports[4])
     leaving.kill()
 
     async def port_closed() -> bool:
         return await refused(k.host, ports[4])
 
     await eventually(port_closed, what="broker 4's port closed", timeout_s=60)
+    assert await asyncio.wait_for(reader.read(), 30) == b""  # closed by the listener (idle: 600 s)
+    writer.close()
     admin = await admin_client(k.address)
     try:
         left = ports_of((await off_loop(admin.describe_cluster))["brokers"])
