@@ -240,6 +240,27 @@ def bounds(value: object) -> tuple[int, int]:
     return low, high
 
 
+def port_range(value: object) -> tuple[int, int]:
+    """``FIRST-LAST`` (ports in order, 1..65535; a TOML value may be the string or a pair), or
+    ``0``: a free port each, chosen by the system, as ``(0, 0)``."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected FIRST-LAST or 0, got {value!r}")
+    if isinstance(value, list | tuple) and len(value) == 2:
+        first_text, last_text = str(value[0]), str(value[1])
+    elif isinstance(value, int) or (isinstance(value, str) and "-" not in value):
+        if str(value).strip() != "0":
+            raise ValueError(f"expected FIRST-LAST or 0, got {value!r}")
+        return 0, 0
+    else:
+        first_text, _, last_text = text(value).partition("-")
+    first, last = _port(first_text.strip()), _port(last_text.strip())
+    if first == 0:
+        raise ValueError(f"FIRST must be a port above 0, got {value!r}")
+    if last < first:
+        raise ValueError(f"LAST must be at least FIRST, got {value!r}")
+    return first, last
+
+
 def host_port(value: object) -> tuple[str, int]:
     return split_host_port(text(value))
 

@@ -18,6 +18,7 @@ from reassignd.options import (
     integer,
     number,
     option,
+    port_range,
     text,
     zk_connect,
 )
@@ -88,6 +89,21 @@ class ControllerSettings:
     )
     kafka_tls_key: str | None = option(
         None, parse=text, help="PEM private key of --kafka-tls-cert", metavar="FILE"
+    )
+    kafka_broker_ports: tuple[int, int] | None = option(
+        None,
+        parse=port_range,
+        help="a port of the Kafka listener per registered broker, from this range (0: a free port "
+        "each), so each broker is its own node to clients; off when unset (every broker at the "
+        "--kafka-listener address)",
+        metavar="FIRST-LAST|0",
+    )
+    kafka_max_broker_ports: int = option(
+        256,
+        parse=integer(1),
+        help="broker ports open at most (--kafka-broker-ports); brokers beyond are advertised at "
+        "the --kafka-listener address, with a warning",
+        metavar="N",
     )
     kafka_max_connections_per_ip: int = option(
         100,

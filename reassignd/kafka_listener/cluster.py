@@ -1,8 +1,9 @@
 """ApiVersions, Metadata and DescribeCluster: what a client needs to find its way.
 
-Every live broker is listed at the listener's advertised address (a client opens one connection
-per node id; they all reach this listener), and ``controller_id`` is a listed id, so controller
-requests come here. A standby lists one node, the active instance (its controller id at its
+Every live broker is listed at its own port of the listener when it has one
+(``--kafka-broker-ports``), else at the listener's advertised address (a client opens one
+connection per node id; they all reach this listener), and ``controller_id`` is a listed id, so
+controller requests come here. A standby lists one node, the active instance (its controller id at its
 Kafka listener, read from ``/controller``), so clients move there by themselves; the active
 lists its own id when no broker is live yet, so clients can still bootstrap.
 """
@@ -97,7 +98,11 @@ async def nodes(snapshot: ClusterSnapshot, listener: Listener) -> tuple[list[Nod
     brokers at the active instance's listener with the id the active one names (the lowest), so
     a client that bootstrapped here keeps one consistent view."""
     if snapshot.active:
-        brokers = [Node(b.broker_id, listener.advertised, b.rack) for b in snapshot.brokers.values()]
+        if listener.follow_brokers is not None:  # each broker's port open before it is listed
+            await listener.follow_brokers(snapshot)
+        brokers = [
+            Node(b.broker_id, listener.broker_address(b.broker_id), b.rack) for b in snapshot.brokers.values()
+        ]
         if not brokers:
             return [Node(listener.controller_id, listener.advertised, None)], listener.controller_id
         return brokers, brokers[0].node_id

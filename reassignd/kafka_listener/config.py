@@ -18,7 +18,12 @@ def kafka_listener_problem(settings: ControllerSettings) -> str | None:
             return "--kafka-advertised needs --kafka-listener"
         if settings.kafka_tls_cert is not None or settings.kafka_tls_key is not None:
             return "--kafka-tls-cert/--kafka-tls-key need --kafka-listener"
+        if settings.kafka_broker_ports is not None:
+            return "--kafka-broker-ports needs --kafka-listener"
         return None
+    overlap = broker_ports_problem(settings)
+    if overlap is not None:
+        return overlap
     refusal = check_bind(host, has_tokens=settings.auth_tokens_path is not None)
     if refusal is not None:
         return refusal.replace("refusing to bind", "refusing to bind the Kafka listener on", 1)
@@ -28,6 +33,21 @@ def kafka_listener_problem(settings: ControllerSettings) -> str | None:
         return "--kafka-advertised needs a port other than 0"
     if (settings.kafka_tls_cert is None) != (settings.kafka_tls_key is None):
         return "give both --kafka-tls-cert and --kafka-tls-key, or neither"
+    return None
+
+
+def broker_ports_problem(settings: ControllerSettings) -> str | None:
+    """Why ``--kafka-broker-ports`` is refused: a range holding the bootstrap port."""
+    ports = settings.kafka_broker_ports
+    if ports is None or ports == (0, 0):
+        return None
+    first, last = ports
+    named = [("--kafka-listener", settings.kafka_listener_port)]
+    if settings.kafka_advertised_host is not None:
+        named.append(("--kafka-advertised", settings.kafka_advertised_port))
+    for flag, port in named:
+        if first <= port <= last:
+            return f"--kafka-broker-ports {first}-{last} holds the {flag} port {port}: give a range apart from it"
     return None
 
 

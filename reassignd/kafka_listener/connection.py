@@ -66,6 +66,7 @@ class Connection:
         write_timeout_s: float,
         budget: ByteBudget,
         warn: RateLimitedLog,
+        broker_id: int | None = None,
     ) -> None:
         self.listener = listener
         self.reader = reader
@@ -77,6 +78,7 @@ class Connection:
         self.write_timeout_s = write_timeout_s
         self.budget = budget
         self.warn = warn
+        self.broker_id = broker_id  # the broker whose port this is (None: the bootstrap port)
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
         self.peer_host = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer)
@@ -253,7 +255,7 @@ class Connection:
             return
         principal = self.principal or ANONYMOUS  # ApiVersions before SASL
         client_id = request.header.client_id or ""
-        ctx = RequestContext(self.listener, principal, client_id, prefix.api_version)
+        ctx = RequestContext(self.listener, principal, client_id, prefix.api_version, self.broker_id)
         self._count += 1
         mutation = api.key in MUTATIONS
         earlier = [t for t in self._inflight if not t.done()] if mutation else []

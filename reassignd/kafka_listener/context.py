@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ import aiohttp
 
 from reassignd.agent_reports.fetch import SharedReports
 from reassignd.controller.api.controller_api import ControllerApi
+from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.kafka_listener.limits import FrameCache
 from reassignd.stream.audit import AuditTrail
 from reassignd.stream.record_log import RecordLog
@@ -58,6 +60,14 @@ class Listener:
     topic_ids: tuple[object, dict[uuid.UUID, str]] | None = None  # per published topics map
     sorted_topic_names: tuple[object, list[str]] | None = None  # DescribeTopicPartitions' order, likewise
     reports: SharedReports = field(default_factory=SharedReports)  # DescribeLogDirs' agent rounds
+    # the brokers with a port of their own (--kafka-broker-ports): id -> the address advertised
+    broker_addresses: dict[int, Address] = field(default_factory=dict)
+    # opens and closes the broker ports to match a snapshot (set while the ports are on)
+    follow_brokers: Callable[[ClusterSnapshot], Awaitable[None]] | None = None
+
+    def broker_address(self, broker_id: int) -> Address:
+        """Where a broker is advertised: its own port, else the bootstrap address."""
+        return self.broker_addresses.get(broker_id, self.advertised)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +76,7 @@ class RequestContext:
     principal: Principal
     client_id: str
     version: int
+    broker_id: int | None = None  # the broker whose port the connection came to; None: bootstrap
 
     @property
     def api(self) -> ControllerApi:

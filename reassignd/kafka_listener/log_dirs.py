@@ -1,8 +1,12 @@
 """DescribeLogDirs from the broker agents' replica reports (as ``GET /v1/log-dirs``).
 
-Every broker node a client knows is this one listener, so a request is answered for every live
-broker at once: each broker's replicas under a log dir of its own, ``/sim/broker-<id>`` (a
-broker whose agent did not answer has that dir with error 57 KAFKA_STORAGE_ERROR). ``size`` is
+A request that came to a broker's own port (``--kafka-broker-ports``) is answered for that broker
+only, as a Kafka broker answers for its own disks: a client asking every broker (kafka-python's
+``describe_log_dirs``, the Java AdminClient's ``describeLogDirs(brokers)``) counts each replica
+once. A request that came to the bootstrap port is answered for every live broker at once, as
+before (every broker a client knows may be this one address). Each broker's replicas are under a
+log dir of its own, ``/sim/broker-<id>`` (a broker whose agent did not answer, or that is no
+longer registered, has that dir with error 57 KAFKA_STORAGE_ERROR). ``size`` is
 the replica's log end offset (the simulated log is its bytes), ``offset_lag`` how far it is
 behind its leader.
 """
@@ -77,8 +81,8 @@ async def describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
     if not snapshot.active:
         return DescribeLogDirsResponse(throttle_time_ms=0, error_code=NOT_CONTROLLER, results=[])
     wanted = None if request.topics is None else {(t.topic, p) for t in request.topics for p in t.partitions}
-    brokers = list(snapshot.brokers)
-    urls = agent_urls(snapshot.brokers, brokers)
+    brokers = list(snapshot.brokers) if ctx.broker_id is None else [ctx.broker_id]
+    urls = agent_urls(snapshot.brokers, [b for b in brokers if b in snapshot.brokers])
     session = ctx.listener.agents
     # concurrent requests share one round of questions to the agents (as the HTTP API's)
     reports = await ctx.listener.reports.fetch(session, urls) if urls and session is not None else {}

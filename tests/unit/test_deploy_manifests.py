@@ -255,6 +255,12 @@ def test_the_controllers_settings_pass_reassignds_own_checks() -> None:
     assert settings.auth_tokens_path is not None and command.log.format == "json"
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert (settings.http_port, settings.kafka_listener_port) == (ports["http"], ports["kafka"])
+    # the broker ports: advertised on the pod IP, opened by the NetworkPolicy
+    assert settings.kafka_broker_ports is not None
+    first, last = settings.kafka_broker_ports
+    policy = one("NetworkPolicy", "reassignd-controller")["spec"]
+    opened = [p for rule in policy["ingress"] for p in rule["ports"] if "endPort" in p]
+    assert [(p["port"], p["endPort"]) for p in opened] == [(first, last)]
 
 
 def test_a_controller_id_per_pod_and_a_broker_id_per_ordinal(tmp_path: Path) -> None:
