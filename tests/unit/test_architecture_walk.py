@@ -9,6 +9,7 @@ import ast
 import importlib
 import itertools
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -248,3 +249,31 @@ def test_every_other_module_a_step_names_is_imported_by_the_steps_module() -> No
 )
 def test_the_check_refuses_what_is_not_connected(a: str, b: str, seam: Seam | None) -> None:
     assert reached(a, b, seam) is not None
+
+
+def diagram_layers(text: str) -> list[set[str]]:
+    """The package layers of architecture.md's diagram, top down: a row per layer (a row whose
+    entries end with ``|`` goes on on the next line)."""
+    block = text.split("\n## Packages\n", 1)[1].split("```\n", 2)[1]
+    layers: list[set[str]] = []
+    going_on = False
+    for line in block.splitlines():
+        entries = re.sub(r"\(.*\)", "", line[25:]).strip()
+        if not entries:
+            continue
+        names = {e.strip().removesuffix("/").removesuffix(".py") for e in entries.split("|") if e.strip()}
+        if going_on:
+            layers[-1] |= names
+        else:
+            layers.append(names)
+        going_on = entries.endswith("|")
+    return layers
+
+
+def test_the_layer_diagram_is_the_import_linter_contract() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contract = next(
+        c for c in config["tool"]["importlinter"]["contracts"] if c.get("containers") == ["reassignd"]
+    )
+    expected = [{name.strip() for name in layer.split("|")} for layer in contract["layers"]]
+    assert diagram_layers(PAGE.read_text()) == expected
