@@ -31,7 +31,7 @@ import msgspec
 
 from reassignd.control.protocol import Header, LeaderAndIsrRequest, WirePartitionState
 from reassignd.control.request_sizes import encode_request
-from reassignd.strict_json import INT32_MAX
+from reassignd.int_limits import INT32_MAX
 from reassignd.zk import codec
 from reassignd.zk.codec import CodecError
 from reassignd.zk.json_fields import load_object_strictly

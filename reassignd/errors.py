@@ -7,6 +7,8 @@ import contextlib
 import errno
 from collections.abc import Iterator
 
+from reassignd.int_limits import INT16_MAX, INT16_MIN
+
 ERROR_NAMES: dict[int, str] = {
     -1: "UNKNOWN_SERVER_ERROR",
     0: "NONE",
@@ -159,7 +161,6 @@ KAFKA_WIRE_CODES: dict[int, int] = {
     10003: 60,  # BATCH_CONFLICT -> REASSIGNMENT_IN_PROGRESS (the partition is already moving)
     10004: 42,  # BATCH_ID_IN_USE -> INVALID_REQUEST
 }
-INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
 
 
 def kafka_wire_code(code: int) -> int:

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from reassignd import strict_json
+from reassignd.int_limits import INT32_MAX
 from reassignd.strict_json import is_int, json_type
 from reassignd.topic_partition import Replicas, TopicPartition, topic_name_problem
 
 PLAN_VERSION = 1  # the only version kafka-reassign-partitions knows
 ANY_LOG_DIR = "any"
-INT32_MAX = 2**31 - 1
 
 
 class PlanError(ValueError):

@@ -21,11 +21,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-INT16_MIN = -(2**15)
-INT16_MAX = 2**15 - 1
-INT32_MIN = -(2**31)
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 
 _KINDS: dict[type[object], str] = {type(None): "null", bool: "boolean", int: "number", float: "number"}
 _KINDS.update({str: "string", list: "array", dict: "object"})

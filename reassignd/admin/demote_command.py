@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from reassignd.admin.connection import optional_str
 from reassignd.admin.settings import REQUEST_TIMEOUT_S
+from reassignd.int_limits import INT32_MAX
 from reassignd.log_setup import LogSettings
-from reassignd.strict_json import INT32_MAX
 
 VERBS = ("demote", "promote")
 DESCRIPTION = {

@@ -18,8 +18,9 @@ from typing import Any
 
 from reassignd.admin.connection import optional_str
 from reassignd.admin.settings import REQUEST_TIMEOUT_S
+from reassignd.int_limits import INT32_MAX
 from reassignd.log_setup import LogSettings
-from reassignd.strict_json import INT32_MAX, Reader, StrictJsonError, loads
+from reassignd.strict_json import Reader, StrictJsonError, loads
 from reassignd.topic_partition import TopicPartition
 
 DESCRIPTION = "Elect leaders, like kafka-leader-election: preferred replicas, or unclean elections."

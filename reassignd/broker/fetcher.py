@@ -26,6 +26,7 @@ from reassignd.broker.settings import BrokerSettings
 from reassignd.broker.state import ReplicaManager
 from reassignd.control.fetch import FetchResponse
 from reassignd.control.wire import FETCH_PATH, WireError
+from reassignd.int_limits import INT32_MAX
 
 RECONCILE_S = 1.0
 MAX_BACKOFF_S = 2.0
@@ -101,7 +102,7 @@ class Fetchers:
     async def _fetch_from(self, leader: int, wake: asyncio.Event) -> None:
         interval = self._settings.fetch_interval_s
         idle_max = idle_interval_s(self._settings)
-        session = FollowerSession(leader, random.randrange(1, 2**31))
+        session = FollowerSession(leader, random.randrange(1, INT32_MAX + 1))
         backoff = wait = interval
         while True:
             started = self._clock()

@@ -53,9 +53,10 @@ from reassignd.control.fetch import (
     FetchResponse,
 )
 from reassignd.control.wire import NONE
+from reassignd.int_limits import INT32_MAX
 from reassignd.topic_partition import TopicPartition
 
-MAX_EPOCH = 2**31 - 1
+MAX_EPOCH = INT32_MAX
 REFUSED_BACKOFF_S = 1.0
 MAX_PARTITIONS_PER_FETCH = 2000  # more wait for the next fetches, oldest first
 

@@ -11,9 +11,11 @@ from typing import Annotated
 
 import msgspec
 
+from reassignd.int_limits import INT32_MAX
+
 ErrorCode = Annotated[int, msgspec.Meta(description="Kafka's numeric error code (ours ≥ 10000)")]
 ErrorName = Annotated[str, msgspec.Meta(description="Kafka's name of the code")]
-PartitionId = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+PartitionId = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
 
 
 class Error(msgspec.Struct, frozen=True):

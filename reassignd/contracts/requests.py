@@ -21,8 +21,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+from reassignd.int_limits import INT16_MAX, INT16_MIN, INT32_MAX, INT32_MIN, INT64_MAX
 
 # A partition id as an object key (``assignments``): canonical decimal, 0..2^31−1.
 PARTITION_KEY_PATTERN = (
@@ -197,7 +196,6 @@ AlterReassignmentsRequest = KafkaAlterReassignments | ReassignmentPlan
 
 # --- POST /v1/batches ------------------------------------------------------------------------------
 
-INT64_MAX = 2**63 - 1
 PLAN_ID_MAX = 1000  # characters (reassignd.executor.model checks the same)
 BATCH_ID_PATTERN = r"[A-Za-z0-9._-]{1,249}"  # a znode name, like a topic's (not "." or "..")
 BatchId = Annotated[

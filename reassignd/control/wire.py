@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from reassignd.strict_json import INT64_MAX, Reader
+from reassignd.int_limits import INT64_MAX, INT64_MIN
+from reassignd.strict_json import Reader
 from reassignd.topic_partition import TopicPartition
 
 LEADER_AND_ISR_PATH = "/control/leader_and_isr"
@@ -47,7 +48,7 @@ READ = Reader(WireError, "body")
 
 
 def read_int(obj: dict[str, Any], key: str) -> int:
-    return READ.integer(obj.get(key), key, -INT64_MAX - 1, INT64_MAX)
+    return READ.integer(obj.get(key), key, INT64_MIN, INT64_MAX)
 
 
 def read_ints(obj: dict[str, Any], key: str, default: list[int] | None = None) -> tuple[int, ...]:

@@ -84,7 +84,7 @@ from reassignd.executor.znode_size import (
     JournalTooLarge,
     checked,
 )
-from reassignd.strict_json import INT32_MAX, INT64_MAX
+from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.json_fields import (
     CodecError,
@@ -106,7 +106,6 @@ from reassignd.zk.json_fields import (
 __all__ = ["CHUNK_BUDGET_BYTES", "ZNODE_LIMIT_BYTES", "JournalTooLarge"]
 
 VERSION = 2
-INT32_MIN = -INT32_MAX - 1
 MAX_GENERATION = 10**18 - 1
 
 _E = TypeVar("_E", bound=StrEnum)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from reassignd.executor.model import ThrottleValues
 from reassignd.executor.znode_size import CHUNK_BUDGET_BYTES, checked
-from reassignd.strict_json import INT32_MAX
+from reassignd.int_limits import INT32_MAX
 from reassignd.zk.json_fields import (
     CodecError,
     compact_json,

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reassignd.contracts.requests import BATCH_ID_PATTERN, INT64_MAX
+from reassignd.contracts.requests import BATCH_ID_PATTERN
 from reassignd.controller.settings import ControllerSettings
 from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
 from reassignd.http.json_input import (
@@ -32,7 +32,8 @@ from reassignd.http.json_input import (
     expect_string,
     fail,
 )
-from reassignd.strict_json import INT32_MAX, INT32_MIN, is_int, json_type
+from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
+from reassignd.strict_json import is_int, json_type
 
 _BATCH_ID = re.compile(BATCH_ID_PATTERN)
 LIMIT_FIELDS = ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker")

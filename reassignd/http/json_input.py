@@ -16,7 +16,8 @@ from typing import Any, Literal, NoReturn, overload
 
 from reassignd import strict_json
 from reassignd.errors import InvalidRequest
-from reassignd.strict_json import INT32_MAX, INT32_MIN, is_int, json_type
+from reassignd.int_limits import INT32_MAX, INT32_MIN
+from reassignd.strict_json import is_int, json_type
 
 BODY = "request body"
 

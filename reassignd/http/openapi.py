@@ -20,7 +20,7 @@ from reassignd.http.openapi_base import (
     ref,
 )
 from reassignd.http.openapi_components import component_schemas
-from reassignd.strict_json import INT32_MAX
+from reassignd.int_limits import INT32_MAX
 
 Json = dict[str, Any]
 

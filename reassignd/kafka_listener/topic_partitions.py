@@ -25,6 +25,7 @@ from typing import Any
 from kafka.protocol.admin import DescribeTopicPartitionsResponse
 
 from reassignd.controller.model.snapshot import TopicView
+from reassignd.int_limits import INT32_MIN
 from reassignd.kafka_listener.cluster import ZERO_UUID, topic_uuid
 from reassignd.kafka_listener.context import Listener, RequestContext
 from reassignd.topic_partition import topic_name_problem
@@ -34,7 +35,7 @@ LEADER_NOT_AVAILABLE = 5
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_REQUEST = 42
 MAX_RESPONSE_PARTITIONS = 2000  # Kafka's max.request.partition.size.limit (and the request's default)
-NO_AUTHORIZED_OPERATIONS = -(2**31)  # the schema's default: not computed
+NO_AUTHORIZED_OPERATIONS = INT32_MIN  # the schema's default: not computed
 
 Topic = DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponseTopic
 Partition = Topic.DescribeTopicPartitionsResponsePartition

@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-THROTTLE_MS_MAX = 2**31 - 1  # Kafka's throttle_time_ms is an int32
+from reassignd.int_limits import INT32_MAX
+
+THROTTLE_MS_MAX = INT32_MAX  # Kafka's throttle_time_ms is an int32
 
 
 @dataclass(frozen=True, slots=True)

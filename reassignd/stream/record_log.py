@@ -1,8 +1,12 @@
 """The event log: numbers records per controller epoch, keeps a bounded history, and hands each
 record to its subscribers (SSE streams) and sinks (the Kafka sender) without ever waiting.
 
-Only the controller's event loop emits; readers (HTTP handlers) read the history and their own
-subscription queue. A subscriber whose queue is full is dropped (its stream ends; the client
+Three kinds of emitter, all on the process's one asyncio thread (``emit`` never awaits, so no
+lock is needed): the controller's event loop (its handlers and the fenced writer), the audit
+trail (HTTP handlers and the Kafka listener, one record per mutating request) and the agents'
+progress reporter (progress and stuck-move records). The time of each record comes from the
+clock the log is given: the controller hands it its injected wall clock. Readers (HTTP
+handlers) read the history and their own subscription queue. A subscriber whose queue is full is dropped (its stream ends; the client
 reconnects with ``Last-Event-ID`` and resumes from the history).
 """
 

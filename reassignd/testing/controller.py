@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,11 +50,13 @@ async def in_process_controller(
     session_timeout_s: float = 6.0,
     request_timeout_s: float = 10.0,
     freeze_gc: bool = False,
+    wall_clock: Callable[[], float] = time.time,
     **settings: Any,
 ) -> AsyncIterator[InProcessController]:
     """Start a controller on ``zk_connect`` (other ``ControllerSettings`` fields as keywords);
     on the way out its loop is cancelled, its HTTP server stopped and its session closed (its
-    ``/controller`` znode goes at once)."""
+    ``/controller`` znode goes at once). ``wall_clock`` is the instance's injected wall clock
+    (every timestamp it writes or records)."""
     config = ControllerSettings(
         zk_connect,
         controller_id=controller_id,
@@ -72,7 +75,9 @@ async def in_process_controller(
     server: HttpServer | None = None
     task: asyncio.Task[None] | None = None
     try:
-        controller = Controller(config, zk, place_lost_replicas=evacuate, freeze_gc=freeze_gc)
+        controller = Controller(
+            config, zk, wall_clock=wall_clock, place_lost_replicas=evacuate, freeze_gc=freeze_gc
+        )
         if http:
             server = HttpServer(build_app(controller.api, config, records=controller.records), "127.0.0.1", 0)
             controller.http_url = await server.start()

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 import msgspec
 
+from reassignd.int_limits import INT32_MAX, INT64_MAX
 from reassignd.plan_format import PlanError, read_plan
-from reassignd.strict_json import INT32_MAX as INT32_MAX  # noqa: PLC0414 (codec's public names)
-from reassignd.strict_json import INT64_MAX as INT64_MAX  # noqa: PLC0414
 from reassignd.topic_partition import TopicPartition, topic_name_problem
 from reassignd.zk.codec import JSON_ENCODER, replicas_encodable
 from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414

@@ -26,8 +26,7 @@ from typing import Annotated
 
 import msgspec
 
-from reassignd.strict_json import INT32_MAX as INT32_MAX  # noqa: PLC0414 (codec's public names)
-from reassignd.strict_json import INT64_MAX as INT64_MAX  # noqa: PLC0414
+from reassignd.int_limits import INT32_MAX
 from reassignd.strict_json import fast_keys_unique, fast_object
 from reassignd.topic_partition import Replicas
 from reassignd.zk.json_fields import (

@@ -19,7 +19,8 @@ from itertools import repeat
 from typing import TypeGuard, TypeVar, cast
 
 from reassignd import strict_json
-from reassignd.strict_json import INT32_MAX, INT64_MAX, fast_object
+from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
+from reassignd.strict_json import fast_object
 from reassignd.topic_partition import Replicas
 
 _T = TypeVar("_T")
@@ -169,7 +170,7 @@ def read_partition(key: str, where: str) -> int:
 def read_replicas(value: object, where: str, *, allow_empty: bool = False, recorded: bool = True) -> Replicas:
     """32-bit integers; a ``recorded`` replica list (not an intake's) is broker ids, each once."""
     items = read_list(value, where)
-    replicas = tuple(read_int(item, f"{where}[{i}]", lo=-INT32_MAX - 1) for i, item in enumerate(items))
+    replicas = tuple(read_int(item, f"{where}[{i}]", lo=INT32_MIN) for i, item in enumerate(items))
     if recorded and not (replicas or allow_empty):
         raise CodecError(f"field '{where}' must not be empty")
     seen: set[int] = set()

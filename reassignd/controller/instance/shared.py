@@ -66,7 +66,8 @@ class Shared:
         # ``clock`` (monotonic) times durations
         self.wall_clock = wall_clock
         # what this instance decided, as event records (GET /v1/events, the Kafka stream)
-        self.records = RecordLog()
+        # (its records' times on the injected wall clock, as every other timestamp)
+        self.records = RecordLog(clock_ms=self.wall_ms)
         self.problems: collections.deque[Problem] = collections.deque(maxlen=MAX_PROBLEMS)
         # path -> reason, so a re-read is not a new problem (bounded: MAX_REPORTED, oldest out)
         self._reported: collections.OrderedDict[str, str] = collections.OrderedDict()

@@ -14,6 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
 
 class Kind(enum.Enum):
     BOOLEAN = "BOOLEAN"
@@ -24,8 +26,6 @@ class Kind(enum.Enum):
     LIST = "LIST"
 
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DOUBLE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 

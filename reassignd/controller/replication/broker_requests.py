@@ -41,6 +41,7 @@ from reassignd.control.request_sizes import encode_request, stop_partition_size,
 from reassignd.control.wire import MAX_REQUEST_BYTES
 from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.replication.wire_states import WireStates
+from reassignd.int_limits import INT64_MIN
 from reassignd.topic_partition import TopicPartition
 
 MAX_PARTITIONS_PER_REQUEST = 2000
@@ -50,7 +51,7 @@ MAX_PARTITIONS_PER_REQUEST = 2000
 _FULL_IDS = itertools.count(1)
 
 # the header's longest encoding: sizes are computed once for chunks shared by several brokers
-_WIDEST_EPOCH = -(2**63)
+_WIDEST_EPOCH = INT64_MIN
 
 
 def chunk_ranges(

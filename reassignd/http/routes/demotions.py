@@ -21,7 +21,7 @@ from reassignd.errors import error_name
 from reassignd.http.json_input import fail, query_params
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
-from reassignd.strict_json import INT32_MAX
+from reassignd.int_limits import INT32_MAX
 
 
 def broker_id_param(text: str) -> int:

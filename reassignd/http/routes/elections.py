@@ -35,7 +35,8 @@ from reassignd.http.json_input import (
 )
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
-from reassignd.strict_json import INT32_MAX, json_type
+from reassignd.int_limits import INT32_MAX
+from reassignd.strict_json import json_type
 from reassignd.topic_partition import TopicPartition
 
 ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.UNCLEAN}

@@ -24,6 +24,7 @@ from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.json_input import fail, query_params
 from reassignd.http.keys import REPORTS
 from reassignd.http.responses import json_response
+from reassignd.int_limits import INT32_MAX
 
 routes = web.RouteTableDef()
 
@@ -53,7 +54,7 @@ async def log_dirs(request: web.Request) -> web.Response:
     if "broker" in found:
         wanted = set()
         for text in found["broker"]:
-            if not text.isdigit() or int(text) > 2**31 - 1:
+            if not text.isdigit() or int(text) > INT32_MAX:
                 fail("broker", f"must be a broker id, got {text[:40]!r}")
             wanted.add(int(text))
     snapshot = active_snapshot(request)

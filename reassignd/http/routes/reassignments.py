@@ -56,8 +56,9 @@ from reassignd.http.json_input import (
 )
 from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
 from reassignd.http.responses import item_message, json_response
+from reassignd.int_limits import INT32_MAX
 from reassignd.plan_format import PlanError, parse_plan
-from reassignd.strict_json import INT32_MAX, is_int, json_type
+from reassignd.strict_json import is_int, json_type
 from reassignd.topic_partition import TopicPartition
 
 # --- input parsing (pure: bytes and query pairs in, request values out) ---------------------------

@@ -56,7 +56,8 @@ from reassignd.http.json_input import (
 )
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
-from reassignd.strict_json import INT16_MAX, INT16_MIN, INT32_MAX, json_type
+from reassignd.int_limits import INT16_MAX, INT16_MIN, INT32_MAX
+from reassignd.strict_json import json_type
 
 # --- input parsing (pure) -------------------------------------------------------------------------
 
@@ -117,7 +118,7 @@ def _assignments(value: Any, path: str) -> dict[int, tuple[int, ...]] | None:
     for key, replicas in expect_map(value, path).items():
         where = f"{path}[{json.dumps(key)}]"
         if PARTITION_KEY.fullmatch(key) is None or int(key) > INT32_MAX:
-            fail(where, "expected a partition id (0..2147483647, decimal, no leading zeros) as key")
+            fail(where, f"expected a partition id (0..{INT32_MAX}, decimal, no leading zeros) as key")
         assignments[int(key)] = expect_broker_ids(replicas, where, nullable=False)
     return assignments
 

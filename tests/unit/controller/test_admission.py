@@ -28,15 +28,9 @@ from reassignd.controller.model.config_rules import (
     TOPIC_CONFIG_NAMES,
     plan_alteration,
 )
-from reassignd.controller.model.config_types import (
-    INT32_MAX,
-    INT64_MAX,
-    TOPIC_CONFIG_TYPES,
-    ConfigType,
-    Kind,
-    typed_value_problem,
-)
+from reassignd.controller.model.config_types import TOPIC_CONFIG_TYPES, ConfigType, Kind, typed_value_problem
 from reassignd.controller.model.requests import NewTopic, QuotaAlteration
+from reassignd.int_limits import INT32_MAX, INT64_MAX
 from reassignd.quotas.config_store import ENTITY_PATH_MAX_BYTES
 
 BIG = "x" * (CONFIG_ZNODE_BUDGET_BYTES + 1)

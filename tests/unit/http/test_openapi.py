@@ -40,7 +40,7 @@ from reassignd.http.routes.topics import (
     parse_create_topics,
     parse_delete_topics,
 )
-from reassignd.strict_json import INT32_MAX
+from reassignd.int_limits import INT32_MAX
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, FakeView, call, serve
 from tests.unit.http import (
     batch_helpers,

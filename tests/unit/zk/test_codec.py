@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reassignd.int_limits import INT32_MAX, INT64_MAX
 from reassignd.strict_json import fast_keys_unique, fast_object
 from reassignd.zk import codec as codec_module
 from reassignd.zk.admin_codec import (
@@ -35,8 +36,6 @@ from reassignd.zk.admin_codec import (
     encode_reassignment_status,
 )
 from reassignd.zk.codec import (
-    INT32_MAX,
-    INT64_MAX,
     BrokerRegistration,
     CodecError,
     ControllerInfo,
