@@ -6,7 +6,7 @@
 #
 # (no argument): everything scripts/test.sh runs: ZooKeeper, Java, Debian's Chromium (the status
 # page's browser test; REASSIGND_NO_BROWSER=1 skips it), Debian's Prometheus (promtool and the
-# server, for the tests of deploy/monitoring/), Node.js with KafkaJS (tests/kafkajs/), the package
+# server, for the tests of deploy/monitoring/), Node.js with KafkaJS (tests/kafkajs/), kcat, the package
 # with its dev tools and the feeder extra (PySpark).
 # --demo: only what the demo runs (scripts/demo.sh): ZooKeeper, Java, the package with the feeder
 # extra; no Chromium, no dev tools.
@@ -81,6 +81,11 @@ fi
 # /usr/sbin/policy-rc.d that does); either way the install succeeds and the tests do not use it.
 if [ "$mode" = all ] && { ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; }; then
     apt_install prometheus
+fi
+
+# kcat (Debian's; librdkafka inside) for the listener's kcat test (tests/integration/test_kcat.py).
+if [ "$mode" = all ] && ! command -v kcat >/dev/null 2>&1; then
+    apt_install kcat
 fi
 
 # Node.js and npm (Debian's, only if missing) and KafkaJS, pinned in tests/kafkajs/package-lock.json,
