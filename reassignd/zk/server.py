@@ -24,6 +24,7 @@ import contextlib
 import glob
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -163,7 +164,7 @@ class LocalZooKeeper:
                     f"clientPort={self.port}",
                     "clientPortAddress=127.0.0.1",
                     "admin.enableServer=false",
-                    "4lw.commands.whitelist=srvr,ruok,mntr,stat",
+                    "4lw.commands.whitelist=srvr,ruok,mntr,stat,cons",
                     "maxClientCnxns=0",
                     f"minSessionTimeout={2 * self.tick_time_ms}",
                     "maxSessionTimeout=60000",
@@ -318,6 +319,13 @@ class LocalZooKeeper:
         if down_s > 0:
             time.sleep(down_s)
         return self.start(timeout_s)
+
+    def connected_sessions(self) -> set[int]:
+        """The ids of the sessions connected to the client port right now (``cons``; not the TLS
+        port's): a session whose client has not reconnected since a restart is not among them,
+        and its ephemerals go when it expires."""
+        listing = four_letter_word(self.port, b"cons").decode(errors="replace")
+        return {int(sid, 16) for sid in re.findall(r"sid=0x([0-9a-f]+)", listing)}
 
     def __enter__(self) -> LocalZooKeeper:
         return self.start()

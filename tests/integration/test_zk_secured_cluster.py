@@ -97,12 +97,19 @@ async def test_an_authenticated_cluster_creates_moves_and_deletes_with_kafkas_ac
     await asyncio.to_thread(secured_zookeeper.restart)  # the kit's components run on this loop
     await active_one(c)
 
-    async def registered_again() -> bool:  # each agent's new session registered (new epochs)
-        code, body = await c.get("/v1/brokers")
+    async def registered_again() -> bool:
+        """Each agent registered by a session connected now: its session survived the restart
+        (same epoch) or it registered again with a new one (a new epoch); a registration of a
+        session that never came back (it goes when the server expires it) does not count."""
+        live = await asyncio.to_thread(secured_zookeeper.connected_sessions)
+        owners = [await kafka_zk.exists(f"/brokers/ids/{b}") for b in before]
+        if not all(stat is not None and stat.ephemeral_owner in live for stat in owners):
+            return False
+        code, body = await c.get("/v1/brokers")  # and the controller follows them
         now = {b["id"]: b["broker_epoch"] for b in body["brokers"]} if code == 200 else {}
-        return set(now) == set(before) and all(now[b] != before[b] for b in before)
+        return now == {b: stat.czxid for b, stat in zip(before, owners, strict=True) if stat is not None}
 
-    await eventually(registered_again, timeout_s=60, what="the agents registered with new sessions")
+    await eventually(registered_again, timeout_s=60, what="the agents registered by live sessions")
     await create_move_delete(c, kafka_zk, "after-restart")
 
 
