@@ -161,3 +161,44 @@ def test_wire_round_trip() -> None:
     assert AlterLogDirsRequest.from_json(request.to_json()) == request
     response = jbod_manager().alter_log_dirs(request)
     assert AlterLogDirsResponse.from_json(response.to_json()) == response
+
+
+def test_the_intra_broker_throttle_is_the_brokers_own_then_the_default() -> None:
+    key = "replica.alter.log.dirs.io.max.bytes.per.second"
+    assert broker_sim_config(None, None, 100.0).log_dir_move_throttled_rate == math.inf
+    assert broker_sim_config(None, {key: "7"}, 100.0).log_dir_move_throttled_rate == 7.0
+    assert broker_sim_config({key: "5"}, {key: "7"}, 100.0).log_dir_move_throttled_rate == 5.0
+    bad = broker_sim_config({key: "fast"}, None, 100.0)
+    assert bad.log_dir_move_throttled_rate == math.inf and bad.problems
+    # unthrottled, a move copies at the broker's replication rate (a simulated disk)
+    mgr = jbod_manager(rate=80.0)
+    assert mgr.log_dir_move_bytes_per_s() == 80.0
+    mgr.set_broker_config(broker_sim_config({key: "5"}, None, 80.0), 0.0)
+    assert mgr.log_dir_move_bytes_per_s() == 5.0
+
+
+def test_a_move_of_a_growing_leader_catches_up_and_shares_the_rate() -> None:
+    mgr = jbod_manager(rate=1000.0)
+    mgr.set_broker_config(
+        broker_sim_config({"replica.alter.log.dirs.io.max.bytes.per.second": "100"}, None, 1000.0), 0.0
+    )
+    mgr.set_topic_config(
+        "t",
+        topic_sim_config({"reassignd.sim.initial.bytes": "100", "reassignd.sim.produce.bytes.per.s": "10"}),
+        0.0,
+    )
+    states = tuple(WirePartitionState("t", p, 7, 1, 1, (1,), 0, (1,), is_new=True) for p in range(2))
+    mgr.leader_and_isr(LeaderAndIsrRequest(header(mgr), states), 0.0)
+    assert [mgr.dirs.dir_of[("t", p)] for p in (0, 1)] == ["/d1", "/d2"]
+    mgr.advance_moves(0.0)
+    assert move(mgr, ("t", 0, "/d2"), ("t", 1, "/d1")) == [NONE, NONE]
+    mgr.advance_moves(1.0)  # 100 bytes shared by the two copies; each log is 110 bytes now
+    assert sorted(f.copied_bytes for f in mgr.dirs.futures.values()) == [50, 50]
+    done: list[tuple[str, int]] = []
+    now = 1.0
+    while len(done) < 2 and now < 10.0:
+        now = round(now + 0.1, 6)
+        done += mgr.advance_moves(now)
+    # 100 + 10 t bytes each, copied at 50 B/s each from t = 0: caught up at t = 100 / 40 s = 2.5 s
+    assert sorted(done) == [("t", 0), ("t", 1)] and 2.4 < now <= 2.6
+    assert [mgr.dirs.dir_of[("t", p)] for p in (0, 1)] == ["/d2", "/d1"]
