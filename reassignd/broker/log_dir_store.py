@@ -16,26 +16,25 @@ from reassignd.broker.log_dirs import (
     copy_budget_bytes,
     next_log_dir,
 )
-from reassignd.control.log_dir_moves import LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE
+from reassignd.control.log_dir_moves import LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE, single_log_dir
 from reassignd.control.replicas_report import FutureInfo, LogDirInfo
 from reassignd.control.wire import NONE
 from reassignd.topic_partition import TopicPartition
 
 
 class LogDirStore:
-    def __init__(self, specs: tuple[LogDirSpec, ...] | None) -> None:
+    def __init__(self, specs: tuple[LogDirSpec, ...] | None, broker_id: int = 0) -> None:
         self.configured = specs is not None  # --log-dirs given: the report says dirs
         self.specs = specs if specs is not None else (LogDirSpec(DEFAULT_LOG_DIR),)
-        self._paths = {d.path for d in self.specs}
+        self._paths = {d.path: d.path for d in self.specs}
+        if specs is None:  # the one dir, also by the name the Kafka listener gives it
+            self._paths[single_log_dir(broker_id)] = DEFAULT_LOG_DIR
         self.dir_of: dict[TopicPartition, str] = {}
         self.futures: dict[TopicPartition, FutureReplica] = {}
         self.preferred: dict[TopicPartition, str] = {}  # asked for before the replica came
         self._logs: dict[str, int] = {d.path: 0 for d in self.specs}  # current and future logs
         self._moved_at_s: float | None = None
         self._carry = 0.0
-
-    def has(self, path: str) -> bool:
-        return path in self._paths
 
     def placed(self, tp: TopicPartition) -> str:
         """A new replica: the dir it was asked for before it came, else Kafka's choice."""
@@ -63,6 +62,7 @@ class LogDirStore:
         error code. A replica not hosted yet has the dir remembered for when it comes."""
         if path not in self._paths:
             return LOG_DIR_NOT_FOUND
+        path = self._paths[path]
         current = self.dir_of.get(tp)
         if current is None:
             self.preferred[tp] = path

@@ -113,7 +113,7 @@ class ReplicaManager:
         now: float,
     ) -> None:
         self.broker_id = broker_id
-        self.dirs = LogDirStore(log_dirs)
+        self.dirs = LogDirStore(log_dirs, broker_id)
         self._replicas: dict[TopicPartition, Replica] = {}
         self.controller_epoch = -1  # the highest seen
         self.broker_epoch: int | None = None  # the registration's czxid, once registered

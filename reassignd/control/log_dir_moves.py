@@ -3,7 +3,7 @@ broker agent: ``POST /log-dirs/alter`` on its CONTROL endpoint. Pure.
 
 Kafka's AlterReplicaLogDirs goes straight to the broker and touches no znode, so this request
 comes from whoever serves AlterReplicaLogDirs (the listener) directly, not through the
-controller's queue. Each replica gets Kafka's error code: NONE, LOG_DIR_NOT_FOUND (the broker has
+controller's queue. An agent without ``--log-dirs`` has one dir: a move to it is a no-op. Each replica gets Kafka's error code: NONE, LOG_DIR_NOT_FOUND (the broker has
 no such dir) or REPLICA_NOT_AVAILABLE (the broker does not host it).
 """
 
@@ -15,6 +15,13 @@ from typing import Any
 from reassignd.control.wire import read_int, read_list, read_obj, read_str
 
 ALTER_LOG_DIRS_PATH = "/log-dirs/alter"
+
+
+def single_log_dir(broker_id: int) -> str:
+    """The name the Kafka listener gives the one log dir of an agent without ``--log-dirs`` (the
+    agent takes it, and ``/sim``, as its dir)."""
+    return f"/sim/broker-{broker_id}"
+
 
 REPLICA_NOT_AVAILABLE = 9
 KAFKA_STORAGE_ERROR = 56

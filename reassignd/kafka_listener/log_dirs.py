@@ -25,6 +25,7 @@ from typing import Any
 from kafka.protocol.admin import DescribeLogDirsResponse
 
 from reassignd.agent_reports.fetch import agent_urls
+from reassignd.control.log_dir_moves import single_log_dir
 from reassignd.control.replicas_report import FutureInfo, ReplicaInfo, ReplicasReport
 from reassignd.kafka_listener.context import RequestContext
 
@@ -37,7 +38,7 @@ Partition = Topic.DescribeLogDirsPartition
 
 
 def log_dir(broker_id: int) -> str:
-    return f"/sim/broker-{broker_id}"
+    return single_log_dir(broker_id)
 
 
 def log_dir_results(

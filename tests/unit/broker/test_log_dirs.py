@@ -202,3 +202,16 @@ def test_a_move_of_a_growing_leader_catches_up_and_shares_the_rate() -> None:
     # 100 + 10 t bytes each, copied at 50 B/s each from t = 0: caught up at t = 100 / 40 s = 2.5 s
     assert sorted(done) == [("t", 0), ("t", 1)] and 2.4 < now <= 2.6
     assert [mgr.dirs.dir_of[("t", p)] for p in (0, 1)] == ["/d2", "/d1"]
+
+
+def test_an_agent_without_log_dirs_has_its_one_dir_under_both_names() -> None:
+    mgr = ReplicaManager(1, replication_bytes_per_s=100.0, now=0.0)
+    mgr.broker_epoch = 1001
+    create(mgr, "t", 1, 10)
+    assert move(mgr, ("t", 0, "/sim"), ("t", 0, "/sim/broker-1"), ("t", 0, "/sim/broker-4")) == [
+        NONE,
+        NONE,
+        LOG_DIR_NOT_FOUND,
+    ]
+    assert move(mgr, ("u", 0, "/sim")) == [REPLICA_NOT_AVAILABLE]
+    assert not mgr.dirs.futures
