@@ -95,6 +95,9 @@ async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
     moves = moves_of(request)
     if not ctx.may_alter:
         return _all(moves, CLUSTER_AUTHORIZATION_FAILED)
+    snapshot = ctx.api.snapshot()
+    if not snapshot.active:
+        return _all(moves, NOT_CONTROLLER)
     broker_id = ctx.broker_id
     if broker_id is None:
         log.info(
@@ -105,9 +108,6 @@ async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
         return _all(moves, INVALID_REQUEST)
     if not moves:
         return _all(moves, 0)
-    snapshot = ctx.api.snapshot()
-    if not snapshot.active:
-        return _all(moves, NOT_CONTROLLER)
     url = agent_urls(snapshot.brokers, [broker_id]).get(broker_id)
     session = ctx.listener.agents
     answer = None if url is None or session is None else await _ask_agent(session, broker_id, url, moves)
