@@ -50,6 +50,7 @@ class BrokerAgent:
             settings.broker_id,
             replication_bytes_per_s=settings.replication_bytes_per_s,
             default_produce_bytes_per_s=settings.produce_bytes_per_s,
+            log_dirs=settings.log_dirs,
             now=clock(),
         )
         self.zk = ZkClient(
@@ -66,6 +67,7 @@ class BrokerAgent:
         self._config = ConfigWatcher(self.zk, self.mgr, settings, clock, self.replicas_changed)
         self._isr = IsrManager(self.zk, self.mgr, settings, clock)
         self._fetchers: Fetchers | None = None
+        self._moves = asyncio.Event()  # a move between log dirs was asked for
 
     # --- AgentHooks (for the control routes) ----------------------------------------------------
 
@@ -83,6 +85,9 @@ class BrokerAgent:
 
     def followers_caught_up(self) -> None:
         self._isr.nudge()
+
+    def log_dir_moves_changed(self) -> None:
+        self._moves.set()
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -141,6 +146,23 @@ class BrokerAgent:
             tg.create_task(self._config.run(), name=f"broker-{b}-config")
             tg.create_task(fetchers.run(), name=f"broker-{b}-fetchers")
             tg.create_task(self._isr.run(), name=f"broker-{b}-isr")
+            tg.create_task(self._move_log_dirs(), name=f"broker-{b}-log-dir-moves")
+
+    async def _move_log_dirs(self) -> None:
+        """Copy the future replicas once per fetch interval while there are any (Kafka's
+        ReplicaAlterLogDirsThread); a completed copy replaces the current replica."""
+        while True:
+            done = self.mgr.advance_moves(self._clock())
+            for topic, partition in done:
+                self._log.info(
+                    "moved %s-%d to log dir %s", topic, partition, self.mgr.dirs.dir_of[(topic, partition)]
+                )
+            if self.mgr.dirs.futures:
+                await asyncio.sleep(self.settings.fetch_interval_s)
+            else:
+                await self._moves.wait()
+                self._moves.clear()
+                self.mgr.advance_moves(self._clock())  # the copies start from now
 
     async def _register(self) -> None:
         s = self.settings

@@ -5,6 +5,8 @@
   error_code 42, a body over ``MAX_CONTROL_BODY_BYTES`` is 413 (the controller splits it). A full
   LeaderAndIsr that completes its set deletes the strays (state.py) and logs each.
 - ``GET /replicas``: the agent's progress report.
+- ``POST /log-dirs/alter``: move replicas between the agent's log dirs (control/log_dir_moves.py);
+  sent by the Kafka listener for AlterReplicaLogDirs, straight to the broker as in Kafka.
 - ``POST /replication/fetch``: served to followers when this agent leads.
 """
 
@@ -22,6 +24,7 @@ from aiohttp import web
 from reassignd.broker.sessions import serve
 from reassignd.broker.state import ReplicaManager
 from reassignd.control.fetch import FetchRequest
+from reassignd.control.log_dir_moves import ALTER_LOG_DIRS_PATH, AlterLogDirsRequest
 from reassignd.control.protocol import (
     ControlResponse,
     LeaderAndIsrRequest,
@@ -56,6 +59,8 @@ class AgentHooks(Protocol):
     def replicas_changed(self) -> None: ...
 
     def followers_caught_up(self) -> None: ...
+
+    def log_dir_moves_changed(self) -> None: ...
 
 
 def _bad_request(message: str) -> web.HTTPBadRequest:
@@ -95,6 +100,7 @@ class ControlRoutes:
         app.router.add_post(UPDATE_METADATA_PATH, self.update_metadata)
         app.router.add_get(REPLICAS_PATH, self.replicas)
         app.router.add_post(FETCH_PATH, self.fetch)
+        app.router.add_post(ALTER_LOG_DIRS_PATH, self.alter_log_dirs)
         return app
 
     async def _registered(self) -> None:
@@ -164,6 +170,17 @@ class ControlRoutes:
 
     async def replicas(self, request: web.Request) -> web.Response:
         return _json(self._mgr.report(self._clock()).to_json())
+
+    async def alter_log_dirs(self, request: web.Request) -> web.Response:
+        body = await _parse(request, AlterLogDirsRequest.from_json)
+        self._mgr.advance_moves(self._clock())  # copies so far at the old set's shares
+        response = self._mgr.alter_log_dirs(body)
+        for m, r in zip(body.moves, response.results, strict=True):
+            self._log.info(
+                "move of %s-%d to log dir %s: error %d", m.topic, m.partition, m.log_dir, r.error_code
+            )
+        self._hooks.log_dir_moves_changed()
+        return _json(response.to_json())
 
     async def fetch(self, request: web.Request) -> web.Response:
         body = await _parse(request, FetchRequest.from_json)

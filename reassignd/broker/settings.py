@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from reassignd.broker.log_dirs import LogDirSpec, parse_log_dirs
 from reassignd.options import integer, number, option, text, zk_connect
 from reassignd.zk.security import NO_SECURITY, ZkSecurity
 from reassignd.zk.values import DEFAULT_SESSION_TIMEOUT_S
@@ -41,6 +42,13 @@ class BrokerSettings:
     )
     isr_linger_ms: int = option(
         100, parse=integer(0), help="ISR changes are batched over this long", metavar="MS"
+    )
+    log_dirs: tuple[LogDirSpec, ...] | None = option(
+        None,
+        parse=parse_log_dirs,
+        help="simulated log directories (JBOD), each with an optional capacity in bytes; "
+        "without it the agent has one directory, /sim",
+        metavar="DIR[:CAPACITY_BYTES],...",
     )
     session_timeout_s: float = option(
         DEFAULT_SESSION_TIMEOUT_S,

@@ -3,7 +3,8 @@
 Topic keys (``/config/topics/<t>``): ``reassignd.sim.initial.bytes``,
 ``reassignd.sim.produce.bytes.per.s`` and Kafka's ``leader/follower.replication.throttled.replicas``.
 Broker keys (``/config/brokers/<id>``, then ``<default>`` for the sim key):
-``reassignd.sim.replication.bytes.per.s`` and Kafka's ``leader/follower.replication.throttled.rate``.
+``reassignd.sim.replication.bytes.per.s`` and Kafka's ``leader/follower.replication.throttled.rate``;
+Kafka's intra-broker throttle ``replica.alter.log.dirs.io.max.bytes.per.second`` (own, then default).
 A malformed value is reported (``problems``) and its default used.
 """
 
@@ -22,6 +23,7 @@ LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
+LOG_DIR_MOVE_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,8 @@ class BrokerSimConfig:
     replication_bytes_per_s: float
     leader_throttled_rate: float = math.inf  # Kafka's default: Long.MaxValue, i.e. unthrottled
     follower_throttled_rate: float = math.inf
+    # moves between the broker's own log dirs (unthrottled: they copy at the replication rate)
+    log_dir_move_throttled_rate: float = math.inf
     problems: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -90,7 +94,8 @@ def broker_sim_config(
     """From ``/config/brokers/<id>`` and ``/config/brokers/<default>`` (``None`` when missing).
 
     The replication bandwidth comes from the broker's own config, then the default entity, then
-    the command-line flag; the KIP-73 rates only from the broker's own config (as in Kafka).
+    the command-line flag; the KIP-73 rates only from the broker's own config (as in Kafka); the
+    intra-broker throttle from the broker's own config, then the default entity.
     """
     own = own or {}
     default = default or {}
@@ -100,5 +105,8 @@ def broker_sim_config(
         replication_bytes_per_s=_number(own, REPLICATION_BYTES_PER_S, fallback, problems),
         leader_throttled_rate=_number(own, LEADER_THROTTLED_RATE, math.inf, problems),
         follower_throttled_rate=_number(own, FOLLOWER_THROTTLED_RATE, math.inf, problems),
+        log_dir_move_throttled_rate=_number(
+            own, LOG_DIR_MOVE_RATE, _number(default, LOG_DIR_MOVE_RATE, math.inf, problems), problems
+        ),
         problems=tuple(problems),
     )

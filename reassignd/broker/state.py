@@ -24,9 +24,12 @@ from msgspec.structs import replace
 
 from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import FairBucket
+from reassignd.broker.log_dir_store import LogDirStore
+from reassignd.broker.log_dirs import LogDirSpec
 from reassignd.broker.replica import Replica, Role
 from reassignd.broker.sim_config import BrokerSimConfig, TopicSimConfig, topic_sim_config
 from reassignd.control.fetch import FENCED_LEADER_EPOCH
+from reassignd.control.log_dir_moves import AlterLogDirsRequest, AlterLogDirsResponse, LogDirMoveResult
 from reassignd.control.protocol import (
     ControlResponse,
     Header,
@@ -106,9 +109,11 @@ class ReplicaManager:
         *,
         replication_bytes_per_s: float,
         default_produce_bytes_per_s: float = 0.0,
+        log_dirs: tuple[LogDirSpec, ...] | None = None,
         now: float,
     ) -> None:
         self.broker_id = broker_id
+        self.dirs = LogDirStore(log_dirs, broker_id)
         self._replicas: dict[TopicPartition, Replica] = {}
         self.controller_epoch = -1  # the highest seen
         self.broker_epoch: int | None = None  # the registration's czxid, once registered
@@ -170,6 +175,7 @@ class ReplicaManager:
         old = self._replicas.pop(tp, None)
         if old is not None:
             self._reindex(tp, old, None)
+            self.dirs.forget(tp)
             self.inbound.forget(tp)  # its share of the bandwidth goes to the others at once
             for b in old.replicas:
                 self.outbound.forget((tp, b))
@@ -177,6 +183,7 @@ class ReplicaManager:
     def _reindex(self, tp: TopicPartition, old: Replica | None, new: Replica | None) -> None:
         if old is None and new is not None:
             self._by_topic.setdefault(tp[0], set()).add(tp)
+            self.dirs.placed(tp)
         elif new is None:
             topic = self._by_topic.get(tp[0])
             if topic is not None:
@@ -435,12 +442,38 @@ class ReplicaManager:
                 self.put(replace(known, isr=state.isr, partition_epoch=state.partition_epoch, in_isr=in_isr))
         return ControlResponse(NONE)
 
+    # --- moves between log dirs (KIP-113) ------------------------------------------------------
+
+    def alter_log_dirs(self, request: AlterLogDirsRequest) -> AlterLogDirsResponse:
+        return AlterLogDirsResponse(
+            tuple(
+                LogDirMoveResult(m.topic, m.partition, self.dirs.alter((m.topic, m.partition), m.log_dir))
+                for m in request.moves
+            )
+        )
+
+    def log_dir_move_bytes_per_s(self) -> float:
+        """The intra-broker throttle, else the broker's replication rate (a simulated disk)."""
+        throttle = self.broker_config.log_dir_move_throttled_rate
+        return min(throttle, self.broker_config.replication_bytes_per_s)
+
+    def advance_moves(self, now: float) -> list[TopicPartition]:
+        """Copy the future replicas until ``now``; the replicas whose move completed."""
+        return self.dirs.advance(
+            lambda tp: self.grown(self._replicas[tp], now).log_end_offset,
+            self.log_dir_move_bytes_per_s(),
+            now,
+        )
+
     # --- progress report -----------------------------------------------------------------------
 
     def report(self, now: float) -> ReplicasReport:
         infos = []
+        sizes: dict[TopicPartition, int] = {}
+        jbod = self.dirs.configured
         for tp in sorted(self._replicas):
             r = self.grown(self._replicas[tp], now)
+            sizes[tp] = r.log_end_offset
             infos.append(
                 ReplicaInfo(
                     topic=r.topic,
@@ -450,6 +483,7 @@ class ReplicaManager:
                     lag_bytes=r.lag_bytes,
                     fetch_bytes_per_s=round(r.fetch_meter.rate(now), 1) if r.role is Role.FOLLOWER else 0.0,
                     in_isr=(self.broker_id in r.isr) if r.role is Role.LEADER else r.in_isr,
+                    log_dir=self.dirs.dir_of.get(tp) if jbod else None,
                 )
             )
         return ReplicasReport(
@@ -458,6 +492,7 @@ class ReplicaManager:
             self.full_requests_completed,
             self.stray_replicas_deleted,
             self.broker_config.replication_bytes_per_s,
+            self.dirs.report(sizes) if jbod else None,
         )
 
 

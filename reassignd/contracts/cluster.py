@@ -212,10 +212,13 @@ class LogDirPartition(msgspec.Struct, frozen=True, rename="camel"):
     is_future: bool
 
 
-class LogDir(msgspec.Struct, frozen=True, rename="camel"):
+class LogDir(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     log_dir: str
     error: str | None
     partitions: tuple[LogDirPartition, ...]
+    # a broker agent with --log-dirs: the dir's capacity and what is left of it (-1: none given)
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
 
 
 class BrokerLogDirs(msgspec.Struct, frozen=True, rename="camel"):

@@ -70,6 +70,17 @@ def _elections(doc: Doc) -> Doc:
     return {"election_type": election, "partitions": partitions}
 
 
+def _log_dir_moves(doc: Doc) -> Doc:
+    return {
+        "moves": {
+            f"{t.get('name')}-{p}": d.get("path")
+            for d in doc.get("dirs") or ()
+            for t in d.get("topics") or ()
+            for p in t.get("partitions") or ()
+        }
+    }
+
+
 NAMED: dict[str, Callable[[Doc], Doc]] = {
     "CreateTopics": _topics,
     "DeleteTopics": _delete_topics,
@@ -79,6 +90,7 @@ NAMED: dict[str, Callable[[Doc], Doc]] = {
     "IncrementalAlterConfigs": _configs,
     "AlterClientQuotas": _quotas,
     "ElectLeaders": _elections,
+    "AlterReplicaLogDirs": _log_dir_moves,
 }
 
 

@@ -15,6 +15,7 @@ from reassignd.kafka_listener import (
     protocol,
     quotas,
     reassignments,
+    replica_log_dirs,
     scram,
     topic_partitions,
     topics,
@@ -40,6 +41,7 @@ HANDLERS: dict[int, Handler] = {
     protocol.DESCRIBE_CLIENT_QUOTAS: quotas.describe_client_quotas,
     protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas,
     protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs,
+    protocol.ALTER_REPLICA_LOG_DIRS: replica_log_dirs.alter_replica_log_dirs,
     protocol.ELECT_LEADERS: elections.elect_leaders,
     protocol.DESCRIBE_USER_SCRAM_CREDENTIALS: scram.describe_user_scram_credentials,
     protocol.DESCRIBE_TOPIC_PARTITIONS: topic_partitions.describe_topic_partitions,
@@ -60,6 +62,7 @@ REFUSALS: dict[int, Refusal] = {
     protocol.DESCRIBE_CLIENT_QUOTAS: quotas.describe_client_quotas_refusal,
     protocol.ALTER_CLIENT_QUOTAS: quotas.alter_client_quotas_refusal,
     protocol.DESCRIBE_LOG_DIRS: log_dirs.describe_log_dirs_refusal,
+    protocol.ALTER_REPLICA_LOG_DIRS: replica_log_dirs.alter_replica_log_dirs_refusal,
     protocol.ELECT_LEADERS: elections.elect_leaders_refusal,
     protocol.DESCRIBE_USER_SCRAM_CREDENTIALS: scram.describe_user_scram_credentials_refusal,
     protocol.DESCRIBE_TOPIC_PARTITIONS: topic_partitions.describe_topic_partitions_refusal,
@@ -76,6 +79,7 @@ MUTATIONS = frozenset(
         protocol.INCREMENTAL_ALTER_CONFIGS,
         protocol.ALTER_CLIENT_QUOTAS,
         protocol.ELECT_LEADERS,
+        protocol.ALTER_REPLICA_LOG_DIRS,
     }
 )
 

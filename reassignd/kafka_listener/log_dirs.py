@@ -6,23 +6,30 @@ only, as a Kafka broker answers for its own disks: a client asking every broker 
 once. A request that came to the bootstrap port is answered for every live broker at once, as
 before (every broker a client knows may be this one address). Each broker's replicas are under a
 log dir of its own, ``/sim/broker-<id>`` (a broker whose agent did not answer, or that is no
-longer registered, has that dir with error 57 KAFKA_STORAGE_ERROR). ``size`` is
+longer registered, has that dir with error 56 KAFKA_STORAGE_ERROR). ``size`` is
 the replica's log end offset (the simulated log is its bytes), ``offset_lag`` how far it is
 behind its leader.
+
+An agent given ``--log-dirs`` (JBOD) reports its own dirs, by the paths it was given (those
+AlterReplicaLogDirs takes): one result per dir with its replicas, its capacity and what is left
+of it (``total_bytes``/``usable_bytes``, v4; -1 without a capacity), and each replica being moved
+into it as a *future* replica (``is_future_key``) whose ``partition_size`` is what was copied so
+far and ``offset_lag`` what it still misses of the current replica.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kafka.protocol.admin import DescribeLogDirsResponse
 
 from reassignd.agent_reports.fetch import agent_urls
-from reassignd.control.replicas_report import ReplicasReport
+from reassignd.control.log_dir_moves import single_log_dir
+from reassignd.control.replicas_report import FutureInfo, ReplicaInfo, ReplicasReport
 from reassignd.kafka_listener.context import RequestContext
 
-KAFKA_STORAGE_ERROR = 57
+KAFKA_STORAGE_ERROR = 56
 NOT_CONTROLLER = 41
 
 Result = DescribeLogDirsResponse.DescribeLogDirsResult
@@ -31,7 +38,7 @@ Partition = Topic.DescribeLogDirsPartition
 
 
 def log_dir(broker_id: int) -> str:
-    return f"/sim/broker-{broker_id}"
+    return single_log_dir(broker_id)
 
 
 def log_dir_results(
@@ -52,28 +59,51 @@ def log_dir_results(
                 )
             )
             continue
-        by_topic: dict[str, list[Any]] = {}
-        for r in sorted(report.replicas, key=lambda r: (r.topic, r.partition)):
-            if wanted is not None and (r.topic, r.partition) not in wanted:
-                continue
-            by_topic.setdefault(r.topic, []).append(
-                Partition(
-                    partition_index=r.partition,
-                    partition_size=max(0, r.log_end_offset),
-                    offset_lag=max(0, r.lag_bytes),
-                    is_future_key=False,
-                )
-            )
+        if report.log_dirs is not None:
+            out.extend(_jbod_results(report, wanted))
+            continue
         out.append(
             Result(
                 error_code=0,
                 log_dir=log_dir(b),
-                topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
+                topics=_topics(report.replicas, wanted),
                 total_bytes=-1,
                 usable_bytes=-1,
             )
         )
     return out
+
+
+def _topics(
+    replicas: Iterable[ReplicaInfo],
+    wanted: set[tuple[str, int]] | None,
+    futures: Iterable[FutureInfo] = (),
+) -> list[Any]:
+    entries = [
+        (r.topic, r.partition, max(0, r.log_end_offset), max(0, r.lag_bytes), False) for r in replicas
+    ] + [(f.topic, f.partition, max(0, f.size_bytes), max(0, f.lag_bytes), True) for f in futures]
+    by_topic: dict[str, list[Any]] = {}
+    for topic, partition, size, lag, future in sorted(entries):
+        if wanted is not None and (topic, partition) not in wanted:
+            continue
+        by_topic.setdefault(topic, []).append(
+            Partition(partition_index=partition, partition_size=size, offset_lag=lag, is_future_key=future)
+        )
+    return [Topic(name=t, partitions=ps) for t, ps in by_topic.items()]
+
+
+def _jbod_results(report: ReplicasReport, wanted: set[tuple[str, int]] | None) -> list[Any]:
+    assert report.log_dirs is not None
+    return [
+        Result(
+            error_code=0,
+            log_dir=d.path,
+            topics=_topics((r for r in report.replicas if r.log_dir == d.path), wanted, d.futures),
+            total_bytes=d.total_bytes,
+            usable_bytes=d.usable_bytes,
+        )
+        for d in report.log_dirs
+    ]
 
 
 async def describe_log_dirs(ctx: RequestContext, request: Any) -> Any:

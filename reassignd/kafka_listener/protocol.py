@@ -18,6 +18,7 @@ from kafka.protocol.admin import (
     AlterClientQuotasRequest,
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
+    AlterReplicaLogDirsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
@@ -45,6 +46,7 @@ CREATE_TOPICS = 19
 DELETE_TOPICS = 20
 DESCRIBE_CONFIGS = 32
 ALTER_CONFIGS = 33
+ALTER_REPLICA_LOG_DIRS = 34
 DESCRIBE_LOG_DIRS = 35
 SASL_AUTHENTICATE = 36
 CREATE_PARTITIONS = 37
@@ -90,6 +92,7 @@ SERVED: dict[int, Api] = {
         Api(DELETE_TOPICS, "DeleteTopics", 0, 6, DeleteTopicsRequest),
         Api(DESCRIBE_CONFIGS, "DescribeConfigs", 0, 4, DescribeConfigsRequest),
         Api(ALTER_CONFIGS, "AlterConfigs", 0, 2, AlterConfigsRequest),
+        Api(ALTER_REPLICA_LOG_DIRS, "AlterReplicaLogDirs", 0, 2, AlterReplicaLogDirsRequest),
         Api(DESCRIBE_LOG_DIRS, "DescribeLogDirs", 0, 4, DescribeLogDirsRequest),
         Api(SASL_AUTHENTICATE, "SaslAuthenticate", 0, 2, SaslAuthenticateRequest),
         Api(CREATE_PARTITIONS, "CreatePartitions", 0, 3, CreatePartitionsRequest),

@@ -31,7 +31,7 @@ LOGGER = "reassignd.audit"
 RECORD_TYPE = "audit"
 MAX_NAMES = 1000
 
-_NAME_KEYS = ("name", "topic", "resource_name")
+_NAME_KEYS = ("name", "topic", "resource_name", "topic_name")
 _PARTITION_KEYS = ("partition", "partition_index", "partition_id")
 # where per-item results sit in the answers (HTTP JSON and Kafka's responses alike)
 _ITEM_LISTS = (

@@ -13,6 +13,7 @@ from kafka.protocol.admin import (
     AlterClientQuotasRequest,
     AlterConfigsRequest,
     AlterPartitionReassignmentsRequest,
+    AlterReplicaLogDirsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
@@ -207,6 +208,22 @@ def requests() -> dict[int, tuple[ApiMessage, int, list[str]]]:
             ["a", "b"],
         ),
         protocol.DESCRIBE_LOG_DIRS: (DescribeLogDirsRequest(topics=None), 4, []),
+        protocol.ALTER_REPLICA_LOG_DIRS: (
+            AlterReplicaLogDirsRequest(
+                dirs=[
+                    AlterReplicaLogDirsRequest.AlterReplicaLogDir(
+                        path="/d2",
+                        topics=[
+                            AlterReplicaLogDirsRequest.AlterReplicaLogDir.AlterReplicaLogDirTopic(
+                                name="a", partitions=[0, 1]
+                            )
+                        ],
+                    )
+                ]
+            ),
+            2,
+            ["a-0", "a-1"],
+        ),
         protocol.ELECT_LEADERS: (
             ElectLeadersRequest(
                 election_type=0,

@@ -12,6 +12,7 @@ from kafka.protocol.admin import (
     AlterClientQuotasRequest,
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
+    AlterReplicaLogDirsRequest,
     DeleteTopicsRequest,
     ElectLeadersRequest,
     IncrementalAlterConfigsRequest,
@@ -20,6 +21,7 @@ from kafka.protocol.admin import (
 from reassignd.controller.model.requests import AlterQuotas, AlterReassignments, CancelMode, QuotaAlteration
 from reassignd.http.audit import named_of as http_named
 from reassignd.kafka_listener.audit import named_of as kafka_named
+from reassignd.kafka_listener.replica_log_dirs import response_of
 from reassignd.log_setup import LogSettings, configure_logging
 from reassignd.stream.audit import MAX_NAMES, AuditEntry, AuditTrail, capped, item_errors, result_of
 from reassignd.stream.record_log import RecordLog
@@ -163,6 +165,12 @@ def test_what_kafka_requests_name() -> None:
     }
     every = E(election_type=0, topic_partitions=None, timeout_ms=1)
     assert kafka_named("ElectLeaders", every.to_dict()) == {"election_type": "preferred", "partitions": None}
+    R = AlterReplicaLogDirsRequest
+    Dir = R.AlterReplicaLogDir
+    moves = R(dirs=[Dir(path="/d2", topics=[Dir.AlterReplicaLogDirTopic(name="t", partitions=[0, 1])])])
+    assert kafka_named("AlterReplicaLogDirs", moves.to_dict()) == {"moves": {"t-0": "/d2", "t-1": "/d2"}}
+    answer = response_of([("t", 0, 0), ("t", 1, 57)])
+    assert item_errors(answer.to_dict()) == {"t-1": 57}
 
 
 def test_kafka_responses_read_as_http_answers() -> None:

@@ -1,0 +1,122 @@
+"""AlterReplicaLogDirs (KIP-113): move replicas between the log dirs of one broker.
+
+In Kafka the request goes straight to the broker that hosts the replicas (the Java AdminClient
+and kafka-python send one request per broker named in the assignment) and touches no znode. Here
+a request that came to a broker's own port (``--kafka-broker-ports``) is forwarded to that
+broker's agent (``POST /log-dirs/alter``, control/log_dir_moves.py), which answers each replica
+with Kafka's code: NONE, LOG_DIR_NOT_FOUND (57, no such dir on the broker) or
+REPLICA_NOT_AVAILABLE (9, the broker does not host it; the dir is remembered for when it comes).
+The request names no broker, so on the bootstrap port (where every broker is advertised without
+broker ports) it cannot be told whose disks it means: every replica named is answered
+INVALID_REQUEST and the listener logs that the broker's own port must be asked. A broker that is
+not registered, or whose agent does not answer, gets KAFKA_STORAGE_ERROR (56) on every replica.
+It needs the admin role (Kafka: ALTER on the cluster). The controller's queue is not involved.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import aiohttp
+from kafka.protocol.admin import AlterReplicaLogDirsResponse
+
+from reassignd.agent_reports.fetch import AGENT_TIMEOUT_S, agent_urls
+from reassignd.control.log_dir_moves import (
+    ALTER_LOG_DIRS_PATH,
+    KAFKA_STORAGE_ERROR,
+    AlterLogDirsRequest,
+    AlterLogDirsResponse,
+    LogDirMove,
+)
+from reassignd.control.wire import WireError
+from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
+from reassignd.strict_json import loads_tracking as loads_strict
+
+INVALID_REQUEST = 42
+
+log = logging.getLogger(__name__)
+
+TopicResult = AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult
+PartitionResult = TopicResult.AlterReplicaLogDirPartitionResult
+
+
+def moves_of(request: Any) -> list[LogDirMove]:
+    """Every (topic, partition, dir) the request names, in its order."""
+    return [
+        LogDirMove(t.name, p, d.path)
+        for d in request.dirs or ()
+        for t in d.topics or ()
+        for p in t.partitions
+    ]
+
+
+def response_of(codes: list[tuple[str, int, int]]) -> Any:
+    """Pure: the answer, one result per topic (in the order first named)."""
+    by_topic: dict[str, list[Any]] = {}
+    for topic, partition, code in codes:
+        by_topic.setdefault(topic, []).append(PartitionResult(partition_index=partition, error_code=code))
+    return AlterReplicaLogDirsResponse(
+        throttle_time_ms=0,
+        results=[TopicResult(topic_name=t, partitions=ps) for t, ps in by_topic.items()],
+    )
+
+
+def _all(moves: list[LogDirMove], code: int) -> Any:
+    return response_of([(m.topic, m.partition, code) for m in moves])
+
+
+async def _ask_agent(
+    session: aiohttp.ClientSession, broker_id: int, url: str, moves: list[LogDirMove]
+) -> AlterLogDirsResponse | None:
+    body = AlterLogDirsRequest(tuple(moves)).to_json()
+    try:
+        async with session.post(
+            url + ALTER_LOG_DIRS_PATH, json=body, timeout=aiohttp.ClientTimeout(total=AGENT_TIMEOUT_S)
+        ) as resp:
+            if resp.status != 200:
+                log.warning(
+                    "broker %d's agent answered HTTP %d to %s", broker_id, resp.status, ALTER_LOG_DIRS_PATH
+                )
+                return None
+            answer = AlterLogDirsResponse.from_json(loads_strict(await resp.read()))
+    except (aiohttp.ClientError, TimeoutError, ValueError, WireError) as e:
+        log.warning("broker %d's agent at %s did not take the log dir moves: %r", broker_id, url, e)
+        return None
+    if len(answer.results) != len(moves):
+        log.warning(
+            "broker %d's agent answered %d results for %d moves", broker_id, len(answer.results), len(moves)
+        )
+        return None
+    return answer
+
+
+async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
+    moves = moves_of(request)
+    if not ctx.may_alter:
+        return _all(moves, CLUSTER_AUTHORIZATION_FAILED)
+    snapshot = ctx.api.snapshot()
+    if not snapshot.active:
+        return _all(moves, NOT_CONTROLLER)
+    broker_id = ctx.broker_id
+    if broker_id is None:
+        log.info(
+            "AlterReplicaLogDirs from %s on the bootstrap port names no broker: refused; "
+            "send it to the broker's own port (--kafka-broker-ports)",
+            ctx.client_id or "a client",
+        )
+        return _all(moves, INVALID_REQUEST)
+    if not moves:
+        return _all(moves, 0)
+    url = agent_urls(snapshot.brokers, [broker_id]).get(broker_id)
+    session = ctx.listener.agents
+    answer = None if url is None or session is None else await _ask_agent(session, broker_id, url, moves)
+    if answer is None:
+        return _all(moves, KAFKA_STORAGE_ERROR)
+    return response_of(
+        [(m.topic, m.partition, r.error_code) for m, r in zip(moves, answer.results, strict=True)]
+    )
+
+
+def alter_replica_log_dirs_refusal(request: Any, version: int, code: int, message: str) -> Any:
+    return _all(moves_of(request), code)
