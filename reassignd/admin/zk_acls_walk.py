@@ -28,12 +28,12 @@ import uvloop
 from reassignd.admin import zk_acls
 from reassignd.admin.zk_acls import AclMode, Tally, Visit
 from reassignd.admin.zk_acls_command import ZkAclsSettings
-from reassignd.errors import StartupError, starting
+from reassignd.admin.zk_session import open_session
+from reassignd.errors import StartupError
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, NoAuthError, NoNodeError, UnimplementedError, ZkError
 from reassignd.zk.values import Stat
 
-SESSION_TIMEOUT_S = 10.0
 MAX_ATTEMPTS = 5  # setACL tries on one znode whose ACL keeps changing under it
 
 
@@ -199,15 +199,7 @@ async def creator_ids(zk: ZkClient, settings: ZkAclsSettings) -> tuple[tuple[str
 
 
 async def migrate(settings: ZkAclsSettings, out: TextIO) -> int:
-    try:
-        zk_settings = settings.zk_security.zk_settings(
-            settings.zk_connect, SESSION_TIMEOUT_S, settings.request_timeout_s, role="admin"
-        )
-    except ValueError as e:
-        raise ZkError(str(e)) from None
-    zk = ZkClient(zk_settings)
-    with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkError):
-        await zk.start()
+    zk = await open_session(settings.zk_security, settings.zk_connect, settings.request_timeout_s, ZkError)
     try:
         creator = await creator_ids(zk, settings)
         if settings.mode is AclMode.SECURE and not creator:

@@ -17,15 +17,13 @@ from typing import TextIO
 from reassignd.admin import report
 from reassignd.admin.plan import legacy_entries
 from reassignd.admin.settings import ReassignSettings, Verb
+from reassignd.admin.zk_session import open_session
 from reassignd.api_client.errors import ClientError
-from reassignd.errors import starting
 from reassignd.plan_format import Plan, ids_text, tp_text
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NodeExistsError, NoNodeError, ZkError
-
-SESSION_TIMEOUT_S = 10.0
 
 
 class AdminError(ClientError):
@@ -157,15 +155,7 @@ async def additional(zk: ZkClient, plan: Plan, out: TextIO) -> int:
 
 async def run_znode_verb(settings: ReassignSettings, out: TextIO) -> int:
     assert settings.zk_connect is not None
-    try:
-        zk_settings = settings.zk_security.zk_settings(
-            settings.zk_connect, SESSION_TIMEOUT_S, settings.request_timeout_s, role="admin"
-        )
-    except ValueError as e:
-        raise AdminError(str(e)) from None
-    zk = ZkClient(zk_settings)
-    with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkError):
-        await zk.start()
+    zk = await open_session(settings.zk_security, settings.zk_connect, settings.request_timeout_s, AdminError)
     try:
         match settings.verb:
             case Verb.ROLLBACK:
