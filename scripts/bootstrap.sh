@@ -9,7 +9,10 @@
 # server, for the tests of deploy/monitoring/), Node.js with KafkaJS (tests/kafkajs/), kcat, the package
 # with its dev tools and the feeder extra (PySpark).
 # --demo: only what the demo runs (scripts/demo.sh): ZooKeeper, Java, the package with the feeder
-# extra; no Chromium, no dev tools.
+# extra; no Chromium, no dev tools. So that a first run starts the demo soon, the apt step runs
+# beside the venv's install, and the feeder extra (PySpark, a large download) is installed in the
+# background once the package is in: the demo's Spark step waits for it (.venv/.reassignd-feeder-install
+# holds its process id and log while it is pending, .venv/.reassignd-feeder-rc its exit code).
 # --unit: only what the unit loop needs (scripts/test.sh --unit): a venv with the package and its
 # `test` and `lint` extras; no apt, no Java, no Spark, no Chromium.
 set -euo pipefail
@@ -61,12 +64,31 @@ apt_install() {
 }
 
 # 1. ZooKeeper from Debian (reassignd.zk.server.LocalZooKeeper runs it for tests and the demo).
-if [ "$mode" != unit ] && [ ! -f /usr/share/java/zookeeper.jar ]; then
-    apt_install zookeeper
+system_packages() {
+    if [ ! -f /usr/share/java/zookeeper.jar ]; then
+        apt_install zookeeper
+    fi
+    if ! command -v java >/dev/null 2>&1; then
+        apt_install default-jre-headless
+    fi
+}
+apt_pid=""
+if [ "$mode" = demo ]; then
+    system_packages &
+    apt_pid=$!
+elif [ "$mode" = all ]; then
+    system_packages
 fi
-if [ "$mode" != unit ] && ! command -v java >/dev/null 2>&1; then
-    apt_install default-jre-headless
-fi
+# the demo's apt step, when it runs beside the venv's install: waited for before another apt-get
+# (dpkg takes one at a time) and before the bootstrap ends
+wait_for_apt() {
+    if [ -n "$apt_pid" ]; then
+        local pid=$apt_pid
+        apt_pid=""
+        wait "$pid" || exit $?
+        apt_updated=1
+    fi
+}
 
 # Debian's Chromium for the status-page browser test (Playwright drives it by executable_path;
 # no browser is ever downloaded): the tests only. Skipped with REASSIGND_NO_BROWSER=1 (the test
@@ -128,6 +150,7 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
             exit 1
         fi
         # Debian splits venv/ensurepip out of python3.
+        wait_for_apt
         apt_install "python$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
     fi
     rm -rf .venv
@@ -145,10 +168,35 @@ esac
 stamp=.venv/.reassignd-installed
 sha="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 have="$(cat "$stamp" 2>/dev/null || true)"
+feeder_rc=.venv/.reassignd-feeder-rc
+feeder_pending=.venv/.reassignd-feeder-install
+pip_install=(.venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off)
 if [ "$have" != "$sha $extras" ] && [ "$have" != "$sha dev,feeder" ] ||
     ! .venv/bin/python -c 'import reassignd' 2>/dev/null; then
-    quietly "pip install -e '.[$extras]'" \
-        .venv/bin/python -m pip install --quiet --disable-pip-version-check --progress-bar off -e ".[$extras]"
-    echo "$sha $extras" >"$stamp"
+    if [ "$mode" = demo ]; then
+        # the package first, then its feeder extra's requirements in the background (a session of
+        # their own: Ctrl-C in the demo does not cut an install half-way)
+        if [ "$have" != "$sha base" ] || ! .venv/bin/python -c 'import reassignd' 2>/dev/null; then
+            quietly "pip install -e ." "${pip_install[@]}" -e .
+            echo "$sha base" >"$stamp"
+        fi
+        mapfile -t feeder_requirements < <(.venv/bin/python -c \
+            'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["feeder"]))')
+        feeder_log="$(mktemp "${TMPDIR:-/tmp}/reassignd-feeder-install.XXXXXX")"
+        rm -f "$feeder_rc"
+        echo "bootstrap: pip install ${feeder_requirements[*]} (in the background, log $feeder_log; the demo's Spark step waits for it)"
+        setsid bash -c '"${@:4}" >"$1" 2>&1 </dev/null; rc=$?
+            [ "$rc" -ne 0 ] || echo "$3 feeder" >.venv/.reassignd-installed
+            echo "$rc" >"$2.tmp" && mv "$2.tmp" "$2"' \
+            feeder-install "$feeder_log" "$feeder_rc" "$sha" "${pip_install[@]}" "${feeder_requirements[@]}" &
+        echo "$! $feeder_log" >"$feeder_pending"
+    else
+        quietly "pip install -e '.[$extras]'" "${pip_install[@]}" -e ".[$extras]"
+        echo "$sha $extras" >"$stamp"
+        rm -f "$feeder_pending"
+    fi
+else
+    rm -f "$feeder_pending" # nothing pending: the demo does not wait
 fi
+wait_for_apt
 rm -f "$log"

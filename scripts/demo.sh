@@ -25,4 +25,6 @@ done
 
 bash scripts/bootstrap.sh --demo
 
+# a first run's PySpark install may still be going on in the background: the Spark step waits for it
+export REASSIGND_DEMO_FEEDER_INSTALL="$PWD/.venv/.reassignd-feeder-install"
 exec .venv/bin/python -m reassignd.demo "$@"

@@ -1,14 +1,22 @@
 """The demo's third step: a broker is added and another decommissioned by a plan the Spark job
 computes (``reassignd feed plan``, a local Spark session), executed as batches (``reassignd feed
 run``) with their progress shown. Skipped, with a line saying why, when pyspark is not installed.
+
+On a first run ``scripts/demo.sh`` installs PySpark in the background while the demo starts (its
+bootstrap writes the install's process id and log to the file ``REASSIGND_DEMO_FEEDER_INSTALL``
+names, and its exit code beside it, ``.reassignd-feeder-rc``, when it ends): the step waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
+import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from reassignd.contracts.cluster import Brokers, Status, Topic
 from reassignd.demo.cluster import DemoFailed, LocalCluster, Stopped, say
@@ -35,7 +43,64 @@ async def _reassignd(cluster: LocalCluster, *args: str) -> None:
         raise DemoFailed(f"reassignd {' '.join(args[:2])} exited with {proc.returncode}")
 
 
+FEEDER_INSTALL_ENV = "REASSIGND_DEMO_FEEDER_INSTALL"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _pending_install(pending: Path) -> tuple[int, str] | None:
+    """``PID LOG`` from the bootstrap's file; None when nothing is pending (or it is unreadable)."""
+    try:
+        pid_text, _, log = pending.read_text().strip().partition(" ")
+        return int(pid_text), log
+    except (OSError, ValueError):
+        return None
+
+
+async def await_feeder_install(pending: Path, pause: Callable[[float], Awaitable[None]]) -> None:
+    """Wait for the bootstrap's background install of the feeder extra, if one is pending.
+
+    ``pending`` holds ``PID LOG``; the install's exit code appears beside it in
+    ``.reassignd-feeder-rc``. Raises DemoFailed when the install failed or stopped unfinished."""
+    install = _pending_install(pending)
+    if install is None:
+        return  # the step goes on as the installed packages allow
+    pid, log = install
+    rc_file = pending.with_name(".reassignd-feeder-rc")
+    waiting_since: float | None = None
+    while (rc := _read_int(rc_file)) is None:
+        if not _alive(pid):
+            raise DemoFailed(f"PySpark's install (process {pid}) stopped before it finished; its log: {log}")
+        if waiting_since is None:
+            waiting_since = time.monotonic()
+            say(f"\n(waiting for PySpark's install, started by the bootstrap, to finish; its log: {log})")
+        await pause(0.5)
+    if rc != 0:
+        raise DemoFailed(f"PySpark's install failed (pip exited with {rc}); its log: {log}")
+    importlib.invalidate_caches()
+    if waiting_since is not None:
+        say(f"PySpark installed ({time.monotonic() - waiting_since:.0f} s of waiting)")
+
+
 async def add_and_decommission(cluster: LocalCluster, options: DemoOptions) -> None:
+    pending = os.environ.get(FEEDER_INSTALL_ENV)
+    if pending:
+        await await_feeder_install(Path(pending), cluster.pause)
     if importlib.util.find_spec("pyspark") is None:
         say("\n(skipping the Spark step: pyspark is not installed; pip install 'reassignd[feeder]')")
         return
