@@ -12,6 +12,8 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin import NewPartitions as AioNewPartitions
 from aiokafka.admin import NewTopic as AioNewTopic
+from aiokafka.admin.config_resource import ConfigResource as AioConfigResource
+from aiokafka.admin.config_resource import ConfigResourceType as AioConfigResourceType
 from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewPartitions, NewTopic
 from kafka.errors import ThrottlingQuotaExceededError, TopicAlreadyExistsError
@@ -30,6 +32,7 @@ from tests.integration.kafka_clients import (
     off_loop,
     raw_call,
     start_controller,
+    stored,
     wait_active,
     wait_brokers,
 )
@@ -390,7 +393,7 @@ async def test_a_standby_sends_clients_to_the_active_controller(procs: Procs) ->
     assert raw_call(standby.host, standby.port, request, 7).topics[0].error_code == 41
 
 
-async def test_aiokafka_admin_client(procs: Procs) -> None:
+async def test_aiokafka_admin_client(procs: Procs, zk: ZkClient) -> None:
     k = await cluster(procs, brokers=3)
     admin = AIOKafkaAdminClient(bootstrap_servers=k.address, request_timeout_ms=20000)
     await admin.start()
@@ -403,6 +406,23 @@ async def test_aiokafka_admin_client(procs: Procs) -> None:
         assert len(topic["partitions"]) == 5
         described = await admin.describe_cluster()
         assert {b["node_id"] for b in described["brokers"]} == {1, 2, 3}
+        (aio,) = await admin.describe_topics(["aio"])
+        assert aio["error_code"] == 0 and len(aio["partitions"]) == 5
+        assert all(len(p["replicas"]) == 2 for p in aio["partitions"])
+
+        # AlterConfigs (33, aiokafka has no incremental alter): the topic's config replaced
+        altered = await admin.alter_configs(
+            [AioConfigResource(AioConfigResourceType.TOPIC, "aio", {"retention.ms": "60000"})]
+        )
+        assert [r[0] for response in altered for r in response.resources] == [
+            0
+        ]  # (error_code, message, type, name)
+        (response,) = await admin.describe_configs([AioConfigResource(AioConfigResourceType.TOPIC, "aio")])
+        ((error, _, _, _, entries),) = response.resources
+        assert error == 0
+        values = {e[0]: e[1] for e in entries}
+        assert values["retention.ms"] == "60000"
+        assert await stored(zk, paths.config_topic("aio")) == {"retention.ms": "60000"}
         await admin.delete_topics(["aio"])
         assert "aio" not in await http_topics(k)
     finally:
