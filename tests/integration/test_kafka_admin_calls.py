@@ -4,7 +4,7 @@ confluent-kafka (its deprecated ``alter_configs``, which sends 33), and as raw r
 version, every change checked in ZooKeeper (the config znode and its ``/config/changes``
 notification); a resource or a key named twice in one alter request (42, the others applied);
 DescribeConfigs listing unset settable keys; DescribeTopicPartitions (75) and
-DescribeUserScramCredentials (50)."""
+DescribeUserScramCredentials (50); confluent-kafka's describe, incremental alter and election calls."""
 
 from __future__ import annotations
 
@@ -525,3 +525,60 @@ async def test_a_resource_or_a_key_named_twice_is_refused_and_the_others_applied
     assert await stored(zk, paths.config_broker(2)) == {"leader.replication.throttled.rate": "8192"}
     assert await stored(zk, paths.config_topic("e")) == {"retention.ms": "7000"}
     assert "topics/d" not in (await notified(zk))[before:]
+
+
+async def test_confluent_kafka_describe_alter_and_elect(procs: Procs, zk: ZkClient) -> None:
+    """librdkafka's newer admin calls: describe_cluster (DescribeCluster, 60), describe_topics,
+    incremental_alter_configs (44) with SET and DELETE, describe_configs (32) reading it back, and
+    elect_leaders (43) for a preferred election that is not needed."""
+    from confluent_kafka import ElectionType, TopicCollection  # noqa: PLC0415
+    from confluent_kafka import TopicPartition as CTopicPartition  # noqa: PLC0415
+    from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+    from confluent_kafka.admin import ConfigResource as CConfigResource  # type: ignore[attr-defined]  # noqa: PLC0415
+    from confluent_kafka.admin import NewTopic as CNewTopic  # type: ignore[attr-defined]  # noqa: PLC0415
+    from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry  # noqa: PLC0415
+
+    k = await cluster(procs)
+    admin = AdminClient({"bootstrap.servers": k.address, "socket.timeout.ms": 20000})
+
+    def results(futures: dict[Any, Any]) -> dict[Any, Any]:
+        return {key: future.result(timeout=30) for key, future in futures.items()}
+
+    cluster_description: Any = await off_loop(lambda: admin.describe_cluster().result(timeout=30))
+    assert sorted(node.id for node in cluster_description.nodes) == [1, 2, 3]
+    assert cluster_description.controller.id in (1, 2, 3)
+
+    await off_loop(
+        results,
+        admin.create_topics(
+            [CNewTopic("ck", num_partitions=2, replication_factor=2, config={"segment.ms": "100000"})]
+        ),
+    )
+    (description,) = (await off_loop(results, admin.describe_topics(TopicCollection(["ck"])))).values()
+    assert description.name == "ck"
+    assert [len(p.replicas) for p in description.partitions] == [2, 2]
+
+    topic = paths.config_topic("ck")
+    entries = [
+        ConfigEntry("retention.ms", "60000", incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("segment.ms", None, incremental_operation=AlterConfigOpType.DELETE),
+    ]
+    await off_loop(
+        results,
+        admin.incremental_alter_configs([CConfigResource("topic", "ck", incremental_configs=entries)]),
+    )
+    assert await stored(zk, topic) == {"retention.ms": "60000"}  # SET one, DELETE the other
+    assert "topics/ck" in await notified(zk)
+
+    (configs,) = (await off_loop(results, admin.describe_configs([CConfigResource("topic", "ck")]))).values()
+    assert configs["retention.ms"].value == "60000"
+    assert configs["retention.ms"].is_default is False
+
+    # the replicas' first is already every partition's leader: Kafka answers ELECTION_NOT_NEEDED (84)
+    elected: Any = await off_loop(
+        lambda: admin.elect_leaders(
+            ElectionType.PREFERRED, [CTopicPartition("ck", 0), CTopicPartition("ck", 1)]
+        ).result(timeout=30)
+    )
+    assert sorted(tp.partition for tp in elected) == [0, 1]
+    assert all(error is not None and error.code() == 84 for error in elected.values()), elected
