@@ -102,16 +102,11 @@ async def test_a_plans_log_dirs_are_honoured_with_progress_while_it_copies(
     http = ("--bootstrap-controller", c.url)
 
     # refused at the door: nothing forwarded (j-0 stays where it is, no future replica)
-    bad = {
-        "broker": 1,
-        "moves": [
-            {"topic": "j", "partition": 0, "dir": target},
-            {"topic": "j/", "partition": 0, "dir": target},
-        ],
-    }
+    good = {"topic": "j", "partition": 0, "dir": target}
+    bad = {"broker": 1, "moves": [good, {"topic": "j/", "partition": 0, "dir": target}]}
     code, answer = await c.post("/v1/log-dirs/moves", bad)
     assert code == 400 and answer["error_message"].startswith("moves[1].topic: "), answer
-    code, answer = await c.post("/v1/log-dirs/moves", {"broker": 7, "moves": [bad["moves"][0]]})
+    code, answer = await c.post("/v1/log-dirs/moves", {"broker": 7, "moves": [good]})
     assert code == 404 and answer["error_message"] == "broker 7 is not registered: nothing was forwarded"
     assert await dirs_of(c, 1, "j-0") == [(source, False, SIZE, 0)]
 

@@ -154,7 +154,9 @@ def parse_moves_body(body: bytes) -> tuple[int, tuple[LogDirMove, ...]]:
     return broker, tuple(moves)
 
 
-def _message(broker: int, move: LogDirMove, code: int) -> str | None:
+def _message(broker: int, move: LogDirMove, code: int, reason: str | None) -> str | None:
+    if reason is not None:  # the agent's own word (no room in the dir)
+        return f"broker {broker}: {reason}"
     if code == REPLICA_NOT_AVAILABLE:
         return (
             f"broker {broker} does not host {move.topic}-{move.partition} (yet): its agent keeps "
@@ -163,22 +165,22 @@ def _message(broker: int, move: LogDirMove, code: int) -> str | None:
     if code == LOG_DIR_NOT_FOUND:
         return f"broker {broker} has no log dir {move.log_dir}"
     if code == KAFKA_STORAGE_ERROR:
-        return (
-            f"broker {broker}'s agent did not move {move.topic}-{move.partition}: it could not be "
-            "asked, or the dir has no room (see the agent's log)"
-        )
+        return f"broker {broker}'s agent did not move {move.topic}-{move.partition}: it could not be asked"
     return None
 
 
-def moves_json(broker: int, moves: tuple[LogDirMove, ...], codes: list[int]) -> MoveLogDirsResponse:
-    """Pure: the answer, one result per move in order."""
+def moves_json(
+    broker: int, moves: tuple[LogDirMove, ...], answers: list[tuple[int, str | None]]
+) -> MoveLogDirsResponse:
+    """Pure: the answer, one result per move in order; ``answers``: each move's code and the
+    agent's reason, if it gave one."""
     return MoveLogDirsResponse(
         broker,
         tuple(
             LogDirMoveResult(
-                m.topic, m.partition, m.log_dir, code, error_name(code), _message(broker, m, code)
+                m.topic, m.partition, m.log_dir, code, error_name(code), _message(broker, m, code, reason)
             )
-            for m, code in zip(moves, codes, strict=True)
+            for m, (code, reason) in zip(moves, answers, strict=True)
         ),
     )
 
@@ -194,5 +196,9 @@ async def move_log_dirs(request: web.Request) -> web.Response:
     answer = None
     if url is not None:
         answer = await forward_log_dir_moves(request.app[AGENT_SESSION], broker, url, moves)
-    codes = [KAFKA_STORAGE_ERROR] * len(moves) if answer is None else [r.error_code for r in answer.results]
-    return json_response(moves_json(broker, moves, codes))
+    answers: list[tuple[int, str | None]] = (
+        [(KAFKA_STORAGE_ERROR, None)] * len(moves)
+        if answer is None
+        else [(r.error_code, r.error_message) for r in answer.results]
+    )
+    return json_response(moves_json(broker, moves, answers))

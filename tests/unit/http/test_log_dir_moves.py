@@ -71,7 +71,7 @@ async def test_a_viewer_may_not_and_a_standby_answers_503() -> None:
 
 def test_the_answer_names_each_code() -> None:
     moves = (LogDirMove("t", 0, "/d2"), LogDirMove("t", 1, "/x"), LogDirMove("u", 0, "/d1"))
-    answer = moves_json(2, moves, [0, 57, 9])
+    answer = moves_json(2, moves, [(0, None), (57, None), (9, None)])
     assert [(r.error_code, r.error_name) for r in answer.results] == [
         (0, "NONE"),
         (57, "LOG_DIR_NOT_FOUND"),
@@ -80,3 +80,9 @@ def test_the_answer_names_each_code() -> None:
     assert answer.results[0].error_message is None
     assert answer.results[1].error_message == "broker 2 has no log dir /x"
     assert answer.results[2].error_message is not None and "keeps /d1" in (answer.results[2].error_message)
+    no_room = moves_json(
+        2, moves[:1], [(56, "t-0: 9 bytes do not fit in log dir /d2: 1 of its 10 bytes are free")]
+    )
+    assert no_room.results[0].error_message == (
+        "broker 2: t-0: 9 bytes do not fit in log dir /d2: 1 of its 10 bytes are free"
+    )
