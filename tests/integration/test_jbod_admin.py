@@ -226,3 +226,22 @@ async def test_a_controller_killed_mid_move_leaves_nothing_half_done(
     assert code == 0, (out, err)
     assert await dirs_of(standby, 1, "j-0") == [(target, False, SIZE, 0)]
     assert await dirs_of(standby, 3, "j-0") == [("/d2", False, SIZE, 0)]
+
+
+async def test_a_move_into_a_dir_without_room_is_a_storage_error(
+    procs: Procs, zk: ZkClient, tmp_path: Path
+) -> None:
+    c = procs.controller(9000)
+    cluster = procs.cluster(2, 1, None, "--log-dirs", "/d1,/d2:1000000")
+    await wait_brokers(c, {1, 2})
+    await make_topic(zk, "j", {0: (1, 2)}, initial_bytes=SIZE)
+    assert await placed(c, 1) == "/d1"
+    plan = plan_file(tmp_path / "plan.json", [1, 2], ["/d2", "any"])
+    code, out, err = await admin(
+        "--execute", "--reassignment-json-file", plan, "--bootstrap-controller", c.url
+    )
+    assert code == 1, (out, err)
+    reason = f"j-0: {SIZE} bytes do not fit in log dir /d2: 1000000 of its 1000000 bytes are free"
+    assert f"Failed to alter dir for j-0-1: KAFKA_STORAGE_ERROR: broker 1: {reason}" in out
+    assert await dirs_of(c, 1, "j-0") == [("/d1", False, SIZE, 0)]  # nothing started
+    assert f"move of j-0 to log dir /d2 refused (error 56): {reason}" in cluster.log()
