@@ -25,8 +25,8 @@ from tests.integration.reassignment_helpers import FAST, make_topic
 
 pytestmark = pytest.mark.timeout(300)
 
-SIZE = 8_000_000
-THROTTLE = 1_000_000  # bytes/s: a move between two dirs takes about 8 s
+SIZE = 16_000_000
+THROTTLE = 1_000_000  # bytes/s: a move between two dirs takes about 16 s (a CLI run takes 1-3 s)
 CAPACITY = 100_000_000
 DIRS = ("/d1", "/d2")
 
