@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Mapping
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import uvloop
 
@@ -22,7 +22,8 @@ from reassignd.admin.settings import LOG_DIR_TIMEOUT_MS, SPECS, ReassignSettings
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
 from reassignd.api_client.shapes import NO_REASSIGNMENT_IN_PROGRESS, PartitionResult
-from reassignd.contracts.cluster import Partition
+from reassignd.contracts.cluster import MoveLogDirsResponse, Partition
+from reassignd.contracts.requests import MoveLogDirsRequest
 from reassignd.plan_format import Plan
 from reassignd.topic_partition import Replicas, TopicPartition
 
@@ -68,7 +69,13 @@ async def _partitions(api: ApiClient, wanted: Iterable[TopicPartition]) -> dict[
 # --- the verbs -------------------------------------------------------------------------------------
 
 
-async def move_log_dirs(api: ApiClient, moves: Mapping[Replica, str], timeout_ms: int, out: TextIO) -> int:
+class LogDirMover(Protocol):
+    """What moving a plan's log dirs needs of the API client."""
+
+    async def move_log_dirs(self, body: MoveLogDirsRequest) -> MoveLogDirsResponse: ...
+
+
+async def move_log_dirs(api: LogDirMover, moves: Mapping[Replica, str], timeout_ms: int, out: TextIO) -> int:
     """Kafka's executeMoves: ask each broker to move its replicas between its dirs; those it does
     not host yet (REPLICA_NOT_AVAILABLE: the inter-broker move has not brought them) are asked
     again every 100 ms until ``timeout_ms``. Each ask is idempotent at the agent (a replica

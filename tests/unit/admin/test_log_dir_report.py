@@ -4,13 +4,23 @@ one request per broker, the rounds of answers, and Kafka's lines for --execute a
 from __future__ import annotations
 
 import argparse
+import io
 
 import pytest
 
 from reassignd.admin import log_dir_report as ldr
 from reassignd.admin.command_line import timeout_ms
-from reassignd.contracts.cluster import BrokerLogDirs, LogDir, LogDirMoveResult, LogDirPartition, LogDirs
+from reassignd.admin.reassign import move_log_dirs
+from reassignd.contracts.cluster import (
+    BrokerLogDirs,
+    LogDir,
+    LogDirMoveResult,
+    LogDirPartition,
+    LogDirs,
+    MoveLogDirsResponse,
+)
 from reassignd.contracts.requests import LogDirMoveSpec, MoveLogDirsRequest
+from reassignd.errors import error_name
 from reassignd.plan_format import parse_plan
 
 PLAN = parse_plan(
@@ -109,3 +119,50 @@ def test_the_timeout_flag_takes_milliseconds() -> None:
     for bad in ("-1", "1.5", "", "1e3", "٣"):
         with pytest.raises(argparse.ArgumentTypeError):
             timeout_ms(bad)
+
+
+class ScriptedBrokers:
+    """Stands in for the API client behind ``LogDirMover``: each broker answers from its script
+    of codes (the last one repeated), and the requests are kept."""
+
+    def __init__(self, scripts: dict[tuple[str, int, int], list[int]]) -> None:
+        self.scripts = scripts
+        self.requests: list[MoveLogDirsRequest] = []
+
+    async def move_log_dirs(self, body: MoveLogDirsRequest) -> MoveLogDirsResponse:
+        self.requests.append(body)
+        results = []
+        for m in body.moves:
+            script = self.scripts[(m.topic, m.partition, body.broker)]
+            code = script.pop(0) if len(script) > 1 else script[0]
+            results.append(LogDirMoveResult(m.topic, m.partition, m.dir, code, error_name(code), None))
+        return MoveLogDirsResponse(body.broker, tuple(results))
+
+
+async def test_replicas_not_there_yet_are_asked_again_until_they_start() -> None:
+    moves = {("a", 0, 1): "/d1", ("a", 0, 3): "/d2"}
+    brokers = ScriptedBrokers({("a", 0, 1): [0], ("a", 0, 3): [9, 9, 0]})
+    out = io.StringIO()
+    assert await move_log_dirs(brokers, moves, 10_000, out) == 0
+    assert out.getvalue().splitlines() == [
+        "Successfully started moving log directory to /d1 for replica a-0 with broker 1",
+        "Successfully started moving log directory to /d2 for replica a-0 with broker 3",
+    ]
+    # the started one is not asked again
+    assert [(r.broker, len(r.moves)) for r in brokers.requests] == [(1, 1), (3, 1), (3, 1), (3, 1)]
+
+
+async def test_a_replica_that_never_comes_times_out_and_a_refusal_stops_the_run() -> None:
+    out = io.StringIO()
+    never = ScriptedBrokers({("a", 0, 3): [9]})
+    assert await move_log_dirs(never, {("a", 0, 3): "/d2"}, 250, out) == 1
+    assert out.getvalue().splitlines() == ["Timed out before log directory move could be started for: a-0-3"]
+    assert 2 <= len(never.requests) <= 5  # every 100 ms for 250 ms
+    out = io.StringIO()
+    refused = ScriptedBrokers({("a", 0, 1): [57], ("b", 0, 1): [0]})
+    assert await move_log_dirs(refused, {("a", 0, 1): "/x", ("b", 0, 1): "/d1"}, 10_000, out) == 1
+    assert out.getvalue().splitlines() == [
+        "Successfully started moving log directory to /d1 for replica b-0 with broker 1",
+        "Failed to alter dir for a-0-1: LOG_DIR_NOT_FOUND",
+    ]
+    assert len(refused.requests) == 1
