@@ -5,8 +5,9 @@ and kafka-python send one request per broker named in the assignment) and touche
 a request that came to a broker's own port (``--kafka-broker-ports``) is forwarded to that
 broker's agent (``POST /log-dirs/alter``, control/log_dir_moves.py; the forwarding is
 agent_reports/log_dir_moves.py's, shared with ``POST /v1/log-dirs/moves``), which answers each replica
-with Kafka's code: NONE, LOG_DIR_NOT_FOUND (57, no such dir on the broker) or
-REPLICA_NOT_AVAILABLE (9, the broker does not host it; the dir is remembered for when it comes).
+with Kafka's code: NONE, LOG_DIR_NOT_FOUND (57, no such dir on the broker),
+REPLICA_NOT_AVAILABLE (9, the broker does not host it; the dir is remembered for when it comes)
+or KAFKA_STORAGE_ERROR (56, it does not fit in the dir's free capacity; the agent logs why).
 The request names no broker, so on the bootstrap port (where every broker is advertised without
 broker ports) it cannot be told whose disks it means: every replica named is answered
 INVALID_REQUEST and the listener logs that the broker's own port must be asked. A broker that is
