@@ -165,7 +165,11 @@ def _admin_reassign(
     verb, plan_path = arguments.get("verb"), arguments.get("reassignment_json_file")
     assert isinstance(verb, admin.Verb), "argparse requires exactly one verb"
     assert plan_path is None or isinstance(plan_path, str)
-    return AdminReassignCommand(reassign_settings(verb, plan_path, values, read_plan), _log(values))
+    timeout_ms = arguments.get("log_dir_timeout_ms", admin.LOG_DIR_TIMEOUT_MS)
+    assert isinstance(timeout_ms, int)
+    return AdminReassignCommand(
+        reassign_settings(verb, plan_path, values, read_plan, timeout_ms), _log(values)
+    )
 
 
 def _admin_batch(

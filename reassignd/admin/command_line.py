@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reassignd.admin.connection import optional_str, tls_of
-from reassignd.admin.settings import VERBS, ReassignSettings, Verb, check_arguments
+from reassignd.admin.settings import LOG_DIR_TIMEOUT_MS, VERBS, ReassignSettings, Verb, check_arguments
 from reassignd.log_setup import LogSettings
 from reassignd.plan_format import Plan, PlanError, parse_plan
 from reassignd.zk.security import zk_security
@@ -42,6 +42,22 @@ def add_reassign_arguments(reassign: argparse.ArgumentParser) -> None:
     for spec in VERBS:
         verbs.add_argument(spec.verb.flag, dest="verb", action="store_const", const=spec.verb, help=spec.help)
     reassign.add_argument("--reassignment-json-file", metavar="FILE", help=PLAN_HELP)
+    reassign.add_argument(
+        "--timeout",
+        metavar="MS",
+        type=timeout_ms,
+        default=LOG_DIR_TIMEOUT_MS,
+        dest="log_dir_timeout_ms",
+        help="--execute: the longest to wait, in ms, for the replicas a plan names log_dirs for to "
+        f"reach their brokers so their directory moves can start (Kafka's --timeout; default {LOG_DIR_TIMEOUT_MS})",
+    )
+
+
+def timeout_ms(text: str) -> int:
+    """``--timeout``: a whole number of milliseconds, 0 or more."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:
+        raise argparse.ArgumentTypeError(f"expected a number of milliseconds, got {text!r}")
+    return int(text)
 
 
 def read_plan_file(path: str) -> Plan:
@@ -60,6 +76,7 @@ def reassign_settings(
     plan_path: str | None,
     values: Mapping[str, object],
     read_plan: Callable[[str], Plan] | None = None,
+    log_dir_timeout_ms: int = LOG_DIR_TIMEOUT_MS,
 ) -> ReassignSettings:
     """The verb's needs checked against the merged ``values`` (keyed by flag name), then the
     plan read (by ``read_plan``, :func:`read_plan_file` unless given) and validated: a plan that
@@ -78,4 +95,5 @@ def reassign_settings(
         auth_token=optional_str(values, "auth-token"),
         request_timeout_s=float(timeout),
         tls=tls_of(values),
+        log_dir_timeout_ms=log_dir_timeout_ms,
     )

@@ -9,18 +9,21 @@ that cannot be used never gets here: the command line refuses it (exit 2).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import TextIO
+import time
+from collections.abc import Iterable, Mapping
+from typing import Protocol, TextIO
 
 import uvloop
 
-from reassignd.admin import report
+from reassignd.admin import log_dir_report, report
+from reassignd.admin.log_dir_report import Replica
 from reassignd.admin.plan import plan_request
-from reassignd.admin.settings import SPECS, ReassignSettings, Verb
+from reassignd.admin.settings import LOG_DIR_TIMEOUT_MS, SPECS, ReassignSettings, Verb
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
 from reassignd.api_client.shapes import NO_REASSIGNMENT_IN_PROGRESS, PartitionResult
-from reassignd.contracts.cluster import Partition
+from reassignd.contracts.cluster import MoveLogDirsResponse, Partition
+from reassignd.contracts.requests import MoveLogDirsRequest
 from reassignd.plan_format import Plan
 from reassignd.topic_partition import Replicas, TopicPartition
 
@@ -66,10 +69,42 @@ async def _partitions(api: ApiClient, wanted: Iterable[TopicPartition]) -> dict[
 # --- the verbs -------------------------------------------------------------------------------------
 
 
-async def execute(api: ApiClient, plan: Plan, out: TextIO) -> int:
-    """Print the current assignment as a rollback plan, then start the plan."""
-    if plan.pins_log_dirs:
-        _say(out, 'Warning: log_dirs other than "any" are ignored: reassignd moves replicas between brokers.')
+class LogDirMover(Protocol):
+    """What moving a plan's log dirs needs of the API client."""
+
+    async def move_log_dirs(self, body: MoveLogDirsRequest) -> MoveLogDirsResponse: ...
+
+
+async def move_log_dirs(api: LogDirMover, moves: Mapping[Replica, str], timeout_ms: int, out: TextIO) -> int:
+    """Kafka's executeMoves: ask each broker to move its replicas between its dirs; those it does
+    not host yet (REPLICA_NOT_AVAILABLE: the inter-broker move has not brought them) are asked
+    again every 100 ms until ``timeout_ms``. Each ask is idempotent at the agent (a replica
+    already in its dir, or already being copied there, answers 0 and is left as it is), so a
+    second ``--execute`` of the same plan moves nothing twice. Any other answer stops the run."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    pending = dict(moves)
+    while True:
+        answers = {}
+        for request in log_dir_report.move_requests(pending):
+            answers[request.broker] = (await api.move_log_dirs(request)).results
+        moved = log_dir_report.move_round(answers)
+        if moved.started:
+            _say(out, log_dir_report.started_lines(moved.started, moves))
+        if moved.refused:
+            _say(out, log_dir_report.refused_lines(moved.refused))
+            return 1
+        pending = {r: moves[r] for r in moved.pending}
+        if not pending:
+            return 0
+        if time.monotonic() >= deadline:
+            _say(out, log_dir_report.timed_out_line(moved.pending))
+            return 1
+        await asyncio.sleep(log_dir_report.RETRY_INTERVAL_S)
+
+
+async def execute(api: ApiClient, plan: Plan, out: TextIO, timeout_ms: int = LOG_DIR_TIMEOUT_MS) -> int:
+    """Print the current assignment as a rollback plan, start the plan, then (as Kafka's tool)
+    move the replicas the plan names a log dir for into it."""
     current = await _partitions(api, plan.partitions)
     # The replicas before any move in flight (RS − AR): where a rollback should go back to.
     _say(out, report.rollback_text({tp: info.original for tp, info in current.items()}))
@@ -81,6 +116,9 @@ async def execute(api: ApiClient, plan: Plan, out: TextIO) -> int:
     if failed:
         _say(out, report.execute_errors(failed))
         return 1
+    moves = log_dir_report.dir_moves(plan)
+    if moves:
+        return await move_log_dirs(api, moves, timeout_ms, out)
     return 0
 
 
@@ -92,6 +130,10 @@ async def verify(api: ApiClient, plan: Plan, out: TextIO) -> int:
         tp: info.replicas for tp, info in (await _partitions(api, settled)).items()
     }
     _say(out, report.verify_lines(report.verify_states(plan.targets, moving, current)))
+    moves = log_dir_report.dir_moves(plan)
+    if moves:
+        doc = await api.log_dirs({broker for _, _, broker in moves})
+        _say(out, log_dir_report.verify_dir_lines(moves, doc))
     return 0
 
 
@@ -146,7 +188,7 @@ async def reassign(settings: ReassignSettings, out: TextIO) -> int:
     ) as api:
         match settings.verb:
             case Verb.EXECUTE:
-                return await execute(api, _plan(settings), out)
+                return await execute(api, _plan(settings), out, settings.log_dir_timeout_ms)
             case Verb.VERIFY:
                 return await verify(api, _plan(settings), out)
             case Verb.LIST:

@@ -86,6 +86,7 @@ VERBS: tuple[VerbSpec, ...] = (
 SPECS: dict[Verb, VerbSpec] = {spec.verb: spec for spec in VERBS}
 
 REQUEST_TIMEOUT_S = 60.0
+LOG_DIR_TIMEOUT_MS = 10_000  # Kafka's --timeout default
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,9 @@ class ReassignSettings:
     auth_token: str | None = None
     request_timeout_s: float = REQUEST_TIMEOUT_S
     tls: ClientTls = SYSTEM_CAS  # how an https:// controller is verified
+    # --execute: how long a plan's log_dirs moves are asked again until their replicas reach
+    # their brokers (Kafka's --timeout)
+    log_dir_timeout_ms: int = LOG_DIR_TIMEOUT_MS
 
 
 BOOTSTRAP_HELP = (

@@ -28,10 +28,18 @@ from reassignd.api_client import shapes
 from reassignd.api_client.errors import ApiError, ClientError, NoAnswer, ResponseError, Unreachable
 from reassignd.api_client.kafka_probe import speaks_kafka
 from reassignd.contracts.batches import Batches, BatchStatus, SubmitBatchResponse
-from reassignd.contracts.cluster import Brokers, LogDirs, Partition, Status, Topic, Topics
+from reassignd.contracts.cluster import (
+    Brokers,
+    LogDirs,
+    MoveLogDirsResponse,
+    Partition,
+    Status,
+    Topic,
+    Topics,
+)
 from reassignd.contracts.errors import ActiveController, NotControllerError
 from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
-from reassignd.contracts.requests import AlterReassignmentsRequest, SubmitBatchRequest
+from reassignd.contracts.requests import AlterReassignmentsRequest, MoveLogDirsRequest, SubmitBatchRequest
 from reassignd.errors import error_name
 from reassignd.tls import ClientTls
 from reassignd.topic_partition import TopicPartition
@@ -222,9 +230,15 @@ class ApiClient:
         answer = await self.typed("GET", f"/v1/topics/{quote(name, safe='')}", Topic)
         return shapes.partitions_by_id(answer)
 
-    async def log_dirs(self) -> LogDirs:
-        """``GET /v1/log-dirs``: every live broker's replicas and their sizes."""
-        return await self.typed("GET", "/v1/log-dirs", LogDirs)
+    async def log_dirs(self, brokers: Iterable[int] = ()) -> LogDirs:
+        """``GET /v1/log-dirs``: every live broker's replicas and their sizes (or only those of
+        ``brokers``), future replicas being moved between dirs included."""
+        query = [("broker", str(b)) for b in sorted(set(brokers))]
+        return await self.typed("GET", "/v1/log-dirs", LogDirs, query=query)
+
+    async def move_log_dirs(self, body: MoveLogDirsRequest) -> MoveLogDirsResponse:
+        """``POST /v1/log-dirs/moves``: AlterReplicaLogDirs for one broker, each replica's code."""
+        return await self.typed("POST", "/v1/log-dirs/moves", MoveLogDirsResponse, body=body)
 
     async def reassignments(self, topics: Iterable[str] = ()) -> dict[TopicPartition, shapes.Reassignment]:
         """ListPartitionReassignments: the partitions moving (of ``topics``, or all)."""

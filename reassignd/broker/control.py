@@ -173,9 +173,20 @@ class ControlRoutes:
 
     async def alter_log_dirs(self, request: web.Request) -> web.Response:
         body = await _parse(request, AlterLogDirsRequest.from_json)
-        self._mgr.advance_moves(self._clock())  # copies so far at the old set's shares
-        response = self._mgr.alter_log_dirs(body)
+        now = self._clock()
+        self._mgr.advance_moves(now)  # copies so far at the old set's shares
+        response = self._mgr.alter_log_dirs(body, now)
         for m, r in zip(body.moves, response.results, strict=True):
+            if r.error_message is not None:
+                self._log.warning(
+                    "move of %s-%d to log dir %s refused (error %d): %s",
+                    m.topic,
+                    m.partition,
+                    m.log_dir,
+                    r.error_code,
+                    r.error_message,
+                )
+                continue
             self._log.info(
                 "move of %s-%d to log dir %s: error %d", m.topic, m.partition, m.log_dir, r.error_code
             )

@@ -15,8 +15,14 @@ from reassignd.broker.log_dirs import (
     copied,
     copy_budget_bytes,
     next_log_dir,
+    no_room,
 )
-from reassignd.control.log_dir_moves import LOG_DIR_NOT_FOUND, REPLICA_NOT_AVAILABLE, single_log_dir
+from reassignd.control.log_dir_moves import (
+    KAFKA_STORAGE_ERROR,
+    LOG_DIR_NOT_FOUND,
+    REPLICA_NOT_AVAILABLE,
+    single_log_dir,
+)
 from reassignd.control.replicas_report import FutureInfo, LogDirInfo
 from reassignd.control.wire import NONE
 from reassignd.topic_partition import TopicPartition
@@ -57,26 +63,42 @@ class LogDirStore:
         if future is not None:
             self._logs[future.log_dir] -= 1
 
-    def alter(self, tp: TopicPartition, path: str) -> int:
+    def alter(
+        self, tp: TopicPartition, path: str, sizes: Callable[[TopicPartition], int] = lambda _: 0
+    ) -> tuple[int, str | None]:
         """AlterReplicaLogDirs for one replica (Kafka's ReplicaManager.alterReplicaLogDirs): the
-        error code. A replica not hosted yet has the dir remembered for when it comes."""
+        error code and, for a refusal of ours, why. A replica not hosted yet has the dir
+        remembered for when it comes; one that does not fit in the dir's free capacity (``sizes``:
+        each hosted replica's bytes) is refused KAFKA_STORAGE_ERROR, any move in progress kept."""
         if path not in self._paths:
-            return LOG_DIR_NOT_FOUND
+            return LOG_DIR_NOT_FOUND, None
         path = self._paths[path]
         current = self.dir_of.get(tp)
         if current is None:
             self.preferred[tp] = path
-            return REPLICA_NOT_AVAILABLE
+            return REPLICA_NOT_AVAILABLE, None
         future = self.futures.get(tp)
         if path == current:
             self._drop_future(tp)  # back where it is: a move in progress is abandoned
-            return NONE
+            return NONE, None
         if future is not None and future.log_dir == path:
-            return NONE  # already on its way there
+            return NONE, None  # already on its way there
+        problem = no_room(self._spec(path), self.committed_bytes(path, sizes), sizes(tp))
+        if problem is not None:
+            return KAFKA_STORAGE_ERROR, f"{tp[0]}-{tp[1]}: {problem}"
         self._drop_future(tp)
         self.futures[tp] = FutureReplica(path)
         self._logs[path] += 1
-        return NONE
+        return NONE, None
+
+    def _spec(self, path: str) -> LogDirSpec:
+        return next(d for d in self.specs if d.path == path)
+
+    def committed_bytes(self, path: str, sizes: Callable[[TopicPartition], int]) -> int:
+        """What ``path`` holds or has promised: its replicas, and the future replicas being copied
+        into it at their full size (they will have it all)."""
+        held = sum(sizes(tp) for tp, d in self.dir_of.items() if d == path)
+        return held + sum(sizes(tp) for tp, f in self.futures.items() if f.log_dir == path)
 
     def advance(
         self, sizes: Callable[[TopicPartition], int], rate_bytes_per_s: float, now: float

@@ -9,6 +9,12 @@ current one (ReplicaAlterLogDirsThread) under the broker's intra-broker throttle
 has, it replaces it (the future log is renamed to the current one). A move to the directory the
 replica is in cancels a future replica, if any, and is otherwise a no-op.
 
+Capacity is enforced where Kafka would find out the hard way: a move whose replica does not fit
+in what is left of the destination's capacity (its replicas and the full size of the future
+replicas already on their way there counted) is refused up front with KAFKA_STORAGE_ERROR, the
+code Kafka answers for a dir it cannot write to, rather than filling the dir mid-copy (Kafka
+checks no free space: a full disk fails the copy and takes the dir offline).
+
 Nothing here does I/O or reads a clock.
 """
 
@@ -63,6 +69,20 @@ def next_log_dir(dirs: Sequence[LogDirSpec], logs_per_dir: Mapping[str, int]) ->
     if not dirs:
         raise ValueError("no log dir")
     return min(dirs, key=lambda d: logs_per_dir.get(d.path, 0)).path
+
+
+def no_room(spec: LogDirSpec, committed_bytes: int, size_bytes: int) -> str | None:
+    """Why ``size_bytes`` more do not fit in ``spec``'s dir where ``committed_bytes`` are already
+    taken or promised, or None (always None without a capacity)."""
+    if spec.capacity_bytes is None:
+        return None
+    free = max(0, spec.capacity_bytes - committed_bytes)
+    if size_bytes <= free:
+        return None
+    return (
+        f"{size_bytes} bytes do not fit in log dir {spec.path}: {free} of its "
+        f"{spec.capacity_bytes} bytes are free"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -444,13 +444,18 @@ class ReplicaManager:
 
     # --- moves between log dirs (KIP-113) ------------------------------------------------------
 
-    def alter_log_dirs(self, request: AlterLogDirsRequest) -> AlterLogDirsResponse:
-        return AlterLogDirsResponse(
-            tuple(
-                LogDirMoveResult(m.topic, m.partition, self.dirs.alter((m.topic, m.partition), m.log_dir))
-                for m in request.moves
-            )
-        )
+    def alter_log_dirs(self, request: AlterLogDirsRequest, now: float = 0.0) -> AlterLogDirsResponse:
+        """Each move's code (and, refused for room, why): sizes as of ``now``."""
+
+        def size(tp: TopicPartition) -> int:
+            replica = self._replicas.get(tp)
+            return 0 if replica is None else self.grown(replica, now).log_end_offset
+
+        results = []
+        for m in request.moves:
+            code, reason = self.dirs.alter((m.topic, m.partition), m.log_dir, size)
+            results.append(LogDirMoveResult(m.topic, m.partition, code, reason))
+        return AlterLogDirsResponse(tuple(results))
 
     def log_dir_move_bytes_per_s(self) -> float:
         """The intra-broker throttle, else the broker's replication rate (a simulated disk)."""

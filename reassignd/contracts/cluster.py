@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from reassignd.contracts.errors import ActiveController, PartitionId
+from reassignd.contracts.errors import ActiveController, ErrorCode, ErrorName, PartitionId
 
 Ids = tuple[int, ...]
 
@@ -231,3 +231,23 @@ class LogDirs(msgspec.Struct, frozen=True):
 
     version: Literal[1]
     brokers: tuple[BrokerLogDirs, ...]
+
+
+class LogDirMoveResult(msgspec.Struct, frozen=True):
+    """One replica's answer (Kafka's AlterReplicaLogDirs codes): 0 the move started (or was not
+    needed), 9 REPLICA_NOT_AVAILABLE (the broker does not host it yet: the dir is remembered for
+    when it comes), 57 LOG_DIR_NOT_FOUND, 56 KAFKA_STORAGE_ERROR (the agent could not be asked)."""
+
+    topic: str
+    partition: PartitionId
+    dir: str
+    error_code: ErrorCode
+    error_name: ErrorName
+    error_message: str | None
+
+
+class MoveLogDirsResponse(msgspec.Struct, frozen=True):
+    """``POST /v1/log-dirs/moves``: one result per move, in the request's order."""
+
+    broker: int
+    results: tuple[LogDirMoveResult, ...]

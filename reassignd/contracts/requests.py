@@ -194,6 +194,34 @@ class ReassignmentPlan(_Tolerant, frozen=True, kw_only=True):
 # POST /v1/reassignments takes either shape (the document's AlterReassignmentsRequest, a oneOf).
 AlterReassignmentsRequest = KafkaAlterReassignments | ReassignmentPlan
 
+# --- POST /v1/log-dirs/moves ----------------------------------------------------------------------
+
+MAX_LOG_DIR_MOVES = 50_000  # per request (a plan's replicas on one broker)
+LOG_DIR_MAX = 4096  # characters: PATH_MAX
+
+
+class LogDirMoveSpec(_Closed, frozen=True):
+    topic: Annotated[str, msgspec.Meta(pattern=TOPIC_NAME_PATTERN, extra_json_schema=_NOT_DOTS)]
+    partition: PartitionId
+    dir: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=LOG_DIR_MAX,
+            description="the broker's log dir the replica is to live in (one of its --log-dirs)",
+        ),
+    ]
+
+
+class MoveLogDirsRequest(_Closed, frozen=True):
+    """AlterReplicaLogDirs for one broker: move its replicas between its log dirs (each replica
+    named once; the broker must be registered). Forwarded to the broker's agent, as Kafka's
+    request goes straight to the broker; no znode is written."""
+
+    broker: PartitionId
+    moves: Annotated[tuple[LogDirMoveSpec, ...], msgspec.Meta(min_length=1, max_length=MAX_LOG_DIR_MOVES)]
+
+
 # --- POST /v1/batches ------------------------------------------------------------------------------
 
 PLAN_ID_MAX = 1000  # characters (reassignd.executor.model checks the same)
@@ -305,4 +333,5 @@ REQUESTS: tuple[type[msgspec.Struct], ...] = (
     CreatePartitionsRequest,
     AlterQuotasRequest,
     SubmitBatchRequest,
+    MoveLogDirsRequest,
 )

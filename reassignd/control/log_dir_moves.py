@@ -2,9 +2,12 @@
 broker agent: ``POST /log-dirs/alter`` on its CONTROL endpoint. Pure.
 
 Kafka's AlterReplicaLogDirs goes straight to the broker and touches no znode, so this request
-comes from whoever serves AlterReplicaLogDirs (the listener) directly, not through the
-controller's queue. An agent without ``--log-dirs`` has one dir: a move to it is a no-op. Each replica gets Kafka's error code: NONE, LOG_DIR_NOT_FOUND (the broker has
-no such dir) or REPLICA_NOT_AVAILABLE (the broker does not host it).
+comes from whoever serves AlterReplicaLogDirs (the listener, and the HTTP API's
+``POST /v1/log-dirs/moves``) directly, not through the controller's queue. An agent without
+``--log-dirs`` has one dir: a move to it is a no-op. Each replica gets Kafka's error code: NONE,
+LOG_DIR_NOT_FOUND (the broker has no such dir), REPLICA_NOT_AVAILABLE (the broker does not host
+it) or KAFKA_STORAGE_ERROR (the replica does not fit in the dir's free capacity; the result's
+``error_message`` says so).
 """
 
 from __future__ import annotations
@@ -61,15 +64,27 @@ class LogDirMoveResult:
     topic: str
     partition: int
     error_code: int
+    # why the agent refused (KAFKA_STORAGE_ERROR: no room in the dir); absent when it has no word
+    error_message: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "error_code": self.error_code}
+        out: dict[str, Any] = {
+            "topic": self.topic,
+            "partition": self.partition,
+            "error_code": self.error_code,
+        }
+        if self.error_message is not None:
+            out["error_message"] = self.error_message
+        return out
 
     @staticmethod
     def from_json(raw: Any) -> LogDirMoveResult:
         obj = read_obj(raw, "result")
         return LogDirMoveResult(
-            read_str(obj, "topic"), read_int(obj, "partition"), read_int(obj, "error_code")
+            read_str(obj, "topic"),
+            read_int(obj, "partition"),
+            read_int(obj, "error_code"),
+            read_str(obj, "error_message") if "error_message" in obj else None,
         )
 
 

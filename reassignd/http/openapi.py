@@ -395,6 +395,26 @@ def _paths() -> Json:
                 parameters=[_query("broker", integer(0, INT32_MAX), "only these brokers", repeatable=True)],
             )
         },
+        "/v1/log-dirs/moves": {
+            "post": _operation(
+                "moveLogDirs",
+                "AlterReplicaLogDirs for one broker: move its replicas between its log dirs, forwarded to "
+                "its agent as Kafka's request goes to the broker (admin)",
+                "cluster",
+                {
+                    **_write(
+                        _answer(
+                            "per-replica results (HTTP 200 even when some were refused): 0, "
+                            "9 REPLICA_NOT_AVAILABLE (not hosted yet: the dir is kept for when it comes), "
+                            "57 LOG_DIR_NOT_FOUND, 56 KAFKA_STORAGE_ERROR",
+                            ref("MoveLogDirsResponse"),
+                        )
+                    ),
+                    "404": _answer("the broker is not registered (error 42); nothing was forwarded", ERROR),
+                },
+                body=ref("MoveLogDirsRequest"),
+            )
+        },
         "/v1/brokers": {
             "get": _operation(
                 "listBrokers",

@@ -28,6 +28,7 @@ ANSWERS: tuple[type[msgspec.Struct], ...] = (
     cluster.Topics,
     cluster.Topic,
     cluster.LogDirs,
+    cluster.MoveLogDirsResponse,
     reassignments.AlterReassignmentsResponse,
     reassignments.ListReassignmentsResponse,
     reassignments.ElectLeadersResponse,

@@ -3,9 +3,11 @@
 In Kafka the request goes straight to the broker that hosts the replicas (the Java AdminClient
 and kafka-python send one request per broker named in the assignment) and touches no znode. Here
 a request that came to a broker's own port (``--kafka-broker-ports``) is forwarded to that
-broker's agent (``POST /log-dirs/alter``, control/log_dir_moves.py), which answers each replica
-with Kafka's code: NONE, LOG_DIR_NOT_FOUND (57, no such dir on the broker) or
-REPLICA_NOT_AVAILABLE (9, the broker does not host it; the dir is remembered for when it comes).
+broker's agent (``POST /log-dirs/alter``, control/log_dir_moves.py; the forwarding is
+agent_reports/log_dir_moves.py's, shared with ``POST /v1/log-dirs/moves``), which answers each replica
+with Kafka's code: NONE, LOG_DIR_NOT_FOUND (57, no such dir on the broker),
+REPLICA_NOT_AVAILABLE (9, the broker does not host it; the dir is remembered for when it comes)
+or KAFKA_STORAGE_ERROR (56, it does not fit in the dir's free capacity; the agent logs why).
 The request names no broker, so on the bootstrap port (where every broker is advertised without
 broker ports) it cannot be told whose disks it means: every replica named is answered
 INVALID_REQUEST and the listener logs that the broker's own port must be asked. A broker that is
@@ -18,20 +20,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import aiohttp
 from kafka.protocol.admin import AlterReplicaLogDirsResponse
 
-from reassignd.agent_reports.fetch import AGENT_TIMEOUT_S, agent_urls
-from reassignd.control.log_dir_moves import (
-    ALTER_LOG_DIRS_PATH,
-    KAFKA_STORAGE_ERROR,
-    AlterLogDirsRequest,
-    AlterLogDirsResponse,
-    LogDirMove,
-)
-from reassignd.control.wire import WireError
+from reassignd.agent_reports.fetch import agent_urls
+from reassignd.agent_reports.log_dir_moves import forward_log_dir_moves
+from reassignd.control.log_dir_moves import KAFKA_STORAGE_ERROR, LogDirMove
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
-from reassignd.strict_json import loads_tracking as loads_strict
 
 INVALID_REQUEST = 42
 
@@ -66,31 +60,6 @@ def _all(moves: list[LogDirMove], code: int) -> Any:
     return response_of([(m.topic, m.partition, code) for m in moves])
 
 
-async def _ask_agent(
-    session: aiohttp.ClientSession, broker_id: int, url: str, moves: list[LogDirMove]
-) -> AlterLogDirsResponse | None:
-    body = AlterLogDirsRequest(tuple(moves)).to_json()
-    try:
-        async with session.post(
-            url + ALTER_LOG_DIRS_PATH, json=body, timeout=aiohttp.ClientTimeout(total=AGENT_TIMEOUT_S)
-        ) as resp:
-            if resp.status != 200:
-                log.warning(
-                    "broker %d's agent answered HTTP %d to %s", broker_id, resp.status, ALTER_LOG_DIRS_PATH
-                )
-                return None
-            answer = AlterLogDirsResponse.from_json(loads_strict(await resp.read()))
-    except (aiohttp.ClientError, TimeoutError, ValueError, WireError) as e:
-        log.warning("broker %d's agent at %s did not take the log dir moves: %r", broker_id, url, e)
-        return None
-    if len(answer.results) != len(moves):
-        log.warning(
-            "broker %d's agent answered %d results for %d moves", broker_id, len(answer.results), len(moves)
-        )
-        return None
-    return answer
-
-
 async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
     moves = moves_of(request)
     if not ctx.may_alter:
@@ -110,7 +79,11 @@ async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
         return _all(moves, 0)
     url = agent_urls(snapshot.brokers, [broker_id]).get(broker_id)
     session = ctx.listener.agents
-    answer = None if url is None or session is None else await _ask_agent(session, broker_id, url, moves)
+    answer = (
+        None
+        if url is None or session is None
+        else await forward_log_dir_moves(session, broker_id, url, moves)
+    )
     if answer is None:
         return _all(moves, KAFKA_STORAGE_ERROR)
     return response_of(

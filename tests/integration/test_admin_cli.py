@@ -7,17 +7,15 @@ them is still in flight while the test lists, verifies and cancels it.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
+from tests.integration.admin_cli import admin
 from tests.integration.harness import ControllerProc, Kit, eventually, http_get
 from tests.integration.reassignment_helpers import SLOW, completed, make_topic, set_broker_rate, start
 
@@ -27,25 +25,6 @@ Entry = admin_codec.LegacyReassignmentEntry
 pytestmark = pytest.mark.timeout(300)
 
 ROLLBACK_FOOTER = "Save this to use as the --reassignment-json-file option during rollback"
-
-
-async def admin(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """``python -m reassignd admin reassign ARGS`` → (exit code, stdout, stderr)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "reassignd",
-        "admin",
-        "reassign",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**clean, **(env or {})},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 def plan_file(path: Path, targets: dict[tuple[str, int], list[int]]) -> str:

@@ -10,6 +10,15 @@ it is behind its leader. An agent given ``--log-dirs`` (JBOD) has its own dirs, 
 ``totalBytes``/``usableBytes`` (-1 without a capacity) and, for a replica being moved into it, a
 future replica (``isFuture``: its size so far, ``offsetLag`` what it still misses). A broker whose agent did not answer has one log dir with an ``error``
 and no partitions. ``?broker=`` (repeatable) asks only those brokers.
+
+``POST /v1/log-dirs/moves`` (admin; a standby answers 503): AlterReplicaLogDirs for one broker,
+``{"broker": 1, "moves": [{"topic", "partition", "dir"}]}``, what ``reassignd admin reassign``
+sends for a plan's ``log_dirs``. Checked at the door (legal topic names, partitions, non-empty
+dirs, 1 to 50,000 moves, each replica once; an unregistered broker is 404) and then forwarded
+to the broker's agent by the function the Kafka listener uses (agent_reports/log_dir_moves.py):
+no znode is written and nothing is forwarded for a refused request. Each replica gets Kafka's
+code: 0, 9 REPLICA_NOT_AVAILABLE (not hosted yet; the agent keeps the dir for when it comes),
+57 LOG_DIR_NOT_FOUND, 56 KAFKA_STORAGE_ERROR (the agent could not be asked, or has no room).
 """
 
 from __future__ import annotations
@@ -19,14 +28,39 @@ from collections.abc import Iterable, Mapping
 from aiohttp import web
 
 from reassignd.agent_reports.fetch import agent_urls
-from reassignd.contracts.cluster import BrokerLogDirs, LogDir, LogDirPartition, LogDirs
+from reassignd.agent_reports.log_dir_moves import forward_log_dir_moves
+from reassignd.contracts.cluster import (
+    BrokerLogDirs,
+    LogDir,
+    LogDirMoveResult,
+    LogDirPartition,
+    LogDirs,
+    MoveLogDirsResponse,
+)
+from reassignd.contracts.requests import LOG_DIR_MAX, MAX_LOG_DIR_MOVES
+from reassignd.control.log_dir_moves import (
+    KAFKA_STORAGE_ERROR,
+    LOG_DIR_NOT_FOUND,
+    REPLICA_NOT_AVAILABLE,
+    LogDirMove,
+)
 from reassignd.control.replicas_report import FutureInfo, ReplicaInfo, ReplicasReport
+from reassignd.errors import UnknownBroker, error_name
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
-from reassignd.http.json_input import fail, query_params
+from reassignd.http.json_input import (
+    decode_object,
+    expect_int,
+    expect_list,
+    expect_object,
+    expect_string,
+    fail,
+    query_params,
+)
 from reassignd.http.keys import REPORTS
 from reassignd.http.responses import json_response
 from reassignd.int_limits import INT32_MAX
+from reassignd.topic_partition import TopicPartition, topic_name_problem
 
 routes = web.RouteTableDef()
 
@@ -88,3 +122,83 @@ async def log_dirs(request: web.Request) -> web.Response:
     urls = agent_urls(snapshot.brokers, brokers)
     reports = await request.app[REPORTS].fetch(request.app[AGENT_SESSION], urls) if urls else {}
     return json_response(log_dirs_json(brokers, reports))
+
+
+# --- POST /v1/log-dirs/moves -----------------------------------------------------------------------
+
+
+def parse_moves_body(body: bytes) -> tuple[int, tuple[LogDirMove, ...]]:
+    """Pure: the broker and its moves, or 400 naming the field."""
+    doc = decode_object(body, ("broker", "moves"))
+    broker = expect_int(doc["broker"], "broker", 0, INT32_MAX)
+    raw_moves = expect_list(doc["moves"], "moves")
+    if not 1 <= len(raw_moves) <= MAX_LOG_DIR_MOVES:
+        fail("moves", f"expected 1 to {MAX_LOG_DIR_MOVES} moves, got {len(raw_moves)}")
+    moves: list[LogDirMove] = []
+    seen: set[TopicPartition] = set()
+    for i, raw in enumerate(raw_moves):
+        path = f"moves[{i}]"
+        item = expect_object(raw, path, ("topic", "partition", "dir"))
+        topic = expect_string(item["topic"], f"{path}.topic")
+        problem = topic_name_problem(topic)
+        if problem is not None:
+            fail(f"{path}.topic", problem)
+        partition = expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)
+        log_dir = expect_string(item["dir"], f"{path}.dir")
+        if not 1 <= len(log_dir) <= LOG_DIR_MAX:
+            fail(f"{path}.dir", f"expected a log dir of 1 to {LOG_DIR_MAX} characters, got {len(log_dir)}")
+        if (topic, partition) in seen:
+            fail(path, f"duplicate replica {topic}-{partition}: a replica is moved to one dir")
+        seen.add((topic, partition))
+        moves.append(LogDirMove(topic, partition, log_dir))
+    return broker, tuple(moves)
+
+
+def _message(broker: int, move: LogDirMove, code: int, reason: str | None) -> str | None:
+    if reason is not None:  # the agent's own word (no room in the dir)
+        return f"broker {broker}: {reason}"
+    if code == REPLICA_NOT_AVAILABLE:
+        return (
+            f"broker {broker} does not host {move.topic}-{move.partition} (yet): its agent keeps "
+            f"{move.log_dir} for it, for when the replica comes"
+        )
+    if code == LOG_DIR_NOT_FOUND:
+        return f"broker {broker} has no log dir {move.log_dir}"
+    if code == KAFKA_STORAGE_ERROR:
+        return f"broker {broker}'s agent did not move {move.topic}-{move.partition}: it could not be asked"
+    return None
+
+
+def moves_json(
+    broker: int, moves: tuple[LogDirMove, ...], answers: list[tuple[int, str | None]]
+) -> MoveLogDirsResponse:
+    """Pure: the answer, one result per move in order; ``answers``: each move's code and the
+    agent's reason, if it gave one."""
+    return MoveLogDirsResponse(
+        broker,
+        tuple(
+            LogDirMoveResult(
+                m.topic, m.partition, m.log_dir, code, error_name(code), _message(broker, m, code, reason)
+            )
+            for m, (code, reason) in zip(moves, answers, strict=True)
+        ),
+    )
+
+
+@routes.post("/v1/log-dirs/moves")
+async def move_log_dirs(request: web.Request) -> web.Response:
+    query_params(request.query.items(), ())
+    broker, moves = parse_moves_body(await request.read())
+    snapshot = active_snapshot(request)
+    if broker not in snapshot.brokers:
+        raise UnknownBroker(f"broker {broker} is not registered: nothing was forwarded")
+    url = agent_urls(snapshot.brokers, [broker]).get(broker)
+    answer = None
+    if url is not None:
+        answer = await forward_log_dir_moves(request.app[AGENT_SESSION], broker, url, moves)
+    answers: list[tuple[int, str | None]] = (
+        [(KAFKA_STORAGE_ERROR, None)] * len(moves)
+        if answer is None
+        else [(r.error_code, r.error_message) for r in answer.results]
+    )
+    return json_response(moves_json(broker, moves, answers))

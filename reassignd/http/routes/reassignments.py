@@ -130,7 +130,8 @@ def _kafka_request(doc: dict[str, Any]) -> AlterReassignments:
 
 def _plan(body: bytes) -> AlterReassignments:
     """A plan, read by the one plan reader, so the API accepts and refuses exactly what
-    ``admin reassign`` and the legacy znode do (``log_dirs`` checked, then ignored)."""
+    ``admin reassign`` and the legacy znode do (``log_dirs`` checked, then left to the client as
+    AlterPartitionReassignments leaves them: ``admin reassign`` moves the dirs itself)."""
     try:
         plan = parse_plan(body)
     except PlanError as e:

@@ -89,6 +89,9 @@ def test_the_plan_file_is_read_and_checked_at_once(tmp_path: Path) -> None:
     command = load_command([*args, str(plan)], {})
     assert isinstance(command, AdminReassignCommand)
     assert command.settings.plan == PLAN
+    assert command.settings.log_dir_timeout_ms == 10_000  # Kafka's --timeout default
+    timed = load_command([*args, str(plan), "--timeout", "2500"], {})
+    assert isinstance(timed, AdminReassignCommand) and timed.settings.log_dir_timeout_ms == 2500
     plan.write_text('{"version":1,"partitions":[]}')
     with pytest.raises(
         ConfigError, match=r"plan\.json: partitions: Partition reassignment list cannot be empty"

@@ -13,16 +13,19 @@ from reassignd.broker.log_dirs import (
     copied,
     copy_budget_bytes,
     next_log_dir,
+    no_room,
     parse_log_dirs,
 )
 from reassignd.broker.sim_config import broker_sim_config, topic_sim_config
 from reassignd.broker.state import ReplicaManager
 from reassignd.control.log_dir_moves import (
+    KAFKA_STORAGE_ERROR,
     LOG_DIR_NOT_FOUND,
     REPLICA_NOT_AVAILABLE,
     AlterLogDirsRequest,
     AlterLogDirsResponse,
     LogDirMove,
+    LogDirMoveResult,
 )
 from reassignd.control.protocol import (
     LeaderAndIsrRequest,
@@ -215,3 +218,40 @@ def test_an_agent_without_log_dirs_has_its_one_dir_under_both_names() -> None:
     ]
     assert move(mgr, ("u", 0, "/sim")) == [REPLICA_NOT_AVAILABLE]
     assert not mgr.dirs.futures
+
+
+def test_a_move_that_does_not_fit_in_the_dirs_free_capacity_is_a_storage_error() -> None:
+    """/d1 holds 1000 bytes: its replicas and the future replicas on their way there (at their full
+    size) count as taken; a move that does not fit in the rest is KAFKA_STORAGE_ERROR, with why,
+    and changes nothing."""
+    mgr = jbod_manager()
+    create(mgr, "t", 3, 200)  # t-0 /d1, t-1 /d2, t-2 /d1: 400 of /d1's 1000
+    create(mgr, "u", 1, 500)  # u-0 /d2
+    assert mgr.dirs.dir_of[("u", 0)] == "/d2"
+    assert move(mgr, ("t", 1, "/d1")) == [NONE]  # 600 promised
+    response = mgr.alter_log_dirs(AlterLogDirsRequest((LogDirMove("u", 0, "/d1"), LogDirMove("t", 1, "/d1"))))
+    assert [(r.error_code, r.error_message) for r in response.results] == [
+        (KAFKA_STORAGE_ERROR, "u-0: 500 bytes do not fit in log dir /d1: 400 of its 1000 bytes are free"),
+        (NONE, None),  # already on its way: not counted twice
+    ]
+    assert set(mgr.dirs.futures) == {("t", 1)}
+    # the wire carries the reason, and only when there is one
+    assert AlterLogDirsResponse.from_json(response.to_json()) == response
+    assert "error_message" not in LogDirMoveResult("t", 0, NONE).to_json()
+    # /d2 has no capacity: anything fits there; t-1 back home gives its 200 promised bytes back
+    assert move(mgr, ("t", 0, "/d2"), ("t", 1, "/d2")) == [NONE, NONE]
+    assert set(mgr.dirs.futures) == {("t", 0)}
+    assert move(mgr, ("u", 0, "/d1")) == [NONE]  # 400 (t-0 still counts until it is gone) + 500
+
+
+def test_no_room_is_pure() -> None:
+    assert no_room(LogDirSpec("/d"), 10**18, 10**18) is None
+    assert no_room(LogDirSpec("/d", 100), 40, 60) is None
+    assert (
+        no_room(LogDirSpec("/d", 100), 40, 61)
+        == "61 bytes do not fit in log dir /d: 60 of its 100 bytes are free"
+    )
+    assert (
+        no_room(LogDirSpec("/d", 100), 140, 1)
+        == "1 bytes do not fit in log dir /d: 0 of its 100 bytes are free"
+    )

@@ -32,6 +32,7 @@ from reassignd.http.openapi import openapi_document
 from reassignd.http.openapi_components import answer_schemas
 from reassignd.http.openapi_schemas import HAND_WRITTEN, SCHEMAS, TOLERANT
 from reassignd.http.routes.elections import parse_elect_body
+from reassignd.http.routes.log_dirs import parse_moves_body
 from reassignd.http.routes.quotas import parse_alter_quotas
 from reassignd.http.routes.reassignments import parse_alter_body
 from reassignd.http.routes.topics import (
@@ -45,6 +46,7 @@ from reassignd.testing.fake_view import ACTIVE, SETTINGS, FakeView, call, serve
 from tests.unit.http import (
     batch_helpers,
     election_cases,
+    log_dir_move_cases,
     quota_helpers,
     reassignment_helpers,
     topic_cases,
@@ -60,6 +62,7 @@ PARSERS: dict[str, Callable[[bytes], object]] = {
     "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Caller()),
     "/v1/quotas": parse_alter_quotas,
     "/v1/elections": parse_elect_body,
+    "/v1/log-dirs/moves": parse_moves_body,
     "/v1/batches": lambda raw: parse_submit_body(raw, BatchDefaults.of(SETTINGS), lambda: "b-1"),
 }
 
@@ -210,6 +213,7 @@ PLAN_RULES_BEYOND_SCHEMA = (
     "is different from size of log dirs list",
     "duplicate topic partitions",
     "must be at least min",  # limits.adaptive: JSON Schema cannot compare two members
+    "a replica is moved to one dir",  # POST /v1/log-dirs/moves: a (topic, partition) named twice
 )
 
 
@@ -260,6 +264,7 @@ STRUCTS: dict[str, type[msgspec.Struct]] = {
     "/v1/topics/partitions": rq.CreatePartitionsRequest,
     "/v1/quotas": rq.AlterQuotasRequest,
     "/v1/elections": rq.ElectLeadersRequest,
+    "/v1/log-dirs/moves": rq.MoveLogDirsRequest,
     "/v1/batches": rq.SubmitBatchRequest,
 }
 
@@ -364,6 +369,11 @@ VALID: list[tuple[str, Any]] = [
     ("/v1/quotas", {"entries": [quota_helpers.entry({})]}),
     ("/v1/elections", {"election_type": "preferred", "partitions": None}),
     ("/v1/elections", {"election_type": "unclean", "partitions": [{"topic": "", "partition": INT32_MAX}]}),
+    ("/v1/log-dirs/moves", {"broker": 1, "moves": [{"topic": "t", "partition": 0, "dir": "/d2"}]}),
+    (
+        "/v1/log-dirs/moves",
+        {"broker": INT32_MAX, "moves": [{"topic": "a.b", "partition": INT32_MAX, "dir": "x" * 4096}]},
+    ),
     ("/v1/batches", batch_helpers.FULL),
     ("/v1/batches", {"partitions": []}),
     (
@@ -406,6 +416,7 @@ MALFORMED = [
     *(("/v1/quotas", raw, message) for raw, message in quota_helpers.MALFORMED),
     *(("/v1/batches", raw, message) for raw, message in batch_helpers.MALFORMED),
     *(("/v1/elections", raw, message) for raw, message in election_cases.MALFORMED),
+    *(("/v1/log-dirs/moves", raw, message) for raw, message in log_dir_move_cases.MALFORMED),
 ]
 
 
