@@ -33,12 +33,17 @@ class InProcessController:
 
     async def until_active(self, timeout_s: float = 30.0) -> None:
         """Return once this controller has won the election and finished its failover."""
+        controller = self.controller
         async with asyncio.timeout(timeout_s):
-            while self.controller.last_failover_s is None or not self.controller.snapshot().active:
+            while controller.last_failover_s is None or not controller.snapshot().active:
                 if self.task.done():
                     self.task.result()  # raises what ended it
                     raise AssertionError("the controller's event loop ended")
-                await asyncio.sleep(0.02)
+                published = asyncio.ensure_future(controller.publisher.published.next())
+                try:  # the next snapshot published, or the loop's end
+                    await asyncio.wait([published, self.task], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    published.cancel()
 
 
 @contextlib.asynccontextmanager

@@ -42,6 +42,7 @@ from reassignd.controller.instance.events import (
 )
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.instance.shared import Shared
+from reassignd.controller.instance.timer import Timer
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
 from reassignd.controller.model.placement import PlaceLostReplicas
 from reassignd.controller.model.snapshot import ActiveController, ClusterSnapshot
@@ -108,16 +109,20 @@ class Controller:
         self.shared = Shared(settings, zk, self.metrics, clock, queue, self.channel, wall_clock)
         self.publisher = Publisher(settings.controller_id, self.metrics)
         self.api = ControllerApi(
-            self.shared, lambda: self.publisher.snapshot, lambda: self.parts is not None, clock()
+            self.shared,
+            lambda: self.publisher.snapshot,
+            lambda: self.parts is not None,
+            clock(),
+            self.publisher.published,
         )
         self.quota_metrics = QuotaMetrics(self.metrics.registry)
         self.parts: ActiveParts | None = None  # while this instance is the active controller
         self._active_controller: ActiveController | None = None
         self._epoch_seen = 0
-        self._reelect_timer: asyncio.TimerHandle | None = None
+        self._reelect_timer = Timer(clock, lambda: queue.put(Reelect()))
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
-        self._executor_timer: asyncio.TimerHandle | None = None
-        self._healing_timer: asyncio.TimerHandle | None = None
+        self._executor_timer = Timer(clock, lambda: queue.put(ExecutorTick()))
+        self._healing_timer = Timer(clock, lambda: queue.put(SelfHealingTick()))
         self._rebalance = RebalanceTimer(settings, clock, queue)  # the auto leader rebalance checks
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
         self._won: controller_election.Won | None = None  # this term's epoch and fence, while active
@@ -170,12 +175,9 @@ class Controller:
             stalls.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await stalls
-            if self._reelect_timer is not None:
-                self._reelect_timer.cancel()
-            if self._executor_timer is not None:
-                self._executor_timer.cancel()
-            if self._healing_timer is not None:
-                self._healing_timer.cancel()
+            self._reelect_timer.cancel()
+            self._executor_timer.cancel()
+            self._healing_timer.cancel()
             self._reloads.cancel()
             self._rebalance.stop()
             for dropped in queue.clear():
@@ -300,60 +302,28 @@ class Controller:
 
     def _schedule_executor_tick(self) -> None:
         """While some batch has work, an ExecutorTick every ``batch_tick_s``."""
-        if self._executor_timer is not None or self.parts is None or not self.parts.runner.has_work:
+        if self._executor_timer.pending or self.parts is None or not self.parts.runner.has_work:
             return
-
-        def fire() -> None:
-            self._executor_timer = None
-            self.shared.queue.put(ExecutorTick())
-
-        self._executor_timer = asyncio.get_running_loop().call_later(
-            self._reloads.tick_delay_s("ExecutorTick", self.settings.batch_tick_s), fire
-        )
+        self._executor_timer.after(self._reloads.tick_delay_s("ExecutorTick", self.settings.batch_tick_s))
 
     def _schedule_healing_tick(self) -> None:
         """While self-healing follows a lost broker, a SelfHealingTick when it wants one."""
-        if self._healing_timer is not None or self.parts is None:
+        if self._healing_timer.pending or self.parts is None:
             return
         due = self.parts.healing.due_in_s()
-        if due is None:
-            return
-
-        def fire() -> None:
-            self._healing_timer = None
-            self.shared.queue.put(SelfHealingTick())
-
-        self._healing_timer = asyncio.get_running_loop().call_later(
-            self._reloads.tick_delay_s("SelfHealingTick", due), fire
-        )
+        if due is not None:
+            self._healing_timer.after(self._reloads.tick_delay_s("SelfHealingTick", due))
 
     def _schedule_reelect(self) -> None:
         """Run for election again after the backoff; until then this instance does not take
         ``/controller`` even when it sees it free (another instance may)."""
-        if self._reelect_timer is not None:
+        if self._reelect_timer.pending:
             return
         delay = self._reelect_backoff_s
         self._reelect_backoff_s = min(delay * 2, REELECT_BACKOFF_MAX_S)
         self._hold_until = self.shared.clock() + delay
-
-        def fire() -> None:
-            self._reelect_timer = None
-            self.shared.queue.put(Reelect())
-
         log.info("running for election again in %.1f s", delay)
-        self._reelect_timer = asyncio.get_running_loop().call_later(delay, fire)
-
-    def _reelect_at(self, when: float) -> None:
-        """A Reelect at ``when`` (the controller's clock), unless one is pending already."""
-        if self._reelect_timer is not None:
-            return
-
-        def fire() -> None:
-            self._reelect_timer = None
-            self.shared.queue.put(Reelect())
-
-        delay = max(0.0, when - self.shared.clock())
-        self._reelect_timer = asyncio.get_running_loop().call_later(delay, fire)
+        self._reelect_timer.after(delay)
 
     def _on_control_response(
         self, broker_id: int, request: ControlRequest, response: ControlResponse
@@ -453,7 +423,7 @@ class Controller:
                 break  # handed over for a stop: follow whoever wins, never run again
             if self._hold_until is not None and self.shared.clock() < self._hold_until:
                 log.info("/controller is free; this instance runs again once its backoff is over")
-                self._reelect_at(self._hold_until)
+                self._reelect_timer.at(self._hold_until)  # unless one is pending already
                 break
             won = await controller_election.try_elect(
                 zk, me, self.http_url, self.kafka_address, now_ms=shared.wall_ms()
@@ -575,16 +545,25 @@ class Controller:
         """The instance that won ``/controller`` after this one gave it up (None after
         ``timeout_s``)."""
         zk = self.shared.zk
-        deadline = self.shared.clock() + timeout_s
+        clock = self.shared.clock
+        deadline = clock() + timeout_s
         while True:
-            znode = await zk.get_or_none(paths.CONTROLLER)
+            changed = asyncio.Event()  # set by the watch when /controller is created or changes
+
+            def fired(_: str, changed: asyncio.Event = changed) -> None:
+                changed.set()
+
+            znode = await zk.get_or_none(paths.CONTROLLER, watch=fired)
             if znode is not None and znode.stat.ephemeral_owner != zk.session_id:
                 info = self.shared.decode_controller(znode.data)
                 if info is not None:
                     return ActiveController(info.broker_id, info.http, info.kafka)
-            if self.shared.clock() >= deadline:
+            remaining_s = deadline - clock()
+            if remaining_s <= 0:
                 return None
-            await asyncio.sleep(0.02)
+            with contextlib.suppress(TimeoutError):  # read once more at the deadline
+                async with asyncio.timeout(remaining_s):
+                    await changed.wait()
 
     async def _move_controller(self, reason: str) -> None:
         """Resign and, if ``/controller`` is still this session's, delete it (fenced) so any
