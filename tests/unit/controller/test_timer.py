@@ -19,7 +19,12 @@ class FakeClock:
 async def test_a_timer_fires_once_and_can_be_armed_again() -> None:
     fired: list[int] = []
     done = asyncio.Event()
-    timer = Timer(FakeClock(), lambda: (fired.append(1), done.set()))
+
+    def fire() -> None:
+        fired.append(1)
+        done.set()
+
+    timer = Timer(FakeClock(), fire)
     assert timer.after(0.01)
     assert timer.pending
     assert not timer.after(0.0)  # one pending call at a time
