@@ -158,7 +158,11 @@ def main() -> None:
     moving = args.reassigning if args.reassigning is not None else args.topics * args.partitions // 10
     logging.basicConfig(level=logging.WARNING)
     gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.service does
-    for name in ("reassignd.controller.runtime.controller", "reassignd.controller.runtime.failover"):
+    for name in (
+        "reassignd.controller.runtime.controller",
+        "reassignd.controller.runtime.term",  # the election and the load
+        "reassignd.controller.runtime.failover",
+    ):
         logging.getLogger(name).setLevel(logging.INFO)
     for reassigning in (0, moving):  # the same cluster at rest, then with moves in flight
         if args.zk:

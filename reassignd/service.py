@@ -1,7 +1,7 @@
-"""The controller process's composition root (outside the controller package, which never imports
-the HTTP layer): ZooKeeper session, controller, HTTP server, the Kafka-protocol admin listener
-(``--kafka-listener``), the event stream's Kafka sender and progress reporter, and the sampler of
-the agents' reports (adaptive concurrency, self-healing).
+"""The controller process the CLI runs: the process composed by ``process.composed`` (ZooKeeper
+session, controller, HTTP server, Kafka listener, the event stream's Kafka sender, the progress
+reporter and the agents' sampler), with what only a process of its own does: the GC thresholds,
+the warnings about clear-text listeners, and a planned stop.
 
 ``run_controller(settings, stop)`` runs until ``stop`` is set, then shuts down cleanly: the active
 instance hands its role over (the event in hand finished, ``/controller`` given up, queued requests
@@ -12,27 +12,13 @@ and the ZooKeeper session is closed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import ipaddress
 import logging
 
-from reassignd.agent_reports.reporter import report_progress
-from reassignd.agent_reports.sampler import sample_agents
-from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
-from reassignd.errors import starting
-from reassignd.feeder.evacuation import evacuate
-from reassignd.http.app import build_app
-from reassignd.http.listener_config import http_tls_context
-from reassignd.http.routes.batches import stuck_rule
-from reassignd.http.server import HttpServer
-from reassignd.kafka_listener.server import KafkaListener
-from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
-from reassignd.tokens import load_tokens
-from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import ZkTimeoutError
+from reassignd.process import composed
 
 log = logging.getLogger(__name__)
 
@@ -48,28 +34,6 @@ async def run_controller(settings: ControllerSettings, stop: asyncio.Event) -> N
         gc.set_threshold(*thresholds)
 
 
-def kafka_sink(settings: ControllerSettings, controller: Controller) -> KafkaSink | None:
-    """The event stream's Kafka sender, hooked to the controller's event log (None: no Kafka)."""
-    if settings.events_bootstrap_servers is None:
-        return None
-    sink = KafkaSink(
-        KafkaSettings(
-            bootstrap_servers=settings.events_bootstrap_servers,
-            topic=settings.events_topic,
-            buffer_records=settings.events_buffer_records,
-            security_protocol=settings.events_security_protocol,
-            sasl_mechanism=settings.events_sasl_mechanism,
-            sasl_username=settings.events_sasl_username,
-            sasl_password=settings.events_sasl_password,
-            ssl_cafile=settings.events_ssl_cafile,
-        ),
-        EventMetrics(controller.metrics.registry),
-    )
-    controller.records.sinks.append(sink.offer)
-    controller.records.kafka_status = sink.status
-    return sink
-
-
 async def hand_over(controller: Controller, timeout_s: float) -> None:
     """A planned stop: the active instance finishes the event in hand and gives ``/controller``
     up so a standby wins at once; the HTTP API and the Kafka listener keep answering meanwhile
@@ -83,11 +47,6 @@ async def hand_over(controller: Controller, timeout_s: float) -> None:
         return
     if successor is not None:
         log.info("handed the active role over to controller %d", successor.controller_id)
-
-
-def _address(host: str | None, port: int | None) -> str:
-    host = host or "0.0.0.0"
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _loopback(host: str) -> bool:
@@ -121,80 +80,16 @@ def clear_text_warnings(settings: ControllerSettings) -> list[str]:
 async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
     for warning in clear_text_warnings(settings):
         log.warning("%s", warning)
-    zk = ZkClient(
-        settings.zk_security.zk_settings(
-            settings.zk_connect, settings.session_timeout_s, settings.zk_request_timeout_s, role="controller"
-        )
-    )
-    with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkTimeoutError):
-        await zk.start()
-    controller = Controller(settings, zk, place_lost_replicas=evacuate, freeze_gc=True)
-    sink = kafka_sink(settings, controller)
-    batch_statuses = BatchStatusCache()  # filled by the progress reporter, read by /metrics
-    server = HttpServer(
-        build_app(controller.api, settings, records=controller.records, batch_statuses=batch_statuses),
-        settings.http_host,
-        settings.http_port,
-        ssl_context=http_tls_context(settings),
-    )
-    kafka = (
-        None
-        if settings.kafka_listener_host is None
-        else KafkaListener(
-            controller.api,
-            settings,
-            None if settings.auth_tokens_path is None else load_tokens(settings.auth_tokens_path),
-            controller.records,
-        )
-    )
-    try:
-        with starting(f"cannot listen on {_address(settings.http_host, settings.http_port)} (--http)"):
-            bound = await server.start()
-        # what /controller and every 41 answer name: --http-advertised, else the bound address
-        controller.http_url = settings.http_advertised or bound
-        if settings.http_advertised is not None:
-            log.info("advertising the HTTP API as %s", settings.http_advertised)
-        if kafka is not None:  # before the election: /controller names the listener
-            listen = _address(settings.kafka_listener_host, settings.kafka_listener_port)
-            with starting(f"cannot listen on {listen} (--kafka-listener)"):
-                controller.kafka_address = await kafka.start()
-        async with asyncio.TaskGroup() as tg:
-            sink_task = None if sink is None else tg.create_task(sink.run(), name="events-to-kafka")
-            interval = settings.events_progress_interval_s
-            progress_task = (
-                tg.create_task(
-                    report_progress(
-                        controller.api, controller.records, interval, stuck_rule(settings), batch_statuses
-                    ),
-                    name="events-progress",
-                )
-                if interval > 0
-                else None
-            )
-            sample_every = settings.agent_sample_interval_s
-            sampler_task = (
-                tg.create_task(
-                    sample_agents(controller.api, sample_every, stuck_rule(settings)),
-                    name="agent-sampler",
-                )
-                if sample_every > 0
-                else None
-            )
-            loop_task = tg.create_task(controller.run(), name="controller-event-loop")
-            stopper = tg.create_task(stop.wait(), name="controller-stop-signal")
-            await asyncio.wait([loop_task, stopper], return_when=asyncio.FIRST_COMPLETED)
-            if not loop_task.done():
-                await hand_over(controller, settings.hand_over_timeout_s)
-            loop_task.cancel()
-            stopper.cancel()
-            for task in (sink_task, progress_task, sampler_task):
-                if task is not None:
-                    task.cancel()
-    finally:
-        log.info("controller %d stopping", settings.controller_id)
-        if kafka is not None:
-            with contextlib.suppress(Exception):
-                await kafka.stop()
-        with contextlib.suppress(Exception):
-            await server.stop()
-        await zk.close()
+    async with composed(settings) as process:
+        try:
+            stopper = asyncio.create_task(stop.wait(), name="controller-stop-signal")
+            try:
+                await asyncio.wait([process.task, stopper], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopper.cancel()
+            if process.task.done():  # the event loop or a side task failed: the process does too
+                process.task.result()
+            else:
+                await hand_over(process.controller, settings.hand_over_timeout_s)
+        finally:
+            log.info("controller %d stopping", settings.controller_id)

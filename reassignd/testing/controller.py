@@ -18,9 +18,7 @@ from typing import Any
 
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
-from reassignd.feeder.evacuation import evacuate
-from reassignd.http.app import build_app
-from reassignd.http.server import HttpServer
+from reassignd.process import Composition, composed
 from reassignd.zk.client import ZkClient
 
 
@@ -29,16 +27,21 @@ class InProcessController:
     controller: Controller
     zk: ZkClient  # the controller's own session
     url: str | None  # its HTTP API (None when not served)
-    task: asyncio.Task[None]  # its event loop
+    task: asyncio.Task[None]  # its event loop (``process.composed``'s task)
 
     async def until_active(self, timeout_s: float = 30.0) -> None:
         """Return once this controller has won the election and finished its failover."""
+        controller = self.controller
         async with asyncio.timeout(timeout_s):
-            while self.controller.last_failover_s is None or not self.controller.snapshot().active:
+            while controller.last_failover_s is None or not controller.snapshot().active:
                 if self.task.done():
                     self.task.result()  # raises what ended it
                     raise AssertionError("the controller's event loop ended")
-                await asyncio.sleep(0.02)
+                published = asyncio.ensure_future(controller.publisher.published.next())
+                try:  # the next snapshot published, or the loop's end
+                    await asyncio.wait([published, self.task], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    published.cancel()
 
 
 @contextlib.asynccontextmanager
@@ -53,10 +56,12 @@ async def in_process_controller(
     wall_clock: Callable[[], float] = time.time,
     **settings: Any,
 ) -> AsyncIterator[InProcessController]:
-    """Start a controller on ``zk_connect`` (other ``ControllerSettings`` fields as keywords);
-    on the way out its loop is cancelled, its HTTP server stopped and its session closed (its
-    ``/controller`` znode goes at once). ``wall_clock`` is the instance's injected wall clock
-    (every timestamp it writes or records)."""
+    """Start a controller on ``zk_connect`` (other ``ControllerSettings`` fields as keywords),
+    composed as the CLI's (``reassignd/process.py``) but with no side tasks (the event stream's
+    Kafka sender, the progress reporter, the agents' sampler); on the way out its loop is
+    cancelled, its HTTP server stopped and its session closed (its ``/controller`` znode goes at
+    once). ``wall_clock`` is the instance's injected wall clock (every timestamp it writes or
+    records)."""
     config = ControllerSettings(
         zk_connect,
         controller_id=controller_id,
@@ -66,27 +71,12 @@ async def in_process_controller(
         zk_request_timeout_s=request_timeout_s,
     )
     config = dataclasses.replace(config, **settings)
-    zk = ZkClient(
-        config.zk_security.zk_settings(
-            zk_connect, session_timeout_s, request_timeout_s, role=f"controller-{controller_id}"
-        )
+    composition = Composition(
+        role=f"controller-{controller_id}",
+        wall_clock=wall_clock,
+        freeze_gc=freeze_gc,
+        http=http,
+        side_tasks=False,
     )
-    await zk.start()
-    server: HttpServer | None = None
-    task: asyncio.Task[None] | None = None
-    try:
-        controller = Controller(
-            config, zk, wall_clock=wall_clock, place_lost_replicas=evacuate, freeze_gc=freeze_gc
-        )
-        if http:
-            server = HttpServer(build_app(controller.api, config, records=controller.records), "127.0.0.1", 0)
-            controller.http_url = await server.start()
-        task = asyncio.create_task(controller.run(), name=f"controller-{controller_id}")
-        yield InProcessController(controller, zk, controller.http_url if http else None, task)
-    finally:
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        if server is not None:
-            await server.stop()
-        await zk.close()
+    async with composed(config, composition) as process:
+        yield InProcessController(process.controller, process.zk, process.url, process.task)

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
 
+from reassignd.controller.instance.changes import Changes
 from reassignd.controller.instance.events import (
     AgentsSampled,
     AlterConfigsRequested,
@@ -96,9 +97,11 @@ class ControllerApi:
         snapshot: Callable[[], ClusterSnapshot],
         is_active: Callable[[], bool],
         started_at_s: float,
+        published: Changes,
     ) -> None:
         self._shared = shared
         self._snapshot = snapshot
+        self._published = published  # notified at each snapshot published
         self._is_active = is_active
         self._started_at = started_at_s
         self._cluster_id: str | None = None
@@ -323,11 +326,13 @@ class ControllerApi:
         clock = self._shared.clock
         deadline = clock() + timeout_ms / 1000
         waiting = {r.name for r in result.results if r.error_code == 0}
-        while waiting and clock() < deadline:
+
+        def all_done() -> bool:  # checked at each snapshot published
+            nonlocal waiting
             waiting = {t for t in waiting if not done(t)}
-            if waiting:
-                await asyncio.sleep(0.02)
-        waiting = {t for t in waiting if not done(t)}
+            return not waiting
+
+        await self._published.until(all_done, deadline, clock)
         result = result.answered_at(clock())  # throttle_time_ms: what is left to wait now
         if not waiting:
             return result

@@ -10,11 +10,11 @@ other event.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 from reassignd.controller.instance.event_queue import EventQueue
 from reassignd.controller.instance.events import AutoLeaderRebalanceTick, ControllerEvent
+from reassignd.controller.instance.timer import Timer
 from reassignd.controller.settings import ControllerSettings
 
 # Kafka schedules the first check 5 s after the failover.
@@ -27,8 +27,7 @@ class RebalanceTimer:
     ) -> None:
         self._settings = settings
         self._clock = clock
-        self._queue = queue
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = Timer(clock, lambda: queue.put(AutoLeaderRebalanceTick()))
         self.due_s: float | None = None  # the next check, on the clock; None: none planned
 
     def start_term(self) -> None:
@@ -38,21 +37,13 @@ class RebalanceTimer:
 
     def stop(self) -> None:
         """The term ended: no check until the next one starts."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._timer.cancel()
         self.due_s = None
 
     def schedule(self) -> None:
         """Wake the controller when the planned check is due (after every event; once)."""
-        if self._timer is not None or self.due_s is None:
-            return
-
-        def fire() -> None:
-            self._timer = None
-            self._queue.put(AutoLeaderRebalanceTick())
-
-        self._timer = asyncio.get_running_loop().call_later(max(0.0, self.due_s - self._clock()), fire)
+        if self.due_s is not None:
+            self._timer.at(self.due_s)
 
     def take(self) -> bool:
         """Whether a check is due now; if so, the next one is planned one interval later, whatever

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from reassignd.concurrency import pace
+from reassignd.controller.instance.changes import Changes
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.snapshot import (
     ActiveController,
@@ -28,6 +29,7 @@ class Publisher:
         self.controller_id = controller_id
         self.metrics = metrics
         self.snapshot = ClusterSnapshot(controller_id, False, 0, None)
+        self.published = Changes()  # notified at each snapshot published: waiters look again
         self._topic_views: dict[str, TopicView] = {}
         self._reassignments: dict[TopicPartition, ReassignmentView] = {}
         self._shown: dict[str, set[int]] = {}  # the partitions of each topic in _reassignments
@@ -64,6 +66,7 @@ class Publisher:
             self.metrics.partitions.set(0)
             self.metrics.reassigning_partitions.set(0)
             self._batch_metrics(None)
+            self.published.notify()
             return
         ctx = parts.ctx
         if ctx.dirty_topics or not self._published_topics:
@@ -102,6 +105,7 @@ class Publisher:
         self.metrics.reassigning_partitions.set(len(ctx.reassigning))
         self.metrics.live_brokers.set(len(ctx.brokers))
         self._batch_metrics(parts)
+        self.published.notify()
 
     def _reassignment_views(
         self,

@@ -5,7 +5,6 @@ docs/design.md, "Two kinds of failure".
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hashlib
 import logging
@@ -25,6 +24,7 @@ from reassignd.controller.instance.events import (
     event_name,
 )
 from reassignd.controller.instance.shared import Shared
+from reassignd.controller.instance.timer import Timer
 from reassignd.controller.runtime.reload_budget import Key, Quarantine, ReloadBudget
 from reassignd.errors import EventRefused, ReassigndError, RequestTimedOut
 
@@ -61,12 +61,11 @@ class Reloads:
         self, shared: Shared, queue: EventQueue[ControllerEvent], clock: Callable[[], float]
     ) -> None:
         self._shared = shared
-        self._queue = queue
         self._clock = clock
         self._budget = ReloadBudget(clock())  # how many reloads refused events may cost
         self._quarantine = Quarantine()  # the inputs that failed again after their reload
         self._due_at: float | None = None  # a reload deferred by the budget is due then
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = Timer(clock, lambda: queue.put_first(ReloadDue()))
 
     def held(self, event: ControllerEvent, active: bool) -> bool:
         """Whether ``event`` does not run now: every event of the active role while a deferred
@@ -127,12 +126,7 @@ class Reloads:
             reason,
             when - self._clock(),
         )
-
-        def fire() -> None:
-            self._timer = None
-            self._queue.put_first(ReloadDue())
-
-        self._timer = asyncio.get_running_loop().call_later(max(0.0, when - self._clock()), fire)
+        self._timer.at(when)
 
     def due(self, active: bool) -> bool:
         """A ReloadDue event: whether the deferred reload runs now (not when none is due, or the
@@ -153,6 +147,4 @@ class Reloads:
     def cancel(self) -> None:
         """The term ended (or the instance stops): no deferred reload."""
         self._due_at = None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._timer.cancel()

@@ -220,8 +220,8 @@ def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
     holders |= {rel for rel, name in _annotated(root) if name == ZkWriter.__name__}
     assert sorted(writes) == [
         "replication/writer.py",
-        "runtime/controller.py",
         "runtime/controller_election.py",
+        "runtime/term.py",  # the persistent paths, before the election
     ]
     assert sorted(holders) == ["runtime/active.py"]  # ActiveParts keeps it to hand to each event's outputs
     # nothing outside the controller takes its fence to write for it either
