@@ -17,6 +17,7 @@ import gc
 import ipaddress
 import logging
 
+from reassignd.agent_reports.dir_mover import move_dirs
 from reassignd.agent_reports.reporter import report_progress
 from reassignd.agent_reports.sampler import sample_agents
 from reassignd.agent_reports.status_cache import BatchStatusCache
@@ -180,6 +181,12 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
                 if sample_every > 0
                 else None
             )
+            dir_every = settings.dir_move_interval_s
+            dir_task = (
+                tg.create_task(move_dirs(controller.api, dir_every), name="dir-mover")
+                if dir_every > 0
+                else None
+            )
             loop_task = tg.create_task(controller.run(), name="controller-event-loop")
             stopper = tg.create_task(stop.wait(), name="controller-stop-signal")
             await asyncio.wait([loop_task, stopper], return_when=asyncio.FIRST_COMPLETED)
@@ -187,7 +194,7 @@ async def _run(settings: ControllerSettings, stop: asyncio.Event) -> None:
                 await hand_over(controller, settings.hand_over_timeout_s)
             loop_task.cancel()
             stopper.cancel()
-            for task in (sink_task, progress_task, sampler_task):
+            for task in (sink_task, progress_task, sampler_task, dir_task):
                 if task is not None:
                     task.cancel()
     finally:

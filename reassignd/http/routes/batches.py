@@ -40,6 +40,7 @@ from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.snapshot import BatchAction, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, error_name
+from reassignd.executor.dir_moves import places_of
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.model import Batch, BatchMoveState, BatchSpec, Limits, Strategy, spec_error
 from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, batch_status
@@ -167,11 +168,12 @@ async def batch_statuses(
             request.app[AGENT_SESSION], agent_urls(snapshot.brokers, wanted)
         )
     replicas = index_reports(reports)
+    places = places_of(reports)
     rule = stuck_rule(request.app[SETTINGS])
     now_ms = int(time.time() * 1000)
     statuses = []
     for batch in batches:
-        inputs = batch_inputs(batch, snapshot, replicas)
+        inputs = batch_inputs(batch, snapshot, replicas, places)
         statuses.append(batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule))
     request.app[BATCH_STATUSES].store(snapshot.controller_epoch, statuses)  # what /metrics shows
     return statuses

@@ -129,7 +129,11 @@ MALFORMED: list[tuple[bytes, str]] = [
     ),
     (
         b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": []}]}',
-        "partitions[0].log_dirs: unknown field",
+        "partitions[0].log_dirs: expected one dir per replica (1), got 0",
+    ),
+    (
+        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": [3]}]}',
+        "partitions[0].log_dirs[0]: expected a string",
     ),
     (b'{"partitions": [], "batch_id": ""}', "batch_id: expected 1-249 characters"),
     (b'{"partitions": [], "batch_id": "a/b"}', "batch_id: expected 1-249 characters"),
