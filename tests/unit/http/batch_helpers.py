@@ -128,10 +128,6 @@ MALFORMED: list[tuple[bytes, str]] = [
         "partitions[0].expected_replicas: expected a list of integers or null; item 0 is a boolean",
     ),
     (
-        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": []}]}',
-        "partitions[0].log_dirs: expected one dir per replica (1), got 0",
-    ),
-    (
         b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": [3]}]}',
         "partitions[0].log_dirs[0]: expected a string",
     ),
