@@ -256,7 +256,9 @@ async def batch_picture(request: web.Request) -> web.Response:
     def draw() -> str:  # every partition of the cluster: off the loop (the snapshot is immutable)
         tps = [(t.name, p.partition) for t in snapshot.topics.values() for p in t.partitions]
         sizes = leader_sizes(leaders_of(snapshot, tps), index_reports(reports))
-        return batch_svg(batch, batch_loads(batch, snapshot.topics, sizes, snapshot.brokers))
+        dirs = {b: [d.path for d in r.log_dirs] for b, r in reports.items() if r.log_dirs}
+        loads = batch_loads(batch, snapshot.topics, sizes, snapshot.brokers, dirs, places_of(reports))
+        return batch_svg(batch, loads)
 
     svg = await asyncio.to_thread(draw)
     return web.Response(text=svg, content_type="image/svg+xml", charset="utf-8", headers=PICTURE_HEADERS)
