@@ -109,3 +109,74 @@ async def test_a_controller_killed_mid_copy_leaves_the_dir_moves_to_the_next_one
     )
     assert back["state"] == "completed" and back["counts"]["completed"] == 2, back
     assert await where(b) == before
+
+
+async def start(procs: Procs, zk: ZkClient, agents: int) -> ControllerProc:
+    c = procs.controller(9000, 2.0, "--dir-move-interval-s", "0.3")
+    await active_one(c)
+    await zk.create(
+        paths.config_broker(None),
+        admin_codec.encode_entity_config({"replica.alter.log.dirs.io.max.bytes.per.second": str(DIR_RATE)}),
+        make_parents=True,
+    )
+    procs.cluster(agents, 1, None, "--log-dirs", ",".join(DIRS))
+    await wait_brokers(c, set(range(1, agents + 1)))
+    return c
+
+
+async def test_a_stop_mid_copy_leaves_the_replica_in_its_dir(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 2)
+    await make_topic(zk, "j", {0: (1, 2)}, initial_bytes=SIZE)
+
+    async def placed() -> dict[tuple[int, int], tuple[str, bool]] | None:
+        w = await where(c)
+        return w if len(w) == 2 else None
+
+    before = await eventually(placed, timeout_s=60, what="every replica in a dir")
+    other = DIRS[1 - DIRS.index(before[(1, 0)][0])]
+    body = {
+        "batch_id": "stopped",
+        "partitions": [{"topic": "j", "partition": 0, "replicas": [1, 2], "log_dirs": [other, "any"]}],
+    }
+    await submit(c, body)
+
+    async def copying() -> bool:
+        return (await where(c))[(1, 0)][1]  # a future replica exists
+
+    await eventually(copying, timeout_s=30, what="the future replica")
+    code, stopped = await c.post("/v1/batches/stopped/stop", {})
+    assert code == 200 and stopped["state"] == "stopped", stopped
+
+    async def back() -> bool:
+        return await where(c) == before  # the copy abandoned: no future replica, same dir
+
+    await eventually(back, timeout_s=30, what="the copy abandoned")
+    s = await status(c, "stopped")
+    assert s["counts"]["cancelled"] == 1, s
+
+
+async def test_a_move_to_another_broker_then_into_a_named_dir(procs: Procs, zk: ZkClient) -> None:
+    c = await start(procs, zk, 3)
+    await make_topic(zk, "j", {0: (1, 2), 1: (1, 2)}, initial_bytes=SIZE)
+
+    async def placed() -> dict[tuple[int, int], tuple[str, bool]] | None:
+        w = await where(c)
+        return w if len(w) == 4 else None
+
+    await eventually(placed, timeout_s=60, what="every replica in a dir")
+    # broker 3 is empty: Kafka's placement puts j-0's new replica in /d1 (the first of equals),
+    # and the move then takes it to /d2, as kafka-reassign-partitions does
+    body = {
+        "batch_id": "mixed",
+        "partitions": [{"topic": "j", "partition": 0, "replicas": [3, 2], "log_dirs": ["/d2", "any"]}],
+    }
+    await submit(c, body)
+    done = await eventually(
+        lambda: state_is(c, "mixed", "completed", "failed"), timeout_s=60, what="the batch ended"
+    )
+    assert done["state"] == "completed", done
+    assert done["bytes_done"] == done["bytes_total"] == 2 * SIZE  # to broker 3, then between its dirs
+    after = await where(c)
+    assert after[(3, 0)] == ("/d2", False) and (1, 0) not in after
+    log = procs.started[-1].log()
+    assert "move of j-0 to log dir /d2: error 0" in log, log  # the dir phase asked broker 3
