@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+from reassignd.agent_reports.dir_mover import move_dirs
 from reassignd.agent_reports.reporter import report_progress
 from reassignd.agent_reports.sampler import sample_agents
 from reassignd.agent_reports.status_cache import BatchStatusCache
@@ -92,7 +93,8 @@ async def _run(
     sink: KafkaSink | None,
     batch_statuses: BatchStatusCache | None,
 ) -> None:
-    """The controller's event loop with the side tasks, until cancelled (or one fails)."""
+    """The controller's event loop with the dir mover and the side tasks, until cancelled (or one
+    fails)."""
     async with asyncio.TaskGroup() as tg:
         if sink is not None:
             tg.create_task(sink.run(), name="events-to-kafka")
@@ -109,6 +111,9 @@ async def _run(
             tg.create_task(
                 sample_agents(controller.api, sample_every, stuck_rule(settings)), name="agent-sampler"
             )
+        # not a side task: the batches' moves between log dirs are carried out by it
+        if settings.dir_move_interval_s > 0:
+            tg.create_task(move_dirs(controller.api, settings.dir_move_interval_s), name="dir-mover")
         tg.create_task(controller.run(), name=f"controller-{settings.controller_id}-event-loop")
 
 

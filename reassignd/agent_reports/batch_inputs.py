@@ -6,7 +6,9 @@ running move's progress. Pure: the snapshot and the agents' reports in, the two 
   whose leader did not report has no size (it counts 0 bytes until one does).
 - A running move's **progress** is the one ``GET /v1/reassignments`` shows for its partition
   (:func:`reassignd.agent_reports.progress.reassignment_progress`), as long as the partition is still being
-  moved to the move's target; otherwise the status estimates it from the size.
+  moved to the move's target; in its dir phase (JBOD), the bytes its pinned replicas' future
+  replicas copied (:func:`reassignd.executor.dir_moves.dir_progress`); otherwise the status
+  estimates it from the size.
 
 The agents asked are the leaders of the batches' partitions and the adding replicas of their
 moves in flight; fetching the reports is :mod:`reassignd.agent_reports.fetch`.
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from reassignd.agent_reports.progress import ReplicaKey, involved_brokers, reassignment_progress
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.model.snapshot import ClusterSnapshot, PartitionView, ReassignmentView
+from reassignd.executor.dir_moves import Places, dir_progress
 from reassignd.executor.model import Batch, BatchMove, BatchMoveState
 from reassignd.executor.progress import MoveProgress
 from reassignd.topic_partition import TopicPartition
@@ -60,6 +63,13 @@ def _moving_to_target(
     return r if r is not None and r.target_replicas == move.target else None
 
 
+def at_target(snapshot: ClusterSnapshot, tp: TopicPartition, move: BatchMove) -> bool:
+    """Whether the partition sits at the move's target replicas, with no reassignment in flight
+    (a move that pins log dirs is then in its dir phase)."""
+    view = partition_view(snapshot, tp)
+    return view is not None and tp not in snapshot.reassignments and tuple(view.replicas) == move.target
+
+
 def leaders_of(snapshot: ClusterSnapshot, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
     """Each partition's leader, for those that have one."""
     return {tp: leader for tp in tps if (leader := _leader(snapshot, tp)) is not None}
@@ -89,12 +99,19 @@ def brokers_to_ask(batches: Iterable[Batch], snapshot: ClusterSnapshot) -> set[i
                 and (r := _moving_to_target(snapshot, tp, move)) is not None
             ):
                 brokers |= involved_brokers([r])
+            if move.state is BatchMoveState.RUNNING and move.pinned and at_target(snapshot, tp, move):
+                brokers.update(move.pinned)  # their future replicas are the dir phase's progress
     return brokers
 
 
 def batch_inputs(
-    batch: Batch, snapshot: ClusterSnapshot, replicas: Mapping[ReplicaKey, ReplicaInfo]
+    batch: Batch,
+    snapshot: ClusterSnapshot,
+    replicas: Mapping[ReplicaKey, ReplicaInfo],
+    places: Places | None = None,
 ) -> BatchInputs:
+    """``places`` (:func:`reassignd.executor.dir_moves.places_of` of the same reports) gives the
+    progress of moves in their dir phase: the bytes their future replicas copied."""
     progress: dict[TopicPartition, MoveProgress] = {}
     sizes: dict[TopicPartition, int] = {}
     for tp, move in batch.moves.items():
@@ -107,4 +124,13 @@ def batch_inputs(
             p = reassignment_progress(r, replicas)
             if p is not None:
                 progress[tp] = MoveProgress(p.bytes_done, p.bytes_total, float(p.bytes_per_s))
+        elif (
+            move.state is BatchMoveState.RUNNING
+            and places is not None
+            and move.pinned
+            and at_target(snapshot, tp, move)
+        ):
+            d = dir_progress(tp, move, places, sizes.get(tp, 0))
+            added = len(set(move.target) - set(move.previous)) * sizes.get(tp, 0)  # copied before
+            progress[tp] = MoveProgress(added + d.bytes_done, added + d.bytes_total, 0.0)
     return BatchInputs(progress, sizes)

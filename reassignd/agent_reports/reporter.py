@@ -26,6 +26,7 @@ from reassignd.contracts.records import MoveStuck, ReassignmentProgress
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import ClusterSnapshot, ReassignmentView
+from reassignd.executor.dir_moves import Places, places_of
 from reassignd.executor.model import Batch
 from reassignd.executor.progress import BatchStatus, StuckRule, batch_status
 from reassignd.stream.record_log import RecordLog
@@ -60,7 +61,7 @@ async def report_progress(
                 continue  # resigned or re-elected meanwhile: these figures belong to no one
             replicas = index_reports(reports)
             _progress(records, moving, replicas)
-            statuses = _stuck(records, snapshot, batches, replicas, rule, stuck_reported)
+            statuses = _stuck(records, snapshot, batches, replicas, rule, stuck_reported, places_of(reports))
             if cache is not None:
                 cache.store(snapshot.controller_epoch, statuses)
 
@@ -91,11 +92,12 @@ def _stuck(
     replicas: dict[ReplicaKey, ReplicaInfo],
     rule: StuckRule,
     reported: set[tuple[str, TopicPartition]],
+    places: Places | None = None,
 ) -> list[BatchStatus]:
     now_ms = int(time.time() * 1000)
     statuses = []
     for batch in batches:
-        inputs = batch_inputs(batch, snapshot, replicas)
+        inputs = batch_inputs(batch, snapshot, replicas, places)
         status = batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule)
         statuses.append(status)
         for tp in status.stuck:

@@ -34,6 +34,7 @@ from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.samples import AgentSample
 from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.executor.adaptive import fetch_rates
+from reassignd.executor.dir_moves import places_of
 from reassignd.executor.model import Batch, BatchMoveState, BatchState
 from reassignd.executor.progress import StuckRule, batch_status
 from reassignd.topic_partition import TopicPartition
@@ -93,6 +94,7 @@ def build_sample(
 ) -> AgentSample:
     """The sample a round's reports make."""
     replicas = index_reports(reports)
+    places = places_of(reports)
     followers = (
         (broker_id, r.fetch_bytes_per_s, r.in_isr)
         for broker_id, report in reports.items()
@@ -102,7 +104,7 @@ def build_sample(
     rates = fetch_rates(followers, {b: r.replication_bytes_per_s for b, r in reports.items()})
     stuck: dict[str, int] = {}
     for batch in want.batches:
-        inputs = batch_inputs(batch, snapshot, replicas)
+        inputs = batch_inputs(batch, snapshot, replicas, places)
         status = batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule)
         stuck[batch.batch_id] = len(status.stuck)
     sizes = leader_sizes(leaders_of(snapshot, want.sizes_of), replicas)

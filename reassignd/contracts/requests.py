@@ -283,6 +283,16 @@ class BatchPartitionSpec(_Closed, frozen=True):
         ]
         | UnsetType
     ) = UNSET
+    log_dirs: (
+        Annotated[
+            tuple[str, ...] | None,
+            msgspec.Meta(
+                description="JBOD: one log dir per replica ('any': not pinned); pinned replicas move "
+                "between the dirs of their broker once the partition is at its replicas"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class SubmitBatchRequest(_Closed, frozen=True, kw_only=True):

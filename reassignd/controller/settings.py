@@ -232,6 +232,13 @@ class ControllerSettings:
         "moves) that adaptive concurrency and self-healing act on (0: no samples)",
         metavar="S",
     )
+    dir_move_interval_s: float = option(
+        1.0,
+        parse=NON_NEGATIVE,
+        help="seconds between the rounds that carry out the batches' moves between log dirs (JBOD "
+        "log_dirs): the agents' reports read, the moves asked, the arrived ones ended (0: none)",
+        metavar="S",
+    )
     # self-healing (Cruise Control's, off by default as there): a lost broker's replicas re-placed
     self_healing: bool = option(
         False,

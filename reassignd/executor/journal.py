@@ -38,7 +38,10 @@ the key was absent)::
      "topics":{"orders":{"leader.replication.throttled.replicas":"0:1"}}}
 
 An accepted partition has ``state`` and ``previous`` (``started_ms``, ``finished_ms`` and
-``error_message`` when set); a refused one has ``error_code``. ``chunk_size`` is fixed when the
+``error_message`` when set); a refused one has ``error_code``. JBOD: a partition whose spec pins
+log dirs has ``"log_dirs":["/d2","any"]`` (one per target replica); once the batch asked the agents
+to move them, its move has ``"dirs_asked_ms"`` and ``"previous_dirs"`` (the dirs they were in,
+``"any"`` where not pinned). ``chunk_size`` is fixed when the
 batch is submitted (:func:`partitions_per_chunk`) so that a chunk stays under 900 KiB whatever
 becomes of its moves: a state change rewrites one chunk, never reshuffles the others. Decoding is
 strict (the readers of ``zk/json_fields.py``): a malformed znode is refused with one line saying
@@ -60,6 +63,7 @@ from typing import TypeVar
 from reassignd.executor import paths
 from reassignd.executor.model import (
     ERROR_MESSAGE_MAX_BYTES,
+    LOG_DIR_MAX,
     Adaptive,
     Batch,
     BatchMove,
@@ -153,7 +157,12 @@ class JournalZnodes:
 
 def _worst_entry_bytes(p: PartitionSpec) -> int:
     longest = max(len(p.replicas), len(p.expected_replicas or ())) + 1
-    return len(compact_json(_spec_entry(p))) + 1 + _MUTABLE_BYTES + 11 * longest
+    dirs = (
+        0
+        if p.log_dirs is None
+        else len(',"previous_dirs":[],"dirs_asked_ms":') + 19 + len(p.replicas) * (LOG_DIR_MAX + 3)
+    )
+    return len(compact_json(_spec_entry(p))) + 1 + _MUTABLE_BYTES + 11 * longest + dirs
 
 
 def partitions_per_chunk(spec: BatchSpec) -> int:
@@ -254,9 +263,12 @@ def encode_chunk(batch: Batch, index: int) -> bytes:
                 ("finished_ms", move.finished_ms),
                 ("error_message", move.error_message),
                 ("size_bytes", move.size_bytes),
+                ("dirs_asked_ms", move.dirs_asked_ms),
             ):
                 if value is not None:
                     entry[key] = value
+            if move.previous_dirs is not None:
+                entry["previous_dirs"] = list(move.previous_dirs)
         else:
             refusal = batch.refusals[p.tp]
             entry["error_code"] = refusal.error_code
@@ -271,6 +283,8 @@ def _spec_entry(p: PartitionSpec) -> dict[str, object]:
     entry: dict[str, object] = {"topic": p.topic, "partition": p.partition, "replicas": list(p.replicas)}
     if p.expected_replicas is not None:
         entry["expected_replicas"] = list(p.expected_replicas)
+    if p.log_dirs is not None:
+        entry["log_dirs"] = list(p.log_dirs)
     return entry
 
 
@@ -501,7 +515,7 @@ def _ints(value: object) -> tuple[int, ...] | None:
 
 def _entry_fast(item: object) -> JournalEntry | None:
     """What :func:`_entry` returns, or None where it might refuse (it then says why)."""
-    if type(item) is not dict:
+    if type(item) is not dict or "log_dirs" in item:
         return None
     topic, partition, message = item.get("topic"), item.get("partition"), item.get("error_message")
     replicas, expected = _ints(item.get("replicas")), item.get("expected_replicas")
@@ -535,6 +549,7 @@ def _entry(item: object, where: str) -> JournalEntry:
             "expected_replicas",
             lambda v, _: read_replicas(v, at + "expected_replicas", recorded=False),
         ),
+        log_dirs=read_optional(entry, "log_dirs", lambda v, _: _dirs(v, at + "log_dirs")),
     )
     message = read_optional(entry, "error_message", lambda v, _: read_str(v, at + "error_message"))
     if "state" in entry and "error_code" in entry:
@@ -552,5 +567,20 @@ def _entry(item: object, where: str) -> JournalEntry:
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,
         size_bytes=read_optional(entry, "size_bytes", lambda v, _: _ms(v, at + "size_bytes")),
+        dirs=spec.log_dirs,
+        previous_dirs=read_optional(entry, "previous_dirs", lambda v, _: _dirs(v, at + "previous_dirs")),
+        dirs_asked_ms=read_optional(entry, "dirs_asked_ms", lambda v, _: _ms(v, at + "dirs_asked_ms")),
     )
+    if spec.log_dirs is not None and len(spec.log_dirs) != len(spec.replicas):
+        raise CodecError(
+            f"field '{at}log_dirs' names {len(spec.log_dirs)} dirs for {len(spec.replicas)} replicas"
+        )
+    if move.previous_dirs is not None and len(move.previous_dirs) != len(spec.replicas):
+        raise CodecError(
+            f"field '{at}previous_dirs' names {len(move.previous_dirs)} dirs for {len(spec.replicas)} replicas"
+        )
     return JournalEntry(spec, move, None)
+
+
+def _dirs(value: object, where: str) -> tuple[str, ...]:
+    return tuple(read_str(v, f"{where}[{i}]") for i, v in enumerate(read_list(value, where)))

@@ -7,7 +7,8 @@ Batch states: ``pending`` until a move starts, then ``running``; ``paused`` star
 ``failed`` if a move failed. ``stop`` drops pending moves and cancels running ones: the caller
 reverts each to its recorded replicas, in their order (the returned :class:`Revert` list).
 ``rollback`` stops, then submits a reverse batch moving every completed partition back to its
-previous replicas, with the same priority, caps, throttle and strategy; the original batch is then
+previous replicas (and each replica a dir move moved back to its previous log dir), with the
+same priority, caps, throttle and strategy; the original batch is then
 ``rolled_back`` and names the reverse one.
 
 Repeating a request whose result is the batch's state (pause a paused batch, stop a stopped one)
@@ -21,6 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from reassignd.executor.dir_moves import reverse_dirs
 from reassignd.executor.errors import BatchStateError
 from reassignd.executor.model import (
     Batch,
@@ -28,6 +30,7 @@ from reassignd.executor.model import (
     BatchMoveState,
     BatchSpec,
     BatchState,
+    LogDirs,
     PartitionSpec,
     ThrottleValues,
     capped,
@@ -87,6 +90,19 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
         )
     if changed and batch.state is BatchState.PENDING:
         batch = dataclasses.replace(batch, state=BatchState.RUNNING)
+    return _with_moves(batch, changed, now_ms)
+
+
+def dirs_asked(batch: Batch, previous: Mapping[TopicPartition, LogDirs], now_ms: int) -> Batch:
+    """Running moves whose dir phase begins (``dir_moves.py``): when, and the dirs their replicas
+    are in, journaled before any agent is asked. A move asked before keeps its first record."""
+    changed = {
+        tp: dataclasses.replace(move, previous_dirs=dirs, dirs_asked_ms=now_ms)
+        for tp, dirs in previous.items()
+        if (move := batch.moves.get(tp)) is not None
+        and move.state is BatchMoveState.RUNNING
+        and move.dirs_asked_ms is None
+    }
     return _with_moves(batch, changed, now_ms)
 
 
@@ -188,11 +204,11 @@ def rollback(
         return RollbackOutcome(batch, SubmitResult(done, created=False), ())
     stopped, reverts = stop(batch, now_ms) if batch.state.unfinished else (batch, ())
     partitions = tuple(
-        PartitionSpec(p.topic, p.partition, move.previous, move.target)
+        PartitionSpec(p.topic, p.partition, move.previous, move.target, reverse_dirs(move))
         for p in batch.spec.partitions
         if (move := batch.moves.get(p.tp)) is not None
         and move.state is BatchMoveState.COMPLETED
-        and move.previous != move.target
+        and (move.previous != move.target or reverse_dirs(move) is not None)
     )
     reverse_id = rollback_batch_id(batch.batch_id, batches.keys())
     spec = BatchSpec(

@@ -88,12 +88,26 @@ class Limits:
         return min(max(self.moves_per_broker, self.adaptive.min), self.adaptive.max)
 
 
+ANY_LOG_DIR = "any"  # Kafka's plan format: a replica not pinned to a log dir
+LOG_DIR_MAX = 255  # bytes of a log dir's path, at most (a journal entry's worst case counts on it)
+
+LogDirs = tuple[str, ...]  # one per replica of a replica list, ANY_LOG_DIR where not pinned
+
+
+def pinned_dirs(replicas: Replicas, log_dirs: LogDirs | None) -> dict[int, str]:
+    """The replicas pinned to a log dir: broker -> dir (``"any"`` and None pin nothing)."""
+    if log_dirs is None:
+        return {}
+    return {b: d for b, d in zip(replicas, log_dirs, strict=True) if d != ANY_LOG_DIR}
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionSpec:
     topic: str
     partition: int
     replicas: Replicas  # the target
     expected_replicas: Replicas | None = None  # what the plan assumed, in order
+    log_dirs: LogDirs | None = None  # JBOD: the dir of each target replica (KIP-113), if any pinned
 
     @property
     def tp(self) -> TopicPartition:
@@ -147,9 +161,22 @@ def spec_error(spec: BatchSpec) -> str | None:
         return "strategy cannot hold both small_first and large_first"
     seen: set[TopicPartition] = set()
     for p in spec.partitions:
+        if p.log_dirs is not None and (reason := _log_dirs_error(p)) is not None:
+            return reason
         if p.tp in seen:
             return f"partition {p.topic}-{p.partition} is listed twice"
         seen.add(p.tp)
+    return None
+
+
+def _log_dirs_error(p: PartitionSpec) -> str | None:
+    assert p.log_dirs is not None
+    where = f"partition {p.topic}-{p.partition}"
+    if len(p.log_dirs) != len(p.replicas):
+        return f"{where}: log_dirs names {len(p.log_dirs)} dirs for {len(p.replicas)} replicas"
+    for d in p.log_dirs:
+        if d != ANY_LOG_DIR and (not d.startswith("/") or len(d.encode()) > LOG_DIR_MAX):
+            return f"{where}: log_dirs entries are absolute paths of at most {LOG_DIR_MAX} bytes or 'any', got {d[:80]!r}"
     return None
 
 
@@ -159,7 +186,10 @@ def canonical_body(spec: BatchSpec) -> tuple[object, ...]:
     replica lists and strategies in their own order (it does). An omitted optional field and
     its default are equal because the spec holds the resolved value."""
     partitions = tuple(
-        sorted((p.topic, p.partition, p.replicas, p.expected_replicas) for p in spec.partitions)
+        sorted(
+            (p.topic, p.partition, p.replicas, p.expected_replicas, p.log_dirs or None)
+            for p in spec.partitions
+        )
     )
     return (
         spec.plan_id,
@@ -198,6 +228,16 @@ class BatchMove:
     finished_ms: int | None = None
     error_message: str | None = None  # why it failed or was cancelled, when not by the batch
     size_bytes: int | None = None  # the partition's size when submitted (its leader's report), if known
+    # JBOD: the target replicas' log dirs (from the spec; None: none pinned), the dirs they were in
+    # when the batch asked their agents to move them (for a stop or rollback), and when it asked
+    # (journaled before the agents are asked: a new controller checks their reports, then asks)
+    dirs: LogDirs | None = None
+    previous_dirs: LogDirs | None = None
+    dirs_asked_ms: int | None = None
+
+    @property
+    def pinned(self) -> dict[int, str]:
+        return pinned_dirs(self.target, self.dirs)
 
 
 @dataclass(frozen=True, slots=True)

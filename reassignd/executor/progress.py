@@ -80,8 +80,9 @@ def is_stuck(started_ms: int, bytes_done: int, now_ms: int, rule: StuckRule) -> 
 
 
 def move_bytes(move: BatchMove, size: int) -> int:
-    """What a move copies: its partition's size once per replica it adds."""
-    return size * len(set(move.target) - set(move.previous))
+    """What a move copies: its partition's size once per replica it adds, and once per replica
+    it moves between the log dirs of its broker (JBOD)."""
+    return size * (len(set(move.target) - set(move.previous)) + len(move.pinned))
 
 
 def batch_status(

@@ -7,7 +7,8 @@ A crash between the two writes leaves one of these, each read from the partition
 it now (:class:`ObservedPartition`):
 
 - a ``running`` move whose partition moves to its target: still running (phases U/A/B resume it);
-- a ``running`` move whose partition sits at its target: completed;
+- a ``running`` move whose partition sits at its target: completed — unless it pins log dirs:
+  then it is in (or enters) its dir phase, which the agents' reports end (``dir_moves.py``);
 - a ``running`` move whose partition sits at its ``previous`` replicas: its start never reached
   the topic znode, so it is ``pending`` again (started once, by the scheduler, later);
 - a ``running`` move whose partition is elsewhere: someone else moved it, ``cancelled``;
@@ -63,7 +64,8 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
         elif seen.target == move.target:
             pass
         elif seen.target is None and seen.replicas == move.target:
-            completed.append(tp)
+            if not move.pinned:  # a dir phase ends when the agents report it (dir_moves.py)
+                completed.append(tp)
         elif seen.target is None and seen.replicas == move.previous:
             restarted[tp] = dataclasses.replace(move, state=BatchMoveState.PENDING, started_ms=None)
         else:

@@ -18,6 +18,9 @@ ties in the batch's own order. With ``spread_brokers`` (wherever it is listed) m
 round-robin across destination brokers, each broker's queue in that order, so the first slots go
 to as many brokers as possible rather than to the head of one list.
 
+A move between the log dirs of a broker (JBOD, :func:`dir_shape`) loads each broker whose
+replica it moves with one incoming and one outgoing move: the disks copy.
+
 Loads only grow while one call decides, so a move that does not fit is dropped for the rest of
 the call: a call costs O(moves × brokers per move), not a scan per start.
 """
@@ -74,6 +77,13 @@ def move_shape(
     if live is not None:
         sources = frozenset(b for b in sources if b in live)
     return MoveShape(tp, sources, frozenset(target) - set(current), leader, leader_after)
+
+
+def dir_shape(tp: TopicPartition, move: BatchMove) -> MoveShape:
+    """A move between the log dirs of its brokers (JBOD): each pinned replica's broker copies
+    within itself, so it counts as one incoming and one outgoing move there (the same caps)."""
+    brokers = frozenset(move.pinned)
+    return MoveShape(tp, brokers, brokers)
 
 
 @dataclass(frozen=True, slots=True)

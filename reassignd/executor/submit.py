@@ -7,6 +7,9 @@ brokers in the same order), then 10003 BATCH_CONFLICT (it has a pending or runni
 another unfinished batch; a paused batch counts, since resuming it would start the move). The
 others are accepted; a batch with nothing accepted is still created, already ``completed``.
 
+A partition whose ``log_dirs`` pin replicas to log dirs (JBOD) is a move even when its replicas
+stay: its replicas then move between the dirs of their brokers (``dir_moves.py``).
+
 The same ``batch_id`` with the same body (:func:`~reassignd.executor.model.canonical_body`)
 answers the batch already there; with another body, 10004 BATCH_ID_IN_USE. A batch whose journal
 could not be written for its whole life (journal.size_error) is refused whole (42).
@@ -30,6 +33,7 @@ from reassignd.executor.model import (
     Refusal,
     canonical_body,
     capped,
+    pinned_dirs,
     spec_error,
 )
 from reassignd.topic_partition import Replicas, TopicPartition
@@ -130,10 +134,11 @@ def submit(
             refusals[p.tp] = Refusal(error.error_code, capped(error.message))
             continue
         assert replicas is not None
-        if replicas == p.replicas:  # nothing to move: done at once
+        dirs = p.log_dirs if pinned_dirs(p.replicas, p.log_dirs) else None
+        if replicas == p.replicas and dirs is None:  # nothing to move: done at once
             moves[p.tp] = BatchMove(p.replicas, replicas, BatchMoveState.COMPLETED, now_ms, now_ms)
-        else:
-            moves[p.tp] = BatchMove(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp))
+        else:  # a move between brokers, then (if pinned) between the dirs of a broker
+            moves[p.tp] = BatchMove(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp), dirs=dirs)
     pending = any(m.state is BatchMoveState.PENDING for m in moves.values())
     batch = Batch(
         spec=spec,

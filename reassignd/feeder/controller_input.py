@@ -1,5 +1,6 @@
 """Reading the cluster from a controller's HTTP API: brokers with racks, every topic's
-assignment, and partition sizes from ``GET /v1/log-dirs`` (sizes 0, with a warning, when the
+assignment, and partition sizes, replicas' log directories and their capacities from
+``GET /v1/log-dirs`` (sizes 0, with a warning, when the
 controller has no such route).
 
 The API client decodes the answers into the contract's structs; they are then turned into the
@@ -19,8 +20,8 @@ from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError
 from reassignd.concurrency import for_each
 from reassignd.contracts.cluster import Partition
-from reassignd.feeder.inputs import parse_log_dirs, parse_snapshot
-from reassignd.feeder.model import Cluster, with_sizes
+from reassignd.feeder.inputs import parse_dir_places, parse_log_dirs, parse_snapshot
+from reassignd.feeder.model import Cluster, with_dirs, with_sizes
 from reassignd.tls import ClientTls
 from reassignd.topic_partition import TopicPartition
 
@@ -61,10 +62,12 @@ async def read_cluster(
             if i in found
         ]
         sizes: dict[TopicPartition, int] = {}
+        places: tuple[dict[tuple[str, int, int], str], dict[int, dict[str, int]]] = ({}, {})
         if want_sizes:
             try:
                 log_dirs = _as_json(await api.log_dirs())
                 sizes = parse_log_dirs(log_dirs, f"{api.base_url}/v1/log-dirs")
+                places = parse_dir_places(log_dirs, f"{api.base_url}/v1/log-dirs")
             except ApiError as e:
                 if e.status != 404:
                     raise
@@ -72,4 +75,4 @@ async def read_cluster(
     source = f"{bootstrap} (GET /v1/brokers, /v1/topics)"
     registered = _as_json(brokers.brokers)
     cluster = parse_snapshot({"brokers": registered, "topics": topics}, source)
-    return with_sizes(cluster, sizes)
+    return with_dirs(with_sizes(cluster, sizes), *places)

@@ -3,7 +3,9 @@
 ``decommission:B,...``  every replica leaves these brokers;
 ``add:B,...``           the new brokers receive their fair share of bytes, taken from the others;
 ``rebalance:replicas|leaders|bytes``  even out replica counts, preferred leaders or bytes;
-``rf:TOPIC=N``          give TOPIC's partitions N replicas.
+``rf:TOPIC=N``          give TOPIC's partitions N replicas;
+``disk``                balance the log directories within each broker (usage of capacity),
+                        after the goals that move replicas between brokers (:mod:`.disks`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Literal
 
 Metric = Literal["replicas", "leaders", "bytes"]
 METRICS: tuple[Metric, ...] = ("replicas", "leaders", "bytes")
-GOAL_HELP = "decommission:B,...  add:B,...  rebalance:replicas|leaders|bytes  rf:TOPIC=N"
+GOAL_HELP = "decommission:B,...  add:B,...  rebalance:replicas|leaders|bytes  rf:TOPIC=N  disk"
 
 
 class GoalError(ValueError):
@@ -54,7 +56,15 @@ class ReplicationFactor:
         return f"rf:{self.topic}={self.replicas}"
 
 
-Goal = Decommission | AddBrokers | Rebalance | ReplicationFactor
+@dataclass(frozen=True, slots=True)
+class DiskBalance:
+    """Even out the usage of each broker's log directories (moves within brokers only)."""
+
+    def __str__(self) -> str:
+        return "disk"
+
+
+Goal = Decommission | AddBrokers | Rebalance | ReplicationFactor | DiskBalance
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +91,8 @@ def parse_broker_ids(text: str, what: str) -> frozenset[int]:
 
 def parse_goal(text: str) -> Goal:
     kind, sep, arg = text.strip().partition(":")
+    if kind == "disk" and not arg:
+        return DiskBalance()
     if not sep or not arg:
         raise GoalError(f"goal {text!r}: expected {GOAL_HELP}")
     match kind:

@@ -8,6 +8,11 @@
   skipped), ``{"brokers": [{"broker", "logDirs": [{"partitions": [{"partition": "t-0", "size",
   "isFuture"}]}]}]}``; the controller's ``GET /v1/log-dirs`` in the same shape (snake_case keys
   accepted too). A partition's size is its largest replica's (future replicas not counted).
+  The same document gives each replica's log directory and each directory's capacity
+  (``totalBytes``, where the broker reports one) for the ``disk`` goal (:func:`parse_dir_places`).
+* JBOD in the snapshot JSON: a broker's ``"log_dirs": [{"path", "total_bytes"}]`` and a
+  partition's ``"log_dirs"`` (one path per replica, ``"any"`` when not known), as in
+  ``kafka-reassign-partitions`` plans.
 
 Every problem is an :class:`InputError` naming the file and the line or JSON path.
 """
@@ -19,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from reassignd.feeder.model import Cluster, ClusterError, Row, build_cluster, make_row
+from reassignd.feeder.model import Cluster, ClusterError, Row, build_cluster, make_row, with_dirs
 from reassignd.topic_partition import TopicPartition
 
 
@@ -100,13 +105,24 @@ def parse_snapshot(doc: Any, source: str) -> Cluster:
     off, and receive nothing."""
     _expect(doc, dict, "$", source)
     racks: dict[int, str | None] = {}
+    capacity: dict[int, dict[str, int]] = {}
     for i, b in enumerate(_expect(doc.get("brokers"), list, "brokers", source)):
         _expect(b, dict, f"brokers[{i}]", source)
         rack = b.get("rack")
         if rack is not None:
             _expect(rack, str, f"brokers[{i}].rack", source)
-        racks[_int(b.get("id"), f"brokers[{i}].id", source)] = rack
+        broker_id = _int(b.get("id"), f"brokers[{i}].id", source)
+        racks[broker_id] = rack
+        for k, d in enumerate(_expect(b.get("log_dirs", []), list, f"brokers[{i}].log_dirs", source)):
+            path = f"brokers[{i}].log_dirs[{k}]"
+            _expect(d, dict, path, source)
+            name = _expect(d.get("path"), str, f"{path}.path", source)
+            total = d.get("total_bytes")
+            capacity.setdefault(broker_id, {})[name] = (
+                0 if total is None or total == -1 else _int(total, f"{path}.total_bytes", source)
+            )
     rows: list[Row] = []
+    dirs: dict[tuple[str, int, int], str] = {}
     for i, t in enumerate(_expect(doc.get("topics"), list, "topics", source)):
         _expect(t, dict, f"topics[{i}]", source)
         name = _expect(t.get("name"), str, f"topics[{i}].name", source)
@@ -118,8 +134,20 @@ def parse_snapshot(doc: Any, source: str) -> Cluster:
                 for k, b in enumerate(_expect(p.get("replicas"), list, f"{path}.replicas", source))
             ]
             size = _int(p.get("size_bytes", 0), f"{path}.size_bytes", source)
-            rows.append(make_row(name, _int(p.get("partition"), f"{path}.partition", source), replicas, size))
-    return _checked(racks, rows, source, allow_offline=True)
+            number = _int(p.get("partition"), f"{path}.partition", source)
+            rows.append(make_row(name, number, replicas, size))
+            if "log_dirs" in p:
+                paths = _expect(p["log_dirs"], list, f"{path}.log_dirs", source)
+                if len(paths) != len(replicas):
+                    raise InputError(
+                        f"{source}: {path}.log_dirs: {len(paths)} dirs for {len(replicas)} replicas"
+                    )
+                for k, (b, d) in enumerate(zip(replicas, paths, strict=True)):
+                    if _expect(d, str, f"{path}.log_dirs[{k}]", source) != "any":
+                        dirs[(name, number, b)] = d
+                        capacity.setdefault(b, {}).setdefault(d, 0)
+    cluster = _checked(racks, rows, source, allow_offline=True)
+    return with_dirs(cluster, dirs, capacity) if dirs or capacity else cluster
 
 
 def parse_cluster_file(text: str, source: str) -> Cluster:
@@ -163,9 +191,42 @@ def parse_log_dirs(doc: Any, source: str) -> dict[TopicPartition, int]:
     return sizes
 
 
-def parse_sizes_file(text: str, source: str) -> dict[TopicPartition, int]:
-    """``kafka-log-dirs --describe`` output: the JSON line after its progress lines."""
+def parse_dir_places(
+    doc: Any, source: str
+) -> tuple[dict[tuple[str, int, int], str], dict[int, dict[str, int]]]:
+    """Each replica's log directory, (topic, partition, broker) -> path (a future replica's
+    current one), and each broker's directories with their capacity (0: not reported; a dir
+    without its ``logDir`` name is left out), from a
+    DescribeLogDirs document already checked by :func:`parse_log_dirs`."""
+    dirs: dict[tuple[str, int, int], str] = {}
+    capacity: dict[int, dict[str, int]] = {}
+    for b in doc.get("brokers", []):
+        broker_id = b.get("broker")
+        if not isinstance(broker_id, int):
+            continue
+        for d in b.get("logDirs", b.get("log_dirs", [])):
+            name = d.get("logDir", d.get("log_dir"))
+            if not isinstance(name, str):
+                continue  # a dir without its name: its sizes count, its place is not known
+            total = d.get("totalBytes", d.get("total_bytes"))
+            capacity.setdefault(broker_id, {})[name] = total if isinstance(total, int) and total > 0 else 0
+            for p in d.get("partitions", []):
+                if p.get("isFuture", p.get("is_future", False)) is True:
+                    continue
+                raw = p.get("partition")
+                tp = _split_tp(raw, "partition", source) if isinstance(raw, str) else (p.get("topic"), raw)
+                dirs[(str(tp[0]), int(tp[1]), broker_id)] = name
+    return dirs, capacity
+
+
+def sizes_document(text: str, source: str) -> Any:
+    """The DescribeLogDirs document of a ``--sizes`` file (its JSON line after the progress lines)."""
     start = next((i for i, line in enumerate(text.splitlines()) if line.lstrip().startswith("{")), None)
     if start is None:
         raise InputError(f"{source}: no JSON object found (expected the output of kafka-log-dirs --describe)")
-    return parse_log_dirs(_json("\n".join(text.splitlines()[start:]), source), source)
+    return _json("\n".join(text.splitlines()[start:]), source)
+
+
+def parse_sizes_file(text: str, source: str) -> dict[TopicPartition, int]:
+    """``kafka-log-dirs --describe`` output: the JSON line after its progress lines."""
+    return parse_log_dirs(sizes_document(text, source), source)

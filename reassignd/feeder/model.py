@@ -9,7 +9,7 @@ A plan is the rows whose ``current`` differs from ``original``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from reassignd.topic_partition import Replicas, TopicPartition
@@ -35,6 +35,10 @@ class Cluster:
     racks: Mapping[int, str | None]
     rows: tuple[Row, ...]
     offline: frozenset[int] = frozenset()
+    # JBOD: each replica's log directory, (topic, partition, broker) -> path (absent: not known),
+    # and each broker's directories with their capacity in bytes (0: not known)
+    log_dirs: Mapping[tuple[str, int, int], str] = field(default_factory=dict)
+    dir_capacity: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def broker_ids(self) -> list[int]:
@@ -80,7 +84,23 @@ def build_cluster(
 def with_sizes(cluster: Cluster, sizes: Mapping[TopicPartition, int]) -> Cluster:
     """The same cluster with each partition's size from ``sizes`` (kept when absent)."""
     rows = tuple((t, p, sizes.get((t, p), s), o, c) for t, p, s, o, c in cluster.rows)
-    return Cluster(cluster.racks, rows, cluster.offline)
+    return replace(cluster, rows=rows)
+
+
+def with_dirs(
+    cluster: Cluster,
+    log_dirs: Mapping[tuple[str, int, int], str],
+    capacity: Mapping[int, Mapping[str, int]],
+) -> Cluster:
+    """The same cluster with each replica's directory and each broker's directories (those
+    given replace the cluster's own; replicas of partitions it does not have are left out)."""
+    replicas = {(r[TOPIC], r[PARTITION], b) for r in cluster.rows for b in r[ORIGINAL]}
+    dirs = dict(cluster.log_dirs)
+    dirs.update({k: d for k, d in log_dirs.items() if k in replicas})
+    caps = {b: dict(v) for b, v in cluster.dir_capacity.items()}
+    for b, v in capacity.items():
+        caps.setdefault(b, {}).update(v)
+    return replace(cluster, log_dirs=dirs, dir_capacity=caps)
 
 
 def moved_bytes(row: Row) -> int:

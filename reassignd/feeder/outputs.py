@@ -7,18 +7,22 @@ with ``expected_replicas`` (what the plan assumed, so a partition moved since is
 STALE_PLAN rather than moved) and a ``batch_id`` derived from the plan id, so a feeder that
 restarts submits the same ids again and the controller answers the batches it already has.
 ``plan.svg`` draws each broker's bytes, replicas and preferred leaders before and after the plan
-(:mod:`reassignd.plan_picture`).
+(:mod:`reassignd.plan_picture`), per log directory for brokers with several. Partitions whose
+replicas change directory (the ``disk`` goal) carry ``log_dirs`` in ``plan.json``,
+``rollback.json`` and their batch entries: one path per replica, ``"any"`` where not pinned.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reassignd.admin.plan import plan_json
 from reassignd.broker.settings import DEFAULT_REPLICATION_BYTES_PER_S
+from reassignd.feeder.disks import ANY_DIR, DirLoad, usage_spread
 from reassignd.feeder.loads import BYTES, LEADERS, REPLICAS, Load, balance
 from reassignd.feeder.model import CURRENT, ORIGINAL, PARTITION, TOPIC, Row
 from reassignd.feeder.planner import PlanResult
@@ -28,46 +32,60 @@ from reassignd.plan_picture import Holder, HolderLoad, plan_svg
 DEFAULT_BATCH_SIZE = 100
 
 
+Entry = tuple[Row, tuple[str, ...] | None]  # a changed partition and its log_dirs (None: "any")
+
+
 def plan_id(result: PlanResult) -> str:
     """``plan-`` and 12 hex digits of a digest of the goals and moves: the same plan, the same id."""
     digest = hashlib.sha256()
     digest.update(json.dumps([str(g) for g in result.goals]).encode())
     for row in result.moves:
         digest.update(json.dumps([row[TOPIC], row[PARTITION], row[ORIGINAL], row[CURRENT]]).encode())
+    for m in result.dir_moves:
+        digest.update(json.dumps([m.topic, m.partition, m.broker, m.from_dir, m.to_dir]).encode())
     return "plan-" + digest.hexdigest()[:12]
 
 
 def plan_file(result: PlanResult) -> str:
-    return plan_json({(r[TOPIC], r[PARTITION]): r[CURRENT] for r in result.moves}) + "\n"
+    entries = result.entries()
+    dirs = {(r[TOPIC], r[PARTITION]): d for r, d in entries if d is not None}
+    return plan_json({(r[TOPIC], r[PARTITION]): r[CURRENT] for r, _ in entries}, dirs) + "\n"
 
 
 def rollback_file(result: PlanResult) -> str:
-    return plan_json({(r[TOPIC], r[PARTITION]): r[ORIGINAL] for r in result.moves}) + "\n"
+    entries = result.entries()
+    return (
+        plan_json({(r[TOPIC], r[PARTITION]): r[ORIGINAL] for r, _ in entries}, result.rollback_dirs()) + "\n"
+    )
 
 
-def batch_rows(result: PlanResult, batch_size: int) -> list[list[Row]]:
+def batch_rows(result: PlanResult, batch_size: int) -> list[list[Entry]]:
     """The moves in batches of ``batch_size``: leadership-only reorders first (no data, quick),
-    then by topic and partition."""
+    then by topic and partition (directory moves copy data too)."""
     ordered = sorted(
-        result.moves, key=lambda r: (set(r[CURRENT]) != set(r[ORIGINAL]), r[TOPIC], r[PARTITION])
+        result.entries(),
+        key=lambda e: (
+            set(e[0][CURRENT]) != set(e[0][ORIGINAL]) or e[1] is not None,
+            e[0][TOPIC],
+            e[0][PARTITION],
+        ),
     )
     return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
 
 
-def batch_body(pid: str, index: int, rows: Sequence[Row]) -> dict[str, Any]:
-    return {
-        "batch_id": f"{pid}-{index + 1:04d}",
-        "plan_id": pid,
-        "partitions": [
-            {
-                "topic": r[TOPIC],
-                "partition": r[PARTITION],
-                "replicas": list(r[CURRENT]),
-                "expected_replicas": list(r[ORIGINAL]),
-            }
-            for r in rows
-        ],
-    }
+def batch_body(pid: str, index: int, entries: Sequence[Entry]) -> dict[str, Any]:
+    partitions: list[dict[str, Any]] = []
+    for r, dirs in entries:
+        p: dict[str, Any] = {
+            "topic": r[TOPIC],
+            "partition": r[PARTITION],
+            "replicas": list(r[CURRENT]),
+            "expected_replicas": list(r[ORIGINAL]),
+        }
+        if dirs is not None:
+            p["log_dirs"] = list(dirs)
+        partitions.append(p)
+    return {"batch_id": f"{pid}-{index + 1:04d}", "plan_id": pid, "partitions": partitions}
 
 
 def _prediction_json(batch_id: str, p: BatchPrediction) -> dict[str, Any]:
@@ -88,7 +106,7 @@ def batches_document(
     pid = plan_id(result)
     chunks = batch_rows(result, batch_size)
     bodies = [batch_body(pid, i, rows) for i, rows in enumerate(chunks)]
-    predictions = [predict_batch(rows) for rows in chunks]
+    predictions = [predict_batch([r for r, _ in rows]) for rows in chunks]
     return {
         "plan_id": pid,
         "created_at": created_at,
@@ -103,8 +121,35 @@ def batches_document(
             "caps": {"moves_per_broker": MOVES_PER_BROKER, "moves_in_cluster": MOVES_IN_CLUSTER},
             "bytes_per_broker_before": {str(b): v[BYTES] for b, v in sorted(result.before.items())},
             "bytes_per_broker_after": {str(b): v[BYTES] for b, v in sorted(result.after.items())},
+            **_dir_figures(result),
             "batches": [_prediction_json(b["batch_id"], p) for b, p in zip(bodies, predictions, strict=True)],
         },
+    }
+
+
+def _dir_json(loads: Mapping[tuple[int, str], DirLoad]) -> dict[str, dict[str, dict[str, Any]]]:
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for (b, d), v in sorted(loads.items()):
+        usage = v.usage()
+        out.setdefault(str(b), {})[d] = {
+            "bytes": v.size_bytes,
+            "replicas": v.replicas,
+            "capacity_bytes": v.capacity_bytes,
+            "usage": None if usage is None else round(usage, 6),
+        }
+    return out
+
+
+def _dir_figures(result: PlanResult) -> dict[str, Any]:
+    """JBOD: every (broker, log dir)'s bytes, replicas, capacity and usage before and after, and
+    the directory moves (absent when the input gives no directories)."""
+    if not result.dirs_before:
+        return {}
+    return {
+        "dir_moves": len(result.dir_moves),
+        "dir_move_bytes": sum(m.size_bytes for m in result.dir_moves),
+        "log_dirs_before": _dir_json(result.dirs_before),
+        "log_dirs_after": _dir_json(result.dirs_after),
     }
 
 
@@ -142,22 +187,47 @@ def summary_text(result: PlanResult, document: dict[str, Any]) -> str:
         _balance_line("replicas", result, REPLICAS, holders),
         _balance_line("leaders", result, LEADERS, holders),
     ]
-    if not result.moves:
+    if result.dirs_before:
+        spread_before, spread_after = usage_spread(result.dirs_before), usage_spread(result.dirs_after)
+        if spread_before:
+            worst_b = max(spread_before.values())
+            worst_a = max(spread_after.get(b, 1.0) for b in spread_before)
+            lines.append(
+                f"log dirs: {len(result.dir_moves)} replicas move between dirs "
+                f"({_gib(sum(m.size_bytes for m in result.dir_moves))}); fullest dir's usage over its "
+                f"broker's, worst broker: {worst_b:.3f} -> {worst_a:.3f}"
+            )
+    if not result.moves and not result.dir_moves:
         lines.append("nothing to move: the cluster already meets the goals (plan.json lists no partition)")
     for b, n in result.left_behind.items():
         lines.append(f"warning: broker {b} still holds {n} replicas (byte cap, or no broker could take them)")
     return "\n".join(lines) + "\n"
 
 
-def _holder_loads(loads: Mapping[int, Load]) -> dict[Holder, HolderLoad]:
-    return {Holder(b): HolderLoad(v[BYTES], v[REPLICAS], v[LEADERS]) for b, v in loads.items()}
+def _holder_loads(
+    loads: Mapping[int, Load], dirs: Mapping[tuple[int, str], DirLoad]
+) -> dict[Holder, HolderLoad]:
+    """One holder per broker, or per log directory for brokers with several (a replica whose
+    directory is not known yet counts under ``any``)."""
+    several = {b for b, n in Counter(b for b, d in dirs if d != ANY_DIR).items() if n > 1}
+    out = {
+        Holder(b): HolderLoad(v[BYTES], v[REPLICAS], v[LEADERS]) for b, v in loads.items() if b not in several
+    }
+    for (b, d), v in dirs.items():
+        if b in several:
+            out[Holder(b, d)] = HolderLoad(v.size_bytes, v.replicas, v.leaders)
+    return out
 
 
 def picture_file(result: PlanResult, document: dict[str, Any]) -> str:
     """``plan.svg``: every broker's bytes, replicas and preferred leaders before and after the
-    plan (the figures ``summary.txt`` balances), titled with the plan's id and goals."""
+    plan (the figures ``summary.txt`` balances), per log directory where a broker has several,
+    titled with the plan's id and goals."""
     goals = ", ".join(document["goals"]) or "no goal"
     subtitle = f"{goals}; {len(result.moves)} partitions moved, {_gib(result.copied_bytes)} to copy"
     return plan_svg(
-        f"plan {document['plan_id']}", _holder_loads(result.before), _holder_loads(result.after), subtitle
+        f"plan {document['plan_id']}",
+        _holder_loads(result.before, result.dirs_before),
+        _holder_loads(result.after, result.dirs_after),
+        subtitle,
     )

@@ -28,8 +28,14 @@ from reassignd.feeder.goals import (
     PlanOptions,
     ReplicationFactor,
 )
-from reassignd.feeder.inputs import InputError, parse_cluster_file, parse_sizes_file
-from reassignd.feeder.model import Cluster, with_sizes
+from reassignd.feeder.inputs import (
+    InputError,
+    parse_cluster_file,
+    parse_dir_places,
+    parse_log_dirs,
+    sizes_document,
+)
+from reassignd.feeder.model import Cluster, with_dirs, with_sizes
 from reassignd.feeder.outputs import (
     DEFAULT_BATCH_SIZE,
     batches_document,
@@ -131,7 +137,9 @@ def load_cluster(settings: PlanSettings, stderr: IO[str]) -> Cluster:
     if cluster.offline:
         warn(f"brokers {sorted(cluster.offline)} hold replicas but are not registered: they receive nothing")
     if settings.sizes is not None:
-        sizes = parse_sizes_file(_read(settings.sizes, "--sizes"), settings.sizes)
+        doc = sizes_document(_read(settings.sizes, "--sizes"), settings.sizes)
+        sizes = parse_log_dirs(doc, settings.sizes)
+        cluster = with_dirs(cluster, *parse_dir_places(doc, settings.sizes))
         unsized = sum(1 for r in cluster.rows if (r[0], r[1]) not in sizes)
         if unsized:
             warn(

@@ -13,11 +13,22 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from reassignd.feeder.budget import Step, TaskBudget, make_step
-from reassignd.feeder.goals import Goal, PlanOptions
+from reassignd.feeder.disks import (
+    ANY_DIR,
+    DirLoad,
+    DirMove,
+    DirReplica,
+    apply_dir_moves,
+    dir_loads,
+    placed_replicas,
+    plan_brokers,
+    staying_replicas,
+)
+from reassignd.feeder.goals import DiskBalance, Goal, GoalError, PlanOptions
 from reassignd.feeder.loads import REPLICAS, Load, group_loads, total_loads
 from reassignd.feeder.model import CURRENT, ORIGINAL, PARTITION, TOPIC, Cluster, Row, split_groups
 from reassignd.feeder.moves import plan_group
@@ -43,6 +54,16 @@ class Groups(Protocol):
 
     def changed(self) -> list[Row]:
         """The rows whose replicas changed, sorted by topic then partition."""
+        ...
+
+    def dir_moves(
+        self,
+        log_dirs: Mapping[tuple[str, int, int], str],
+        capacity: Mapping[int, Mapping[str, int]],
+        budget_bytes: int | None,
+        options: PlanOptions,
+    ) -> list[DirMove]:
+        """The ``disk`` goal's moves, each broker planned on its own (:mod:`.disks`)."""
         ...
 
 
@@ -79,6 +100,19 @@ class LocalGroups:
     def changed(self) -> list[Row]:
         return [r for g in self.groups for r in g if r[CURRENT] != r[ORIGINAL]]
 
+    def dir_moves(
+        self,
+        log_dirs: Mapping[tuple[str, int, int], str],
+        capacity: Mapping[int, Mapping[str, int]],
+        budget_bytes: int | None,
+        options: PlanOptions,
+    ) -> list[DirMove]:
+        per_broker: dict[int, list[DirReplica]] = {}
+        for g in self.groups:
+            for b, r in staying_replicas(g, log_dirs):
+                per_broker.setdefault(b, []).append(r)
+        return plan_brokers(per_broker, capacity, budget_bytes, options.tolerance, options.topics)
+
 
 @dataclass(frozen=True, slots=True)
 class PlanResult:
@@ -87,8 +121,37 @@ class PlanResult:
     before: Mapping[int, Load]  # per broker
     after: Mapping[int, Load]
     moves: tuple[Row, ...]  # changed rows, sorted by topic then partition
-    copied_bytes: int
+    copied_bytes: int  # inter-broker copies and directory moves
     groups: int
+    dir_moves: tuple[DirMove, ...] = ()  # the disk goal's, sorted
+    # (broker, directory) -> its load, for brokers the input gives directories (empty otherwise)
+    dirs_before: Mapping[tuple[int, str], DirLoad] = field(default_factory=dict)
+    dirs_after: Mapping[tuple[int, str], DirLoad] = field(default_factory=dict)
+    dir_only: tuple[Row, ...] = ()  # partitions whose replicas only change directory, sorted
+
+    def entries(self) -> list[tuple[Row, tuple[str, ...] | None]]:
+        """Every partition the plan changes, sorted, with its ``log_dirs`` (one per replica of
+        its new list, ``"any"`` where not pinned; None when no replica changes directory)."""
+        to: dict[tuple[str, int], dict[int, str]] = {}
+        for m in self.dir_moves:
+            to.setdefault((m.topic, m.partition), {})[m.broker] = m.to_dir
+        out: list[tuple[Row, tuple[str, ...] | None]] = []
+        for row in sorted((*self.moves, *self.dir_only), key=lambda r: (r[TOPIC], r[PARTITION])):
+            dirs = to.get((row[TOPIC], row[PARTITION]))
+            out.append((row, None if dirs is None else tuple(dirs.get(b, ANY_DIR) for b in row[CURRENT])))
+        return out
+
+    def rollback_dirs(self) -> dict[tuple[str, int], tuple[str, ...]]:
+        """For partitions with directory moves: the directories their replicas come back to."""
+        back: dict[tuple[str, int], dict[int, str]] = {}
+        for m in self.dir_moves:
+            back.setdefault((m.topic, m.partition), {})[m.broker] = m.from_dir
+        originals = {(r[TOPIC], r[PARTITION]): r[ORIGINAL] for r in (*self.moves, *self.dir_only)}
+        return {
+            tp: tuple(dirs.get(b, ANY_DIR) for b in originals[tp])
+            for tp, dirs in back.items()
+            if tp in originals
+        }
 
     @property
     def left_behind(self) -> dict[int, int]:
@@ -124,6 +187,8 @@ def run_plan(
     loads, copied = first, 0
     steps: list[Step] = []
     for goal in goals:
+        if isinstance(goal, DiskBalance):
+            continue  # after the goals that move replicas between brokers
         totals = total_loads(loads, racks)
         left = None if options.max_move_bytes is None else max(0, options.max_move_bytes - copied)
         # brokers an earlier goal decommissioned receive nothing from the later ones
@@ -135,7 +200,41 @@ def run_plan(
         loads, copied = groups.loads(options.topics)
     after = total_loads(loads, racks)
     moves = sorted(groups.changed(), key=lambda r: (r[TOPIC], r[PARTITION]))
-    return PlanResult(tuple(goals), tuple(steps), before, after, tuple(moves), copied, n_groups)
+    dir_moves: list[DirMove] = []
+    if any(isinstance(g, DiskBalance) for g in goals):
+        if not cluster.log_dirs:
+            raise GoalError("goal disk: the input gives no replica's log directory (see docs/feeder.md)")
+        left = None if options.max_move_bytes is None else max(0, options.max_move_bytes - copied)
+        dir_moves = groups.dir_moves(cluster.log_dirs, cluster.dir_capacity, left, options)
+        copied += sum(m.size_bytes for m in dir_moves)
+    changed = {(r[TOPIC], r[PARTITION]) for r in moves}
+    wanted = {(m.topic, m.partition) for m in dir_moves} - changed
+    dir_only = tuple(r for r in cluster.rows if (r[TOPIC], r[PARTITION]) in wanted)
+    dirs_before: dict[tuple[int, str], DirLoad] = {}
+    dirs_after: dict[tuple[int, str], DirLoad] = {}
+    if cluster.log_dirs:
+        moved = {(r[TOPIC], r[PARTITION]): r for r in moves}
+        final = (moved.get((r[TOPIC], r[PARTITION]), r) for r in cluster.rows)
+        dirs_before = dir_loads(
+            placed_replicas(cluster.rows, cluster.log_dirs, after=False), cluster.dir_capacity
+        )
+        dirs_after = dir_loads(
+            apply_dir_moves(placed_replicas(final, cluster.log_dirs, after=True), dir_moves),
+            cluster.dir_capacity,
+        )
+    return PlanResult(
+        tuple(goals),
+        tuple(steps),
+        before,
+        after,
+        tuple(moves),
+        copied,
+        n_groups,
+        tuple(dir_moves),
+        dirs_before,
+        dirs_after,
+        dir_only,
+    )
 
 
 def plan_locally(

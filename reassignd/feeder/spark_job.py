@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reassignd.feeder.budget import Step, TaskBudget
+from reassignd.feeder.disks import DirMove, balance_broker, budget_slices, excess_bytes, staying_replicas
 from reassignd.feeder.goals import Goal, PlanOptions
 from reassignd.feeder.loads import Load, add_loads, group_loads
 from reassignd.feeder.model import CURRENT, ORIGINAL, Cluster, Row, split_groups
@@ -136,6 +137,37 @@ class SparkGroups:
             lambda item: [r for r in item[1] if r[CURRENT] != r[ORIGINAL]]
         ).collect()
         return rows
+
+    def dir_moves(
+        self,
+        log_dirs: Mapping[tuple[str, int, int], str],
+        capacity: Mapping[int, Mapping[str, int]],
+        budget_bytes: int | None,
+        options: PlanOptions,
+    ) -> list[DirMove]:
+        """The disk goal with one task per group of brokers: each group's replicas are keyed by
+        broker, every broker is planned on its own, its budget from its excess."""
+        sc = self.rdd.context
+        shared = sc.broadcast((dict(log_dirs), {b: dict(v) for b, v in capacity.items()}))
+        per_broker = (
+            self.rdd.flatMap(lambda item: staying_replicas(item[1], shared.value[0]))
+            .groupByKey(self.n)
+            .mapValues(list)
+            .cache()
+        )
+        excess = dict(
+            per_broker.map(lambda kv: (kv[0], excess_bytes(kv[1], shared.value[1].get(kv[0], {})))).collect()
+        )
+        slices = budget_slices(excess, budget_bytes)
+        tolerance, topics = options.tolerance, options.topics
+
+        def plan(kv: tuple[int, list[Any]]) -> list[DirMove]:
+            b, rs = kv
+            return balance_broker(b, rs, shared.value[1].get(b, {}), slices[b], tolerance, topics)
+
+        moves: list[DirMove] = per_broker.flatMap(plan).collect()
+        per_broker.unpersist()
+        return sorted(moves)
 
 
 def plan_on_spark(

@@ -89,14 +89,20 @@ def _partition_id(value: Any, path: str) -> int:
 
 
 def _partition(value: Any, path: str) -> PartitionSpec:
-    entry = expect_object(value, path, ("topic", "partition", "replicas"), ("expected_replicas",))
+    entry = expect_object(value, path, ("topic", "partition", "replicas"), ("expected_replicas", "log_dirs"))
     topic = expect_string(entry["topic"], f"{path}.topic")
     partition = _partition_id(entry["partition"], f"{path}.partition")
     replicas = expect_broker_ids(entry["replicas"], f"{path}.replicas", nullable=False)
     expected = None
     if "expected_replicas" in entry:
         expected = expect_broker_ids(entry["expected_replicas"], f"{path}.expected_replicas", nullable=True)
-    return PartitionSpec(topic, partition, replicas, expected)
+    log_dirs = None
+    if entry.get("log_dirs") is not None:
+        raw = expect_list(entry["log_dirs"], f"{path}.log_dirs")
+        # one per replica, absolute paths or "any": executor.model.spec_error, as JSON Schema
+        # cannot compare two lengths
+        log_dirs = tuple(expect_string(d, f"{path}.log_dirs[{i}]") for i, d in enumerate(raw))
+    return PartitionSpec(topic, partition, replicas, expected, log_dirs)
 
 
 def _adaptive(value: Any) -> Adaptive | None:

@@ -196,7 +196,8 @@ def _batch_paths() -> Json:
             "get": _operation(
                 "batchPicture",
                 "every broker's bytes, replicas and preferred leaders before the batch and once its "
-                "moves land, as an SVG image (three grouped bar charts)",
+                "moves land, as an SVG image (three grouped bar charts; per log dir for brokers whose agents "
+                "report several)",
                 "batches",
                 _read(
                     {

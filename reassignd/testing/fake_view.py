@@ -35,7 +35,7 @@ from reassignd.controller.model.requests import (
     TopicResult,
     TopicsResult,
 )
-from reassignd.controller.model.samples import AgentSample
+from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BatchAction,
@@ -96,6 +96,7 @@ class FakeView:
     controlled: list[tuple[str, BatchAction]] = field(default_factory=list)
     handed_over: list[bool] = field(default_factory=list)  # each hand_over's ``leaving``
     samples: list[AgentSample] = field(default_factory=list)
+    dir_rounds: list[DirMovesSeen] = field(default_factory=list)
     demotions: list[tuple[int, bool]] = field(default_factory=list)  # (broker, promote) per call
     demotion_result: DemotionResult | None = None  # None: nothing to do for the broker
     successor: ActiveController | None = None
@@ -204,6 +205,9 @@ class FakeView:
 
     def agents_sampled(self, sample: AgentSample) -> None:
         self.samples.append(sample)
+
+    def dir_moves_seen(self, seen: DirMovesSeen) -> None:
+        self.dir_rounds.append(seen)
 
     async def demote_broker(self, broker_id: int, *, promote: bool = False) -> DemotionResult:
         self.demotions.append((broker_id, promote))

@@ -17,7 +17,9 @@ from reassignd import cli
 from reassignd.admin.batch_command import read_batch_file
 from reassignd.admin.command_line import read_plan_file
 from reassignd.feeder import __main__ as feeder_main
-from reassignd.feeder.goals import Decommission, Goal, PlanOptions, Rebalance
+from reassignd.feeder.disks import usage_spread
+from reassignd.feeder.goals import Decommission, DiskBalance, Goal, PlanOptions, Rebalance
+from reassignd.feeder.model import with_dirs
 from reassignd.feeder.planner import plan_locally
 from reassignd.feeder.spark_job import plan_on_spark
 from reassignd.plan_picture import SVG_NS
@@ -35,6 +37,22 @@ def test_spark_plans_what_the_pure_planner_plans(spark: Any) -> None:
     assert on_spark.moves == local.moves and on_spark.moves
     assert on_spark.after == local.after and on_spark.before == local.before
     assert on_spark.copied_bytes == local.copied_bytes
+
+
+def test_spark_balances_dirs_as_the_pure_planner_does(spark: Any) -> None:
+    cluster = kafka_cluster(brokers=6, racks=3, topics=4, partitions=30)
+    # every replica in /a, /b empty and twice as large: the disk goal has every broker to do
+    dirs = {(t, p, b): "/a" for t, p, _, rs, _ in cluster.rows for b in rs}
+    caps = {b: {"/a": 10**12, "/b": 2 * 10**12} for b in cluster.racks}
+    cluster = with_dirs(cluster, dirs, caps)
+    goals: list[Goal] = [Decommission(frozenset({6})), DiskBalance()]
+    on_spark = plan_on_spark(spark, cluster, goals, PlanOptions(seed=1), tasks=3)
+    local = plan_locally(cluster, goals, PlanOptions(seed=1), tasks=3)
+    assert on_spark.dir_moves == local.dir_moves and on_spark.dir_moves
+    assert on_spark.dirs_after == local.dirs_after
+    spread = usage_spread(local.dirs_after)
+    assert all(spread[b] < 1.05 for b in range(1, 7)), spread  # 6 is empty: 1.0
+    assert not any(m.broker == 6 for m in local.dir_moves)  # its replicas all left
 
 
 def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

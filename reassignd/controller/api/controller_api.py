@@ -27,6 +27,7 @@ from reassignd.controller.instance.events import (
     CreateTopicsRequested,
     DeleteTopicsRequested,
     DemotionRequested,
+    DirMovesObserved,
     ElectLeadersRequested,
     HandOverRequested,
     RequestEvent,
@@ -55,7 +56,7 @@ from reassignd.controller.model.requests import (
     TopicResult,
     TopicsResult,
 )
-from reassignd.controller.model.samples import AgentSample
+from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BatchAction,
@@ -184,6 +185,12 @@ class ControllerApi:
         the controller if its epoch moved on since)."""
         if self._is_active():
             self._shared.queue.put(AgentsSampled(sample))
+
+    def dir_moves_seen(self, seen: DirMovesSeen) -> None:
+        """A round of the batches' moves between log dirs for the active controller (dropped on
+        a standby, and by the controller if its epoch moved on since)."""
+        if self._is_active():
+            self._shared.queue.put(DirMovesObserved(seen))
 
     # --- admission at the door (model/admission.py): every request is checked before it is queued;
     # a refused item is answered here and never reaches the event

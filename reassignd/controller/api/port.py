@@ -23,7 +23,7 @@ from reassignd.controller.model.requests import (
     QuotaDescription,
     TopicsResult,
 )
-from reassignd.controller.model.samples import AgentSample
+from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import (
     ActiveController,
     BatchAction,
@@ -64,6 +64,11 @@ class ControllerView(Protocol):
     def agents_sampled(self, sample: AgentSample) -> None:
         """A sample of the agents' reports (``agent_reports.sampler``) for the active controller's
         adaptive concurrency and self-healing; a standby drops it."""
+        ...
+
+    def dir_moves_seen(self, seen: DirMovesSeen) -> None:
+        """A round of the batches' moves between log dirs (``agent_reports.dir_mover``) for the
+        active controller; a standby drops it."""
         ...
 
     async def create_topics(self, request: CreateTopics) -> TopicsResult:

@@ -14,7 +14,10 @@ deleted ``batch_retention_s`` after they ended (once their throttles are restore
 of a move a batch runs is journaled before the topic znode is written (``cancelled_through_api``),
 so a failover in between never starts the move again.
 
-Moves run through the reassignment machinery (phases U/A/B, ``Source.BATCH``). The scheduler
+Moves run through the reassignment machinery (phases U/A/B, ``Source.BATCH``). A move that pins
+log dirs (JBOD) then has a dir phase the agents carry out (``executor/dir_moves.py``): the dir
+mover (``agent_reports/dir_mover.py``) reports each round as an event, and the runner journals
+the moves it is about to ask before it asks them, and ends those whose replicas arrived. The scheduler
 (``executor.scheduler.choose_moves``) runs at the end of every event that ran reassignments (a
 completion frees its slots at once) and on a timer tick, counting every move in flight — batch,
 API or legacy — against the caps.
@@ -30,7 +33,7 @@ from reassignd.controller.batches.journal_store import JournalStore
 from reassignd.controller.batches.throttles import BatchThrottles
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.requests import Source
-from reassignd.controller.model.samples import AgentSample
+from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import BatchAction, BatchControlResult
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
@@ -47,7 +50,7 @@ from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.lifecycle import Revert
 from reassignd.executor.model import Batch, BatchMove, BatchMoveState, BatchSpec, BatchState, PartitionSpec
 from reassignd.executor.recovery import ObservedPartition, reconcile
-from reassignd.executor.scheduler import MoveShape, choose_moves, move_shape, queue_of
+from reassignd.executor.scheduler import MoveShape, choose_moves, dir_shape, move_shape, queue_of
 from reassignd.executor.submit import SubmitResult, submit
 from reassignd.executor.znode_size import JournalTooLarge
 from reassignd.stream.record_log import RecordLog
@@ -279,6 +282,7 @@ class BatchRunner:
                 if (seen := self._observe(tp)) is not None
                 and seen.target is None
                 and seen.replicas == m.previous
+                and not (m.pinned and seen.replicas == m.target)  # a move between dirs only
             }
             if back:
                 b = lifecycle.moves_cancelled(b, back, now)
@@ -331,12 +335,27 @@ class BatchRunner:
             a = self.ctx.assignment(tp)
             if a is not None:
                 shapes.append(move_shape(tp, a.original_replicas, a.target_replicas, self._leader(tp), live))
+        # moves between log dirs in flight: their brokers' disks copy (in and out, as a move)
+        for b in self.batches.values():
+            if b.state.unfinished:
+                shapes.extend(
+                    dir_shape(tp, m) for tp, m in b.in_state(BatchMoveState.RUNNING) if self._at_target(tp, m)
+                )
         return shapes
+
+    def _at_target(self, tp: TopicPartition, move: BatchMove) -> bool:
+        """Whether a move that pins log dirs is in its dir phase (its partition at its target)."""
+        if not move.pinned:
+            return False
+        seen = self._observe(tp)
+        return seen is not None and seen.target is None and seen.replicas == move.target
 
     def _pending_shape(self, tp: TopicPartition, move: BatchMove) -> MoveShape | None:
         a = self.ctx.assignment(tp)
         if a is None or tp in self.ctx.reassigning or tp[0] in self.ctx.topics_to_delete:
             return None  # gone, or moving outside the batch: sync decides its fate
+        if a.replicas == move.target and move.pinned:
+            return dir_shape(tp, move)
         return move_shape(tp, a.replicas, move.target, self._leader(tp), self.ctx.live_broker_ids)
 
     def _sizes(self) -> dict[TopicPartition, int]:
@@ -378,11 +397,12 @@ class BatchRunner:
             move = self.batches[start.batch_id].moves[start.tp]
             assert a is not None
             by_batch.setdefault(start.batch_id, {})[start.tp] = a.replicas
-            updates[start.tp] = a.reassign_to(move.target)
+            if a.replicas != move.target:  # else a move between dirs only: the agents do it
+                updates[start.tp] = a.reassign_to(move.target)
         for batch_id, started in by_batch.items():
             if not await self._update(lifecycle.moves_started(self.batches[batch_id], started, now), out):
                 for tp in started:  # not journaled: not started
-                    del updates[tp]
+                    updates.pop(tp, None)
         if not updates:
             return
         log.info("batches: starting %d moves", len(updates))
@@ -392,6 +412,39 @@ class BatchRunner:
             failed = {tp: refused[tp] for tp in started if tp in refused}
             if failed:
                 await self._update(lifecycle.moves_failed(self.batches[batch_id], failed, now), out)
+
+    # --- moves between log dirs (executor/dir_moves.py; the agents are asked by agent_reports/dir_mover.py)
+
+    async def dirs_seen(self, seen: DirMovesSeen, out: EventOutputs) -> None:
+        """A round of the dir mover: the moves it is about to ask journaled as asked (with the
+        dirs their replicas are in: what a stop or rollback restores), the arrived ones
+        completed, the refused ones failed — each only while still in its dir phase."""
+        now = self._now_ms()
+        for batch_id in sorted(seen.asking.keys() | seen.done.keys() | seen.failed.keys()):
+            b = self.batches.get(batch_id)
+            if b is None or not b.state.unfinished:
+                continue
+            asking = {tp: d for tp, d in seen.asking.get(batch_id, {}).items() if self._in_dir_phase(b, tp)}
+            new = lifecycle.dirs_asked(b, asking, now)
+            done = [tp for tp in seen.done.get(batch_id, ()) if self._in_dir_phase(b, tp)]
+            new = lifecycle.moves_completed(new, done, now)
+            failed = {
+                tp: why for tp, why in seen.failed.get(batch_id, {}).items() if self._in_dir_phase(b, tp)
+            }
+            new = lifecycle.moves_failed(new, failed, now)
+            if new != b:
+                await self._update(new, out)
+                if done or failed:
+                    log.info(
+                        "batch %s: %d moves between log dirs done, %d failed",
+                        batch_id,
+                        len(done),
+                        len(failed),
+                    )
+
+    def _in_dir_phase(self, batch: Batch, tp: TopicPartition) -> bool:
+        move = batch.moves.get(tp)
+        return move is not None and move.state is BatchMoveState.RUNNING and self._at_target(tp, move)
 
     # --- adaptive concurrency -------------------------------------------------------------------------
 

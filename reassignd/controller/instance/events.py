@@ -30,7 +30,7 @@ from reassignd.controller.model.requests import (
     QuotaAlterationResult,
     TopicsResult,
 )
-from reassignd.controller.model.samples import AgentSample
+from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import ActiveController, BatchAction, BatchControlResult
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
@@ -247,6 +247,13 @@ class AgentsSampled:
 
 
 @dataclass(frozen=True, slots=True)
+class DirMovesObserved:
+    """A round of the batches' moves between log dirs: journal the asked ones, end the others."""
+
+    seen: DirMovesSeen = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class SelfHealingTick:
     """Self-healing's timer: a lost broker's grace may be over."""
 
@@ -315,6 +322,7 @@ ControllerEvent = (
     | BatchControlRequested
     | ExecutorTick
     | AgentsSampled
+    | DirMovesObserved
     | SelfHealingTick
     | AlterConfigsRequested
     | ElectLeadersRequested

@@ -30,6 +30,7 @@ from reassignd.controller.instance.events import (
     CreateTopicsRequested,
     DeleteTopicsRequested,
     DemotionRequested,
+    DirMovesObserved,
     ElectLeadersRequested,
     ExecutorTick,
     ExtraReassignment,
@@ -113,6 +114,11 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
                 parts.healing.sampled(sample.sizes)
                 await parts.runner.adapt(sample, out)
                 # what raised caps allow starts now
+                await parts.finisher.after_reassignments(out)
+        case DirMovesObserved(seen=seen):
+            if seen.epoch == parts.ctx.epoch:  # taken against this term's snapshot
+                await parts.runner.dirs_seen(seen, out)
+                await parts.runner.tick(out)  # what the ended moves freed starts now
                 await parts.finisher.after_reassignments(out)
         case SelfHealingTick():
             await parts.healing.evaluate(out)

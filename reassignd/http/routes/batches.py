@@ -40,6 +40,7 @@ from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.snapshot import BatchAction, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, error_name
+from reassignd.executor.dir_moves import places_of
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.model import Batch, BatchMoveState, BatchSpec, Limits, Strategy, spec_error
 from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, batch_status
@@ -167,11 +168,12 @@ async def batch_statuses(
             request.app[AGENT_SESSION], agent_urls(snapshot.brokers, wanted)
         )
     replicas = index_reports(reports)
+    places = places_of(reports)
     rule = stuck_rule(request.app[SETTINGS])
     now_ms = int(time.time() * 1000)
     statuses = []
     for batch in batches:
-        inputs = batch_inputs(batch, snapshot, replicas)
+        inputs = batch_inputs(batch, snapshot, replicas, places)
         statuses.append(batch_status(batch, inputs.progress, inputs.sizes, now_ms, rule))
     request.app[BATCH_STATUSES].store(snapshot.controller_epoch, statuses)  # what /metrics shows
     return statuses
@@ -254,7 +256,9 @@ async def batch_picture(request: web.Request) -> web.Response:
     def draw() -> str:  # every partition of the cluster: off the loop (the snapshot is immutable)
         tps = [(t.name, p.partition) for t in snapshot.topics.values() for p in t.partitions]
         sizes = leader_sizes(leaders_of(snapshot, tps), index_reports(reports))
-        return batch_svg(batch, batch_loads(batch, snapshot.topics, sizes, snapshot.brokers))
+        dirs = {b: [d.path for d in r.log_dirs] for b, r in reports.items() if r.log_dirs}
+        loads = batch_loads(batch, snapshot.topics, sizes, snapshot.brokers, dirs, places_of(reports))
+        return batch_svg(batch, loads)
 
     svg = await asyncio.to_thread(draw)
     return web.Response(text=svg, content_type="image/svg+xml", charset="utf-8", headers=PICTURE_HEADERS)

@@ -128,8 +128,8 @@ MALFORMED: list[tuple[bytes, str]] = [
         "partitions[0].expected_replicas: expected a list of integers or null; item 0 is a boolean",
     ),
     (
-        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": []}]}',
-        "partitions[0].log_dirs: unknown field",
+        b'{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": [3]}]}',
+        "partitions[0].log_dirs[0]: expected a string",
     ),
     (b'{"partitions": [], "batch_id": ""}', "batch_id: expected 1-249 characters"),
     (b'{"partitions": [], "batch_id": "a/b"}', "batch_id: expected 1-249 characters"),

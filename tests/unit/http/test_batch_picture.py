@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from reassignd.controller.model.snapshot import BrokerView
+from reassignd.executor.dir_moves import Place
 from reassignd.executor.model import BatchMove, BatchMoveState
 from reassignd.http.auth import Principal, Role
 from reassignd.http.batch_picture import batch_loads, batch_svg
@@ -44,6 +45,40 @@ def test_before_is_the_moves_previous_replicas_and_after_their_targets() -> None
         Holder(6): HolderLoad(600, 4, 0),
         Holder(7): HolderLoad(),
     }
+
+
+def test_brokers_with_several_dirs_are_drawn_per_dir() -> None:
+    batch = running_batch(NOV_23_10H_MS)
+    moves = dict(batch.moves)
+    # logs-0 on (1, 2): broker 1's replica pinned to /b, recorded in /a when asked, not there yet
+    moves[("logs", 0)] = BatchMove(
+        (1, 2),
+        (1, 2),
+        BatchMoveState.RUNNING,
+        dirs=("/b", "any"),
+        previous_dirs=("/a", "any"),
+        dirs_asked_ms=1,
+    )
+    places = {(1, "logs", 0): Place("/a", "/b", 3), (1, "logs", 1): Place("/b")}
+    for p in range(3):
+        places[(1, "orders", p)] = Place("/a")
+    loads = batch_loads(
+        replace(batch, moves=moves), TOPICS, SIZES, range(1, 8), {1: ["/a", "/b"], 2: ["/x"]}, places
+    )
+    assert Holder(1) not in loads.before and Holder(2) in loads.before  # one dir: drawn whole
+    assert loads.before[Holder(1, "/a")] == HolderLoad(100 + 200 + 300 + 7, 4, 3)
+    assert loads.before[Holder(1, "/b")] == HolderLoad(9, 1, 0)
+    assert loads.after[Holder(1, "/a")] == HolderLoad()  # orders moved off, logs-0 to /b
+    assert loads.after[Holder(1, "/b")] == HolderLoad(7 + 9, 2, 1)
+    # orders-3's replica on broker 1 is not reported: its dir is not known
+    assert loads.before[Holder(1, "any")] == HolderLoad(0, 1, 0)
+    svg = ET.fromstring(batch_svg(batch, loads).split("\n", 1)[1])
+    drawn = {
+        (r.get("data-broker"), r.get("data-log-dir"), r.get("data-phase"))
+        for r in svg.iter(f"{{{SVG_NS}}}rect")
+        if r.get("data-metric") == "bytes"
+    }
+    assert ("1", "/b", "after") in drawn and ("2", None, "after") in drawn
 
 
 def test_a_cancelled_move_stays_and_a_known_submission_size_counts() -> None:

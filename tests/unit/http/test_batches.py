@@ -141,6 +141,19 @@ async def test_a_malformed_body_is_400_invalid_request_naming_the_field_and_subm
         parse_submit_body(raw, DEFAULTS, new_batch_id)
 
 
+async def test_log_dirs_not_one_per_replica_or_relative_are_400_and_submit_nothing(
+    client: Client, view: FakeView
+) -> None:
+    for dirs, message in (
+        ([], "partition t-0: log_dirs names 0 dirs for 1 replicas"),
+        (["d1"], "partition t-0: log_dirs entries are absolute paths"),
+    ):
+        doc = {"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": dirs}]}
+        reply = await call(client, "POST", "/v1/batches", 400, json=doc)
+        assert reply["error_message"].startswith(message), reply
+    assert view.submitted == []
+
+
 async def test_a_partition_listed_twice_is_400_and_submits_nothing(client: Client, view: FakeView) -> None:
     doc = {"partitions": [json.loads(P0), {"topic": "t", "partition": 0, "replicas": [2]}]}
     reply = await call(client, "POST", "/v1/batches", 400, json=doc)
