@@ -10,8 +10,9 @@ fit are refused, per partition, and the others proceed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.zk import admin_codec, codec
@@ -65,11 +66,61 @@ def write_bytes(
     return size
 
 
+# The JSON around the entries: '{"version":3,"partitions":{},"adding_replicas":{},
+# "removing_replicas":{},"topic_id":""}' and '{"version":1,"partitions":{}}', rounded up.
+_FRAME_BYTES = 192
+_ENTRY_BYTES = 6  # '"":[],' around one entry's key digits and ids
+_ESCAPED_CHAR_BYTES = 6  # the most a string's character takes in JSON ('\\u001f')
+
+
+def _widest(numbers: Iterable[object]) -> int | None:
+    """The most characters any of ``numbers`` takes in JSON (a sign included); None when they
+    are not all ints (a bool or a float is written otherwise: only an exact encoding can tell)."""
+    values = list(numbers)
+    if not values:
+        return 1
+    if not set(map(type, values)) <= {int}:
+        return None
+    return max(len(str(min(values))), len(str(max(values))))  # type: ignore[type-var]  # ints, checked
+
+
+def write_bytes_bound(
+    before: Mapping[int, ReplicaAssignment],
+    origins: Mapping[int, tuple[int, ...]],
+    parts: Mapping[int, ReplicaAssignment],
+    topic_id: str,
+) -> int | None:
+    """At least :func:`write_bytes` for the same arguments, counted from the lists' lengths
+    without encoding (a hundred moving partitions: about 7 times cheaper than the exact encodings);
+    None when it cannot vouch for its bound (ids that are not ints)."""
+    merged = {**before, **parts}
+    after = origins_after(origins, before, parts)
+    lists = [
+        *(a.replicas for a in merged.values()),
+        *(a.adding for a in merged.values() if a.adding),
+        *(a.removing for a in merged.values() if a.removing),
+        *after.values(),
+    ]
+    key_width = _widest(chain(merged, after))
+    id_width = _widest(chain.from_iterable(lists))
+    if key_width is None or id_width is None:
+        return None
+    ids = sum(map(len, lists))
+    return (
+        _FRAME_BYTES
+        + _ESCAPED_CHAR_BYTES * len(topic_id)
+        + len(lists) * (key_width + _ENTRY_BYTES)
+        + ids * (id_width + 1)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Fit:
     accepted: dict[int, ReplicaAssignment]
     refused: tuple[int, ...]  # partitions whose move would not fit, in the order given
-    size: int  # the write's data bytes with everything given (the reason's figure)
+    # the write's data bytes with everything given (the reason's figure): exact when something
+    # is refused, else at most this (an upper bound vouched for everything)
+    size: int
 
 
 def _grows(before: ReplicaAssignment | None, after: ReplicaAssignment) -> bool:
@@ -89,7 +140,13 @@ def fit(
 ) -> Fit:
     """What of ``parts`` (one topic's new assignments, in request order) fits in one write. Every
     change that does not grow the znode (a cancel, a completion) is kept; of the others, the
-    longest prefix that fits (found by bisection over exact encodings)."""
+    longest prefix that fits (found by bisection over exact encodings). A write whose upper
+    bound fits is not encoded here at all: an API move of 10,000 partitions asks this twice per
+    topic before its writes, and the exact encodings (each with its self-check) were a fifth of
+    the request's CPU."""
+    bound = write_bytes_bound(before, origins, parts, topic_id)
+    if bound is not None and bound <= budget:
+        return Fit(dict(parts), (), bound)
     size = write_bytes(before, origins, parts, topic_id)
     if size <= budget:
         return Fit(dict(parts), (), size)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.topic_write import fit, write_bytes
+from reassignd.controller.replication.topic_write import fit, write_bytes, write_bytes_bound
 from reassignd.controller.topics.validation import encoded_size_error
 
 LONG = (2_000_000_001, 2_000_000_002, 2_000_000_003)
@@ -59,6 +59,69 @@ def test_what_is_accepted_always_fits(n: int, moving: int, slack: int) -> None:
     result = fit(before, {}, moves, TOPIC_ID, budget=budget)
     assert set(result.accepted) | set(result.refused) == set(moves)
     assert write_bytes(before, {}, result.accepted, TOPIC_ID) <= budget
+
+
+_IDS = st.integers(-(2**31), 2**31 - 1)
+_LISTS = st.lists(_IDS, min_size=0, max_size=6, unique=True).map(tuple)
+
+
+@st.composite
+def _assignments(draw: st.DrawFn) -> dict[int, ReplicaAssignment]:
+    keys = draw(st.lists(st.integers(0, 2**31 - 1), max_size=40, unique=True))
+    out = {}
+    for p in keys:
+        replicas = draw(st.lists(_IDS, min_size=1, max_size=6, unique=True))
+        adding = draw(st.lists(st.sampled_from(replicas), unique=True))
+        removing = [r for r in draw(st.lists(st.sampled_from(replicas), unique=True)) if r not in adding]
+        out[p] = ReplicaAssignment.of(replicas, adding, removing)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=_assignments(),
+    parts=_assignments(),
+    origins=st.dictionaries(st.integers(0, 2**31 - 1), _LISTS, max_size=20),
+    topic_id=st.text(max_size=30),
+)
+def test_the_bound_is_never_below_the_exact_size(
+    before: dict[int, ReplicaAssignment],
+    parts: dict[int, ReplicaAssignment],
+    origins: dict[int, tuple[int, ...]],
+    topic_id: str,
+) -> None:
+    bound = write_bytes_bound(before, origins, parts, topic_id)
+    assert bound is not None
+    try:
+        exact = write_bytes(before, origins, parts, topic_id)
+    except ValueError:  # what the codecs refuse (a negative id, an empty list): no size to bound
+        return
+    assert exact <= bound
+
+
+def test_the_bound_is_close_for_a_usual_topic() -> None:
+    before = _topic(100, (1, 2, 3))
+    moves = {p: a.reassign_to((4, 5, 6)) for p, a in before.items()}
+    exact = write_bytes(before, {}, moves, TOPIC_ID)
+    bound = write_bytes_bound(before, {}, moves, TOPIC_ID)
+    assert bound is not None and exact <= bound <= 2 * exact
+
+
+def test_ids_that_are_not_ints_get_no_bound_and_an_exact_answer() -> None:
+    before = {0: ReplicaAssignment((True, 2, 3))}  # JSON writes True as 'true': wider than its digit
+    assert write_bytes_bound(before, {}, {}, TOPIC_ID) is None
+    assert write_bytes_bound({0: ReplicaAssignment((1.5, 2))}, {}, {}, TOPIC_ID) is None  # type: ignore[arg-type]
+
+
+def test_a_write_whose_bound_fits_is_accepted_with_the_bound_as_its_size() -> None:
+    before = _topic(100)
+    moves = {p: a.reassign_to((1, 2, 3)) for p, a in before.items()}
+    result = fit(before, {}, moves, TOPIC_ID)
+    assert result.refused == () and result.size == write_bytes_bound(before, {}, moves, TOPIC_ID)
+    # just under the bound but over the exact size: still accepted, found by the exact encodings
+    exact = write_bytes(before, {}, moves, TOPIC_ID)
+    result = fit(before, {}, moves, TOPIC_ID, budget=exact)
+    assert result.refused == () and result.accepted == moves and result.size == exact
 
 
 def test_creation_counts_the_real_size_of_long_broker_ids() -> None:

@@ -24,6 +24,7 @@ from reassignd.zk.admin_codec import (
     decode_entity_config,
     decode_isr_change,
     decode_legacy_reassignment,
+    decode_origins,
     decode_preferred_replica_election,
     decode_reassignment_request,
     decode_reassignment_status,
@@ -31,6 +32,7 @@ from reassignd.zk.admin_codec import (
     encode_entity_config,
     encode_isr_change,
     encode_legacy_reassignment,
+    encode_origins,
     encode_preferred_replica_election,
     encode_reassignment_request,
     encode_reassignment_status,
@@ -1432,3 +1434,31 @@ some_ids = st.lists(edge_values | st.integers(0, 5), max_size=4).map(tuple)
 )
 def test_legacy_reassignment_encoders_agree(entries: tuple[LegacyReassignmentEntry, ...]) -> None:
     assert outcome(encode_legacy_reassignment, entries) == outcome(strict_encode_legacy_reassignment, entries)
+
+
+def strict_encode_origins(origins: dict[Any, Any]) -> bytes:
+    """encode_origins without its fast path: decode_origins judges the JSON."""
+    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(origins.items())}}
+    return dump("origins", obj, decode_origins)
+
+
+@settings(max_examples=300)
+@given(
+    origins=st.dictionaries(
+        st.integers(0, 5) | edge_values.filter(lambda v: type(v) in (int, bool)),
+        replica_lists() | some_ids | st.lists(st.integers(0, 3), max_size=3),  # lists: not the typed tuple
+        max_size=4,
+    )
+)
+def test_origins_encoders_agree(origins: dict[Any, Any]) -> None:
+    fast = outcome(encode_origins, origins)
+    assert fast == outcome(strict_encode_origins, origins)
+    if isinstance(fast, bytes):
+        assert decode_origins(fast) == {p: tuple(r) for p, r in origins.items()}
+
+
+def test_origins_with_a_negative_partition_or_a_wide_id_are_refused_with_the_decoders_words() -> None:
+    with pytest.raises(ValueError, match=r"cannot encode origins: .*not a partition id"):
+        encode_origins({-1: (1, 2)})
+    with pytest.raises(ValueError, match=r"cannot encode origins: .*must be between"):
+        encode_origins({0: (INT32_MAX + 1,)})
