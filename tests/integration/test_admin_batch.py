@@ -8,17 +8,15 @@ can be rolled back).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reassignd.zk.client import ZkClient
+from tests.integration.admin_cli import reassignd_cli
 from tests.integration.harness import ControllerProc, Kit, eventually
 from tests.integration.reassignment_helpers import SLOW, completed, make_topic, start
 
@@ -29,21 +27,7 @@ TP = tuple[str, int]
 
 async def batch(*args: str) -> tuple[int, str, str]:
     """``python -m reassignd admin batch ARGS`` → (exit code, stdout, stderr)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "reassignd",
-        "admin",
-        "batch",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=clean,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    return await reassignd_cli("admin", "batch", *args)
 
 
 def body(batch_id: str, moves: dict[TP, list[int]], **extra: Any) -> dict[str, Any]:

@@ -10,15 +10,13 @@ promotes: the recorded orders come back, leaderships with them, and the record i
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from typing import Any
 
 import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
+from tests.integration.admin_cli import reassignd_cli
 from tests.integration.event_stream import Stream
 from tests.integration.harness import (
     ControllerProc,
@@ -39,21 +37,8 @@ ASSIGNMENT = {0: (1, 2, 3), 1: (2, 1, 4), 2: (3, 1, 2), 3: (1, 4), 4: (1,), 5: (
 
 async def admin(verb: str, *args: str) -> tuple[int, list[str], str]:
     """``python -m reassignd admin VERB ARGS`` → (exit code, stdout lines, stderr)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "reassignd",
-        "admin",
-        verb,
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=clean,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode().splitlines(), err.decode()
+    code, out, err = await reassignd_cli("admin", verb, *args)
+    return code, out.splitlines(), err
 
 
 async def leaders(zk: ZkClient) -> dict[int, int]:

@@ -14,12 +14,9 @@ HTTP.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
-import os
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +25,7 @@ import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
+from tests.integration.admin_cli import reassignd_cli
 from tests.integration.election_helpers import BIG, INITIAL, create_topic, led_by
 from tests.integration.harness import (
     ControllerProc,
@@ -222,21 +220,8 @@ async def test_a_completed_move_hands_leadership_to_the_first_target_replica(
 
 async def admin_elect(*args: str) -> tuple[int, list[str], str]:
     """``python -m reassignd admin elect ARGS`` → (exit code, stdout lines, stderr)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "reassignd",
-        "admin",
-        "elect",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=clean,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode().splitlines(), err.decode()
+    code, out, err = await reassignd_cli("admin", "elect", *args)
+    return code, out.splitlines(), err
 
 
 async def test_admin_elect_as_an_operator_runs_it(procs: Procs, zk: ZkClient, tmp_path: Path) -> None:
