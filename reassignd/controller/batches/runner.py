@@ -250,6 +250,8 @@ class BatchRunner:
                 "batch_revert",
             )
         updates = {tp: ReplicaAssignment(replicas) for tp, replicas in wanted.items() if tp not in refused}
+        for tp in updates:  # its write ends the move
+            self.ctx.move_reverting(tp)
         if updates:
             await self.reassigner.reassign(updates, Source.BATCH, self._now_ms(), out)
 
