@@ -188,7 +188,7 @@ def size_error(batch: Batch) -> str | None:
             )
     entities = {p.topic for p in batch.spec.partitions}
     brokers = {b for p in batch.spec.partitions for b in p.replicas}
-    brokers.update(b for m in batch.moves.values() for b in m.previous)
+    brokers.update(b for m in batch.moves.values() for b in m.original_replicas)
     layout = Layout(
         (MAX_GENERATION,) * chunk_count(batch), (MAX_GENERATION,) * (len(entities) + len(brokers))
     )
@@ -248,9 +248,9 @@ def encode_chunk(batch: Batch, index: int) -> bytes:
     for p in batch.spec.partitions[index * size : (index + 1) * size]:
         entry = _spec_entry(p)
         if (move := batch.moves.get(p.tp)) is not None:
-            entry.update(state=str(move.state), previous=list(move.previous))
+            entry.update(state=str(move.state), previous=list(move.original_replicas))
             for key, value in (
-                ("started_ms", move.started_ms),
+                ("started_ms", move.started_at_ms),
                 ("finished_ms", move.finished_ms),
                 ("error_message", move.error_message),
                 ("size_bytes", move.size_bytes),
@@ -546,9 +546,9 @@ def _entry(item: object, where: str) -> JournalEntry:
         raise CodecError(f"field '{where}' has neither 'state' nor 'error_code'")
     move = BatchMove(
         target=spec.replicas,
-        previous=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
+        original_replicas=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
         state=_enum(BatchMoveState, entry["state"], at + "state"),
-        started_ms=read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms")),
+        started_at_ms=read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms")),
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,
         size_bytes=read_optional(entry, "size_bytes", lambda v, _: _ms(v, at + "size_bytes")),

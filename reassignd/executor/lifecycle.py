@@ -83,7 +83,7 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
         if move is None or move.state is not BatchMoveState.PENDING:
             raise ValueError(f"{tp[0]}-{tp[1]} has no pending move in batch {batch.batch_id}")
         changed[tp] = dataclasses.replace(
-            move, state=BatchMoveState.RUNNING, previous=previous, started_ms=now_ms
+            move, state=BatchMoveState.RUNNING, original_replicas=previous, started_at_ms=now_ms
         )
     if changed and batch.state is BatchState.PENDING:
         batch = dataclasses.replace(batch, state=BatchState.RUNNING)
@@ -140,7 +140,7 @@ def resume(batch: Batch, now_ms: int) -> Batch:
         return batch
     if batch.state is not BatchState.PAUSED:
         raise _refuse(batch, "resume")
-    started = any(m.started_ms is not None for m in batch.moves.values())
+    started = any(m.started_at_ms is not None for m in batch.moves.values())
     state = BatchState.RUNNING if started else BatchState.PENDING
     return _settled(dataclasses.replace(batch, state=state, updated_ms=max(batch.updated_ms, now_ms)))
 
@@ -152,7 +152,7 @@ def stop(batch: Batch, now_ms: int) -> tuple[Batch, tuple[Revert, ...]]:
     if not batch.state.unfinished:
         raise _refuse(batch, "stop")
     reverts = tuple(
-        Revert(tp[0], tp[1], move.previous, move.target)
+        Revert(tp[0], tp[1], move.original_replicas, move.target)
         for tp, move in batch.in_state(BatchMoveState.RUNNING)
     )
     changed = {
@@ -188,11 +188,11 @@ def rollback(
         return RollbackOutcome(batch, SubmitResult(done, created=False), ())
     stopped, reverts = stop(batch, now_ms) if batch.state.unfinished else (batch, ())
     partitions = tuple(
-        PartitionSpec(p.topic, p.partition, move.previous, move.target)
+        PartitionSpec(p.topic, p.partition, move.original_replicas, move.target)
         for p in batch.spec.partitions
         if (move := batch.moves.get(p.tp)) is not None
         and move.state is BatchMoveState.COMPLETED
-        and move.previous != move.target
+        and move.original_replicas != move.target
     )
     reverse_id = rollback_batch_id(batch.batch_id, batches.keys())
     spec = BatchSpec(

@@ -57,8 +57,8 @@ def batch_loads(
                 before.append((replicas, size))
                 after.append((replicas, size))
             else:
-                before.append((move.previous, size))
-                after.append((move.target if move.state in _LANDS else move.previous, size))
+                before.append((move.original_replicas, size))
+                after.append((move.target if move.state in _LANDS else move.original_replicas, size))
     empty = {Holder(b): HolderLoad() for b in brokers}
     return BatchLoads(empty | loads_of(before), empty | loads_of(after), unsized)
 

@@ -280,7 +280,7 @@ class BatchRunner:
                 for tp, m in b.in_state(BatchMoveState.RUNNING)
                 if (seen := self._observe(tp)) is not None
                 and seen.target is None
-                and seen.replicas == m.previous
+                and seen.replicas == m.original_replicas
             }
             if back:
                 b = lifecycle.moves_cancelled(b, back, now)
@@ -431,7 +431,7 @@ class BatchRunner:
             bounds = batch.spec.limits.adaptive
             assert bounds is not None
             mine_running = [
-                move_shape(tp, m.previous, m.target, self._leader(tp), live)
+                move_shape(tp, m.original_replicas, m.target, self._leader(tp), live)
                 for tp, m in batch.in_state(BatchMoveState.RUNNING)
             ]
             mine_pending = [
