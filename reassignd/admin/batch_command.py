@@ -58,7 +58,7 @@ VERB_HELP: dict[BatchVerb, str] = {
     BatchVerb.DESCRIBE: "one batch's status: counts, bytes, rate, moves in flight, stuck moves, throttles",
     BatchVerb.PAUSE: "pause a batch: it starts nothing new (moves in flight go on)",
     BatchVerb.RESUME: "resume a paused batch",
-    BatchVerb.STOP: "stop a batch: pending moves dropped, running ones reverted to their previous replicas",
+    BatchVerb.STOP: "stop a batch: pending moves dropped, running ones reverted to their original replicas",
     BatchVerb.ROLLBACK: "stop a batch, then move its completed partitions back (a new batch)",
 }
 

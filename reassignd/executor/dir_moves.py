@@ -9,7 +9,7 @@ znode; so do the agents (``POST /log-dirs/alter``), and their reports (``GET /re
 where each replica is and how far its future replica got. The executor:
 
 1. **journals** that it is about to ask (``dirs_asked_ms``) and where the replicas are
-   (``previous_dirs``: what a stop or a rollback restores) — before any agent is asked, so a
+   (``original_log_dirs``: what a stop or a rollback restores) — before any agent is asked, so a
    controller that fails over knows the dir phase may have begun;
 2. then, every round, **checks the reports first**: a replica in its dir with no future is done,
    one with a future replica headed for its dir is on its way (its bytes copied are the move's
@@ -151,7 +151,7 @@ def decide(
         if not set(pinned) <= reported:
             continue
         if move.state is BatchMoveState.CANCELLED:  # stopped: abandon the copies still running
-            back = dict(zip(move.target, move.previous_dirs or (), strict=False))
+            back = dict(zip(move.target, move.original_log_dirs or (), strict=False))
             for b, d in pinned.items():
                 place = places.get((b, *tp))
                 home = back.get(b, ANY_LOG_DIR)
@@ -187,8 +187,8 @@ def _where(place: Place | None) -> str:
 def reverse_dirs(move: BatchMove) -> LogDirs | None:
     """The ``log_dirs`` that move a completed move's replicas back (its ``previous`` replicas,
     each pinned replica to the dir it was in), or None when no dir was recorded."""
-    if move.previous_dirs is None:
+    if move.original_log_dirs is None:
         return None
-    back = {b: d for b, d in zip(move.target, move.previous_dirs, strict=True) if d != ANY_LOG_DIR}
-    dirs = tuple(back.get(b, ANY_LOG_DIR) for b in move.previous)
+    back = {b: d for b, d in zip(move.target, move.original_log_dirs, strict=True) if d != ANY_LOG_DIR}
+    dirs = tuple(back.get(b, ANY_LOG_DIR) for b in move.original_replicas)
     return dirs if any(d != ANY_LOG_DIR for d in dirs) else None

@@ -40,7 +40,7 @@ the key was absent)::
 An accepted partition has ``state`` and ``previous`` (``started_ms``, ``finished_ms`` and
 ``error_message`` when set); a refused one has ``error_code``. JBOD: a partition whose spec pins
 log dirs has ``"log_dirs":["/d2","any"]`` (one per target replica); once the batch asked the agents
-to move them, its move has ``"dirs_asked_ms"`` and ``"previous_dirs"`` (the dirs they were in,
+to move them, its move has ``"dirs_asked_ms"`` and ``"original_log_dirs"`` (the dirs they were in,
 ``"any"`` where not pinned). ``chunk_size`` is fixed when the
 batch is submitted (:func:`partitions_per_chunk`) so that a chunk stays under 900 KiB whatever
 becomes of its moves: a state change rewrites one chunk, never reshuffles the others. Decoding is
@@ -160,7 +160,7 @@ def _worst_entry_bytes(p: PartitionSpec) -> int:
     dirs = (
         0
         if p.log_dirs is None
-        else len(',"previous_dirs":[],"dirs_asked_ms":') + 19 + len(p.replicas) * (LOG_DIR_MAX + 3)
+        else len(',"original_log_dirs":[],"dirs_asked_ms":') + 19 + len(p.replicas) * (LOG_DIR_MAX + 3)
     )
     return len(compact_json(_spec_entry(p))) + 1 + _MUTABLE_BYTES + 11 * longest + dirs
 
@@ -197,7 +197,7 @@ def size_error(batch: Batch) -> str | None:
             )
     entities = {p.topic for p in batch.spec.partitions}
     brokers = {b for p in batch.spec.partitions for b in p.replicas}
-    brokers.update(b for m in batch.moves.values() for b in m.previous)
+    brokers.update(b for m in batch.moves.values() for b in m.original_replicas)
     layout = Layout(
         (MAX_GENERATION,) * chunk_count(batch), (MAX_GENERATION,) * (len(entities) + len(brokers))
     )
@@ -257,9 +257,9 @@ def encode_chunk(batch: Batch, index: int) -> bytes:
     for p in batch.spec.partitions[index * size : (index + 1) * size]:
         entry = _spec_entry(p)
         if (move := batch.moves.get(p.tp)) is not None:
-            entry.update(state=str(move.state), previous=list(move.previous))
+            entry.update(state=str(move.state), previous=list(move.original_replicas))
             for key, value in (
-                ("started_ms", move.started_ms),
+                ("started_ms", move.started_at_ms),
                 ("finished_ms", move.finished_ms),
                 ("error_message", move.error_message),
                 ("size_bytes", move.size_bytes),
@@ -267,8 +267,8 @@ def encode_chunk(batch: Batch, index: int) -> bytes:
             ):
                 if value is not None:
                     entry[key] = value
-            if move.previous_dirs is not None:
-                entry["previous_dirs"] = list(move.previous_dirs)
+            if move.original_log_dirs is not None:
+                entry["original_log_dirs"] = list(move.original_log_dirs)
         else:
             refusal = batch.refusals[p.tp]
             entry["error_code"] = refusal.error_code
@@ -561,23 +561,25 @@ def _entry(item: object, where: str) -> JournalEntry:
         raise CodecError(f"field '{where}' has neither 'state' nor 'error_code'")
     move = BatchMove(
         target=spec.replicas,
-        previous=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
+        original_replicas=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
         state=_enum(BatchMoveState, entry["state"], at + "state"),
-        started_ms=read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms")),
+        started_at_ms=read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms")),
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,
         size_bytes=read_optional(entry, "size_bytes", lambda v, _: _ms(v, at + "size_bytes")),
         dirs=spec.log_dirs,
-        previous_dirs=read_optional(entry, "previous_dirs", lambda v, _: _dirs(v, at + "previous_dirs")),
+        original_log_dirs=read_optional(
+            entry, "original_log_dirs", lambda v, _: _dirs(v, at + "original_log_dirs")
+        ),
         dirs_asked_ms=read_optional(entry, "dirs_asked_ms", lambda v, _: _ms(v, at + "dirs_asked_ms")),
     )
     if spec.log_dirs is not None and len(spec.log_dirs) != len(spec.replicas):
         raise CodecError(
             f"field '{at}log_dirs' names {len(spec.log_dirs)} dirs for {len(spec.replicas)} replicas"
         )
-    if move.previous_dirs is not None and len(move.previous_dirs) != len(spec.replicas):
+    if move.original_log_dirs is not None and len(move.original_log_dirs) != len(spec.replicas):
         raise CodecError(
-            f"field '{at}previous_dirs' names {len(move.previous_dirs)} dirs for {len(spec.replicas)} replicas"
+            f"field '{at}original_log_dirs' names {len(move.original_log_dirs)} dirs for {len(spec.replicas)} replicas"
         )
     return JournalEntry(spec, move, None)
 

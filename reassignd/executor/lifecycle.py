@@ -86,7 +86,7 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
         if move is None or move.state is not BatchMoveState.PENDING:
             raise ValueError(f"{tp[0]}-{tp[1]} has no pending move in batch {batch.batch_id}")
         changed[tp] = dataclasses.replace(
-            move, state=BatchMoveState.RUNNING, previous=previous, started_ms=now_ms
+            move, state=BatchMoveState.RUNNING, original_replicas=previous, started_at_ms=now_ms
         )
     if changed and batch.state is BatchState.PENDING:
         batch = dataclasses.replace(batch, state=BatchState.RUNNING)
@@ -97,7 +97,7 @@ def dirs_asked(batch: Batch, previous: Mapping[TopicPartition, LogDirs], now_ms:
     """Running moves whose dir phase begins (``dir_moves.py``): when, and the dirs their replicas
     are in, journaled before any agent is asked. A move asked before keeps its first record."""
     changed = {
-        tp: dataclasses.replace(move, previous_dirs=dirs, dirs_asked_ms=now_ms)
+        tp: dataclasses.replace(move, original_log_dirs=dirs, dirs_asked_ms=now_ms)
         for tp, dirs in previous.items()
         if (move := batch.moves.get(tp)) is not None
         and move.state is BatchMoveState.RUNNING
@@ -156,7 +156,7 @@ def resume(batch: Batch, now_ms: int) -> Batch:
         return batch
     if batch.state is not BatchState.PAUSED:
         raise _refuse(batch, "resume")
-    started = any(m.started_ms is not None for m in batch.moves.values())
+    started = any(m.started_at_ms is not None for m in batch.moves.values())
     state = BatchState.RUNNING if started else BatchState.PENDING
     return _settled(dataclasses.replace(batch, state=state, updated_ms=max(batch.updated_ms, now_ms)))
 
@@ -168,7 +168,7 @@ def stop(batch: Batch, now_ms: int) -> tuple[Batch, tuple[Revert, ...]]:
     if not batch.state.unfinished:
         raise _refuse(batch, "stop")
     reverts = tuple(
-        Revert(tp[0], tp[1], move.previous, move.target)
+        Revert(tp[0], tp[1], move.original_replicas, move.target)
         for tp, move in batch.in_state(BatchMoveState.RUNNING)
     )
     changed = {
@@ -204,11 +204,11 @@ def rollback(
         return RollbackOutcome(batch, SubmitResult(done, created=False), ())
     stopped, reverts = stop(batch, now_ms) if batch.state.unfinished else (batch, ())
     partitions = tuple(
-        PartitionSpec(p.topic, p.partition, move.previous, move.target, reverse_dirs(move))
+        PartitionSpec(p.topic, p.partition, move.original_replicas, move.target, reverse_dirs(move))
         for p in batch.spec.partitions
         if (move := batch.moves.get(p.tp)) is not None
         and move.state is BatchMoveState.COMPLETED
-        and (move.previous != move.target or reverse_dirs(move) is not None)
+        and (move.original_replicas != move.target or reverse_dirs(move) is not None)
     )
     reverse_id = rollback_batch_id(batch.batch_id, batches.keys())
     spec = BatchSpec(

@@ -218,13 +218,14 @@ def capped(message: str | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class BatchMove:
-    """One accepted partition. ``previous`` is the replicas before the move, in their order:
-    recorded at submission, refreshed when the move starts; cancel, stop and rollback restore it."""
+    """One accepted partition. ``original_replicas`` are the replicas before the move, in their
+    order (the journal's ``previous``): recorded at submission, refreshed when the move starts;
+    cancel, stop and rollback restore them. ``started_at_ms`` is the journal's ``started_ms``."""
 
     target: Replicas
-    previous: Replicas
+    original_replicas: Replicas
     state: BatchMoveState = BatchMoveState.PENDING
-    started_ms: int | None = None
+    started_at_ms: int | None = None
     finished_ms: int | None = None
     error_message: str | None = None  # why it failed or was cancelled, when not by the batch
     size_bytes: int | None = None  # the partition's size when submitted (its leader's report), if known
@@ -232,7 +233,7 @@ class BatchMove:
     # when the batch asked their agents to move them (for a stop or rollback), and when it asked
     # (journaled before the agents are asked: a new controller checks their reports, then asks)
     dirs: LogDirs | None = None
-    previous_dirs: LogDirs | None = None
+    original_log_dirs: LogDirs | None = None
     dirs_asked_ms: int | None = None
 
     @property

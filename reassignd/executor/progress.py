@@ -42,7 +42,7 @@ class RunningMove:
     partition: int
     original_replicas: Replicas
     target_replicas: Replicas
-    started_ms: int
+    started_at_ms: int
     bytes_done: int
     bytes_total: int
     bytes_per_s: float
@@ -74,15 +74,15 @@ class BatchStatus:
     owner: str | None = None
 
 
-def is_stuck(started_ms: int, bytes_done: int, now_ms: int, rule: StuckRule) -> bool:
-    elapsed_ms = now_ms - started_ms
+def is_stuck(started_at_ms: int, bytes_done: int, now_ms: int, rule: StuckRule) -> bool:
+    elapsed_ms = now_ms - started_at_ms
     return elapsed_ms > max(rule.after_ms, 0) and bytes_done * 1000 / elapsed_ms < rule.below_bytes_per_s
 
 
 def move_bytes(move: BatchMove, size: int) -> int:
     """What a move copies: its partition's size once per replica it adds, and once per replica
     it moves between the log dirs of its broker (JBOD)."""
-    return size * (len(set(move.target) - set(move.previous)) + len(move.pinned))
+    return size * (len(set(move.target) - set(move.original_replicas)) + len(move.pinned))
 
 
 def batch_status(
@@ -105,12 +105,12 @@ def batch_status(
             total += estimate
         else:
             report = progress.get(tp, MoveProgress(0, estimate, 0.0))
-            started = now_ms if move.started_ms is None else move.started_ms
+            started = now_ms if move.started_at_ms is None else move.started_at_ms
             stuck = is_stuck(started, report.bytes_done, now_ms, rule)
             running.append(
                 RunningMove(
                     *tp,
-                    move.previous,
+                    move.original_replicas,
                     move.target,
                     started,
                     report.bytes_done,

@@ -53,21 +53,21 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
             continue
         seen = observe(tp)
         if move.state is BatchMoveState.CANCELLED:
-            started = move.started_ms is not None
+            started = move.started_at_ms is not None
             if stopped and started and seen is not None and seen.target == move.target:
-                reverts.append(Revert(tp[0], tp[1], move.previous, move.target))
+                reverts.append(Revert(tp[0], tp[1], move.original_replicas, move.target))
         elif seen is None:
             failed[tp] = GONE
         elif move.state is BatchMoveState.PENDING:
             if seen.target == move.target:
-                restarted[tp] = dataclasses.replace(move, state=BatchMoveState.RUNNING, started_ms=now_ms)
+                restarted[tp] = dataclasses.replace(move, state=BatchMoveState.RUNNING, started_at_ms=now_ms)
         elif seen.target == move.target:
             pass
         elif seen.target is None and seen.replicas == move.target:
             if not move.pinned:  # a dir phase ends when the agents report it (dir_moves.py)
                 completed.append(tp)
-        elif seen.target is None and seen.replicas == move.previous:
-            restarted[tp] = dataclasses.replace(move, state=BatchMoveState.PENDING, started_ms=None)
+        elif seen.target is None and seen.replicas == move.original_replicas:
+            restarted[tp] = dataclasses.replace(move, state=BatchMoveState.PENDING, started_at_ms=None)
         else:
             cancelled[tp] = MOVED_ELSEWHERE
     if restarted:

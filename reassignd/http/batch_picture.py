@@ -3,7 +3,7 @@ batch and once its moves are done, drawn by :mod:`reassignd.plan_picture`. Pure:
 cluster's topics and the partitions' sizes in, the figures (and the document) out.
 
 - **before**: each of the batch's partitions on the replicas it had before its move (the move's
-  ``previous``), every other partition on its replicas before any move in flight (RS − AR);
+  ``original_replicas``), every other partition on its replicas before any move in flight (RS − AR);
 - **after**: the same, but the batch's pending, running and completed moves on their target
   (a cancelled or failed move stays where it was).
 
@@ -69,8 +69,8 @@ def batch_loads(
                 after.append((replicas, size))
                 then = now = replicas
             else:
-                then = move.previous
-                now = move.target if move.state in _LANDS else move.previous
+                then = move.original_replicas
+                now = move.target if move.state in _LANDS else move.original_replicas
                 before.append((then, size))
                 after.append((now, size))
             for phase, replicas in ((False, then), (True, now)):
@@ -95,8 +95,8 @@ def _dir_of(b: int, tp: TopicPartition, move: BatchMove | None, after: bool, pla
         pinned = move.pinned.get(b)
         if after and pinned is not None:
             return pinned
-        if not after and move.previous_dirs is not None and b in move.target:
-            was = dict(zip(move.target, move.previous_dirs, strict=True)).get(b, ANY_LOG_DIR)
+        if not after and move.original_log_dirs is not None and b in move.target:
+            was = dict(zip(move.target, move.original_log_dirs, strict=True)).get(b, ANY_LOG_DIR)
             if was != ANY_LOG_DIR:
                 return was
     place = places.get((b, *tp))

@@ -151,7 +151,7 @@ _UNKNOWN_BATCH = {"404": _answer("no batch has this id (error 42)", ERROR)}
 _CONTROLS = {
     "pause": "pause a batch: it starts nothing new, moves in flight go on",
     "resume": "resume a paused batch",
-    "stop": "stop a batch: pending moves dropped, running ones reverted to their previous replicas",
+    "stop": "stop a batch: pending moves dropped, running ones reverted to their original replicas",
     "rollback": "stop a batch, then move each of its completed partitions back in a new batch "
     "(named in rollback_batch_id)",
 }

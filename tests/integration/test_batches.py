@@ -156,7 +156,9 @@ async def test_a_standby_resumes_a_batch_after_the_active_controller_is_killed(
     for p in range(8):
         assert await completed(zk, "t", p, (3, 4))
     written = await journaled(zk, "k")
-    assert all(m.state is BatchMoveState.COMPLETED and m.previous == (1, 2) for m in written.moves.values())
+    assert all(
+        m.state is BatchMoveState.COMPLETED and m.original_replicas == (1, 2) for m in written.moves.values()
+    )
 
 
 async def test_stop_half_way_then_rollback(procs: Procs, zk: ZkClient) -> None:
@@ -381,7 +383,7 @@ async def test_size_strategies_start_moves_in_size_order(procs: Procs, zk: ZkCli
         )
         moves = (await journaled(zk, batch_id)).moves
         assert all(m.size_bytes == sizes[t] for (t, _), m in moves.items()), moves
-        return [t for (t, _), m in sorted(moves.items(), key=lambda kv: kv[1].started_ms or 0)]
+        return [t for (t, _), m in sorted(moves.items(), key=lambda kv: kv[1].started_at_ms or 0)]
 
     there = {(t, 0): [3, 2] for t in ("a", "c", "b")}  # the body's order is neither size order
     await submit(c, batch_body("large", there, limits=limits, strategy=["large_first"]))

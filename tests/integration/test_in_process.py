@@ -183,11 +183,11 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
         )
 
 
-async def test_each_moving_partition_has_one_move_record_naming_its_source_and_owner(
+async def test_each_moving_partition_has_one_move_record_naming_its_source_and_batch(
     procs: Procs, zk_connect: str, zk: ZkClient
 ) -> None:
     """The context's move records, seen from inside: a batch's running move names the batch
-    (its owner) until another source re-targets it; an API move names the API; a stopped batch's
+    until another source re-targets it; an API move names the API; a stopped batch's
     move is reverted and its record gone."""
     await set_broker_rate(zk, None, "1000")  # a slow copy: the moves stay in flight
     procs.cluster(4, 1)
@@ -213,8 +213,9 @@ async def test_each_moving_partition_has_one_move_record_naming_its_source_and_o
             for p in (0, 1):
                 m = move(p)
                 assert m is not None
-                assert (m.source, m.batch, m.owner) == (Source.BATCH, "owner-1", "batch:owner-1")
-                assert (m.target, m.origins, m.state) == ((3, 2), (1, 2), MoveState.ADDING)
+                assert (m.source, m.batch) == (Source.BATCH, "owner-1")
+                # phase A sent: the adding replica catches up (slowly)
+                assert (m.target, m.original_replicas, m.state) == ((3, 2), (1, 2), MoveState.CATCHING_UP)
             # the API re-targets one of the batch's moves: the move is the API's now
             results = await api.alter(
                 {"topics": [{"name": "m", "partitions": [{"partition": 1, "replicas": [4, 2]}]}]}

@@ -281,8 +281,8 @@ async def test_two_brokers_lost_at_once_get_a_batch_each_and_no_partition_moves_
     spans: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for j in journals:
         for tp, move in j.moves.items():
-            assert move.started_ms is not None and move.finished_ms is not None
-            spans.setdefault(tp, []).append((move.started_ms, move.finished_ms))
+            assert move.started_at_ms is not None and move.finished_ms is not None
+            spans.setdefault(tp, []).append((move.started_at_ms, move.finished_ms))
     for tp, runs in spans.items():  # one after the other, never at once
         runs.sort()
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(runs)), (tp, runs)

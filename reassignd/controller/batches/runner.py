@@ -253,6 +253,8 @@ class BatchRunner:
                 "batch_revert",
             )
         updates = {tp: ReplicaAssignment(replicas) for tp, replicas in wanted.items() if tp not in refused}
+        for tp in updates:  # its write ends the move
+            self.ctx.move_reverting(tp)
         if updates:
             await self.reassigner.reassign(updates, Source.BATCH, self._now_ms(), out)
 
@@ -281,7 +283,7 @@ class BatchRunner:
                 for tp, m in b.in_state(BatchMoveState.RUNNING)
                 if (seen := self._observe(tp)) is not None
                 and seen.target is None
-                and seen.replicas == m.previous
+                and seen.replicas == m.original_replicas
                 and not (m.pinned and seen.replicas == m.target)  # a move between dirs only
             }
             if back:
@@ -482,7 +484,7 @@ class BatchRunner:
             bounds = batch.spec.limits.adaptive
             assert bounds is not None
             mine_running = [
-                move_shape(tp, m.previous, m.target, self._leader(tp), live)
+                move_shape(tp, m.original_replicas, m.target, self._leader(tp), live)
                 for tp, m in batch.in_state(BatchMoveState.RUNNING)
             ]
             mine_pending = [

@@ -20,27 +20,33 @@ from reassignd.topic_partition import TopicPartition
 
 
 class MoveState(enum.Enum):
-    ADDING = "adding"  # phase U written: waiting for TRS ⊆ ISR (phase A on each attempt)
-    FINISHING = "finishing"  # phase B: the final state written, the topic znode not yet
-    COMPLETED = "completed"  # RS = TRS written: the move ended at its target (terminal)
-    CANCELLED = "cancelled"  # it stopped moving elsewhere than its target: reverted, stopped (terminal)
+    ADDING = "adding"  # phase U written: its adding replicas not started yet
+    CATCHING_UP = "catching_up"  # phase A sent (LeaderAndIsr to ORS and AR): waiting for TRS ⊆ ISR
+    FINISHING = "finishing"  # phase B wrote the final state; the topic znode (RS = TRS) comes next
+    REVERTING = "reverting"  # a cancel or stop decided; its topic znode write ends the move
+    COMPLETED = "completed"  # RS = TRS written by phase B: the move ended at its target (terminal)
+    CANCELLED = "cancelled"  # it ended otherwise: reverted, stopped, re-targeted back, deleted (terminal)
 
     @property
     def terminal(self) -> bool:
         return not TRANSITIONS[self]
 
 
-# Every legal step; a step not named here is a bug (IllegalMoveTransition). ADDING → ADDING is
-# a re-target (a new TRS while moving); FINISHING → FINISHING a phase B run again (the last one's
-# topic write failed after its state write: the event was refused, the move stayed), FINISHING →
-# ADDING a re-target or an ISR that no longer holds TRS by then.
+_LIVE = frozenset({MoveState.ADDING, MoveState.CATCHING_UP})
+
+# Every legal step this controller takes; a step not named here is a bug (IllegalMoveTransition:
+# the event is refused and memory reloaded from ZooKeeper). A live move (ADDING, CATCHING_UP) may
+# be re-targeted (→ ADDING: phase U again), have phase A run (again, on failover or a broker's
+# return), finish, be reverted, or end elsewhere through a write that re-targets it back to its
+# original replicas. FINISHING and REVERTING last one event, between a decision and the topic
+# write that ends the move: a move completes only through phase B, and nothing else happens to
+# one being finished or reverted. A move ZooKeeper says someone else ended (a topic change read,
+# a deletion) is dropped whatever its state: ZooKeeper's word is no step of ours.
 TRANSITIONS: Mapping[MoveState, frozenset[MoveState]] = {
-    MoveState.ADDING: frozenset(
-        {MoveState.ADDING, MoveState.FINISHING, MoveState.COMPLETED, MoveState.CANCELLED}
-    ),
-    MoveState.FINISHING: frozenset(
-        {MoveState.ADDING, MoveState.FINISHING, MoveState.COMPLETED, MoveState.CANCELLED}
-    ),
+    MoveState.ADDING: _LIVE | {MoveState.FINISHING, MoveState.REVERTING, MoveState.CANCELLED},
+    MoveState.CATCHING_UP: _LIVE | {MoveState.FINISHING, MoveState.REVERTING, MoveState.CANCELLED},
+    MoveState.FINISHING: frozenset({MoveState.COMPLETED}),
+    MoveState.REVERTING: frozenset({MoveState.CANCELLED}),
     MoveState.COMPLETED: frozenset(),
     MoveState.CANCELLED: frozenset(),
 }
@@ -66,21 +72,12 @@ class Move(msgspec.Struct, frozen=True, gc=False):
 
     tp: TopicPartition
     target: tuple[int, ...]  # TRS
-    origins: tuple[int, ...]  # the replicas before the move, in their order
+    original_replicas: tuple[int, ...]  # ORS: the replicas before the move, in their order
     state: MoveState = MoveState.ADDING
     source: Source | None = None
     started_at_ms: int | None = None
     request_status: bool = False
     batch: str | None = None
-
-    @property
-    def owner(self) -> str:
-        """Who the move answers to: its batch, its KIP-236 request, or else its source."""
-        if self.batch is not None:
-            return f"batch:{self.batch}"
-        if self.request_status:
-            return Source.REQUEST.value
-        return (self.source or Source.API).value
 
 
 def check_transition(tp: TopicPartition, before: MoveState, after: MoveState) -> None:
@@ -96,7 +93,11 @@ def advance(move: Move, state: MoveState) -> Move:
 
 def ended_state(move: Move, replicas: tuple[int, ...] | None) -> MoveState:
     """How a move ended once its partition's assignment is ``replicas`` with nothing moving (None:
-    the partition is gone): COMPLETED at its target, CANCELLED otherwise."""
+    the partition is gone): COMPLETED at its target, CANCELLED otherwise; a move being reverted
+    is CANCELLED wherever it stops (a stop keeping every adding replica ends at the target's
+    replicas)."""
+    if move.state is MoveState.REVERTING:
+        return MoveState.CANCELLED
     return (
         MoveState.COMPLETED
         if replicas is not None and set(replicas) == set(move.target)

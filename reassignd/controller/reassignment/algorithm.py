@@ -122,12 +122,12 @@ class Reassigner:
         for topic, parts in by_topic.items():
             before = ctx.assignments.get(topic, {})
             topic_id = ctx.topic_ids.get(topic) or _PLACEHOLDER_TOPIC_ID
-            fitted = topic_write.fit(before, ctx.origins.get(topic, {}), parts, topic_id)
+            fitted = topic_write.fit(before, ctx.original_replicas(topic), parts, topic_id)
             if not fitted.refused:
                 continue
             reason = (
                 f"moving these {len(parts)} partitions of {topic} at once would make its topic znode "
-                f"and exact-origins record {fitted.size} bytes, over the {topic_write.WRITE_BUDGET_BYTES} "
+                f"and its origins znode (their original replicas) {fitted.size} bytes, over the {topic_write.WRITE_BUDGET_BYTES} "
                 f"ZooKeeper takes in one request; {len(fitted.refused)} of them refused (move fewer at once)"
             )
             self._refuse(paths.topic(topic), reason, "topic_znode_size")
@@ -243,6 +243,7 @@ class Reassigner:
             assert a is not None
             broker_requests.add_leader_and_isr(a.original_replicas, tp)
             broker_requests.add_leader_and_isr(a.adding, tp, is_new=True)
+            self.ctx.move_catching_up(tp)
         broker_requests.add_update_metadata(tps)
 
     async def _phase_b(self, tps: list[TopicPartition], out: EventOutputs) -> None:

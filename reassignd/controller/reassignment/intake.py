@@ -24,7 +24,7 @@ from reassignd.controller.model.requests import (
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.validation import (
     cancelled_assignment,
-    in_origin_order,
+    in_original_order,
     replica_list_error,
     revert_needs_unclean_election,
     unclean_retarget_error,
@@ -185,8 +185,13 @@ class Intake:
                 )
                 if isinstance(outcome, ReplicaAssignment) and current is not None:
                     legacy = self.legacy.get(tp)
-                    origin = ctx.origin(tp) or (legacy.original_replicas if legacy is not None else None)
-                    outcome = in_origin_order(outcome, current, origin)
+                    move = ctx.moves.get(tp)
+                    ors = (
+                        move.original_replicas
+                        if move is not None
+                        else (legacy.original_replicas if legacy is not None else None)
+                    )
+                    outcome = in_original_order(outcome, current, ors)
                 if tp in refused:
                     log.warning(
                         "cancel of %s-%d refused: no original replica %s is in the ISR %s and the topic does "
@@ -218,6 +223,9 @@ class Intake:
                 [tp for tp, target in targets.items() if target is None and tp in updates], out
             )
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates, out)
+        for tp, target in targets.items():
+            if target is None and tp in updates:  # a cancel or stop: its write ends the move
+                ctx.move_reverting(tp)
         for tp, reason in (await self.reassigner.reassign(updates, Source.API, self.now_ms(), out)).items():
             errors[tp] = InvalidReplicaAssignment(reason)
         return AlterResult(

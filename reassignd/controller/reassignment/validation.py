@@ -99,12 +99,13 @@ def cancelled_assignment(
     return current.revert()
 
 
-def in_origin_order(
-    outcome: ReplicaAssignment, current: ReplicaAssignment, origin: Sequence[int] | None
+def in_original_order(
+    outcome: ReplicaAssignment, current: ReplicaAssignment, original_replicas: Sequence[int] | None
 ) -> ReplicaAssignment:
     """A cancel or stop with the original replicas in the order they had before the move (so the
     preferred leader does not change), when that order is known and matches ORS as a set;
     Kafka's RS − AR order otherwise."""
-    if origin is None or set(origin) != set(current.original_replicas):
+    ors = original_replicas
+    if ors is None or set(ors) != set(current.original_replicas):
         return outcome
-    return ReplicaAssignment(tuple(origin) + tuple(r for r in outcome.replicas if r not in origin))
+    return ReplicaAssignment(tuple(ors) + tuple(r for r in outcome.replicas if r not in ors))

@@ -19,7 +19,6 @@ from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import BrokerRegistration, PartitionState
 
 _NO_PARTITIONS: dict[int, ReplicaAssignment] = {}
-_NO_ORIGINS: dict[int, tuple[int, ...]] = {}
 
 
 class LeaderIsr(msgspec.Struct, frozen=True, gc=False):
@@ -46,7 +45,7 @@ class ControllerContext:
     # sets in step with them
     states: dict[TopicPartition, LeaderIsr] = field(default_factory=dict)
     # one record per moving partition (adding or removing replicas in its assignment): its
-    # source, origins, target, start, owner and lifecycle state (model/moves.py); created and
+    # source, original replicas, target, start, owner and lifecycle state (model/moves.py); created and
     # dropped by the assignment's changes, claimed and advanced through the methods below
     moves: dict[TopicPartition, Move] = field(default_factory=dict)
     # moving partitions per topic (the topics of ``moves``, counted)
@@ -62,10 +61,8 @@ class ControllerContext:
     malformed_topics: set[str] = field(default_factory=set)
     topics_to_delete: set[str] = field(default_factory=set)
     dirty_topics: set[str] = field(default_factory=set)
-    # the per-topic view of the moves' recorded origins, as /reassignd/origins/<t> holds them
-    # (what the topic writes size and write; set through set_origins, which keeps the moves in
-    # step), and the topics whose origins znode exists (or may: a stale one is overwritten)
-    origins: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
+    # the topics whose origins znode (/reassignd/origins/<t>, the moves' original replicas)
+    # exists, or may: a stale one is overwritten
     origin_znodes: set[str] = field(default_factory=set)
 
     @property
@@ -73,29 +70,33 @@ class ControllerContext:
         """The moving partitions (a read-only view of ``moves``)."""
         return self.moves.keys()
 
-    def origin(self, tp: TopicPartition) -> tuple[int, ...] | None:
-        """The recorded replica order before ``tp``'s move (None when none is recorded)."""
-        return self.origins.get(tp[0], {}).get(tp[1])
+    def original_replicas(self, topic: str) -> dict[int, tuple[int, ...]]:
+        """The original replicas of ``topic``'s moves, by partition: what its origins znode
+        records once the topic is written (the topic write sizes and writes this map)."""
+        if topic not in self.reassigning_topics:
+            return {}
+        moves = self.moves
+        return {
+            p: m.original_replicas
+            for p in self.assignments.get(topic, _NO_PARTITIONS)
+            if (m := moves.get((topic, p))) is not None
+        }
 
-    def set_origins(self, topic: str, origins: dict[int, tuple[int, ...]] | None) -> None:
-        """The origins recorded for ``topic`` (None: none); its moves take them (a move whose
-        record is gone falls back to its ORS)."""
-        before = self.origins.pop(topic, _NO_ORIGINS)
-        if origins:
-            self.origins[topic] = origins
-        else:
-            origins = _NO_ORIGINS
+    def load_original_replicas(self, topic: str, recorded: Mapping[int, tuple[int, ...]]) -> None:
+        """The original replicas ``topic``'s origins znode records (the failover load): each
+        moving partition takes its own, in their order; a record that does not match the
+        partition's ORS as a set is ignored (the move keeps RS − AR)."""
         if topic not in self.reassigning_topics:
             return
         moves, parts = self.moves, self.assignments.get(topic, _NO_PARTITIONS)
-        for p in origins.keys() | before.keys():
+        for p, replicas in recorded.items():
             m = moves.get((topic, p))
             a = parts.get(p)
-            if m is not None and a is not None:
-                replicas = origins.get(p) or a.original_replicas
-                if m.origins != replicas:
-                    moves[(topic, p)] = msgspec.structs.replace(m, origins=replicas)
-                    self.dirty_topics.add(topic)  # its reassignment views show them
+            if m is None or a is None or m.original_replicas == replicas:
+                continue
+            if set(replicas) == set(a.original_replicas):
+                moves[(topic, p)] = msgspec.structs.replace(m, original_replicas=replicas)
+                self.dirty_topics.add(topic)  # its reassignment views show them
 
     # --- moves ---
     def claim_move(
@@ -123,11 +124,26 @@ class ControllerContext:
         if m is not None and m.batch != batch:
             self.moves[tp] = msgspec.structs.replace(m, batch=batch)
 
+    def move_catching_up(self, tp: TopicPartition) -> None:
+        """Phase A sent ``tp``'s LeaderAndIsr: its adding replicas catch up."""
+        self._step(tp, MoveState.CATCHING_UP)
+
     def move_finishing(self, tp: TopicPartition) -> None:
         """Phase B wrote ``tp``'s final state; its topic znode comes next."""
+        self._step(tp, MoveState.FINISHING)
+
+    def move_reverting(self, tp: TopicPartition) -> None:
+        """A cancel or stop of ``tp``'s move was decided; its topic znode comes next."""
+        self._step(tp, MoveState.REVERTING)
+
+    def _step(self, tp: TopicPartition, state: MoveState) -> None:
+        """``tp``'s move (if it moves) to ``state``; IllegalMoveTransition when the table has no
+        such step."""
         m = self.moves.get(tp)
         if m is not None:
-            self.moves[tp] = advance(m, MoveState.FINISHING)
+            check_transition(tp, m.state, state)
+            if m.state is not state:
+                self.moves[tp] = msgspec.structs.replace(m, state=state)
 
     # --- brokers ---
     @property
@@ -192,13 +208,19 @@ class ControllerContext:
             self.wire_changed.add(tp)
         self.topic_ids.pop(topic, None)
         self.topic_mzxids.pop(topic, None)
-        self.origins.pop(topic, None)
         self.dirty_topics.add(topic)
 
     def assignment(self, tp: TopicPartition) -> ReplicaAssignment | None:
         return self.assignments.get(tp[0], {}).get(tp[1])
 
-    def set_assignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+    def set_assignment(
+        self,
+        tp: TopicPartition,
+        assignment: ReplicaAssignment,
+        original_replicas: tuple[int, ...] | None = None,
+    ) -> None:
+        """``tp``'s assignment as written; a move it starts takes ``original_replicas`` (the
+        replicas before it, in their order) when given, else RS − AR."""
         parts = self.assignments.setdefault(tp[0], {})
         before = parts.get(tp[1])
         parts[tp[1]] = assignment
@@ -210,7 +232,7 @@ class ControllerContext:
                 assignment.replicas,
                 None if li is None else li.state,
             )
-        self._track_reassigning(tp, assignment)
+        self._track_reassigning(tp, assignment, original_replicas)
         self.wire_changed.add(tp)
         self.dirty_topics.add(tp[0])
 
@@ -253,25 +275,33 @@ class ControllerContext:
             for p in parts:
                 yield (topic, p)
 
-    def _track_reassigning(self, tp: TopicPartition, a: ReplicaAssignment | None) -> None:
-        """``tp``'s move, in step with its assignment ``a``: created when it starts moving,
-        re-targeted, dropped (completed or cancelled) when it stops."""
+    def _track_reassigning(
+        self,
+        tp: TopicPartition,
+        a: ReplicaAssignment | None,
+        original_replicas: tuple[int, ...] | None = None,
+    ) -> None:
+        """``tp``'s move, in step with its assignment ``a``: created when it starts moving (with
+        ``original_replicas``, else RS − AR), re-targeted, dropped (completed or cancelled) when it
+        stops. A move keeps its original replicas while they match its ORS as a set (a re-target
+        is relative to the same original replicas)."""
         moves = self.moves
         m = moves.get(tp)
         if a is not None and (a.adding or a.removing):  # is_being_reassigned, inlined
             if m is None:
-                origin = self.origins.get(tp[0], _NO_ORIGINS).get(tp[1]) or a.original_replicas
-                moves[tp] = Move(tp, a.target_replicas, origin)
+                moves[tp] = Move(tp, a.target_replicas, original_replicas or a.original_replicas)
                 self.reassigning_topics[tp[0]] = self.reassigning_topics.get(tp[0], 0) + 1
             else:  # the assignment changed while moving: a re-target, or RS reordered
                 target = a.target_replicas
-                origins = self.origins.get(tp[0], _NO_ORIGINS).get(tp[1]) or a.original_replicas
+                ors = original_replicas or m.original_replicas
+                if set(ors) != set(a.original_replicas):
+                    ors = a.original_replicas
                 if target != m.target:
                     moves[tp] = msgspec.structs.replace(
-                        advance(m, MoveState.ADDING), target=target, origins=origins
+                        advance(m, MoveState.ADDING), target=target, original_replicas=ors
                     )
-                elif origins != m.origins:
-                    moves[tp] = msgspec.structs.replace(m, origins=origins)
+                elif ors != m.original_replicas:
+                    moves[tp] = msgspec.structs.replace(m, original_replicas=ors)
         elif m is not None:
             check_transition(tp, m.state, ended_state(m, None if a is None else a.replicas))
             del moves[tp]

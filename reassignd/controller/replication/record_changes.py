@@ -27,16 +27,16 @@ def assignment_changes(
     tp: TopicPartition,
     before: ReplicaAssignment | None,
     after: ReplicaAssignment,
-    origin: tuple[int, ...] | None = None,
+    original_replicas: tuple[int, ...] | None = None,
 ) -> Iterator[Record]:
-    """A reassignment started, re-targeted, completed or cancelled (with ORS and TRS). ``origin``
-    is the move's exact original replicas, in their order, when recorded (Kafka's RS − AR may
+    """A reassignment started, re-targeted, completed or cancelled (with ORS and TRS).
+    ``original_replicas`` are the move's, in their order, when known (Kafka's RS − AR may
     reorder them)."""
     topic, partition = tp
     if before is None:
         return
-    if origin is not None:
-        ors = tuple(origin)
+    if original_replicas is not None:
+        ors = tuple(original_replicas)
     else:
         ors = tuple(after.original_replicas if after.is_being_reassigned else before.original_replicas)
     was, now = before.is_being_reassigned, after.is_being_reassigned

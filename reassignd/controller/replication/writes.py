@@ -66,7 +66,7 @@ class StatesWrite:
 
 @dataclass(frozen=True, slots=True)
 class AssignmentsWrite:
-    """New full assignments: one topic znode write per topic (with its exact-origins record)."""
+    """New full assignments: one topic znode write per topic (with its origins znode: the moves' original replicas)."""
 
     updates: Mapping[TopicPartition, ReplicaAssignment]
 

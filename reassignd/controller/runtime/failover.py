@@ -36,9 +36,10 @@ log = logging.getLogger(__name__)
 _STATES_PER_SLICE = 5_000  # states indexed between two looks at the loop's pace
 
 
-async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
-    """The recorded replica order before each move (for the topics with moves in flight); a
-    record that does not match a partition's ORS as a set is ignored."""
+async def load_original_replicas(shared: Shared, ctx: ControllerContext) -> None:
+    """The moves' original replicas in their order, as the origins znodes record them (for the
+    topics with moves in flight); a record that does not match a partition's ORS as a set is
+    ignored."""
     moving = sorted({t for t, _ in ctx.reassigning})
     for topic, znode in zip(
         moving, await shared.zk.get_many([paths.topic_origins(t) for t in moving]), strict=True
@@ -51,16 +52,7 @@ async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
         except codec.CodecError as e:
             shared.report(paths.topic_origins(topic), e.reason, "origins")
             continue
-        ctx.set_origins(
-            topic,
-            {
-                p: r
-                for p, r in recorded.items()
-                if (a := ctx.assignment((topic, p))) is not None
-                and a.is_being_reassigned
-                and set(r) == set(a.original_replicas)
-            },
-        )
+        ctx.load_original_replicas(topic, recorded)
 
 
 async def ensure_cluster_id(shared: Shared, out: EventOutputs) -> None:
@@ -135,7 +127,9 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         ctx.load_states(dict(loaded[i : i + _STATES_PER_SLICE]))
     ctx.malformed_states.update(malformed)
     ctx.dirty_topics.update(znodes)
-    await skippable(shared, "the recorded replica orders (origins)", lambda: load_origins(shared, ctx))
+    await skippable(
+        shared, "the moves' original replicas (origins znodes)", lambda: load_original_replicas(shared, ctx)
+    )
     phase("states")
     broker_requests = out.requests
     await parts.elections.online_partitions(all_tps, out)

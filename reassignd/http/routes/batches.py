@@ -75,7 +75,7 @@ def running_json(move: RunningMove) -> c.RunningMove:
         partition=move.partition,
         original_replicas=tuple(move.original_replicas),
         target_replicas=tuple(move.target_replicas),
-        started_at=iso_utc(move.started_ms),
+        started_at=iso_utc(move.started_at_ms),
         bytes_done=move.bytes_done,
         bytes_total=move.bytes_total,
         bytes_per_s=round(move.bytes_per_s),

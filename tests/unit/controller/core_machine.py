@@ -32,7 +32,7 @@ from reassignd.controller.model.moves import MoveState
 from reassignd.controller.model.requests import AlterReassignments, AlterResult, CancelMode, Source
 from reassignd.controller.reassignment.validation import (
     cancelled_assignment,
-    in_origin_order,
+    in_original_order,
     validate_target,
 )
 from reassignd.controller.replication import loader
@@ -311,11 +311,11 @@ class CoreMachine(RuleBasedStateMachine):
             if mode is CancelMode.CANCEL:
                 # back to ORS as a set, in the order it had before the move (the origins record)
                 assert set(outcome.replicas) == set(ors) == set(self.ghost_ors[tp])
-                outcome = ReplicaAssignment(in_origin_order(outcome, current, ctx.origin(tp)).replicas)
+                outcome = ReplicaAssignment(in_original_order(outcome, current, self.ghost_ors[tp]).replicas)
             else:
                 assert outcome.replicas[: len(ors)] == ors
                 assert set(outcome.replicas) == set(ors) | (set(current.adding) & set(isr))
-                outcome = in_origin_order(outcome, current, ctx.origin(tp))
+                outcome = in_original_order(outcome, current, self.ghost_ors[tp])
             expected[tp] = outcome
         accepted = {tp: new for tp, new in expected.items() if new is not None}
         self._note_requests(accepted)
@@ -607,10 +607,12 @@ class CoreMachine(RuleBasedStateMachine):
             a = now[tp].assignment
             assert move.tp == tp
             assert move.target == a.target_replicas, (move, a)
-            assert set(move.origins) == set(a.original_replicas) == set(self.ghost_ors[tp]), (move, a)
-            assert move.origins == (ctx.origin(tp) or move.origins)
+            assert set(move.original_replicas) == set(a.original_replicas), (move, a)
+            assert move.original_replicas == self.ghost_ors[tp], (move, self.ghost_ors[tp])
             assert move.source in (Source.API, None), move
-            assert move.state in (MoveState.ADDING, MoveState.FINISHING), move
+            # between events a move is live: FINISHING and REVERTING last within the event that
+            # ends the move
+            assert move.state in (MoveState.ADDING, MoveState.CATCHING_UP), move
             assert move.batch is None
         assert ctx.reassigning_topics == {t: sum(1 for tp in ctx.moves if tp[0] == t) for t, _ in ctx.moves}
         assert ctx.live_broker_ids == live

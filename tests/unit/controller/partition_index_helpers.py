@@ -63,12 +63,21 @@ class BrokerDown:
 
 
 @dataclass(frozen=True)
-class SetOrigins:  # a topic's exact-origins record written (empty: deleted)
+class LoadOriginalReplicas:  # a topic's origins znode read (the failover load)
     topic: str
-    origins: dict[int, tuple[int, ...]]
+    original_replicas: dict[int, tuple[int, ...]]
 
 
-Event = PutTopic | SetAssignment | SetState | LoadStates | RemoveTopic | BrokerUp | BrokerDown | SetOrigins
+Event = (
+    PutTopic
+    | SetAssignment
+    | SetState
+    | LoadStates
+    | RemoveTopic
+    | BrokerUp
+    | BrokerDown
+    | LoadOriginalReplicas
+)
 
 
 brokers = st.sampled_from(BROKERS)
@@ -114,7 +123,7 @@ events: st.SearchStrategy[Event] = st.one_of(
     st.builds(BrokerUp, brokers),
     st.builds(BrokerDown, brokers),
     st.builds(
-        SetOrigins,
+        LoadOriginalReplicas,
         st.sampled_from(TOPICS),
         st.dictionaries(st.sampled_from(PARTITIONS), replica_sets.map(tuple), max_size=3),
     ),
@@ -142,8 +151,8 @@ def apply(ctx: ControllerContext, event: Event) -> None:
             )
         case RemoveTopic(topic):
             ctx.remove_topic(topic)
-        case SetOrigins(topic, origins):
-            ctx.set_origins(topic, dict(origins))
+        case LoadOriginalReplicas(topic, recorded):
+            ctx.load_original_replicas(topic, recorded)
         case BrokerUp(b):
             ctx.add_broker(registration(b), 100 + b)
         case BrokerDown(b):

@@ -17,19 +17,21 @@ from reassignd.controller.model.moves import (
     advance,
     ended_state,
 )
-from reassignd.controller.model.requests import Source
 from reassignd.controller.replication import failures
 
+_LIVE = (MoveState.ADDING, MoveState.CATCHING_UP)
+# a live move is re-targeted, has phase A run, finishes, is reverted or ends elsewhere; a move
+# being finished only completes, one being reverted only ends cancelled
 LEGAL = {
-    (MoveState.ADDING, MoveState.ADDING),
-    (MoveState.ADDING, MoveState.FINISHING),
-    (MoveState.ADDING, MoveState.COMPLETED),
-    (MoveState.ADDING, MoveState.CANCELLED),
-    (MoveState.FINISHING, MoveState.ADDING),
-    (MoveState.FINISHING, MoveState.FINISHING),
+    *((a, b) for a in _LIVE for b in _LIVE),
+    *((a, b) for a in _LIVE for b in (MoveState.FINISHING, MoveState.REVERTING, MoveState.CANCELLED)),
     (MoveState.FINISHING, MoveState.COMPLETED),
-    (MoveState.FINISHING, MoveState.CANCELLED),
+    (MoveState.REVERTING, MoveState.CANCELLED),
 }
+
+
+def test_a_move_completes_only_through_phase_b() -> None:
+    assert {a for a, nexts in TRANSITIONS.items() if MoveState.COMPLETED in nexts} == {MoveState.FINISHING}
 
 
 def test_the_table_names_every_state() -> None:
@@ -39,11 +41,15 @@ def test_the_table_names_every_state() -> None:
 
 @pytest.mark.parametrize(("before", "after"), list(itertools.product(MoveState, MoveState)))
 def test_every_pair(before: MoveState, after: MoveState) -> None:
-    move = Move(("t", 0), target=(2, 3), origins=(1, 2), state=before)
+    move = Move(("t", 0), target=(2, 3), original_replicas=(1, 2), state=before)
     if (before, after) in LEGAL:
         moved = advance(move, after)
         assert moved.state is after
-        assert (moved.tp, moved.target, moved.origins) == (move.tp, move.target, move.origins)
+        assert (moved.tp, moved.target, moved.original_replicas) == (
+            move.tp,
+            move.target,
+            move.original_replicas,
+        )
     else:
         with pytest.raises(IllegalMoveTransition) as raised:
             advance(move, after)
@@ -57,18 +63,15 @@ def test_terminal_states() -> None:
 
 
 def test_how_a_move_ended() -> None:
-    move = Move(("t", 0), target=(2, 3), origins=(1, 2))
+    move = Move(("t", 0), target=(2, 3), original_replicas=(1, 2))
     assert ended_state(move, (3, 2)) is MoveState.COMPLETED
     assert ended_state(move, (1, 2)) is MoveState.CANCELLED  # reverted
     assert ended_state(move, (1, 2, 3)) is MoveState.CANCELLED  # stopped with the added replica
     assert ended_state(move, None) is MoveState.CANCELLED  # the partition was deleted
-
-
-def test_owner() -> None:
-    move = Move(("t", 0), target=(2,), origins=(1,))
-    assert move.owner == "api"  # found in ZooKeeper, claimed by no intake yet
-    assert Move(("t", 0), (2,), (1,), source=Source.ZK).owner == "zk"
-    assert Move(("t", 0), (2,), (1,), source=Source.BATCH, batch="b1").owner == "batch:b1"
+    # a stop keeping its adding replica, on a move that removes none: at the target's replicas,
+    # but a stop, not a completion
+    stopping = Move(("t", 0), target=(1, 2, 3), original_replicas=(1, 2), state=MoveState.REVERTING)
+    assert ended_state(stopping, (1, 2, 3)) is MoveState.CANCELLED
 
 
 def test_one_move_type() -> None:

@@ -44,7 +44,7 @@ def test_a_batch_is_accepted_pending_with_its_previous_replicas() -> None:
     batch = submitted(spec(move(0), move(1, (2, 3, 4))))
     assert batch.state is BatchState.PENDING
     assert [m.state for m in batch.moves.values()] == [BatchMoveState.PENDING, BatchMoveState.PENDING]
-    assert batch.moves[("orders", 0)].previous == (1, 2, 3)
+    assert batch.moves[("orders", 0)].original_replicas == (1, 2, 3)
     assert [o.error_code for o in partition_outcomes(batch)] == [0, 0]
 
 
@@ -152,7 +152,7 @@ def test_moves_run_and_the_batch_completes() -> None:
     batch = submitted(spec(move(0), move(1)))
     batch = moves_started(batch, {("orders", 0): (1, 2, 3)}, 2000)
     assert batch.state is BatchState.RUNNING
-    assert batch.moves[("orders", 0)].started_ms == 2000
+    assert batch.moves[("orders", 0)].started_at_ms == 2000
     with pytest.raises(ValueError, match="no pending move"):
         moves_started(batch, {("orders", 0): (1, 2, 3)}, 2001)  # never started twice
     batch = moves_completed(batch, [("orders", 0)], 3000)
@@ -289,7 +289,7 @@ def test_reconcile_after_a_crash() -> None:
         ("orders", 3): BatchMoveState.CANCELLED,
         ("logs", 0): BatchMoveState.FAILED,
     }
-    assert after.moves[("orders", 2)].started_ms is None
+    assert after.moves[("orders", 2)].started_at_ms is None
     assert after.moves[("orders", 3)].error_message == MOVED_ELSEWHERE
     assert after.moves[("logs", 0)].error_message == GONE
 

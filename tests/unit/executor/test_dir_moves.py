@@ -40,7 +40,7 @@ def at_target(tp: TopicPartition, move: BatchMove) -> bool:
 
 
 def running(batch: Batch, *tps: TopicPartition) -> Batch:
-    return moves_started(batch, {tp: batch.moves[tp].previous for tp in tps}, 2000)
+    return moves_started(batch, {tp: batch.moves[tp].original_replicas for tp in tps}, 2000)
 
 
 def test_a_dir_only_partition_is_a_pending_move_and_any_pins_nothing() -> None:
@@ -59,7 +59,7 @@ def test_asked_only_after_being_journaled_then_checked_against_the_report() -> N
     first = decide([b], at_target, places, frozenset({1}), {TP: 100})
     assert first.asking == {"b-1": {TP: ("/d1", "any", "any")}} and not first.ask  # journal first
     b = dirs_asked(b, first.asking["b-1"], 3000)
-    assert b.moves[TP].dirs_asked_ms == 3000 and b.moves[TP].previous_dirs == ("/d1", "any", "any")
+    assert b.moves[TP].dirs_asked_ms == 3000 and b.moves[TP].original_log_dirs == ("/d1", "any", "any")
     # the journal survives a failover with what it says (slow decoding path for log_dirs)
     znodes = encode_batch(b)
     b = decode_batch(znodes.head, znodes.chunks, znodes.throttles)

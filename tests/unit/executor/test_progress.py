@@ -49,7 +49,7 @@ def test_status_counts_bytes_rate_and_eta() -> None:
         (1, 2, 3),
         (4, 5, 6),
     )
-    assert (running.started_ms, running.stuck, status.stuck) == (10_000, False, ())
+    assert (running.started_at_ms, running.stuck, status.stuck) == (10_000, False, ())
     assert (status.throttled_brokers, status.throttled_topics) == ((4, 5), ("orders",))
 
 

@@ -56,7 +56,7 @@ def test_brokers_with_several_dirs_are_drawn_per_dir() -> None:
         (1, 2),
         BatchMoveState.RUNNING,
         dirs=("/b", "any"),
-        previous_dirs=("/a", "any"),
+        original_log_dirs=("/a", "any"),
         dirs_asked_ms=1,
     )
     places = {(1, "logs", 0): Place("/a", "/b", 3), (1, "logs", 1): Place("/b")}
