@@ -24,10 +24,10 @@ from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import starting
+from reassignd.executor.progress import StuckRule
 from reassignd.feeder.evacuation import evacuate
 from reassignd.http.app import build_app
 from reassignd.http.listener_config import http_tls_context
-from reassignd.http.routes.batches import stuck_rule
 from reassignd.http.server import HttpServer
 from reassignd.kafka_listener.server import KafkaListener
 from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
@@ -95,22 +95,19 @@ async def _run(
 ) -> None:
     """The controller's event loop with the dir mover and the side tasks, until cancelled (or one
     fails)."""
+    stuck = StuckRule.of(settings.batch_stuck_after_s, settings.batch_stuck_below_bytes_per_s)
     async with asyncio.TaskGroup() as tg:
         if sink is not None:
             tg.create_task(sink.run(), name="events-to-kafka")
         interval = settings.events_progress_interval_s
         if batch_statuses is not None and interval > 0:
             tg.create_task(
-                report_progress(
-                    controller.api, controller.records, interval, stuck_rule(settings), batch_statuses
-                ),
+                report_progress(controller.api, controller.records, interval, stuck, batch_statuses),
                 name="events-progress",
             )
         sample_every = settings.agent_sample_interval_s
         if batch_statuses is not None and sample_every > 0:
-            tg.create_task(
-                sample_agents(controller.api, sample_every, stuck_rule(settings)), name="agent-sampler"
-            )
+            tg.create_task(sample_agents(controller.api, sample_every, stuck), name="agent-sampler")
         # not a side task: the batches' moves between log dirs are carried out by it
         if settings.dir_move_interval_s > 0:
             tg.create_task(move_dirs(controller.api, settings.dir_move_interval_s), name="dir-mover")

@@ -32,8 +32,15 @@ class MoveProgress:
 
 @dataclass(frozen=True, slots=True)
 class StuckRule:
+    """A running move is stuck once it has run ``after_ms`` and copies below
+    ``below_bytes_per_s`` (``--batch-stuck-after-s``, ``--batch-stuck-below-bytes-per-s``)."""
+
     after_ms: int
     below_bytes_per_s: float
+
+    @classmethod
+    def of(cls, after_s: float, below_bytes_per_s: float) -> StuckRule:
+        return cls(after_ms=round(after_s * 1000), below_bytes_per_s=below_bytes_per_s)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,6 @@ from reassignd.contracts import batches as c
 from reassignd.contracts.reassignments import TopicPartitionResult
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.snapshot import BatchAction, ClusterSnapshot
-from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, error_name
 from reassignd.executor.dir_moves import places_of
 from reassignd.executor.errors import UnknownBatch
@@ -149,13 +148,6 @@ def new_batch_id() -> str:
     return f"b-{uuid.uuid4().hex}"
 
 
-def stuck_rule(settings: ControllerSettings) -> StuckRule:
-    return StuckRule(
-        after_ms=round(settings.batch_stuck_after_s * 1000),
-        below_bytes_per_s=settings.batch_stuck_below_bytes_per_s,
-    )
-
-
 async def batch_statuses(
     request: web.Request, snapshot: ClusterSnapshot, batches: Sequence[Batch]
 ) -> list[BatchStatus]:
@@ -169,7 +161,8 @@ async def batch_statuses(
         )
     replicas = index_reports(reports)
     places = places_of(reports)
-    rule = stuck_rule(request.app[SETTINGS])
+    settings = request.app[SETTINGS]
+    rule = StuckRule.of(settings.batch_stuck_after_s, settings.batch_stuck_below_bytes_per_s)
     now_ms = int(time.time() * 1000)
     statuses = []
     for batch in batches:

@@ -36,7 +36,7 @@ from reassignd.executor.model import (
 from reassignd.executor.progress import MoveProgress, StuckRule, batch_status
 from reassignd.http.auth import Principal, Role
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_body
-from reassignd.http.routes.batches import list_json, new_batch_id, status_json, stuck_rule, summary_json
+from reassignd.http.routes.batches import list_json, new_batch_id, status_json, summary_json
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, Client, FakeView, call, serve
 from tests.unit.http.batch_helpers import (
     BROKERS,
@@ -575,10 +575,11 @@ def test_the_lists_summary_is_the_full_status_without_running_byte_for_byte() ->
     assert list(msgspec.json.decode(full)) == [*summary_keys[:at], "running", *summary_keys[at:]]
 
 
-def test_the_stuck_rule_comes_from_the_settings() -> None:
-    assert stuck_rule(SETTINGS) == StuckRule(600_000, 1024 * 1024)
-    settings = replace(SETTINGS, batch_stuck_after_s=1.5, batch_stuck_below_bytes_per_s=10.0)
-    assert stuck_rule(settings) == StuckRule(1500, 10.0)
+def test_the_stuck_rule_is_made_of_the_settings_seconds_and_rate() -> None:
+    assert StuckRule.of(SETTINGS.batch_stuck_after_s, SETTINGS.batch_stuck_below_bytes_per_s) == StuckRule(
+        600_000, 1024 * 1024
+    )
+    assert StuckRule.of(1.5, 10.0) == StuckRule(1500, 10.0)
 
 
 def test_sizes_from_the_leaders_and_progress_of_the_moves_still_moving_to_their_target() -> None:
