@@ -10,15 +10,12 @@ cluster and its sizes from the controller, ``reassignd feed run`` executing the 
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from reassignd.zk.client import ZkClient
+from tests.feeder.feed_cli import read_json, reassignd
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
 from tests.integration.reassignment_helpers import make_topic, set_broker_rate, topic_znode
 
@@ -26,14 +23,6 @@ pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
 
 SIZE = 100_000
 RACK = {b: (b - 1) % 3 for b in range(1, 10)}  # `reassignd cluster --racks 3`: r0 r1 r2 r0 ...
-
-
-async def reassignd(*args: str, log: Path) -> int:
-    with log.open("ab") as out:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "reassignd", *args, stdout=out, stderr=asyncio.subprocess.STDOUT
-        )
-    return await asyncio.wait_for(proc.wait(), 300)
 
 
 async def start(procs: Procs, zk: ZkClient, agents: int) -> ControllerProc:
@@ -59,10 +48,6 @@ async def settled(zk: ZkClient, topics: list[str], want: dict[tuple[str, int], t
         return await assignment(zk, topics) == want
     except AssertionError:
         return False
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
 
 
 async def sized_everywhere(c: ControllerProc, count: int) -> bool:

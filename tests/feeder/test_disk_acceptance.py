@@ -18,7 +18,7 @@ import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
-from tests.feeder.test_acceptance import read_json, reassignd
+from tests.feeder.feed_cli import read_json, reassignd
 from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
 from tests.integration.reassignment_helpers import make_topic
 
