@@ -152,17 +152,13 @@ def alter_quotas_json(results: Iterable[QuotaAlterationResult]) -> AlterQuotasRe
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
 
-
-@routes.get("/v1/quotas")
 async def describe_quotas(request: web.Request) -> web.Response:
     user, client_id = parse_describe_query(request.query.items())
     descriptions = await request.app[VIEW].describe_quotas(user, client_id)
     return json_response(describe_quotas_json(descriptions))
 
 
-@routes.post("/v1/quotas")
 async def alter_quotas(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     plans = [plan_entry(entry) for entry in parse_alter_quotas(await request.read())]

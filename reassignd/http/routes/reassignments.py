@@ -296,10 +296,7 @@ def _listed(topics: Mapping[str, list[contracts.Reassignment]]) -> contracts.Lis
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
 
-
-@routes.post("/v1/reassignments")
 async def alter_reassignments(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())  # e.g. ?mode=stop: "mode" belongs in the body
     alter = parse_alter_body(await request.read())  # over the body limit: 413
@@ -323,7 +320,6 @@ def _select(
     return _Selection(shown, frozenset(involved_brokers(shown)))
 
 
-@routes.get("/v1/reassignments")
 async def list_reassignments(request: web.Request) -> web.Response:
     """Answered from bytes kept per (reassignments, filter, agents' answers): the reassignments
     are shared by snapshots until one changes, so while nothing moves on, a read costs no
@@ -364,9 +360,6 @@ def _tp(r: ReassignmentView) -> TopicPartition:
     return (r.topic, r.partition)
 
 
-@routes.delete("/v1/reassignments")
-@routes.delete("/v1/reassignments/{topic}")
-@routes.delete("/v1/reassignments/{topic}/{partition}")
 async def cancel_reassignments(request: web.Request) -> web.Response:
     cancel = parse_cancel(
         request.match_info.get("topic"), request.match_info.get("partition"), request.query.items()

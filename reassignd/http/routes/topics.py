@@ -242,14 +242,11 @@ def retry_after_headers(throttle_time_ms: int) -> dict[str, str]:
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
-
 
 def _answer(body: msgspec.Struct, result: TopicsResult) -> web.Response:
     return json_response(body, headers=retry_after_headers(result.throttle_time_ms))
 
 
-@routes.post("/v1/topics")
 async def create_topics(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     create = parse_create_topics(await request.read(), caller_of(request))  # over the limit: 413
@@ -258,7 +255,6 @@ async def create_topics(request: web.Request) -> web.Response:
     return _answer(create_topics_json(result), result)
 
 
-@routes.post("/v1/topics/delete")
 async def delete_topics(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     delete = parse_delete_topics(await request.read(), caller_of(request))
@@ -267,7 +263,6 @@ async def delete_topics(request: web.Request) -> web.Response:
     return _answer(delete_topics_json(result), result)
 
 
-@routes.delete("/v1/topics/{topic}")
 async def delete_topic(request: web.Request) -> web.Response:
     delete = parse_delete_topic(request.match_info["topic"], request.query.items(), caller_of(request))
     note(request, delete)
@@ -275,7 +270,6 @@ async def delete_topic(request: web.Request) -> web.Response:
     return _answer(delete_topics_json(result), result)
 
 
-@routes.post("/v1/topics/partitions")
 async def create_partitions(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     create = parse_create_partitions(await request.read(), caller_of(request))
