@@ -22,7 +22,7 @@ from schemathesis.specs.openapi import definitions
 
 from reassignd.contracts import requests as rq
 from reassignd.contracts.requests import PARTITION_KEY_PATTERN
-from reassignd.controller.model.requests import AlterReassignments, Caller
+from reassignd.controller.model.requests import AlterReassignments, Requester
 from reassignd.errors import InvalidRequest
 from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
 from reassignd.http import build_app
@@ -58,9 +58,9 @@ METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
 
 PARSERS: dict[str, Callable[[bytes], object]] = {
     "/v1/reassignments": parse_alter_body,
-    "/v1/topics": lambda raw: parse_create_topics(raw, Caller()),
-    "/v1/topics/delete": lambda raw: parse_delete_topics(raw, Caller()),
-    "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Caller()),
+    "/v1/topics": lambda raw: parse_create_topics(raw, Requester()),
+    "/v1/topics/delete": lambda raw: parse_delete_topics(raw, Requester()),
+    "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Requester()),
     "/v1/quotas": parse_alter_quotas,
     "/v1/elections": parse_elect_body,
     "/v1/log-dirs/moves": parse_moves_body,

@@ -12,8 +12,8 @@ import pytest
 
 from reassignd.controller.model.requests import (
     AlterQuotas,
-    QuotaAlteration,
     QuotaAlterationResult,
+    QuotaChange,
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest
@@ -125,9 +125,9 @@ async def test_alter_sends_the_valid_entries_and_answers_every_entry_in_order(
     assert view.requests == [
         AlterQuotas(
             (
-                QuotaAlteration("alice", "app", 2.0),
-                QuotaAlteration(None, "<default>", None),
-                QuotaAlteration("erin", None, 3.0),
+                QuotaChange("alice", "app", 2.0),
+                QuotaChange(None, "<default>", None),
+                QuotaChange("erin", None, 3.0),
             )
         )
     ]
@@ -171,11 +171,11 @@ def test_planning_checks_the_entity_before_the_keys() -> None:
     )
     assert plan_entry(QuotaEntry("", "app", ())).error_message == "Empty user not supported"  # type: ignore[union-attr]
     assert plan_entry(QuotaEntry("u", "", ())).error_message == "Empty client-id not supported"  # type: ignore[union-attr]
-    assert plan_entry(QuotaEntry("u", None, ((RATE, -1.0),))) == QuotaAlteration("u", None, -1.0)
+    assert plan_entry(QuotaEntry("u", None, ((RATE, -1.0),))) == QuotaChange("u", None, -1.0)
 
 
 def test_a_controller_answering_the_wrong_number_of_entries_is_a_bug() -> None:
-    plans = [QuotaAlteration("u", None, 1.0)]
+    plans = [QuotaChange("u", None, 1.0)]
     with pytest.raises(RuntimeError, match="answered 0 quota entries for 1 sent"):
         merge_results(plans, ())
     with pytest.raises(RuntimeError, match="answered 2 quota entries for 1 sent"):
