@@ -50,7 +50,7 @@ from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
 
 
 @dataclass(frozen=True, slots=True)
-class QuotaEntry:
+class AlterQuotaEntry:
     """One AlterClientQuotas entry as given: the entity (None = not part of it, ``<default>`` =
     the default) and its ops, ``(key, value)`` with None removing the key."""
 
@@ -62,12 +62,12 @@ class QuotaEntry:
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-def parse_alter_quotas(body: bytes) -> tuple[QuotaEntry, ...]:
+def parse_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
     doc = decode_object(body, ("entries",))
     return tuple(_entry(raw, f"entries[{i}]") for i, raw in enumerate(expect_list(doc["entries"], "entries")))
 
 
-def _entry(raw: Any, path: str) -> QuotaEntry:
+def _entry(raw: Any, path: str) -> AlterQuotaEntry:
     entry = expect_object(raw, path, ("entity", "ops"))
     entity = expect_object(entry["entity"], f"{path}.entity", (), ("user", "client_id"))
     user = expect_string(entity["user"], f"{path}.entity.user") if "user" in entity else None
@@ -81,7 +81,7 @@ def _entry(raw: Any, path: str) -> QuotaEntry:
         key = expect_string(op["key"], f"{opath}.key")
         value = None if op["value"] is None else expect_number(op["value"], f"{opath}.value")
         ops.append((key, value))
-    return QuotaEntry(user, client_id, tuple(ops))
+    return AlterQuotaEntry(user, client_id, tuple(ops))
 
 
 def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, str | None]:
@@ -98,7 +98,7 @@ def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, 
 # --- per-entry planning --------------------------------------------------------------------------
 
 
-def plan_entry(entry: QuotaEntry) -> QuotaChange | QuotaAlterationResult:
+def plan_entry(entry: AlterQuotaEntry) -> QuotaChange | QuotaAlterationResult:
     """What to send the controller for this entry, or this entry's answer when it is decided here
     (the entity first, then the keys, as Kafka checks them)."""
     try:
