@@ -54,6 +54,7 @@ import aiohttp
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ClientError
+from reassignd.api_client.shapes import partition_results
 from reassignd.contracts.admin import CreateTopicsResponse, DeleteTopicsResponse
 from reassignd.executor.progress import broker_bytes, lower_bound_makespan_s
 from reassignd.executor.scheduler import MoveShape, move_shape
@@ -224,7 +225,7 @@ async def submit_all_at_once(api: ApiClient, entries: Sequence[tuple[str, int, l
     for name, p, replicas in entries:
         topics.setdefault(name, []).append({"partition": p, "replicas": replicas})
     body = {"timeout_ms": 120_000, "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()]}
-    errors = [r for r in await api.alter(body) if not r.ok]
+    errors = [(tp, r) for tp, r in partition_results(await api.alter(body)) if not r.ok]
     if errors:
         raise RuntimeError(f"AlterPartitionReassignments: {errors[:3]}")
 

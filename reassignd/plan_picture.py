@@ -155,7 +155,7 @@ def _value_text(metric: str, value: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Layout:
+class PictureLayout:
     """Where the charts go: one under the other, or side by side when they are narrow."""
 
     holders: int
@@ -164,7 +164,7 @@ class Layout:
     side_by_side: bool
 
     @classmethod
-    def of(cls, holders: int) -> Layout:
+    def of(cls, holders: int) -> PictureLayout:
         group_w = min(_GROUP_MAX_W, max(_GROUP_MIN_W, _PLOTS_MAX_W / max(holders, 1)))
         label_every = max(1, math.ceil(_LABEL_W / group_w))
         chart_w = _LEFT + group_w * holders + _RIGHT
@@ -196,7 +196,7 @@ def _chart(
     origin: tuple[float, float],
     holders: Sequence[Holder],
     figures: Mapping[str, Mapping[Holder, HolderLoad]],
-    layout: Layout,
+    layout: PictureLayout,
 ) -> None:
     largest = max((figures[p].get(h, NONE).value(metric) for h in holders for p in PHASES), default=0)
     ax = axis(metric, largest)
@@ -256,7 +256,7 @@ def plan_svg(
     """The SVG document (text, with its XML declaration) of ``before`` and ``after``, titled
     ``name``; a holder missing from one side counts zero there."""
     holders = sorted(set(before) | set(after))
-    layout = Layout.of(len(holders))
+    layout = PictureLayout.of(len(holders))
     width, height = layout.size
     svg = ET.Element(
         "svg",

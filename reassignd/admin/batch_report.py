@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from reassignd.admin.report import bytes_text, progress_text, result_text
-from reassignd.api_client.shapes import PartitionResult, Progress
+from reassignd.admin.report import RefusedPartition, bytes_text, progress_text, result_text
 from reassignd.contracts.batches import AnyBatchStatus, BatchStatus, RunningMove, SubmitBatchResponse
 from reassignd.plan_format import ids_text, tp_text
 from reassignd.topic_partition import TopicPartition
@@ -22,13 +21,9 @@ MOVE_STATES = ("pending", "running", "completed", "cancelled", "failed")
 NO_BATCHES = "No batches."
 
 
-def refused(answer: SubmitBatchResponse) -> list[PartitionResult]:
+def refused(answer: SubmitBatchResponse) -> list[RefusedPartition]:
     """The partitions the batch refused (each with its error)."""
-    return [
-        PartitionResult((p.topic, p.partition), p.error_code, p.error_name, p.error_message)
-        for p in answer.partitions
-        if not p.ok
-    ]
+    return [((p.topic, p.partition), p) for p in answer.partitions if not p.ok]
 
 
 def _counts(status: AnyBatchStatus) -> dict[str, int]:
@@ -64,7 +59,7 @@ def batch_progress_text(status: AnyBatchStatus) -> str | None:
     unfinished = status.state in UNFINISHED
     rate = status.bytes_per_s if unfinished and status.bytes_per_s > 0 else None
     eta = status.eta_s if unfinished and rate is not None else None
-    return progress_text(Progress(status.bytes_total, status.bytes_done, rate, eta))
+    return progress_text(status.bytes_total, status.bytes_done, rate, eta)
 
 
 def list_line(status: AnyBatchStatus) -> str:
@@ -110,7 +105,7 @@ def running_line(move: RunningMove) -> str:
         rate = move.bytes_per_s
         left = move.bytes_total - move.bytes_done
         eta = -(-left // rate) if rate > 0 else None
-        line += " " + progress_text(Progress(move.bytes_total, move.bytes_done, rate, eta))
+        line += " " + progress_text(move.bytes_total, move.bytes_done, rate, eta)
     if move.stuck:
         line += " STUCK"
     return line
@@ -158,7 +153,7 @@ def submitted_lines(answer: SubmitBatchResponse) -> list[str]:
     lines = [head]
     if refusals:
         lines.append(f"Refused partition{'' if len(refusals) == 1 else 's'} of batch {b.batch_id}:")
-        lines.extend(result_text(r) for r in sorted(refusals, key=lambda r: r.tp))
+        lines.extend(result_text(tp, r) for tp, r in sorted(refusals, key=lambda f: f[0]))
     return lines
 
 

@@ -21,8 +21,13 @@ from reassignd.admin.plan import plan_request
 from reassignd.admin.settings import LOG_DIR_TIMEOUT_MS, SPECS, ReassignSettings, Verb
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ApiError, ClientError
-from reassignd.api_client.shapes import NO_REASSIGNMENT_IN_PROGRESS, PartitionResult
+from reassignd.api_client.shapes import (
+    NO_REASSIGNMENT_IN_PROGRESS,
+    partition_results,
+    reassignments_by_partition,
+)
 from reassignd.contracts.cluster import MoveLogDirsResponse, Partition
+from reassignd.contracts.reassignments import AlterReassignmentsResponse
 from reassignd.contracts.requests import MoveLogDirsRequest
 from reassignd.plan_format import Plan
 from reassignd.topic_partition import Replicas, TopicPartition
@@ -108,9 +113,9 @@ async def execute(api: ApiClient, plan: Plan, out: TextIO, timeout_ms: int = LOG
     current = await _partitions(api, plan.partitions)
     # The replicas before any move in flight (RS − AR): where a rollback should go back to.
     _say(out, report.rollback_text({tp: info.original for tp, info in current.items()}))
-    results = await api.alter(plan_request(plan))
-    started = [r.tp for r in results if r.ok]
-    failed = [r for r in results if not r.ok]
+    results = partition_results(await api.alter(plan_request(plan)))
+    started = [tp for tp, r in results if r.ok]
+    failed: list[report.RefusedPartition] = [(tp, r) for tp, r in results if not r.ok]
     if started:
         _say(out, report.started_line(started))
     if failed:
@@ -124,7 +129,7 @@ async def execute(api: ApiClient, plan: Plan, out: TextIO, timeout_ms: int = LOG
 
 async def verify(api: ApiClient, plan: Plan, out: TextIO) -> int:
     """Kafka's --verify: in progress, complete, or done elsewhere. Exit 0 either way, as Kafka."""
-    moving = await api.reassignments(plan.topics)
+    moving = reassignments_by_partition(await api.reassignments(plan.topics))
     settled = [tp for tp in plan.partitions if tp not in moving]
     current: dict[TopicPartition, Replicas] = {
         tp: info.replicas for tp, info in (await _partitions(api, settled)).items()
@@ -138,14 +143,17 @@ async def verify(api: ApiClient, plan: Plan, out: TextIO) -> int:
 
 
 async def list_moving(api: ApiClient, out: TextIO) -> int:
-    _say(out, report.list_lines(await api.reassignments()))
+    _say(out, report.list_lines(reassignments_by_partition(await api.reassignments())))
     return 0
 
 
-def _cancel_report(results: list[PartitionResult], out: TextIO, *, none_line: str) -> int:
-    cancelled = [r.tp for r in results if r.ok]
-    not_moving = [r.tp for r in results if r.error_code == NO_REASSIGNMENT_IN_PROGRESS]
-    failed = [r for r in results if not r.ok and r.error_code != NO_REASSIGNMENT_IN_PROGRESS]
+def _cancel_report(answer: AlterReassignmentsResponse, out: TextIO, *, none_line: str) -> int:
+    results = partition_results(answer)
+    cancelled = [tp for tp, r in results if r.ok]
+    not_moving = [tp for tp, r in results if r.error_code == NO_REASSIGNMENT_IN_PROGRESS]
+    failed: list[report.RefusedPartition] = [
+        (tp, r) for tp, r in results if not r.ok and r.error_code != NO_REASSIGNMENT_IN_PROGRESS
+    ]
     if cancelled:
         _say(out, report.cancelled_line(cancelled))
     if not cancelled and not failed:

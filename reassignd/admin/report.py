@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from reassignd.admin.plan import plan_json
-from reassignd.api_client.shapes import PartitionResult, Progress, Reassignment
+from reassignd.contracts.reassignments import Reassignment
 from reassignd.plan_format import ids_text, tp_text
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.admin_codec import LegacyReassignmentEntry
@@ -47,17 +48,30 @@ def submitted_line(tps: Sequence[TopicPartition], path: str) -> str:
     return f"Successfully submitted partition reassignment{_s(tps)} for {_tps(tps)} in {path}"
 
 
-def result_text(result: PartitionResult) -> str:
+class ErrorResult(Protocol):
+    """A partition's error in an answer (``PartitionResult``, a batch's ``TopicPartitionResult``)."""
+
+    @property
+    def error_name(self) -> str: ...
+
+    @property
+    def error_message(self) -> str | None: ...
+
+
+RefusedPartition = tuple[TopicPartition, ErrorResult]
+
+
+def result_text(tp: TopicPartition, result: ErrorResult) -> str:
     """``orders-0: INVALID_REPLICA_ASSIGNMENT: Empty replica list ...`` (code name, then message)."""
     message = f": {result.error_message}" if result.error_message else ""
-    return f"{tp_text(result.tp)}: {result.error_name}{message}"
+    return f"{tp_text(tp)}: {result.error_name}{message}"
 
 
-def failed_lines(header: str, failed: Sequence[PartitionResult]) -> list[str]:
-    return [header, *(result_text(r) for r in sorted(failed, key=lambda r: r.tp))]
+def failed_lines(header: str, failed: Sequence[RefusedPartition]) -> list[str]:
+    return [header, *(result_text(tp, r) for tp, r in sorted(failed, key=lambda f: f[0]))]
 
 
-def execute_errors(failed: Sequence[PartitionResult]) -> list[str]:
+def execute_errors(failed: Sequence[RefusedPartition]) -> list[str]:
     return failed_lines("Error reassigning partition(s):", failed)
 
 
@@ -72,7 +86,7 @@ def not_moving_line(tps: Sequence[TopicPartition]) -> str:
     return f"No partition reassignment was in progress for: {_tps(tps)}"
 
 
-def cancel_errors(failed: Sequence[PartitionResult]) -> list[str]:
+def cancel_errors(failed: Sequence[RefusedPartition]) -> list[str]:
     return failed_lines(f"Error cancelling partition reassignment{_s(failed)} for:", failed)
 
 
@@ -137,27 +151,28 @@ def bytes_text(n: float) -> str:
     return f"{n:.1f} {unit}"
 
 
-def progress_text(p: Progress) -> str:
-    """`` progress: 31% (125.0 MiB of 400.0 MiB), 47.1 MiB/s, about 6 s left.``"""
-    percent = 100 * p.bytes_done // p.bytes_total if p.bytes_total > 0 else 0
-    parts = [f"progress: {percent}% ({bytes_text(p.bytes_done)} of {bytes_text(p.bytes_total)})"]
-    if p.bytes_per_s is not None:
-        parts.append(f"{bytes_text(p.bytes_per_s)}/s")
-    if p.eta_s is not None:
-        parts.append(f"about {p.eta_s:.0f} s left")
+def progress_text(bytes_total: int, bytes_done: int, bytes_per_s: float | None, eta_s: float | None) -> str:
+    """`` progress: 31% (125.0 MiB of 400.0 MiB), 47.1 MiB/s, about 6 s left.`` (no rate or time
+    left when None)."""
+    percent = 100 * bytes_done // bytes_total if bytes_total > 0 else 0
+    parts = [f"progress: {percent}% ({bytes_text(bytes_done)} of {bytes_text(bytes_total)})"]
+    if bytes_per_s is not None:
+        parts.append(f"{bytes_text(bytes_per_s)}/s")
+    if eta_s is not None:
+        parts.append(f"about {eta_s:.0f} s left")
     return ", ".join(parts) + "."
 
 
-def list_line(r: Reassignment) -> str:
+def list_line(tp: TopicPartition, r: Reassignment) -> str:
     """Kafka's ``orders-0: replicas: 4,5,6,1,2,3. adding: 4,5,6. removing: 1,2,3.``, then
     reassignd's progress when an agent reported it."""
-    line = f"{tp_text(r.tp)}: replicas: {ids_text(r.replicas)}."
-    if r.adding:
-        line += f" adding: {ids_text(r.adding)}."
-    if r.removing:
-        line += f" removing: {ids_text(r.removing)}."
-    if r.progress is not None:
-        line += " " + progress_text(r.progress)
+    line = f"{tp_text(tp)}: replicas: {ids_text(r.replicas)}."
+    if r.adding_replicas:
+        line += f" adding: {ids_text(r.adding_replicas)}."
+    if r.removing_replicas:
+        line += f" removing: {ids_text(r.removing_replicas)}."
+    if (g := r.progress) is not None:
+        line += " " + progress_text(g.bytes_total, g.bytes_done, g.bytes_per_s, g.eta_s)
     return line
 
 
@@ -166,7 +181,7 @@ def list_lines(reassignments: Mapping[TopicPartition, Reassignment]) -> list[str
         return [NONE_FOUND]
     return [
         "Current partition reassignments:",
-        *(list_line(reassignments[tp]) for tp in sorted(reassignments)),
+        *(list_line(tp, reassignments[tp]) for tp in sorted(reassignments)),
     ]
 
 

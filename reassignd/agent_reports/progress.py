@@ -28,7 +28,7 @@ ReplicaKey = tuple[int, str, int]  # (broker id, topic, partition)
 
 
 @dataclass(frozen=True, slots=True)
-class Progress:
+class CopyProgress:
     bytes_total: int
     bytes_done: int
     bytes_per_s: int
@@ -61,7 +61,7 @@ def _rate(replica: ReplicaInfo) -> float:
 
 def reassignment_progress(
     reassignment: ReassignmentView, replicas: Mapping[ReplicaKey, ReplicaInfo]
-) -> Progress | None:
+) -> CopyProgress | None:
     topic, partition = reassignment.topic, reassignment.partition
     leader = replicas.get((reassignment.leader, topic, partition))
     leader_end = None if leader is None else max(0, leader.log_end_offset)
@@ -88,4 +88,4 @@ def reassignment_progress(
         eta_s = None
     else:
         eta_s = -(-remaining // bytes_per_s)  # ceil, exact on integers
-    return Progress(total, done, bytes_per_s, eta_s)
+    return CopyProgress(total, done, bytes_per_s, eta_s)

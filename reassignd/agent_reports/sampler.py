@@ -45,7 +45,7 @@ SIZES_AHEAD = 2  # sizes are read this many intervals before a lost broker's gra
 
 
 @dataclass(frozen=True, slots=True)
-class Wanted:
+class SampleTargets:
     """What one round reads: the batches to adjust, the partitions whose sizes self-healing
     needs, and the agents to ask for both."""
 
@@ -65,10 +65,10 @@ def adaptive_batches(snapshot: ClusterSnapshot) -> tuple[Batch, ...]:
     )
 
 
-def wanted(snapshot: ClusterSnapshot, now_ms: int, interval_s: float) -> Wanted:
+def wanted(snapshot: ClusterSnapshot, now_ms: int, interval_s: float) -> SampleTargets:
     """What to read now (empty: nothing needs a sample)."""
     if not snapshot.active:
-        return Wanted((), frozenset(), frozenset())
+        return SampleTargets((), frozenset(), frozenset())
     batches = adaptive_batches(snapshot)
     brokers = brokers_to_ask(batches, snapshot)
     for batch in batches:  # every broker the batch's moves may add to reports its rate
@@ -82,12 +82,12 @@ def wanted(snapshot: ClusterSnapshot, now_ms: int, interval_s: float) -> Wanted:
                 sizes_of.update(lost.partitions)
     leaders = leaders_of(snapshot, sizes_of)
     brokers.update(leaders.values())
-    return Wanted(batches, frozenset(sizes_of), frozenset(b for b in brokers if b in snapshot.brokers))
+    return SampleTargets(batches, frozenset(sizes_of), frozenset(b for b in brokers if b in snapshot.brokers))
 
 
 def build_sample(
     snapshot: ClusterSnapshot,
-    want: Wanted,
+    want: SampleTargets,
     reports: Mapping[int, ReplicasReport],
     rule: StuckRule,
     now_ms: int,

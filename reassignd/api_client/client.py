@@ -240,28 +240,24 @@ class ApiClient:
         """``POST /v1/log-dirs/moves``: AlterReplicaLogDirs for one broker, each replica's code."""
         return await self.typed("POST", "/v1/log-dirs/moves", MoveLogDirsResponse, body=body)
 
-    async def reassignments(self, topics: Iterable[str] = ()) -> dict[TopicPartition, shapes.Reassignment]:
-        """ListPartitionReassignments: the partitions moving (of ``topics``, or all)."""
+    async def reassignments(self, topics: Iterable[str] = ()) -> ListReassignmentsResponse:
+        """ListPartitionReassignments: the partitions moving (of ``topics``, or all); keyed by
+        partition with ``shapes.reassignments_by_partition``."""
         query = [("topic", t) for t in sorted(set(topics))]
-        answer = await self.typed("GET", REASSIGNMENTS, ListReassignmentsResponse, query=query)
-        return shapes.reassignments_by_partition(answer)
+        return await self.typed("GET", REASSIGNMENTS, ListReassignmentsResponse, query=query)
 
-    async def alter(
-        self, body: AlterReassignmentsRequest | Mapping[str, Any]
-    ) -> list[shapes.PartitionResult]:
+    async def alter(self, body: AlterReassignmentsRequest | Mapping[str, Any]) -> AlterReassignmentsResponse:
         """AlterPartitionReassignments (Kafka's shape or a plan, as the request structs or a JSON
-        document read elsewhere): each partition's result."""
-        answer = await self.typed("POST", REASSIGNMENTS, AlterReassignmentsResponse, body=body)
-        return shapes.alter_results(answer)
+        document read elsewhere): each partition's result (``shapes.partition_results``)."""
+        return await self.typed("POST", REASSIGNMENTS, AlterReassignmentsResponse, body=body)
 
-    async def cancel(self, partitions: Iterable[TopicPartition]) -> list[shapes.PartitionResult]:
+    async def cancel(self, partitions: Iterable[TopicPartition]) -> AlterReassignmentsResponse:
         """Cancel the moves of ``partitions`` (``replicas: null``, as Kafka's --cancel)."""
         return await self.alter(shapes.cancel_request(partitions))
 
-    async def cancel_all(self) -> list[shapes.PartitionResult]:
+    async def cancel_all(self) -> AlterReassignmentsResponse:
         """``DELETE /v1/reassignments``: cancel every move."""
-        answer = await self.typed("DELETE", REASSIGNMENTS, AlterReassignmentsResponse)
-        return shapes.alter_results(answer)
+        return await self.typed("DELETE", REASSIGNMENTS, AlterReassignmentsResponse)
 
     async def batches(self) -> Batches:
         """``GET /v1/batches``: every batch, oldest first (BatchSummary: no moves in flight)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from reassignd.broker import replica as rm
 from reassignd.broker.isr_decision import decide_isr, lag_deadline_s
-from reassignd.broker.replica import Role
+from reassignd.broker.replica import ReplicaRole
 from reassignd.broker.state import ReplicaManager
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import PartitionState
@@ -58,7 +58,7 @@ def review_isr(
     review = IsrReview()
     for tp in sorted(set(tps) - in_flight):
         r = mgr.replicas.get(tp)
-        if r is None or r.role is not Role.LEADER or r.isr_fenced:
+        if r is None or r.role is not ReplicaRole.LEADER or r.isr_fenced:
             continue
         r = mgr.grown(r, now)
         view = rm.isr_view(r, mgr.broker_id, mgr.live_brokers, mgr.seen(r))
@@ -125,7 +125,7 @@ class IsrSchedule:
 
 def _current(mgr: ReplicaManager, update: IsrUpdate) -> rm.Replica | None:
     r = mgr.replicas.get(update.tp)
-    if r is None or r.role is not Role.LEADER or r.leader_epoch != update.leader_epoch:
+    if r is None or r.role is not ReplicaRole.LEADER or r.leader_epoch != update.leader_epoch:
         return None
     return r
 

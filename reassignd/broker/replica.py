@@ -26,7 +26,7 @@ from reassignd.topic_partition import TopicPartition
 RATE_WINDOW_S = 1.0  # time constant of the fetch-rate estimate
 
 
-class Role(enum.Enum):
+class ReplicaRole(enum.Enum):
     LEADER = "leader"
     FOLLOWER = "follower"
     STOPPED = "stopped"  # StopReplica without delete: the log stays, nothing is fetched or served
@@ -86,7 +86,7 @@ class Replica(msgspec.Struct, frozen=True):
 
     topic: str
     partition: int
-    role: Role
+    role: ReplicaRole
     leader: int  # the leader's broker id (-1: none)
     leader_epoch: int
     partition_epoch: int  # the state znode's version, as last learned
@@ -111,7 +111,9 @@ class Replica(msgspec.Struct, frozen=True):
 
     @property
     def lag_bytes(self) -> int:
-        return 0 if self.role is Role.LEADER else max(0, self.leader_log_end_offset - self.log_end_offset)
+        return (
+            0 if self.role is ReplicaRole.LEADER else max(0, self.leader_log_end_offset - self.log_end_offset)
+        )
 
 
 def initial_log_end_offset(state: WirePartitionState, broker_id: int, initial_bytes: int) -> int:
@@ -130,14 +132,14 @@ def became(
         known.log_end_offset if known is not None else initial_log_end_offset(state, broker_id, initial_bytes)
     )
     is_leader = state.leader == broker_id
-    was_leader = known is not None and known.role is Role.LEADER
+    was_leader = known is not None and known.role is ReplicaRole.LEADER
     followers: dict[int, FollowerProgress] = {}
     if is_leader:  # always a new leader epoch (older or equal ones are refused before)
         previous = known.followers if was_leader and known is not None else {}
         for b in state.replicas:
             if b != broker_id:
                 followers[b] = _reset_progress(previous.get(b), b in state.isr, was_leader, now)
-    role = Role.LEADER if is_leader else Role.FOLLOWER
+    role = ReplicaRole.LEADER if is_leader else ReplicaRole.FOLLOWER
     return Replica(
         topic=state.topic,
         partition=state.partition,
@@ -175,7 +177,7 @@ def _reset_progress(
 
 def grown(replica: Replica, now: float, produce_bytes_per_s: float) -> Replica:
     """A leader's log after producing at ``produce_bytes_per_s`` until ``now``."""
-    if replica.role is not Role.LEADER or now <= replica.grown_at_s or produce_bytes_per_s <= 0:
+    if replica.role is not ReplicaRole.LEADER or now <= replica.grown_at_s or produce_bytes_per_s <= 0:
         return replica  # (at rate 0 the carry is < 1 byte: nothing to settle)
     produced = produce_bytes_per_s * (now - replica.grown_at_s) + replica.growth_carry
     whole = int(produced)
@@ -215,7 +217,7 @@ def fetched(replica: Replica, n_bytes: int, leader_leo: int, in_isr: bool, now: 
 
 
 def stopped(replica: Replica) -> Replica:
-    return replace(replica, role=Role.STOPPED, followers={}, in_isr=False)
+    return replace(replica, role=ReplicaRole.STOPPED, followers={}, in_isr=False)
 
 
 def credited(progress: FollowerProgress | None, seen_s: float | None) -> FollowerProgress | None:
@@ -278,7 +280,7 @@ def desired_isr(
 ) -> tuple[int, ...]:
     """The ISR the leader wants now (its current one when nothing changes): isr_decision.py's
     rules. ``live`` is None until the controller told us."""
-    if replica.role is not Role.LEADER:
+    if replica.role is not ReplicaRole.LEADER:
         return replica.isr
     change = decide_isr(isr_view(replica, broker_id, live, seen), now, lag_max_s)
     return replica.isr if change is None else change.isr
@@ -289,7 +291,7 @@ def isr_deadline(
 ) -> float | None:
     """When the ISR may next shrink for lag if nothing else happens (None: it cannot): the first
     time an ISR follower's last caught-up time falls out of the ``lag_max_s`` window."""
-    if replica.role is not Role.LEADER or replica.isr_fenced:
+    if replica.role is not ReplicaRole.LEADER or replica.isr_fenced:
         return None
     return lag_deadline_s(isr_view(replica, broker_id, None, seen), now, lag_max_s)
 
@@ -297,7 +299,7 @@ def isr_deadline(
 def settled(replica: Replica, seen: Mapping[int, float]) -> Replica:
     """``replica`` with the implicit session fetches of ``seen`` recorded in its follower progress
     (before a change that ends them: a new leader epoch, or a log that starts growing)."""
-    if not seen or replica.role is not Role.LEADER:
+    if not seen or replica.role is not ReplicaRole.LEADER:
         return replica
     followers = dict(replica.followers)
     for b, seen_s in seen.items():
@@ -350,7 +352,7 @@ def with_zk_state(
 
 
 def _high_watermark(
-    role: Role,
+    role: ReplicaRole,
     log_end_offset: int,
     high_watermark: int,
     isr: tuple[int, ...],
@@ -359,7 +361,7 @@ def _high_watermark(
 ) -> int:
     """A leader's high watermark: up to the slowest member of the maximal ISR, the ISR and the
     followers about to join it (never backwards, never past its end)."""
-    if role is Role.LEADER:
+    if role is ReplicaRole.LEADER:
         low = log_end_offset
         for b in isr:
             if b != broker_id:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import Take
-from reassignd.broker.replica import Replica, Role
+from reassignd.broker.replica import Replica, ReplicaRole
 from reassignd.broker.state import ReplicaManager, ServedKey
 from reassignd.broker.throttle import MAX_GRANT
 from reassignd.control.fetch import (
@@ -46,7 +46,10 @@ def fetch_leaders(mgr: ReplicaManager) -> set[int]:
 
 def fetching_from(mgr: ReplicaManager, r: Replica | None, leader: int) -> bool:
     return (
-        r is not None and r.role is Role.FOLLOWER and r.leader == leader and leader not in (-1, mgr.broker_id)
+        r is not None
+        and r.role is ReplicaRole.FOLLOWER
+        and r.leader == leader
+        and leader not in (-1, mgr.broker_id)
     )
 
 
@@ -89,7 +92,7 @@ def fetch_request(mgr: ReplicaManager, leader: int, now: float) -> FetchRequest 
 
 def refusal(mgr: ReplicaManager, r: Replica | None, follower: int, leader_epoch: int) -> int:
     """The error code for a fetch of ``r`` by ``follower`` at ``leader_epoch`` (NONE: served)."""
-    if r is None or r.role is not Role.LEADER or follower not in r.replicas:
+    if r is None or r.role is not ReplicaRole.LEADER or follower not in r.replicas:
         return NOT_LEADER_OR_FOLLOWER
     if leader_epoch < r.leader_epoch:
         return FENCED_LEADER_EPOCH

@@ -26,10 +26,10 @@ from reassignd.broker import replica as rm
 from reassignd.broker.bandwidth import FairBucket
 from reassignd.broker.log_dir_store import LogDirStore
 from reassignd.broker.log_dirs import LogDirSpec
-from reassignd.broker.replica import Replica, Role
+from reassignd.broker.replica import Replica, ReplicaRole
 from reassignd.broker.sim_config import BrokerSimConfig, TopicSimConfig, topic_sim_config
 from reassignd.control.fetch import FENCED_LEADER_EPOCH
-from reassignd.control.log_dir_moves import AlterLogDirsRequest, AlterLogDirsResponse, LogDirMoveResult
+from reassignd.control.log_dir_moves import AgentLogDirMoveResult, AlterLogDirsRequest, AlterLogDirsResponse
 from reassignd.control.protocol import (
     ControlResponse,
     Header,
@@ -152,7 +152,7 @@ class ReplicaManager:
 
     def _follows(self, r: Replica) -> int | None:
         """The broker ``r`` fetches from, if it is a follower with a remote leader."""
-        if r.role is Role.FOLLOWER and r.leader >= 0 and r.leader != self.broker_id:
+        if r.role is ReplicaRole.FOLLOWER and r.leader >= 0 and r.leader != self.broker_id:
             return r.leader
         return None
 
@@ -210,8 +210,8 @@ class ReplicaManager:
                 if leader is not None:
                     self.fetch_dirty.setdefault(leader, set()).add(tp)
         # as leader
-        was_led = old is not None and old.role is Role.LEADER
-        is_led = new is not None and new.role is Role.LEADER
+        was_led = old is not None and old.role is ReplicaRole.LEADER
+        is_led = new is not None and new.role is ReplicaRole.LEADER
         if is_led:
             self.led.add(tp)
             self.isr_candidates.add(tp)
@@ -281,7 +281,7 @@ class ReplicaManager:
         growing = config.produce_bytes_per_s > 0
         for tp in self._by_topic.get(topic, ()):
             r = self._replicas[tp]
-            if r.role is not Role.LEADER:
+            if r.role is not ReplicaRole.LEADER:
                 continue
             r = rm.grown(r, now, old.produce_bytes_per_s)
             if r.grown_at_s < now:  # (at rate 0 the growth is not settled as time passes)
@@ -303,7 +303,7 @@ class ReplicaManager:
 
     def grown(self, r: Replica, now: float) -> Replica:
         """``r`` with its growth as leader settled until ``now`` (and stored)."""
-        if r.role is not Role.LEADER:
+        if r.role is not ReplicaRole.LEADER:
             return r
         g = rm.grown(r, now, self.topic_config(r.topic).produce_bytes_per_s)
         if g is not r:
@@ -342,7 +342,7 @@ class ReplicaManager:
             elif self.broker_id not in state.replicas:
                 code = UNKNOWN_TOPIC_OR_PARTITION
             else:
-                if known is not None and known.role is Role.LEADER:
+                if known is not None and known.role is ReplicaRole.LEADER:
                     known = self.settle(self.grown(known, now))
                 initial = self.topic_config(state.topic).initial_bytes
                 self.put(rm.became(known, state, self.broker_id, initial, now))
@@ -428,7 +428,7 @@ class ReplicaManager:
             # a follower learns the ISR of its current epoch; the leader owns the ISR itself
             if (
                 known is not None
-                and known.role is Role.FOLLOWER
+                and known.role is ReplicaRole.FOLLOWER
                 and state.leader_epoch == known.leader_epoch
                 and state.partition_epoch >= known.partition_epoch
             ):
@@ -454,7 +454,7 @@ class ReplicaManager:
         results = []
         for m in request.moves:
             code, reason = self.dirs.alter((m.topic, m.partition), m.log_dir, size)
-            results.append(LogDirMoveResult(m.topic, m.partition, code, reason))
+            results.append(AgentLogDirMoveResult(m.topic, m.partition, code, reason))
         return AlterLogDirsResponse(tuple(results))
 
     def log_dir_move_bytes_per_s(self) -> float:
@@ -483,11 +483,13 @@ class ReplicaManager:
                 ReplicaInfo(
                     topic=r.topic,
                     partition=r.partition,
-                    leader=r.role is Role.LEADER,
+                    leader=r.role is ReplicaRole.LEADER,
                     log_end_offset=r.log_end_offset,
                     lag_bytes=r.lag_bytes,
-                    fetch_bytes_per_s=round(r.fetch_meter.rate(now), 1) if r.role is Role.FOLLOWER else 0.0,
-                    in_isr=(self.broker_id in r.isr) if r.role is Role.LEADER else r.in_isr,
+                    fetch_bytes_per_s=round(r.fetch_meter.rate(now), 1)
+                    if r.role is ReplicaRole.FOLLOWER
+                    else 0.0,
+                    in_isr=(self.broker_id in r.isr) if r.role is ReplicaRole.LEADER else r.in_isr,
                     log_dir=self.dirs.dir_of.get(tp) if jbod else None,
                 )
             )

@@ -60,7 +60,7 @@ class AlterLogDirsRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class LogDirMoveResult:
+class AgentLogDirMoveResult:
     topic: str
     partition: int
     error_code: int
@@ -78,9 +78,9 @@ class LogDirMoveResult:
         return out
 
     @staticmethod
-    def from_json(raw: Any) -> LogDirMoveResult:
+    def from_json(raw: Any) -> AgentLogDirMoveResult:
         obj = read_obj(raw, "result")
-        return LogDirMoveResult(
+        return AgentLogDirMoveResult(
             read_str(obj, "topic"),
             read_int(obj, "partition"),
             read_int(obj, "error_code"),
@@ -90,7 +90,7 @@ class LogDirMoveResult:
 
 @dataclass(frozen=True, slots=True)
 class AlterLogDirsResponse:
-    results: tuple[LogDirMoveResult, ...]
+    results: tuple[AgentLogDirMoveResult, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {"results": [r.to_json() for r in self.results]}
@@ -98,4 +98,6 @@ class AlterLogDirsResponse:
     @staticmethod
     def from_json(raw: Any) -> AlterLogDirsResponse:
         obj = read_obj(raw, "response")
-        return AlterLogDirsResponse(tuple(LogDirMoveResult.from_json(r) for r in read_list(obj, "results")))
+        return AlterLogDirsResponse(
+            tuple(AgentLogDirMoveResult.from_json(r) for r in read_list(obj, "results"))
+        )

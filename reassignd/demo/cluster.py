@@ -44,7 +44,7 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-class Child:
+class DemoProcess:
     """A ``reassignd`` subcommand as a process of its own session (Ctrl-C reaches only the demo,
     which then stops its children in order), logging to a file."""
 
@@ -116,7 +116,7 @@ class LocalCluster:
         self.http_port = free_port()
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.kafka_address = f"127.0.0.1:{free_port()}"  # the controller's Kafka listener
-        self.children: list[Child] = []
+        self.children: list[DemoProcess] = []
         self.reported: set[str] = set()  # children whose failure was already printed
         self.session: aiohttp.ClientSession | None = None
 
@@ -146,8 +146,8 @@ class LocalCluster:
             "--zk-set-acl",
         ]
 
-    async def start_child(self, name: str, args: list[str]) -> Child:
-        child = Child(name, args, self.log_dir / f"{name}.log")
+    async def start_child(self, name: str, args: list[str]) -> DemoProcess:
+        child = DemoProcess(name, args, self.log_dir / f"{name}.log")
         self.children.append(child)
         await child.start()
         say(f"started reassignd {' '.join(args)}")

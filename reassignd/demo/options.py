@@ -35,7 +35,7 @@ class DemoOptions:
     secure: bool = False  # ZooKeeper requires SASL; every process authenticates, Kafka's ACLs
 
 
-class _Parser(argparse.ArgumentParser):
+class _DemoParser(argparse.ArgumentParser):
     """Flags as the ``reassignd`` command line reads them: never abbreviated, an unknown one named
     with the closest known one, every mistake one line on stderr (exit 2)."""
 
@@ -53,7 +53,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_options(argv: Sequence[str]) -> DemoOptions:
     d = DemoOptions()
-    parser = _Parser(
+    parser = _DemoParser(
         prog="scripts/demo.sh",
         description=DESCRIPTION,
         allow_abbrev=False,

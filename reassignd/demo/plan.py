@@ -7,10 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reassignd.api_client.shapes import Progress, Reassignment, alter_request, reassignments_by_partition
+from reassignd.api_client.shapes import alter_request, reassignments_by_partition
 from reassignd.contracts.cluster import Brokers, Topic
-from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.contracts.reassignments import (
+    AlterReassignmentsResponse,
+    ListReassignmentsResponse,
+    Progress,
+    Reassignment,
+)
 from reassignd.contracts.requests import KafkaAlterReassignments
+from reassignd.topic_partition import TopicPartition
 
 Json = dict[str, Any]
 MiB = 1024 * 1024
@@ -92,9 +98,9 @@ def partition_errors(response: AlterReassignmentsResponse) -> list[str]:
     ]
 
 
-def listed(listing: ListReassignmentsResponse) -> list[Reassignment]:
+def listed(listing: ListReassignmentsResponse) -> list[tuple[TopicPartition, Reassignment]]:
     """The partitions of a ListPartitionReassignments answer, by topic and partition."""
-    return sorted(reassignments_by_partition(listing).values(), key=lambda r: r.tp)
+    return sorted(reassignments_by_partition(listing).items())
 
 
 def assignment_of(topic: Topic) -> dict[int, list[int]]:

@@ -9,10 +9,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reassignd.api_client.shapes import Reassignment
 from reassignd.broker.sim_config import INITIAL_BYTES, REPLICATION_BYTES_PER_S
 from reassignd.contracts.cluster import Brokers, Partition, Status, Topic, Topics
-from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.contracts.reassignments import (
+    AlterReassignmentsResponse,
+    ListReassignmentsResponse,
+    Reassignment,
+)
 from reassignd.contracts.requests import KafkaAlterReassignments
 from reassignd.demo.cluster import DemoFailed, LocalCluster, say
 from reassignd.demo.options import DemoOptions
@@ -31,6 +34,7 @@ from reassignd.demo.plan import (
     round_robin_assignment,
 )
 from reassignd.demo.text import move, render, render_load, render_progress, render_topic
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NodeExistsError
@@ -139,7 +143,7 @@ class Steps:
         await self.alter(alter_body(o.topic, {p: target}))
         started = time.monotonic()
         while True:
-            entry = next((e for e in await self.show_progress() if e.tp[1] == p), None)
+            entry = next((e for tp, e in await self.show_progress() if tp[1] == p), None)
             if entry is None:
                 say(f"{name} finished before it could be cancelled")
                 return
@@ -187,7 +191,7 @@ class Steps:
             self.cluster.check_children()
             listing = await self.cluster.maybe("/v1/reassignments", ListReassignmentsResponse)
             entries = [] if listing is None else listed(listing)
-            now_moving = [e.tp for e in entries]
+            now_moving = [tp for tp, _ in entries]
             if now_moving != moving:
                 status = await self.cluster.maybe("/v1/status", Status)
                 topics = await self.all_topics()
@@ -206,7 +210,7 @@ class Steps:
         if errors:
             raise DemoFailed("reassignment refused: " + "; ".join(errors))
 
-    async def show_progress(self) -> list[Reassignment]:
+    async def show_progress(self) -> list[tuple[TopicPartition, Reassignment]]:
         """Print the progress of the demo topic's moves; returns them (none: [] and no print)."""
         self.cluster.check_children()
         path = f"/v1/reassignments?topic={self.options.topic}"

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from reassignd.api_client.shapes import Reassignment
 from reassignd.contracts.cluster import Status, Topic
+from reassignd.contracts.reassignments import Reassignment
 from reassignd.demo.plan import fraction_done, ids, replica_load
+from reassignd.topic_partition import TopicPartition
 
 BAR_WIDTH = 20
 
@@ -116,10 +117,10 @@ def replica_moves(removing: Sequence[int], adding: Sequence[int]) -> str:
     return "-" + ids(removing) if removing else "reorder"
 
 
-def progress_cells(entry: Reassignment) -> tuple[str, ...]:
+def progress_cells(tp: TopicPartition, entry: Reassignment) -> tuple[str, ...]:
     """One partition being reassigned: name, replicas moving, bar, percent, bytes, rate, ETA."""
-    name = f"{entry.tp[0]}-{entry.tp[1]}"
-    moving = replica_moves(entry.removing, entry.adding)
+    name = f"{tp[0]}-{tp[1]}"
+    moving = replica_moves(entry.removing_replicas, entry.adding_replicas)
     progress = entry.progress
     done = fraction_done(progress)
     if progress is None or done is None:
@@ -135,9 +136,9 @@ def progress_cells(entry: Reassignment) -> tuple[str, ...]:
     )
 
 
-def render_progress(now: str, entries: Sequence[Reassignment]) -> list[str]:
+def render_progress(now: str, entries: Sequence[tuple[TopicPartition, Reassignment]]) -> list[str]:
     """One line per partition being moved; the time only on the first."""
     if not entries:
         return [f"{now}  nothing moving"]
-    rows = [(now if i == 0 else "", *progress_cells(e)) for i, e in enumerate(entries)]
+    rows = [(now if i == 0 else "", *progress_cells(*e)) for i, e in enumerate(entries)]
     return table(rows, right={4, 5, 6}, indent="")

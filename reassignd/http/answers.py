@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Encoded:
+class EncodedAnswer:
     body: bytes
     etag: str
 
@@ -64,7 +64,7 @@ class AnswerCache:
         build: Callable[[], object],
         *,
         keep: bool = True,
-    ) -> Encoded:
+    ) -> EncodedAnswer:
         """The answer under ``key`` built from ``sources``: kept bytes if the kept entry was built
         from the same objects, else ``build()`` encoded now (and kept, unless ``keep`` is false:
         sources already replaced by newer ones must not evict the newer answer)."""
@@ -86,9 +86,9 @@ class AnswerCache:
         self._entries[key] = (sources, value)
         return value
 
-    def _encode(self, body: object) -> Encoded:
+    def _encode(self, body: object) -> EncodedAnswer:
         self._built += 1
-        return Encoded(_ENCODER.encode(body), self._etag())
+        return EncodedAnswer(_ENCODER.encode(body), self._etag())
 
     def _etag(self) -> str:
         return f'"{self._tag}-{self._built}"'
@@ -98,7 +98,7 @@ def _same(kept: tuple[object, ...], sources: tuple[object, ...]) -> bool:
     return len(kept) == len(sources) and all(a is b for a, b in zip(kept, sources, strict=True))
 
 
-def encoded_response(request: web.Request, encoded: Encoded) -> web.Response:
+def encoded_response(request: web.Request, encoded: EncodedAnswer) -> web.Response:
     """200 with the kept bytes and their ETag, or 304 when ``If-None-Match`` names that ETag."""
     headers = {"ETag": encoded.etag}
     if _matches(request.headers.get("If-None-Match"), encoded.etag):

@@ -1,7 +1,8 @@
-"""The aiohttp application: route tables, middlewares, limits.
+"""The aiohttp application: the routes of ``route_table``, middlewares, limits.
 
-Later endpoints add a module under ``routes/`` with its own ``RouteTableDef`` and list it in
-``ROUTE_TABLES``; everything else (errors, auth, limits) applies to them unchanged.
+A new endpoint adds a handler under ``routes/`` and its ``Operation`` to ``route_table`` (which
+also documents it in the OpenAPI document); everything else (errors, auth, limits) applies to it
+unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from reassignd.http.audit import AUDIT, audit_middleware
 from reassignd.http.keys import (
     ANSWERS,
     BATCH_STATUSES,
+    OPENAPI,
     REASSIGNMENT_PARTS,
     RECORDS,
     REPORTS,
@@ -29,39 +31,12 @@ from reassignd.http.keys import (
     VIEW,
 )
 from reassignd.http.middleware import auth_middleware, error_middleware
-from reassignd.http.routes import (
-    batches,
-    cluster,
-    demotions,
-    docs,
-    elections,
-    health,
-    log_dirs,
-    page,
-    quotas,
-    reassignments,
-    stream,
-    topics,
-)
+from reassignd.http.openapi import openapi_document
+from reassignd.http.route_table import OPERATIONS
 from reassignd.stream.audit import AuditTrail
 from reassignd.stream.record_log import RecordLog
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # larger bodies: 413
-
-ROUTE_TABLES: tuple[web.RouteTableDef, ...] = (
-    health.routes,
-    cluster.routes,
-    reassignments.routes,
-    batches.routes,
-    topics.routes,
-    quotas.routes,
-    elections.routes,
-    demotions.routes,
-    docs.routes,
-    stream.routes,
-    page.routes,
-    log_dirs.routes,
-)
 
 
 def build_app(
@@ -97,6 +72,10 @@ def build_app(
         app[RECORDS], settings.controller_id
     )  # every change: a log line and an audit record
     app.cleanup_ctx.append(agent_session)  # the ClientSession that asks broker agents for progress
-    for table in ROUTE_TABLES:
-        app.add_routes(table)
+    app[OPENAPI] = openapi_document()
+    for op in OPERATIONS:
+        if op.method == "GET":
+            app.router.add_get(op.path, op.handler)  # and HEAD
+        else:
+            app.router.add_route(op.method, op.path, op.handler)
     return app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from reassignd.controller.model.requests import Caller
+from reassignd.controller.model.requests import Requester
 from reassignd.http.keys import PRINCIPAL
 
 CLIENT_ID_HEADER = "X-Client-Id"
@@ -15,6 +15,6 @@ def client_id_of(request: web.Request) -> str:
     return request.headers.get(CLIENT_ID_HEADER, "")
 
 
-def caller_of(request: web.Request) -> Caller:
+def caller_of(request: web.Request) -> Requester:
     """The quota entity a request is charged to; only for routes behind the auth middleware."""
-    return Caller(user=request[PRINCIPAL].user, client_id=client_id_of(request))
+    return Requester(user=request[PRINCIPAL].user, client_id=client_id_of(request))

@@ -21,6 +21,7 @@ RECORDS = web.AppKey("records", RecordLog)  # this instance's stream records (GE
 BATCH_STATUSES = web.AppKey("batch_statuses", BatchStatusCache)  # what /metrics shows of batches
 ANSWERS = web.AppKey("answers", AnswerCache)  # read answers kept encoded per snapshot part
 REASSIGNMENT_PARTS = web.AppKey("reassignment_parts", Parts)  # each one's JSON, kept per view
+OPENAPI = web.AppKey[Mapping[str, object]]("openapi")  # the document GET /v1/openapi.json serves
 REPORTS = web.AppKey("reports", SharedReports)  # agents' reports, one round shared by concurrent reads
 
 PRINCIPAL = web.RequestKey("principal", Principal)  # set by the auth middleware

@@ -1,6 +1,6 @@
-"""The helpers the OpenAPI document's hand-written parts are built with: the paths (``openapi``)
-and the oneOf of ``openapi_schemas``; the other schemas are generated (``openapi_schemas``,
-``openapi_components``). Pure."""
+"""The helpers the OpenAPI document's declared parts are built with: the route table's parameters
+and headers (``route_table``, ``operation``) and the oneOf of ``openapi_schemas``; the schemas are
+generated (``openapi_schemas``, ``openapi_components``). Pure."""
 
 from __future__ import annotations
 
@@ -28,9 +28,6 @@ ETAG = {
         "nothing the answer shows has changed",
         "schema": {"type": "string"},
     }
-}
-NOT_MODIFIED = {
-    "304": {"description": "If-None-Match named the current answer's ETag: no body", "headers": ETAG}
 }
 IF_NONE_MATCH = {
     "name": "If-None-Match",

@@ -9,50 +9,22 @@ from __future__ import annotations
 
 import msgspec
 
-from reassignd.contracts import admin, batches, cluster, errors, reassignments
 from reassignd.http.openapi_base import Schema
 from reassignd.http.openapi_schemas import SCHEMAS as REQUEST_SCHEMAS
 
 REF_TEMPLATE = "#/components/schemas/{name}"
 
-# Every answer's struct the paths name (the nested ones come with them).
-ANSWERS: tuple[type[msgspec.Struct], ...] = (
-    errors.Error,
-    errors.NotControllerError,
-    cluster.Health,
-    cluster.Readiness,
-    cluster.Caller,
-    cluster.HandOver,
-    cluster.Status,
-    cluster.Brokers,
-    cluster.Topics,
-    cluster.Topic,
-    cluster.LogDirs,
-    cluster.MoveLogDirsResponse,
-    reassignments.AlterReassignmentsResponse,
-    reassignments.ListReassignmentsResponse,
-    reassignments.ElectLeadersResponse,
-    reassignments.DemotionResponse,
-    admin.CreateTopicsResponse,
-    admin.DeleteTopicsResponse,
-    admin.CreatePartitionsResponse,
-    admin.DescribeQuotasResponse,
-    admin.AlterQuotasResponse,
-    batches.BatchStatus,
-    batches.SubmitBatchResponse,
-    batches.Batches,
-)
 
-
-def answer_schemas() -> dict[str, Schema]:
-    """The answers' components, by struct name."""
-    _, components = msgspec.json.schema_components(ANSWERS, ref_template=REF_TEMPLATE)
+def answer_schemas(answers: tuple[type[msgspec.Struct], ...]) -> dict[str, Schema]:
+    """The components of the answers' structs (and the structs they nest), by struct name."""
+    _, components = msgspec.json.schema_components(answers, ref_template=REF_TEMPLATE)
     return components
 
 
-def component_schemas() -> dict[str, Schema]:
-    """Every schema of the document's components: the answers' (generated) and the requests'."""
-    answers = answer_schemas()
+def component_schemas(contracts: tuple[type[msgspec.Struct], ...]) -> dict[str, Schema]:
+    """Every schema of the document's components: the answers' (generated from ``answers``, the
+    structs the route table names) and the requests'."""
+    answers = answer_schemas(contracts)
     clash = answers.keys() & REQUEST_SCHEMAS.keys()
     if clash:
         raise ValueError(f"an answer's struct has a request schema's name: {sorted(clash)}")

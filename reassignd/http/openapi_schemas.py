@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import msgspec
 
-from reassignd.contracts.requests import REQUESTS, KafkaAlterReassignments, PlanPartition, ReassignmentPlan
+from reassignd.contracts.requests import (
+    REQUESTS,
+    AlterReassignmentsRequest,
+    KafkaAlterReassignments,
+    PlanPartition,
+    ReassignmentPlan,
+)
 from reassignd.http.openapi_base import Schema, ref
 
 _, GENERATED = msgspec.json.schema_components(REQUESTS, ref_template="#/components/schemas/{name}")
@@ -34,3 +40,13 @@ HAND_WRITTEN: dict[str, Schema] = {
 
 # The request schemas, by component name.
 SCHEMAS: dict[str, Schema] = {**HAND_WRITTEN, **GENERATED}
+
+
+def request_schema_name(request: object) -> str:
+    """The component name of a request contract: a struct's name, or the hand-written oneOf's for
+    the union of ``POST /v1/reassignments``."""
+    if request == AlterReassignmentsRequest:
+        return "AlterReassignmentsRequest"
+    if isinstance(request, type) and issubclass(request, msgspec.Struct) and request.__name__ in SCHEMAS:
+        return request.__name__
+    raise ValueError(f"no request schema for {request!r}")

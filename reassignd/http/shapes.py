@@ -12,7 +12,7 @@ from typing import Literal
 from reassignd.contracts import cluster as c
 from reassignd.contracts.errors import ActiveController as ActiveControllerJson
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     BrokerView,
     ClusterSnapshot,
     Problem,
@@ -27,7 +27,7 @@ def session_id_hex(session_id: int | None) -> str | None:
     return None if session_id is None else f"0x{session_id:x}"
 
 
-def active_controller_json(active: ActiveController | None) -> ActiveControllerJson | None:
+def active_controller_json(active: ActiveControllerAddress | None) -> ActiveControllerJson | None:
     return None if active is None else ActiveControllerJson(active.controller_id, active.http)
 
 

@@ -51,7 +51,7 @@ class Closing(Exception):
     """Close the connection (the reason is logged once by whoever raises it)."""
 
 
-class Connection:
+class ClientConnection:
     def __init__(  # noqa: PLR0913 (a connection's collaborators, each explicit)
         self,
         listener: Listener,

@@ -14,8 +14,8 @@ from kafka.protocol.admin import AlterClientQuotasResponse, DescribeClientQuotas
 from reassignd.controller.model.admission import quota_entry_error
 from reassignd.controller.model.requests import (
     AlterQuotas,
-    QuotaAlteration,
     QuotaAlterationResult,
+    QuotaChange,
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest, NotController
@@ -87,7 +87,7 @@ async def describe_client_quotas(ctx: RequestContext, request: Any) -> Any:
     return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=0, error_message=None, entries=entries)
 
 
-def plan_entry(entry: Any) -> QuotaAlteration | QuotaAlterationResult:
+def plan_entry(entry: Any) -> QuotaChange | QuotaAlterationResult:
     """What to send the controller for one entry, or its answer when decided here."""
     user: str | None = None
     client_id: str | None = None
@@ -117,12 +117,12 @@ def plan_entry(entry: Any) -> QuotaAlteration | QuotaAlterationResult:
         return QuotaAlterationResult(user, client_id, err.error_code, err.message)
     if not entry.ops:
         return QuotaAlterationResult(user, client_id)
-    return QuotaAlteration(user, client_id, value)
+    return QuotaChange(user, client_id, value)
 
 
 async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
     plans = [plan_entry(e) for e in request.entries]
-    sent = tuple(p for p in plans if isinstance(p, QuotaAlteration))
+    sent = tuple(p for p in plans if isinstance(p, QuotaChange))
     answers: list[QuotaAlterationResult]
     if not ctx.may_alter:
         message = ctx.denied_message("ALTER client quotas")
@@ -142,7 +142,7 @@ async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
         except NotController as e:
             answers = [QuotaAlterationResult(p.user, p.client_id, NOT_CONTROLLER, e.message) for p in sent]
     it = iter(answers)
-    results = [next(it) if isinstance(p, QuotaAlteration) else p for p in plans]
+    results = [next(it) if isinstance(p, QuotaChange) else p for p in plans]
     Entry = AlterClientQuotasResponse.EntryData
     Entity = Entry.EntityData
     out = []

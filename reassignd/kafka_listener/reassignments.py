@@ -11,7 +11,7 @@ from typing import Any
 
 from kafka.protocol.admin import AlterPartitionReassignmentsResponse, ListPartitionReassignmentsResponse
 
-from reassignd.controller.model.requests import AlterReassignments, AlterResult, PartitionResult
+from reassignd.controller.model.requests import AlterPartitionResult, AlterReassignments, AlterResult
 from reassignd.errors import DEFAULT_MESSAGES, NotController
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
 from reassignd.topic_partition import TopicPartition
@@ -31,7 +31,7 @@ def _targets(request: Any) -> tuple[tuple[TopicPartition, tuple[int, ...] | None
 def _failed(request: Any, code: int, message: str) -> AlterResult:
     return AlterResult(
         tuple(
-            PartitionResult(t.name, p.partition_index, code, message)
+            AlterPartitionResult(t.name, p.partition_index, code, message)
             for t in request.topics
             for p in t.partitions
         )

@@ -34,7 +34,7 @@ from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.kafka_listener import broker_ports
 from reassignd.kafka_listener.config import tls_context
-from reassignd.kafka_listener.connection import Connection
+from reassignd.kafka_listener.connection import ClientConnection
 from reassignd.kafka_listener.context import Address, Listener
 from reassignd.kafka_listener.limits import ByteBudget, PerAddress, RateLimitedLog
 from reassignd.stream.audit import AuditTrail
@@ -313,7 +313,7 @@ class KafkaListener:
             self._broker_connections.setdefault(broker_id, set()).add(task)
         s = self.settings
         try:
-            await Connection(
+            await ClientConnection(
                 self.listener,
                 reader,
                 writer,

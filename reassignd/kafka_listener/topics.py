@@ -13,14 +13,14 @@ from typing import Any
 from kafka.protocol.admin import CreatePartitionsResponse, CreateTopicsResponse, DeleteTopicsResponse
 
 from reassignd.controller.model.requests import (
-    Caller,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    NewPartitions,
-    NewTopic,
-    TopicResult,
+    PartitionsToAdd,
+    Requester,
+    TopicOutcome,
     TopicsResult,
+    TopicToCreate,
 )
 from reassignd.errors import DEFAULT_MESSAGES, NotController
 from reassignd.kafka_listener.cluster import ZERO_UUID, topic_uuid
@@ -31,18 +31,18 @@ INVALID_REQUEST = 42
 UNKNOWN_TOPIC_ID = 100
 
 
-def _caller(ctx: RequestContext) -> Caller:
-    return Caller(user=ctx.principal.user, client_id=ctx.client_id)
+def _caller(ctx: RequestContext) -> Requester:
+    return Requester(user=ctx.principal.user, client_id=ctx.client_id)
 
 
-def _message(result: TopicResult) -> str | None:
+def _message(result: TopicOutcome) -> str | None:
     if result.error_code == 0:
         return None
     return result.error_message or DEFAULT_MESSAGES.get(result.error_code)
 
 
 def _all_failed(names: list[str], code: int, message: str) -> TopicsResult:
-    return TopicsResult(tuple(TopicResult(n, code, message) for n in names))
+    return TopicsResult(tuple(TopicOutcome(n, code, message) for n in names))
 
 
 async def _answer(
@@ -61,9 +61,9 @@ async def _answer(
 # --- CreateTopics ---------------------------------------------------------------------------------
 
 
-def new_topic(t: Any) -> NewTopic:
+def new_topic(t: Any) -> TopicToCreate:
     assignments = {a.partition_index: tuple(a.broker_ids) for a in t.assignments} if t.assignments else None
-    return NewTopic(
+    return TopicToCreate(
         name=t.name,
         num_partitions=t.num_partitions,
         replication_factor=t.replication_factor,
@@ -167,7 +167,7 @@ def _unknown_ids(ids: list[Any]) -> list[Any]:
 
 async def create_partitions(ctx: RequestContext, request: Any) -> Any:
     topics = tuple(
-        NewPartitions(
+        PartitionsToAdd(
             name=t.name,
             count=t.count,
             assignments=None if t.assignments is None else tuple(tuple(a.broker_ids) for a in t.assignments),

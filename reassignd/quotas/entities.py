@@ -26,7 +26,7 @@ ConfigKey = tuple[str | None, str | None]  # (user, client_id) as stored; None =
 
 
 @dataclass(frozen=True, slots=True)
-class QuotaEntity:
+class QuotaIdentity:
     """The identity of one bucket: a user, a client-id or both (None = not part of it)."""
 
     user: str | None
@@ -44,24 +44,24 @@ class Resolution:
 
     level: int  # 1..8, Kafka's quota precedence (9 = unlimited is ``None``)
     config_key: ConfigKey
-    entity: QuotaEntity
+    entity: QuotaIdentity
     rate_per_s: float
 
 
-def candidates(user: str, client_id: str) -> tuple[tuple[ConfigKey, QuotaEntity], ...]:
+def candidates(user: str, client_id: str) -> tuple[tuple[ConfigKey, QuotaIdentity], ...]:
     """The eight configured entities a request may match, first match wins, each with the
     bucket it would be charged to. ``user`` and ``client_id`` are the request's literal names
     (a client-id literally called ``<default>`` is not the default: Kafka sanitizes it)."""
     u, c = spell_entity_name(user), spell_entity_name(client_id)
     return (
-        ((u, c), QuotaEntity(user, client_id)),  # 1. /config/users/<user>/clients/<client-id>
-        ((u, DEFAULT), QuotaEntity(user, client_id)),  # 2. /config/users/<user>/clients/<default>
-        ((u, None), QuotaEntity(user, None)),  # 3. /config/users/<user>
-        ((DEFAULT, c), QuotaEntity(user, client_id)),  # 4. /config/users/<default>/clients/<client-id>
-        ((DEFAULT, DEFAULT), QuotaEntity(user, client_id)),  # 5. /config/users/<default>/clients/<default>
-        ((DEFAULT, None), QuotaEntity(user, None)),  # 6. /config/users/<default>
-        ((None, c), QuotaEntity(None, client_id)),  # 7. /config/clients/<client-id>
-        ((None, DEFAULT), QuotaEntity(None, client_id)),  # 8. /config/clients/<default>
+        ((u, c), QuotaIdentity(user, client_id)),  # 1. /config/users/<user>/clients/<client-id>
+        ((u, DEFAULT), QuotaIdentity(user, client_id)),  # 2. /config/users/<user>/clients/<default>
+        ((u, None), QuotaIdentity(user, None)),  # 3. /config/users/<user>
+        ((DEFAULT, c), QuotaIdentity(user, client_id)),  # 4. /config/users/<default>/clients/<client-id>
+        ((DEFAULT, DEFAULT), QuotaIdentity(user, client_id)),  # 5. /config/users/<default>/clients/<default>
+        ((DEFAULT, None), QuotaIdentity(user, None)),  # 6. /config/users/<default>
+        ((None, c), QuotaIdentity(None, client_id)),  # 7. /config/clients/<client-id>
+        ((None, DEFAULT), QuotaIdentity(None, client_id)),  # 8. /config/clients/<default>
     )
 
 
@@ -74,7 +74,7 @@ def resolve(quotas: Mapping[ConfigKey, float], user: str, client_id: str) -> Res
     return None
 
 
-def entity_quota(quotas: Mapping[ConfigKey, float], entity: QuotaEntity) -> Resolution | None:
+def entity_quota(quotas: Mapping[ConfigKey, float], entity: QuotaIdentity) -> Resolution | None:
     """The quota an existing bucket has after a config change (Kafka's ``quotaLimit(tags)``):
     the first configured match among the levels that charge this kind of bucket — 1, 2, 4, 5 for
     a (user, client-id) bucket, 3, 6 for a user's, 7, 8 for a client-id's. None: the bucket no

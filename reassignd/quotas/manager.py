@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reassignd.quotas.entities import ConfigKey, QuotaEntity, Resolution, entity_quota, resolve
+from reassignd.quotas.entities import ConfigKey, QuotaIdentity, Resolution, entity_quota, resolve
 from reassignd.quotas.token_bucket import ADMITTED, Admission, TokenBucket, burst
 
 IDLE_EXPIRY_S = 3600.0  # Kafka's ClientQuotaManager.InactiveSensorExpirationTimeSeconds
@@ -24,7 +24,7 @@ _SWEEP_EVERY_S = 60.0
 class EntitySnapshot:
     """One bucket's state at a moment, for metrics and status pages."""
 
-    entity: QuotaEntity
+    entity: QuotaIdentity
     config_key: ConfigKey  # the configured quota it is charged under
     rate_per_s: float  # controller_mutation_rate
     burst: float
@@ -57,7 +57,7 @@ class QuotaManager:
         self.window_size_s = window_size_s
         self.idle_expiry_s = idle_expiry_s
         self._quotas: dict[ConfigKey, float] = {}
-        self._buckets: dict[QuotaEntity, _Bucket] = {}
+        self._buckets: dict[QuotaIdentity, _Bucket] = {}
         self._last_sweep_s: float | None = None
 
     @property
@@ -150,7 +150,7 @@ class QuotaManager:
 
     # --- housekeeping and reading ----------------------------------------------------------------
 
-    def expire_idle(self, now_s: float) -> list[QuotaEntity]:
+    def expire_idle(self, now_s: float) -> list[QuotaIdentity]:
         """Drop the buckets unused for ``idle_expiry_s``; returns their entities."""
         gone = [entity for entity, state in self._buckets.items() if self._idle(state, now_s)]
         for entity in gone:
@@ -220,5 +220,5 @@ def response_throttle_ms(admissions: Sequence[Admission], charged_at_s: float, n
     return max(0, rejected[-1] - elapsed_ms)
 
 
-def _sort_key(entity: QuotaEntity) -> tuple[str, str, bool, bool]:
+def _sort_key(entity: QuotaIdentity) -> tuple[str, str, bool, bool]:
     return (entity.user or "", entity.client_id or "", entity.user is None, entity.client_id is None)

@@ -22,6 +22,7 @@ from prometheus_client import CollectorRegistry
 from reassignd.agent_reports.batch_inputs import partition_view
 from reassignd.controller.model.admin_requests import DemotionResult, ElectionResult, ElectLeaders
 from reassignd.controller.model.requests import (
+    AlterPartitionResult,
     AlterQuotas,
     AlterReassignments,
     AlterResult,
@@ -29,15 +30,14 @@ from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    PartitionResult,
     QuotaAlterationResult,
     QuotaDescription,
-    TopicResult,
+    TopicOutcome,
     TopicsResult,
 )
 from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     BatchAction,
     BatchControlResult,
     ClusterSnapshot,
@@ -70,13 +70,13 @@ ACTIVE = ClusterSnapshot(
     controller_id=9000,
     active=True,
     controller_epoch=3,
-    active_controller=ActiveController(9000, "http://127.0.0.1:8080"),
+    active_controller=ActiveControllerAddress(9000, "http://127.0.0.1:8080"),
 )
 SETTINGS = ControllerSettings(zk_connect="127.0.0.1:2181", http_port=0)
 
 
 def ok_per_topic(names: tuple[str, ...]) -> TopicsResult:
-    return TopicsResult(tuple(TopicResult(name) for name in names))
+    return TopicsResult(tuple(TopicOutcome(name) for name in names))
 
 
 @dataclass
@@ -99,7 +99,7 @@ class FakeView:
     dir_rounds: list[DirMovesSeen] = field(default_factory=list)
     demotions: list[tuple[int, bool]] = field(default_factory=list)  # (broker, promote) per call
     demotion_result: DemotionResult | None = None  # None: nothing to do for the broker
-    successor: ActiveController | None = None
+    successor: ActiveControllerAddress | None = None
     now_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
 
     def snapshot(self) -> ClusterSnapshot:
@@ -165,7 +165,7 @@ class FakeView:
 
     async def alter_reassignments(self, request: AlterReassignments) -> AlterResult:
         self._record(request)
-        return AlterResult(tuple(PartitionResult(t, p) for (t, p), _ in request.targets))
+        return AlterResult(tuple(AlterPartitionResult(t, p) for (t, p), _ in request.targets))
 
     async def cancel_reassignments(self, request: CancelReassignments) -> AlterResult:
         self._record(request)
@@ -183,7 +183,7 @@ class FakeView:
         self._record(request)
         return self.topics_result or ok_per_topic(tuple(t.name for t in request.topics))
 
-    async def hand_over(self, leaving: bool) -> ActiveController | None:
+    async def hand_over(self, leaving: bool) -> ActiveControllerAddress | None:
         if self.fail_with is not None:
             raise self.fail_with
         if not self.current.active:

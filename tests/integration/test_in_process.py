@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import replace
 
 from reassignd.api_client.client import ApiClient
+from reassignd.api_client.shapes import partition_results, reassignments_by_partition
 from reassignd.controller.instance.events import ApiPartitionReassignment
 from reassignd.controller.model.moves import Move, MoveState
 from reassignd.controller.model.requests import AlterReassignments, AlterResult, Source
@@ -56,10 +57,10 @@ async def test_a_move_costs_the_controller_at_most_three_writes_per_partition(
                     ]
                 }
             )
-            assert [r.error_code for r in results] == [0] * PARTITIONS
+            assert [r.error_code for _, r in partition_results(results)] == [0] * PARTITIONS
 
             async def moved() -> bool:
-                return not await api.reassignments() and all(
+                return not (await api.reassignments()).topics and all(
                     info.replicas == (4, 2, 3) for info in (await api.topic("w")).values()
                 )
 
@@ -98,7 +99,7 @@ async def test_the_published_counts_follow_topics_moves_and_deletions(
         async with ApiClient.open(c.url, timeout_s=10) as api:
             moves = [{"partition": p, "replicas": [4, 2]} for p in (0, 1)]
             results = await api.alter({"topics": [{"name": "a", "partitions": moves}]})
-            assert [r.error_code for r in results] == [0, 0]
+            assert [r.error_code for _, r in partition_results(results)] == [0, 0]
             await eventually(lambda: counted((5, 2)), what="two moving")
             await zk.create(paths.delete_topic("b"), make_parents=True)
             await eventually(lambda: counted((3, 2)), what="topic b deleted")
@@ -151,17 +152,19 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
         assert (await zk.get(paths.topic("g"))).stat.version == version + 2
         assert c.url is not None
         async with ApiClient.open(c.url, timeout_s=10) as api:
-            alone = await api.alter(
-                {"topics": [{"name": "g", "partitions": [{"partition": 3, "replicas": [1, 2, 99]}]}]}
+            alone = partition_results(
+                await api.alter(
+                    {"topics": [{"name": "g", "partitions": [{"partition": 3, "replicas": [1, 2, 99]}]}]}
+                )
             )
             refused = answers[1].results[1]
             assert refused.error_code != 0
-            assert (alone[0].error_code, alone[0].error_message) == (
+            assert (alone[0][1].error_code, alone[0][1].error_message) == (
                 refused.error_code,
                 refused.error_message,
             )
-            moving = await api.reassignments()
-        assert {(tp, info.adding) for tp, info in moving.items()} == {
+            moving = reassignments_by_partition(await api.reassignments())
+        assert {(tp, info.adding_replicas) for tp, info in moving.items()} == {
             (("g", 0), (4,)),  # re-targeted by the fourth request: 1, 2, 4
             (("g", 1), (4,)),
             (("g", 2), (4,)),
@@ -220,7 +223,7 @@ async def test_each_moving_partition_has_one_move_record_naming_its_source_and_b
             results = await api.alter(
                 {"topics": [{"name": "m", "partitions": [{"partition": 1, "replicas": [4, 2]}]}]}
             )
-            assert [r.error_code for r in results] == [0]
+            assert [r.error_code for _, r in partition_results(results)] == [0]
             m1 = move(1)
             assert m1 is not None and (m1.source, m1.batch, m1.target) == (Source.API, None, (4, 2))
             assert m1.started_at_ms is not None

@@ -43,6 +43,7 @@ from reassignd.controller.model.admin_requests import (
     ElectLeaders,
 )
 from reassignd.controller.model.requests import (
+    AlterPartitionResult,
     AlterQuotas,
     AlterReassignments,
     AlterResult,
@@ -50,15 +51,14 @@ from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    PartitionResult,
     QuotaAlterationResult,
     QuotaDescription,
-    TopicResult,
+    TopicOutcome,
     TopicsResult,
 )
 from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     BatchAction,
     BatchControlResult,
     ClusterSnapshot,
@@ -173,10 +173,10 @@ class ControllerApi:
         self._shared.queue.put(make(reply))
         return await reply
 
-    async def hand_over(self, leaving: bool) -> ActiveController | None:
+    async def hand_over(self, leaving: bool) -> ActiveControllerAddress | None:
         """Give the active role up (after the event in hand, before any queued one) and return the
         instance that won it, if any (``leaving``: this process stops; it never runs again)."""
-        reply: asyncio.Future[ActiveController | None] = asyncio.get_running_loop().create_future()
+        reply: asyncio.Future[ActiveControllerAddress | None] = asyncio.get_running_loop().create_future()
         self._shared.queue.put_first(HandOverRequested(leaving, reply))
         return await reply
 
@@ -210,7 +210,7 @@ class ControllerApi:
         refused = admission.too_many_partitions(len(named), self._max_partitions, "The reassignment")
         if refused is not None:
             return AlterResult(
-                tuple(PartitionResult(t, p, refused.error_code, refused.message) for t, p in named)
+                tuple(AlterPartitionResult(t, p, refused.error_code, refused.message) for t, p in named)
             )
         return await self._request(lambda reply: ApiPartitionReassignment(request, reply))
 
@@ -292,7 +292,7 @@ class ControllerApi:
             result,
             results=tuple(
                 _merged(
-                    errors, result.results, lambda i, e: TopicResult(topics[i].name, e.error_code, e.message)
+                    errors, result.results, lambda i, e: TopicOutcome(topics[i].name, e.error_code, e.message)
                 )
             ),
         )
@@ -310,7 +310,7 @@ class ControllerApi:
         refused = admission.too_many_partitions(new, self._max_partitions, "The CreatePartitions request")
         if refused is not None:
             return TopicsResult(
-                tuple(TopicResult(t.name, refused.error_code, refused.message) for t in request.topics)
+                tuple(TopicOutcome(t.name, refused.error_code, refused.message) for t in request.topics)
             )
         result: TopicsResult = await self._request(lambda reply: CreatePartitionsRequested(request, reply))
         if request.validate_only:
@@ -346,7 +346,7 @@ class ControllerApi:
         timed_out = RequestTimedOut()
         return TopicsResult(
             tuple(
-                TopicResult(r.name, timed_out.error_code, timed_out.message) if r.name in waiting else r
+                TopicOutcome(r.name, timed_out.error_code, timed_out.message) if r.name in waiting else r
                 for r in result.results
             ),
             result.throttle_time_ms,

@@ -25,7 +25,7 @@ from reassignd.controller.model.requests import (
 )
 from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     BatchAction,
     BatchControlResult,
     ClusterSnapshot,
@@ -82,7 +82,7 @@ class ControllerView(Protocol):
 
     async def create_partitions(self, request: CreatePartitions) -> TopicsResult: ...
 
-    async def hand_over(self, leaving: bool) -> ActiveController | None:
+    async def hand_over(self, leaving: bool) -> ActiveControllerAddress | None:
         """Give the active role up (a planned resignation); the instance that won it, if any."""
         ...
 

@@ -50,12 +50,12 @@ KIND = "entity_config"
 
 
 @dataclass(frozen=True, slots=True)
-class EntityConfig:
+class ThrottleConfig:
     values: dict[str, str]
     version: int | None  # None: no znode
 
 
-class Written(enum.Enum):
+class ThrottleWrite(enum.Enum):
     DONE = "done"  # written, or nothing to change
     GONE = "gone"  # no znode, and none made
     UNUSABLE = "unusable"  # undecodable or too large: left alone, reported
@@ -104,7 +104,7 @@ class BatchThrottles:
         )
         brokers = sorted(w.brokers - other_brokers)
         topics = sorted(set(w.leader_entries) | set(w.follower_entries))
-        configs: dict[str, EntityConfig | None] = {}
+        configs: dict[str, ThrottleConfig | None] = {}
         for path in [*map(paths.config_broker, brokers), *map(paths.config_topic, topics)]:
             configs[path] = await self._read_config(path, "the batch does not throttle it")
         record_brokers: dict[int, ThrottleValues] = {}
@@ -174,7 +174,7 @@ class BatchThrottles:
             }
             if (
                 config.version is None
-                or await self._write_config(path, changes, out, create=False) is not Written.UNUSABLE
+                or await self._write_config(path, changes, out, create=False) is not ThrottleWrite.UNUSABLE
             ):
                 done_brokers.append(broker)
         for topic in sorted(set(b.topic_throttles) - topics_wanted):
@@ -184,7 +184,7 @@ class BatchThrottles:
                 done_topics.append(topic)
             elif (
                 await self._write_config(path, dict(b.topic_throttles[topic]), out, create=False)
-                is not Written.UNUSABLE
+                is not ThrottleWrite.UNUSABLE
             ):
                 done_topics.append(topic)
         if done_brokers or done_topics:
@@ -205,15 +205,15 @@ class BatchThrottles:
         )
         return False
 
-    async def _read_config(self, path: str, consequence: str) -> EntityConfig | None:
+    async def _read_config(self, path: str, consequence: str) -> ThrottleConfig | None:
         """An entity config; None when it cannot be decoded (reported with ``consequence``)."""
         znode = await self.zk.get_or_none(path)
         if znode is None:
-            return EntityConfig({}, None)
+            return ThrottleConfig({}, None)
         if not znode.data:
-            return EntityConfig({}, znode.stat.version)
+            return ThrottleConfig({}, znode.stat.version)
         try:
-            return EntityConfig(dict(admin_codec.decode_entity_config(znode.data)), znode.stat.version)
+            return ThrottleConfig(dict(admin_codec.decode_entity_config(znode.data)), znode.stat.version)
         except codec.CodecError as e:
             self._report(path, f"{e.reason}; {consequence}", KIND)
             return None
@@ -226,20 +226,20 @@ class BatchThrottles:
         *,
         create: bool = True,
         requires: str | None = None,
-    ) -> Written:
+    ) -> ThrottleWrite:
         """Merge ``changes`` (None: remove the key) into an entity config at the version read,
         with a config change notification (Kafka's tools and brokers follow it), fenced; read
         again on a race. Without ``create``, an absent config stays absent; with ``requires``,
         nothing is written unless that znode (the topic's) exists, checked in the same multi."""
         if not changes:
-            return Written.DONE
+            return ThrottleWrite.DONE
         notification = admin_codec.encode_config_change(paths.entity_path(path))
         for _ in range(_WRITE_ATTEMPTS):
             config = await self._read_config(path, "the batch leaves its throttles alone")
             if config is None:
-                return Written.UNUSABLE
+                return ThrottleWrite.UNUSABLE
             if config.version is None and not create:
-                return Written.GONE
+                return ThrottleWrite.GONE
             new = dict(config.values)
             for key, value in changes.items():
                 if value is None:
@@ -247,17 +247,17 @@ class BatchThrottles:
                 else:
                     new[key] = value
             if new == config.values:
-                return Written.DONE
+                return ThrottleWrite.DONE
             try:
                 data = admin_codec.encode_entity_config(new)
             except ValueError as e:
                 self._report(path, f"the batch's throttles cannot be written: {e}", KIND)
-                return Written.UNUSABLE
+                return ThrottleWrite.UNUSABLE
             if len(data) > ZNODE_LIMIT_BYTES:
                 self._report(
                     path, f"with the batch's throttles it would be {len(data)} bytes; left alone", KIND
                 )
-                return Written.UNUSABLE
+                return ThrottleWrite.UNUSABLE
             write: Op = Create(path, data) if config.version is None else SetData(path, data, config.version)
             guard: list[Op] = [] if requires is None else [Check(requires, -1)]
             outcome = await out.write(
@@ -266,11 +266,11 @@ class BatchThrottles:
             )
             match outcome:
                 case Refused(index=0, error=NoNodeError()) if guard:
-                    return Written.GONE
+                    return ThrottleWrite.GONE
                 case Refused(error=BadVersionError() | NodeExistsError()):
                     continue  # changed meanwhile: read again
                 case Refused(error=error):  # a NoNodeError of the write itself
                     raise MultiFailedError(outcome.index, error)
-            return Written.DONE
+            return ThrottleWrite.DONE
         log.warning("%s kept changing while a batch wrote its throttles: tried again at the next event", path)
-        return Written.UNUSABLE
+        return ThrottleWrite.UNUSABLE

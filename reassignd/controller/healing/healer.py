@@ -36,7 +36,7 @@ RECENT = 10  # outcomes kept for GET /v1/status
 TICK_S = 1.0  # the timer while a broker is followed
 
 
-class SelfHealing:
+class SelfHealer:
     def __init__(
         self,
         shared: Shared,

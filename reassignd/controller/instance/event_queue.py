@@ -1,6 +1,6 @@
 """The controller's event queue: many producers, one consumer, queue-time metrics.
 
-Producers (watch callbacks, HTTP handlers, the control channel) call :meth:`EventQueue.put`,
+Producers (watch callbacks, HTTP handlers, the control channel) call :meth:`ControllerEventQueue.put`,
 which never blocks. The controller's single consumer task calls :meth:`get`. On resign or
 shutdown :meth:`clear` drops what is queued and returns it so the caller can fail the events
 that carry a reply future.
@@ -24,7 +24,7 @@ class Queued(Generic[E]):
     enqueued_at_s: float
 
 
-class EventQueue(Generic[E]):
+class ControllerEventQueue(Generic[E]):
     def __init__(
         self,
         clock: Callable[[], float] = time.monotonic,

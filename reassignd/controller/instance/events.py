@@ -31,7 +31,7 @@ from reassignd.controller.model.requests import (
     TopicsResult,
 )
 from reassignd.controller.model.samples import AgentSample, DirMovesSeen
-from reassignd.controller.model.snapshot import ActiveController, BatchAction, BatchControlResult
+from reassignd.controller.model.snapshot import ActiveControllerAddress, BatchAction, BatchControlResult
 from reassignd.executor.model import BatchSpec
 from reassignd.executor.submit import SubmitResult
 from reassignd.topic_partition import TopicPartition
@@ -60,7 +60,7 @@ class HandOverRequested:
     so this instance never runs for election again. The reply is the successor, if one won."""
 
     leaving: bool
-    reply: asyncio.Future[ActiveController | None] = field(compare=False)
+    reply: asyncio.Future[ActiveControllerAddress | None] = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from reassignd.contracts.records import ProblemReported
 from reassignd.control.protocol import ControlRequest
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import ControllerEvent, event_name
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.snapshot import Problem
@@ -52,7 +52,7 @@ class Shared:
         zk: ZkClient,
         metrics: ControllerMetrics,
         clock: Callable[[], float],
-        queue: EventQueue[ControllerEvent],
+        queue: ControllerEventQueue[ControllerEvent],
         channel: BrokerChannel,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:

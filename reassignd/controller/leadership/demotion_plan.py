@@ -6,7 +6,7 @@ the end of its replica list, the other replicas keeping their order — except t
 replica is put first when the first one is not, since the preferred-replica election that follows
 can only elect a first replica that is live and in sync. The replica set, and so the racks, never
 change; the broker stays in the ISR. Where it leads, the election moves the leadership to the new
-first replica. Refused, per partition: a partition it leads with no other live in-sync replica
+first replica. DemotionRefusal, per partition: a partition it leads with no other live in-sync replica
 (83 ELIGIBLE_LEADERS_NOT_AVAILABLE: its leadership has nowhere to go), a partition being
 reassigned (60 REASSIGNMENT_IN_PROGRESS: its replica list is the reassignment's). A topic being
 deleted is left alone. A partition whose order changes is recorded with its order before (the
@@ -14,7 +14,7 @@ first demotion's order is kept when the broker is demoted again).
 
 **Promote** restores the recorded orders: a partition whose replica set is still the recorded one
 gets the recorded order back, and an election hands the leadership back to its first replica when
-that replica is live and in sync. Refused: a partition being reassigned (60, the record kept for a
+that replica is live and in sync. DemotionRefusal: a partition being reassigned (60, the record kept for a
 later promote), one whose replicas changed since (10002 STALE_PLAN, the record dropped). A
 partition that no longer exists is forgotten.
 """
@@ -43,7 +43,7 @@ class PartitionNow:
 
 
 @dataclass(frozen=True, slots=True)
-class Refused:
+class DemotionRefusal:
     error_code: int
     message: str
 
@@ -54,7 +54,7 @@ class OrderPlan:
 
     reorders: Mapping[TopicPartition, Replicas] = field(default_factory=dict)  # new orders
     elections: tuple[TopicPartition, ...] = ()  # preferred-replica elections after the reorders
-    refused: Mapping[TopicPartition, Refused] = field(default_factory=dict)
+    refused: Mapping[TopicPartition, DemotionRefusal] = field(default_factory=dict)
     record: Mapping[TopicPartition, Replicas] = field(default_factory=dict)  # orders to keep (demote)
     forget: frozenset[TopicPartition] = frozenset()  # records to drop (promote)
 
@@ -90,7 +90,7 @@ def plan_demotion(
     the orders a previous demotion of it recorded (kept as they are)."""
     reorders: dict[TopicPartition, Replicas] = {}
     elections: list[TopicPartition] = []
-    refused: dict[TopicPartition, Refused] = {}
+    refused: dict[TopicPartition, DemotionRefusal] = {}
     record: dict[TopicPartition, Replicas] = {}
     for tp in sorted(partitions):
         p = partitions[tp]
@@ -100,13 +100,13 @@ def plan_demotion(
         in_sync = {r for r in p.isr if r in live and r != broker}
         if p.moving:
             if leads or p.replicas[0] == broker:
-                refused[tp] = Refused(
+                refused[tp] = DemotionRefusal(
                     REASSIGNMENT_IN_PROGRESS,
                     f"{_name(tp)} is being reassigned; demote broker {broker} again once the move ends",
                 )
             continue
         if leads and not in_sync:
-            refused[tp] = Refused(
+            refused[tp] = DemotionRefusal(
                 ELIGIBLE_LEADERS_NOT_AVAILABLE,
                 f"broker {broker} is the only live in-sync replica of {_name(tp)}: its leadership "
                 "has nowhere to go",
@@ -130,7 +130,7 @@ def plan_promotion(
     """The recorded orders of ``broker``'s demotion back, where the replicas allow it."""
     reorders: dict[TopicPartition, Replicas] = {}
     elections: list[TopicPartition] = []
-    refused: dict[TopicPartition, Refused] = {}
+    refused: dict[TopicPartition, DemotionRefusal] = {}
     forget: set[TopicPartition] = set()
     for tp in sorted(recorded):
         order = recorded[tp]
@@ -139,14 +139,14 @@ def plan_promotion(
             forget.add(tp)
             continue
         if p.moving:
-            refused[tp] = Refused(
+            refused[tp] = DemotionRefusal(
                 REASSIGNMENT_IN_PROGRESS,
                 f"{_name(tp)} is being reassigned; promote broker {broker} again once the move ends",
             )
             continue
         forget.add(tp)
         if set(p.replicas) != set(order) or len(p.replicas) != len(order):
-            refused[tp] = Refused(
+            refused[tp] = DemotionRefusal(
                 STALE_PLAN,
                 f"{_name(tp)} has replicas {list(p.replicas)} since the demotion, not {list(order)}: "
                 "its order is not restored",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import AutoLeaderRebalanceTick, ControllerEvent
 from reassignd.controller.instance.timer import Timer
 from reassignd.controller.settings import ControllerSettings
@@ -23,7 +23,10 @@ FIRST_CHECK_S = 5.0
 
 class RebalanceTimer:
     def __init__(
-        self, settings: ControllerSettings, clock: Callable[[], float], queue: EventQueue[ControllerEvent]
+        self,
+        settings: ControllerSettings,
+        clock: Callable[[], float],
+        queue: ControllerEventQueue[ControllerEvent],
     ) -> None:
         self._settings = settings
         self._clock = clock

@@ -27,7 +27,7 @@ from reassignd.controller.model.config_rules import (
     resource_key,
     value_problem,
 )
-from reassignd.controller.model.requests import NewTopic, QuotaAlteration
+from reassignd.controller.model.requests import QuotaChange, TopicToCreate
 from reassignd.errors import InvalidConfig, InvalidRequest, InvalidTopic, ReassigndError
 from reassignd.quotas.config_store import quota_path
 from reassignd.topic_partition import TopicPartition, topic_name_problem
@@ -74,7 +74,7 @@ def topic_configs_error(configs: Mapping[str, str | None]) -> ReassigndError | N
 DUPLICATE_TOPIC = "Found multiple entries for this topic."
 
 
-def new_topics_errors(topics: Sequence[NewTopic]) -> list[ReassigndError | None]:
+def new_topics_errors(topics: Sequence[TopicToCreate]) -> list[ReassigndError | None]:
     """CreateTopics: per entry, in request order, the error it is answered (None: admitted to the
     event). A name given more than once fails every copy (42, KafkaApis); then the name (17),
     then the configs."""
@@ -91,7 +91,7 @@ def new_topics_errors(topics: Sequence[NewTopic]) -> list[ReassigndError | None]
     return errors
 
 
-def quota_entry_error(entry: QuotaAlteration) -> ReassigndError | None:
+def quota_entry_error(entry: QuotaChange) -> ReassigndError | None:
     """AlterClientQuotas, one entry: the entity (names, the length of its znode path) and the value
     (``config_store.quota_path``, which the event uses too)."""
     try:

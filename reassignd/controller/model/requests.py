@@ -49,7 +49,7 @@ class CancelReassignments:
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionResult:
+class AlterPartitionResult:
     topic: str
     partition: int
     error_code: int = 0
@@ -62,14 +62,14 @@ class PartitionResult:
 
 @dataclass(frozen=True, slots=True)
 class AlterResult:
-    results: tuple[PartitionResult, ...]
+    results: tuple[AlterPartitionResult, ...]
 
 
 # --- topic mutations (CreateTopics / DeleteTopics / CreatePartitions) and quotas ---------------
 
 
 @dataclass(frozen=True, slots=True)
-class Caller:
+class Requester:
     """Who asks: the authenticated user (``ANONYMOUS`` without auth) and the X-Client-Id."""
 
     user: str = "ANONYMOUS"
@@ -83,7 +83,7 @@ NO_REPLICATION_FACTOR = -1
 
 
 @dataclass(frozen=True, slots=True)
-class NewTopic:
+class TopicToCreate:
     """One CreateTopics entry (Kafka's CreatableTopic); -1 means "the broker default"."""
 
     name: str
@@ -94,7 +94,7 @@ class NewTopic:
 
 
 @dataclass(frozen=True, slots=True)
-class NewPartitions:
+class PartitionsToAdd:
     """One CreatePartitions entry: the new total ``count`` and, optionally, one replica list per
     new partition (None: placed by reassignd)."""
 
@@ -105,8 +105,8 @@ class NewPartitions:
 
 @dataclass(frozen=True, slots=True)
 class CreateTopics:
-    topics: tuple[NewTopic, ...]
-    caller: Caller = Caller()
+    topics: tuple[TopicToCreate, ...]
+    caller: Requester = Requester()
     validate_only: bool = False
     timeout_ms: int = 30000
     strict_quota: bool = True  # False: KIP-599's permissive quota (Kafka's older request versions)
@@ -115,22 +115,22 @@ class CreateTopics:
 @dataclass(frozen=True, slots=True)
 class DeleteTopics:
     names: tuple[str, ...]
-    caller: Caller = Caller()
+    caller: Requester = Requester()
     timeout_ms: int = 30000
     strict_quota: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class CreatePartitions:
-    topics: tuple[NewPartitions, ...]
-    caller: Caller = Caller()
+    topics: tuple[PartitionsToAdd, ...]
+    caller: Requester = Requester()
     validate_only: bool = False
     timeout_ms: int = 30000
     strict_quota: bool = True
 
 
 @dataclass(frozen=True, slots=True)
-class TopicResult:
+class TopicOutcome:
     name: str
     error_code: int = 0
     error_message: str | None = None
@@ -147,7 +147,7 @@ class TopicsResult:
     """Per-topic results in request order; ``throttle_time_ms`` > 0 when a topic was throttled
     (HTTP adds ``Retry-After``)."""
 
-    results: tuple[TopicResult, ...]
+    results: tuple[TopicOutcome, ...]
     throttle_time_ms: int = 0
     decided_at_s: float | None = None  # the controller's clock when throttle_time_ms was computed
 
@@ -163,7 +163,7 @@ class TopicsResult:
 
 
 @dataclass(frozen=True, slots=True)
-class QuotaAlteration:
+class QuotaChange:
     """One entity of AlterClientQuotas: ``user``/``client_id`` (None = not part of the entity,
     ``<default>`` = the default), and ``controller_mutation_rate`` (None removes it)."""
 
@@ -174,7 +174,7 @@ class QuotaAlteration:
 
 @dataclass(frozen=True, slots=True)
 class AlterQuotas:
-    entries: tuple[QuotaAlteration, ...]
+    entries: tuple[QuotaChange, ...]
 
 
 @dataclass(frozen=True, slots=True)

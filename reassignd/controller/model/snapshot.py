@@ -17,7 +17,7 @@ from reassignd.executor.model import Batch
 
 
 @dataclass(frozen=True, slots=True)
-class ActiveController:
+class ActiveControllerAddress:
     controller_id: int
     http: str | None
     kafka: str | None = None  # its Kafka listener's advertised "host:port", when it has one
@@ -126,7 +126,7 @@ class ClusterSnapshot:
     controller_id: int
     active: bool
     controller_epoch: int  # the epoch this instance won with, or the last one seen when standby
-    active_controller: ActiveController | None
+    active_controller: ActiveControllerAddress | None
     brokers: Mapping[int, BrokerView] = field(default_factory=dict)
     topics: Mapping[str, TopicView] = field(default_factory=dict)  # empty on a standby
     problems: tuple[Problem, ...] = ()

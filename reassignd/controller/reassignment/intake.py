@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, 
 
 from reassignd.concurrency import pace
 from reassignd.controller.model.requests import (
+    AlterPartitionResult,
     AlterReassignments,
     AlterResult,
     CancelMode,
     CancelReassignments,
-    PartitionResult,
     Source,
 )
 from reassignd.controller.reassignment.algorithm import Reassigner
@@ -230,9 +230,9 @@ class Intake:
             errors[tp] = InvalidReplicaAssignment(reason)
         return AlterResult(
             tuple(
-                PartitionResult(tp[0], tp[1], e.error_code, e.message)
+                AlterPartitionResult(tp[0], tp[1], e.error_code, e.message)
                 if (e := errors.get(tp)) is not None
-                else PartitionResult(tp[0], tp[1])
+                else AlterPartitionResult(tp[0], tp[1])
                 for tp in targets
             )
         )

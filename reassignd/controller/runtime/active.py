@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from reassignd.controller.batches.runner import BatchRunner
 from reassignd.controller.brokers.handlers import BrokerEvents
-from reassignd.controller.healing.healer import SelfHealing
+from reassignd.controller.healing.healer import SelfHealer
 from reassignd.controller.instance.events import (
     ExtraReassignment,
     PartitionStateChanged,
@@ -66,7 +66,7 @@ class ActiveParts:
     quotas: QuotaEvents
     controller_id: int
     wire: WireStates  # the partition states on the wire, kept across this term's batches
-    healing: SelfHealing  # lost brokers' replicas moved once their grace is over
+    healing: SelfHealer  # lost brokers' replicas moved once their grace is over
 
     def broker_requests(self) -> BrokerRequestBatch:
         """An empty set of control requests for one event."""
@@ -154,5 +154,5 @@ def build(
         quotas=QuotaEvents(shared, elections, quota_manager, quota_metrics),
         controller_id=settings.controller_id,
         wire=wire,
-        healing=SelfHealing(shared, ctx, runner, place),
+        healing=SelfHealer(shared, ctx, runner, place),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import (
     ApiPartitionReassignment,
     BrokersChanged,
@@ -24,7 +24,7 @@ GROUP_COMMIT_PARTITIONS = 10_000
 
 def coalesce(
     event: ControllerEvent,
-    queue: EventQueue[ControllerEvent],
+    queue: ControllerEventQueue[ControllerEvent],
     group_partitions: int = GROUP_COMMIT_PARTITIONS,
 ) -> ControllerEvent:
     """Handle many queued events as one.

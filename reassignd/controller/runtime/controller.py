@@ -23,7 +23,7 @@ from collections.abc import Callable
 from reassignd.control.protocol import ControlRequest, ControlResponse, StopReplicaRequest
 from reassignd.controller.api.controller_api import ControllerApi
 from reassignd.controller.instance.channel import ControlChannel
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import (
     ControllerChanged,
     ControllerEvent,
@@ -81,7 +81,9 @@ class Controller:
     ) -> None:
         self.settings = settings
         self.metrics = metrics or ControllerMetrics()
-        queue: EventQueue[ControllerEvent] = EventQueue(clock, on_size=self.metrics.event_queue_size.set)
+        queue: ControllerEventQueue[ControllerEvent] = ControllerEventQueue(
+            clock, on_size=self.metrics.event_queue_size.set
+        )
         self.channel = ControlChannel(
             request_timeout_s=settings.control_request_timeout_s,
             backoff_ms=settings.control_retry_backoff_ms,

@@ -11,7 +11,7 @@ from reassignd.concurrency import pace
 from reassignd.controller.instance.changes import Changes
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     ClusterSnapshot,
     Problem,
     ReassignmentView,
@@ -56,7 +56,7 @@ class Publisher:
         self,
         parts: ActiveParts | None,
         epoch_seen: int,
-        active_controller: ActiveController | None,
+        active_controller: ActiveControllerAddress | None,
         problems: Iterable[Problem],
     ) -> None:
         if parts is None:

@@ -10,7 +10,7 @@ import hashlib
 import logging
 from collections.abc import Callable
 
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import (
     ApiPartitionReassignment,
     ControllerChanged,
@@ -58,7 +58,7 @@ class Reloads:
     """One instance's reload budget, its deferred reload and its quarantine."""
 
     def __init__(
-        self, shared: Shared, queue: EventQueue[ControllerEvent], clock: Callable[[], float]
+        self, shared: Shared, queue: ControllerEventQueue[ControllerEvent], clock: Callable[[], float]
     ) -> None:
         self._shared = shared
         self._clock = clock

@@ -21,7 +21,7 @@ from reassignd.controller.instance.shared import Shared
 from reassignd.controller.instance.timer import Timer
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
 from reassignd.controller.model.placement import PlaceLostReplicas
-from reassignd.controller.model.snapshot import ActiveController
+from reassignd.controller.model.snapshot import ActiveControllerAddress
 from reassignd.controller.runtime import active, controller_election, failover
 from reassignd.controller.runtime.active import ActiveParts
 from reassignd.controller.runtime.publisher import Publisher
@@ -70,7 +70,7 @@ class Term:
         self.won: controller_election.Won | None = None  # this term's epoch and fence, while active
         self.loaded = False  # the failover load of this term completed
         self.last_failover_s: float | None = None  # election won -> ready, for the benchmark
-        self._active_controller: ActiveController | None = None
+        self._active_controller: ActiveControllerAddress | None = None
         self._epoch_seen = 0
         self._reelect_timer = Timer(shared.clock, lambda: shared.queue.put(Reelect()))
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
@@ -140,7 +140,7 @@ class Term:
                     await controller_election.delete_own(zk, znode.stat.version)
                     continue
                 self._active_controller = (
-                    None if info is None else ActiveController(info.broker_id, info.http, info.kafka)
+                    None if info is None else ActiveControllerAddress(info.broker_id, info.http, info.kafka)
                 )
                 self._epoch_seen, _ = await controller_election.read_epoch(zk)
                 break
@@ -171,7 +171,7 @@ class Term:
         shared.records.emit(ControllerElected(controller_id=me, epoch=won.epoch))
         self.won = won
         self._term_started = shared.clock()
-        self._active_controller = ActiveController(me, self.http_url, self.kafka_address)
+        self._active_controller = ActiveControllerAddress(me, self.http_url, self.kafka_address)
         shared.metrics.active.set(1)
         shared.metrics.controller_epoch.set(won.epoch)
         shared.metrics.elections.inc()
@@ -251,7 +251,7 @@ class Term:
 
     # leaving the role
 
-    async def hand_over(self, leaving: bool) -> ActiveController | None:
+    async def hand_over(self, leaving: bool) -> ActiveControllerAddress | None:
         """A planned resignation: give ``/controller`` up (fenced) so a standby wins at once, wait
         a little for it, and let the queued requests be answered NOT_CONTROLLER naming it (they
         stay queued: the standby role answers them next, with the successor published). Without a
@@ -273,7 +273,7 @@ class Term:
         await self.publish()
         return self._active_controller if successor is not None else None
 
-    async def _await_successor(self, timeout_s: float) -> ActiveController | None:
+    async def _await_successor(self, timeout_s: float) -> ActiveControllerAddress | None:
         """The instance that won ``/controller`` after this one gave it up (None after
         ``timeout_s``): read again each time the znode's watch fires, and once at the end."""
         zk = self.shared.zk
@@ -289,7 +289,7 @@ class Term:
             if znode is not None and znode.stat.ephemeral_owner != zk.session_id:
                 info = self.shared.decode_controller(znode.data)
                 if info is not None:
-                    return ActiveController(info.broker_id, info.http, info.kafka)
+                    return ActiveControllerAddress(info.broker_id, info.http, info.kafka)
             remaining_s = deadline - clock()
             if remaining_s <= 0:
                 return None

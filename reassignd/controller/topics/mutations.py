@@ -20,7 +20,7 @@ from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    TopicResult,
+    TopicOutcome,
     TopicsResult,
 )
 from reassignd.controller.replication.assignment import ReplicaAssignment
@@ -156,18 +156,18 @@ class TopicMutations:
             request.strict_quota,
         )
         created: list[str] = []
-        results: list[TopicResult] = []
+        results: list[TopicOutcome] = []
         for item in charged:
             if isinstance(item, ReassigndError):
                 self._report_oversized(_name_of(request, len(results)), item)
-                results.append(TopicResult(_name_of(request, len(results)), item.error_code, item.message))
+                results.append(TopicOutcome(_name_of(request, len(results)), item.error_code, item.message))
                 continue
             assert isinstance(item, TopicCreation)
             if not request.validate_only:
                 await self._write_topic(item, out)
                 created.append(item.name)
             results.append(
-                TopicResult(
+                TopicOutcome(
                     item.name, num_partitions=item.num_partitions, replication_factor=item.replication_factor
                 )
             )
@@ -204,12 +204,12 @@ class TopicMutations:
             request.strict_quota,
         )
         added: dict[str, list[int]] = {}
-        results: list[TopicResult] = []
+        results: list[TopicOutcome] = []
         for i, item in enumerate(charged):
             name = request.topics[i].name
             if isinstance(item, ReassigndError):
                 self._report_oversized(name, item)
-                results.append(TopicResult(name, item.error_code, item.message))
+                results.append(TopicOutcome(name, item.error_code, item.message))
                 continue
             assert isinstance(item, PartitionsCreation)
             if not request.validate_only:
@@ -218,7 +218,7 @@ class TopicMutations:
                 )
                 added[name] = sorted(item.new_assignment)
                 self.records.emit(PartitionsAdded(topic=name, partitions=tuple(added[name])))
-            results.append(TopicResult(name))
+            results.append(TopicOutcome(name))
         return TopicsResult(tuple(results), throttle, self._clock()), added
 
     # --- DeleteTopics -----------------------------------------------------------------------------
@@ -234,17 +234,17 @@ class TopicMutations:
             request.strict_quota,
         )
         queued: list[str] = []
-        results: list[TopicResult] = []
+        results: list[TopicOutcome] = []
         for name, item in zip(request.names, charged, strict=True):
             if isinstance(item, ReassigndError):
-                results.append(TopicResult(name, item.error_code, item.message))
+                results.append(TopicOutcome(name, item.error_code, item.message))
                 continue
             assert isinstance(item, TopicDeletion)
             if not item.already_queued:
                 # one queued meanwhile (another tool) is queued all the same
                 await out.write([Create(paths.delete_topic(name))], expect=(NodeExistsError,))
             queued.append(name)
-            results.append(TopicResult(name))
+            results.append(TopicOutcome(name))
         return TopicsResult(tuple(results), throttle, self._clock()), queued
 
 

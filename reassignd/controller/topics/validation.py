@@ -17,8 +17,8 @@ from reassignd.controller.model.admission import topic_configs_error
 from reassignd.controller.model.requests import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
-    NewPartitions,
-    NewTopic,
+    PartitionsToAdd,
+    TopicToCreate,
 )
 from reassignd.controller.topics.placement import BrokerMeta, assign_new_partitions, assign_replicas
 from reassignd.errors import (
@@ -129,7 +129,7 @@ def colliding_topics(name: str, existing: Iterable[str]) -> list[str]:
 
 
 def validate_create_topics(
-    topics: Sequence[NewTopic],
+    topics: Sequence[TopicToCreate],
     catalog: TopicCatalog,
     *,
     rng: random.Random,
@@ -164,7 +164,7 @@ def validate_create_topics(
 
 
 def validate_create_topic(
-    topic: NewTopic,
+    topic: TopicToCreate,
     catalog: TopicCatalog,
     *,
     rng: random.Random,
@@ -291,7 +291,7 @@ def _unknown_brokers_error(
 
 
 def validate_create_partitions(
-    requests: Sequence[NewPartitions], catalog: TopicCatalog, *, rng: random.Random
+    requests: Sequence[PartitionsToAdd], catalog: TopicCatalog, *, rng: random.Random
 ) -> list[PartitionsCreation | ReassigndError]:
     """One result per request entry, in request order; a name given more than once fails every
     copy with 42 (KafkaApis)."""
@@ -305,7 +305,7 @@ def validate_create_partitions(
 
 
 def validate_create_partition(  # noqa: PLR0911 (Kafka's checks in Kafka's order, first failure wins)
-    request: NewPartitions, catalog: TopicCatalog, *, rng: random.Random
+    request: PartitionsToAdd, catalog: TopicCatalog, *, rng: random.Random
 ) -> PartitionsCreation | ReassigndError:
     """One topic of a CreatePartitions request: KafkaApis's deletion check, then ZkAdminManager's
     and AdminZkClient.createNewPartitionsAssignment's.

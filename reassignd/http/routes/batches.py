@@ -140,7 +140,6 @@ def list_json(statuses: Iterable[BatchStatus]) -> c.Batches:
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
 SIZE_STRATEGIES = frozenset({Strategy.SMALL_FIRST, Strategy.LARGE_FIRST})
 
 
@@ -185,7 +184,6 @@ async def submitted_sizes(
     return leader_sizes(leaders, index_reports(reports))
 
 
-@routes.post("/v1/batches")
 async def submit_batch(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     defaults = BatchDefaults.of(request.app[SETTINGS])
@@ -210,13 +208,11 @@ async def submit_batch(request: web.Request) -> web.Response:
     return json_response(submit_json(status, partition_outcomes(batch), created=result.created))
 
 
-@routes.get("/v1/batches")
 async def list_batches(request: web.Request) -> web.Response:
     snapshot = active_snapshot(request)
     return json_response(list_json(await batch_statuses(request, snapshot, list(snapshot.batches.values()))))
 
 
-@routes.get("/v1/batches/{batch_id}")
 async def describe_batch(request: web.Request) -> web.Response:
     snapshot = active_snapshot(request)
     batch_id = request.match_info["batch_id"]
@@ -235,7 +231,6 @@ PICTURE_HEADERS = {
 }
 
 
-@routes.get("/v1/batches/{batch_id}/picture.svg")
 async def batch_picture(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     snapshot = active_snapshot(request)
@@ -268,21 +263,17 @@ async def _control(request: web.Request, action: BatchAction) -> web.Response:
     return json_response(body)
 
 
-@routes.post("/v1/batches/{batch_id}/pause")
 async def pause_batch(request: web.Request) -> web.Response:
     return await _control(request, BatchAction.PAUSE)
 
 
-@routes.post("/v1/batches/{batch_id}/resume")
 async def resume_batch(request: web.Request) -> web.Response:
     return await _control(request, BatchAction.RESUME)
 
 
-@routes.post("/v1/batches/{batch_id}/stop")
 async def stop_batch(request: web.Request) -> web.Response:
     return await _control(request, BatchAction.STOP)
 
 
-@routes.post("/v1/batches/{batch_id}/rollback")
 async def rollback_batch(request: web.Request) -> web.Response:
     return await _control(request, BatchAction.ROLLBACK)

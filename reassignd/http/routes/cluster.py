@@ -30,10 +30,7 @@ from reassignd.http.shapes import (
 
 _ENCODER = msgspec.json.Encoder()
 
-routes = web.RouteTableDef()
 
-
-@routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
     """The snapshot's part of the answer is built once per snapshot (its lists kept encoded); the
     live figures (ZooKeeper session, queue, uptime, events) are set per request in their places."""
@@ -69,7 +66,6 @@ def _raw(value: object) -> msgspec.Raw:
     return msgspec.Raw(_ENCODER.encode(value))
 
 
-@routes.post("/v1/controller/resign")
 async def resign(request: web.Request) -> web.Response:
     """A planned hand-over (admin): this active instance gives its role up; a standby answers 41."""
     query_params(request.query.items(), ())
@@ -79,12 +75,10 @@ async def resign(request: web.Request) -> web.Response:
     return json_response(HandOver(active_controller_json(successor)))
 
 
-@routes.get("/v1/brokers")
 async def brokers(request: web.Request) -> web.Response:
     return json_response(brokers_json(active_snapshot(request)))
 
 
-@routes.get("/v1/topics")
 async def topics(request: web.Request) -> web.Response:
     """Kept encoded while the snapshots share their topics (until a topic changes)."""
     snapshot = active_snapshot(request)
@@ -92,7 +86,6 @@ async def topics(request: web.Request) -> web.Response:
     return encoded_response(request, encoded)
 
 
-@routes.get("/v1/topics/{topic}")
 async def topic(request: web.Request) -> web.Response:
     """Kept encoded while the snapshots share the topic's view (until the topic changes)."""
     name = request.match_info["topic"]

@@ -49,9 +49,6 @@ def demotion_json(result: DemotionResult) -> DemotionResponse:
     )
 
 
-routes = web.RouteTableDef()
-
-
 async def _change(request: web.Request, *, promote: bool) -> web.Response:
     query_params(request.query.items(), ())
     broker = broker_id_param(request.match_info["broker_id"])
@@ -59,11 +56,9 @@ async def _change(request: web.Request, *, promote: bool) -> web.Response:
     return json_response(demotion_json(result))
 
 
-@routes.post("/v1/brokers/{broker_id}/demote")
 async def demote(request: web.Request) -> web.Response:
     return await _change(request, promote=False)
 
 
-@routes.post("/v1/brokers/{broker_id}/promote")
 async def promote(request: web.Request) -> web.Response:
     return await _change(request, promote=True)

@@ -1,15 +1,13 @@
-"""``GET /v1/openapi.json``: the OpenAPI document of every route (``reassignd.http.openapi``)."""
+"""``GET /v1/openapi.json``: the OpenAPI document of every route (``reassignd.http.openapi``,
+built from the route table that registers this handler, and handed over by the app)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from reassignd.http.openapi import openapi_document
+from reassignd.http.keys import OPENAPI
 from reassignd.http.responses import json_response
 
-routes = web.RouteTableDef()
 
-
-@routes.get("/v1/openapi.json")
 async def openapi(request: web.Request) -> web.Response:
-    return json_response(openapi_document())
+    return json_response(request.app[OPENAPI])

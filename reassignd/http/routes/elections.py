@@ -81,10 +81,7 @@ def elect_response_json(results: Iterable[ElectionResult]) -> ElectLeadersRespon
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
 
-
-@routes.post("/v1/elections")
 async def elect_leaders(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     elect = parse_elect_body(await request.read())  # over the body limit: 413

@@ -13,15 +13,11 @@ from reassignd.http.metrics_view import exposed, shows_names
 from reassignd.http.responses import json_response
 from reassignd.http.shapes import readiness
 
-routes = web.RouteTableDef()
 
-
-@routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
     return json_response(Health("ok"))
 
 
-@routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
     view = request.app[VIEW]
     reason = readiness(view.snapshot(), zk_connected=view.zk_connected)
@@ -30,7 +26,6 @@ async def readyz(request: web.Request) -> web.Response:
     return json_response(Readiness("not ready", reason), status=503)
 
 
-@routes.get("/metrics")
 async def metrics(request: web.Request) -> web.Response:
     names = shows_names(request.app[TOKENS], request.headers.get("Authorization"))
     view = request.app[VIEW]

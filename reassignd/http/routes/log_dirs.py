@@ -62,8 +62,6 @@ from reassignd.http.responses import json_response
 from reassignd.int_limits import INT32_MAX
 from reassignd.topic_partition import TopicPartition, topic_name_problem
 
-routes = web.RouteTableDef()
-
 LOG_DIR = "/sim"
 
 
@@ -107,7 +105,6 @@ def _jbod_dirs(report: ReplicasReport) -> tuple[LogDir, ...]:
     )
 
 
-@routes.get("/v1/log-dirs")
 async def log_dirs(request: web.Request) -> web.Response:
     found = query_params(request.query.items(), ("broker",))
     wanted: set[int] | None = None
@@ -185,7 +182,6 @@ def moves_json(
     )
 
 
-@routes.post("/v1/log-dirs/moves")
 async def move_log_dirs(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     broker, moves = parse_moves_body(await request.read())

@@ -17,8 +17,6 @@ from reassignd.contracts.cluster import Caller
 from reassignd.http.keys import PRINCIPAL
 from reassignd.http.responses import json_response
 
-routes = web.RouteTableDef()
-
 # the only files served, with their types: a fixed table, so no path ever reaches the filesystem
 FILES = {
     "index.html": "text/html",
@@ -38,22 +36,18 @@ def _file(name: str) -> web.Response:
     )
 
 
-@routes.get("/")
 async def page(request: web.Request) -> web.Response:
     return _file("index.html")
 
 
-@routes.get(UI_PREFIX + "app.js")
 async def script(request: web.Request) -> web.Response:
     return _file("app.js")
 
 
-@routes.get(UI_PREFIX + "style.css")
 async def style(request: web.Request) -> web.Response:
     return _file("style.css")
 
 
-@routes.get("/v1/whoami")
 async def whoami(request: web.Request) -> web.Response:
     principal = request[PRINCIPAL]
     return json_response(Caller(principal.user, principal.role.value))

@@ -26,8 +26,8 @@ from reassignd.contracts.admin import (
 )
 from reassignd.controller.model.requests import (
     AlterQuotas,
-    QuotaAlteration,
     QuotaAlterationResult,
+    QuotaChange,
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest, error_name
@@ -50,7 +50,7 @@ from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
 
 
 @dataclass(frozen=True, slots=True)
-class QuotaEntry:
+class AlterQuotaEntry:
     """One AlterClientQuotas entry as given: the entity (None = not part of it, ``<default>`` =
     the default) and its ops, ``(key, value)`` with None removing the key."""
 
@@ -62,12 +62,12 @@ class QuotaEntry:
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-def parse_alter_quotas(body: bytes) -> tuple[QuotaEntry, ...]:
+def parse_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
     doc = decode_object(body, ("entries",))
     return tuple(_entry(raw, f"entries[{i}]") for i, raw in enumerate(expect_list(doc["entries"], "entries")))
 
 
-def _entry(raw: Any, path: str) -> QuotaEntry:
+def _entry(raw: Any, path: str) -> AlterQuotaEntry:
     entry = expect_object(raw, path, ("entity", "ops"))
     entity = expect_object(entry["entity"], f"{path}.entity", (), ("user", "client_id"))
     user = expect_string(entity["user"], f"{path}.entity.user") if "user" in entity else None
@@ -81,7 +81,7 @@ def _entry(raw: Any, path: str) -> QuotaEntry:
         key = expect_string(op["key"], f"{opath}.key")
         value = None if op["value"] is None else expect_number(op["value"], f"{opath}.value")
         ops.append((key, value))
-    return QuotaEntry(user, client_id, tuple(ops))
+    return AlterQuotaEntry(user, client_id, tuple(ops))
 
 
 def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, str | None]:
@@ -98,7 +98,7 @@ def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, 
 # --- per-entry planning --------------------------------------------------------------------------
 
 
-def plan_entry(entry: QuotaEntry) -> QuotaAlteration | QuotaAlterationResult:
+def plan_entry(entry: AlterQuotaEntry) -> QuotaChange | QuotaAlterationResult:
     """What to send the controller for this entry, or this entry's answer when it is decided here
     (the entity first, then the keys, as Kafka checks them)."""
     try:
@@ -115,19 +115,19 @@ def plan_entry(entry: QuotaEntry) -> QuotaAlteration | QuotaAlterationResult:
             return QuotaAlterationResult(entry.user, entry.client_id, InvalidRequest.error_code, message)
     if not entry.ops:
         return QuotaAlterationResult(entry.user, entry.client_id)  # nothing to change
-    return QuotaAlteration(entry.user, entry.client_id, entry.ops[0][1])
+    return QuotaChange(entry.user, entry.client_id, entry.ops[0][1])
 
 
 def merge_results(
-    plans: Sequence[QuotaAlteration | QuotaAlterationResult], sent: Sequence[QuotaAlterationResult]
+    plans: Sequence[QuotaChange | QuotaAlterationResult], sent: Sequence[QuotaAlterationResult]
 ) -> list[QuotaAlterationResult]:
     """Every entry's answer in request order: the ones decided here, and the controller's for the
     ones sent (one each, in the order sent)."""
-    expected = sum(1 for p in plans if isinstance(p, QuotaAlteration))
+    expected = sum(1 for p in plans if isinstance(p, QuotaChange))
     if len(sent) != expected:
         raise RuntimeError(f"the controller answered {len(sent)} quota entries for {expected} sent")
     answers = iter(sent)
-    return [next(answers) if isinstance(p, QuotaAlteration) else p for p in plans]
+    return [next(answers) if isinstance(p, QuotaChange) else p for p in plans]
 
 
 # --- answers -------------------------------------------------------------------------------------
@@ -152,22 +152,18 @@ def alter_quotas_json(results: Iterable[QuotaAlterationResult]) -> AlterQuotasRe
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
 
-
-@routes.get("/v1/quotas")
 async def describe_quotas(request: web.Request) -> web.Response:
     user, client_id = parse_describe_query(request.query.items())
     descriptions = await request.app[VIEW].describe_quotas(user, client_id)
     return json_response(describe_quotas_json(descriptions))
 
 
-@routes.post("/v1/quotas")
 async def alter_quotas(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     plans = [plan_entry(entry) for entry in parse_alter_quotas(await request.read())]
     # Always through the controller, even with nothing to send: a standby answers NOT_CONTROLLER.
-    sent = tuple(p for p in plans if isinstance(p, QuotaAlteration))
+    sent = tuple(p for p in plans if isinstance(p, QuotaChange))
     note(request, AlterQuotas(sent))
     results = await request.app[VIEW].alter_quotas(AlterQuotas(sent))
     return json_response(alter_quotas_json(merge_results(plans, results)))

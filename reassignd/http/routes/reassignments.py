@@ -28,15 +28,20 @@ import msgspec
 from aiohttp import web
 
 from reassignd.agent_reports.fetch import agent_urls
-from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
+from reassignd.agent_reports.progress import (
+    CopyProgress,
+    index_reports,
+    involved_brokers,
+    reassignment_progress,
+)
 from reassignd.contracts import reassignments as contracts
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.requests import (
+    AlterPartitionResult,
     AlterReassignments,
     AlterResult,
     CancelMode,
     CancelReassignments,
-    PartitionResult,
 )
 from reassignd.controller.model.snapshot import ReassignmentView
 from reassignd.errors import error_name
@@ -218,7 +223,7 @@ def iso_utc(ms: int | None) -> str | None:
 # --- AlterPartitionReassignments (also the answer to DELETE /v1/reassignments...) --------------
 
 
-def partition_result_json(result: PartitionResult) -> contracts.PartitionResult:
+def partition_result_json(result: AlterPartitionResult) -> contracts.PartitionResult:
     code = result.error_code
     return contracts.PartitionResult(
         result.partition, code, error_name(code), item_message(code, result.error_message)
@@ -243,13 +248,13 @@ def alter_response_json(result: AlterResult) -> contracts.AlterReassignmentsResp
 # --- ListPartitionReassignments ----------------------------------------------------------------
 
 
-def progress_json(progress: Progress | None) -> contracts.Progress | None:
+def progress_json(progress: CopyProgress | None) -> contracts.Progress | None:
     if progress is None:
         return None
     return contracts.Progress(progress.bytes_total, progress.bytes_done, progress.bytes_per_s, progress.eta_s)
 
 
-def reassignment_json(r: ReassignmentView, progress: Progress | None) -> contracts.Reassignment:
+def reassignment_json(r: ReassignmentView, progress: CopyProgress | None) -> contracts.Reassignment:
     return contracts.Reassignment(
         partition=r.partition,
         replicas=r.replicas,
@@ -264,7 +269,7 @@ def reassignment_json(r: ReassignmentView, progress: Progress | None) -> contrac
 
 
 def list_response_json(
-    shown: Sequence[tuple[ReassignmentView, Progress | None]],
+    shown: Sequence[tuple[ReassignmentView, CopyProgress | None]],
 ) -> contracts.ListReassignmentsResponse:
     """Topics sorted by name, partitions by id."""
     topics: dict[str, list[contracts.Reassignment]] = {}
@@ -296,10 +301,7 @@ def _listed(topics: Mapping[str, list[contracts.Reassignment]]) -> contracts.Lis
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
 
-
-@routes.post("/v1/reassignments")
 async def alter_reassignments(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())  # e.g. ?mode=stop: "mode" belongs in the body
     alter = parse_alter_body(await request.read())  # over the body limit: 413
@@ -323,7 +325,6 @@ def _select(
     return _Selection(shown, frozenset(involved_brokers(shown)))
 
 
-@routes.get("/v1/reassignments")
 async def list_reassignments(request: web.Request) -> web.Response:
     """Answered from bytes kept per (reassignments, filter, agents' answers): the reassignments
     are shared by snapshots until one changes, so while nothing moves on, a read costs no
@@ -364,9 +365,6 @@ def _tp(r: ReassignmentView) -> TopicPartition:
     return (r.topic, r.partition)
 
 
-@routes.delete("/v1/reassignments")
-@routes.delete("/v1/reassignments/{topic}")
-@routes.delete("/v1/reassignments/{topic}/{partition}")
 async def cancel_reassignments(request: web.Request) -> web.Response:
     cancel = parse_cancel(
         request.match_info.get("topic"), request.match_info.get("partition"), request.query.items()

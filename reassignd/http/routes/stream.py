@@ -21,8 +21,6 @@ from reassignd.http.keys import RECORDS, SETTINGS
 from reassignd.stream import sse
 from reassignd.stream.records import Filters, parse_id
 
-routes = web.RouteTableDef()
-
 HEARTBEAT_S = 15.0
 FULL_RETRY_AFTER_S = 5
 
@@ -40,7 +38,6 @@ def _seconds(found: dict[str, list[str]], name: str, default: float | None) -> f
     return value
 
 
-@routes.get("/v1/events")
 async def events(request: web.Request) -> web.StreamResponse:
     found = query_params(
         request.query.items(), ("type", "topic", "batch", "last_event_id", "heartbeat_s", "max_s")

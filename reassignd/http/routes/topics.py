@@ -27,14 +27,14 @@ from reassignd.contracts import admin as contracts
 from reassignd.controller.model.requests import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
-    Caller,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    NewPartitions,
-    NewTopic,
-    TopicResult,
+    PartitionsToAdd,
+    Requester,
+    TopicOutcome,
     TopicsResult,
+    TopicToCreate,
 )
 from reassignd.errors import error_name
 from reassignd.http.audit import note
@@ -74,7 +74,7 @@ def _validate_only(doc: dict[str, Any]) -> bool:
 # --- POST /v1/topics (CreateTopics) ----------------------------------------------------------------
 
 
-def parse_create_topics(body: bytes, caller: Caller) -> CreateTopics:
+def parse_create_topics(body: bytes, caller: Requester) -> CreateTopics:
     """``{"timeout_ms", "validate_only", "topics": [{"name", "num_partitions", "replication_factor",
     "assignments", "configs"}]}``; an absent count or factor is -1 (the broker default)."""
     doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
@@ -89,7 +89,7 @@ def parse_create_topics(body: bytes, caller: Caller) -> CreateTopics:
     )
 
 
-def _new_topic(raw: Any, path: str) -> NewTopic:
+def _new_topic(raw: Any, path: str) -> TopicToCreate:
     topic = expect_object(
         raw, path, ("name",), ("num_partitions", "replication_factor", "assignments", "configs")
     )
@@ -101,7 +101,7 @@ def _new_topic(raw: Any, path: str) -> NewTopic:
         replication_factor = expect_int(
             topic["replication_factor"], f"{path}.replication_factor", INT16_MIN, INT16_MAX
         )
-    return NewTopic(
+    return TopicToCreate(
         name=expect_string(topic["name"], f"{path}.name"),
         num_partitions=num_partitions,
         replication_factor=replication_factor,
@@ -137,7 +137,7 @@ def _configs(value: Any, path: str) -> dict[str, str | None]:
 # --- POST /v1/topics/delete and DELETE /v1/topics/{topic} (DeleteTopics) --------------------------
 
 
-def parse_delete_topics(body: bytes, caller: Caller) -> DeleteTopics:
+def parse_delete_topics(body: bytes, caller: Requester) -> DeleteTopics:
     """``{"timeout_ms", "topics": ["orders", ...]}``."""
     doc = decode_object(body, ("topics",), ("timeout_ms",))
     timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
@@ -149,7 +149,7 @@ def parse_delete_topics(body: bytes, caller: Caller) -> DeleteTopics:
     )
 
 
-def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Caller) -> DeleteTopics:
+def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Requester) -> DeleteTopics:
     """``DELETE /v1/topics/{topic}?timeout_ms=N``."""
     text = single_param(query_params(query, ("timeout_ms",)), "timeout_ms")
     timeout_ms = DEFAULT_TIMEOUT_MS
@@ -163,7 +163,7 @@ def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Cal
 # --- POST /v1/topics/partitions (CreatePartitions) ------------------------------------------------
 
 
-def parse_create_partitions(body: bytes, caller: Caller) -> CreatePartitions:
+def parse_create_partitions(body: bytes, caller: Requester) -> CreatePartitions:
     """``{"timeout_ms", "validate_only", "topics": [{"name", "count", "assignments"}]}``;
     ``assignments`` is one replica list per new partition, or null/absent (placed by reassignd)."""
     doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
@@ -178,7 +178,7 @@ def parse_create_partitions(body: bytes, caller: Caller) -> CreatePartitions:
     )
 
 
-def _new_partitions(raw: Any, path: str) -> NewPartitions:
+def _new_partitions(raw: Any, path: str) -> PartitionsToAdd:
     topic = expect_object(raw, path, ("name", "count"), ("assignments",))
     name = expect_string(topic["name"], f"{path}.name")
     count = expect_int32(topic["count"], f"{path}.count")
@@ -189,20 +189,20 @@ def _new_partitions(raw: Any, path: str) -> NewPartitions:
             expect_broker_ids(replicas, f"{path}.assignments[{i}]", nullable=False)
             for i, replicas in enumerate(lists)
         )
-    return NewPartitions(name=name, count=count, assignments=assignments)
+    return PartitionsToAdd(name=name, count=count, assignments=assignments)
 
 
 # --- answers and Retry-After (pure) ---------------------------------------------------------------
 
 
-def topic_result_json(result: TopicResult) -> contracts.TopicResult:
+def topic_result_json(result: TopicOutcome) -> contracts.TopicResult:
     code = result.error_code
     return contracts.TopicResult(
         result.name, code, error_name(code), item_message(code, result.error_message)
     )
 
 
-def created_topic_json(result: TopicResult) -> contracts.CreatedTopic:
+def created_topic_json(result: TopicOutcome) -> contracts.CreatedTopic:
     """CreateTopics' entry: the sizes appear when known (what was, or would be, created)."""
     code = result.error_code
     return contracts.CreatedTopic(
@@ -242,14 +242,11 @@ def retry_after_headers(throttle_time_ms: int) -> dict[str, str]:
 
 # --- routes ----------------------------------------------------------------------------------------
 
-routes = web.RouteTableDef()
-
 
 def _answer(body: msgspec.Struct, result: TopicsResult) -> web.Response:
     return json_response(body, headers=retry_after_headers(result.throttle_time_ms))
 
 
-@routes.post("/v1/topics")
 async def create_topics(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     create = parse_create_topics(await request.read(), caller_of(request))  # over the limit: 413
@@ -258,7 +255,6 @@ async def create_topics(request: web.Request) -> web.Response:
     return _answer(create_topics_json(result), result)
 
 
-@routes.post("/v1/topics/delete")
 async def delete_topics(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     delete = parse_delete_topics(await request.read(), caller_of(request))
@@ -267,7 +263,6 @@ async def delete_topics(request: web.Request) -> web.Response:
     return _answer(delete_topics_json(result), result)
 
 
-@routes.delete("/v1/topics/{topic}")
 async def delete_topic(request: web.Request) -> web.Response:
     delete = parse_delete_topic(request.match_info["topic"], request.query.items(), caller_of(request))
     note(request, delete)
@@ -275,7 +270,6 @@ async def delete_topic(request: web.Request) -> web.Response:
     return _answer(delete_topics_json(result), result)
 
 
-@routes.post("/v1/topics/partitions")
 async def create_partitions(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
     create = parse_create_partitions(await request.read(), caller_of(request))

@@ -18,18 +18,22 @@ from reassignd.admin.plan import legacy_entries, plan_json, plan_request
 from reassignd.admin.settings import Verb, check_arguments, parse_controller_url
 from reassignd.api_client.errors import ResponseError
 from reassignd.api_client.shapes import (
-    PartitionResult,
-    Progress,
-    Reassignment,
-    alter_results,
     cancel_request,
     decode,
+    partition_results,
     partitions_by_id,
     reassignments_by_partition,
 )
 from reassignd.contracts.cluster import Topic
-from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.contracts.reassignments import (
+    AlterReassignmentsResponse,
+    ListReassignmentsResponse,
+    PartitionResult,
+    Progress,
+    Reassignment,
+)
 from reassignd.plan_format import Plan, PlanEntry, PlanError, parse_plan
+from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.admin_codec import (
     LegacyReassignmentEntry,
     decode_legacy_reassignment,
@@ -214,8 +218,19 @@ def test_legacy_entries_record_the_original_replicas() -> None:
 # --- the lines -------------------------------------------------------------------------------------
 
 
-def ok(t: str, p: int) -> PartitionResult:
-    return PartitionResult((t, p), 0, "NONE", None)
+def ok(t: str, p: int) -> tuple[TopicPartition, PartitionResult]:
+    return (t, p), PartitionResult(p, 0, "NONE", None)
+
+
+def moving_entry(
+    tp: TopicPartition,
+    replicas: Replicas,
+    adding: Replicas,
+    removing: Replicas,
+    progress: Progress | None = None,
+) -> Reassignment:
+    """A partition being reassigned, as the controller lists it (the fields the tools read)."""
+    return Reassignment(tp[1], replicas, adding, removing, replicas, replicas, "api", None, progress)
 
 
 def test_execute_lines() -> None:
@@ -224,8 +239,8 @@ def test_execute_lines() -> None:
         "Successfully started partition reassignments for bar-0,foo-0,foo-1"
     )
     failed = [
-        PartitionResult(("t", 3), 3, "UNKNOWN_TOPIC_OR_PARTITION", "The partition does not exist."),
-        PartitionResult(("t", 1), 39, "INVALID_REPLICA_ASSIGNMENT", "Duplicate replica ids in [1, 1]"),
+        (("t", 3), PartitionResult(3, 3, "UNKNOWN_TOPIC_OR_PARTITION", "The partition does not exist.")),
+        (("t", 1), PartitionResult(1, 39, "INVALID_REPLICA_ASSIGNMENT", "Duplicate replica ids in [1, 1]")),
     ]
     assert report.execute_errors(failed) == [
         "Error reassigning partition(s):",
@@ -240,7 +255,7 @@ def test_cancel_lines() -> None:
         "Successfully cancelled partition reassignments for: bar-0,foo-1"
     )
     assert report.not_moving_line([("t", 2)]) == "No partition reassignment was in progress for: t-2"
-    failed = [PartitionResult(("t", 0), 39, "INVALID_REPLICA_ASSIGNMENT", "Unable to revert ...")]
+    failed = [(("t", 0), PartitionResult(0, 39, "INVALID_REPLICA_ASSIGNMENT", "Unable to revert ..."))]
     assert report.cancel_errors(failed) == [
         "Error cancelling partition reassignment for:",
         "t-0: INVALID_REPLICA_ASSIGNMENT: Unable to revert ...",
@@ -249,7 +264,7 @@ def test_cancel_lines() -> None:
 
 def test_verify_decides_as_kafka() -> None:
     targets = {("t", 0): (4, 5, 6), ("t", 1): (1, 2), ("t", 2): (2, 1), ("t", 3): (1,), ("gone", 0): (1,)}
-    moving = {("t", 0): Reassignment(("t", 0), (4, 5, 6, 1, 2, 3), (4, 5, 6), (1, 2, 3))}
+    moving = {("t", 0): moving_entry(("t", 0), (4, 5, 6, 1, 2, 3), (4, 5, 6), (1, 2, 3))}
     current = {("t", 0): (4, 5, 6, 1, 2, 3), ("t", 1): (1, 2), ("t", 2): (1, 2), ("t", 3): (1,)}
     states = report.verify_states(targets, moving, current)
     assert [s.tp for s in states] == [("gone", 0), ("t", 0), ("t", 1), ("t", 2), ("t", 3)]
@@ -266,8 +281,8 @@ def test_verify_decides_as_kafka() -> None:
 def test_list_lines_are_kafkas_plus_progress() -> None:
     assert report.list_lines({}) == ["No partition reassignments found."]
     moving = {
-        ("t", 1): Reassignment(("t", 1), (1, 2, 3), (), (3,)),
-        ("t", 0): Reassignment(
+        ("t", 1): moving_entry(("t", 1), (1, 2, 3), (), (3,)),
+        ("t", 0): moving_entry(
             ("t", 0),
             (4, 5, 6, 1, 2, 3),
             (4, 5, 6),
@@ -281,7 +296,7 @@ def test_list_lines_are_kafkas_plus_progress() -> None:
         "progress: 33% (1.0 GiB of 3.0 GiB), 50.0 MiB/s, about 41 s left.",
         "t-1: replicas: 1,2,3. removing: 3.",
     ]
-    assert report.progress_text(Progress(0, 0, None, None)) == "progress: 0% (0 B of 0 B)."
+    assert report.progress_text(0, 0, None, None) == "progress: 0% (0 B of 0 B)."
     assert report.bytes_text(1536) == "1.5 KiB"
 
 
@@ -325,9 +340,9 @@ def test_decode_the_controllers_answers() -> None:
             }
         ],
     }
-    assert alter_results(decode(alter, AlterReassignmentsResponse)) == [
+    assert partition_results(decode(alter, AlterReassignmentsResponse)) == [
         ok("t", 0),
-        PartitionResult(("t", 1), 85, "NO_REASSIGNMENT_IN_PROGRESS", None),
+        (("t", 1), PartitionResult(1, 85, "NO_REASSIGNMENT_IN_PROGRESS", None)),
     ]
     moving = {"partition": 0, "replicas": [4, 1], "adding_replicas": [4], "removing_replicas": [1]}
     listed = {
@@ -352,7 +367,7 @@ def test_decode_the_controllers_answers() -> None:
         ],
     }
     assert reassignments_by_partition(decode(listed, ListReassignmentsResponse)) == {
-        ("t", 0): Reassignment(("t", 0), (4, 1), (4,), (1,), Progress(10, 5, 2, None))
+        ("t", 0): Reassignment(0, (4, 1), (4,), (1,), (4,), (1,), "api", None, Progress(10, 5, 2, None))
     }
     topic = {
         "name": "t",

@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestServer
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.errors import ResponseError, Unreachable
 from reassignd.api_client.kafka_probe import api_versions_request, is_api_versions_answer
-from reassignd.api_client.shapes import alter_request
+from reassignd.api_client.shapes import alter_request, partition_results
 from reassignd.contracts.batches import BatchStatus, BatchSummary
 from reassignd.contracts.cluster import Status
 from reassignd.contracts.requests import (
@@ -58,16 +58,15 @@ async def test_each_typed_call_decodes_the_servers_answer(api: ApiClient) -> Non
     orders = await api.topic("orders")
     assert sorted(orders) == [0, 1, 2, 3] and orders[0].replicas == (1, 2, 3)
     assert {b.broker for b in (await api.log_dirs()).brokers} == set(CLUSTER.brokers)
-    assert await api.reassignments() == {}
+    assert (await api.reassignments()).topics == ()
     alter = {"topics": [{"name": "orders", "partitions": [{"partition": 0, "replicas": [2, 3, 4]}]}]}
-    assert [(r.tp, r.ok) for r in await api.alter(alter)] == [(("orders", 0), True)]
-    assert await api.cancel_all() == []
+    assert [(tp, r.ok) for tp, r in partition_results(await api.alter(alter))] == [(("orders", 0), True)]
+    assert (await api.cancel_all()).responses == ()
     # the request structs, as the admin tools send them: either shape of AlterPartitionReassignments
     plan = ReassignmentPlan(partitions=(PlanPartition(topic="orders", partition=1, replicas=(2, 3, 4)),))
-    assert [(r.tp, r.ok) for r in await api.alter(plan)] == [(("orders", 1), True)]
-    assert [(r.tp, r.ok) for r in await api.alter(alter_request({("orders", 1): None}))] == [
-        (("orders", 1), True)
-    ]
+    assert [(tp, r.ok) for tp, r in partition_results(await api.alter(plan))] == [(("orders", 1), True)]
+    cancelled = partition_results(await api.alter(alter_request({("orders", 1): None})))
+    assert [(tp, r.ok) for tp, r in cancelled] == [(("orders", 1), True)]
     submitted = await api.submit_batch({"batch_id": "b1", "partitions": [MOVE]})
     assert submitted.created and [p.ok for p in submitted.partitions] == [True]
     assert isinstance(submitted.batch, BatchStatus) and submitted.batch.running == ()

@@ -22,10 +22,10 @@ from reassignd.control.log_dir_moves import (
     KAFKA_STORAGE_ERROR,
     LOG_DIR_NOT_FOUND,
     REPLICA_NOT_AVAILABLE,
+    AgentLogDirMoveResult,
     AlterLogDirsRequest,
     AlterLogDirsResponse,
     LogDirMove,
-    LogDirMoveResult,
 )
 from reassignd.control.protocol import (
     LeaderAndIsrRequest,
@@ -237,7 +237,7 @@ def test_a_move_that_does_not_fit_in_the_dirs_free_capacity_is_a_storage_error()
     assert set(mgr.dirs.futures) == {("t", 1)}
     # the wire carries the reason, and only when there is one
     assert AlterLogDirsResponse.from_json(response.to_json()) == response
-    assert "error_message" not in LogDirMoveResult("t", 0, NONE).to_json()
+    assert "error_message" not in AgentLogDirMoveResult("t", 0, NONE).to_json()
     # /d2 has no capacity: anything fits there; t-1 back home gives its 200 promised bytes back
     assert move(mgr, ("t", 0, "/d2"), ("t", 1, "/d2")) == [NONE, NONE]
     assert set(mgr.dirs.futures) == {("t", 0)}

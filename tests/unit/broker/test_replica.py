@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reassignd.broker import replica as rm
-from reassignd.broker.replica import FollowerProgress, RateMeter, Role
+from reassignd.broker.replica import FollowerProgress, RateMeter, ReplicaRole
 from reassignd.control.protocol import WirePartitionState
 
 ME = 1
@@ -52,7 +52,7 @@ def test_a_known_replica_keeps_its_log_across_epochs() -> None:
     r = rm.became(None, state(leader=2), ME, 500, now=0.0)
     r = rm.fetched(r, 300, leader_leo=1000, in_isr=False, now=1.0)
     r2 = rm.became(r, state(leader=ME, epoch=2, is_new=True), ME, 500, now=2.0)
-    assert (r2.role, r2.log_end_offset, r2.leader_epoch) == (Role.LEADER, 300, 2)
+    assert (r2.role, r2.log_end_offset, r2.leader_epoch) == (ReplicaRole.LEADER, 300, 2)
 
 
 def test_leaders_grow_at_the_produce_rate_with_fractions_carried() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from reassignd.broker.bandwidth import BURST_S
 from reassignd.broker.isr_plan import isr_conflicted, isr_written, plan_isr_updates
-from reassignd.broker.replica import Role
+from reassignd.broker.replica import ReplicaRole
 from reassignd.broker.replication import fetch_leaders, serve_fetch
 from reassignd.broker.sim_config import BrokerSimConfig, topic_sim_config
 from reassignd.broker.state import ReplicaManager, control_url
@@ -84,7 +84,7 @@ def test_stop_replica_stops_or_deletes_and_is_idempotent() -> None:
 
     assert stop(3, delete=False) == [FENCED_LEADER_EPOCH]
     assert stop(4, delete=False) == [0]
-    assert mgr.replicas[TP].role is Role.STOPPED and fetch_leaders(mgr) == set()
+    assert mgr.replicas[TP].role is ReplicaRole.STOPPED and fetch_leaders(mgr) == set()
     assert [r.topic for r in mgr.report(1.0).replicas] == ["orders"]
     assert stop(-2, delete=True) == [0]
     assert TP not in mgr.replicas and mgr.report(1.0).replicas == ()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from reassignd.control.protocol import ControlRequest, ControlResponse, StopReplicaRequest
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import (
     ApiPartitionReassignment,
     BrokersChanged,
@@ -127,7 +127,7 @@ class CoreMachine(RuleBasedStateMachine):
         self.channel = RecordingChannel()
         settings = ControllerSettings("sim", controller_id=CONTROLLER_ID, auto_leader_rebalance_enable=False)
         self.shared = Shared(
-            settings, self.client, metrics, time.monotonic, EventQueue(time.monotonic), self.channel
+            settings, self.client, metrics, time.monotonic, ControllerEventQueue(time.monotonic), self.channel
         )
         self.quota_metrics = QuotaMetrics(metrics.registry)
         self.rebalance = RebalanceTimer(settings, time.monotonic, self.shared.queue)

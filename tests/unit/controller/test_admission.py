@@ -29,7 +29,7 @@ from reassignd.controller.model.config_rules import (
     plan_alteration,
 )
 from reassignd.controller.model.config_types import TOPIC_CONFIG_TYPES, ConfigType, Kind, typed_value_problem
-from reassignd.controller.model.requests import NewTopic, QuotaAlteration
+from reassignd.controller.model.requests import QuotaChange, TopicToCreate
 from reassignd.int_limits import INT32_MAX, INT64_MAX
 from reassignd.quotas.config_store import ENTITY_PATH_MAX_BYTES
 
@@ -129,13 +129,13 @@ def test_a_config_key_named_twice_in_one_resource_is_refused() -> None:
 def test_create_topics_each_topic_on_its_own() -> None:
     errors = new_topics_errors(
         [
-            NewTopic("ok", configs={"retention.ms": "1000", "cleanup.policy": "compact,delete"}),
-            NewTopic("big", configs={"retention.ms": BIG}),
-            NewTopic("key", configs={"retension.ms": "1"}),
-            NewTopic("null", configs={"retention.ms": None}),
-            NewTopic("bad name"),
-            NewTopic("twice"),
-            NewTopic("twice"),
+            TopicToCreate("ok", configs={"retention.ms": "1000", "cleanup.policy": "compact,delete"}),
+            TopicToCreate("big", configs={"retention.ms": BIG}),
+            TopicToCreate("key", configs={"retension.ms": "1"}),
+            TopicToCreate("null", configs={"retention.ms": None}),
+            TopicToCreate("bad name"),
+            TopicToCreate("twice"),
+            TopicToCreate("twice"),
         ]
     )
     assert [None if e is None else e.error_code for e in errors] == [None, 40, 40, 42, 17, 42, 42]
@@ -207,13 +207,13 @@ def test_topic_configs_error_never_raises(configs: dict[str, str]) -> None:
 
 
 def test_an_entity_path_over_the_bound_is_refused() -> None:
-    assert quota_entry_error(QuotaAlteration("u" * 100, None, 1.0)) is None
-    long_user = quota_entry_error(QuotaAlteration("u" * ENTITY_PATH_MAX_BYTES, None, 1.0))
+    assert quota_entry_error(QuotaChange("u" * 100, None, 1.0)) is None
+    long_user = quota_entry_error(QuotaChange("u" * ENTITY_PATH_MAX_BYTES, None, 1.0))
     assert long_user is not None and long_user.error_code == 42
     # the bound is on the encoded path: 1,000 characters that URL-encode to 9 bytes each
-    encoded = quota_entry_error(QuotaAlteration(None, "é" * 1000, 1.0))
+    encoded = quota_entry_error(QuotaChange(None, "é" * 1000, 1.0))
     assert encoded is not None and encoded.error_code == 42
-    assert quota_entry_error(QuotaAlteration("alice", None, float("nan"))) is not None
+    assert quota_entry_error(QuotaChange("alice", None, float("nan"))) is not None
 
 
 @given(st.integers(min_value=0, max_value=100), st.integers(min_value=1, max_value=100))

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import (
     ApiPartitionReassignment,
     BrokerModified,
@@ -31,20 +31,20 @@ def alter(*tps: TopicPartition, mode: CancelMode = CancelMode.CANCEL) -> ApiPart
     return ApiPartitionReassignment(AlterReassignments(tuple((tp, (1, 2)) for tp in tps), mode), reply)
 
 
-def queued(*events: ControllerEvent) -> EventQueue[ControllerEvent]:
-    queue: EventQueue[ControllerEvent] = EventQueue()
+def queued(*events: ControllerEvent) -> ControllerEventQueue[ControllerEvent]:
+    queue: ControllerEventQueue[ControllerEvent] = ControllerEventQueue()
     for e in events:
         queue.put(e)
     return queue
 
 
-def rest(queue: EventQueue[ControllerEvent]) -> list[ControllerEvent]:
+def rest(queue: ControllerEventQueue[ControllerEvent]) -> list[ControllerEvent]:
     return queue.clear()
 
 
 async def test_take_selects_leaves_and_stops_and_counts_queue_times() -> None:
     now = [10.0]
-    queue: EventQueue[int] = EventQueue(lambda: now[0])
+    queue: ControllerEventQueue[int] = ControllerEventQueue(lambda: now[0])
     for n in (1, 2, 3, 4, 5, 6):
         queue.put(n)
     now[0] += 0.5

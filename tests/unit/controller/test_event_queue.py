@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 
 
 class FakeClock:
@@ -18,7 +18,7 @@ class FakeClock:
 async def test_fifo_with_preemption_and_queue_time() -> None:
     clock = FakeClock()
     sizes: list[int] = []
-    q: EventQueue[str] = EventQueue(clock, on_size=sizes.append)
+    q: ControllerEventQueue[str] = ControllerEventQueue(clock, on_size=sizes.append)
     q.put("a")
     q.put("b")
     q.put_first("resign")
@@ -34,7 +34,7 @@ async def test_fifo_with_preemption_and_queue_time() -> None:
 
 async def test_the_percentiles_are_kept_until_a_new_queue_time() -> None:
     clock = FakeClock()
-    q: EventQueue[str] = EventQueue(clock)
+    q: ControllerEventQueue[str] = ControllerEventQueue(clock)
     assert q.queue_time_percentiles_ms() == {"p50": 0.0, "p99": 0.0}
     q.put("a")
     clock.now += 0.1
@@ -57,7 +57,7 @@ async def test_the_percentiles_are_kept_until_a_new_queue_time() -> None:
 
 
 async def test_get_waits_for_put() -> None:
-    q: EventQueue[int] = EventQueue()
+    q: ControllerEventQueue[int] = ControllerEventQueue()
     getter = asyncio.create_task(q.get())
     await asyncio.sleep(0)
     assert not getter.done()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import AutoLeaderRebalanceTick, ControllerEvent
 from reassignd.controller.leadership.rebalance_timer import FIRST_CHECK_S, RebalanceTimer
 from reassignd.controller.settings import ControllerSettings
@@ -20,9 +20,9 @@ class FakeClock:
         return self.now
 
 
-def timer(**settings: object) -> tuple[RebalanceTimer, FakeClock, EventQueue[ControllerEvent]]:
+def timer(**settings: object) -> tuple[RebalanceTimer, FakeClock, ControllerEventQueue[ControllerEvent]]:
     clock = FakeClock()
-    queue: EventQueue[ControllerEvent] = EventQueue(clock)
+    queue: ControllerEventQueue[ControllerEvent] = ControllerEventQueue(clock)
     s = ControllerSettings(zk_connect="127.0.0.1:2181", **settings)  # type: ignore[arg-type]
     return RebalanceTimer(s, clock, queue), clock, queue
 

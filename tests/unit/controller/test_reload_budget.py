@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from reassignd.controller.instance import shared as shared_module
-from reassignd.controller.instance.event_queue import EventQueue
+from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.runtime.reload_budget import (
@@ -58,7 +58,8 @@ def test_a_tick_failing_on_a_quarantined_input_is_held_back_longer_each_time() -
 def test_the_memory_of_reported_problems_is_bounded(monkeypatch: object) -> None:
     settings = ControllerSettings("127.0.0.1:1")
     zk = ZkClient(ZkSettings("127.0.0.1:1"))  # never started: reports do not touch ZooKeeper
-    shared = Shared(settings, zk, ControllerMetrics(), time.monotonic, EventQueue(time.monotonic), None)  # type: ignore[arg-type]
+    queue: ControllerEventQueue[object] = ControllerEventQueue(time.monotonic)
+    shared = Shared(settings, zk, ControllerMetrics(), time.monotonic, queue, None)  # type: ignore[arg-type]
     bound = shared_module.MAX_REPORTED
     for i in range(bound + 500):
         shared.refuse(f"/brokers/topics/t{i}", "NOAUTH", "partition_state")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from reassignd.controller.model.requests import NewPartitions, NewTopic
+from reassignd.controller.model.requests import PartitionsToAdd, TopicToCreate
 from reassignd.controller.topics.placement import BrokerMeta, assign_new_partitions, assign_replicas
 from reassignd.controller.topics.validation import (
     PartitionsCreation,
@@ -59,7 +59,7 @@ def assert_error(result: object, code: int, name: str, message: str) -> None:
 
 
 def create(
-    topic: NewTopic,
+    topic: TopicToCreate,
     catalog: TopicCatalog = CATALOG,
     *,
     default_partitions: int = 1,
@@ -126,7 +126,7 @@ def test_throttling_default_message() -> None:
 )
 def test_illegal_topic_names(name: str, message: str) -> None:
     assert_error(topic_name_error(name), 17, "INVALID_TOPIC_EXCEPTION", message)
-    assert_error(create(NewTopic(name)), 17, "INVALID_TOPIC_EXCEPTION", message)
+    assert_error(create(TopicToCreate(name)), 17, "INVALID_TOPIC_EXCEPTION", message)
 
 
 @pytest.mark.parametrize("name", ["a", "x" * 249, "Orders-2026.v1_eu", "...", "-", "_"])
@@ -142,7 +142,7 @@ def test_collisions_are_dot_versus_underscore() -> None:
 
 def test_collision_with_existing_topic() -> None:
     assert_error(
-        create(NewTopic("audit.log")),
+        create(TopicToCreate("audit.log")),
         17,
         "INVALID_TOPIC_EXCEPTION",
         "Topic 'audit.log' collides with existing topics: audit_log",
@@ -153,16 +153,20 @@ def test_collision_with_existing_topic() -> None:
 
 
 def test_existing_topic() -> None:
-    assert_error(create(NewTopic("orders")), 36, "TOPIC_ALREADY_EXISTS", "Topic 'orders' already exists.")
+    assert_error(
+        create(TopicToCreate("orders")), 36, "TOPIC_ALREADY_EXISTS", "Topic 'orders' already exists."
+    )
 
 
 def test_topic_queued_for_deletion_still_exists() -> None:
-    assert_error(create(NewTopic("doomed")), 36, "TOPIC_ALREADY_EXISTS", "Topic 'doomed' already exists.")
+    assert_error(
+        create(TopicToCreate("doomed")), 36, "TOPIC_ALREADY_EXISTS", "Topic 'doomed' already exists."
+    )
 
 
 def test_null_config_values() -> None:
     assert_error(
-        create(NewTopic("t", configs={"retention.ms": None, "cleanup.policy": "compact", "x": None})),
+        create(TopicToCreate("t", configs={"retention.ms": None, "cleanup.policy": "compact", "x": None})),
         42,
         "INVALID_REQUEST",
         "Null value not supported for topic configs : retention.ms,x",
@@ -171,7 +175,7 @@ def test_null_config_values() -> None:
 
 @pytest.mark.parametrize(("num_partitions", "rf"), [(2, -1), (-1, 2), (2, 2)])
 def test_counts_and_assignments_together(num_partitions: int, rf: int) -> None:
-    topic = NewTopic("t", num_partitions=num_partitions, replication_factor=rf, assignments={0: [1, 2]})
+    topic = TopicToCreate("t", num_partitions=num_partitions, replication_factor=rf, assignments={0: [1, 2]})
     assert_error(
         create(topic),
         42,
@@ -184,7 +188,7 @@ def test_counts_and_assignments_together(num_partitions: int, rf: int) -> None:
 @pytest.mark.parametrize("num_partitions", [0, -2, -100])
 def test_bad_partition_count(num_partitions: int) -> None:
     assert_error(
-        create(NewTopic("t", num_partitions=num_partitions, replication_factor=1)),
+        create(TopicToCreate("t", num_partitions=num_partitions, replication_factor=1)),
         37,
         "INVALID_PARTITIONS",
         "Number of partitions must be larger than 0.",
@@ -194,7 +198,7 @@ def test_bad_partition_count(num_partitions: int) -> None:
 @pytest.mark.parametrize("rf", [0, -2])
 def test_bad_replication_factor(rf: int) -> None:
     assert_error(
-        create(NewTopic("t", num_partitions=3, replication_factor=rf)),
+        create(TopicToCreate("t", num_partitions=3, replication_factor=rf)),
         38,
         "INVALID_REPLICATION_FACTOR",
         "Replication factor must be larger than 0.",
@@ -203,7 +207,7 @@ def test_bad_replication_factor(rf: int) -> None:
 
 def test_more_replicas_than_live_brokers() -> None:
     assert_error(
-        create(NewTopic("t", num_partitions=3, replication_factor=4)),
+        create(TopicToCreate("t", num_partitions=3, replication_factor=4)),
         38,
         "INVALID_REPLICATION_FACTOR",
         "Replication factor: 4 larger than available brokers: 3.",
@@ -212,7 +216,7 @@ def test_more_replicas_than_live_brokers() -> None:
 
 def test_no_live_brokers() -> None:
     assert_error(
-        create(NewTopic("t"), TopicCatalog(topics={}, brokers=())),
+        create(TopicToCreate("t"), TopicCatalog(topics={}, brokers=())),
         38,
         "INVALID_REPLICATION_FACTOR",
         "Replication factor: 1 larger than available brokers: 0.",
@@ -221,7 +225,7 @@ def test_no_live_brokers() -> None:
 
 def test_default_replication_factor_above_live_brokers() -> None:
     assert_error(
-        create(NewTopic("t", num_partitions=2), default_replication_factor=5),
+        create(TopicToCreate("t", num_partitions=2), default_replication_factor=5),
         38,
         "INVALID_REPLICATION_FACTOR",
         "Replication factor: 5 larger than available brokers: 3.",
@@ -231,7 +235,7 @@ def test_default_replication_factor_above_live_brokers() -> None:
 def test_mixed_racks() -> None:
     catalog = TopicCatalog(topics={}, brokers=(BrokerMeta(1, "a"), BrokerMeta(2), BrokerMeta(3, "b")))
     assert_error(
-        create(NewTopic("t", num_partitions=3, replication_factor=2), catalog),
+        create(TopicToCreate("t", num_partitions=3, replication_factor=2), catalog),
         38,
         "INVALID_REPLICATION_FACTOR",
         "Not all brokers have rack information for replica rack aware assignment.",
@@ -240,7 +244,7 @@ def test_mixed_racks() -> None:
 
 def test_bad_count_is_reported_before_bad_name_as_in_kafka() -> None:
     assert_error(
-        create(NewTopic("a/b", num_partitions=0)),
+        create(TopicToCreate("a/b", num_partitions=0)),
         37,
         "INVALID_PARTITIONS",
         "Number of partitions must be larger than 0.",
@@ -261,42 +265,46 @@ def test_bad_count_is_reported_before_bad_name_as_in_kafka() -> None:
     ],
 )
 def test_bad_explicit_assignment(assignments: dict[int, list[int]], message: str) -> None:
-    assert_error(create(NewTopic("t", assignments=assignments)), 39, "INVALID_REPLICA_ASSIGNMENT", message)
+    assert_error(
+        create(TopicToCreate("t", assignments=assignments)), 39, "INVALID_REPLICA_ASSIGNMENT", message
+    )
 
 
 def test_explicit_assignment_is_kept_as_given() -> None:
-    plan = create(NewTopic("audit", assignments={1: [2, 3], 0: [1, 2]}, configs={"retention.ms": "1000"}))
+    plan = create(
+        TopicToCreate("audit", assignments={1: [2, 3], 0: [1, 2]}, configs={"retention.ms": "1000"})
+    )
     assert plan == TopicCreation("audit", {0: (1, 2), 1: (2, 3)}, {"retention.ms": "1000"})
     assert isinstance(plan, TopicCreation)
     assert (plan.num_partitions, plan.replication_factor) == (2, 2)
 
 
 def test_explicit_assignment_with_explicit_minus_ones() -> None:
-    topic = NewTopic("t", num_partitions=-1, replication_factor=-1, assignments={0: [3]})
+    topic = TopicToCreate("t", num_partitions=-1, replication_factor=-1, assignments={0: [3]})
     assert create(topic) == TopicCreation("t", {0: (3,)}, {})
 
 
 def test_empty_assignments_mean_placement() -> None:
-    plan = create(NewTopic("t", num_partitions=3, replication_factor=2, assignments={}))
+    plan = create(TopicToCreate("t", num_partitions=3, replication_factor=2, assignments={}))
     assert isinstance(plan, TopicCreation)
     assert (plan.num_partitions, plan.replication_factor) == (3, 2)
 
 
 def test_placement_uses_brokers_sorted_by_id() -> None:
     catalog = TopicCatalog(topics={}, brokers=(BrokerMeta(3), BrokerMeta(1), BrokerMeta(2)))
-    plan = create(NewTopic("t", num_partitions=6, replication_factor=2), catalog)
+    plan = create(TopicToCreate("t", num_partitions=6, replication_factor=2), catalog)
     expected = assign_replicas(list(BROKERS), 6, 2, rng=rng())
     assert plan == TopicCreation("t", expected, {})
 
 
 def test_broker_defaults() -> None:
-    plan = create(NewTopic("t"))
+    plan = create(TopicToCreate("t"))
     assert isinstance(plan, TopicCreation)
     assert (plan.num_partitions, plan.replication_factor) == (1, 1)
-    plan = create(NewTopic("t"), default_partitions=6, default_replication_factor=3)
+    plan = create(TopicToCreate("t"), default_partitions=6, default_replication_factor=3)
     assert isinstance(plan, TopicCreation)
     assert (plan.num_partitions, plan.replication_factor) == (6, 3)
-    plan = create(NewTopic("t", num_partitions=4), default_partitions=6, default_replication_factor=2)
+    plan = create(TopicToCreate("t", num_partitions=4), default_partitions=6, default_replication_factor=2)
     assert isinstance(plan, TopicCreation)
     assert (plan.num_partitions, plan.replication_factor) == (4, 2)
 
@@ -304,7 +312,7 @@ def test_broker_defaults() -> None:
 def test_rack_aware_creation_spans_racks() -> None:
     brokers = tuple(BrokerMeta(b, f"rack{b % 3}") for b in range(6))
     plan = create(
-        NewTopic("t", num_partitions=12, replication_factor=3), TopicCatalog(topics={}, brokers=brokers)
+        TopicToCreate("t", num_partitions=12, replication_factor=3), TopicCatalog(topics={}, brokers=brokers)
     )
     assert isinstance(plan, TopicCreation)
     assert all(len({b % 3 for b in replicas}) == 3 for replicas in plan.assignment.values())
@@ -312,7 +320,7 @@ def test_rack_aware_creation_spans_racks() -> None:
 
 def test_batch_duplicates_fail_every_copy() -> None:
     results = validate_create_topics(
-        [NewTopic("x"), NewTopic("y"), NewTopic("x", num_partitions=3)], CATALOG, rng=rng()
+        [TopicToCreate("x"), TopicToCreate("y"), TopicToCreate("x", num_partitions=3)], CATALOG, rng=rng()
     )
     assert_error(results[0], 42, "INVALID_REQUEST", "Found multiple entries for this topic.")
     assert isinstance(results[1], TopicCreation)
@@ -322,23 +330,27 @@ def test_batch_duplicates_fail_every_copy() -> None:
 
 def test_batch_results_follow_request_order() -> None:
     results = validate_create_topics(
-        [NewTopic("orders"), NewTopic("fresh", num_partitions=2), NewTopic("bad name")], CATALOG, rng=rng()
+        [TopicToCreate("orders"), TopicToCreate("fresh", num_partitions=2), TopicToCreate("bad name")],
+        CATALOG,
+        rng=rng(),
     )
     assert [type(r) for r in results] == [TopicAlreadyExists, TopicCreation, InvalidTopic]
 
 
 def test_batch_collision_with_topic_accepted_earlier_in_request() -> None:
-    results = validate_create_topics([NewTopic("a.b"), NewTopic("a_b")], CATALOG, rng=rng())
+    results = validate_create_topics([TopicToCreate("a.b"), TopicToCreate("a_b")], CATALOG, rng=rng())
     assert isinstance(results[0], TopicCreation)
     assert_error(results[1], 17, "INVALID_TOPIC_EXCEPTION", "Topic 'a_b' collides with existing topics: a.b")
     # A refused topic does not count.
-    results = validate_create_topics([NewTopic("a.b", num_partitions=0), NewTopic("a_b")], CATALOG, rng=rng())
+    results = validate_create_topics(
+        [TopicToCreate("a.b", num_partitions=0), TopicToCreate("a_b")], CATALOG, rng=rng()
+    )
     assert isinstance(results[1], TopicCreation)
 
 
 def test_batch_passes_defaults() -> None:
     (plan,) = validate_create_topics(
-        [NewTopic("t")], CATALOG, rng=rng(), default_partitions=3, default_replication_factor=2
+        [TopicToCreate("t")], CATALOG, rng=rng(), default_partitions=3, default_replication_factor=2
     )
     assert isinstance(plan, TopicCreation)
     assert (plan.num_partitions, plan.replication_factor) == (3, 2)
@@ -347,19 +359,22 @@ def test_batch_passes_defaults() -> None:
 # --- CreatePartitions ---------------------------------------------------------------------------
 
 
-def expand(request: NewPartitions, catalog: TopicCatalog = CATALOG) -> PartitionsCreation | ReassigndError:
+def expand(request: PartitionsToAdd, catalog: TopicCatalog = CATALOG) -> PartitionsCreation | ReassigndError:
     return validate_create_partition(request, catalog, rng=rng())
 
 
 def test_expand_unknown_topic() -> None:
     assert_error(
-        expand(NewPartitions("nope", 4)), 3, "UNKNOWN_TOPIC_OR_PARTITION", "The topic 'nope' does not exist."
+        expand(PartitionsToAdd("nope", 4)),
+        3,
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        "The topic 'nope' does not exist.",
     )
 
 
 def test_expand_topic_queued_for_deletion() -> None:
     assert_error(
-        expand(NewPartitions("doomed", 4)),
+        expand(PartitionsToAdd("doomed", 4)),
         3,
         "UNKNOWN_TOPIC_OR_PARTITION",
         "The topic is queued for deletion.",
@@ -368,7 +383,7 @@ def test_expand_topic_queued_for_deletion() -> None:
 
 def test_expand_reassigning_topic() -> None:
     assert_error(
-        expand(NewPartitions("moving", 4)),
+        expand(PartitionsToAdd("moving", 4)),
         60,
         "REASSIGNMENT_IN_PROGRESS",
         "A partition reassignment is in progress for the topic 'moving'.",
@@ -377,7 +392,7 @@ def test_expand_reassigning_topic() -> None:
 
 def test_expand_to_fewer_partitions() -> None:
     assert_error(
-        expand(NewPartitions("orders", 2)),
+        expand(PartitionsToAdd("orders", 2)),
         37,
         "INVALID_PARTITIONS",
         "Topic currently has 3 partitions, which is higher than the requested 2.",
@@ -386,13 +401,13 @@ def test_expand_to_fewer_partitions() -> None:
 
 def test_expand_to_same_count() -> None:
     assert_error(
-        expand(NewPartitions("orders", 3)), 37, "INVALID_PARTITIONS", "Topic already has 3 partitions."
+        expand(PartitionsToAdd("orders", 3)), 37, "INVALID_PARTITIONS", "Topic already has 3 partitions."
     )
 
 
 def test_expand_with_unknown_brokers() -> None:
     assert_error(
-        expand(NewPartitions("orders", 5, [[1, 9], [8, 2]])),
+        expand(PartitionsToAdd("orders", 5, [[1, 9], [8, 2]])),
         39,
         "INVALID_REPLICA_ASSIGNMENT",
         "Unknown broker(s) in replica assignment: 8, 9.",
@@ -402,7 +417,7 @@ def test_expand_with_unknown_brokers() -> None:
 @pytest.mark.parametrize(("assignments", "given"), [([[1, 2]], 1), ([], 0), ([[1, 2], [2, 3], [3, 1]], 3)])
 def test_expand_with_wrong_number_of_assignments(assignments: list[list[int]], given: int) -> None:
     assert_error(
-        expand(NewPartitions("orders", 5, assignments)),
+        expand(PartitionsToAdd("orders", 5, assignments)),
         39,
         "INVALID_REPLICA_ASSIGNMENT",
         f"Increasing the number of partitions by 2 but {given} assignments provided.",
@@ -422,13 +437,13 @@ def test_expand_with_wrong_number_of_assignments(assignments: list[list[int]], g
     ],
 )
 def test_expand_with_bad_assignments(assignments: list[list[int]], message: str) -> None:
-    assert_error(expand(NewPartitions("orders", 5, assignments)), 39, "INVALID_REPLICA_ASSIGNMENT", message)
+    assert_error(expand(PartitionsToAdd("orders", 5, assignments)), 39, "INVALID_REPLICA_ASSIGNMENT", message)
 
 
 def test_expand_with_more_replicas_than_live_brokers() -> None:
     catalog = TopicCatalog(topics={"orders": {0: (1, 2, 3)}}, brokers=(BrokerMeta(1), BrokerMeta(2)))
     assert_error(
-        expand(NewPartitions("orders", 2), catalog),
+        expand(PartitionsToAdd("orders", 2), catalog),
         38,
         "INVALID_REPLICATION_FACTOR",
         "Replication factor: 3 larger than available brokers: 2.",
@@ -437,7 +452,7 @@ def test_expand_with_more_replicas_than_live_brokers() -> None:
 
 def test_expand_corrupt_topic_without_partition_zero() -> None:
     assert_error(
-        expand(NewPartitions("broken", 3)),
+        expand(PartitionsToAdd("broken", 3)),
         -1,
         "UNKNOWN_SERVER_ERROR",
         "Unexpected existing replica assignment for topic 'broken', partition id 0 is missing. "
@@ -446,7 +461,7 @@ def test_expand_corrupt_topic_without_partition_zero() -> None:
 
 
 def test_expand_with_explicit_assignments() -> None:
-    plan = expand(NewPartitions("orders", 5, [[3, 1], [1, 2]]))
+    plan = expand(PartitionsToAdd("orders", 5, [[3, 1], [1, 2]]))
     assert plan == PartitionsCreation("orders", {3: (3, 1), 4: (1, 2)})
 
 
@@ -455,7 +470,7 @@ def test_expand_placed_like_kafka() -> None:
     catalog = TopicCatalog(
         topics={"t3": {0: (2, 3, 0, 1)}}, brokers=tuple(BrokerMeta(b) for b in (3, 2, 1, 0))
     )
-    plan = expand(NewPartitions("t3", 7), catalog)
+    plan = expand(PartitionsToAdd("t3", 7), catalog)
     assert isinstance(plan, PartitionsCreation)
     assert {p: rs[0] for p, rs in plan.new_assignment.items()} == {1: 3, 2: 0, 3: 1, 4: 2, 5: 3, 6: 0}
     assert plan.new_assignment == assign_new_partitions(
@@ -465,7 +480,7 @@ def test_expand_placed_like_kafka() -> None:
 
 def test_expand_batch_duplicates_fail_every_copy() -> None:
     results = validate_create_partitions(
-        [NewPartitions("orders", 4), NewPartitions("audit_log", 2), NewPartitions("orders", 6)],
+        [PartitionsToAdd("orders", 4), PartitionsToAdd("audit_log", 2), PartitionsToAdd("orders", 6)],
         CATALOG,
         rng=rng(),
     )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from reassignd.controller.model.requests import TopicResult, TopicsResult
+from reassignd.controller.model.requests import TopicOutcome, TopicsResult
 
 
 def test_the_time_the_answer_took_is_taken_off_the_throttle() -> None:
-    decided = TopicsResult((TopicResult("t", 89),), throttle_time_ms=2_000, decided_at_s=100.0)
+    decided = TopicsResult((TopicOutcome("t", 89),), throttle_time_ms=2_000, decided_at_s=100.0)
     assert decided.answered_at(100.0).throttle_time_ms == 2_000
     assert decided.answered_at(100.75).throttle_time_ms == 1_250
     assert decided.answered_at(103.0).throttle_time_ms == 0  # never below 0
@@ -15,5 +15,5 @@ def test_the_time_the_answer_took_is_taken_off_the_throttle() -> None:
 
 
 def test_no_throttle_stays_none() -> None:
-    plain = TopicsResult((TopicResult("t"),))
+    plain = TopicsResult((TopicOutcome("t"),))
     assert plain.answered_at(5.0) is plain

@@ -12,9 +12,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from reassignd.api_client.shapes import Progress, Reassignment, decode
+from reassignd.api_client.shapes import decode
 from reassignd.contracts.cluster import Brokers, Status, Topic
-from reassignd.contracts.reassignments import AlterReassignmentsResponse, ListReassignmentsResponse
+from reassignd.contracts.reassignments import (
+    AlterReassignmentsResponse,
+    ListReassignmentsResponse,
+    Progress,
+    Reassignment,
+)
 from reassignd.demo.options import DemoOptions, parse_options
 from reassignd.demo.plan import (
     alter_body,
@@ -39,6 +44,7 @@ from reassignd.demo.text import (
     size,
     table,
 )
+from reassignd.topic_partition import TopicPartition
 
 STATUS_JSON = {
     "controller_id": 9000,
@@ -209,7 +215,7 @@ def test_api_documents() -> None:
             {"name": "a", "partitions": [moving(2), moving(1)]},
         ]
     )
-    assert [r.tp for r in listed(shown)] == [("a", 1), ("a", 2), ("b", 0)]
+    assert [tp for tp, _ in listed(shown)] == [("a", 1), ("a", 2), ("b", 0)]
     assert listed(listing([])) == []
     assert assignment_of(TOPIC) == {0: [4, 1, 2], 1: [2, 3, 1]}
     brokers: list[dict[str, Any]] = [
@@ -217,9 +223,9 @@ def test_api_documents() -> None:
     ]
     assert racks_of(decode({"brokers": brokers, "demoted": {}}, Brokers)) == {1: "r0", 2: None}
     assert fraction_done(None) is None
-    assert fraction_done(Progress(0, 0, None, None)) is None
-    assert fraction_done(Progress(200, 50, None, None)) == 0.25
-    assert fraction_done(Progress(200, 300, None, None)) == 1.0
+    assert fraction_done(Progress(0, 0, 0, None)) is None
+    assert fraction_done(Progress(200, 50, 0, None)) == 0.25
+    assert fraction_done(Progress(200, 300, 0, None)) == 1.0
 
 
 # --- text ---------------------------------------------------------------------------------------------
@@ -253,16 +259,18 @@ def test_table() -> None:
     assert table([]) == []
 
 
-def entry(progress: dict[str, Any] | None, partition: int = 0) -> Reassignment:
+def entry(progress: dict[str, Any] | None, partition: int = 0) -> tuple[TopicPartition, Reassignment]:
     moved = None if progress is None else Progress(**progress)
-    return Reassignment(("demo", partition), (4, 2, 3, 1), (4,), (1,), moved)
+    return ("demo", partition), Reassignment(
+        partition, (4, 2, 3, 1), (4,), (1,), (4, 2, 3), (1, 2, 3), "api", None, moved
+    )
 
 
 MOVING = {"bytes_total": 400 * 2**20, "bytes_done": 100 * 2**20, "bytes_per_s": 25 * 2**20, "eta_s": 12}
 
 
 def test_progress_cells() -> None:
-    assert progress_cells(entry(MOVING)) == (
+    assert progress_cells(*entry(MOVING)) == (
         "demo-0",
         "1 -> 4",
         "[#####...............]",
@@ -271,7 +279,7 @@ def test_progress_cells() -> None:
         " 25.0 MiB/s",
         "ETA 12 s",
     )
-    assert progress_cells(entry(None))[2:] == (
+    assert progress_cells(*entry(None))[2:] == (
         "[" + "." * 20 + "]",
         "",
         "",
@@ -279,7 +287,7 @@ def test_progress_cells() -> None:
         "waiting for the first report",
     )
     stalled = dict(MOVING, bytes_per_s=0, eta_s=None)
-    assert progress_cells(entry(stalled))[5:] == ("      0 B/s", "ETA ?")
+    assert progress_cells(*entry(stalled))[5:] == ("      0 B/s", "ETA ?")
 
 
 def test_render_progress() -> None:

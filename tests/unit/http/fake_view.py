@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     BrokerView,
     ClusterSnapshot,
     PartitionView,
@@ -34,7 +34,7 @@ ACTIVE = ClusterSnapshot(
     controller_id=9000,
     active=True,
     controller_epoch=3,
-    active_controller=ActiveController(9000, "http://127.0.0.1:8080"),
+    active_controller=ActiveControllerAddress(9000, "http://127.0.0.1:8080"),
     brokers={
         2: BrokerView(2, "r2", ("PLAINTEXT://h:9093", "CONTROL://h:19093"), 4294967302),
         1: BrokerView(1, "r1", ("PLAINTEXT://h:9092", "CONTROL://h:19092"), 4294967301),

@@ -21,7 +21,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from reassignd.agent_reports.fetch import SharedReports, agent_url
 from reassignd.control.replicas_report import ReplicaInfo
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     BrokerView,
     ClusterSnapshot,
     PartitionView,
@@ -53,7 +53,7 @@ ACTIVE = ClusterSnapshot(
     controller_id=9000,
     active=True,
     controller_epoch=3,
-    active_controller=ActiveController(9000, "http://127.0.0.1:8080"),
+    active_controller=ActiveControllerAddress(9000, "http://127.0.0.1:8080"),
     brokers=BROKERS,
     topics={"orders": topic_view("orders", 1)},
     reassignments={("orders", 0): ORDERS_0},

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import Counter
 
 from reassignd.controller.api.port import ControllerView
-from reassignd.controller.model.snapshot import ActiveController, ClusterSnapshot
+from reassignd.controller.model.snapshot import ActiveControllerAddress, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import NotController
 from reassignd.http import HttpServer, build_app
@@ -27,7 +27,7 @@ STANDBY = ClusterSnapshot(
     controller_id=9001,
     active=False,
     controller_epoch=3,
-    active_controller=ActiveController(9000, "http://127.0.0.1:8080"),
+    active_controller=ActiveControllerAddress(9000, "http://127.0.0.1:8080"),
     brokers=ACTIVE.brokers,
 )
 

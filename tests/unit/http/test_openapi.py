@@ -22,15 +22,16 @@ from schemathesis.specs.openapi import definitions
 
 from reassignd.contracts import requests as rq
 from reassignd.contracts.requests import PARTITION_KEY_PATTERN
-from reassignd.controller.model.requests import AlterReassignments, Caller
+from reassignd.controller.model.requests import AlterReassignments, Requester
 from reassignd.errors import InvalidRequest
 from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
 from reassignd.http import build_app
-from reassignd.http.auth import PUBLIC_PATHS, Principal, Role
+from reassignd.http.auth import PUBLIC_PATHS, Principal, Role, required_role
 from reassignd.http.batch_requests import STRATEGIES, BatchDefaults, parse_submit_body
-from reassignd.http.openapi import openapi_document
+from reassignd.http.openapi import answer_contracts, openapi_document
 from reassignd.http.openapi_components import answer_schemas
 from reassignd.http.openapi_schemas import HAND_WRITTEN, SCHEMAS, TOLERANT
+from reassignd.http.route_table import OPERATIONS
 from reassignd.http.routes.elections import parse_elect_body
 from reassignd.http.routes.log_dirs import parse_moves_body
 from reassignd.http.routes.quotas import parse_alter_quotas
@@ -57,9 +58,9 @@ METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
 
 PARSERS: dict[str, Callable[[bytes], object]] = {
     "/v1/reassignments": parse_alter_body,
-    "/v1/topics": lambda raw: parse_create_topics(raw, Caller()),
-    "/v1/topics/delete": lambda raw: parse_delete_topics(raw, Caller()),
-    "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Caller()),
+    "/v1/topics": lambda raw: parse_create_topics(raw, Requester()),
+    "/v1/topics/delete": lambda raw: parse_delete_topics(raw, Requester()),
+    "/v1/topics/partitions": lambda raw: parse_create_partitions(raw, Requester()),
     "/v1/quotas": parse_alter_quotas,
     "/v1/elections": parse_elect_body,
     "/v1/log-dirs/moves": parse_moves_body,
@@ -93,7 +94,7 @@ def test_every_route_is_documented_and_every_documented_route_exists() -> None:
 def test_the_answers_schemas_are_generated_from_the_contracts() -> None:
     """Every answer component is the schema msgspec generates from the contract's struct (the one
     the server encodes and the client decodes); the request schemas keep their own names."""
-    generated = answer_schemas()
+    generated = answer_schemas(answer_contracts(OPERATIONS))
     assert {"Status", "Topic", "ListReassignmentsResponse", "BatchStatus", "Error"} <= set(generated)
     assert {name: DOC["components"]["schemas"][name] for name in generated} == generated
     assert set(generated).isdisjoint(SCHEMAS)
@@ -104,6 +105,23 @@ def test_the_answers_schemas_are_generated_from_the_contracts() -> None:
         if "application/json" in r.get("content", {}) and "$ref" in r["content"]["application/json"]["schema"]
     }
     assert answers <= set(generated), answers - set(generated)
+
+
+def test_the_route_table_is_what_the_app_serves_and_the_document_says() -> None:
+    """One declaration per operation: the app registers each one's handler, the document lists
+    each one once, and the role a declaration names is the one the auth middleware asks for."""
+    app = build_app(FakeView(), SETTINGS)
+    handlers = {
+        (route.method, route.resource.canonical): route.handler
+        for route in app.router.routes()
+        if route.method != "HEAD" and route.resource is not None
+    }
+    assert len({(op.method, op.path) for op in OPERATIONS}) == len(OPERATIONS)
+    for op in OPERATIONS:
+        assert handlers[(op.method, op.path)] is op.handler, f"{op.method} {op.path}"
+        assert required_role(op.method, op.path) == op.role, f"{op.method} {op.path}"
+        public = DOC["paths"][op.path][op.method.lower()].get("security") == []
+        assert public == (op.role is None), f"{op.method} {op.path}"
 
 
 def test_path_parameters_are_the_routes_placeholders() -> None:

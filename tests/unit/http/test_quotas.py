@@ -12,13 +12,13 @@ import pytest
 
 from reassignd.controller.model.requests import (
     AlterQuotas,
-    QuotaAlteration,
     QuotaAlterationResult,
+    QuotaChange,
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest
 from reassignd.http.routes.quotas import (
-    QuotaEntry,
+    AlterQuotaEntry,
     merge_results,
     parse_alter_quotas,
     parse_describe_query,
@@ -125,9 +125,9 @@ async def test_alter_sends_the_valid_entries_and_answers_every_entry_in_order(
     assert view.requests == [
         AlterQuotas(
             (
-                QuotaAlteration("alice", "app", 2.0),
-                QuotaAlteration(None, "<default>", None),
-                QuotaAlteration("erin", None, 3.0),
+                QuotaChange("alice", "app", 2.0),
+                QuotaChange(None, "<default>", None),
+                QuotaChange("erin", None, 3.0),
             )
         )
     ]
@@ -166,16 +166,16 @@ async def test_an_all_local_request_still_asks_the_controller(client: Client, vi
 
 
 def test_planning_checks_the_entity_before_the_keys() -> None:
-    assert plan_entry(QuotaEntry(None, None, (("x", 1.0),))) == QuotaAlterationResult(
+    assert plan_entry(AlterQuotaEntry(None, None, (("x", 1.0),))) == QuotaAlterationResult(
         None, None, 42, "Invalid empty client quota entity"
     )
-    assert plan_entry(QuotaEntry("", "app", ())).error_message == "Empty user not supported"  # type: ignore[union-attr]
-    assert plan_entry(QuotaEntry("u", "", ())).error_message == "Empty client-id not supported"  # type: ignore[union-attr]
-    assert plan_entry(QuotaEntry("u", None, ((RATE, -1.0),))) == QuotaAlteration("u", None, -1.0)
+    assert plan_entry(AlterQuotaEntry("", "app", ())).error_message == "Empty user not supported"  # type: ignore[union-attr]
+    assert plan_entry(AlterQuotaEntry("u", "", ())).error_message == "Empty client-id not supported"  # type: ignore[union-attr]
+    assert plan_entry(AlterQuotaEntry("u", None, ((RATE, -1.0),))) == QuotaChange("u", None, -1.0)
 
 
 def test_a_controller_answering_the_wrong_number_of_entries_is_a_bug() -> None:
-    plans = [QuotaAlteration("u", None, 1.0)]
+    plans = [QuotaChange("u", None, 1.0)]
     with pytest.raises(RuntimeError, match="answered 0 quota entries for 1 sent"):
         merge_results(plans, ())
     with pytest.raises(RuntimeError, match="answered 2 quota entries for 1 sent"):
@@ -205,5 +205,5 @@ async def test_a_malformed_body_is_400_invalid_request_naming_the_field_and_reac
 
 def test_integer_values_are_doubles() -> None:
     parsed = parse_alter_quotas(body({"entries": [entry({"user": "u"}, (RATE, 3))]}))
-    assert parsed == (QuotaEntry("u", None, ((RATE, 3.0),)),)
+    assert parsed == (AlterQuotaEntry("u", None, ((RATE, 3.0),)),)
     assert isinstance(parsed[0].ops[0][1], float)

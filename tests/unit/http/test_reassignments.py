@@ -20,18 +20,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reassignd.agent_reports.fetch import agent_url, agent_urls, fetch_reports
-from reassignd.agent_reports.progress import Progress, index_reports, involved_brokers, reassignment_progress
+from reassignd.agent_reports.progress import (
+    CopyProgress,
+    index_reports,
+    involved_brokers,
+    reassignment_progress,
+)
 from reassignd.control.replicas_report import ReplicaInfo, ReplicasReport
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.requests import (
+    AlterPartitionResult,
     AlterReassignments,
     AlterResult,
     CancelMode,
     CancelReassignments,
-    PartitionResult,
 )
 from reassignd.controller.model.snapshot import (
-    ActiveController,
+    ActiveControllerAddress,
     BrokerView,
     ClusterSnapshot,
     ReassignmentView,
@@ -87,7 +92,7 @@ ACTIVE = ClusterSnapshot(
     controller_id=9000,
     active=True,
     controller_epoch=3,
-    active_controller=ActiveController(9000, "http://127.0.0.1:8080"),
+    active_controller=ActiveControllerAddress(9000, "http://127.0.0.1:8080"),
     brokers={b: BrokerView(b, None, (f"PLAINTEXT://h:{9090 + b}",), 1000 + b) for b in range(1, 7)},
     reassignments=REASSIGNMENTS,
 )
@@ -95,13 +100,13 @@ STANDBY = ClusterSnapshot(
     controller_id=9001,
     active=False,
     controller_epoch=3,
-    active_controller=ActiveController(9000, "http://127.0.0.1:8080"),
+    active_controller=ActiveControllerAddress(9000, "http://127.0.0.1:8080"),
     brokers=ACTIVE.brokers,
 )
 
 
 def ok_for_each_target(request: AlterReassignments) -> AlterResult:
-    return AlterResult(tuple(PartitionResult(t, p) for (t, p), _ in request.targets))
+    return AlterResult(tuple(AlterPartitionResult(t, p) for (t, p), _ in request.targets))
 
 
 @dataclass
@@ -292,11 +297,11 @@ async def test_per_partition_errors_are_grouped_by_topic_in_order_of_first_appea
 ) -> None:
     view.alter_result = AlterResult(
         (
-            PartitionResult(
+            AlterPartitionResult(
                 "b", 1, 39, "Duplicate replica ids in partition reassignment replica list: [1, 1]"
             ),
-            PartitionResult("a", 0),
-            PartitionResult("b", 0, 85),  # no message from the controller: Kafka's default
+            AlterPartitionResult("a", 0),
+            AlterPartitionResult("b", 0, 85),  # no message from the controller: Kafka's default
         )
     )
     reply = await call(client, "POST", "/v1/reassignments", 200, json={"topics": []})
@@ -500,7 +505,7 @@ def test_progress_sums_the_adding_replicas_against_the_leaders_log_end() -> None
     total = 3 * (3 * GiB)
     done = 1 * GiB + 2 * GiB + 3 * GiB
     rate = 50 * MiB + 2
-    assert reassignment_progress(ORDERS_0, replicas) == Progress(
+    assert reassignment_progress(ORDERS_0, replicas) == CopyProgress(
         total, done, rate, -(-(total - done) // rate)
     )
     assert -(-(total - done) // rate) == 62  # 3 GiB at 50 MiB/s: 61.44 s, rounded up
@@ -510,23 +515,23 @@ def test_progress_without_the_leaders_report_uses_each_replicas_lag() -> None:
     replicas = replicas_of(
         b4=[info("orders", 0, 1 * GiB, 2 * GiB, 10 * MiB)], b5=[info("orders", 0, 0, 3 * GiB, 0.0)]
     )
-    assert reassignment_progress(ORDERS_0, replicas) == Progress(6 * GiB, 1 * GiB, 10 * MiB, 512)
+    assert reassignment_progress(ORDERS_0, replicas) == CopyProgress(6 * GiB, 1 * GiB, 10 * MiB, 512)
 
 
 def test_progress_counts_only_adding_replicas_that_reported() -> None:
     replicas = replicas_of(
         b1=[info("orders", 0, 100)], b5=[info("orders", 0, 40, 60, 20.0)], b2=[info("orders", 0, 100)]
     )
-    assert reassignment_progress(ORDERS_0, replicas) == Progress(100, 40, 20, 3)
+    assert reassignment_progress(ORDERS_0, replicas) == CopyProgress(100, 40, 20, 3)
 
 
 def test_no_rate_means_no_eta_and_nothing_left_means_eta_zero() -> None:
     stalled = replicas_of(b1=[info("orders", 0, 100)], b4=[info("orders", 0, 40, 60, 0.0)])
-    assert reassignment_progress(ORDERS_0, stalled) == Progress(100, 40, 0, None)
+    assert reassignment_progress(ORDERS_0, stalled) == CopyProgress(100, 40, 0, None)
     nonsense = replicas_of(b1=[info("orders", 0, 100)], b4=[info("orders", 0, 40, 60, float("nan"))])
-    assert reassignment_progress(ORDERS_0, nonsense) == Progress(100, 40, 0, None)
+    assert reassignment_progress(ORDERS_0, nonsense) == CopyProgress(100, 40, 0, None)
     caught_up = replicas_of(b1=[info("orders", 0, 100)], b4=[info("orders", 0, 100, 0, 0.0)])
-    assert reassignment_progress(ORDERS_0, caught_up) == Progress(100, 100, 0, 0)
+    assert reassignment_progress(ORDERS_0, caught_up) == CopyProgress(100, 100, 0, 0)
 
 
 def test_no_adding_replica_reported_means_no_progress() -> None:
@@ -706,7 +711,7 @@ async def test_delete_variants_reach_the_controller(
 
 
 async def test_delete_answers_in_the_alter_response_shape(client: Client, view: FakeView) -> None:
-    view.cancel_result = AlterResult((PartitionResult("orders", 3, 85),))
+    view.cancel_result = AlterResult((AlterPartitionResult("orders", 3, 85),))
     assert (await call(client, "DELETE", "/v1/reassignments/orders/3", 200))["responses"] == [
         {
             "name": "orders",
@@ -721,7 +726,11 @@ async def test_delete_answers_in_the_alter_response_shape(client: Client, view: 
         }
     ]
     view.cancel_result = AlterResult(
-        (PartitionResult("orders", 0), PartitionResult("audit", 0), PartitionResult("orders", 7))
+        (
+            AlterPartitionResult("orders", 0),
+            AlterPartitionResult("audit", 0),
+            AlterPartitionResult("orders", 7),
+        )
     )
     reply = await call(client, "DELETE", "/v1/reassignments", 200)
     assert [(t["name"], [p["partition"] for p in t["partitions"]]) for t in reply["responses"]] == [

@@ -16,14 +16,14 @@ from yarl import URL
 
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.requests import (
-    Caller,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    NewPartitions,
-    NewTopic,
-    TopicResult,
+    PartitionsToAdd,
+    Requester,
+    TopicOutcome,
     TopicsResult,
+    TopicToCreate,
 )
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.http.auth import Principal, Role
@@ -41,7 +41,7 @@ from tests.unit.http.topic_cases import (
 )
 
 MiB = 1024**2
-ANONYMOUS = Caller("ANONYMOUS", "")
+ANONYMOUS = Requester("ANONYMOUS", "")
 
 
 @pytest.fixture
@@ -72,11 +72,11 @@ async def test_create_topics_reaches_the_controller_as_given(client: Client, vie
     assert view.requests == [
         CreateTopics(
             topics=(
-                NewTopic("orders", 12, 3, None, {"cleanup.policy": "compact"}),
-                NewTopic("audit", -1, -1, {0: (1, 2), 1: (2, 3)}, {}),
-                NewTopic("bare"),
+                TopicToCreate("orders", 12, 3, None, {"cleanup.policy": "compact"}),
+                TopicToCreate("audit", -1, -1, {0: (1, 2), 1: (2, 3)}, {}),
+                TopicToCreate("bare"),
             ),
-            caller=Caller("ANONYMOUS", "app"),
+            caller=Requester("ANONYMOUS", "app"),
             validate_only=True,
             timeout_ms=5000,
         )
@@ -86,7 +86,7 @@ async def test_create_topics_reaches_the_controller_as_given(client: Client, vie
 def test_create_topics_defaults() -> None:
     """Absent count and factor are -1 (the broker default); 30 s; not validate-only."""
     parsed = parse_create_topics(b'{"topics": [{"name": "t", "assignments": null}]}', ANONYMOUS)
-    assert parsed == CreateTopics((NewTopic("t", -1, -1, None, {}),), ANONYMOUS, False, 30000)
+    assert parsed == CreateTopics((TopicToCreate("t", -1, -1, None, {}),), ANONYMOUS, False, 30000)
     assert parse_create_topics(b'{"topics": []}', ANONYMOUS) == CreateTopics((), ANONYMOUS)
 
 
@@ -101,17 +101,17 @@ def test_what_the_controller_judges_passes_through() -> None:
     }
     parsed = parse_create_topics(body(raw), ANONYMOUS)
     assert parsed.topics == (
-        NewTopic("", 0, -7),
-        NewTopic("a b", -1, -1, {0: (), 2: (1, 1, -1)}, {"x": None}),
-        NewTopic("a b"),
+        TopicToCreate("", 0, -7),
+        TopicToCreate("a b", -1, -1, {0: (), 2: (1, 1, -1)}, {"x": None}),
+        TopicToCreate("a b"),
     )
 
 
 async def test_create_topics_answer_in_kafkas_shape_with_retry_after(client: Client, view: FakeView) -> None:
     view.topics_result = TopicsResult(
         (
-            TopicResult("orders", num_partitions=12, replication_factor=3),
-            TopicResult("audit", 89),
+            TopicOutcome("orders", num_partitions=12, replication_factor=3),
+            TopicOutcome("audit", 89),
         ),
         throttle_time_ms=1500,
     )
@@ -159,7 +159,7 @@ def test_retry_after_is_whole_seconds_rounded_up(throttle_ms: int, seconds: str 
 
 async def test_delete_topics_shape(client: Client, view: FakeView) -> None:
     view.topics_result = TopicsResult(
-        (TopicResult("orders"), TopicResult("gone", 3, "The topic 'gone' does not exist."))
+        (TopicOutcome("orders"), TopicOutcome("gone", 3, "The topic 'gone' does not exist."))
     )
     reply = await call(
         client, "POST", "/v1/topics/delete", 200, data=b'{"timeout_ms": 0, "topics": ["orders", "gone"]}'
@@ -180,14 +180,14 @@ async def test_delete_topics_shape(client: Client, view: FakeView) -> None:
 
 
 async def test_delete_one_topic_by_path(client: Client, view: FakeView) -> None:
-    view.topics_result = TopicsResult((TopicResult("orders", 89),), throttle_time_ms=2001)
+    view.topics_result = TopicsResult((TopicOutcome("orders", 89),), throttle_time_ms=2001)
     resp = await client.delete("/v1/topics/orders", headers={"X-Client-Id": "ops"})
     assert resp.status == 200
     assert resp.headers["Retry-After"] == "3"
     assert (await resp.json())["responses"][0]["error_name"] == "THROTTLING_QUOTA_EXCEEDED"
     await call(client, "DELETE", "/v1/topics/delete?timeout_ms=250", 200)  # "delete" is a topic name here
     assert view.requests == [
-        DeleteTopics(("orders",), Caller("ANONYMOUS", "ops"), 30000),
+        DeleteTopics(("orders",), Requester("ANONYMOUS", "ops"), 30000),
         DeleteTopics(("delete",), ANONYMOUS, 250),
     ]
 
@@ -234,15 +234,15 @@ async def test_create_partitions_reaches_the_controller_and_answers_results(
         ],
     }
     view.topics_result = TopicsResult(
-        (TopicResult("orders"), TopicResult("audit", 60), TopicResult("bare", 37, "nope"))
+        (TopicOutcome("orders"), TopicOutcome("audit", 60), TopicOutcome("bare", 37, "nope"))
     )
     reply = await call(client, "POST", "/v1/topics/partitions", 200, data=body(raw))
     assert view.requests == [
         CreatePartitions(
             (
-                NewPartitions("orders", 24),
-                NewPartitions("audit", 4, ((1, 2), (2, 3))),
-                NewPartitions("bare", 2),
+                PartitionsToAdd("orders", 24),
+                PartitionsToAdd("audit", 4, ((1, 2), (2, 3))),
+                PartitionsToAdd("bare", 2),
             ),
             ANONYMOUS,
             False,
@@ -382,9 +382,9 @@ async def test_the_caller_is_the_tokens_user_and_the_client_id_header(view: Fake
     assert [
         r.caller for r in view.requests if isinstance(r, CreateTopics | DeleteTopics | CreatePartitions)
     ] == [
-        Caller("alice", "app-1"),
-        Caller("alice", ""),
-        Caller("alice", ""),
+        Requester("alice", "app-1"),
+        Requester("alice", ""),
+        Requester("alice", ""),
     ]
 
 

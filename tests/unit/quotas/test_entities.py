@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from reassignd.quotas.entities import (
     DEFAULT,
     ConfigKey,
-    QuotaEntity,
+    QuotaIdentity,
     Resolution,
     candidates,
     describe_key,
@@ -39,43 +39,43 @@ def without_levels_above(level: int) -> dict[ConfigKey, float]:
 
 def test_level_1_user_and_client_id() -> None:
     assert resolve(ALL_LEVELS, "alice", "app") == Resolution(
-        1, ("alice", "app"), QuotaEntity("alice", "app"), 1.0
+        1, ("alice", "app"), QuotaIdentity("alice", "app"), 1.0
     )
 
 
 def test_level_2_user_with_default_client_id() -> None:
     found = resolve(without_levels_above(2), "alice", "app")
-    assert found == Resolution(2, ("alice", DEFAULT), QuotaEntity("alice", "app"), 2.0)
+    assert found == Resolution(2, ("alice", DEFAULT), QuotaIdentity("alice", "app"), 2.0)
 
 
 def test_level_3_user() -> None:
     found = resolve(without_levels_above(3), "alice", "app")
-    assert found == Resolution(3, ("alice", None), QuotaEntity("alice", None), 3.0)
+    assert found == Resolution(3, ("alice", None), QuotaIdentity("alice", None), 3.0)
 
 
 def test_level_4_default_user_with_client_id() -> None:
     found = resolve(without_levels_above(4), "alice", "app")
-    assert found == Resolution(4, (DEFAULT, "app"), QuotaEntity("alice", "app"), 4.0)
+    assert found == Resolution(4, (DEFAULT, "app"), QuotaIdentity("alice", "app"), 4.0)
 
 
 def test_level_5_default_user_with_default_client_id() -> None:
     found = resolve(without_levels_above(5), "alice", "app")
-    assert found == Resolution(5, (DEFAULT, DEFAULT), QuotaEntity("alice", "app"), 5.0)
+    assert found == Resolution(5, (DEFAULT, DEFAULT), QuotaIdentity("alice", "app"), 5.0)
 
 
 def test_level_6_default_user() -> None:
     found = resolve(without_levels_above(6), "alice", "app")
-    assert found == Resolution(6, (DEFAULT, None), QuotaEntity("alice", None), 6.0)
+    assert found == Resolution(6, (DEFAULT, None), QuotaIdentity("alice", None), 6.0)
 
 
 def test_level_7_client_id() -> None:
     found = resolve(without_levels_above(7), "alice", "app")
-    assert found == Resolution(7, (None, "app"), QuotaEntity(None, "app"), 7.0)
+    assert found == Resolution(7, (None, "app"), QuotaIdentity(None, "app"), 7.0)
 
 
 def test_level_8_default_client_id() -> None:
     found = resolve(without_levels_above(8), "alice", "app")
-    assert found == Resolution(8, (None, DEFAULT), QuotaEntity(None, "app"), 8.0)
+    assert found == Resolution(8, (None, DEFAULT), QuotaIdentity(None, "app"), 8.0)
 
 
 def test_level_9_unlimited() -> None:
@@ -86,43 +86,45 @@ def test_level_9_unlimited() -> None:
 
 def test_another_users_and_client_ids_quotas_do_not_apply() -> None:
     quotas: dict[ConfigKey, float] = {("bob", "app"): 1.0, ("alice", "web"): 2.0, (DEFAULT, None): 6.0}
-    assert resolve(quotas, "alice", "app") == Resolution(6, (DEFAULT, None), QuotaEntity("alice", None), 6.0)
+    assert resolve(quotas, "alice", "app") == Resolution(
+        6, (DEFAULT, None), QuotaIdentity("alice", None), 6.0
+    )
 
 
 def test_a_users_client_ids_share_the_user_quota_but_defaults_are_per_entity() -> None:
     user_only: dict[ConfigKey, float] = {("alice", None): 3.0}
     a, b = resolve(user_only, "alice", "app"), resolve(user_only, "alice", "cli")
-    assert a is not None and b is not None and a.entity == b.entity == QuotaEntity("alice", None)
+    assert a is not None and b is not None and a.entity == b.entity == QuotaIdentity("alice", None)
     default_user: dict[ConfigKey, float] = {(DEFAULT, None): 6.0}
     alice, bob = resolve(default_user, "alice", "app"), resolve(default_user, "bob", "app")
     assert alice is not None and bob is not None
     assert alice.config_key == bob.config_key == (DEFAULT, None)
-    assert (alice.entity, bob.entity) == (QuotaEntity("alice", None), QuotaEntity("bob", None))
+    assert (alice.entity, bob.entity) == (QuotaIdentity("alice", None), QuotaIdentity("bob", None))
     client_only: dict[ConfigKey, float] = {(None, "app"): 7.0}
     x, y = resolve(client_only, "alice", "app"), resolve(client_only, "bob", "app")
-    assert x is not None and y is not None and x.entity == y.entity == QuotaEntity(None, "app")
+    assert x is not None and y is not None and x.entity == y.entity == QuotaIdentity(None, "app")
 
 
 def test_entity_quota_is_kafkas_quota_limit_of_metric_tags() -> None:
-    assert entity_quota(ALL_LEVELS, QuotaEntity("alice", "app")) == Resolution(
-        1, ("alice", "app"), QuotaEntity("alice", "app"), 1.0
+    assert entity_quota(ALL_LEVELS, QuotaIdentity("alice", "app")) == Resolution(
+        1, ("alice", "app"), QuotaIdentity("alice", "app"), 1.0
     )
     pair_levels = {k: v for k, v in ALL_LEVELS.items() if v in (5.0, 3.0, 6.0)}
-    assert entity_quota(pair_levels, QuotaEntity("alice", "app")) == Resolution(
-        5, (DEFAULT, DEFAULT), QuotaEntity("alice", "app"), 5.0
+    assert entity_quota(pair_levels, QuotaIdentity("alice", "app")) == Resolution(
+        5, (DEFAULT, DEFAULT), QuotaIdentity("alice", "app"), 5.0
     )
     user_levels: dict[ConfigKey, float] = {(DEFAULT, None): 6.0}
-    assert entity_quota(user_levels, QuotaEntity("alice", None)) is not None
-    assert entity_quota(user_levels, QuotaEntity("alice", "app")) is None  # no pair level left
-    assert entity_quota(ALL_LEVELS, QuotaEntity(None, "web")) == Resolution(
-        8, (None, DEFAULT), QuotaEntity(None, "web"), 8.0
+    assert entity_quota(user_levels, QuotaIdentity("alice", None)) is not None
+    assert entity_quota(user_levels, QuotaIdentity("alice", "app")) is None  # no pair level left
+    assert entity_quota(ALL_LEVELS, QuotaIdentity(None, "web")) == Resolution(
+        8, (None, DEFAULT), QuotaIdentity(None, "web"), 8.0
     )
-    assert entity_quota(ALL_LEVELS, QuotaEntity(None, None)) is None
+    assert entity_quota(ALL_LEVELS, QuotaIdentity(None, None)) is None
 
 
 def test_labels_and_descriptions() -> None:
-    assert QuotaEntity("alice", None).labels == {"user": "alice", "client_id": ""}
-    assert QuotaEntity(None, "app").labels == {"user": "", "client_id": "app"}
+    assert QuotaIdentity("alice", None).labels == {"user": "alice", "client_id": ""}
+    assert QuotaIdentity(None, "app").labels == {"user": "", "client_id": "app"}
     assert describe_key(("alice", DEFAULT)) == "user=alice, client-id=<default>"
     assert describe_key((None, "app")) == "client-id=app"
 
@@ -160,12 +162,12 @@ def test_a_client_id_literally_named_default_is_not_the_default() -> None:
     literal = spell_entity_name("<default>")
     both: dict[ConfigKey, float] = {(None, literal): 7.0, (None, DEFAULT): 8.0}
     assert resolve(both, "alice", "<default>") == Resolution(
-        7, (None, literal), QuotaEntity(None, "<default>"), 7.0
+        7, (None, literal), QuotaIdentity(None, "<default>"), 7.0
     )
-    assert resolve(both, "alice", "app") == Resolution(8, (None, DEFAULT), QuotaEntity(None, "app"), 8.0)
+    assert resolve(both, "alice", "app") == Resolution(8, (None, DEFAULT), QuotaIdentity(None, "app"), 8.0)
     assert resolve({(None, DEFAULT): 8.0}, "alice", "<default>") == Resolution(
-        8, (None, DEFAULT), QuotaEntity(None, "<default>"), 8.0
+        8, (None, DEFAULT), QuotaIdentity(None, "<default>"), 8.0
     )
-    assert entity_quota(both, QuotaEntity(None, "<default>")) == Resolution(
-        7, (None, literal), QuotaEntity(None, "<default>"), 7.0
+    assert entity_quota(both, QuotaIdentity(None, "<default>")) == Resolution(
+        7, (None, literal), QuotaIdentity(None, "<default>"), 7.0
     )

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
-from reassignd.quotas.entities import DEFAULT, QuotaEntity
+from reassignd.quotas.entities import DEFAULT, QuotaIdentity
 from reassignd.quotas.manager import QuotaManager, response_throttle_ms
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.quotas.token_bucket import Admission
@@ -32,7 +32,7 @@ def test_worked_example_through_the_manager() -> None:
     assert result == [OK, OK, Admission(admitted=False, throttle_ms=8000)]
     assert m.throttle_ms("alice", "app", 5.0) == 3000
     (snap,) = m.snapshot(5.0)
-    assert (snap.entity, snap.config_key) == (QuotaEntity("alice", None), ("alice", None))
+    assert (snap.entity, snap.config_key) == (QuotaIdentity("alice", None), ("alice", None))
     assert (snap.tokens, snap.rate_per_s, snap.burst) == (-30.0, 10.0, 100.0)
     assert (snap.throttle_ms, snap.last_throttle_ms, snap.rejected_topics) == (3000, 8000, 1)
     assert snap.mutation_rate_per_s == 18.0  # 180 admitted over the 10 s window
@@ -59,9 +59,9 @@ def test_client_ids_of_a_user_share_its_bucket_defaults_do_not() -> None:
     assert m.admit("bob", "app", 10, 0.0) == OK  # bob: a bucket of his own under <default>
     assert m.admit("carol", "app", 10, 0.0) == OK
     assert {s.entity for s in m.snapshot(0.0)} == {
-        QuotaEntity("alice", None),
-        QuotaEntity("bob", None),
-        QuotaEntity("carol", None),
+        QuotaIdentity("alice", None),
+        QuotaIdentity("bob", None),
+        QuotaIdentity("carol", None),
     }
 
 
@@ -85,7 +85,7 @@ def test_quota_change_moves_a_bucket_to_the_entitys_new_quota_or_drops_it() -> N
     m.set_quotas({(None, DEFAULT): 5.0})  # no user quota at all: the user bucket goes
     assert m.snapshot(0.0) == ()
     assert m.admit("alice", "app", 55, 0.0) == OK  # charged to a fresh, full client-id bucket
-    assert m.snapshot(0.0)[0].entity == QuotaEntity(None, "app")
+    assert m.snapshot(0.0)[0].entity == QuotaIdentity(None, "app")
 
 
 def test_a_new_more_specific_quota_gets_a_full_bucket_of_its_own() -> None:
@@ -105,7 +105,7 @@ def test_idle_buckets_are_dropped_and_start_full_again() -> None:
     assert m.admit("alice", "app", 10, 3599.0 + 3600.0) == OK  # full again
     assert m.snapshot(7199.0)[0].tokens == 0.0
     m.admit("alice", "app", 5, 7199.0)
-    assert m.expire_idle(7199.0 + 3600) == [QuotaEntity("alice", None)]
+    assert m.expire_idle(7199.0 + 3600) == [QuotaIdentity("alice", None)]
 
 
 def test_invalid_configuration_and_charges() -> None:
@@ -163,7 +163,7 @@ def test_every_bucket_stays_within_its_burst(charges: list[tuple[str, int, float
         before = {s.entity: s.tokens for s in m.snapshot(now)}
         admission = m.admit(user, "app", n, now)
         after = {s.entity: s.tokens for s in m.snapshot(now)}
-        entity = QuotaEntity(user, None)
+        entity = QuotaIdentity(user, None)
         assert admission.throttle_ms >= 0
         if not admission.admitted:
             assert after[entity] == before[entity] < 0

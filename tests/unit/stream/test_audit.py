@@ -18,7 +18,7 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
 )
 
-from reassignd.controller.model.requests import AlterQuotas, AlterReassignments, CancelMode, QuotaAlteration
+from reassignd.controller.model.requests import AlterQuotas, AlterReassignments, CancelMode, QuotaChange
 from reassignd.http.audit import named_of as http_named
 from reassignd.kafka_listener.audit import named_of as kafka_named
 from reassignd.kafka_listener.replica_log_dirs import response_of
@@ -107,7 +107,7 @@ def test_what_http_requests_name() -> None:
         "targets": {"orders-0": [4, 5, 6], "orders-1": None},
         "mode": "stop",
     }
-    quotas = AlterQuotas((QuotaAlteration("alice", None, 2.0), QuotaAlteration(None, "<default>", None)))
+    quotas = AlterQuotas((QuotaChange("alice", None, 2.0), QuotaChange(None, "<default>", None)))
     assert http_named(quotas) == {"entities": ["user=alice", "client_id=<default>"]}
 
 

@@ -1,0 +1,135 @@
+"""One declaration per HTTP operation: what ``reassignd.http.route_table`` lists, from which the app
+registers its routes (``reassignd.http.app``) and the OpenAPI document writes its paths
+(``reassignd.http.openapi``). Pure data, and the answers every operation shares (authentication,
+bad requests, a standby's 503, the uniform error object).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from aiohttp.typedefs import Handler
+
+from reassignd.contracts.errors import Error, NotControllerError
+from reassignd.http.auth import Role
+from reassignd.http.openapi_base import ETAG, Schema, array
+
+Json = dict[str, Any]
+Contract = type[msgspec.Struct]
+
+VIEWER = Role.VIEWER
+ADMIN = Role.ADMIN
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One documented answer: a contract struct's JSON, a JSON schema without a struct, a string in
+    other media types, or no body (``304``)."""
+
+    description: str
+    contract: Contract | None = None
+    headers: Mapping[str, Json] | None = None
+    media: tuple[str, ...] = ()
+    schema: Schema | None = None
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A method on a path: its handler, the role it needs (None: public), its request contract (a
+    struct, or the union alias of ``POST /v1/reassignments``) and its answers by status."""
+
+    method: str
+    path: str
+    handler: Handler
+    operation_id: str
+    summary: str
+    tag: str
+    role: Role | None
+    responses: Mapping[str, Answer]
+    parameters: tuple[Json, ...] = ()
+    request: object | None = None
+    description: str | None = None
+    extra: Json = field(default_factory=dict)
+
+    @property
+    def contracts(self) -> tuple[Contract, ...]:
+        """The answers' contract structs."""
+        return tuple(a.contract for a in self.responses.values() if a.contract is not None)
+
+
+def path_param(name: str, schema: Schema) -> Json:
+    return {"name": name, "in": "path", "required": True, "schema": schema}
+
+
+def query(name: str, schema: Schema, description: str, *, repeatable: bool = False) -> Json:
+    param: Json = {"name": name, "in": "query", "required": False, "description": description}
+    if repeatable:
+        param.update(schema=array(schema), style="form", explode=True)
+    else:
+        param["schema"] = schema
+    return param
+
+
+TOPIC = path_param("topic", {"type": "string", "minLength": 1})
+
+PARTITIONS_PER_REQUEST = (
+    "more partitions than `--max-partitions-per-request` (default 50,000) answers every one of them "
+    "42 INVALID_REQUEST, the limit named in the message; nothing of it is queued."
+)
+
+
+def error(description: str, headers: Mapping[str, Json] | None = None) -> Answer:
+    """An answer in the uniform error object."""
+    return Answer(description, Error, headers)
+
+
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds (rounded up) before a throttled topic may be retried; only when "
+        "throttle_time_ms > 0",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
+AUTH = {
+    "401": error(
+        "missing or unknown bearer token (error 31)", {"WWW-Authenticate": {"schema": {"type": "string"}}}
+    ),
+    "403": error("the token's role may not do this (error 31 CLUSTER_AUTHORIZATION_FAILED)"),
+}
+DEFAULT = {"default": error("any other failure, in the uniform error object")}
+BAD_REQUEST = {
+    "400": error(
+        "malformed JSON, wrong type, unknown field or out-of-range value (error 42 INVALID_REQUEST, "
+        "the message names the field); nothing was changed"
+    )
+}
+TOO_LARGE = {"413": error("request body over 10 MiB")}
+NOT_CONTROLLER = {
+    "503": Answer(
+        "this instance is a standby (error 41 NOT_CONTROLLER) and says where the active one is; "
+        "only the active controller holds the cluster's data and changes it",
+        NotControllerError,
+    )
+}
+NOT_MODIFIED = {"304": Answer("If-None-Match named the current answer's ETag: no body", headers=ETAG)}
+
+
+def read(ok: Answer, *extra: Mapping[str, Answer]) -> dict[str, Answer]:
+    """A viewer's answers: ``ok``, the authentication failures, ``extra`` and the default."""
+    return {"200": ok, **AUTH, **{k: v for e in extra for k, v in e.items()}, **DEFAULT}
+
+
+def write(ok: Answer, *, body: bool = True) -> dict[str, Answer]:
+    """An admin's change: ``ok``, a bad request, the authentication failures, a body too large
+    (with ``body``), a standby's refusal and the default."""
+    return {
+        "200": ok,
+        **BAD_REQUEST,
+        **AUTH,
+        **(TOO_LARGE if body else {}),
+        **NOT_CONTROLLER,
+        **DEFAULT,
+    }
