@@ -130,13 +130,28 @@ events: st.SearchStrategy[Event] = st.one_of(
 )
 
 
+def _finishing(ctx: ControllerContext, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+    """A move that the new assignment ends at its target goes through FINISHING first, as phase B
+    takes it there before the write that completes it (the transition table has no other way)."""
+    move = ctx.moves.get(tp)
+    if (
+        move is not None
+        and not (assignment.adding or assignment.removing)
+        and set(assignment.replicas) == set(move.target)
+    ):
+        ctx.move_finishing(tp)
+
+
 def apply(ctx: ControllerContext, event: Event) -> None:
     """The event as the controller's handlers apply it: through the context's methods only (a
     state is set only for a partition with an assignment, as every handler does)."""
     match event:
         case PutTopic(topic, partitions):
+            for p, assignment in partitions.items():
+                _finishing(ctx, (topic, p), assignment)
             ctx.put_topic(topic, None, dict(partitions))
         case SetAssignment(tp, assignment):
+            _finishing(ctx, tp, assignment)
             ctx.set_assignment(tp, assignment)
         case SetState(tp, state):
             if ctx.assignment(tp) is not None:
