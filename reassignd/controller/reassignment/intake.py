@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 
 from reassignd.concurrency import pace
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.model.requests import (
     AlterReassignments,
     AlterResult,
@@ -21,6 +22,8 @@ from reassignd.controller.model.requests import (
     PartitionResult,
     Source,
 )
+from reassignd.controller.reads import loader
+from reassignd.controller.reads.topic_configs import read_topic_configs
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.validation import (
     cancelled_assignment,
@@ -30,11 +33,8 @@ from reassignd.controller.reassignment.validation import (
     unclean_retarget_error,
     validate_target,
 )
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.topic_configs import read_topic_configs
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
 from reassignd.errors import (
     InvalidReplicaAssignment,
     ReassigndError,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.events import (
     AgentsSampled,
     AlterConfigsRequested,
@@ -55,7 +56,6 @@ from reassignd.controller.instance.events import (
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
 from reassignd.controller.quotas.entity_configs import ConfigWrites
-from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.runtime.active import ActiveParts
 
 
