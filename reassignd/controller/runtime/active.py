@@ -126,7 +126,6 @@ def build(
         refuse=shared.refuse,
         metrics=shared.metrics,
     )
-    intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
     elections = PartitionStateMachine(shared, ctx, wire)
     finisher = Finisher(ctx, elections, intake, sequenced, runner, deleter)

@@ -88,7 +88,7 @@ def test_a_cancel_that_leaves_no_leader_is_elected_from_the_events_outputs() -> 
         assert parts is not None
         out = parts.event_outputs()
         cancel = AlterReassignments(((TP0, None),), CancelMode.CANCEL)
-        result = machine.run(parts.intake.alter(cancel, out))
+        (result,) = machine.run(parts.intake.carry_out(machine.run(parts.intake.decide([cancel])), out))
         assert [r.error_code for r in result.results] == [0]
         assert out.leaderless == {TP0}
         assert _zk_state(machine)[1].leader == NO_LEADER  # written, not yet elected
