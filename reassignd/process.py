@@ -17,9 +17,12 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+import aiohttp
+
 from reassignd.agent_reports.dir_mover import move_dirs
 from reassignd.agent_reports.reporter import report_progress
 from reassignd.agent_reports.sampler import sample_agents
+from reassignd.agent_reports.session import agents_session
 from reassignd.agent_reports.status_cache import BatchStatusCache
 from reassignd.controller.runtime.controller import Controller
 from reassignd.controller.settings import ControllerSettings
@@ -92,6 +95,7 @@ async def _run(
     settings: ControllerSettings,
     sink: KafkaSink | None,
     batch_statuses: BatchStatusCache | None,
+    agents: aiohttp.ClientSession,
 ) -> None:
     """The controller's event loop with the dir mover and the side tasks, until cancelled (or one
     fails)."""
@@ -102,15 +106,21 @@ async def _run(
         interval = settings.events_progress_interval_s
         if batch_statuses is not None and interval > 0:
             tg.create_task(
-                report_progress(controller.api, controller.records, interval, stuck, batch_statuses),
+                report_progress(
+                    controller.api, controller.records, interval, stuck, batch_statuses, agents=agents
+                ),
                 name="events-progress",
             )
         sample_every = settings.agent_sample_interval_s
         if batch_statuses is not None and sample_every > 0:
-            tg.create_task(sample_agents(controller.api, sample_every, stuck), name="agent-sampler")
+            tg.create_task(
+                sample_agents(controller.api, sample_every, stuck, agents=agents), name="agent-sampler"
+            )
         # not a side task: the batches' moves between log dirs are carried out by it
         if settings.dir_move_interval_s > 0:
-            tg.create_task(move_dirs(controller.api, settings.dir_move_interval_s), name="dir-mover")
+            tg.create_task(
+                move_dirs(controller.api, settings.dir_move_interval_s, agents=agents), name="dir-mover"
+            )
         tg.create_task(controller.run(), name=f"controller-{settings.controller_id}-event-loop")
 
 
@@ -131,6 +141,8 @@ async def composed(
     )
     with starting(f"ZooKeeper unreachable (--zk {settings.zk_connect})", ZkTimeoutError):
         await zk.start()
+    # the one session the listener, the reporter, the sampler and the dir mover ask agents through
+    agents = agents_session()
     server: HttpServer | None = None
     kafka: KafkaListener | None = None
     task: asyncio.Task[None] | None = None
@@ -166,12 +178,14 @@ async def composed(
                     settings,
                     None if settings.auth_tokens_path is None else load_tokens(settings.auth_tokens_path),
                     controller.records,
+                    agents=agents,
                 )
                 listen = address(settings.kafka_listener_host, settings.kafka_listener_port)
                 with starting(f"cannot listen on {listen} (--kafka-listener)"):
                     controller.kafka_address = await kafka.start()
         task = asyncio.create_task(
-            _run(controller, settings, sink, batch_statuses), name=f"controller-{settings.controller_id}"
+            _run(controller, settings, sink, batch_statuses, agents),
+            name=f"controller-{settings.controller_id}",
         )
         yield ControllerProcess(controller, zk, controller.http_url, task)
     finally:
@@ -184,4 +198,5 @@ async def composed(
         if server is not None:
             with contextlib.suppress(Exception):
                 await server.stop()
+        await agents.close()
         await zk.close()

@@ -48,15 +48,14 @@ async def alter_log_dirs(
     return None if answer is None else [r.error_code for r in answer.results]
 
 
-async def move_dirs(view: ControllerView, interval_s: float) -> None:
-    """Runs until cancelled."""
-    async with aiohttp.ClientSession() as session:
-        while True:
-            await asyncio.sleep(interval_s)
-            try:
-                await one_round(view, session)
-            except (aiohttp.ClientError, OSError) as e:  # fetch_reports already tolerates one agent
-                log.debug("no dir move round this time: %r", e)
+async def move_dirs(view: ControllerView, interval_s: float, *, agents: aiohttp.ClientSession) -> None:
+    """Runs until cancelled, asking the agents through ``agents`` (the process's one session)."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            await one_round(view, agents)
+        except (aiohttp.ClientError, OSError) as e:  # fetch_reports already tolerates one agent
+            log.debug("no dir move round this time: %r", e)
 
 
 async def one_round(view: ControllerView, session: aiohttp.ClientSession) -> DirMovesSeen | None:

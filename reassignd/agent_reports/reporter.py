@@ -41,29 +41,31 @@ async def report_progress(
     interval_s: float,
     rule: StuckRule,
     cache: BatchStatusCache | None = None,
+    *,
+    agents: aiohttp.ClientSession,
 ) -> None:
+    """Runs until cancelled, asking the agents through ``agents`` (the process's one session)."""
     stuck_reported: set[tuple[str, TopicPartition]] = set()
-    async with aiohttp.ClientSession() as session:
-        while True:
-            await asyncio.sleep(interval_s)
-            snapshot = view.snapshot()
-            batches = [b for b in snapshot.batches.values() if b.state.unfinished] if snapshot.active else []
-            moving = sorted(snapshot.reassignments.values(), key=_topic_partition) if snapshot.active else []
-            if not moving and not batches:
-                continue
-            wanted = involved_brokers(moving) | brokers_to_ask(batches, snapshot)
-            try:
-                reports = await fetch_reports(session, agent_urls(snapshot.brokers, wanted))
-            except (aiohttp.ClientError, OSError) as e:  # fetch_reports already tolerates one agent
-                log.debug("no progress this round: %r", e)
-                continue
-            if view.snapshot().controller_epoch != snapshot.controller_epoch:
-                continue  # resigned or re-elected meanwhile: these figures belong to no one
-            replicas = index_reports(reports)
-            _progress(records, moving, replicas)
-            statuses = _stuck(records, snapshot, batches, replicas, rule, stuck_reported, places_of(reports))
-            if cache is not None:
-                cache.store(snapshot.controller_epoch, statuses)
+    while True:
+        await asyncio.sleep(interval_s)
+        snapshot = view.snapshot()
+        batches = [b for b in snapshot.batches.values() if b.state.unfinished] if snapshot.active else []
+        moving = sorted(snapshot.reassignments.values(), key=_topic_partition) if snapshot.active else []
+        if not moving and not batches:
+            continue
+        wanted = involved_brokers(moving) | brokers_to_ask(batches, snapshot)
+        try:
+            reports = await fetch_reports(agents, agent_urls(snapshot.brokers, wanted))
+        except (aiohttp.ClientError, OSError) as e:  # fetch_reports already tolerates one agent
+            log.debug("no progress this round: %r", e)
+            continue
+        if view.snapshot().controller_epoch != snapshot.controller_epoch:
+            continue  # resigned or re-elected meanwhile: these figures belong to no one
+        replicas = index_reports(reports)
+        _progress(records, moving, replicas)
+        statuses = _stuck(records, snapshot, batches, replicas, rule, stuck_reported, places_of(reports))
+        if cache is not None:
+            cache.store(snapshot.controller_epoch, statuses)
 
 
 def _progress(

@@ -116,21 +116,22 @@ async def sample_agents(
     interval_s: float,
     rule: StuckRule,
     wall_clock: Callable[[], float] = time.time,
+    *,
+    agents: aiohttp.ClientSession,
 ) -> None:
-    """Runs until cancelled."""
-    async with aiohttp.ClientSession() as session:
-        while True:
-            await asyncio.sleep(interval_s)
-            snapshot = view.snapshot()
-            now_ms = int(wall_clock() * 1000)
-            want = wanted(snapshot, now_ms, interval_s)
-            if not want:
-                continue
-            try:
-                reports = await fetch_reports(session, agent_urls(snapshot.brokers, want.brokers))
-            except (aiohttp.ClientError, OSError) as e:  # fetch_reports already tolerates one agent
-                log.debug("no sample this round: %r", e)
-                continue
-            if view.snapshot().controller_epoch != snapshot.controller_epoch:
-                continue  # resigned or re-elected meanwhile: these figures belong to no one
-            view.agents_sampled(build_sample(snapshot, want, reports, rule, int(wall_clock() * 1000)))
+    """Runs until cancelled, asking the agents through ``agents`` (the process's one session)."""
+    while True:
+        await asyncio.sleep(interval_s)
+        snapshot = view.snapshot()
+        now_ms = int(wall_clock() * 1000)
+        want = wanted(snapshot, now_ms, interval_s)
+        if not want:
+            continue
+        try:
+            reports = await fetch_reports(agents, agent_urls(snapshot.brokers, want.brokers))
+        except (aiohttp.ClientError, OSError) as e:  # fetch_reports already tolerates one agent
+            log.debug("no sample this round: %r", e)
+            continue
+        if view.snapshot().controller_epoch != snapshot.controller_epoch:
+            continue  # resigned or re-elected meanwhile: these figures belong to no one
+        view.agents_sampled(build_sample(snapshot, want, reports, rule, int(wall_clock() * 1000)))

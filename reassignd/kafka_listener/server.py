@@ -28,7 +28,6 @@ from functools import partial
 
 import aiohttp
 
-from reassignd.agent_reports.fetch import AGENT_TIMEOUT_S
 from reassignd.controller.api.controller_api import ControllerApi
 from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
@@ -58,8 +57,11 @@ class KafkaListener:
         tokens: Mapping[str, Principal] | None,
         records: RecordLog | None = None,
         *,
+        agents: aiohttp.ClientSession,
         tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``agents``: the session DescribeLogDirs and AlterReplicaLogDirs ask the broker agents
+        through (its owner, the composition root, closes it)."""
         assert settings.kafka_listener_host is not None
         self.settings = settings
         self.host = settings.kafka_listener_host
@@ -74,6 +76,7 @@ class KafkaListener:
             records,
             AuditTrail(records, settings.controller_id),
         )
+        self.listener.agents = agents
         self.budget = ByteBudget(max(settings.kafka_max_frame_bytes, 4 * settings.kafka_max_frame_bytes))
         self.warn = RateLimitedLog(log)
         self.per_address = PerAddress(settings.kafka_max_connections_per_ip)
@@ -99,19 +102,14 @@ class KafkaListener:
         return f"{sasl}SSL" if self.tls is not None else f"{sasl}PLAINTEXT"
 
     async def start(self) -> str:
-        self.listener.agents = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=AGENT_TIMEOUT_S))
-        try:
-            self._server = await asyncio.start_server(
-                self._on_connection,
-                self.host,
-                self.port,
-                ssl=self.tls,
-                ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S if self.tls is not None else None,
-                backlog=1024,
-            )
-        except BaseException:
-            await self.listener.agents.close()
-            raise
+        self._server = await asyncio.start_server(
+            self._on_connection,
+            self.host,
+            self.port,
+            ssl=self.tls,
+            ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S if self.tls is not None else None,
+            backlog=1024,
+        )
         port = self._server.sockets[0].getsockname()[1] if self._server.sockets else self.port
         s = self.settings
         if s.kafka_advertised_host is not None:
@@ -276,9 +274,6 @@ class KafkaListener:
         if server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 5.0)
-        if self.listener.agents is not None:
-            await self.listener.agents.close()
-            self.listener.agents = None
 
     @property
     def connections(self) -> int:

@@ -43,8 +43,8 @@ from reassignd.controller.model.snapshot import (
     ClusterSnapshot,
 )
 from reassignd.controller.reassignment.validation import validate_target
-from reassignd.controller.replication.assignment import ReplicaAssignment
 from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.errors import NotController, ReassigndError
 from reassignd.executor import lifecycle
 from reassignd.executor.errors import UnknownBatch

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from kafka.protocol.api_message import ApiMessage
 
+from reassignd.agent_reports.session import agents_session
 from reassignd.controller.api.controller_api import ControllerApi
 from reassignd.controller.settings import ControllerSettings
 from reassignd.kafka_listener.server import KafkaListener
@@ -24,12 +25,13 @@ async def listening(
     api: object, settings: ControllerSettings, tokens: Mapping[str, Principal] | None = None, **changes: Any
 ) -> AsyncIterator[KafkaListener]:
     config = dataclasses.replace(settings, kafka_listener_host="127.0.0.1", kafka_listener_port=0, **changes)
-    listener = KafkaListener(cast(ControllerApi, api), config, tokens)
-    await listener.start()
-    try:
-        yield listener
-    finally:
-        await listener.stop()
+    async with agents_session() as agents:
+        listener = KafkaListener(cast(ControllerApi, api), config, tokens, agents=agents)
+        await listener.start()
+        try:
+            yield listener
+        finally:
+            await listener.stop()
 
 
 class Client:

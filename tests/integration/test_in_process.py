@@ -9,9 +9,11 @@ from dataclasses import replace
 
 from reassignd.api_client.client import ApiClient
 from reassignd.api_client.shapes import partition_results, reassignments_by_partition
+from reassignd.controller.batches.runner import API_CANCELLED
 from reassignd.controller.instance.events import ApiPartitionReassignment
 from reassignd.controller.model.moves import Move, MoveState
 from reassignd.controller.model.requests import AlterReassignments, AlterResult, Source
+from reassignd.executor.model import BatchMove, BatchMoveState
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
@@ -235,3 +237,48 @@ async def test_each_moving_partition_has_one_move_record_naming_its_source_and_b
             assert set(ctx.moves) == {("m", 1)}
             await api.cancel([("m", 1)])
             await eventually(lambda: _true(not ctx.moves), what="no move left")
+
+
+async def test_an_api_cancel_of_a_batch_move_is_journaled_cancelled_by_the_same_event(
+    procs: Procs, zk_connect: str, zk: ZkClient
+) -> None:
+    """Cancelled through the API — a null target (AlterPartitionReassignments' cancel) or a
+    DELETE — a move a batch runs is marked cancelled through the API in the batch by the event
+    that answers the cancel (the dispatch journals it before the intake writes the topic znode),
+    not later by the batch noticing its partition back at its original replicas."""
+    await set_broker_rate(zk, None, "1000")  # a slow copy: the moves stay in flight
+    procs.cluster(4, 1)
+    async with in_process_controller(zk_connect, session_timeout_s=2.0) as c:
+        await c.until_active()
+        controller = c.controller
+        assert c.url is not None
+        await make_topic(zk, "k", {p: (1, 2) for p in range(2)}, initial_bytes=100_000_000)
+        await eventually(lambda: _true(controller.ctx is not None and len(controller.ctx.states) == 2))
+        assert controller.parts is not None
+        runner = controller.parts.runner
+
+        def move_of(p: int) -> BatchMove:
+            return runner.batches["cancel-1"].moves[("k", p)]
+
+        async with ApiClient.open(c.url, timeout_s=10) as api:
+            body = {
+                "batch_id": "cancel-1",
+                "partitions": [{"topic": "k", "partition": p, "replicas": [3, 2]} for p in (0, 1)],
+            }
+            await api.post("/v1/batches", body)
+            await eventually(
+                lambda: _true(
+                    "cancel-1" in runner.batches
+                    and all(move_of(p).state is BatchMoveState.RUNNING for p in (0, 1))
+                ),
+                what="both batch moves running",
+            )
+            assert [r.error_code for _, r in partition_results(await api.cancel([("k", 0)]))] == [0]
+            m0 = move_of(0)
+            assert (m0.state, m0.error_message) == (BatchMoveState.CANCELLED, API_CANCELLED)
+            assert move_of(1).state is BatchMoveState.RUNNING
+            assert [r.error_code for _, r in partition_results(await api.cancel_all())] == [
+                0
+            ]  # DELETE: k-1 left
+            m1 = move_of(1)
+            assert (m1.state, m1.error_message) == (BatchMoveState.CANCELLED, API_CANCELLED)

@@ -9,13 +9,13 @@ import asyncio
 
 import pytest
 
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.wire_states import WireStates
-from reassignd.controller.replication.writer import ZkWriter
-from reassignd.controller.replication.writes import AssignmentsWrite, Deletes, Refused, Write, Written
+from reassignd.controller.effects.broker_requests import BrokerRequestBatch
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writer import ZkWriter
+from reassignd.controller.effects.writes import AssignmentsWrite, Deletes, Refused, Write, Written
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
+from reassignd.controller.state.wire_states import WireStates
 from reassignd.errors import NotController
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient

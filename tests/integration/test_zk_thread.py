@@ -12,7 +12,7 @@ import time
 import aiohttp
 import pytest
 
-from reassignd.controller.replication.failures import Failure, classify
+from reassignd.controller.effects.failures import Failure, classify
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
 from reassignd.zk import paths

@@ -75,9 +75,9 @@ SEAMS: dict[tuple[str, str], Seam] = {
         "reassignd/controller/runtime/active.py", "ActiveParts.intake"
     ),
     (
-        "reassignd/controller/replication/event_outputs.py",
-        "reassignd/controller/replication/writer.py",
-    ): Implements("reassignd/controller/replication/writes.py", "ZkWrites", "ZkWriter"),
+        "reassignd/controller/effects/event_outputs.py",
+        "reassignd/controller/effects/writer.py",
+    ): Implements("reassignd/controller/effects/writes.py", "ZkWrites", "ZkWriter"),
     ("reassignd/controller/instance/shared.py", "reassignd/controller/instance/channel.py"): Implements(
         "reassignd/controller/instance/shared.py", "BrokerChannel", "ControlChannel"
     ),
@@ -178,7 +178,7 @@ def test_the_walk_names_the_modules_of_a_reassignment_from_the_route_to_the_brok
     assert len(legs) == 2 and all(step for step in steps), legs
     firsts = [step[0] for step in steps]
     assert firsts[0] == "reassignd/http/routes/reassignments.py"
-    for part in ("reassignd/zk/client.py", "reassignd/controller/replication/writer.py"):
+    for part in ("reassignd/zk/client.py", "reassignd/controller/effects/writer.py"):
         assert part in firsts, f"the walk passes {part}"
     assert firsts[-1].startswith("reassignd/broker/")
 
@@ -236,7 +236,7 @@ def test_every_other_module_a_step_names_is_imported_by_the_steps_module() -> No
         ),
         (
             "reassignd/controller/instance/shared.py",
-            "reassignd/controller/replication/writer.py",
+            "reassignd/controller/effects/writer.py",
             Implements("reassignd/controller/instance/shared.py", "BrokerChannel", "ZkWriter"),
         ),
         (

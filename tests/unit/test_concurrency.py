@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from reassignd.concurrency import for_each
-from reassignd.controller.replication import pipeline
+from reassignd.controller.reads import pipeline
 from reassignd.errors import NotController
 from reassignd.zk.errors import ConnectionLostError
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.reads import loader
 from reassignd.executor import commit, journal
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.commit import UNCOMMITTED, Commit

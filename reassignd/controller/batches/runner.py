@@ -31,18 +31,18 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from reassignd.contracts.records import BatchCapsChanged, BatchStateChanged, BatchSubmitted, CapStep
 from reassignd.controller.batches.journal_store import JournalStore
 from reassignd.controller.batches.throttles import BatchThrottles
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.model.requests import Source
 from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import BatchAction, BatchControlResult
+from reassignd.controller.reads import loader
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.validation import validate_target
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
 from reassignd.errors import InvalidRequest, ReassigndError, ReassignmentCancelInPlace
 from reassignd.executor import adaptive, lifecycle
 from reassignd.executor import paths as batch_paths

@@ -19,10 +19,10 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.writes import Refused
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writes import Refused
+from reassignd.controller.reads import loader
+from reassignd.controller.state.context import ControllerContext
 from reassignd.executor import lifecycle
 from reassignd.executor.model import Batch, BatchMoveState, ThrottleValues
 from reassignd.executor.throttle_records import record_fits

@@ -7,15 +7,15 @@ from collections.abc import Collection, Iterable
 
 from reassignd.concurrency import pace
 from reassignd.contracts.records import BrokerLost, BrokerRegistered
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.events import BrokerModified, BrokersChanged
 from reassignd.controller.instance.shared import Shared
+from reassignd.controller.partitions.partition_logic import after_broker_failure
+from reassignd.controller.partitions.partition_state_machine import PartitionStateMachine
+from reassignd.controller.reads import loader
+from reassignd.controller.reads.pipeline import for_each
 from reassignd.controller.reassignment.algorithm import Reassigner
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_logic import after_broker_failure
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.pipeline import for_each
+from reassignd.controller.state.context import ControllerContext
 from reassignd.controller.topics.deletion import TopicDeleter
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths

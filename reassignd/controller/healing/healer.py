@@ -17,12 +17,12 @@ from collections.abc import Mapping
 
 from reassignd.contracts.records import SelfHealingBrokerLost, SelfHealingEnded, SelfHealingPlanned
 from reassignd.controller.batches.runner import BatchRunner
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.healing import decisions
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.placement import HostedPartition, PlaceLostReplicas
 from reassignd.controller.model.snapshot import BatchAction, HealingOutcome, LostBroker, SelfHealingView
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.state.context import ControllerContext
 from reassignd.errors import NotController, ReassigndError
 from reassignd.executor.model import BatchSpec, Limits, PartitionSpec
 from reassignd.topic_partition import TopicPartition

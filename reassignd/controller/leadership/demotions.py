@@ -25,6 +25,7 @@ import logging
 from collections.abc import Mapping
 
 from reassignd.contracts.records import BrokerDemoted, BrokerPromoted
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.demotion_plan import (
     OrderPlan,
@@ -40,11 +41,10 @@ from reassignd.controller.model.admin_requests import (
     ElectLeaders,
 )
 from reassignd.controller.model.requests import Source
+from reassignd.controller.reads import loader
 from reassignd.controller.reassignment.algorithm import Reassigner
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
 from reassignd.errors import UnknownBroker
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk import admin_codec, codec, paths

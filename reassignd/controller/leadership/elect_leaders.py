@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_logic import offline_election
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
+from reassignd.controller.partitions.partition_logic import offline_election
+from reassignd.controller.partitions.partition_state_machine import PartitionStateMachine
+from reassignd.controller.reads import loader
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.errors import DEFAULT_MESSAGES
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import PartitionState

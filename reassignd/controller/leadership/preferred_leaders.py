@@ -19,6 +19,8 @@ import logging
 from collections.abc import Callable, Sequence
 
 from reassignd.concurrency import pace
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writes import Refused
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.elect_leaders import (
     ELECTION_NOT_NEEDED,
@@ -28,10 +30,8 @@ from reassignd.controller.leadership.elect_leaders import (
 )
 from reassignd.controller.leadership.leader_balance import Leadership, RebalancePlan, plan_rebalance
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.writes import Refused
+from reassignd.controller.partitions.partition_state_machine import PartitionStateMachine
+from reassignd.controller.state.context import ControllerContext
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.errors import BadVersionError, NoNodeError

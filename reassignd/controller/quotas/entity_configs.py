@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writes import Refused
 from reassignd.controller.model.admin_requests import (
     AlterConfigs,
     ConfigResource,
@@ -29,8 +31,6 @@ from reassignd.controller.model.config_rules import (
     resource_key,
     resource_problem,
 )
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.writes import Refused
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, NodeExistsError

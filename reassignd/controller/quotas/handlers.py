@@ -8,12 +8,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writes import Refused
 from reassignd.controller.instance.events import QuotaConfigChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterQuotas, QuotaAlterationResult
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.writes import Refused
+from reassignd.controller.partitions.partition_state_machine import PartitionStateMachine
 from reassignd.errors import NotController, ReassigndError
 from reassignd.quotas.config_changes import ConfigChangeReader, reread_quota_entities
 from reassignd.quotas.config_store import (

@@ -17,14 +17,15 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 from reassignd.concurrency import pace
+from reassignd.controller.effects import topic_write
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.record_changes import state_changes
 from reassignd.controller.model.requests import Source
-from reassignd.controller.replication import loader, topic_write
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_logic import NO_LEADER
-from reassignd.controller.replication.pipeline import for_each
-from reassignd.controller.replication.record_changes import state_changes
+from reassignd.controller.partitions.partition_logic import NO_LEADER
+from reassignd.controller.reads import loader
+from reassignd.controller.reads.pipeline import for_each
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths

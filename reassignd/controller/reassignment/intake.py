@@ -10,9 +10,11 @@ is applied first.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from reassignd.concurrency import pace
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.model.requests import (
     AlterPartitionResult,
     AlterReassignments,
@@ -21,6 +23,8 @@ from reassignd.controller.model.requests import (
     CancelReassignments,
     Source,
 )
+from reassignd.controller.reads import loader
+from reassignd.controller.reads.topic_configs import read_topic_configs
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.validation import (
     cancelled_assignment,
@@ -30,11 +34,8 @@ from reassignd.controller.reassignment.validation import (
     unclean_retarget_error,
     validate_target,
 )
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.topic_configs import read_topic_configs
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
 from reassignd.errors import (
     InvalidReplicaAssignment,
     ReassigndError,
@@ -63,11 +64,23 @@ def _result_order(request: AlterReassignments) -> list[TopicPartition]:
     return list(order)
 
 
-class Intake:
-    # called with the partitions an API request cancels, before their topic znodes are written
-    # (the batch executor journals the moves it runs there first; set by active.build)
-    before_api_cancel: Callable[[Collection[TopicPartition], EventOutputs], Awaitable[None]] | None = None
+@dataclass(frozen=True)
+class AlterDecision:
+    """What the API requests of one event (disjoint partitions, one cancel mode) decided, before
+    anything is written: each partition's new assignment or error, in the requests' order."""
 
+    requests: tuple[AlterReassignments, ...]
+    targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    errors: Mapping[TopicPartition, ReassigndError]
+    updates: Mapping[TopicPartition, ReplicaAssignment]
+
+    @property
+    def cancelled(self) -> list[TopicPartition]:
+        """The partitions whose move the requests cancel or stop (their write ends the move)."""
+        return [tp for tp, target in self.targets.items() if target is None and tp in self.updates]
+
+
+class Intake:
     def __init__(
         self,
         zk: ZkClient,
@@ -123,7 +136,17 @@ class Intake:
         li = self.ctx.states.get(tp)
         return li.state.isr if li is not None else ()
 
-    async def alter(self, request: AlterReassignments, out: EventOutputs) -> AlterResult:
+    async def decide(self, requests: Sequence[AlterReassignments]) -> AlterDecision:
+        """The API requests of one event (one cancel mode, disjoint partitions: each partition's
+        outcome depends only on its own target and the cluster), decided as one: validated
+        against the context and the ISR read now. Nothing is written until :meth:`carry_out`;
+        the dispatch journals the batch moves a decision cancels in between
+        (``BatchRunner.cancelled_through_api``)."""
+        request = (
+            requests[0]
+            if len(requests) == 1
+            else AlterReassignments(tuple(t for r in requests for t in r.targets), requests[0].mode)
+        )
         ctx = self.ctx
         targets: dict[TopicPartition, tuple[int, ...] | None] = {}
         for tp, target in request.targets:
@@ -218,46 +241,36 @@ class Intake:
         for tp, reason in self.reassigner.oversized(updates).items():
             errors[tp] = InvalidReplicaAssignment(reason)
             del updates[tp]
-        if self.before_api_cancel is not None:
-            await self.before_api_cancel(
-                [tp for tp, target in targets.items() if target is None and tp in updates], out
-            )
+        return AlterDecision(tuple(requests), targets, errors, updates)
+
+    async def carry_out(self, decision: AlterDecision, out: EventOutputs) -> list[AlterResult]:
+        """Writes what :meth:`decide` decided (one round of ZooKeeper writes for all the
+        requests) and answers each request as it would have been answered alone."""
+        ctx = self.ctx
+        updates = decision.updates
+        errors = dict(decision.errors)
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates, out)
-        for tp, target in targets.items():
-            if target is None and tp in updates:  # a cancel or stop: its write ends the move
-                ctx.move_reverting(tp)
+        for tp in decision.cancelled:  # a cancel or stop: its write ends the move
+            ctx.move_reverting(tp)
         for tp, reason in (await self.reassigner.reassign(updates, Source.API, self.now_ms(), out)).items():
             errors[tp] = InvalidReplicaAssignment(reason)
-        return AlterResult(
-            tuple(
-                AlterPartitionResult(tp[0], tp[1], e.error_code, e.message)
-                if (e := errors.get(tp)) is not None
-                else AlterPartitionResult(tp[0], tp[1])
-                for tp in targets
-            )
-        )
+        results = {
+            tp: AlterPartitionResult(tp[0], tp[1], e.error_code, e.message)
+            if (e := errors.get(tp)) is not None
+            else AlterPartitionResult(tp[0], tp[1])
+            for tp in decision.targets
+        }
+        return [AlterResult(tuple(results[tp] for tp in _result_order(r))) for r in decision.requests]
 
-    async def alter_group(
-        self, requests: Sequence[AlterReassignments], out: EventOutputs
-    ) -> list[AlterResult]:
-        """Requests of one cancel mode naming disjoint partitions, handled as one (one round of
-        ZooKeeper writes for all): each partition's outcome depends only on its own target and
-        the cluster, so each request gets the results it would have got alone."""
-        if len(requests) == 1:
-            return [await self.alter(requests[0], out)]
-        merged = AlterReassignments(tuple(t for r in requests for t in r.targets), requests[0].mode)
-        by_partition = {(r.topic, r.partition): r for r in (await self.alter(merged, out)).results}
-        return [AlterResult(tuple(by_partition[tp] for tp in _result_order(r))) for r in requests]
-
-    async def cancel(self, request: CancelReassignments, out: EventOutputs) -> AlterResult:
-        """DELETE: one partition (its result, 85 when not moving), a topic's or every moving
-        partition (one entry each)."""
+    def cancel_request(self, request: CancelReassignments) -> AlterReassignments:
+        """DELETE as the alter request it is: one partition (its result, 85 when not moving), a
+        topic's or every moving partition (one entry each)."""
         ctx = self.ctx
         if request.topic is not None and request.partition is not None:
             chosen = [(request.topic, request.partition)]
         else:
             chosen = sorted(tp for tp in ctx.reassigning if request.topic is None or tp[0] == request.topic)
-        return await self.alter(AlterReassignments(tuple((tp, None) for tp in chosen), request.mode), out)
+        return AlterReassignments(tuple((tp, None) for tp in chosen), request.mode)
 
     # --- the legacy znode (and KIP-236's extra and cancel znodes) -----------------------------------
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.model.requests import Source
+from reassignd.controller.reads.topic_configs import TopicConfigs, read_topic_configs
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.validation import replica_list_error, unclean_revert_error
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.topic_configs import TopicConfigs, read_topic_configs
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient

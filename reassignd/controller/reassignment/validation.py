@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from reassignd.controller.model.requests import CancelMode
-from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.errors import (
     InvalidReplicaAssignment,
     NoReassignmentInProgress,

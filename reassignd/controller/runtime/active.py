@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 from reassignd.controller.batches.runner import BatchRunner
 from reassignd.controller.brokers.handlers import BrokerEvents
+from reassignd.controller.effects.broker_requests import BrokerRequestBatch
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writer import ZkWriter
 from reassignd.controller.healing.healer import SelfHealer
 from reassignd.controller.instance.events import (
     ExtraReassignment,
@@ -27,18 +30,15 @@ from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.demotions import Demotions
 from reassignd.controller.leadership.preferred_leaders import PreferredLeaders
 from reassignd.controller.model.placement import PlaceLostReplicas
+from reassignd.controller.partitions.partition_state_machine import PartitionStateMachine
 from reassignd.controller.quotas.handlers import QuotaEvents
 from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.sequenced import SequencedRequests
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.wire_states import WireStates
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.runtime.controller_election import Won
 from reassignd.controller.runtime.finish import Finisher
+from reassignd.controller.state.context import ControllerContext
+from reassignd.controller.state.wire_states import WireStates
 from reassignd.controller.topics.deletion import TopicDeleter
 from reassignd.controller.topics.handlers import TopicEvents
 from reassignd.controller.topics.mutations import TopicMutations
@@ -126,7 +126,6 @@ def build(
         refuse=shared.refuse,
         metrics=shared.metrics,
     )
-    intake.before_api_cancel = runner.cancelled_through_api
     wire = WireStates(ctx)
     elections = PartitionStateMachine(shared, ctx, wire)
     finisher = Finisher(ctx, elections, intake, sequenced, runner, deleter)

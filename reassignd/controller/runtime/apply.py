@@ -12,8 +12,8 @@ next controller sends the cluster's state whole) and its requests are answered b
 
 from __future__ import annotations
 
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.shared import Shared
-from reassignd.controller.replication.event_outputs import EventOutputs
 
 
 async def apply(shared: Shared, out: EventOutputs) -> None:

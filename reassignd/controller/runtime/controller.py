@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from reassignd.control.protocol import ControlRequest, ControlResponse, StopReplicaRequest
 from reassignd.controller.api.controller_api import ControllerApi
+from reassignd.controller.effects import failures
+from reassignd.controller.effects.failures import Failure
 from reassignd.controller.instance.channel import ControlChannel
 from reassignd.controller.instance.event_queue import ControllerEventQueue
 from reassignd.controller.instance.events import (
@@ -44,9 +46,6 @@ from reassignd.controller.instance.timer import Timer
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
 from reassignd.controller.model.placement import PlaceLostReplicas
 from reassignd.controller.model.snapshot import ClusterSnapshot
-from reassignd.controller.replication import failures
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.failures import Failure
 from reassignd.controller.runtime.active import ActiveParts
 from reassignd.controller.runtime.apply import apply
 from reassignd.controller.runtime.coalesce import coalesce
@@ -56,6 +55,7 @@ from reassignd.controller.runtime.reloads import Reloads, fail_request
 from reassignd.controller.runtime.stall_watch import StallMetrics, watch_the_loop
 from reassignd.controller.runtime.term import Term
 from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.state.context import ControllerContext
 from reassignd.errors import EventRefused, NotController, ReassigndError
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk.client import ZkClient

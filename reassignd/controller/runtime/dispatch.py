@@ -11,8 +11,10 @@ event is dispatched here (or taken by ``Controller._handle`` as an instance even
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import assert_never
 
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.events import (
     AgentsSampled,
     AlterConfigsRequested,
@@ -54,8 +56,8 @@ from reassignd.controller.instance.events import (
 )
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
+from reassignd.controller.model.requests import AlterReassignments, AlterResult
 from reassignd.controller.quotas.entity_configs import ConfigWrites
-from reassignd.controller.replication.event_outputs import EventOutputs
 from reassignd.controller.runtime.active import ActiveParts
 
 
@@ -124,14 +126,14 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             await parts.healing.evaluate(out)
             await parts.finisher.after_reassignments(out)
         case ApiPartitionReassignment(group=group):
-            answers = await parts.intake.alter_group([e.request for e in group], out)
+            answers = await _api_alter(parts, [e.request for e in group], out)
             accepted = [(r.topic, r.partition) for a in answers for r in a.results if r.error_code == 0]
             await parts.sequenced.after_completions(accepted, out)  # the API supersedes them
             await parts.finisher.after_reassignments(out)
             for member, result in zip(group, answers, strict=True):
                 out.answer(member.reply, result)
         case CancelReassignmentsRequested(request=cancel, reply=reply):
-            result = await parts.intake.cancel(cancel, out)
+            (result,) = await _api_alter(parts, [parts.intake.cancel_request(cancel)], out)
             accepted = [(r.topic, r.partition) for r in result.results if r.error_code == 0]
             await parts.sequenced.after_completions(accepted, out)
             await parts.finisher.after_reassignments(out)
@@ -188,3 +190,15 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
         case _:
             assert_never(event)
     return out
+
+
+async def _api_alter(
+    parts: ActiveParts, requests: Sequence[AlterReassignments], out: EventOutputs
+) -> list[AlterResult]:
+    """API reassignments and cancels (one cancel mode, disjoint partitions), in three steps: the
+    intake decides; the batch runner journals cancelled the moves its batches run that the
+    requests cancel, before their topic znodes are written (a failover in between leaves them
+    cancelled instead of starting them again); the intake writes and answers."""
+    decision = await parts.intake.decide(requests)
+    await parts.runner.cancelled_through_api(decision.cancelled, out)
+    return await parts.intake.carry_out(decision, out)

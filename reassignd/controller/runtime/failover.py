@@ -20,13 +20,14 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from reassignd.concurrency import pace
+from reassignd.controller.effects import failures
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.events import IsrChangeNotified, TopicsChanged
 from reassignd.controller.instance.shared import Shared
-from reassignd.controller.replication import failures, loader
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
+from reassignd.controller.reads import loader
 from reassignd.controller.runtime.active import ActiveParts
 from reassignd.controller.runtime.apply import apply
+from reassignd.controller.state.context import ControllerContext
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.errors import NodeExistsError
 from reassignd.zk.values import Create

@@ -8,11 +8,11 @@ for the event, its completions taken here once; no part keeps them in a field be
 from __future__ import annotations
 
 from reassignd.controller.batches.runner import BatchRunner
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.partitions.partition_state_machine import PartitionStateMachine
 from reassignd.controller.reassignment.intake import Intake
 from reassignd.controller.reassignment.sequenced import SequencedRequests
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
+from reassignd.controller.state.context import ControllerContext
 from reassignd.controller.topics.deletion import TopicDeleter
 from reassignd.topic_partition import TopicPartition
 

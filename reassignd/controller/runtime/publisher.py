@@ -17,9 +17,9 @@ from reassignd.controller.model.snapshot import (
     ReassignmentView,
     TopicView,
 )
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime.active import ActiveParts
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
 from reassignd.executor.model import BatchMoveState, BatchState
 from reassignd.topic_partition import TopicPartition
 

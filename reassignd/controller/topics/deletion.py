@@ -13,10 +13,10 @@ import logging
 
 from reassignd.contracts.records import TopicDeleted
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.writes import Refused
+from reassignd.controller.effects.broker_requests import BrokerRequestBatch
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writes import Refused
+from reassignd.controller.state.context import ControllerContext
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import paths

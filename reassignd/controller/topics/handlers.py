@@ -9,6 +9,8 @@ import logging
 from collections.abc import Sequence
 
 from reassignd.contracts.records import PartitionsAdded, TopicCreated
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.record_changes import state_changes
 from reassignd.controller.instance.events import (
     IsrChangeNotified,
     PartitionsModified,
@@ -16,12 +18,10 @@ from reassignd.controller.instance.events import (
     TopicsChanged,
 )
 from reassignd.controller.instance.shared import Shared
+from reassignd.controller.partitions.partition_state_machine import PartitionStateMachine
+from reassignd.controller.reads import loader
 from reassignd.controller.reassignment.algorithm import Reassigner
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_state_machine import PartitionStateMachine
-from reassignd.controller.replication.record_changes import state_changes
+from reassignd.controller.state.context import ControllerContext
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.values import WatchCallback

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from reassignd.contracts.records import PartitionsAdded, QuotaThrottled
+from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.writes import Refused
 from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
@@ -23,10 +25,8 @@ from reassignd.controller.model.requests import (
     TopicOutcome,
     TopicsResult,
 )
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.writes import Refused
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
 from reassignd.controller.topics.placement import BrokerMeta
 from reassignd.controller.topics.validation import (
     PartitionsCreation,

@@ -30,21 +30,21 @@ from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.rebalance_timer import RebalanceTimer
 from reassignd.controller.model.moves import MoveState
 from reassignd.controller.model.requests import AlterReassignments, AlterResult, CancelMode, Source
+from reassignd.controller.partitions.partition_logic import NO_LEADER
+from reassignd.controller.reads import loader
 from reassignd.controller.reassignment.validation import (
     cancelled_assignment,
     in_original_order,
     validate_target,
 )
-from reassignd.controller.replication import loader
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.partition_logic import NO_LEADER
 from reassignd.controller.runtime import active, failover
 from reassignd.controller.runtime.active import ActiveParts
 from reassignd.controller.runtime.apply import apply
 from reassignd.controller.runtime.controller_election import Won
 from reassignd.controller.runtime.dispatch import dispatch
 from reassignd.controller.settings import ControllerSettings
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.errors import (
     InvalidReplicaAssignment,
     NoReassignmentInProgress,

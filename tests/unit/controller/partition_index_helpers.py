@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import BrokerRegistration, Endpoint, PartitionState
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.state.assignment import ReplicaAssignment
 
 
 def test_move_to_disjoint_target_puts_target_first() -> None:

@@ -39,9 +39,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from reassignd.controller.model.requests import CancelMode
+from reassignd.controller.partitions.partition_logic import NO_LEADER
 from reassignd.controller.reassignment.validation import validate_target
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.partition_logic import NO_LEADER
+from reassignd.controller.state.assignment import ReplicaAssignment
 from tests.unit.controller.core_machine import TP0, CoreMachine, _machine, _step, _zk_state
 
 pytestmark = pytest.mark.timeout(60)

@@ -21,14 +21,14 @@ import pytest
 
 import reassignd.controller
 from reassignd.control.protocol import ControlRequest
+from reassignd.controller.effects.writer import ZkWriter
 from reassignd.controller.instance.channel import ControlChannel
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterReassignments, CancelMode
+from reassignd.controller.partitions.partition_logic import NO_LEADER
 from reassignd.controller.reassignment.algorithm import Reassigner
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.partition_logic import NO_LEADER
-from reassignd.controller.replication.writer import ZkWriter
 from reassignd.controller.runtime.apply import apply
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.zk.client import ZkClient
 from tests.unit.controller.core_machine import TP0, _machine, _step, _zk_state
 
@@ -88,7 +88,7 @@ def test_a_cancel_that_leaves_no_leader_is_elected_from_the_events_outputs() -> 
         assert parts is not None
         out = parts.event_outputs()
         cancel = AlterReassignments(((TP0, None),), CancelMode.CANCEL)
-        result = machine.run(parts.intake.alter(cancel, out))
+        (result,) = machine.run(parts.intake.carry_out(machine.run(parts.intake.decide([cancel])), out))
         assert [r.error_code for r in result.results] == [0]
         assert out.leaderless == {TP0}
         assert _zk_state(machine)[1].leader == NO_LEADER  # written, not yet elected
@@ -196,12 +196,12 @@ def test_no_handler_sends_or_answers_outside_the_applier() -> None:
             answers.add(rel)
     assert sorted(delivers) == ["runtime/apply.py"]
     assert sorted(channel_sends) == ["instance/shared.py"]
-    assert sorted(answers) == ["replication/event_outputs.py", "runtime/controller.py"]
+    assert sorted(answers) == ["effects/event_outputs.py", "runtime/controller.py"]
 
 
 def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
     """The acceptance rule for writes: in the controller, ZooKeeper is written only by the
-    applier's ZooKeeper half (replication/writer.py), which handlers reach only through the
+    applier's ZooKeeper half (effects/writer.py), which handlers reach only through the
     event's outputs (no part holds the writer), and by the instance for its own znodes (the
     election and the paths it needs before it may lead: no fence exists yet). Who may build a
     ``ZkWriter`` is an import rule: only ``runtime.active`` imports its module (the import-linter
@@ -219,7 +219,7 @@ def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
             holders.add(rel)
     holders |= {rel for rel, name in _annotated(root) if name == ZkWriter.__name__}
     assert sorted(writes) == [
-        "replication/writer.py",
+        "effects/writer.py",
         "runtime/controller_election.py",
         "runtime/term.py",  # the persistent paths, before the election
     ]
@@ -235,7 +235,7 @@ def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
         if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef) and node.name == fenced_multi
     }
     assert sorted(fenced) == [
-        "controller/replication/writer.py",
+        "controller/effects/writer.py",
         "controller/runtime/controller_election.py",  # giving /controller up, fenced by its own epoch
         "zk/client.py",  # its definition
     ]

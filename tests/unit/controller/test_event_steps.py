@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from reassignd.controller.replication.writes import Write
+from reassignd.controller.effects.writes import Write
 from reassignd.executor import paths as batch_paths
 from reassignd.executor.model import BatchSpec, Limits, PartitionSpec
 from reassignd.zk import admin_codec, paths

@@ -1,8 +1,8 @@
-"""Which failures resign and which refuse (controller/replication/failures.py)."""
+"""Which failures resign and which refuse (controller/effects/failures.py)."""
 
 from __future__ import annotations
 
-from reassignd.controller.replication.failures import Failure, classify, describe
+from reassignd.controller.effects.failures import Failure, classify, describe
 from reassignd.errors import NotController
 from reassignd.executor.journal import JournalTooLarge
 from reassignd.zk.codec import CodecError

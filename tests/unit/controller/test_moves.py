@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import reassignd
+from reassignd.controller.effects import failures
 from reassignd.controller.model.moves import (
     TRANSITIONS,
     IllegalMoveTransition,
@@ -17,7 +18,6 @@ from reassignd.controller.model.moves import (
     advance,
     ended_state,
 )
-from reassignd.controller.replication import failures
 
 _LIVE = (MoveState.ADDING, MoveState.CATCHING_UP)
 # a live move is re-targeted, has phase A run, finishes, is reverted or ends elsewhere; a move

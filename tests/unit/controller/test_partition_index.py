@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from reassignd.control.protocol import encode_state
 from reassignd.controller.model.moves import MoveState
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.partition_index import PartitionIndex, recount
-from reassignd.controller.replication.wire_states import WireStates, wire_state
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext
+from reassignd.controller.state.partition_index import PartitionIndex, recount
+from reassignd.controller.state.wire_states import WireStates, wire_state
 from reassignd.topic_partition import TopicPartition
 from tests.unit.controller.partition_index_helpers import BROKERS, Event, apply, events, registration
 

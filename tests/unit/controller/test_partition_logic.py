@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reassignd.controller.replication.partition_logic import (
+from reassignd.controller.partitions.partition_logic import (
     after_broker_failure,
     initial_state,
     is_unclean_election,

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reassignd.controller.instance.metrics import ControllerMetrics
-from reassignd.controller.replication.context import ControllerContext
 from reassignd.controller.runtime.publisher import Publisher
+from reassignd.controller.state.context import ControllerContext
 from tests.unit.controller.partition_index_helpers import Event, apply, events, registration
 
 

@@ -31,14 +31,14 @@ from reassignd.control.request_sizes import (
     tp_size,
 )
 from reassignd.control.wire import MAX_CONTROL_BODY_BYTES, MAX_REQUEST_BYTES, WireError
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import (
+from reassignd.controller.effects.broker_requests import (
     MAX_PARTITIONS_PER_REQUEST,
     BrokerRequestBatch,
     chunk_ranges,
 )
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.wire_states import WireStates
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
+from reassignd.controller.state.wire_states import WireStates
 from reassignd.zk.codec import BrokerRegistration, Endpoint, PartitionState
 
 LONG = "t" * 240  # a topic name near Kafka's limit (249): ~3x the bytes of a short one per state

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reassignd.controller.model.config_rules import parse_bool
-from reassignd.controller.replication.topic_configs import (
+from reassignd.controller.reads.topic_configs import (
     MIN_INSYNC_REPLICAS,
     UNCLEAN_LEADER_ELECTION_ENABLE,
     TopicConfigs,

@@ -1,12 +1,12 @@
-"""What of a set of moves fits in one topic write (controller/replication/topic_write.py)."""
+"""What of a set of moves fits in one topic write (controller/effects/topic_write.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.topic_write import fit, write_bytes, write_bytes_bound
+from reassignd.controller.effects.topic_write import fit, write_bytes, write_bytes_bound
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.controller.topics.validation import encoded_size_error
 
 LONG = (2_000_000_001, 2_000_000_002, 2_000_000_003)

@@ -11,7 +11,7 @@ from reassignd.controller.reassignment.validation import (
     unclean_revert_error,
     validate_target,
 )
-from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.errors import ReassigndError
 
 CURRENT = ReplicaAssignment.of([1, 2, 3])

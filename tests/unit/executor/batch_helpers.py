@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reassignd.controller.reassignment.validation import validate_target
-from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.errors import ReassigndError
 from reassignd.executor.model import Batch, BatchSpec, Limits, PartitionSpec
 from reassignd.executor.submit import submit

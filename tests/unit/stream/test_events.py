@@ -24,8 +24,8 @@ from reassignd.contracts.records import (
     record_fields,
     record_type,
 )
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.record_changes import assignment_changes, state_changes
+from reassignd.controller.effects.record_changes import assignment_changes, state_changes
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.stream import sse
 from reassignd.stream.record_log import RecordLog
 from reassignd.stream.records import Filters, make_record, parse_id

@@ -39,8 +39,8 @@ from reassignd.control.protocol import (
 )
 from reassignd.control.request_sizes import encode_request, stop_partition_size, tp_size
 from reassignd.control.wire import MAX_REQUEST_BYTES
-from reassignd.controller.replication.context import ControllerContext
-from reassignd.controller.replication.wire_states import WireStates
+from reassignd.controller.state.context import ControllerContext
+from reassignd.controller.state.wire_states import WireStates
 from reassignd.int_limits import INT64_MIN
 from reassignd.topic_partition import TopicPartition
 

@@ -1,6 +1,6 @@
 """An event's ZooKeeper writes, as values: what a handler decides to write is a step it hands to
 the applier (``EventOutputs.write`` and its siblings), never a call it makes on ZooKeeper. The
-applier's ZooKeeper half (:class:`~reassignd.controller.replication.writer.ZkWriter`, behind the
+applier's ZooKeeper half (:class:`~reassignd.controller.effects.writer.ZkWriter`, behind the
 :class:`ZkWrites` port) performs each step fenced by the controller epoch, keeps memory in step
 with what landed, emits the records, and answers with the outcome as a value.
 
@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import LeaderIsr
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import LeaderIsr
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec
 from reassignd.zk.errors import ZkError

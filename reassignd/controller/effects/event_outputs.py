@@ -1,6 +1,6 @@
 """What one event produces, as a value: created per event by the dispatch (once for the whole
 failover load), filled by the handlers it runs, and applied by the applier. The ZooKeeper writes
-are steps (``replication.writes``) the handler hands over one at a time — the applier's ZooKeeper
+are steps (``effects.writes``) the handler hands over one at a time — the applier's ZooKeeper
 half performs each, fenced, and answers with its outcome, because what a handler decides next may
 depend on what landed (phase A's writes before phase B's reads) — and every step is kept in
 ``steps``. At the event's end the applier's other half (``runtime.apply``) sends the control
@@ -18,9 +18,8 @@ from functools import partial
 from typing import TypeVar
 
 from reassignd.control.protocol import ControlRequest
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
-from reassignd.controller.replication.writes import (
+from reassignd.controller.effects.broker_requests import BrokerRequestBatch
+from reassignd.controller.effects.writes import (
     AssignmentsWrite,
     Decide,
     Deletes,
@@ -33,6 +32,7 @@ from reassignd.controller.replication.writes import (
     Written,
     ZkWrites,
 )
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec
 from reassignd.zk.errors import ZkError

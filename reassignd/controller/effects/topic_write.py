@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
-from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.zk import admin_codec, codec
 from reassignd.zk.client import MAX_REQUEST_BYTES
 

@@ -18,7 +18,7 @@ from reassignd.contracts.records import (
     ReassignmentStopped,
     Record,
 )
-from reassignd.controller.replication.assignment import ReplicaAssignment
+from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import PartitionState
 

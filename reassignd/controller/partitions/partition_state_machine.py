@@ -13,22 +13,22 @@ import logging
 from collections.abc import Callable, Collection, Iterable
 
 from reassignd.concurrency import pace
+from reassignd.controller.effects.broker_requests import BrokerRequestBatch
+from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.shared import Shared
-from reassignd.controller.replication.broker_requests import BrokerRequestBatch
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.event_outputs import EventOutputs
-from reassignd.controller.replication.partition_logic import (
+from reassignd.controller.partitions.partition_logic import (
     initial_state,
     is_unclean_election,
     needs_unclean_election,
     offline_election,
 )
-from reassignd.controller.replication.topic_configs import (
+from reassignd.controller.reads.topic_configs import (
     TopicConfigs,
     read_topic_configs,
     topics_of_entities,
 )
-from reassignd.controller.replication.wire_states import WireStates
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
+from reassignd.controller.state.wire_states import WireStates
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec
 

@@ -13,8 +13,8 @@ import msgspec
 from reassignd.controller.model.moves import Move, MoveState, advance, check_transition, ended_state
 from reassignd.controller.model.requests import Source
 from reassignd.controller.model.snapshot import BrokerView, PartitionView, TopicView
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.partition_index import PartitionIndex
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.partition_index import PartitionIndex
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk.codec import BrokerRegistration, PartitionState
 

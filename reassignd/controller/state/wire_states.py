@@ -15,8 +15,8 @@ from collections.abc import Iterable
 
 from reassignd.concurrency import pace
 from reassignd.control.protocol import WirePartitionState, encode_state
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.topic_partition import TopicPartition
 
 

@@ -1,7 +1,7 @@
 """The applier's ZooKeeper half: the one place an active controller writes ZooKeeper, each write
 fenced by the controller epoch's version. Handlers never call it: they hand their write steps to
-the event's outputs (``EventOutputs.write`` and its siblings, values of ``replication.writes``),
-which pass them here (the :class:`~reassignd.controller.replication.writes.ZkWrites` port).
+the event's outputs (``EventOutputs.write`` and its siblings, values of ``effects.writes``),
+which pass them here (the :class:`~reassignd.controller.effects.writes.ZkWrites` port).
 
 Persist, then commit: every method writes ZooKeeper first (a multi whose first op checks the
 fencing token) and only then updates the context. A failed fencing check raises
@@ -15,13 +15,14 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from reassignd.concurrency import pace
-from reassignd.controller.replication import failures, loader
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import ControllerContext, LeaderIsr
-from reassignd.controller.replication.pipeline import for_each
-from reassignd.controller.replication.record_changes import assignment_changes, state_changes
-from reassignd.controller.replication.topic_write import origins_after, topic_znode
-from reassignd.controller.replication.writes import Decide, PathsEnsured, Refused, Step, Write, Written
+from reassignd.controller.effects import failures
+from reassignd.controller.effects.record_changes import assignment_changes, state_changes
+from reassignd.controller.effects.topic_write import origins_after, topic_znode
+from reassignd.controller.effects.writes import Decide, PathsEnsured, Refused, Step, Write, Written
+from reassignd.controller.reads import loader
+from reassignd.controller.reads.pipeline import for_each
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
@@ -283,7 +284,7 @@ class ZkWriter:
 
     async def write_assignments(self, updates: Mapping[TopicPartition, ReplicaAssignment]) -> None:
         """Write the topic znodes of ``updates`` (one write per topic, pipelined on the worker pool
-        of :func:`~reassignd.controller.replication.pipeline.for_each`), each then in memory.
+        of :func:`~reassignd.controller.reads.pipeline.for_each`), each then in memory.
         Topics without a topic id get one (reassignd writes version 3, as Kafka ≥ 2.8 does)."""
         ctx = self.ctx
         by_topic: dict[str, dict[int, ReplicaAssignment]] = {}

@@ -10,9 +10,9 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from reassignd.concurrency import pace
-from reassignd.controller.replication.assignment import ReplicaAssignment
-from reassignd.controller.replication.context import LeaderIsr
-from reassignd.controller.replication.pipeline import for_each
+from reassignd.controller.reads.pipeline import for_each
+from reassignd.controller.state.assignment import ReplicaAssignment
+from reassignd.controller.state.context import LeaderIsr
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
