@@ -73,6 +73,10 @@ class Term:
         self._active_controller: ActiveControllerAddress | None = None
         self._epoch_seen = 0
         self._reelect_timer = Timer(shared.clock, lambda: shared.queue.put(Reelect()))
+        # a /controller naming this instance but held by another session (this instance's own
+        # before its session expired) goes when the server ends that session: read it again
+        # then even if its deletion's watch never comes
+        self._recheck_timer = Timer(shared.clock, lambda: shared.queue.put(ControllerChanged()))
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
         self._term_started: float | None = None
         self._unstable = False  # the last term ended on a failure within STABLE_TERM_S
@@ -83,9 +87,15 @@ class Term:
     def active(self) -> bool:
         return self.parts is not None
 
+    @property
+    def recheck_pending(self) -> bool:
+        """A re-read of a ``/controller`` that names this instance under another session is due."""
+        return self._recheck_timer.pending
+
     def stop(self) -> None:
         """The instance stops: no run for election pending."""
         self._reelect_timer.cancel()
+        self._recheck_timer.cancel()
 
     async def publish(self) -> None:
         await self.publisher.publish(
@@ -142,6 +152,12 @@ class Term:
                 self._active_controller = (
                     None if info is None else ActiveControllerAddress(info.broker_id, info.http, info.kafka)
                 )
+                if info is not None and info.broker_id == me and not self._leaving:
+                    log.info(
+                        "/controller still names this instance under its former session; reading it again in %.1f s",
+                        shared.settings.session_timeout_s,
+                    )
+                    self._recheck_timer.after(shared.settings.session_timeout_s)
                 self._epoch_seen, _ = await controller_election.read_epoch(zk)
                 break
             if self.active:
