@@ -76,7 +76,8 @@ class Term:
         # a /controller naming this instance but held by another session (this instance's own
         # before its session expired) goes when the server ends that session: read it again
         # then even if its deletion's watch never comes
-        self._recheck_timer = Timer(shared.clock, lambda: shared.queue.put(ControllerChanged()))
+        self._recheck_timer = Timer(shared.clock, self._recheck_due)
+        self.rechecks = 0  # re-reads of such a /controller that came due, for tests and logs
         self._reelect_backoff_s = REELECT_BACKOFF_MIN_S
         self._term_started: float | None = None
         self._unstable = False  # the last term ended on a failure within STABLE_TERM_S
@@ -91,6 +92,10 @@ class Term:
     def recheck_pending(self) -> bool:
         """A re-read of a ``/controller`` that names this instance under another session is due."""
         return self._recheck_timer.pending
+
+    def _recheck_due(self) -> None:
+        self.rechecks += 1
+        self.shared.queue.put(ControllerChanged())
 
     def stop(self) -> None:
         """The instance stops: no run for election pending."""
