@@ -50,6 +50,12 @@ trap report EXIT
 step bootstrap bash scripts/bootstrap.sh "${unit[@]}"
 
 export PATH="$PWD/.venv/bin:$PATH"
+# Byte-code caches on, whatever the machine's default: with PYTHONDONTWRITEBYTECODE set (some CI
+# images set it) every pytest worker and every controller, agent and CLI process a test starts
+# compiles the package from source again (about 1.3 CPU-s a process start here), and pytest's
+# rewritten test modules are never cached. Compiled once up front, so the workers do not race.
+unset PYTHONDONTWRITEBYTECODE
+python -m compileall -q -j 0 reassignd tests scripts bench > /dev/null || true
 echo "== ruff check"
 step lint ruff check .
 echo "== ruff format --check"
