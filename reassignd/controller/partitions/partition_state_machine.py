@@ -88,7 +88,7 @@ class PartitionStateMachine:
             elif li.state.leader not in live:
                 offline.append(tp)
         for topic, new_states in new_by_topic.items():
-            for p in await out.create_states(topic, new_states):
+            for p in await out.writes.create_states(topic, new_states):
                 a = ctx.assignment((topic, p))
                 assert a is not None
                 broker_requests.add_leader_and_isr(a.replicas, (topic, p), is_new=True)
@@ -129,7 +129,7 @@ class PartitionStateMachine:
                 unclean.pop(tp, None)
             return new
 
-        changed = await out.write_states(tps, decide)
+        changed = await out.writes.write_states(tps, decide)
         for tp in changed:
             if tp in unclean:
                 before, after = unclean[tp]

@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass
 
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writes import Refused
+from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.instance.events import QuotaConfigChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterQuotas, QuotaAlterationResult
@@ -42,10 +42,10 @@ class _EventChangeWrites:
     out: EventOutputs
 
     async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
-        return await self.out.children(path, watch)
+        return await self.out.writes.children(path, watch)
 
     async def delete(self, path: str) -> None:
-        await self.out.write([Delete(path)], expect=(NoNodeError,))  # gone already: fine
+        await self.out.writes.write([Delete(path)], expect=(NoNodeError,))  # gone already: fine
 
 
 async def _alter_quota(
@@ -58,7 +58,7 @@ async def _alter_quota(
     for _ in range(ALTER_ATTEMPTS):
         znode = await zk.get_or_none(path)
         ops = quota_ops(path, znode, value, QUOTA_KEY)
-        written = await out.write(ops, expect=(BadVersionError, NodeExistsError, NoNodeError))
+        written = await out.writes.write(ops, expect=(BadVersionError, NodeExistsError, NoNodeError))
         match written:
             case Refused(index=index, error=NoNodeError()) if index == 1 or isinstance(ops[0], Create):
                 await _ensure_parents(zk, out, paths.parent(ops[index].path))  # a missing parent
@@ -77,7 +77,7 @@ async def _ensure_parents(zk: ZkClient, out: EventOutputs, path: str) -> None:
     for depth in range(1, len(parts) + 1):
         prefix = "/" + "/".join(parts[:depth])
         if await zk.exists(prefix) is None:
-            await out.write([Create(prefix)], expect=(NodeExistsError,))  # created meanwhile: fine
+            await out.writes.write([Create(prefix)], expect=(NodeExistsError,))  # created meanwhile: fine
 
 
 class QuotaEvents:
