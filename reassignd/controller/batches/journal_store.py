@@ -1,6 +1,6 @@
 """The batch journals in ZooKeeper: read at failover, written by the commit rule, deleted when
 their retention is over (the shell around ``executor/journal.py`` and ``executor/commit.py``).
-Every write is a step of the event's outputs (``out``), fenced by the applier.
+Every write goes through the event's fenced write gateway (``out.writes``).
 
 The head is the commit point (``executor/commit.py``): a change's new znodes are written first
 under names no head named, then the head naming them, then the znodes it no longer names are

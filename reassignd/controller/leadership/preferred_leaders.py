@@ -3,7 +3,7 @@ and the Kafka listener), Kafka's legacy ``/admin/preferred_replica_election`` zn
 leader rebalance (Kafka's ``auto.leader.rebalance.enable``).
 
 All three run the same elections (:class:`~reassignd.controller.leadership.elect_leaders.LeaderElections`:
-fenced state writes at the known partition epoch, steps of the event's outputs, then the new states to the
+fenced state writes at the known partition epoch through the event's gateway, then the new states to the
 replicas in the event's control batch), so they answer and fail the same way. Kafka's rule holds:
 only an ElectLeaders request may ask for an unclean election; the znode and the rebalance elect
 preferred replicas only.

@@ -2,8 +2,9 @@
 leaders elected for offline ones (clean, or unclean when the topic allows it).
 
 Each election is decided by a pure function of ``partition_logic`` over the cached state and
-handed to the applier as the event's step (a fenced write at the known partition epoch, then the
-cache); a partition whose znode changed under us is re-read and decided again.
+written through the event's fenced write gateway (``out.writes.write_states``: a fenced write at
+the known partition epoch, then the cache); a partition whose znode changed under us is re-read
+and decided again.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class _EventChangeWrites:
-    """The config change reader's writes in one event: steps of its outputs."""
+    """The config change reader's writes in one event, through its fenced write gateway."""
 
     out: EventOutputs
 
@@ -51,7 +51,7 @@ class _EventChangeWrites:
 async def _alter_quota(
     zk: ZkClient, out: EventOutputs, user: str | None, client_id: str | None, value: float | None
 ) -> str:
-    """``config_store.alter_quota`` as write steps of the event: the entity's config map and its
+    """``config_store.alter_quota`` through the event's fenced writes: the entity's config map and its
     change notification in one multi; read again when it changed meanwhile, its missing parents
     created first. Returns the notification's path."""
     path = quota_path(user, client_id, value, QUOTA_KEY)
@@ -72,7 +72,7 @@ async def _alter_quota(
 
 
 async def _ensure_parents(zk: ZkClient, out: EventOutputs, path: str) -> None:
-    """``path`` and every missing znode above it (null data), one write step each."""
+    """``path`` and every missing znode above it (null data), one fenced write each."""
     parts = path.strip("/").split("/")
     for depth in range(1, len(parts) + 1):
         prefix = "/" + "/".join(parts[:depth])

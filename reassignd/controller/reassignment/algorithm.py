@@ -45,8 +45,8 @@ _READ_ONE_BY_ONE = 16
 
 
 class Reassigner:
-    """The reassignment algorithm over one active controller's context; its writes are steps of the
-    event's outputs."""
+    """The reassignment algorithm over one active controller's context; it writes through the
+    event's fenced write gateway (``out.writes``)."""
 
     def __init__(
         self,
@@ -184,7 +184,7 @@ class Reassigner:
         since, exactly as if each had been read with a watch then. During the failover load every
         state was just read that way (``states_read_since``), so only the watches are armed. A
         fired watch's event re-reads the state; a write that meets a newer version re-reads and
-        decides again (the applier's StatesWrite)."""
+        decides again (``FencedWrites.write_states``)."""
         if self.states_read_since is not None:
             await self._watch_states(tps, self.states_read_since)
         elif len(tps) > _READ_ONE_BY_ONE:

@@ -446,7 +446,7 @@ class Intake:
         """Write the pending legacy set to /admin/reassign_partitions (deleted when empty, and
         its creation watch re-armed). What does not fit under ZooKeeper's 1 MiB goes to
         /reassignd/legacy_overflow/chunk_N (under /reassignd, reassignd's own state). Read, then
-        decided (``legacy_writes``), then one write step (ZooKeeper takes it as several multis
+        decided (``legacy_writes``), then one fenced write (ZooKeeper takes it as several multis
         when it is larger than one request, in order)."""
         chunks = legacy_chunks(tuple(self.legacy[tp] for tp in sorted(self.legacy)))
         overflow = None
