@@ -13,8 +13,8 @@ import pytest
 
 from reassignd.controller.effects.broker_requests import BrokerRequestBatch
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writer import ZkWriter
 from reassignd.controller.effects.fenced_writes import Refused, Written
+from reassignd.controller.effects.writer import ZkWriter
 from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.controller.state.wire_states import WireStates

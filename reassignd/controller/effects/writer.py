@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping
 
 from reassignd.concurrency import pace
 from reassignd.controller.effects import failures
+from reassignd.controller.effects.fenced_writes import Decide, Refused, Written
 from reassignd.controller.effects.record_changes import assignment_changes, state_changes
 from reassignd.controller.effects.topic_write import origins_after, topic_znode
-from reassignd.controller.effects.fenced_writes import Decide, Refused, Written
 from reassignd.controller.reads import loader
 from reassignd.controller.reads.pipeline import for_each
 from reassignd.controller.state.assignment import ReplicaAssignment

@@ -247,7 +247,8 @@ class SequencedRequests:
         if not done:
             return
         for tp in done:
-            await out.writes.write([Delete(paths.reassignment_status(*tp))], expect=(NoNodeError,))  # gone: done
+            # gone already: done
+            await out.writes.write([Delete(paths.reassignment_status(*tp))], expect=(NoNodeError,))
             del self.status[tp]
             self.ctx.set_move_request_status(tp, False)
 

@@ -48,7 +48,9 @@ class TopicEvents:
     async def on_topics_changed(self, out: EventOutputs) -> None:
         ctx = self.ctx
         names = set(
-            await out.writes.children(paths.BROKER_TOPICS, self.shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
+            await out.writes.children(
+                paths.BROKER_TOPICS, self.shared.watch(paths.BROKER_TOPICS, TopicsChanged())
+            )
         )
         known = set(ctx.assignments)
         stray = out.requests
@@ -169,7 +171,9 @@ class TopicEvents:
         # either failing fails the event (the controller then moves, and its successor reads
         # every state)
         _, (states, _) = await asyncio.gather(
-            out.writes.delete_all([p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]),
+            out.writes.delete_all(
+                [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
+            ),
             loader.read_states(shared.zk, known, shared.report),
         )
         for tp, li in states.items():
