@@ -63,7 +63,7 @@ class ConfigChanges:
 
 class ChangeWrites(Protocol):
     """The active controller's side of the reader, for one event: its listing re-creates a
-    deleted ``/config/changes``, its purge deletes are fenced (write steps of the event)."""
+    deleted ``/config/changes``, its purge deletes are fenced (through the event's fenced writes)."""
 
     async def children(self, path: str, watch: WatchCallback | None) -> list[str]: ...
 

@@ -286,8 +286,8 @@ async def alter_quota(
     """Set (or with None, remove) one quota value of an entity, like ``kafka-configs --alter``:
     merge into the entity's config map (other keys kept; an empty map keeps the znode, as Kafka
     does), then create a ``/config/changes/config_change_`` notification, both in one multi, as
-    a tool writes them (unfenced; the active controller's AlterClientQuotas runs the same loop as
-    write steps of its event: ``controller/quotas/handlers.py``). Returns the notification's path.
+    a tool writes them (unfenced; the active controller's AlterClientQuotas runs the same loop
+    through its event's fenced writes: ``controller/quotas/handlers.py``). Returns the notification's path.
 
     Raises InvalidRequest (42) for a bad entity or value, QuotaConfigError when the existing
     znode cannot be decoded (it is not overwritten), ZkError for ZooKeeper failures."""

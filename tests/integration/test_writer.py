@@ -1,5 +1,7 @@
-"""The applier's ZooKeeper half (``ZkWriter``) against a real ZooKeeper: a write step's outcome as
-a value, the steps an event keeps, and the concurrent topic-znode writes (``write_assignments``):
+"""The fenced write gateway's implementation (``ZkWriter``) against a real ZooKeeper: a write's
+outcome as a value, an event's writes through its outputs (and none from an event that may not
+write), a deleted persistent path re-created by the read that finds it gone, and the concurrent
+topic-znode writes (``write_assignments``):
 one event's writes fail or succeed as a unit — the first failure is raised, the writes still in
 flight are cancelled, nothing outlives the call, and memory holds exactly what was written."""
 
@@ -11,12 +13,13 @@ import pytest
 
 from reassignd.controller.effects.broker_requests import BrokerRequestBatch
 from reassignd.controller.effects.event_outputs import EventOutputs
+from reassignd.controller.effects.fenced_writes import Refused, Written
 from reassignd.controller.effects.writer import ZkWriter
-from reassignd.controller.effects.writes import AssignmentsWrite, Deletes, Refused, Write, Written
 from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.controller.state.wire_states import WireStates
 from reassignd.errors import NotController
+from reassignd.testing.polling import eventually
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import MultiFailedError, NodeExistsError, NoNodeError
@@ -87,7 +90,7 @@ async def test_a_lost_fence_fails_the_call_and_writes_nothing(zk: ZkClient) -> N
 
 
 async def test_states_go_in_multis_and_a_state_changed_under_us_is_decided_again(zk: ZkClient) -> None:
-    """``update_states`` writes many states per transaction; when an agent changed one of them
+    """``write_states`` writes many states per transaction; when an agent changed one of them
     meanwhile, only that one is re-read and decided again from what the agent wrote, and every
     other one is written as decided from the cache."""
     writer, ctx = await setup(zk, ["s"])
@@ -109,7 +112,7 @@ async def test_states_go_in_multis_and_a_state_changed_under_us_is_decided_again
     # nothing changed under us: 250 states in 3 transactions (100 + 100 + 50): the znodes one
     # transaction wrote share its zxid (a count of the server's zxids would include other
     # sessions' transactions, such as an earlier test's sessions expiring)
-    assert sorted(await writer.update_states(everything, bump)) == everything
+    assert sorted(await writer.write_states(everything, bump)) == everything
     written: dict[int, int] = {}
     for p in range(n):
         mzxid = (await zk.get(paths.partition_state("s", p))).stat.mzxid
@@ -120,7 +123,7 @@ async def test_states_go_in_multis_and_a_state_changed_under_us_is_decided_again
     shrunk = codec.PartitionState(1, 1, 2, (1,))
     for p in (7, 150, 249):
         await zk.set(paths.partition_state("s", p), codec.encode_partition_state(shrunk), 1)
-    assert sorted(await writer.update_states(everything, bump)) == everything
+    assert sorted(await writer.write_states(everything, bump)) == everything
     for p in range(n):
         state = codec.decode_partition_state((await zk.get(paths.partition_state("s", p))).data)
         isr = (1,) if p in (7, 150, 249) else (1, 2)
@@ -128,39 +131,66 @@ async def test_states_go_in_multis_and_a_state_changed_under_us_is_decided_again
         assert ctx.states[("s", p)] == LeaderIsr(state, 3 if p in (7, 150, 249) else 2)
 
 
-async def test_a_step_answers_an_expected_refusal_as_a_value_and_raises_the_rest(zk: ZkClient) -> None:
-    """A write step's refusal that the handler expects (the znode gone, there already) is its
-    outcome, nothing written; one it does not expect raises; a lost fence raises NotController
-    whatever the step expects (another controller won: the outcome is not this one's to decide)."""
+async def test_a_write_answers_an_expected_refusal_as_a_value_and_raises_the_rest(zk: ZkClient) -> None:
+    """A write's refusal that the handler expects (the znode gone, there already) is its outcome,
+    nothing written; one it does not expect raises; a lost fence raises NotController whatever
+    the write expects (another controller won: the outcome is not this one's to decide)."""
     writer, _ = await setup(zk, [])
     await zk.create("/there", b"x")
-    refused = await writer.write(Write((Create("/new", b""), Delete("/gone")), expect=(NoNodeError,)))
+    refused = await writer.write([Create("/new", b""), Delete("/gone")], expect=(NoNodeError,))
     assert isinstance(refused, Refused) and refused.index == 1 and isinstance(refused.error, NoNodeError)
     assert await zk.exists("/new") is None  # nothing of the multi was applied
     with pytest.raises(MultiFailedError):
-        await writer.write(Write((Create("/there", b""),), expect=(NoNodeError,)))  # NodeExists: not expected
-    written = await writer.write(Write((Create("/new", b"n"), SetData("/there", b"y", -1))))
+        await writer.write([Create("/there", b"")], expect=(NoNodeError,))  # NodeExists: not expected
+    written = await writer.write([Create("/new", b"n"), SetData("/there", b"y", -1)])
     assert isinstance(written, Written) and written.results[0] == "/new"
     assert (await zk.get("/there")).data == b"y"
     await zk.set("/controller_epoch", b"2", -1)  # another controller won
     with pytest.raises(NotController):
-        await writer.write(Write((Delete("/gone"),), expect=(NoNodeError,)))
+        await writer.write([Delete("/gone")], expect=(NoNodeError,))
 
 
-async def test_an_event_keeps_its_write_steps_in_order(zk: ZkClient) -> None:
-    """Every write a handler hands over is kept in the event's outputs, in order, with what it
-    asked for: the event's writes are a value a test (or a record) can read."""
+async def test_an_event_writes_through_its_gateway_and_one_that_may_not_write_cannot(zk: ZkClient) -> None:
+    """A handler's writes go through its event's outputs to the fenced writer: each lands in
+    ZooKeeper (and memory) when it is awaited; nothing to write sends nothing; an event built
+    without the gateway refuses to write at all — a programming error, raised."""
     writer, ctx = await setup(zk, ["a", "b"])
     await zk.ensure_path(paths.DELETE_TOPICS)
     out = EventOutputs(BrokerRequestBatch(ctx, 1, wire=WireStates(ctx)), writer)
-    await out.write_assignments({("a", 0): MOVED})
-    await out.write([Create(paths.delete_topic("b"))], expect=(NodeExistsError,))
-    await out.delete_all([])  # nothing to delete: no step
-    await out.delete_all([paths.delete_topic("b"), "/not-there"])
-    assert [type(step) for step in out.steps] == [AssignmentsWrite, Write, Deletes]
-    assert out.steps[0] == AssignmentsWrite({("a", 0): MOVED})
-    assert out.steps[2] == Deletes((paths.delete_topic("b"), "/not-there"))
+    await out.writes.write_assignments({("a", 0): MOVED})
     assert await in_zookeeper(zk, "a") == MOVED and ctx.assignment(("a", 0)) == MOVED
+    created = await out.writes.write([Create(paths.delete_topic("b"))], expect=(NodeExistsError,))
+    assert isinstance(created, Written) and await zk.exists(paths.delete_topic("b")) is not None
+    again = await out.writes.write([Create(paths.delete_topic("b"))], expect=(NodeExistsError,))
+    assert isinstance(again, Refused) and isinstance(again.error, NodeExistsError)
+    ops_before = writer.ops_written
+    await out.writes.delete_all([])
+    await out.writes.write_assignments({})
+    assert writer.ops_written == ops_before, "nothing to write: no multi sent"
+    await out.writes.delete_all([paths.delete_topic("b"), "/not-there"])  # one gone already: no error
     assert await zk.exists(paths.delete_topic("b")) is None
-    with pytest.raises(RuntimeError, match="without an applier"):
-        await EventOutputs(BrokerRequestBatch(ctx, 1, wire=WireStates(ctx))).write([Delete("/x")])
+    assert await in_zookeeper(zk, "b") == ORIGINAL
+    unable = EventOutputs(BrokerRequestBatch(ctx, 1, wire=WireStates(ctx)))
+    with pytest.raises(RuntimeError, match="may not write"):
+        await unable.writes.write([Delete(paths.topic("a"))])
+    assert await in_zookeeper(zk, "a") == MOVED
+
+
+async def test_a_read_of_a_deleted_persistent_path_re_creates_it_reported_and_watched(zk: ZkClient) -> None:
+    """``children`` of a persistent znode someone deleted: re-created (fenced), reported, read
+    again, and the watch armed on it, as Kafka's controller re-creates its paths."""
+    await zk.create("/controller_epoch", b"1")
+    reported: list[tuple[str, str]] = []
+    writer = ZkWriter(
+        zk, Fence("/controller_epoch", 0), ControllerContext(1, 0), lambda p, r, k: reported.append((p, k))
+    )
+    fired: list[str] = []
+    assert await zk.exists(paths.BROKER_IDS) is None
+    assert await writer.children(paths.BROKER_IDS, fired.append) == []
+    assert await zk.exists(paths.BROKER_IDS) is not None
+    assert reported == [(paths.BROKER_IDS, "persistent_path")]
+    await zk.create(paths.broker(7), b"{}")
+    await eventually(lambda: fired == [paths.BROKER_IDS], what="the watch armed on the re-created path")
+    # there: read, nothing re-created or reported
+    assert await writer.children(paths.BROKER_IDS, None) == ["7"]
+    assert reported == [(paths.BROKER_IDS, "persistent_path")]

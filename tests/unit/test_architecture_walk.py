@@ -77,7 +77,7 @@ SEAMS: dict[tuple[str, str], Seam] = {
     (
         "reassignd/controller/effects/event_outputs.py",
         "reassignd/controller/effects/writer.py",
-    ): Implements("reassignd/controller/effects/writes.py", "ZkWrites", "ZkWriter"),
+    ): Implements("reassignd/controller/effects/fenced_writes.py", "FencedWrites", "ZkWriter"),
     ("reassignd/controller/instance/shared.py", "reassignd/controller/instance/channel.py"): Implements(
         "reassignd/controller/instance/shared.py", "BrokerChannel", "ControlChannel"
     ),

@@ -1,6 +1,6 @@
 """The batch journals in ZooKeeper: read at failover, written by the commit rule, deleted when
 their retention is over (the shell around ``executor/journal.py`` and ``executor/commit.py``).
-Every write is a step of the event's outputs (``out``), fenced by the applier.
+Every write goes through the event's fenced write gateway (``out.writes``).
 
 The head is the commit point (``executor/commit.py``): a change's new znodes are written first
 under names no head named, then the head naming them, then the znodes it no longer names are
@@ -42,9 +42,9 @@ class JournalStore:
     async def load(self, out: EventOutputs) -> list[Batch]:
         """Failover: every journal a head commits (debris deleted); a journal that cannot be
         decoded is reported and left as it is."""
-        await out.ensure_paths([batch_paths.BATCHES])
+        await out.writes.ensure_paths([batch_paths.BATCHES])
         loaded = []
-        names = await out.children(batch_paths.BATCHES, None)
+        names = await out.writes.children(batch_paths.BATCHES, None)
         for batch_id in sorted(names):
             batch = await self._load(batch_id, out)
             if batch is not None:
@@ -84,7 +84,7 @@ class JournalStore:
             log.info(
                 "batch journal %s: deleting %d znodes no head names (a change cut short)", path, len(debris)
             )
-            await out.write([Delete(batch_paths.child(batch_id, n), -1) for n in debris])
+            await out.writes.write([Delete(batch_paths.child(batch_id, n), -1) for n in debris])
         return loaded.batch
 
     async def clear_for(self, batch_id: str, out: EventOutputs) -> None:
@@ -122,15 +122,15 @@ class JournalStore:
         delete: list[Op] = [Delete(batch_paths.child(plan.batch_id, n), -1) for n in plan.delete]
         head: Op = Create(path, plan.head) if plan.new else SetData(path, plan.head, -1)
         if plan.fits_one_multi:
-            await out.write([head, *create, *delete] if plan.new else [*create, head, *delete])
+            await out.writes.write([head, *create, *delete] if plan.new else [*create, head, *delete])
             return
         if plan.new:
-            await out.write([Create(path, UNCOMMITTED), *create])
+            await out.writes.write([Create(path, UNCOMMITTED), *create])
         elif create:
-            await out.write(create)
-        await out.write([SetData(path, plan.head, -1)])  # the commit point
+            await out.writes.write(create)
+        await out.writes.write([SetData(path, plan.head, -1)])  # the commit point
         if delete:
-            await out.write(delete)
+            await out.writes.write(delete)
 
     async def delete(self, batch_id: str, out: EventOutputs) -> None:
         """The whole journal of ``batch_id``."""
@@ -143,10 +143,10 @@ class JournalStore:
         path = batch_paths.batch(batch_id)
         deletes: list[Op] = [Delete(batch_paths.child(batch_id, n), -1) for n in plan.children]
         if plan.one_multi:
-            await out.write([*deletes, Delete(path, -1)])
+            await out.writes.write([*deletes, Delete(path, -1)])
         else:
-            await out.write([SetData(path, UNCOMMITTED, -1)])  # from here on, no batch
-            await out.write(deletes)
-            await out.write([Delete(path, -1)])
+            await out.writes.write([SetData(path, UNCOMMITTED, -1)])  # from here on, no batch
+            await out.writes.write(deletes)
+            await out.writes.write([Delete(path, -1)])
         self.layouts.pop(batch_id, None)
         self._generations.pop(batch_id, None)

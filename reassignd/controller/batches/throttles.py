@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writes import Refused
+from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.reads import loader
 from reassignd.controller.state.context import ControllerContext
 from reassignd.executor import lifecycle
@@ -260,7 +260,7 @@ class BatchThrottles:
                 return ThrottleWrite.UNUSABLE
             write: Op = Create(path, data) if config.version is None else SetData(path, data, config.version)
             guard: list[Op] = [] if requires is None else [Check(requires, -1)]
-            outcome = await out.write(
+            outcome = await out.writes.write(
                 [*guard, write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)],
                 expect=(BadVersionError, NodeExistsError) + ((NoNodeError,) if guard else ()),
             )

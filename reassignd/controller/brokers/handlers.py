@@ -64,7 +64,7 @@ class BrokerEvents:
     async def _registered(self, out: EventOutputs) -> dict[int, tuple[codec.BrokerRegistration, int]]:
         shared = self.shared
         ids = loader.parse_ids(
-            await out.children(paths.BROKER_IDS, shared.watch(paths.BROKER_IDS, BrokersChanged())),
+            await out.writes.children(paths.BROKER_IDS, shared.watch(paths.BROKER_IDS, BrokersChanged())),
             paths.BROKER_IDS,
             shared.report,
         )

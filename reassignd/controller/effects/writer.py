@@ -1,24 +1,24 @@
-"""The applier's ZooKeeper half: the one place an active controller writes ZooKeeper, each write
-fenced by the controller epoch's version. Handlers never call it: they hand their write steps to
-the event's outputs (``EventOutputs.write`` and its siblings, values of ``effects.writes``),
-which pass them here (the :class:`~reassignd.controller.effects.writes.ZkWrites` port).
+"""The fenced write gateway's implementation: the one place an active controller writes
+ZooKeeper, each write fenced by the controller epoch's version. Built once per active term
+(``runtime.active``) and handed to each event's outputs, through which handlers reach it as the
+:class:`~reassignd.controller.effects.fenced_writes.FencedWrites` port (``out.writes``).
 
 Persist, then commit: every method writes ZooKeeper first (a multi whose first op checks the
 fencing token) and only then updates the context. A failed fencing check raises
-NotController, which makes the controller resign; a refusal the step expects comes back as a
+NotController, which makes the controller resign; a refusal the handler expects comes back as a
 ``Refused`` value.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from reassignd.concurrency import pace
 from reassignd.controller.effects import failures
+from reassignd.controller.effects.fenced_writes import Decide, Refused, Written
 from reassignd.controller.effects.record_changes import assignment_changes, state_changes
 from reassignd.controller.effects.topic_write import origins_after, topic_znode
-from reassignd.controller.effects.writes import Decide, PathsEnsured, Refused, Step, Write, Written
 from reassignd.controller.reads import loader
 from reassignd.controller.reads.pipeline import for_each
 from reassignd.controller.state.assignment import ReplicaAssignment
@@ -27,7 +27,7 @@ from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError, ZkError
 from reassignd.zk.values import Create, Delete, Fence, Op, SetData, Stat, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -70,16 +70,18 @@ class ZkWriter:
         self.ops_written += len(ops)
         return await self.zk.fenced_multi(self.fence, ops, atomic=atomic)
 
-    async def write(self, step: Write) -> Written | Refused:
-        """One step: its fenced multi; a refusal of a type the step expects is the answer."""
+    async def write(
+        self, ops: Iterable[Op], *, atomic: bool = False, expect: tuple[type[ZkError], ...] = ()
+    ) -> Written | Refused:
+        """One fenced multi; a refusal of a type in ``expect`` is the answer."""
         try:
-            return Written(tuple(await self.fenced(list(step.ops), atomic=step.atomic)))
+            return Written(tuple(await self.fenced(list(ops), atomic=atomic)))
         except MultiFailedError as e:
-            if step.expect and isinstance(e.cause, step.expect):
+            if expect and isinstance(e.cause, expect):
                 return Refused(e.index, e.cause)
             raise
 
-    async def update_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
+    async def write_states(self, tps: Iterable[TopicPartition], decide: Decide) -> list[TopicPartition]:
         """Compute each partition's new state from its cached one with ``decide``, write it at
         the known partition epoch, then cache it. The writes go in fenced multis of up to
         ``_STATES_PER_MULTI`` partitions, pipelined: one ZooKeeper transaction for many states
@@ -219,22 +221,23 @@ class ZkWriter:
                     raise
         return created
 
-    async def children(
-        self, path: str, watch: WatchCallback | None, repaired: Callable[[Step], None]
-    ) -> list[str]:
+    async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
         """The children of a persistent znode, with ``watch`` armed. One that someone deleted is
-        re-created (fenced, reported, the step handed to ``repaired``) and read again, as
-        Kafka's controller re-creates its paths, so the watch is armed on it."""
+        re-created (fenced, reported) and read again, as Kafka's controller re-creates its paths,
+        so the watch is armed on it."""
         try:
             return await self.zk.children(path, watch=watch)
         except NoNodeError:
             pass
-        repaired(PathsEnsured((path,)))
         await self.ensure_paths([path])
         self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
         return await self.zk.children(path, watch=watch)
 
-    async def delete_all(self, znode_paths: list[str]) -> None:
+    async def delete_all(self, znode_paths: Iterable[str]) -> None:
+        """Delete the znodes still there: one multi, or one by one when some are gone already."""
+        znode_paths = list(znode_paths)
+        if not znode_paths:
+            return
         try:
             await self.fenced([Delete(p) for p in znode_paths])
         except MultiFailedError as e:
@@ -286,6 +289,8 @@ class ZkWriter:
         """Write the topic znodes of ``updates`` (one write per topic, pipelined on the worker pool
         of :func:`~reassignd.controller.reads.pipeline.for_each`), each then in memory.
         Topics without a topic id get one (reassignd writes version 3, as Kafka ≥ 2.8 does)."""
+        if not updates:
+            return
         ctx = self.ctx
         by_topic: dict[str, dict[int, ReplicaAssignment]] = {}
         for (topic, p), a in updates.items():

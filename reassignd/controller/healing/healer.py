@@ -69,7 +69,7 @@ class SelfHealer:
         if not self.enabled:
             return
         zk = self.shared.zk
-        names = sorted(await out.children(paths.SELF_HEALING, None))
+        names = sorted(await out.writes.children(paths.SELF_HEALING, None))
         ids = [int(n) for n in names if n.isascii() and n.isdigit() and len(n) <= 10]
         for name in names:
             if not (name.isascii() and name.isdigit() and len(name) <= 10):
@@ -81,7 +81,7 @@ class SelfHealer:
                 self.lost[broker] = admin_codec.decode_lost_broker(znode.data)
             except codec.CodecError as e:
                 self.shared.report(paths.lost_broker(broker), e.reason, KIND)
-                await out.write([Delete(paths.lost_broker(broker), -1)])
+                await out.writes.write([Delete(paths.lost_broker(broker), -1)])
         if self.lost:
             log.info("self-healing: lost brokers recorded: %s", self._describe_lost())
 
@@ -126,7 +126,7 @@ class SelfHealer:
         ops: list[Op] = [
             Create(paths.lost_broker(b), admin_codec.encode_lost_broker(now_ms)) for b in brokers
         ]
-        await out.write(ops)  # ZooKeeper first, then memory
+        await out.writes.write(ops)  # ZooKeeper first, then memory
         for b in brokers:
             self.lost[b] = now_ms
             heal_at = now_ms + self.grace_ms
@@ -156,7 +156,7 @@ class SelfHealer:
     async def _end(
         self, broker: int, batch_id: str | None, outcome: str, reason: str, out: EventOutputs
     ) -> None:
-        await out.write([Delete(paths.lost_broker(broker), -1)])
+        await out.writes.write([Delete(paths.lost_broker(broker), -1)])
         del self.lost[broker]
         self.stalled.discard(broker)
         log.info("self-healing of broker %d ended: %s (%s)", broker, outcome, reason)

@@ -82,7 +82,7 @@ class Demotions:
         """Every record under ``/reassignd/demotions``; one that cannot be decoded is reported and
         left out (its broker cannot be promoted until it is fixed or deleted)."""
         zk = self.shared.zk
-        for name in sorted(await out.children(paths.DEMOTIONS, None)):
+        for name in sorted(await out.writes.children(paths.DEMOTIONS, None)):
             if not (name.isascii() and name.isdigit()):
                 self.shared.report(f"{paths.DEMOTIONS}/{name}", "not a broker id", KIND)
                 continue
@@ -237,7 +237,7 @@ class Demotions:
             path = paths.demotion_topic(broker, topic)
             ops.append(SetData(path, data, -1) if topic in topics else Create(path, data))
         if ops:
-            await out.write(ops)
+            await out.writes.write(ops)
         self.orders[broker] = dict(orders)
         self._topics[broker] = topics | set(by_topic)
 
@@ -258,7 +258,7 @@ class Demotions:
         if not orders:
             ops.append(Delete(paths.demotion(broker), -1))
         if ops:
-            await out.write(ops)
+            await out.writes.write(ops)
         if orders:
             self.orders[broker] = orders
             self._topics[broker] = set(keep)

@@ -3,7 +3,7 @@ and the Kafka listener), Kafka's legacy ``/admin/preferred_replica_election`` zn
 leader rebalance (Kafka's ``auto.leader.rebalance.enable``).
 
 All three run the same elections (:class:`~reassignd.controller.leadership.elect_leaders.LeaderElections`:
-fenced state writes at the known partition epoch, steps of the event's outputs, then the new states to the
+fenced state writes at the known partition epoch through the event's gateway, then the new states to the
 replicas in the event's control batch), so they answer and fail the same way. Kafka's rule holds:
 only an ElectLeaders request may ask for an unclean election; the znode and the rebalance elect
 preferred replicas only.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from reassignd.concurrency import pace
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writes import Refused
+from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.leadership.elect_leaders import (
     ELECTION_NOT_NEEDED,
@@ -99,7 +99,7 @@ class PreferredLeaders:
         """Delete the znode as read; one written again meanwhile (BadVersion) is left for the data
         watch its write fired, one already gone is fine. Then an exists watch for the next one."""
         path = paths.PREFERRED_REPLICA_ELECTION
-        match await out.write([Delete(path, version)], expect=(BadVersionError, NoNodeError)):
+        match await out.writes.write([Delete(path, version)], expect=(BadVersionError, NoNodeError)):
             case Refused(error=BadVersionError()):
                 log.info("%s was written again while its election ran: it is read again", path)
             case _:  # deleted, or gone already

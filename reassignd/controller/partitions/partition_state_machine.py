@@ -2,8 +2,9 @@
 leaders elected for offline ones (clean, or unclean when the topic allows it).
 
 Each election is decided by a pure function of ``partition_logic`` over the cached state and
-handed to the applier as the event's step (a fenced write at the known partition epoch, then the
-cache); a partition whose znode changed under us is re-read and decided again.
+written through the event's fenced write gateway (``out.writes.write_states``: a fenced write at
+the known partition epoch, then the cache); a partition whose znode changed under us is re-read
+and decided again.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class PartitionStateMachine:
             elif li.state.leader not in live:
                 offline.append(tp)
         for topic, new_states in new_by_topic.items():
-            for p in await out.create_states(topic, new_states):
+            for p in await out.writes.create_states(topic, new_states):
                 a = ctx.assignment((topic, p))
                 assert a is not None
                 broker_requests.add_leader_and_isr(a.replicas, (topic, p), is_new=True)
@@ -129,7 +130,7 @@ class PartitionStateMachine:
                 unclean.pop(tp, None)
             return new
 
-        changed = await out.write_states(tps, decide)
+        changed = await out.writes.write_states(tps, decide)
         for tp in changed:
             if tp in unclean:
                 before, after = unclean[tp]

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writes import Refused
+from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.model.admin_requests import (
     AlterConfigs,
     ConfigResource,
@@ -110,7 +110,7 @@ class ConfigWrites:
                 return ConfigResult(resource)
             data = admin_codec.encode_entity_config(planned)
             write: Op = Create(path, data) if znode is None else SetData(path, data, znode.stat.version)
-            written = await out.write(
+            written = await out.writes.write(
                 [write, Create(paths.CONFIG_CHANGE_PREFIX, notification, sequential=True)],
                 expect=(BadVersionError, NodeExistsError),
             )

@@ -9,7 +9,7 @@ import logging
 from dataclasses import dataclass
 
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writes import Refused
+from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.instance.events import QuotaConfigChanged
 from reassignd.controller.instance.shared import Shared
 from reassignd.controller.model.requests import AlterQuotas, QuotaAlterationResult
@@ -37,28 +37,28 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class _EventChangeWrites:
-    """The config change reader's writes in one event: steps of its outputs."""
+    """The config change reader's writes in one event, through its fenced write gateway."""
 
     out: EventOutputs
 
     async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
-        return await self.out.children(path, watch)
+        return await self.out.writes.children(path, watch)
 
     async def delete(self, path: str) -> None:
-        await self.out.write([Delete(path)], expect=(NoNodeError,))  # gone already: fine
+        await self.out.writes.write([Delete(path)], expect=(NoNodeError,))  # gone already: fine
 
 
 async def _alter_quota(
     zk: ZkClient, out: EventOutputs, user: str | None, client_id: str | None, value: float | None
 ) -> str:
-    """``config_store.alter_quota`` as write steps of the event: the entity's config map and its
+    """``config_store.alter_quota`` through the event's fenced writes: the entity's config map and its
     change notification in one multi; read again when it changed meanwhile, its missing parents
     created first. Returns the notification's path."""
     path = quota_path(user, client_id, value, QUOTA_KEY)
     for _ in range(ALTER_ATTEMPTS):
         znode = await zk.get_or_none(path)
         ops = quota_ops(path, znode, value, QUOTA_KEY)
-        written = await out.write(ops, expect=(BadVersionError, NodeExistsError, NoNodeError))
+        written = await out.writes.write(ops, expect=(BadVersionError, NodeExistsError, NoNodeError))
         match written:
             case Refused(index=index, error=NoNodeError()) if index == 1 or isinstance(ops[0], Create):
                 await _ensure_parents(zk, out, paths.parent(ops[index].path))  # a missing parent
@@ -72,12 +72,12 @@ async def _alter_quota(
 
 
 async def _ensure_parents(zk: ZkClient, out: EventOutputs, path: str) -> None:
-    """``path`` and every missing znode above it (null data), one write step each."""
+    """``path`` and every missing znode above it (null data), one fenced write each."""
     parts = path.strip("/").split("/")
     for depth in range(1, len(parts) + 1):
         prefix = "/" + "/".join(parts[:depth])
         if await zk.exists(prefix) is None:
-            await out.write([Create(prefix)], expect=(NodeExistsError,))  # created meanwhile: fine
+            await out.writes.write([Create(prefix)], expect=(NodeExistsError,))  # created meanwhile: fine
 
 
 class QuotaEvents:

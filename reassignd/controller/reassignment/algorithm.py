@@ -45,8 +45,8 @@ _READ_ONE_BY_ONE = 16
 
 
 class Reassigner:
-    """The reassignment algorithm over one active controller's context; its writes are steps of the
-    event's outputs."""
+    """The reassignment algorithm over one active controller's context; it writes through the
+    event's fenced write gateway (``out.writes``)."""
 
     def __init__(
         self,
@@ -93,7 +93,7 @@ class Reassigner:
                 if gone:
                     dropped[tp] = gone
         # Phase U: the topic znodes (one write per topic), then memory.
-        await out.write_assignments(changed)
+        await out.writes.write_assignments(changed)
         await self._remove_replicas(dropped, out)
         for tp in updates:  # the moves these updates started or re-targeted are the source's
             ctx.claim_move(tp, source, now_ms, restart=tp in changed)
@@ -184,7 +184,7 @@ class Reassigner:
         since, exactly as if each had been read with a watch then. During the failover load every
         state was just read that way (``states_read_since``), so only the watches are armed. A
         fired watch's event re-reads the state; a write that meets a newer version re-reads and
-        decides again (the applier's StatesWrite)."""
+        decides again (``FencedWrites.write_states``)."""
         if self.states_read_since is not None:
             await self._watch_states(tps, self.states_read_since)
         elif len(tps) > _READ_ONE_BY_ONE:
@@ -229,7 +229,7 @@ class Reassigner:
         RS/AR/RR to ORS and to AR (``is_new``), UpdateMetadata to every live broker."""
         epoch = self.ctx.epoch
         broker_requests = out.requests
-        written = await out.write_states(
+        written = await out.writes.write_states(
             tps,
             lambda tp, li: codec.PartitionState(
                 li.state.leader, li.state.leader_epoch + 1, epoch, li.state.isr
@@ -275,7 +275,7 @@ class Reassigner:
         # only partitions whose final state was written complete: one whose write was given up
         # (it kept changing under us) or that is no longer complete stays moving, and a later
         # ISR change checks it again
-        written = set(await out.write_states(list(before), decide))
+        written = set(await out.writes.write_states(list(before), decide))
         before = {tp: a for tp, a in before.items() if tp in written}
         if not before:
             return
@@ -285,7 +285,7 @@ class Reassigner:
         for tp, a in before.items():
             for r in a.removing:
                 broker_requests.add_stop_replica(r, tp, delete=True)
-        await out.write_assignments({tp: a.completed() for tp, a in before.items()})
+        await out.writes.write_assignments({tp: a.completed() for tp, a in before.items()})
         for i, (tp, a) in enumerate(before.items()):
             if i % _SLICE == _SLICE - 1:
                 await pace()
@@ -323,7 +323,7 @@ class Reassigner:
             return codec.PartitionState(leader, s.leader_epoch + 1, epoch, isr)
 
         await self.refresh_states(list(dropped))
-        written = await out.write_states(list(dropped), decide)
+        written = await out.writes.write_states(list(dropped), decide)
         # decided, written, then collected (the decision mutates nothing): those written without
         # a leader are the event's to elect at its end
         states = ctx.states

@@ -440,13 +440,13 @@ class Intake:
         await self._persist(out)
 
     async def _delete_quietly(self, path: str, out: EventOutputs) -> None:
-        await out.write([Delete(path)], expect=(NoNodeError,))  # one already gone is deleted
+        await out.writes.write([Delete(path)], expect=(NoNodeError,))  # one already gone is deleted
 
     async def _persist(self, out: EventOutputs) -> None:
         """Write the pending legacy set to /admin/reassign_partitions (deleted when empty, and
         its creation watch re-armed). What does not fit under ZooKeeper's 1 MiB goes to
         /reassignd/legacy_overflow/chunk_N (under /reassignd, reassignd's own state). Read, then
-        decided (``legacy_writes``), then one write step (ZooKeeper takes it as several multis
+        decided (``legacy_writes``), then one fenced write (ZooKeeper takes it as several multis
         when it is larger than one request, in order)."""
         chunks = legacy_chunks(tuple(self.legacy[tp] for tp in sorted(self.legacy)))
         overflow = None
@@ -455,7 +455,7 @@ class Intake:
         current = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS) if chunks else None
         ops = legacy_writes(chunks, overflow, None if current is None else current.data)
         if ops:
-            await out.write(ops)
+            await out.writes.write(ops)
         if not chunks:
             await self._delete_quietly(paths.REASSIGN_PARTITIONS, out)
             self._legacy_czxid = None

@@ -79,7 +79,7 @@ class SequencedRequests:
         controller ran) or does not exist is deleted; a malformed one is rewritten from the
         partition's assignment when the partition is still moving (target = TRS, original = ORS),
         deleted otherwise."""
-        topics = await out.children(paths.REASSIGNMENTS, None)
+        topics = await out.writes.children(paths.REASSIGNMENTS, None)
         ctx = self.ctx
         for topic in topics:
             for p in await self.zk.children(paths.reassignment_status_topic(topic)):
@@ -108,7 +108,7 @@ class SequencedRequests:
                     self._report(
                         path, f"{e.reason}; rewritten from the partition's assignment", "reassignment_status"
                     )
-                    await out.write(
+                    await out.writes.write(
                         [SetData(path, admin_codec.encode_reassignment_status(status), znode.stat.version)]
                     )
                 if a is None or tp not in ctx.reassigning:
@@ -121,7 +121,7 @@ class SequencedRequests:
                 ctx.set_move_request_status(tp, True)
 
     async def on_requests(self, out: EventOutputs) -> None:
-        children = await out.children(paths.REASSIGNMENT_REQUESTS, self._watch())
+        children = await out.writes.children(paths.REASSIGNMENT_REQUESTS, self._watch())
         pending = request_order(children)
         if not pending:
             return
@@ -204,8 +204,8 @@ class SequencedRequests:
         # the request goes once its effects are persisted: a write of its own after the status
         # nodes (one write may be split into several multis, pipelined: a later one may land even
         # when an earlier one failed — the request must never go with a status node missing)
-        await out.write(_dedupe_topic_creates(ops))  # no ops: only the fence checked
-        await out.write([Delete(path)])
+        await out.writes.write(_dedupe_topic_creates(ops))  # no ops: only the fence checked
+        await out.writes.write([Delete(path)])
         for tp, status in statuses.items():
             moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
             if status is not None and moving:
@@ -247,12 +247,13 @@ class SequencedRequests:
         if not done:
             return
         for tp in done:
-            await out.write([Delete(paths.reassignment_status(*tp))], expect=(NoNodeError,))  # gone: done
+            # gone already: done
+            await out.writes.write([Delete(paths.reassignment_status(*tp))], expect=(NoNodeError,))
             del self.status[tp]
             self.ctx.set_move_request_status(tp, False)
 
     async def _delete(self, path: str, out: EventOutputs) -> None:
-        await out.write([Delete(path)], expect=(NoNodeError,))  # one already gone is deleted
+        await out.writes.write([Delete(path)], expect=(NoNodeError,))  # one already gone is deleted
 
 
 def _dedupe_topic_creates(ops: list[Op]) -> list[Op]:

@@ -60,7 +60,7 @@ async def ensure_cluster_id(shared: Shared, out: EventOutputs) -> None:
     """The cluster id, created when there is none (one another controller created first stays)."""
     if await shared.zk.exists(paths.CLUSTER_ID) is None:
         data = codec.encode_cluster_id(codec.new_uuid_base64())
-        await out.write([Create(paths.CLUSTER_ID, data)], expect=(NodeExistsError,))
+        await out.writes.write([Create(paths.CLUSTER_ID, data)], expect=(NodeExistsError,))
 
 
 async def skippable(shared: Shared, what: str, step: Callable[[], Awaitable[None]]) -> bool:
@@ -95,23 +95,23 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     out = parts.event_outputs()  # the load's outputs, one value for all its steps
 
     async def ensure_paths() -> None:
-        for path in await out.ensure_paths(paths.PERSISTENT_PATHS):
+        for path in await out.writes.ensure_paths(paths.PERSISTENT_PATHS):
             shared.refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
 
     await skippable(shared, "the persistent paths", ensure_paths)
     await skippable(shared, "the cluster id", lambda: ensure_cluster_id(shared, out))
-    stale = await out.children(
+    stale = await out.writes.children(
         paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
     )
     if stale:
         await skippable(
             shared,
             "the stale ISR change notifications",
-            lambda: out.delete_all([paths.isr_change(c) for c in stale]),
+            lambda: out.writes.delete_all([paths.isr_change(c) for c in stale]),
         )
     await parts.brokers.load(out)
     phase("brokers")
-    names = await out.children(paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
+    names = await out.writes.children(paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
     znodes = await loader.read_topics(shared.zk, names, parts.topic_events.watch_topic, shared.report)
     ctx.malformed_topics.update(set(names) - set(znodes))
     for i, (topic, znode) in enumerate(znodes.items()):

@@ -1,7 +1,7 @@
 """The end of every event that ran the reassignment algorithm: what its completions and
 cancellations set off (elections, the executor's next moves, the KIP-236 bookkeeping, deletions
 waiting for a move); the requests collected so far are sealed for the applier
-(``runtime.apply``). The event's outputs come in as one value (:class:`EventOutputs`), created
+(``runtime.apply``). The event's outputs come in as one object (:class:`EventOutputs`), created
 for the event, its completions taken here once; no part keeps them in a field between events.
 """
 

@@ -15,7 +15,7 @@ from reassignd.contracts.records import TopicDeleted
 from reassignd.control.protocol import ControlResponse, StopReplicaRequest
 from reassignd.controller.effects.broker_requests import BrokerRequestBatch
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writes import Refused
+from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.state.context import ControllerContext
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
@@ -105,7 +105,7 @@ class TopicDeleter:
         ):
             if await self.zk.exists(path) is not None:
                 ops.append(Delete(path))
-        if ops and isinstance(refused := await out.write(ops, expect=(NoNodeError,)), Refused):
+        if ops and isinstance(refused := await out.writes.write(ops, expect=(NoNodeError,)), Refused):
             log.warning("znodes of %s changed while deleting it (%s); will retry", topic, refused.error)
             return
         self.awaiting.pop(topic, None)

@@ -48,7 +48,9 @@ class TopicEvents:
     async def on_topics_changed(self, out: EventOutputs) -> None:
         ctx = self.ctx
         names = set(
-            await out.children(paths.BROKER_TOPICS, self.shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
+            await out.writes.children(
+                paths.BROKER_TOPICS, self.shared.watch(paths.BROKER_TOPICS, TopicsChanged())
+            )
         )
         known = set(ctx.assignments)
         stray = out.requests
@@ -149,7 +151,7 @@ class TopicEvents:
         reassignments, into ``out`` (the caller finishes it: ``runtime.finish``). False when
         there was no notification."""
         ctx, shared = self.ctx, self.shared
-        children = await out.children(
+        children = await out.writes.children(
             paths.ISR_CHANGE_NOTIFICATION, shared.watch(paths.ISR_CHANGE_NOTIFICATION, IsrChangeNotified())
         )
         if not children:
@@ -169,7 +171,9 @@ class TopicEvents:
         # either failing fails the event (the controller then moves, and its successor reads
         # every state)
         _, (states, _) = await asyncio.gather(
-            out.delete_all([p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]),
+            out.writes.delete_all(
+                [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
+            ),
             loader.read_states(shared.zk, known, shared.report),
         )
         for tp, li in states.items():
@@ -185,7 +189,7 @@ class TopicEvents:
     async def load_topic_deletions(self, out: EventOutputs) -> None:
         """The topics queued in /admin/delete_topics: they take no new reassignment (error 3)."""
         self.ctx.topics_to_delete = set(
-            await out.children(
+            await out.writes.children(
                 paths.DELETE_TOPICS, self.shared.watch(paths.DELETE_TOPICS, TopicDeletionsChanged())
             )
         )

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from reassignd.contracts.records import PartitionsAdded, QuotaThrottled
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writes import Refused
+from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
@@ -184,7 +184,7 @@ class TopicMutations:
                 ops.append(SetData(config_path, data, -1))
         znode = codec.TopicZnode(dict(plan.assignment), topic_id=codec.new_uuid_base64())
         ops.append(Create(paths.topic(plan.name), codec.encode_topic(znode)))
-        if isinstance(await out.write(ops, expect=(NodeExistsError,)), Refused):
+        if isinstance(await out.writes.write(ops, expect=(NodeExistsError,)), Refused):
             log.warning("topic %s appeared concurrently; not created again", plan.name)
             return
         log.info("created topic %s: %d partitions", plan.name, plan.num_partitions)
@@ -213,7 +213,7 @@ class TopicMutations:
                 continue
             assert isinstance(item, PartitionsCreation)
             if not request.validate_only:
-                await out.write_assignments(
+                await out.writes.write_assignments(
                     {(name, p): ReplicaAssignment(tuple(r)) for p, r in item.new_assignment.items()}
                 )
                 added[name] = sorted(item.new_assignment)
@@ -242,7 +242,7 @@ class TopicMutations:
             assert isinstance(item, TopicDeletion)
             if not item.already_queued:
                 # one queued meanwhile (another tool) is queued all the same
-                await out.write([Create(paths.delete_topic(name))], expect=(NodeExistsError,))
+                await out.writes.write([Create(paths.delete_topic(name))], expect=(NodeExistsError,))
             queued.append(name)
             results.append(TopicOutcome(name))
         return TopicsResult(tuple(results), throttle, self._clock()), queued

@@ -1,5 +1,6 @@
-"""An event's outputs are a value (issue 22, Build 1): the reassignment algorithm adds what an
-event ended to the ``EventOutputs`` it is handed — the partitions phase B completed, the ones a
+"""What an event ended, sends and answers is a value (issue 22, Build 1; its ZooKeeper writes are
+not: each is performed when awaited, through the fenced write gateway the outputs carry): the
+reassignment algorithm adds what an event ended to the ``EventOutputs`` it is handed — the partitions phase B completed, the ones a
 replica removal left without a leader — and ``Finisher.after_reassignments`` consumes that value;
 no long-lived part keeps them between events. The handlers neither send nor answer: the one
 applier (``runtime.apply``) sends the event's sealed requests, in order, then gives its replies.
@@ -199,10 +200,10 @@ def test_no_handler_sends_or_answers_outside_the_applier() -> None:
     assert sorted(answers) == ["effects/event_outputs.py", "runtime/controller.py"]
 
 
-def test_no_handler_writes_zookeeper_outside_the_applier() -> None:
+def test_no_handler_writes_zookeeper_outside_the_fenced_writer() -> None:
     """The acceptance rule for writes: in the controller, ZooKeeper is written only by the
-    applier's ZooKeeper half (effects/writer.py), which handlers reach only through the
-    event's outputs (no part holds the writer), and by the instance for its own znodes (the
+    fenced write gateway's implementation (effects/writer.py), which handlers reach only through
+    the event's outputs (``out.writes``; no part holds the writer), and by the instance for its own znodes (the
     election and the paths it needs before it may lead: no fence exists yet). Who may build a
     ``ZkWriter`` is an import rule: only ``runtime.active`` imports its module (the import-linter
     contract "only the active term's parts build the ZooKeeper writer")."""
