@@ -11,7 +11,7 @@ one, so no state names it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 
 import msgspec
 
@@ -109,22 +109,15 @@ def ended_state(move: Move, replicas: tuple[int, ...] | None) -> MoveState:
 # --- selection by state (what the reassignment algorithm and the batch runner take) ----------------
 
 
-def live_moves(moves: Mapping[TopicPartition, Move], tps: Iterable[TopicPartition]) -> list[TopicPartition]:
-    """The partitions of ``tps`` (in their order) whose move is live (adding or catching up): what
-    an ISR change, a broker's return or a failover takes through the algorithm again. A partition
-    not moving has nothing to finish; a move being finished or reverted is its event's to end."""
-    return [tp for tp in tps if (m := moves.get(tp)) is not None and m.state in LIVE]
-
-
-def next_phase(move: Move | None, isr: Collection[int]) -> MoveState | None:
+def next_phase(move: Move | None, isr: Collection[int]) -> MoveState:
     """Where the reassignment algorithm (KIP-455) takes a partition it was handed: FINISHING
     (phase B) when nothing moves (a reorder or a cancel's write: complete at once) or when the
-    live move's target replicas are all in the ISR (TRS ⊆ ISR); CATCHING_UP (phase A) when a live
-    move's are not; None for a move whose end its event already decided (finishing, reverting)."""
+    move's target replicas are all in the ISR (TRS ⊆ ISR, Kafka's completion test), CATCHING_UP
+    (phase A) otherwise. The move's state decides whether it may take that step
+    (:func:`check_transition`): a live one may, one whose end its event already decided
+    (finishing, reverting) may not."""
     if move is None:
         return MoveState.FINISHING
-    if move.state not in LIVE:
-        return None
     in_sync = set(isr)
     return MoveState.FINISHING if all(r in in_sync for r in move.target) else MoveState.CATCHING_UP
 

@@ -6,9 +6,10 @@ import pytest
 
 from reassignd.controller.model.moves import (
     LIVE,
+    IllegalMoveTransition,
     Move,
     MoveState,
-    live_moves,
+    check_transition,
     next_phase,
     of_batch,
     revertible,
@@ -19,17 +20,8 @@ def move(p: int, state: MoveState, target: tuple[int, ...] = (2, 3), batch: str 
     return Move(("t", p), target=target, original_replicas=(1, 2), state=state, batch=batch)
 
 
-def test_only_live_moves_go_through_the_algorithm_again() -> None:
-    moves = {m.tp: m for m in (move(p, s) for p, s in enumerate(MoveState))}
-    asked = [("t", p) for p in reversed(range(len(MoveState) + 2))]  # two partitions not moving
-    # in the order asked, the adding and catching-up moves only
-    expected = [("t", p) for p, s in reversed(list(enumerate(MoveState))) if s in LIVE]
-    assert live_moves(moves, asked) == expected
-    assert {moves[tp].state for tp in expected} == {MoveState.ADDING, MoveState.CATCHING_UP}
-
-
-@pytest.mark.parametrize("state", sorted(LIVE, key=lambda s: s.value))
-def test_a_live_move_finishes_once_its_target_is_in_sync(state: MoveState) -> None:
+@pytest.mark.parametrize("state", list(MoveState))
+def test_a_move_finishes_once_its_target_is_in_sync(state: MoveState) -> None:
     m = move(0, state, target=(2, 3))
     assert next_phase(m, (1, 2)) is MoveState.CATCHING_UP  # 3 not in the ISR: phase A
     assert next_phase(m, (2,)) is MoveState.CATCHING_UP
@@ -43,10 +35,18 @@ def test_nothing_moving_finishes_at_once() -> None:
     assert next_phase(None, (1,)) is MoveState.FINISHING
 
 
-@pytest.mark.parametrize("state", [s for s in MoveState if s not in LIVE])
-def test_a_move_whose_end_is_decided_takes_no_phase(state: MoveState) -> None:
-    assert next_phase(move(0, state), (1, 2, 3)) is None
-    assert next_phase(move(0, state), ()) is None
+@pytest.mark.parametrize("state", list(MoveState))
+@pytest.mark.parametrize("isr", [(1, 2), (2, 3)])
+def test_only_a_live_move_takes_its_next_phase(state: MoveState, isr: tuple[int, ...]) -> None:
+    """The state decides: an adding or catching-up move takes phase A or B; one whose end was
+    decided (finishing, reverting) or that ended takes neither (the event is refused)."""
+    m = move(0, state)
+    phase = next_phase(m, isr)
+    if state in LIVE:
+        check_transition(m.tp, m.state, phase)
+    else:
+        with pytest.raises(IllegalMoveTransition):
+            check_transition(m.tp, m.state, phase)
 
 
 def test_a_stop_reverts_only_a_live_move_to_its_batch_target() -> None:

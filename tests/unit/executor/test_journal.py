@@ -369,9 +369,7 @@ def test_a_move_whose_state_and_start_disagree_is_refused(
     entry: int, changes: dict[str, object], reason: str
 ) -> None:
     obj = json.loads(OLD_CHUNK)
-    obj["partitions"][entry] = {
-        k: v for k, v in (obj["partitions"][entry] | changes).items() if v is not ...
-    }
+    obj["partitions"][entry] = {k: v for k, v in (obj["partitions"][entry] | changes).items() if v is not ...}
     with pytest.raises(CodecError) as e:
         decode_batch(OLD_HEAD, (json.dumps(obj).encode(),))
     assert reason in e.value.reason
