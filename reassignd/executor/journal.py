@@ -38,7 +38,10 @@ the key was absent)::
      "topics":{"orders":{"leader.replication.throttled.replicas":"0:1"}}}
 
 An accepted partition has ``state`` and ``previous`` (``started_ms``, ``finished_ms`` and
-``error_message`` when set); a refused one has ``error_code``. JBOD: a partition whose spec pins
+``error_message`` when set); a refused one has ``error_code``. A move's ``state`` is derived from
+how it ended and whether it started (``BatchMove.state``): ``pending`` has no ``started_ms`` and
+``running`` has one, as every journal written so far has them (a journal saying otherwise is
+refused). JBOD: a partition whose spec pins
 log dirs has ``"log_dirs":["/d2","any"]`` (one per target replica); once the batch asked the agents
 to move them, its move has ``"dirs_asked_ms"`` and ``"original_log_dirs"`` (the dirs they were in,
 ``"any"`` where not pinned). ``chunk_size`` is fixed when the
@@ -67,6 +70,7 @@ from reassignd.executor.model import (
     Adaptive,
     Batch,
     BatchMove,
+    BatchMoveEnd,
     BatchMoveState,
     BatchSpec,
     BatchState,
@@ -501,6 +505,22 @@ def decode_chunk(data: bytes | None, index: int) -> tuple[JournalEntry, ...]:
 
 
 _STATES = {str(s): s for s in BatchMoveState}
+_ENDS: dict[BatchMoveState, BatchMoveEnd | None] = {
+    BatchMoveState.PENDING: None,
+    BatchMoveState.RUNNING: None,
+    **{BatchMoveState(e.value): e for e in BatchMoveEnd},
+}
+
+
+def _started_error(state: BatchMoveState, started_ms: int | None) -> str | None:
+    """Why a move's ``state`` and ``started_ms`` disagree, or None: its state is derived from how it
+    ended and whether it started, so a ``pending`` move names no ``started_ms`` and a ``running``
+    one names it (as every journal written so far has them)."""
+    if state is BatchMoveState.PENDING and started_ms is not None:
+        return "a pending move has no 'started_ms'"
+    if state is BatchMoveState.RUNNING and started_ms is None:
+        return "a running move has a 'started_ms'"
+    return None
 
 
 def _ints(value: object) -> tuple[int, ...] | None:
@@ -535,7 +555,10 @@ def _entry_fast(item: object) -> JournalEntry | None:
     started, finished, size = item.get("started_ms"), item.get("finished_ms"), item.get("size_bytes")
     if previous is None or not all(t is None or fast_int(t, hi=INT64_MAX) for t in (started, finished, size)):
         return None
-    return JournalEntry(spec, BatchMove(replicas, previous, state, started, finished, message, size), None)
+    if _started_error(state, started) is not None:
+        return None
+    move = BatchMove(replicas, previous, _ENDS[state], started, finished, message, size)
+    return JournalEntry(spec, move, None)
 
 
 def _entry(item: object, where: str) -> JournalEntry:
@@ -559,11 +582,15 @@ def _entry(item: object, where: str) -> JournalEntry:
         return JournalEntry(spec, None, Refusal(code, message))
     if "state" not in entry:
         raise CodecError(f"field '{where}' has neither 'state' nor 'error_code'")
+    state = _enum(BatchMoveState, entry["state"], at + "state")
+    started_ms = read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms"))
+    if (why := _started_error(state, started_ms)) is not None:
+        raise CodecError(f"field '{where}': {why}")
     move = BatchMove(
         target=spec.replicas,
         original_replicas=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
-        state=_enum(BatchMoveState, entry["state"], at + "state"),
-        started_at_ms=read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms")),
+        ended=_ENDS[state],
+        started_at_ms=started_ms,
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,
         size_bytes=read_optional(entry, "size_bytes", lambda v, _: _ms(v, at + "size_bytes")),

@@ -27,6 +27,7 @@ from reassignd.executor.errors import BatchStateError
 from reassignd.executor.model import (
     Batch,
     BatchMove,
+    BatchMoveEnd,
     BatchMoveState,
     BatchSpec,
     BatchState,
@@ -85,9 +86,7 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
         move = batch.moves.get(tp)
         if move is None or move.state is not BatchMoveState.PENDING:
             raise ValueError(f"{tp[0]}-{tp[1]} has no pending move in batch {batch.batch_id}")
-        changed[tp] = dataclasses.replace(
-            move, state=BatchMoveState.RUNNING, original_replicas=previous, started_at_ms=now_ms
-        )
+        changed[tp] = dataclasses.replace(move, original_replicas=previous, started_at_ms=now_ms)
     if changed and batch.state is BatchState.PENDING:
         batch = dataclasses.replace(batch, state=BatchState.RUNNING)
     return _with_moves(batch, changed, now_ms)
@@ -108,28 +107,28 @@ def dirs_asked(batch: Batch, previous: Mapping[TopicPartition, LogDirs], now_ms:
 
 def moves_completed(batch: Batch, tps: Collection[TopicPartition], now_ms: int) -> Batch:
     """Running moves that reached their target; other partitions are ignored."""
-    return _ended(batch, dict.fromkeys(tps), BatchMoveState.COMPLETED, (BatchMoveState.RUNNING,), now_ms)
+    return _ended(batch, dict.fromkeys(tps), BatchMoveEnd.COMPLETED, (BatchMoveState.RUNNING,), now_ms)
 
 
 def moves_cancelled(batch: Batch, reasons: Mapping[TopicPartition, str | None], now_ms: int) -> Batch:
     """Pending or running moves cancelled from outside the batch (an API cancel or re-target of
     the partition, its topic deleted), each with why."""
-    return _ended(batch, reasons, BatchMoveState.CANCELLED, _LIVE_MOVE, now_ms)
+    return _ended(batch, reasons, BatchMoveEnd.CANCELLED, _LIVE_MOVE, now_ms)
 
 
 def moves_failed(batch: Batch, reasons: Mapping[TopicPartition, str], now_ms: int) -> Batch:
-    return _ended(batch, reasons, BatchMoveState.FAILED, _LIVE_MOVE, now_ms)
+    return _ended(batch, reasons, BatchMoveEnd.FAILED, _LIVE_MOVE, now_ms)
 
 
 def _ended(
     batch: Batch,
     reasons: Mapping[TopicPartition, str | None],
-    state: BatchMoveState,
+    end: BatchMoveEnd,
     from_states: tuple[BatchMoveState, ...],
     now_ms: int,
 ) -> Batch:
     changed = {
-        tp: dataclasses.replace(move, state=state, finished_ms=now_ms, error_message=capped(reason))
+        tp: dataclasses.replace(move, ended=end, finished_ms=now_ms, error_message=capped(reason))
         for tp, reason in reasons.items()
         if (move := batch.moves.get(tp)) is not None and move.state in from_states
     }
@@ -172,7 +171,7 @@ def stop(batch: Batch, now_ms: int) -> tuple[Batch, tuple[Revert, ...]]:
         for tp, move in batch.in_state(BatchMoveState.RUNNING)
     )
     changed = {
-        tp: dataclasses.replace(move, state=BatchMoveState.CANCELLED, finished_ms=now_ms)
+        tp: dataclasses.replace(move, ended=BatchMoveEnd.CANCELLED, finished_ms=now_ms)
         for tp, move in batch.moves.items()
         if move.state in _LIVE_MOVE
     }

@@ -45,11 +45,27 @@ _UNFINISHED = frozenset({BatchState.PENDING, BatchState.RUNNING, BatchState.PAUS
 
 
 class BatchMoveState(enum.StrEnum):
+    """A batch move as its batch's status, metrics and journal name it: derived, not kept
+    (:attr:`BatchMove.state`). ``running`` is a move the batch started that has not ended: its
+    partition moves (the partition's ``Move`` record names the batch, ``Move.batch``) or, once at
+    its target, its replicas move between log dirs."""
+
     PENDING = "pending"
     RUNNING = "running"
     COMPLETED = "completed"
     CANCELLED = "cancelled"
     FAILED = "failed"
+
+
+class BatchMoveEnd(enum.StrEnum):
+    """How a batch move ended (its journal's ``state``)."""
+
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+_ENDED_STATE = {end: BatchMoveState(end.value) for end in BatchMoveEnd}
 
 
 class Strategy(enum.StrEnum):
@@ -218,13 +234,16 @@ def capped(message: str | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class BatchMove:
-    """One accepted partition. ``original_replicas`` are the replicas before the move, in their
-    order (the journal's ``previous``): recorded at submission, refreshed when the move starts;
-    cancel, stop and rollback restore them. ``started_at_ms`` is the journal's ``started_ms``."""
+    """One accepted partition: what the batch needs of it, no lifecycle beside its partition's
+    ``Move``. ``original_replicas`` are the replicas before the move, in their order (the
+    journal's ``previous``): recorded at submission, refreshed when the move starts; cancel, stop
+    and rollback restore them. ``started_at_ms`` (the journal's ``started_ms``) is set when the
+    batch starts the move — journaled before its topic znode is written — and ``ended`` says how
+    it ended; :attr:`state` is derived from the two."""
 
     target: Replicas
     original_replicas: Replicas
-    state: BatchMoveState = BatchMoveState.PENDING
+    ended: BatchMoveEnd | None = None  # None: pending (not started) or running (started)
     started_at_ms: int | None = None
     finished_ms: int | None = None
     error_message: str | None = None  # why it failed or was cancelled, when not by the batch
@@ -235,6 +254,12 @@ class BatchMove:
     dirs: LogDirs | None = None
     original_log_dirs: LogDirs | None = None
     dirs_asked_ms: int | None = None
+
+    @property
+    def state(self) -> BatchMoveState:
+        if self.ended is not None:
+            return _ENDED_STATE[self.ended]
+        return BatchMoveState.PENDING if self.started_at_ms is None else BatchMoveState.RUNNING
 
     @property
     def pinned(self) -> dict[int, str]:

@@ -60,14 +60,14 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
             failed[tp] = GONE
         elif move.state is BatchMoveState.PENDING:
             if seen.target == move.target:
-                restarted[tp] = dataclasses.replace(move, state=BatchMoveState.RUNNING, started_at_ms=now_ms)
+                restarted[tp] = dataclasses.replace(move, started_at_ms=now_ms)
         elif seen.target == move.target:
             pass
         elif seen.target is None and seen.replicas == move.target:
             if not move.pinned:  # a dir phase ends when the agents report it (dir_moves.py)
                 completed.append(tp)
         elif seen.target is None and seen.replicas == move.original_replicas:
-            restarted[tp] = dataclasses.replace(move, state=BatchMoveState.PENDING, started_at_ms=None)
+            restarted[tp] = dataclasses.replace(move, started_at_ms=None)
         else:
             cancelled[tp] = MOVED_ELSEWHERE
     if restarted:

@@ -26,6 +26,7 @@ from reassignd.executor.journal import partitions_per_chunk, size_error
 from reassignd.executor.model import (
     Batch,
     BatchMove,
+    BatchMoveEnd,
     BatchMoveState,
     BatchSpec,
     BatchState,
@@ -136,7 +137,7 @@ def submit(
         assert replicas is not None
         dirs = p.log_dirs if pinned_dirs(p.replicas, p.log_dirs) else None
         if replicas == p.replicas and dirs is None:  # nothing to move: done at once
-            moves[p.tp] = BatchMove(p.replicas, replicas, BatchMoveState.COMPLETED, now_ms, now_ms)
+            moves[p.tp] = BatchMove(p.replicas, replicas, BatchMoveEnd.COMPLETED, now_ms, now_ms)
         else:  # a move between brokers, then (if pinned) between the dirs of a broker
             moves[p.tp] = BatchMove(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp), dirs=dirs)
     pending = any(m.state is BatchMoveState.PENDING for m in moves.values())

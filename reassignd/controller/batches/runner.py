@@ -33,6 +33,7 @@ from reassignd.controller.batches.journal_store import JournalStore
 from reassignd.controller.batches.throttles import BatchThrottles
 from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.instance.metrics import ControllerMetrics
+from reassignd.controller.model.moves import of_batch, revertible
 from reassignd.controller.model.requests import Source
 from reassignd.controller.model.samples import AgentSample, DirMovesSeen
 from reassignd.controller.model.snapshot import BatchAction, BatchControlResult
@@ -239,12 +240,12 @@ class BatchRunner:
         """Moves a stop cancelled go back to exactly the replicas they had, in their order (so
         the preferred leader does not change) — unless that needs an unclean leader election the
         topic does not allow (reported; the move then runs on)."""
-        wanted: dict[TopicPartition, Replicas] = {}
-        for r in reverts:
-            tp = (r.topic, r.partition)
-            a = self.ctx.assignment(tp)
-            if a is not None and a.is_being_reassigned and a.target_replicas == r.target:
-                wanted[tp] = r.replicas
+        known = self.ctx.moves
+        wanted: dict[TopicPartition, Replicas] = {
+            (r.topic, r.partition): r.replicas
+            for r in reverts
+            if revertible(known.get((r.topic, r.partition)), r.target)
+        }
         refused = await self.intake.refused_reverts(wanted)
         for tp in sorted(refused):
             self._report(
@@ -264,7 +265,7 @@ class BatchRunner:
         a = self.ctx.assignment(tp)
         if a is None or tp[0] in self.ctx.topics_to_delete:
             return None
-        return ObservedPartition(a.replicas, a.target_replicas if a.is_being_reassigned else None)
+        return ObservedPartition(a.replicas, None if (m := self.ctx.moves.get(tp)) is None else m.target)
 
     async def sync(self, out: EventOutputs) -> None:
         """Moves of live batches that completed, were cancelled or re-targeted outside the
@@ -319,10 +320,11 @@ class BatchRunner:
         if not wanted:
             return
         now = self._now_ms()
+        running = of_batch(self.ctx.moves)  # the moves say which batch runs them
         for b in list(self.batches.values()):
             if not b.state.unfinished:
                 continue
-            hit = {tp: API_CANCELLED for tp, _m in b.in_state(BatchMoveState.RUNNING) if tp in wanted}
+            hit = {tp: API_CANCELLED for tp in running.get(b.batch_id, {}) if tp in wanted}
             if hit:
                 await self._update(lifecycle.moves_cancelled(b, hit, now), out)
 
@@ -331,12 +333,11 @@ class BatchRunner:
         return None if li is None else li.state.leader
 
     def _running(self) -> list[MoveShape]:
-        shapes = []
         live = self.ctx.live_broker_ids
-        for tp in self.ctx.reassigning:
-            a = self.ctx.assignment(tp)
-            if a is not None:
-                shapes.append(move_shape(tp, a.original_replicas, a.target_replicas, self._leader(tp), live))
+        shapes = [
+            move_shape(tp, m.original_replicas, m.target, self._leader(tp), live)
+            for tp, m in self.ctx.moves.items()
+        ]
         # moves between log dirs in flight: their brokers' disks copy (in and out, as a move)
         for b in self.batches.values():
             if b.state.unfinished:
@@ -354,7 +355,7 @@ class BatchRunner:
 
     def _pending_shape(self, tp: TopicPartition, move: BatchMove) -> MoveShape | None:
         a = self.ctx.assignment(tp)
-        if a is None or tp in self.ctx.reassigning or tp[0] in self.ctx.topics_to_delete:
+        if a is None or tp in self.ctx.moves or tp[0] in self.ctx.topics_to_delete:
             return None  # gone, or moving outside the batch: sync decides its fate
         if a.replicas == move.target and move.pinned:
             return dir_shape(tp, move)

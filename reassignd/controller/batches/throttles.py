@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.effects.fenced_writes import Refused
+from reassignd.controller.model.moves import Move, of_batch
 from reassignd.controller.reads import loader
 from reassignd.controller.state.context import ControllerContext
 from reassignd.executor import lifecycle
-from reassignd.executor.model import Batch, BatchMoveState, ThrottleValues
+from reassignd.executor.model import Batch, ThrottleValues
 from reassignd.executor.throttle_records import record_fits
 from reassignd.executor.throttles import (
     BROKER_KEYS,
@@ -38,6 +39,7 @@ from reassignd.executor.throttles import (
     wanted,
 )
 from reassignd.executor.znode_size import ZNODE_LIMIT_BYTES
+from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
@@ -79,12 +81,14 @@ class BatchThrottles:
         self._update = update  # journals a batch (False: it could not be written, reported)
 
     async def run(self, out: EventOutputs) -> None:
-        """Every batch's throttles as its running moves need them."""
+        """Every batch's throttles as its running moves need them (the moves each batch runs, as
+        their records say: ``Move.batch``)."""
+        by_batch = of_batch(self.ctx.moves)
         for batch_id in sorted(self._batches()):
             if (b := self._batches().get(batch_id)) is not None:
-                await self._throttles(b, out)
+                await self._throttles(b, by_batch.get(batch_id, {}), out)
 
-    async def _throttles(self, b: Batch, out: EventOutputs) -> None:
+    async def _throttles(self, b: Batch, moves: Mapping[TopicPartition, Move], out: EventOutputs) -> None:
         """Set (the previous values journaled first), or restored (the config first, then the
         journal forgets them)."""
         rate = b.spec.throttle_bytes_per_s
@@ -92,9 +96,9 @@ class BatchThrottles:
             return  # nothing set, nothing to restore
         running: list[RunningCopy] = []
         if rate is not None and b.state.unfinished:
-            for tp, _m in b.in_state(BatchMoveState.RUNNING):
+            for tp in moves:
                 a = self.ctx.assignment(tp)
-                if a is not None and a.is_being_reassigned:
+                if a is not None:
                     running.append(RunningCopy(tp, a.original_replicas, a.adding))
         w = wanted(running)
         other_brokers, other_topics = owned_elsewhere(

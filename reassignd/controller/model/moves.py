@@ -11,7 +11,7 @@ one, so no state names it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import msgspec
 
@@ -32,7 +32,8 @@ class MoveState(enum.Enum):
         return not TRANSITIONS[self]
 
 
-_LIVE = frozenset({MoveState.ADDING, MoveState.CATCHING_UP})
+# a move nothing has decided the end of yet: what phase A, the completion test and a revert take
+LIVE = frozenset({MoveState.ADDING, MoveState.CATCHING_UP})
 
 # Every legal step this controller takes; a step not named here is a bug (IllegalMoveTransition:
 # the event is refused and memory reloaded from ZooKeeper). A live move (ADDING, CATCHING_UP) may
@@ -43,8 +44,8 @@ _LIVE = frozenset({MoveState.ADDING, MoveState.CATCHING_UP})
 # one being finished or reverted. A move ZooKeeper says someone else ended (a topic change read,
 # a deletion) is dropped whatever its state: ZooKeeper's word is no step of ours.
 TRANSITIONS: Mapping[MoveState, frozenset[MoveState]] = {
-    MoveState.ADDING: _LIVE | {MoveState.FINISHING, MoveState.REVERTING, MoveState.CANCELLED},
-    MoveState.CATCHING_UP: _LIVE | {MoveState.FINISHING, MoveState.REVERTING, MoveState.CANCELLED},
+    MoveState.ADDING: LIVE | {MoveState.FINISHING, MoveState.REVERTING, MoveState.CANCELLED},
+    MoveState.CATCHING_UP: LIVE | {MoveState.FINISHING, MoveState.REVERTING, MoveState.CANCELLED},
     MoveState.FINISHING: frozenset({MoveState.COMPLETED}),
     MoveState.REVERTING: frozenset({MoveState.CANCELLED}),
     MoveState.COMPLETED: frozenset(),
@@ -103,3 +104,36 @@ def ended_state(move: Move, replicas: tuple[int, ...] | None) -> MoveState:
         if replicas is not None and set(replicas) == set(move.target)
         else MoveState.CANCELLED
     )
+
+
+# --- selection by state (what the reassignment algorithm and the batch runner take) ----------------
+
+
+def next_phase(move: Move | None, isr: Collection[int]) -> MoveState:
+    """Where the reassignment algorithm (KIP-455) takes a partition it was handed: FINISHING
+    (phase B) when nothing moves (a reorder or a cancel's write: complete at once) or when the
+    move's target replicas are all in the ISR (TRS ⊆ ISR, Kafka's completion test), CATCHING_UP
+    (phase A) otherwise. The move's state decides whether it may take that step
+    (:func:`check_transition`): a live one may, one whose end its event already decided
+    (finishing, reverting) may not."""
+    if move is None:
+        return MoveState.FINISHING
+    in_sync = set(isr)
+    return MoveState.FINISHING if all(r in in_sync for r in move.target) else MoveState.CATCHING_UP
+
+
+def revertible(move: Move | None, target: tuple[int, ...]) -> bool:
+    """Whether a batch's stop may revert ``move``: it is live and still goes to the ``target``
+    the batch started it to (a move re-targeted since, or already ending, is not the batch's to
+    revert)."""
+    return move is not None and move.state in LIVE and move.target == target
+
+
+def of_batch(moves: Mapping[TopicPartition, Move]) -> dict[str, dict[TopicPartition, Move]]:
+    """The moves each executor batch runs (``Move.batch``), by batch: a batch's running moves
+    as ZooKeeper and the context say they are (its moves between log dirs have none)."""
+    by_batch: dict[str, dict[TopicPartition, Move]] = {}
+    for tp, m in moves.items():
+        if m.batch is not None:
+            by_batch.setdefault(m.batch, {})[tp] = m
+    return by_batch

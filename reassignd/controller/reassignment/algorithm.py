@@ -20,6 +20,7 @@ from reassignd.concurrency import pace
 from reassignd.controller.effects import topic_write
 from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.effects.record_changes import state_changes
+from reassignd.controller.model.moves import MoveState, check_transition, next_phase
 from reassignd.controller.model.requests import Source
 from reassignd.controller.partitions.partition_logic import NO_LEADER
 from reassignd.controller.reads import loader
@@ -138,14 +139,14 @@ class Reassigner:
 
     async def check(self, tps: Iterable[TopicPartition], out: EventOutputs) -> None:
         """Completion check for reassigning partitions whose ISR may have changed."""
-        reassigning = [tp for tp in tps if tp in self.ctx.reassigning]
+        reassigning = [tp for tp in tps if tp in self.ctx.moves]
         if reassigning:
             await self._advance(reassigning, out, phase_a=False)
 
     async def resume(self, tps: Iterable[TopicPartition], out: EventOutputs) -> None:
         """Failover, or a target broker came back: run the algorithm again on the current
         assignment (phase A resends LeaderAndIsr; adding replicas keep the bytes they have)."""
-        todo = [tp for tp in tps if tp in self.ctx.reassigning]
+        todo = [tp for tp in tps if tp in self.ctx.moves]
         for tp in todo:
             self.ctx.claim_move(tp, Source.API, None, restart=False)
         if todo:
@@ -154,21 +155,35 @@ class Reassigner:
     # --- the algorithm ------------------------------------------------------------------------------
 
     async def _advance(self, tps: list[TopicPartition], out: EventOutputs, *, phase_a: bool = True) -> None:
+        """Each partition to its next phase (``moves.next_phase``): phase B for those with nothing
+        moving or whose move has TRS ⊆ ISR, phase A (unless ``phase_a`` is off: an ISR change only
+        finishes) for moves still catching up. A move takes its phase only if its state allows
+        the step (a live one): one whose end was decided refuses the event before anything of
+        it is written (IllegalMoveTransition)."""
         ctx = self.ctx
         await self.refresh_states(tps)
         complete: list[TopicPartition] = []
         incomplete: list[TopicPartition] = []
+        known = ctx.moves
         for i, tp in enumerate(tps):
             if i % _SLICE == _SLICE - 1:
                 await pace()  # thousands of moves: the loop is not held meanwhile
-            a = ctx.assignment(tp)
             li = ctx.states.get(tp)
-            if a is None:
+            if ctx.assignment(tp) is None:
                 continue
             if li is None:
                 log.warning("partition %s-%d has no state; its reassignment waits for it to come online", *tp)
                 continue
-            (complete if a.is_complete(li.state.isr) else incomplete).append(tp)
+            move = known.get(tp)
+            phase = next_phase(move, li.state.isr)
+            if phase is MoveState.FINISHING:
+                complete.append(tp)
+            elif phase_a:
+                incomplete.append(tp)
+            else:
+                continue  # an ISR change that completes nothing
+            if move is not None:
+                check_transition(tp, move.state, phase)
         if incomplete and phase_a:
             await self._phase_a(incomplete, out)
         if complete:

@@ -45,7 +45,7 @@ class ControllerContext:
     # sets in step with them
     states: dict[TopicPartition, LeaderIsr] = field(default_factory=dict)
     # one record per moving partition (adding or removing replicas in its assignment): its
-    # source, original replicas, target, start, owner and lifecycle state (model/moves.py); created and
+    # source, original replicas, target, start, batch and lifecycle state (model/moves.py); created and
     # dropped by the assignment's changes, claimed and advanced through the methods below
     moves: dict[TopicPartition, Move] = field(default_factory=dict)
     # moving partitions per topic (the topics of ``moves``, counted)

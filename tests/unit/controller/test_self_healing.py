@@ -14,7 +14,7 @@ from reassignd.controller.model.snapshot import ClusterSnapshot, HealingOutcome,
 from reassignd.executor.model import (
     Adaptive,
     Batch,
-    BatchMoveState,
+    BatchMoveEnd,
     BatchSpec,
     BatchState,
     Limits,
@@ -39,9 +39,9 @@ def healing_batch(broker: int, lost_at: int, round_: int, moves: dict[TopicParti
     return submit(spec, {}, lambda tp: (9, 9, 9), lambda p: None, 0).batch
 
 
-def ended(batch: Batch, move_state: BatchMoveState) -> Batch:
-    moves = {tp: dataclasses.replace(m, state=move_state) for tp, m in batch.moves.items()}
-    state = BatchState.COMPLETED if move_state is BatchMoveState.COMPLETED else BatchState.STOPPED
+def ended(batch: Batch, end: BatchMoveEnd) -> Batch:
+    moves = {tp: dataclasses.replace(m, ended=end) for tp, m in batch.moves.items()}
+    state = BatchState.COMPLETED if end is BatchMoveEnd.COMPLETED else BatchState.STOPPED
     return dataclasses.replace(batch, state=state, moves=moves)
 
 
@@ -76,10 +76,10 @@ def test_no_second_round_while_one_is_unfinished_or_when_the_last_moved_nothing(
     now = 1000 + GRACE
     running = healing_batch(4, 1000, 1, {("t", 0): (1, 2)})
     assert decide({4: 1000}, hosted, {1, 2}, [running], GRACE, now) == Decision()
-    done = ended(running, BatchMoveState.COMPLETED)
+    done = ended(running, BatchMoveEnd.COMPLETED)
     assert decide({4: 1000}, hosted, {1, 2}, [done], GRACE, now) == Decision(heal=(4,))
     assert decisions.rounds_of([done], 4, 1000).next_round == 2
-    nothing = ended(running, BatchMoveState.CANCELLED)
+    nothing = ended(running, BatchMoveEnd.CANCELLED)
     assert decide({4: 1000}, hosted, {1, 2}, [nothing], GRACE, now) == Decision()
     assert decide({4: 1000}, hosted, {1, 2}, [done], GRACE, now, stalled={4}) == Decision()
 
@@ -94,7 +94,7 @@ def test_a_returning_broker_and_an_emptied_one_end_their_healing() -> None:
 
 def test_busy_partitions_are_those_moving_or_waiting_in_a_batch() -> None:
     running = healing_batch(4, 1000, 1, {("t", 0): (1, 2), ("t", 1): (2, 3)})
-    finished = ended(healing_batch(5, 1000, 1, {("t", 2): (1, 2)}), BatchMoveState.COMPLETED)
+    finished = ended(healing_batch(5, 1000, 1, {("t", 2): (1, 2)}), BatchMoveEnd.COMPLETED)
     assert decisions.busy_partitions([running, finished], {("u", 0)}) == {("t", 0), ("t", 1), ("u", 0)}
 
 

@@ -13,7 +13,7 @@ from reassignd.controller.model.snapshot import (
 from reassignd.executor.model import (
     Batch,
     BatchMove,
-    BatchMoveState,
+    BatchMoveEnd,
     BatchSpec,
     BatchState,
     Limits,
@@ -62,11 +62,11 @@ def running_batch(started_ms: int) -> Batch:
         NOV_23_10H_MS,
         NOV_23_10H_MS + 1500,
         {
-            ("orders", 0): BatchMove((4, 5, 6), (1, 2, 3), BatchMoveState.RUNNING, started_ms),
-            ("orders", 1): BatchMove((4, 5, 6), (1, 2, 3), BatchMoveState.RUNNING, started_ms),
-            ("orders", 2): BatchMove((4, 5, 6), (2, 3, 1), BatchMoveState.PENDING),
+            ("orders", 0): BatchMove((4, 5, 6), (1, 2, 3), started_at_ms=started_ms),
+            ("orders", 1): BatchMove((4, 5, 6), (1, 2, 3), started_at_ms=started_ms),
+            ("orders", 2): BatchMove((4, 5, 6), (2, 3, 1)),
             ("orders", 3): BatchMove(
-                (4, 5, 6), (3, 1, 2), BatchMoveState.COMPLETED, started_ms, started_ms + 1
+                (4, 5, 6), (3, 1, 2), BatchMoveEnd.COMPLETED, started_ms, started_ms + 1
             ),
         },
         broker_throttles={5: {}, 4: {}},

@@ -27,7 +27,7 @@ from reassignd.executor import lifecycle
 from reassignd.executor.model import (
     Adaptive,
     BatchMove,
-    BatchMoveState,
+    BatchMoveEnd,
     BatchSpec,
     Limits,
     PartitionSpec,
@@ -595,7 +595,7 @@ def test_sizes_from_the_leaders_and_progress_of_the_moves_still_moving_to_their_
     assert brokers_to_ask([batch], CLUSTER) == {1, 2, 3}  # the leaders only
     stopped = dataclasses.replace(
         batch,
-        moves={tp: dataclasses.replace(m, state=BatchMoveState.CANCELLED) for tp, m in batch.moves.items()},
+        moves={tp: dataclasses.replace(m, ended=BatchMoveEnd.CANCELLED) for tp, m in batch.moves.items()},
     )
     assert brokers_to_ask([stopped], snapshot) == set()
     replicas = index_reports(
