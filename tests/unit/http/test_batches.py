@@ -467,7 +467,7 @@ async def test_pause_resume_and_stop(client: Client, view: FakeView) -> None:
         [],
     )
     assert (await call(client, "POST", "/v1/batches/b1/stop", 200))["state"] == "stopped"
-    refused = await call(client, "POST", "/v1/batches/b1/pause", 400)
+    refused = await call(client, "POST", "/v1/batches/b1/pause", 409)
     assert refused == {
         "error_code": 42,
         "error_name": "INVALID_REQUEST",
