@@ -30,6 +30,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import CheckFunction, not_a_server_error
 from schemathesis.core.result import Ok
 from schemathesis.errors import FailureGroup
+from schemathesis.generation.stateful.state_machine import StepInput, StepOutput
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     ignored_auth,
@@ -130,23 +131,38 @@ def bounded(case: Case) -> None:
 
 @dataclass
 class Tally:
-    """What a run did: calls made, by phase."""
+    """What a run did: calls made by phase, and seconds spent waiting for answers by operation."""
 
     calls: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def count(self, phase: str) -> None:
         self.calls[phase] = self.calls.get(phase, 0) + 1
 
+    def took(self, operation: str, seconds: float) -> None:
+        self.seconds[operation] = self.seconds.get(operation, 0.0) + seconds
 
-def call_and_check(url: str, session: requests.Session, case: Case) -> None:
+    def slowest(self, n: int = 5) -> list[tuple[str, float]]:
+        return sorted(((k, round(v, 1)) for k, v in self.seconds.items()), key=lambda kv: -kv[1])[:n]
+
+
+def call_and_check(url: str, session: requests.Session, case: Case, tally: Tally | None = None) -> None:
     """Send ``case`` with the admin token and check the answer; no answer raises
     ControllerUnresponsive, a failed check schemathesis' FailureGroup."""
     bounded(case)
+    response = _call(case, tally, base_url=url, session=session, headers=auth(), timeout=REQUEST_TIMEOUT_S)
+    case.validate_response(response, checks=CHECKS, headers=auth())
+
+
+def _call(case: Case, tally: Tally | None, **kwargs: Any) -> Any:
+    started = time.monotonic()
     try:
-        response = case.call(base_url=url, session=session, headers=auth(), timeout=REQUEST_TIMEOUT_S)
+        return case.call(**kwargs)
     except requests.RequestException as e:
         raise ControllerUnresponsive(f"{e}\n{case.as_curl_command(headers=auth())}") from e
-    case.validate_response(response, checks=CHECKS, headers=auth())
+    finally:
+        if tally is not None:
+            tally.took(case.operation.label, time.monotonic() - started)
 
 
 def load(url: str) -> schemathesis.BaseSchema:
@@ -221,7 +237,7 @@ def run_all(url: str, *, max_examples: int, fuzz_budget_s: float, tally: Tally |
 def _counted(url: str, session: requests.Session, tally: Tally, phase: str) -> Callable[[Case], None]:
     def run(case: Case) -> None:
         tally.count(phase)
-        call_and_check(url, session, case)
+        call_and_check(url, session, case, tally)
 
     return run
 
@@ -233,15 +249,32 @@ def _each(cases: Iterator[Case], url: str, session: requests.Session, tally: Tal
             run(case)
 
 
-def run_stateful(url: str, *, max_examples: int, steps: int, tally: Tally | None = None) -> list[str]:
+def run_stateful(
+    url: str,
+    *,
+    max_examples: int,
+    steps: int,
+    modes: tuple[GenerationMode, ...] = MODES,
+    tally: Tally | None = None,
+) -> list[str]:
     """Schemathesis' stateful phase: ``max_examples`` scenarios of up to ``steps`` calls each,
-    following the document's links; the failure (Hypothesis stops at the first), if any."""
+    following the document's links, with cases of ``modes`` (positive only: more calls succeed,
+    so more links are followed); the failure (Hypothesis stops at the first), if any."""
     schema = load(url)
+    schema.config.generation.update(modes=list(modes))
     session = requests.Session()
     counts = tally or Tally()
     base = schema.as_state_machine()
 
     class Machine(base):  # type: ignore[misc,valid-type]  # a class schemathesis builds at run time
+        def step(self, input: StepInput) -> StepOutput:
+            transition = input.transition
+            if transition is not None and input.is_applied:  # a value of an earlier answer used
+                counts.count(
+                    "stateful, documented link" if not transition.is_inferred else "stateful, inferred link"
+                )
+            return super().step(input)  # type: ignore[no-any-return]
+
         def before_call(self, case: Case) -> None:
             case.body = tamed(case.body)
             bounded(case)
@@ -251,10 +284,7 @@ def run_stateful(url: str, *, max_examples: int, steps: int, tally: Tally | None
 
         def call(self, case: Case, **kwargs: Any) -> Any:
             counts.count("stateful")
-            try:
-                return case.call(**kwargs)
-            except requests.RequestException as e:
-                raise ControllerUnresponsive(f"{e}\n{case.as_curl_command(headers=auth())}") from e
+            return _call(case, counts, **kwargs)
 
         def validate_response(self, response: Any, case: Case, **kwargs: Any) -> None:
             case.validate_response(response, checks=CHECKS, headers=auth())
