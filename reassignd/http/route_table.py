@@ -65,7 +65,7 @@ SSE_EVENT = {
     "type": "object",
     "required": ["event", "data"],
     "properties": {
-        "event": {"enum": sorted(RECORD_TYPES | {"gap"})},
+        "event": {"enum": sorted(str(t) for t in RECORD_TYPES | {"gap"})},
         "id": {"type": "string", "pattern": "^[0-9]+-[0-9]+$"},
         "data": {"type": "string", "contentMediaType": "application/json"},
     },

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -273,10 +274,51 @@ async def test_batch_controls_answer_schema_valid_calls_200_404_or_409_never_400
         post = doc["paths"][f"/v1/batches/{{batch_id}}/{action}"]["post"]
         [param] = post["parameters"]
         assert "requestBody" not in post
-        batch_id = jsonschema_rs.validator_for(param["schema"])
-        assert not batch_id.is_valid(".") and not batch_id.is_valid("..") and batch_id.is_valid("...")
+        valid = jsonschema_rs.validator_for(param["schema"])
+        assert not valid.is_valid(".") and not valid.is_valid("..") and valid.is_valid("...")
     async with (
         aiohttp.ClientSession() as s,
         s.post(f"{url}/v1/batches/done/pause", params={"force": "1"}, headers=auth()) as resp,
     ):
         assert resp.status == 400
+
+
+async def _raw_request(url: str, request: bytes) -> tuple[bytes, dict[str, str], bytes]:
+    """``request`` as sent on a socket of its own; the answer's status line, headers and body (the
+    connection is closed after it)."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(request)
+        await writer.drain()
+        head, _, body = (await reader.read()).partition(b"\r\n\r\n")
+    finally:
+        writer.close()
+    status, *lines = head.decode().split("\r\n")
+    headers = {k.lower(): v for k, _, v in (line.partition(": ") for line in lines)}
+    return status.encode(), headers, body
+
+
+@pytest.mark.timeout(90)
+async def test_a_request_aiohttp_cannot_parse_is_answered_400_and_no_error_in_the_log(
+    kit: Kit, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a long fuzzing run sends: a URL over 8 KiB, a NUL in a header value. Answered in the
+    uniform error object, as the document says every 400 is."""
+    controller = await _in_process(kit, tmp_path)
+    long_url = b"GET /v1/log-dirs?" + b"&".join(b"broker=%d" % i for i in range(1500)) + b" HTTP/1.1\r\n\r\n"
+    nul = b"GET /v1/status HTTP/1.1\r\nX-Probe: a\x00b\r\n\r\n"
+    for raw in (long_url, nul):
+        status, headers, body = await _raw_request(controller.url, raw)
+        assert b" 400 " in status, raw[:40]
+        assert headers["content-type"].startswith("application/json"), headers  # the error object
+        error = json.loads(body)
+        assert error["error_code"] == 42 and error["error_name"] == "INVALID_REQUEST", error
+
+    def logged() -> bool:
+        return sum("malformed request answered 400" in r.getMessage() for r in caplog.records) == 2
+
+    await eventually(logged, what="the two malformed requests logged")
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert errors == [], [r.getMessage() for r in errors]
+    assert "Traceback" not in controller.proc.log()

@@ -441,7 +441,7 @@ async def test_reading_needs_a_viewer_and_writing_an_admin(view: FakeView) -> No
         for action in BatchAction:
             await call(c, "POST", f"/v1/batches/b1/{action}", 403, headers=viewer)
         assert view.controlled == []
-        await call(c, "POST", "/v1/batches/b1/stop", 400, headers=admin)  # completed: nothing to stop
+        await call(c, "POST", "/v1/batches/b1/stop", 409, headers=admin)  # completed: nothing to stop
         assert view.controlled == [("b1", BatchAction.STOP)]
 
 
