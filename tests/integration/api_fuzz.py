@@ -50,7 +50,7 @@ role = "admin"
 # A stream ends only when asked to: every call of it is sent with this ``max_s`` (whatever was
 # generated), so its events arrive and are checked, and the call returns.
 STREAM = "/v1/events"
-STREAM_MAX_S = "0.2"
+STREAM_MAX_S = "0.1"
 MAX_EXAMPLES = 25  # Hypothesis examples per operation and generation mode
 # operations whose every accepted call costs seconds by design: a hand-over waits up to a second
 # for a standby to win (there is none here) before the instance takes the role again
