@@ -10,7 +10,7 @@ Printed: the calls made per phase, the links followed, the failures found (each 
 per operation and phase; the stateful phase stops at its first), and the controller's log lines
 at ERROR or with a traceback. Exit 1 when anything failed.
 
-    python scripts/fuzz_api.py                      # 200 examples, 200 scenarios of 20 steps
+    python scripts/fuzz_api.py                      # 150 examples, 150 scenarios of 20 steps (~11 min)
     python scripts/fuzz_api.py --examples 25 --scenarios 10 --steps 6
 """
 
@@ -106,9 +106,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--examples", type=int, default=200, help="per operation and generation mode")
-    parser.add_argument("--fuzz-budget-s", type=float, default=600.0, help="for the fuzzing phase")
-    parser.add_argument("--scenarios", type=int, default=200, help="stateful scenarios")
+    parser.add_argument("--examples", type=int, default=150, help="per operation and generation mode")
+    parser.add_argument("--fuzz-budget-s", type=float, default=420.0, help="for the fuzzing phase")
+    parser.add_argument("--scenarios", type=int, default=150, help="stateful scenarios")
     parser.add_argument("--steps", type=int, default=20, help="calls per stateful scenario, at most")
     args = parser.parse_args()
     with LocalZooKeeper() as server, tempfile.TemporaryDirectory(prefix="fuzz-api-") as work:
