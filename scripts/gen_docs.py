@@ -28,7 +28,7 @@ Generated from the OpenAPI document the controller serves at `GET /v1/openapi.js
 (`scripts/gen_docs.py`; do not edit by hand). Every route takes `Authorization: Bearer <token>`
 when the controller runs with `--auth-tokens`: the viewer role may call every GET, the admin role
 everything. Errors have one shape, `{"error_code", "error_name", "error_message"}`, with Kafka's
-codes; a standby answers data routes 503 with error 41 NOT_CONTROLLER and the active
+codes (a request HTTP cannot read, such as a request line over 8 KiB, too: 400, error 42); a standby answers data routes 503 with error 41 NOT_CONTROLLER and the active
 controller's address.
 """
 

@@ -164,7 +164,8 @@ class AlterQuotasRequest(_Closed, frozen=True):
 
 # A topic name, as Kafka's tool checks it: 1-249 characters of A-Z, a-z, 0-9, '.', '_', '-'.
 TOPIC_NAME_PATTERN = "^[a-zA-Z0-9._-]{1,249}$"
-_NOT_DOTS = {"not": {"enum": [".", ".."]}}
+# "." and ".." name no znode, and a URL path cannot carry them (clients resolve them away)
+NOT_DOTS = {"not": {"enum": [".", ".."]}}
 
 
 class _Tolerant(msgspec.Struct, frozen=True, kw_only=True):
@@ -172,7 +173,7 @@ class _Tolerant(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PlanPartition(_Tolerant, frozen=True, kw_only=True):
-    topic: Annotated[str, msgspec.Meta(pattern=TOPIC_NAME_PATTERN, extra_json_schema=_NOT_DOTS)]
+    topic: Annotated[str, msgspec.Meta(pattern=TOPIC_NAME_PATTERN, extra_json_schema=NOT_DOTS)]
     partition: PartitionId
     replicas: Annotated[
         tuple[PartitionId, ...],
@@ -201,7 +202,7 @@ LOG_DIR_MAX = 4096  # characters: PATH_MAX
 
 
 class LogDirMoveSpec(_Closed, frozen=True):
-    topic: Annotated[str, msgspec.Meta(pattern=TOPIC_NAME_PATTERN, extra_json_schema=_NOT_DOTS)]
+    topic: Annotated[str, msgspec.Meta(pattern=TOPIC_NAME_PATTERN, extra_json_schema=NOT_DOTS)]
     partition: PartitionId
     dir: Annotated[
         str,
@@ -230,7 +231,7 @@ BatchId = Annotated[
     str,
     msgspec.Meta(
         pattern=f"^{BATCH_ID_PATTERN}$",
-        extra_json_schema=_NOT_DOTS,
+        extra_json_schema=NOT_DOTS,
         description="a znode name: 1-249 characters of A-Z, a-z, 0-9, '.', '_', '-' (not '.' or '..'); "
         "generated (b-<32 hex digits>) when absent",
     ),

@@ -41,7 +41,8 @@ class BatchIdInUse(_ExecutorError):
 
 
 class BatchStateError(InvalidRequest):
-    """A control request the batch's state does not allow (pause a completed batch)."""
+    """A control request the batch's state does not allow (pause a completed batch): HTTP 409, as
+    the request itself is well formed."""
 
 
 class UnknownBatch(InvalidRequest):

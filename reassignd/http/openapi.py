@@ -23,12 +23,15 @@ def _answer(answer: Answer) -> Json:
         content["application/json"] = {"schema": ref(answer.contract.__name__)}
     elif answer.schema is not None:
         content["application/json"] = {"schema": answer.schema}
+    media_schemas = answer.media_schemas or {}
     for media in answer.media:
-        content[media] = {"schema": {"type": "string"}}
+        content[media] = {"schema": media_schemas.get(media, {"type": "string"})}
     if content:
         out["content"] = content
     if answer.headers:
         out["headers"] = dict(answer.headers)
+    if answer.links:
+        out["links"] = dict(answer.links)
     return out
 
 

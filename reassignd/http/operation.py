@@ -14,6 +14,7 @@ import msgspec
 from aiohttp.typedefs import Handler
 
 from reassignd.contracts.errors import Error, NotControllerError
+from reassignd.contracts.requests import NOT_DOTS
 from reassignd.http.auth import Role
 from reassignd.http.openapi_base import ETAG, Schema, array
 
@@ -27,13 +28,22 @@ ADMIN = Role.ADMIN
 @dataclass(frozen=True)
 class Answer:
     """One documented answer: a contract struct's JSON, a JSON schema without a struct, a string in
-    other media types, or no body (``304``)."""
+    other media types (or ``media_schemas``' own schema), or no body (``304``); ``links`` name the
+    operations its values address (OpenAPI links, which a stateful fuzzer follows)."""
 
     description: str
     contract: Contract | None = None
     headers: Mapping[str, Json] | None = None
     media: tuple[str, ...] = ()
     schema: Schema | None = None
+    links: Mapping[str, Json] | None = None
+    media_schemas: Mapping[str, Schema] | None = None
+
+
+def link(operation_id: str, description: str, **parameters: str) -> Json:
+    """An OpenAPI link to ``operation_id``, its parameters given as runtime expressions
+    (``$response.body#/...``)."""
+    return {"operationId": operation_id, "parameters": parameters, "description": description}
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,9 @@ def query(name: str, schema: Schema, description: str, *, repeatable: bool = Fal
     return param
 
 
-TOPIC = path_param("topic", {"type": "string", "minLength": 1})
+# any name (an illegal one is answered per topic, as Kafka does) but "." and "..", which a client
+# resolves away before sending the path
+TOPIC = path_param("topic", {"type": "string", "minLength": 1, **NOT_DOTS})
 
 PARTITIONS_PER_REQUEST = (
     "more partitions than `--max-partitions-per-request` (default 50,000) answers every one of them "

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from reassignd.contracts.errors import ActiveController, Error, NotControllerError
 from reassignd.errors import DEFAULT_MESSAGES, ReassigndError, UnknownBroker, error_name
-from reassignd.executor.errors import UnknownBatch
+from reassignd.executor.errors import BatchStateError, UnknownBatch
 from reassignd.http.auth import AuthenticationFailed
 
 # HTTP status of a top-level error, by Kafka code; anything else a client did wrong is 400.
@@ -35,6 +35,8 @@ def http_status(error: ReassigndError) -> int:
         return 401
     if isinstance(error, UnknownBatch | UnknownBroker):  # 42, but a resource that is not there: 404
         return 404
+    if isinstance(error, BatchStateError):  # 42, a well-formed request the batch's state refuses
+        return 409
     return HTTP_STATUS_BY_ERROR_CODE.get(error.error_code, 400)
 
 

@@ -11,6 +11,7 @@ from aiohttp.typedefs import Handler
 
 from reassignd.contracts import admin, cluster
 from reassignd.contracts import requests as rq
+from reassignd.contracts.records import TYPES as RECORD_TYPES
 from reassignd.http.callers import CLIENT_ID_HEADER
 from reassignd.http.openapi_base import ETAG, IF_NONE_MATCH, integer
 from reassignd.http.operation import (
@@ -27,6 +28,7 @@ from reassignd.http.operation import (
     Json,
     Operation,
     error,
+    link,
     query,
     read,
     write,
@@ -44,6 +46,31 @@ CLIENT_ID: Json = {
     "schema": {"type": "string"},
 }
 SECONDS = {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}
+
+
+def topic_links(topic: str) -> dict[str, Json]:
+    """Links from an answer naming a topic (``topic``: where, a runtime expression) to the
+    operations on it."""
+    return {
+        "describe": link("describeTopic", "the topic's partitions", topic=topic),
+        "delete": link("deleteTopic", "delete the topic", topic=topic),
+        "cancelReassignments": link("cancelTopicReassignments", "cancel its reassignments", topic=topic),
+    }
+
+
+# One event of GET /v1/events as an SSE reader sees it (OpenAPI 3.1 has no itemSchema: the stream
+# media type's schema is one event's): a record (event: its type, id: <epoch>-<sequence>, data:
+# its JSON), or a gap (no id of its own). Heartbeats are comments, not events.
+SSE_EVENT = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"enum": sorted(str(t) for t in RECORD_TYPES | {"gap"})},
+        "id": {"type": "string", "pattern": "^[0-9]+-[0-9]+$"},
+        "data": {"type": "string", "contentMediaType": "application/json"},
+    },
+    "additionalProperties": False,
+}
 
 
 def _page(path: str, handler: Handler, operation_id: str, summary: str, what: str, media: str) -> Operation:
@@ -155,7 +182,11 @@ CLUSTER = (
         "cluster",
         VIEWER,
         read(
-            Answer("the stream (history after Last-Event-ID first, then live)", media=("text/event-stream",)),
+            Answer(
+                "the stream (history after Last-Event-ID first, then live); its schema is one event's",
+                media=("text/event-stream",),
+                media_schemas={"text/event-stream": SSE_EVENT},
+            ),
             BAD_REQUEST,
             {
                 "503": error(
@@ -246,7 +277,19 @@ CLUSTER = (
         "live brokers",
         "cluster",
         VIEWER,
-        read(Answer("brokers", cluster.Brokers), NOT_CONTROLLER),
+        read(
+            Answer(
+                "brokers",
+                cluster.Brokers,
+                links={
+                    verb: link(
+                        f"{verb}Broker", f"{verb} the first broker", broker_id="$response.body#/brokers/0/id"
+                    )
+                    for verb in ("demote", "promote")
+                },
+            ),
+            NOT_CONTROLLER,
+        ),
     ),
 )
 
@@ -259,7 +302,11 @@ TOPICS = (
         "topics",
         "cluster",
         VIEWER,
-        read(Answer("topics", cluster.Topics, ETAG), NOT_MODIFIED, NOT_CONTROLLER),
+        read(
+            Answer("topics", cluster.Topics, ETAG, links=topic_links("$response.body#/topics/0/name")),
+            NOT_MODIFIED,
+            NOT_CONTROLLER,
+        ),
         (IF_NONE_MATCH,),
     ),
     Operation(
@@ -270,7 +317,14 @@ TOPICS = (
         "CreateTopics",
         "topics",
         ADMIN,
-        write(Answer("per-topic results", admin.CreateTopicsResponse, RETRY_AFTER)),
+        write(
+            Answer(
+                "per-topic results",
+                admin.CreateTopicsResponse,
+                RETRY_AFTER,
+                links=topic_links("$response.body#/topics/0/name"),
+            )
+        ),
         (CLIENT_ID,),
         rq.CreateTopicsRequest,
         "Each topic is checked before anything is written and answered on its own: "

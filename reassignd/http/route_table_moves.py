@@ -18,6 +18,7 @@ from reassignd.http.operation import (
     Json,
     Operation,
     error,
+    link,
     path_param,
     query,
     read,
@@ -28,7 +29,8 @@ from reassignd.http.routes import demotions, elections
 from reassignd.http.routes import reassignments as reassignment_routes
 from reassignd.int_limits import INT32_MAX
 
-BATCH_ID = path_param("batch_id", {"type": "string", "pattern": f"^{rq.BATCH_ID_PATTERN}$"})
+# "." and ".." are refused as batch ids, and no client sends them in a path (it resolves them away)
+BATCH_ID = path_param("batch_id", {"type": "string", "pattern": f"^{rq.BATCH_ID_PATTERN}$", **rq.NOT_DOTS})
 PARTITION = path_param("partition", integer(0, INT32_MAX))
 BROKER_ID = path_param("broker_id", integer(0, INT32_MAX))
 MODE = query(
@@ -38,7 +40,22 @@ MODE = query(
 )
 
 _UNKNOWN_BATCH = {"404": error("no batch has this id (error 42)")}
-_BATCH_STATUS = Answer("the batch's status", batches.BatchStatus)
+_BATCH_ACTIONS = ("pause", "resume", "stop", "rollback")
+
+
+def batch_links(batch_id: str) -> dict[str, Json]:
+    """Links from an answer naming a batch (``batch_id``: where, a runtime expression) to the
+    operations on it."""
+    return {
+        "describe": link("describeBatch", "the batch's status", batch_id=batch_id),
+        "picture": link("batchPicture", "the batch's picture", batch_id=batch_id),
+        **{a: link(f"{a}Batch", f"{a} the batch", batch_id=batch_id) for a in _BATCH_ACTIONS},
+    }
+
+
+_BATCH_STATUS = Answer(
+    "the batch's status", batches.BatchStatus, links=batch_links("$response.body#/batch_id")
+)
 _BATCH_CONTROLS = (
     ("pause", batch_routes.pause_batch, "pause a batch: it starts nothing new, moves in flight go on"),
     ("resume", batch_routes.resume_batch, "resume a paused batch"),
@@ -56,6 +73,21 @@ _BATCH_CONTROLS = (
 )
 _ALTER_ANSWER = Answer(
     "per-partition results (HTTP 200 even when some failed)", reassignments.AlterReassignmentsResponse
+)
+_FIRST_TOPIC = "$response.body#/responses/0/name"
+_ALTERED = Answer(
+    _ALTER_ANSWER.description,
+    _ALTER_ANSWER.contract,
+    links={
+        "cancelTopic": link("cancelTopicReassignments", "cancel the first topic's", topic=_FIRST_TOPIC),
+        "cancelPartition": link(
+            "cancelPartitionReassignment",
+            "cancel the first partition's",
+            topic=_FIRST_TOPIC,
+            partition="$response.body#/responses/0/partitions/0/partition",
+        ),
+        "list": link("listReassignments", "the first topic's reassignments", topic=_FIRST_TOPIC),
+    },
 )
 _DEMOTIONS = (
     (
@@ -115,7 +147,7 @@ REASSIGNMENTS = (
         "AlterPartitionReassignments",
         "reassignments",
         ADMIN,
-        write(_ALTER_ANSWER),
+        write(_ALTERED),
         request=rq.AlterReassignmentsRequest,
         description="A request naming " + PARTITIONS_PER_REQUEST,
     ),
@@ -185,7 +217,14 @@ BATCHES = (
         "every batch the active controller knows, with its progress (no running moves)",
         "batches",
         VIEWER,
-        read(Answer("batches, oldest first", batches.Batches), NOT_CONTROLLER),
+        read(
+            Answer(
+                "batches, oldest first",
+                batches.Batches,
+                links=batch_links("$response.body#/batches/0/batch_id"),
+            ),
+            NOT_CONTROLLER,
+        ),
     ),
     Operation(
         "POST",
@@ -196,7 +235,13 @@ BATCHES = (
         "batches",
         ADMIN,
         {
-            **write(Answer("the batch and per-partition results", batches.SubmitBatchResponse)),
+            **write(
+                Answer(
+                    "the batch and per-partition results",
+                    batches.SubmitBatchResponse,
+                    links=batch_links("$response.body#/batch/batch_id"),
+                )
+            ),
             "409": error(
                 "the batch id names a batch submitted with another body (error 10004 BATCH_ID_IN_USE)"
             ),
@@ -248,9 +293,8 @@ BATCHES = (
             {
                 **write(_BATCH_STATUS, body=False),
                 **_UNKNOWN_BATCH,
-                "400": error(
-                    "the batch's state does not allow this (error 42), or an unknown query parameter"
-                ),
+                "400": error("an unknown query parameter (error 42)"),
+                "409": error("the batch's state does not allow this (error 42)"),
             },
             (BATCH_ID,),
         )

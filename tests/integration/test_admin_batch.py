@@ -134,6 +134,6 @@ async def test_submit_list_describe_pause_resume_stop_and_rollback(
     code, _, err = await batch("pause", "s", *http)
     assert code == 1
     assert err == (
-        "reassignd admin batch: error: POST /v1/batches/s/pause: HTTP 400 INVALID_REQUEST (42): "
+        "reassignd admin batch: error: POST /v1/batches/s/pause: HTTP 409 INVALID_REQUEST (42): "
         "batch s is stopped: cannot pause it\n"
     )

@@ -1,206 +1,58 @@
-"""Schemathesis against a real controller: the OpenAPI document it serves drives generated
-requests — schema-valid and schema-violating — at every operation, and no answer may be a 5xx.
+"""Schemathesis against a real controller (``tests/integration/api_fuzz.py``): the OpenAPI document
+it serves drives generated requests at every operation, and every answer must be what the
+document says.
 
-One controller (with a tokens file, so authentication is exercised too) and a three-broker
-``reassignd cluster`` run on the test ZooKeeper; a topic is created first so the cluster is not
-empty. Each operation gets schemathesis' coverage cases (every boundary value, type violation
-and missing field, deterministically) and then a bounded number of Hypothesis examples, positive
-and negative (within a time budget for the fuzzing; the coverage cases always run). Failing
-examples are not shrunk, and a controller that stops answering ends the run at once, so the test
-stays bounded either way.
+- coverage and fuzzing, against a controller process (with a tokens file, so authentication is
+  exercised too) and a three-broker ``reassignd cluster`` on the test ZooKeeper;
+- the stateful phase — call sequences that follow the document's links — against an in-process
+  controller and agents (``kit``), bounded to a few short scenarios (``scripts/fuzz_api.py``
+  runs all three phases for longer);
+- every event of ``GET /v1/events`` matches the event schema the document gives, and a client
+  that goes away mid-stream is no error in the controller's log;
+- a batch's controls: schema-valid calls are answered 200, 404 or 409 (a state that does not
+  allow the action), never 400, which the document keeps for what the schema refuses.
+
+Failing examples are not shrunk, and a controller that stops answering ends a run at once, so
+each test stays bounded either way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import logging
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import jsonschema_rs
 import pytest
 import requests
-import schemathesis
-from hypothesis import HealthCheck, Phase, assume, given, settings
-from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
-from schemathesis.checks import CheckFunction, not_a_server_error
-from schemathesis.core.result import Ok
-from schemathesis.errors import FailureGroup
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    ignored_auth,
-    missing_required_header,
-    response_headers_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-    unsupported_method,
+
+from reassignd.testing.kit import InProcessCommand
+from tests.integration.api_fuzz import (
+    REQUEST_TIMEOUT_S,
+    TOKENS,
+    Tally,
+    asks_for_huge_topics,
+    auth,
+    call_and_check,
+    load,
+    run_all,
+    run_stateful,
+    tamed,
 )
+from tests.integration.harness import ControllerProc, Kit, Procs, eventually
 
-from tests.integration.harness import ControllerProc, Procs, eventually
-
-ADMIN_TOKEN = "schemathesis-admin"
-TOKENS = f"""
-[tokens."{ADMIN_TOKEN}"]
-user = "fuzzer"
-role = "admin"
-"""
-# a stream never ends by itself; tests/integration/test_events.py checks its answers and refusals
-STREAMS = frozenset({"/v1/events"})
-MAX_EXAMPLES = 25  # Hypothesis examples per operation and generation mode
-# operations whose every accepted call costs seconds by design: a hand-over waits up to a second
-# for a standby to win (there is none here) before the instance takes the role again
-FEW_EXAMPLES = {"/v1/controller/resign": 5}
-REQUEST_TIMEOUT_S = 10.0
-# the fuzzing phases' budget for the whole run: past it, the remaining operations get their
-# coverage cases (deterministic, every operation) but no more Hypothesis examples — a slow
-# machine fuzzes less, it never fails for being slow
+MAX_EXAMPLES = 25
+# the fuzzing phases' budget for the whole run (the coverage cases always run)
 FUZZ_BUDGET_S = 20.0
-MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
-
-# Any 5xx fails; the answers must also be what the document says (status, media type, headers,
-# body), authentication must not be ignored, and other methods must get 405. Not checked:
-# ``positive_data_acceptance`` — schemathesis sends 2.0 where the schema says integer (JSON Schema
-# admits it) and the parsers, like Kafka's JSON readers, refuse it with 400 — and
-# ``negative_data_rejection``, which cannot tell the credentials added here from its own.
-CHECKS: list[CheckFunction] = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-    ignored_auth,
-    missing_required_header,
-    unsupported_method,
-]
-
-# Counts whose topic znode cannot fit are refused at once (37 INVALID_PARTITIONS) and are sent;
-# counts in between are valid and would only make the run slow (tens of thousands of state
-# znodes per example), so they are not sent.
-MAX_PARTITIONS_SENT = 100
-REFUSED_AT_ONCE_FROM = 200_000
-
-
-def asks_for_huge_topics(body: Any) -> bool:
-    if isinstance(body, dict):
-        return any(
-            (
-                key in ("num_partitions", "count")
-                and _number(value)
-                and MAX_PARTITIONS_SENT < value < REFUSED_AT_ONCE_FROM
-            )
-            or asks_for_huge_topics(value)
-            for key, value in body.items()
-        )
-    if isinstance(body, list):
-        return any(asks_for_huge_topics(value) for value in body)
-    return False
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-Operation = schemathesis.APIOperation[Any, Any, Any, Any]
-
-
-class ControllerUnresponsive(Exception):
-    """A request got no answer: the controller is hung or gone, so the run stops."""
-
-
-def _auth() -> dict[str, Any]:
-    return {"Authorization": f"Bearer {ADMIN_TOKEN}", "X-Client-Id": "schemathesis"}
-
-
-def _checked_call(url: str, session: requests.Session) -> Callable[[schemathesis.Case[Any]], None]:
-    def run(case: schemathesis.Case[Any]) -> None:
-        try:
-            response = case.call(base_url=url, session=session, headers=_auth(), timeout=REQUEST_TIMEOUT_S)
-        except requests.RequestException as e:
-            raise ControllerUnresponsive(f"{e}\n{case.as_curl_command(headers=_auth())}") from e
-        case.validate_response(response, checks=CHECKS, headers=_auth())
-
-    return run
-
-
-def coverage_cases(schema: schemathesis.BaseSchema, operation: Operation) -> Iterator[schemathesis.Case[Any]]:
-    config = schema.config.generation_for(operation=operation)
-    yield from schema.iter_coverage_cases(operation, generation_modes=list(MODES), generation_config=config)
-
-
-def fuzz_cases(
-    operation: Operation, mode: GenerationMode, run: Callable[[schemathesis.Case[Any]], None]
-) -> None:
-    @given(case=operation.as_strategy(generation_mode=mode))
-    @settings(
-        max_examples=FEW_EXAMPLES.get(operation.path, MAX_EXAMPLES),
-        deadline=None,
-        database=None,
-        derandomize=True,
-        phases=[Phase.explicit, Phase.generate],  # no shrinking: bounded time
-        suppress_health_check=list(HealthCheck),
-    )
-    def fuzz(case: schemathesis.Case[Any]) -> None:
-        assume(not asks_for_huge_topics(case.body))
-        run(case)
-
-    try:
-        fuzz()
-    except Unsatisfiable:  # nothing to negate: no parameters, no body
-        assert mode is GenerationMode.NEGATIVE
-
-
-def run_all(url: str) -> list[str]:
-    """Coverage, then fuzzing, for every operation; the failures, the first per operation and
-    phase."""
-    schema = schemathesis.openapi.from_url(f"{url}/v1/openapi.json", headers=_auth())
-    run = _checked_call(url, requests.Session())
-    deadline = time.monotonic() + FUZZ_BUDGET_S
-    failures: list[str] = []
-    for result in schema.get_all_operations():
-        assert isinstance(result, Ok), result
-        operation = result.ok()
-        if operation.path in STREAMS:
-            continue
-        phases: list[tuple[str, Callable[[], None]]] = [
-            ("coverage", functools.partial(_each, coverage_cases(schema, operation), run)),
-            *((f"fuzzing, {m.value}", functools.partial(fuzz_cases, operation, m, run)) for m in MODES),
-        ]
-        for phase, go in phases:
-            label = f"{operation.label} ({phase})"
-            if phase != "coverage" and time.monotonic() > deadline:
-                continue
-            try:
-                go()
-            except ControllerUnresponsive as e:
-                return [*failures, f"{label}: no answer; stopping: {e}"]
-            except (FailureGroup, Exception) as e:  # a check failed: go on, report all at the end
-                failures.append(f"{label}: {type(e).__name__}: {str(e)[:3000]}")
-    return failures
-
-
-def _each(cases: Iterator[schemathesis.Case[Any]], run: Callable[[schemathesis.Case[Any]], None]) -> None:
-    for case in cases:
-        if not asks_for_huge_topics(case.body):
-            run(case)
-
-
-async def _get_json(url: str) -> Any:
-    async with (
-        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session,
-        session.get(url, headers=_auth()) as resp,
-    ):
-        return await resp.json() if resp.status == 200 else None
-
-
-async def _ready(controller: ControllerProc) -> None:
-    async def active_with_brokers() -> bool:
-        status = await _get_json(f"{controller.url}/v1/status")
-        return bool(status and status["active"] and status["brokers"]["live"] == [1, 2, 3])
-
-    await eventually(active_with_brokers, what="an active controller with brokers 1, 2, 3")
+# the stateful phase in the suite: a few short scenarios (scripts/fuzz_api.py runs more)
+STATEFUL_SCENARIOS = 6
+STATEFUL_STEPS = 6
 
 
 def test_the_huge_topic_guard_sees_every_count() -> None:
@@ -209,6 +61,46 @@ def test_the_huge_topic_guard_sees_every_count() -> None:
     # refused at once by the controller (37), so they are sent
     assert not asks_for_huge_topics({"topics": [{"name": "t", "num_partitions": 2**31 - 1}]})
     assert not asks_for_huge_topics({"topics": [{"name": "t", "num_partitions": 12, "count": True}]})
+    assert tamed({"topics": [{"name": "t", "num_partitions": 50_000, "count": 3}]}) == {
+        "topics": [{"name": "t", "num_partitions": 100, "count": 3}]
+    }
+
+
+async def _get_json(url: str) -> Any:
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session,
+        session.get(url, headers=auth()) as resp,
+    ):
+        return await resp.json() if resp.status == 200 else None
+
+
+async def _ready(controller: ControllerProc[Any]) -> None:
+    async def active_with_brokers() -> bool:
+        status = await _get_json(f"{controller.url}/v1/status")
+        return bool(status and status["active"] and status["brokers"]["live"] == [1, 2, 3])
+
+    await eventually(active_with_brokers, what="an active controller with brokers 1, 2, 3")
+
+
+def _create_orders(url: str) -> None:
+    created = requests.post(
+        f"{url}/v1/topics",
+        json={"topics": [{"name": "orders", "num_partitions": 3, "replication_factor": 2}]},
+        headers=auth(),
+        timeout=REQUEST_TIMEOUT_S,
+    )
+    assert created.status_code == 200 and created.json()["topics"][0]["error_code"] == 0, created.text
+
+
+async def _in_process(kit: Kit, tmp_path: Path) -> ControllerProc[InProcessCommand]:
+    """A controller with the tokens file and three brokers, in the test's loop, with ``orders``."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(TOKENS)
+    controller = kit.controller(9000, 2.0, "--auth-tokens", str(tokens))
+    kit.cluster(3)
+    await _ready(controller)
+    await asyncio.to_thread(_create_orders, controller.url)
+    return controller
 
 
 @pytest.mark.timeout(300)  # the fuzzing's budget, then every operation's coverage cases
@@ -219,17 +111,214 @@ def test_no_generated_request_gets_a_server_error(procs: Procs, tmp_path: Path) 
     controller = procs.controller(9000, 2.0, "--auth-tokens", str(tokens))
     procs.cluster(3)
     asyncio.run(_ready(controller))
-    created = requests.post(
-        f"{controller.url}/v1/topics",
-        json={"topics": [{"name": "orders", "num_partitions": 3, "replication_factor": 2}]},
-        headers=_auth(),
-        timeout=REQUEST_TIMEOUT_S,
-    )
-    assert created.status_code == 200 and created.json()["topics"][0]["error_code"] == 0, created.text
+    _create_orders(controller.url)
 
-    failures = run_all(controller.url)
+    failures = run_all(controller.url, max_examples=MAX_EXAMPLES, fuzz_budget_s=FUZZ_BUDGET_S)
 
     assert controller.proc.alive, controller.proc.log()[-5000:]
     assert failures == [], (
         "\n\n".join(failures) + "\n\ncontroller log (tail):\n" + controller.proc.log()[-3000:]
     )
+
+
+@pytest.mark.timeout(120)
+async def test_call_sequences_along_the_documents_links_get_documented_answers(
+    kit: Kit, tmp_path: Path
+) -> None:
+    controller = await _in_process(kit, tmp_path)
+    tally = Tally()
+    started = time.monotonic()
+
+    failures = await asyncio.to_thread(
+        functools.partial(
+            run_stateful,
+            controller.url,
+            max_examples=STATEFUL_SCENARIOS,
+            steps=STATEFUL_STEPS,
+            modes=(GenerationMode.POSITIVE,),  # negative cases: coverage and fuzzing above
+            tally=tally,
+        )
+    )
+
+    assert failures == [], (
+        "\n\n".join(failures) + "\n\ncontroller log (tail):\n" + controller.proc.log()[-3000:]
+    )
+    assert tally.calls.get("stateful", 0) >= STATEFUL_SCENARIOS, tally  # each scenario made calls
+    assert tally.calls.get("stateful, documented link", 0) > 0, tally  # the document's links followed
+    assert controller.proc.alive
+    print(f"stateful: {tally.calls} calls in {time.monotonic() - started:.1f} s; slowest {tally.slowest()}")
+
+
+def _event_schema(url: str) -> Any:
+    doc = requests.get(f"{url}/v1/openapi.json", headers=auth(), timeout=REQUEST_TIMEOUT_S).json()
+    content = doc["paths"]["/v1/events"]["get"]["responses"]["200"]["content"]
+    return content["text/event-stream"]["schema"]
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    """The stream's events as an SSE reader sees them (comments skipped)."""
+    events = []
+    for block in text.split("\n\n"):
+        event: dict[str, Any] = {}
+        for line in block.splitlines():
+            if line.startswith(":") or ":" not in line:
+                continue
+            name, _, value = line.partition(": ")
+            event[name] = value
+        if event:
+            events.append(event)
+    return events
+
+
+@pytest.mark.timeout(90)
+async def test_every_event_of_the_stream_matches_the_documented_event_schema(
+    kit: Kit, tmp_path: Path
+) -> None:
+    """The history from the start (elected, brokers, the topic created...) and a gap event (an
+    id from an epoch the history does not hold), each checked by schemathesis against the
+    document; the schema is strict enough to refuse an event the server does not send."""
+    controller = await _in_process(kit, tmp_path)
+    schema = await asyncio.to_thread(load, controller.url)
+    operation = schema["/v1/events"]["GET"]
+    session = requests.Session()
+    for last in ("1-0", "99-5"):
+        case = operation.Case(query={"last_event_id": last})
+        await asyncio.to_thread(call_and_check, controller.url, session, case)  # raises on a mismatch
+
+    text = await asyncio.to_thread(
+        lambda: (
+            requests.get(
+                f"{controller.url}/v1/events",
+                params={"last_event_id": "1-0", "max_s": "0.3"},
+                headers=auth(),
+                timeout=REQUEST_TIMEOUT_S,
+            ).text
+        )
+    )
+    events = _events(text)
+    assert {"controller_elected", "topic_created", "audit"} <= {e["event"] for e in events}
+    validator = jsonschema_rs.validator_for(await asyncio.to_thread(_event_schema, controller.url))
+    for event in events:
+        assert validator.is_valid(event), event
+        assert json.loads(event["data"])["type"] == event["event"]
+    record = events[0]
+    assert not validator.is_valid({**record, "event": "message"})  # a type that is no record's
+    assert not validator.is_valid({**record, "id": "7"})  # not <epoch>-<sequence>
+    assert not validator.is_valid({"event": record["event"]})  # no data
+
+
+@pytest.mark.timeout(90)
+async def test_a_client_that_goes_away_mid_stream_is_no_error_in_the_log(kit: Kit, tmp_path: Path) -> None:
+    controller = await _in_process(kit, tmp_path)
+    for _ in range(3):
+        async with aiohttp.ClientSession() as session:
+            resp = await session.get(
+                f"{controller.url}/v1/events", params={"heartbeat_s": "0.05"}, headers=auth()
+            )
+            assert resp.status == 200
+            assert (await resp.content.readuntil(b"\n\n")).startswith(b": heartbeat")
+            resp.connection.transport.abort()  # type: ignore[union-attr]  # gone, no goodbye
+            resp.release()
+
+    def went_away() -> bool:
+        return controller.proc.log().count("ended: the client went away") == 3
+
+    await eventually(went_away, what="the controller noticing the three clients left")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{controller.url}/v1/status", headers=auth()) as status,
+    ):
+        assert status.status == 200  # still serving
+    log = controller.proc.log()
+    assert "Traceback" not in log and " ERROR " not in log, log[-5000:]
+
+
+async def _submit(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{url}/v1/batches", json=body, headers=auth()) as resp,
+    ):
+        assert resp.status == 200, await resp.text()
+        return dict(await resp.json())
+
+
+@pytest.mark.timeout(90)
+async def test_batch_controls_answer_schema_valid_calls_200_404_or_409_never_400(
+    kit: Kit, tmp_path: Path
+) -> None:
+    """Every schema-valid call of pause, resume and stop on a completed batch, a paused one and
+    an unknown id: the parser refuses none of them (400); the batch's state may (409)."""
+    controller = await _in_process(kit, tmp_path)
+    url = controller.url
+    await _submit(url, {"batch_id": "done", "partitions": []})
+    schema = await asyncio.to_thread(load, url)
+    session = requests.Session()
+    seen: dict[tuple[str, str], int] = {}
+    for action in ("pause", "resume", "stop"):
+        operation = schema[f"/v1/batches/{{batch_id}}/{action}"]["POST"]
+        for batch_id in ("done", "no-such-batch", "a" * 249, "..."):
+            case = operation.Case(path_parameters={"batch_id": batch_id})
+            response = await asyncio.to_thread(
+                case.call, base_url=url, session=session, headers=auth(), timeout=REQUEST_TIMEOUT_S
+            )
+            case.validate_response(response, headers=auth())
+            seen[(action, batch_id)] = response.status_code
+    assert {code for code in seen.values()} <= {200, 404, 409}, seen
+    assert seen[("pause", "done")] == 409 and seen[("pause", "no-such-batch")] == 404, seen
+    # what the schema refuses is what the parser refuses: an unknown query parameter (400) and
+    # "." or ".." (no client sends them in a path)
+    doc = await asyncio.to_thread(
+        lambda: requests.get(f"{url}/v1/openapi.json", headers=auth(), timeout=REQUEST_TIMEOUT_S).json()
+    )
+    for action in ("pause", "resume", "stop"):
+        post = doc["paths"][f"/v1/batches/{{batch_id}}/{action}"]["post"]
+        [param] = post["parameters"]
+        assert "requestBody" not in post
+        valid = jsonschema_rs.validator_for(param["schema"])
+        assert not valid.is_valid(".") and not valid.is_valid("..") and valid.is_valid("...")
+    async with (
+        aiohttp.ClientSession() as s,
+        s.post(f"{url}/v1/batches/done/pause", params={"force": "1"}, headers=auth()) as resp,
+    ):
+        assert resp.status == 400
+
+
+async def _raw_request(url: str, request: bytes) -> tuple[bytes, dict[str, str], bytes]:
+    """``request`` as sent on a socket of its own; the answer's status line, headers and body (the
+    connection is closed after it)."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(request)
+        await writer.drain()
+        head, _, body = (await reader.read()).partition(b"\r\n\r\n")
+    finally:
+        writer.close()
+    status, *lines = head.decode().split("\r\n")
+    headers = {k.lower(): v for k, _, v in (line.partition(": ") for line in lines)}
+    return status.encode(), headers, body
+
+
+@pytest.mark.timeout(90)
+async def test_a_request_aiohttp_cannot_parse_is_answered_400_and_no_error_in_the_log(
+    kit: Kit, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a long fuzzing run sends: a URL over 8 KiB, a NUL in a header value. Answered in the
+    uniform error object, as the document says every 400 is."""
+    controller = await _in_process(kit, tmp_path)
+    long_url = b"GET /v1/log-dirs?" + b"&".join(b"broker=%d" % i for i in range(1500)) + b" HTTP/1.1\r\n\r\n"
+    nul = b"GET /v1/status HTTP/1.1\r\nX-Probe: a\x00b\r\n\r\n"
+    for raw in (long_url, nul):
+        status, headers, body = await _raw_request(controller.url, raw)
+        assert b" 400 " in status, raw[:40]
+        assert headers["content-type"].startswith("application/json"), headers  # the error object
+        error = json.loads(body)
+        assert error["error_code"] == 42 and error["error_name"] == "INVALID_REQUEST", error
+
+    def logged() -> bool:
+        return sum("malformed request answered 400" in r.getMessage() for r in caplog.records) == 2
+
+    await eventually(logged, what="the two malformed requests logged")
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert errors == [], [r.getMessage() for r in errors]
+    assert "Traceback" not in controller.proc.log()

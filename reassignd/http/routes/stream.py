@@ -12,6 +12,7 @@ are open at once; one more is answered 503 with ``Retry-After``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from aiohttp import web
@@ -19,7 +20,10 @@ from aiohttp import web
 from reassignd.http.json_input import fail, query_params, single_param
 from reassignd.http.keys import RECORDS, SETTINGS
 from reassignd.stream import sse
+from reassignd.stream.record_log import RecordLog, Subscription
 from reassignd.stream.records import Filters, parse_id
+
+logger = logging.getLogger(__name__)
 
 HEARTBEAT_S = 15.0
 FULL_RETRY_AFTER_S = 5
@@ -65,37 +69,51 @@ async def events(request: web.Request) -> web.StreamResponse:
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     )
     try:
-        await response.prepare(request)
-        sent = last or (0, 0)
-        if last is not None:
-            backlog, complete = log.since(*last)
-            if not complete:
-                await response.write(
-                    sse.gap_frame(f"{last[0]}-{last[1]}", backlog[0].id if backlog else None)
-                )
-            for record in backlog:
-                if filters.accepts(record):
-                    await response.write(sse.frame(record))
-                sent = (record.controller_epoch, record.sequence)
-        deadline = None if max_s is None else time.monotonic() + max_s
-        while not sub.closed:
-            timeout = heartbeat_s if deadline is None else min(heartbeat_s, deadline - time.monotonic())
-            if timeout <= 0:
-                break
-            try:
-                item = await asyncio.wait_for(sub.queue.get(), timeout)
-            except TimeoutError:
-                if deadline is None or time.monotonic() < deadline:
-                    await response.write(sse.heartbeat())
-                continue
-            if item is None:
-                break
-            position = (item.controller_epoch, item.sequence)
-            if position <= sent:
-                continue  # already sent from the history
-            sent = position
-            if filters.accepts(item):
-                await response.write(sse.frame(item))
+        await _send(request, response, sub, log, filters, last, heartbeat_s, max_s)
+    except ConnectionResetError:  # the client went away (aiohttp's ClientConnectionResetError too)
+        logger.info("event stream to %s ended: the client went away", request.remote)
     finally:
         log.unsubscribe(sub)
     return response
+
+
+async def _send(
+    request: web.Request,
+    response: web.StreamResponse,
+    sub: Subscription,
+    log: RecordLog,
+    filters: Filters,
+    last: tuple[int, int] | None,
+    heartbeat_s: float,
+    max_s: float | None,
+) -> None:
+    """The history after ``last``, then live records, until the subscription closes or ``max_s``."""
+    await response.prepare(request)
+    sent = last or (0, 0)
+    if last is not None:
+        backlog, complete = log.since(*last)
+        if not complete:
+            await response.write(sse.gap_frame(f"{last[0]}-{last[1]}", backlog[0].id if backlog else None))
+        for record in backlog:
+            if filters.accepts(record):
+                await response.write(sse.frame(record))
+            sent = (record.controller_epoch, record.sequence)
+    deadline = None if max_s is None else time.monotonic() + max_s
+    while not sub.closed:
+        timeout = heartbeat_s if deadline is None else min(heartbeat_s, deadline - time.monotonic())
+        if timeout <= 0:
+            break
+        try:
+            item = await asyncio.wait_for(sub.queue.get(), timeout)
+        except TimeoutError:
+            if deadline is None or time.monotonic() < deadline:
+                await response.write(sse.heartbeat())
+            continue
+        if item is None:
+            break
+        position = (item.controller_epoch, item.sequence)
+        if position <= sent:
+            continue  # already sent from the history
+        sent = position
+        if filters.accepts(item):
+            await response.write(sse.frame(item))

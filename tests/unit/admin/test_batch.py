@@ -361,7 +361,7 @@ async def test_an_unknown_batch_or_a_refused_action_is_a_failure_of_the_run(
         await run(url, BatchVerb.DESCRIBE, batch_id="nope")
     await run(url, BatchVerb.SUBMIT, bodies=(BatchBody("", {"batch_id": "e", "partitions": []}, "e", 0),))
     with pytest.raises(
-        ApiError, match=r"HTTP 400 INVALID_REQUEST \(42\): batch e is completed: cannot pause it"
+        ApiError, match=r"HTTP 409 INVALID_REQUEST \(42\): batch e is completed: cannot pause it"
     ):
         await run(url, BatchVerb.PAUSE, batch_id="e")
     with pytest.raises(ApiError, match=r"HTTP 403 CLUSTER_AUTHORIZATION_FAILED"):

@@ -441,7 +441,7 @@ async def test_reading_needs_a_viewer_and_writing_an_admin(view: FakeView) -> No
         for action in BatchAction:
             await call(c, "POST", f"/v1/batches/b1/{action}", 403, headers=viewer)
         assert view.controlled == []
-        await call(c, "POST", "/v1/batches/b1/stop", 400, headers=admin)  # completed: nothing to stop
+        await call(c, "POST", "/v1/batches/b1/stop", 409, headers=admin)  # completed: nothing to stop
         assert view.controlled == [("b1", BatchAction.STOP)]
 
 
@@ -467,7 +467,7 @@ async def test_pause_resume_and_stop(client: Client, view: FakeView) -> None:
         [],
     )
     assert (await call(client, "POST", "/v1/batches/b1/stop", 200))["state"] == "stopped"
-    refused = await call(client, "POST", "/v1/batches/b1/pause", 400)
+    refused = await call(client, "POST", "/v1/batches/b1/pause", 409)
     assert refused == {
         "error_code": 42,
         "error_name": "INVALID_REQUEST",

@@ -1,0 +1,307 @@
+"""Schemathesis against a running controller, shared by ``test_schemathesis.py`` (bounded runs) and
+``scripts/fuzz_api.py`` (long ones): the OpenAPI document it serves drives generated requests —
+schema-valid and schema-violating — at every operation, in schemathesis' three phases:
+
+- **coverage**: every boundary value, type violation and missing field, deterministically;
+- **fuzzing**: Hypothesis examples per operation, positive and negative;
+- **stateful**: sequences of calls that follow the document's links (a created topic's name to
+  its describe and delete, a submitted batch's id to its pause, resume, stop and rollback, a
+  listed broker to its demotion), so answers are checked on things that exist.
+
+Every answer must be what the document says (status, media type, headers, body — each event of
+``GET /v1/events`` against the event schema), no answer may be a 5xx, authentication must not be
+ignored, and other methods must get 405. Requests carry an admin token.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis.errors import Unsatisfiable
+from hypothesis.stateful import run_state_machine_as_test
+from schemathesis import GenerationMode
+from schemathesis.checks import CheckFunction, not_a_server_error
+from schemathesis.core.result import Ok
+from schemathesis.errors import FailureGroup
+from schemathesis.generation.stateful.state_machine import StepInput, StepOutput
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    ignored_auth,
+    missing_required_header,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+    unsupported_method,
+)
+
+ADMIN_TOKEN = "schemathesis-admin"
+TOKENS = f"""
+[tokens."{ADMIN_TOKEN}"]
+user = "fuzzer"
+role = "admin"
+"""
+# A stream ends only when asked to: every call of it is sent with this ``max_s`` (whatever was
+# generated), so its events arrive and are checked, and the call returns.
+STREAM = "/v1/events"
+STREAM_MAX_S = "0.1"
+MAX_EXAMPLES = 25  # Hypothesis examples per operation and generation mode
+# operations whose every accepted call costs seconds by design: a hand-over waits up to a second
+# for a standby to win (there is none here) before the instance takes the role again
+FEW_EXAMPLES = {"/v1/controller/resign": 5}
+REQUEST_TIMEOUT_S = 10.0
+MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
+
+# Any 5xx fails; the answers must also be what the document says (status, media type, headers,
+# body), authentication must not be ignored, and other methods must get 405. Not checked:
+# ``positive_data_acceptance`` — schemathesis sends 2.0 where the schema says integer (JSON Schema
+# admits it) and the parsers, like Kafka's JSON readers, refuse it with 400 — and
+# ``negative_data_rejection``, which cannot tell the credentials added here from its own.
+CHECKS: list[CheckFunction] = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    ignored_auth,
+    missing_required_header,
+    unsupported_method,
+]
+
+# Counts whose topic znode cannot fit are refused at once (37 INVALID_PARTITIONS) and are sent;
+# counts in between are valid and would only make the run slow (tens of thousands of state
+# znodes per example), so they are not sent (fuzzing) or are lowered to the most that is
+# (stateful: a step cannot be skipped).
+MAX_PARTITIONS_SENT = 100
+REFUSED_AT_ONCE_FROM = 200_000
+_COUNTS = ("num_partitions", "count")
+
+
+def asks_for_huge_topics(body: Any) -> bool:
+    if isinstance(body, dict):
+        return any(
+            (key in _COUNTS and _huge(value)) or asks_for_huge_topics(value) for key, value in body.items()
+        )
+    if isinstance(body, list):
+        return any(asks_for_huge_topics(value) for value in body)
+    return False
+
+
+def tamed(body: Any) -> Any:
+    """``body`` with every huge count lowered to ``MAX_PARTITIONS_SENT``."""
+    if isinstance(body, dict):
+        return {k: MAX_PARTITIONS_SENT if k in _COUNTS and _huge(v) else tamed(v) for k, v in body.items()}
+    if isinstance(body, list):
+        return [tamed(v) for v in body]
+    return body
+
+
+def _huge(value: Any) -> bool:
+    return _number(value) and MAX_PARTITIONS_SENT < value < REFUSED_AT_ONCE_FROM
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+Operation = schemathesis.APIOperation[Any, Any, Any, Any]
+Case = schemathesis.Case[Any]
+
+
+class ControllerUnresponsive(Exception):
+    """A request got no answer: the controller is hung or gone, so the run stops."""
+
+
+def auth() -> dict[str, Any]:
+    return {"Authorization": f"Bearer {ADMIN_TOKEN}", "X-Client-Id": "schemathesis"}
+
+
+def bounded(case: Case) -> None:
+    """A call of the stream ends after ``STREAM_MAX_S``."""
+    if case.path == STREAM:
+        query = case.query if isinstance(case.query, dict) else {}
+        case.query = {**query, "max_s": STREAM_MAX_S}
+
+
+@dataclass
+class Tally:
+    """What a run did: calls made by phase, and seconds spent waiting for answers by operation."""
+
+    calls: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def count(self, phase: str) -> None:
+        self.calls[phase] = self.calls.get(phase, 0) + 1
+
+    def took(self, operation: str, seconds: float) -> None:
+        self.seconds[operation] = self.seconds.get(operation, 0.0) + seconds
+
+    def slowest(self, n: int = 5) -> list[tuple[str, float]]:
+        return sorted(((k, round(v, 1)) for k, v in self.seconds.items()), key=lambda kv: -kv[1])[:n]
+
+
+def call_and_check(url: str, session: requests.Session, case: Case, tally: Tally | None = None) -> None:
+    """Send ``case`` with the admin token and check the answer; no answer raises
+    ControllerUnresponsive, a failed check schemathesis' FailureGroup."""
+    bounded(case)
+    response = _call(case, tally, base_url=url, session=session, headers=auth(), timeout=REQUEST_TIMEOUT_S)
+    case.validate_response(response, checks=CHECKS, headers=auth())
+
+
+def _call(case: Case, tally: Tally | None, **kwargs: Any) -> Any:
+    started = time.monotonic()
+    try:
+        return case.call(**kwargs)
+    except requests.RequestException as e:
+        raise ControllerUnresponsive(f"{e}\n{case.as_curl_command(headers=auth())}") from e
+    finally:
+        if tally is not None:
+            tally.took(case.operation.label, time.monotonic() - started)
+
+
+def load(url: str) -> schemathesis.BaseSchema:
+    return schemathesis.openapi.from_url(f"{url}/v1/openapi.json", headers=auth())
+
+
+def coverage_cases(schema: schemathesis.BaseSchema, operation: Operation) -> Iterator[Case]:
+    config = schema.config.generation_for(operation=operation)
+    yield from schema.iter_coverage_cases(operation, generation_modes=list(MODES), generation_config=config)
+
+
+def fuzz_cases(
+    operation: Operation, mode: GenerationMode, run: Callable[[Case], None], max_examples: int
+) -> None:
+    @given(case=operation.as_strategy(generation_mode=mode))
+    @settings(
+        max_examples=min(FEW_EXAMPLES.get(operation.path, max_examples), max_examples),
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.explicit, Phase.generate],  # no shrinking: bounded time
+        suppress_health_check=list(HealthCheck),
+    )
+    def fuzz(case: Case) -> None:
+        assume(not asks_for_huge_topics(case.body))
+        run(case)
+
+    try:
+        fuzz()
+    except Unsatisfiable:  # nothing to negate: no parameters, no body
+        assert mode is GenerationMode.NEGATIVE
+
+
+def run_all(url: str, *, max_examples: int, fuzz_budget_s: float, tally: Tally | None = None) -> list[str]:
+    """Coverage, then fuzzing, for every operation; the failures, the first per operation and
+    phase. Past ``fuzz_budget_s`` the remaining operations get their coverage cases (every
+    operation) but no more Hypothesis examples: a slow machine fuzzes less, it never fails for
+    being slow."""
+    schema = load(url)
+    session = requests.Session()
+    tally = tally or Tally()
+    deadline = time.monotonic() + fuzz_budget_s
+    failures: list[str] = []
+    for result in schema.get_all_operations():
+        assert isinstance(result, Ok), result
+        operation = result.ok()
+        phases: list[tuple[str, Callable[[], None]]] = [
+            ("coverage", functools.partial(_each, coverage_cases(schema, operation), url, session, tally)),
+            *(
+                (
+                    f"fuzzing, {m.value}",
+                    functools.partial(
+                        fuzz_cases, operation, m, _counted(url, session, tally, "fuzzing"), max_examples
+                    ),
+                )
+                for m in MODES
+            ),
+        ]
+        for phase, go in phases:
+            label = f"{operation.label} ({phase})"
+            if phase != "coverage" and time.monotonic() > deadline:
+                continue
+            try:
+                go()
+            except ControllerUnresponsive as e:
+                return [*failures, f"{label}: no answer; stopping: {e}"]
+            except (FailureGroup, Exception) as e:  # a check failed: go on, report all at the end
+                failures.append(f"{label}: {type(e).__name__}: {str(e)[:3000]}")
+    return failures
+
+
+def _counted(url: str, session: requests.Session, tally: Tally, phase: str) -> Callable[[Case], None]:
+    def run(case: Case) -> None:
+        tally.count(phase)
+        call_and_check(url, session, case, tally)
+
+    return run
+
+
+def _each(cases: Iterator[Case], url: str, session: requests.Session, tally: Tally) -> None:
+    run = _counted(url, session, tally, "coverage")
+    for case in cases:
+        if not asks_for_huge_topics(case.body):
+            run(case)
+
+
+def run_stateful(
+    url: str,
+    *,
+    max_examples: int,
+    steps: int,
+    modes: tuple[GenerationMode, ...] = MODES,
+    tally: Tally | None = None,
+) -> list[str]:
+    """Schemathesis' stateful phase: ``max_examples`` scenarios of up to ``steps`` calls each,
+    following the document's links, with cases of ``modes`` (positive only: more calls succeed,
+    so more links are followed); the failure (Hypothesis stops at the first), if any."""
+    schema = load(url)
+    schema.config.generation.update(modes=list(modes))
+    session = requests.Session()
+    counts = tally or Tally()
+    base = schema.as_state_machine()
+
+    class Machine(base):  # type: ignore[misc,valid-type]  # a class schemathesis builds at run time
+        def step(self, input: StepInput) -> StepOutput:
+            transition = input.transition
+            if transition is not None and input.is_applied:  # a value of an earlier answer used
+                counts.count(
+                    "stateful, documented link" if not transition.is_inferred else "stateful, inferred link"
+                )
+            return super().step(input)  # type: ignore[no-any-return]
+
+        def before_call(self, case: Case) -> None:
+            case.body = tamed(case.body)
+            bounded(case)
+
+        def get_call_kwargs(self, case: Case) -> dict[str, Any]:
+            return {"base_url": url, "session": session, "headers": auth(), "timeout": REQUEST_TIMEOUT_S}
+
+        def call(self, case: Case, **kwargs: Any) -> Any:
+            counts.count("stateful")
+            return _call(case, counts, **kwargs)
+
+        def validate_response(self, response: Any, case: Case, **kwargs: Any) -> None:
+            case.validate_response(response, checks=CHECKS, headers=auth())
+
+    try:
+        run_state_machine_as_test(
+            Machine,
+            settings=settings(
+                max_examples=max_examples,
+                stateful_step_count=steps,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                phases=[Phase.explicit, Phase.generate],  # no shrinking: bounded time
+                suppress_health_check=list(HealthCheck),
+            ),
+        )
+    except (FailureGroup, Exception) as e:
+        return [f"stateful: {type(e).__name__}: {str(e)[:6000]}"]
+    return []
