@@ -33,11 +33,16 @@ def fast_jvm_env(base: Mapping[str, str], *spark_conf: str) -> dict[str, str]:
 @contextmanager
 def fast_jvm_environ() -> Iterator[None]:
     """This process's environment with :func:`fast_jvm_env`'s variables while pyspark starts a
-    JVM in it (it reads them then); restored afterwards."""
-    saved = dict(os.environ)
-    os.environ.update(fast_jvm_env({}))
+    JVM in it (it reads them then); those are given back as they were afterwards (what pyspark
+    set meanwhile, such as ``SPARK_HOME``, stays)."""
+    added = fast_jvm_env({})
+    saved = {k: os.environ.get(k) for k in added}
+    os.environ.update(added)
     try:
         yield
     finally:
-        os.environ.clear()
-        os.environ.update(saved)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -129,8 +129,9 @@ def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.Capture
 
 
 def test_the_same_entry_under_spark_submit(tmp_path: Path) -> None:
-    """The line the README gives for a Spark cluster, on local[1]: spark-submit's master is used
-    (its JVMs with tests/feeder/spark_env.py's flags)."""
+    """The line the README gives for a Spark cluster, on local[1]: spark-submit's master is used.
+    Run as from the virtualenv pyspark is installed in (its ``bin`` first on the path: the script
+    finds its Spark there), its JVMs with tests/feeder/spark_env.py's flags."""
     cluster_file, sizes = write_inputs(tmp_path)
     spark_submit = Path(sys.executable).parent / "spark-submit"
     entry = Path(feeder_main.__file__)
@@ -153,7 +154,7 @@ def test_the_same_entry_under_spark_submit(tmp_path: Path) -> None:
         text=True,
         timeout=240,
         check=False,
-        env=fast_jvm_env(os.environ),
+        env=fast_jvm_env({**os.environ, "PATH": f"{spark_submit.parent}{os.pathsep}{os.environ['PATH']}"}),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("plan plan-") and "decommission:5" in proc.stdout
