@@ -1,6 +1,8 @@
 """Fixtures of the feeder tests: small clusters built with Kafka's placement, and one local Spark
-session per test process (``local[2]``, no UI, quiet logs; stopped at the end): a JVM per
-pytest-xdist worker that runs a Spark test, rather than one per module on every such worker."""
+session per test process (``local[2]``, no UI, quiet logs, a JVM that starts fast; stopped at the
+end): a JVM per pytest-xdist worker that runs a Spark test, rather than one per module on every
+such worker. The acceptance tests run ``reassignd feed plan`` in this process too, on this
+session (the command uses the session its process already runs)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 
 from reassignd.controller.topics.placement import BrokerMeta, assign_replicas
 from reassignd.feeder.model import Cluster, Row, build_cluster
+from tests.feeder.spark_env import fast_jvm_environ
 
 
 def kafka_cluster(
@@ -33,7 +36,8 @@ def kafka_cluster(
 def spark() -> Iterator[Any]:
     from reassignd.feeder.spark_job import spark_session  # noqa: PLC0415 (pyspark only here)
 
-    session = spark_session("local[2]", app_name="reassignd-tests")
+    with fast_jvm_environ():
+        session = spark_session("local[2]", app_name="reassignd-tests")
     try:
         yield session
     finally:

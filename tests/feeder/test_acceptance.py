@@ -1,7 +1,8 @@
 """The feeder end to end, as an operator runs it: a real ZooKeeper, controller and nine agents on
-three racks, ``reassignd feed plan`` (a real local Spark session, in its own process) reading the
-cluster and its sizes from the controller, ``reassignd feed run`` executing the batches, and
-``reassignd admin reassign --execute`` taking the plan's rollback file.
+three racks (in this process: :mod:`reassignd.testing.kit`), ``reassignd feed plan`` (a real local
+Spark session, the test process's) reading the cluster and its sizes from the controller over
+HTTP, ``reassignd feed run`` (a process of its own) executing the batches, and ``reassignd admin
+reassign --execute`` taking the plan's rollback file.
 
 - decommission two agents: only their replicas move, racks stay distinct, the two end empty; the
   rollback file brings every partition back to where it was;
@@ -11,12 +12,13 @@ cluster and its sizes from the controller, ``reassignd feed run`` executing the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from reassignd.zk.client import ZkClient
-from tests.feeder.feed_cli import read_json, reassignd
-from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
+from tests.feeder.feed_cli import read_json, reassignd, reassignd_here
+from tests.integration.harness import ControllerProc, Kit, active_one, eventually, wait_brokers
 from tests.integration.reassignment_helpers import make_topic, set_broker_rate, topic_znode
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
@@ -25,11 +27,11 @@ SIZE = 100_000
 RACK = {b: (b - 1) % 3 for b in range(1, 10)}  # `reassignd cluster --racks 3`: r0 r1 r2 r0 ...
 
 
-async def start(procs: Procs, zk: ZkClient, agents: int) -> ControllerProc:
-    c = procs.controller(9000, 2.0)
+async def start(kit: Kit, zk: ZkClient, agents: int) -> ControllerProc:
+    c = kit.controller(9000, 2.0)
     await active_one(c)
     await set_broker_rate(zk, None, "20000000")
-    procs.cluster(agents, 1, 3)
+    kit.cluster(agents, 1, 3)
     await wait_brokers(c, set(range(1, agents + 1)))
     return c
 
@@ -57,8 +59,10 @@ async def sized_everywhere(c: ControllerProc, count: int) -> bool:
     return len(sizes) == count and all(s == SIZE for s in sizes)
 
 
-async def test_decommission_two_of_nine_then_roll_back(procs: Procs, zk: ZkClient, tmp_path: Path) -> None:
-    c = await start(procs, zk, 9)
+async def test_decommission_two_of_nine_then_roll_back(
+    kit: Kit, zk: ZkClient, spark: Any, tmp_path: Path
+) -> None:
+    c = await start(kit, zk, 9)
     topics = [f"d{i}" for i in range(10)]
     for i, t in enumerate(topics):  # 200 partitions, RF 3, one replica per rack
         await make_topic(
@@ -71,7 +75,7 @@ async def test_decommission_two_of_nine_then_roll_back(procs: Procs, zk: ZkClien
         lambda: sized_everywhere(c, 600), timeout_s=60, what="every replica's size in /v1/log-dirs"
     )
     out, log = tmp_path / "plan", tmp_path / "feed.log"
-    planned = await reassignd(
+    planned = await reassignd_here(
         "feed", "plan", "--bootstrap-controller", c.url, "--goal", "decommission:8,9", "--out", str(out),
         "--master", "local[2]", log=log,
     )  # fmt: skip
@@ -88,7 +92,7 @@ async def test_decommission_two_of_nine_then_roll_back(procs: Procs, zk: ZkClien
     assert all(len({RACK[r] for r in rs}) == len(rs) for rs in after.values())
     assert {tp for tp in before if before[tp] != after[tp]} == moved
     # the rollback file, through admin reassign, brings everything back
-    rolled = await reassignd(
+    rolled = await reassignd_here(
         "admin", "reassign", "--bootstrap-controller", c.url, "--execute",
         "--reassignment-json-file", str(out / "rollback.json"), log=log,
     )  # fmt: skip
@@ -96,20 +100,22 @@ async def test_decommission_two_of_nine_then_roll_back(procs: Procs, zk: ZkClien
     await eventually(lambda: settled(zk, topics, before), timeout_s=120, what="the rollback completed")
 
 
-async def test_add_three_agents_and_rebalance_bytes(procs: Procs, zk: ZkClient, tmp_path: Path) -> None:
-    c = await start(procs, zk, 6)
+async def test_add_three_agents_and_rebalance_bytes(
+    kit: Kit, zk: ZkClient, spark: Any, tmp_path: Path
+) -> None:
+    c = await start(kit, zk, 6)
     topics = [f"r{i}" for i in range(9)]
     for i, t in enumerate(topics):  # 180 partitions, RF 2, on brokers 1-6
         await make_topic(
             zk, t, {p: (1 + (i + p) % 6, 1 + (i + p + 1) % 6) for p in range(20)}, initial_bytes=SIZE
         )
-    procs.cluster(3, 7, 3)  # brokers 7, 8, 9 join, empty
+    kit.cluster(3, 7, 3)  # brokers 7, 8, 9 join, empty
     await wait_brokers(c, set(range(1, 10)))
     await eventually(
         lambda: sized_everywhere(c, 360), timeout_s=60, what="every replica's size in /v1/log-dirs"
     )
     out, log = tmp_path / "plan", tmp_path / "feed.log"
-    planned = await reassignd(
+    planned = await reassignd_here(
         "feed", "plan", "--bootstrap-controller", c.url, "--goal", "rebalance:bytes", "--out", str(out),
         "--master", "local[2]", log=log,
     )  # fmt: skip

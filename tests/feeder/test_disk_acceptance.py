@@ -1,11 +1,12 @@
 """The ``disk`` goal end to end (JBOD): two agents, each with a small and a large log dir
 (``--log-dirs /d1:2000000,/d2:8000000``) that Kafka's placement filled with as many replicas each,
-so the small one is four times as full. ``reassignd feed plan --goal disk`` (one local Spark
-session, in its own process) reads the dirs and their capacities from the controller's
-``GET /v1/log-dirs`` and plans moves within each broker that bring both dirs to the broker's
-usage; ``plan.svg`` draws each dir's bars; ``reassignd feed run`` executes the batch (the
-executor asks the agents, under the intra-broker throttle, with progress in the batch's status);
-every replica ends in its planned dir, as ``GET /v1/log-dirs`` shows."""
+so the small one is four times as full (the controller and the agents in this process:
+:mod:`reassignd.testing.kit`). ``reassignd feed plan --goal disk`` (a local Spark session, the
+test process's) reads the dirs and their capacities from the controller's ``GET /v1/log-dirs``
+and plans moves within each broker that bring both dirs to the broker's usage; ``plan.svg`` draws
+each dir's bars; ``reassignd feed run`` (a process of its own) executes the batch (the executor
+asks the agents, under the intra-broker throttle, with progress in the batch's status); every
+replica ends in its planned dir, as ``GET /v1/log-dirs`` shows."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ import pytest
 
 from reassignd.zk import admin_codec, paths
 from reassignd.zk.client import ZkClient
-from tests.feeder.feed_cli import read_json, reassignd
-from tests.integration.harness import ControllerProc, Procs, active_one, eventually, wait_brokers
+from tests.feeder.feed_cli import read_json, reassignd, reassignd_here
+from tests.integration.harness import ControllerProc, Kit, active_one, eventually, wait_brokers
 from tests.integration.reassignment_helpers import make_topic
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
@@ -54,16 +55,16 @@ def bytes_in(dirs: dict[str, dict[str, Any]], d: str) -> int:
 
 
 async def test_disk_goal_balances_the_dirs_of_each_broker_and_the_executor_runs_it(
-    procs: Procs, zk: ZkClient, tmp_path: Path
+    kit: Kit, zk: ZkClient, spark: Any, tmp_path: Path
 ) -> None:
-    c = procs.controller(9000, 2.0, "--dir-move-interval-s", "0.3")
+    c = kit.controller(9000, 2.0, "--dir-move-interval-s", "0.3")
     await active_one(c)
     await zk.create(
         paths.config_broker(None),
         admin_codec.encode_entity_config({"replica.alter.log.dirs.io.max.bytes.per.second": str(DIR_RATE)}),
         make_parents=True,
     )
-    procs.cluster(2, 1, None, "--log-dirs", ",".join(f"{d}:{cap}" for d, cap in CAPACITY.items()))
+    kit.cluster(2, 1, None, "--log-dirs", ",".join(f"{d}:{cap}" for d, cap in CAPACITY.items()))
     await wait_brokers(c, {1, 2})
     await make_topic(zk, "j", {p: (1 + p % 2, 2 - p % 2) for p in range(PARTITIONS)}, initial_bytes=SIZE)
 
@@ -78,7 +79,7 @@ async def test_disk_goal_balances_the_dirs_of_each_broker_and_the_executor_runs_
         assert before[b]["/d1"]["total"] == CAPACITY["/d1"]
 
     out, log = tmp_path / "plan", tmp_path / "feed.log"
-    planned = await reassignd(
+    planned = await reassignd_here(
         "feed", "plan", "--bootstrap-controller", c.url, "--goal", "disk", "--out", str(out),
         "--master", "local[1]", log=log,
     )  # fmt: skip

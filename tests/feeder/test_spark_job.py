@@ -5,6 +5,7 @@ readers of ``admin reassign --execute`` and ``admin batch submit``."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -24,6 +25,7 @@ from reassignd.feeder.planner import plan_locally
 from reassignd.feeder.spark_job import plan_on_spark
 from reassignd.plan_picture import SVG_NS
 from tests.feeder.conftest import kafka_cluster
+from tests.feeder.spark_env import fast_jvm_env
 from tests.feeder.spark_inputs import write_inputs
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
@@ -127,7 +129,9 @@ def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.Capture
 
 
 def test_the_same_entry_under_spark_submit(tmp_path: Path) -> None:
-    """The line the README gives for a Spark cluster, on local[1]: spark-submit's master is used."""
+    """The line the README gives for a Spark cluster, on local[1]: spark-submit's master is used.
+    Run as from the virtualenv pyspark is installed in (its ``bin`` first on the path: the script
+    finds its Spark there), its JVMs with tests/feeder/spark_env.py's flags."""
     cluster_file, sizes = write_inputs(tmp_path)
     spark_submit = Path(sys.executable).parent / "spark-submit"
     entry = Path(feeder_main.__file__)
@@ -150,6 +154,7 @@ def test_the_same_entry_under_spark_submit(tmp_path: Path) -> None:
         text=True,
         timeout=240,
         check=False,
+        env=fast_jvm_env({**os.environ, "PATH": f"{spark_submit.parent}{os.pathsep}{os.environ['PATH']}"}),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("plan plan-") and "decommission:5" in proc.stdout

@@ -1,11 +1,16 @@
-"""``reassignd feed plan --master spark://HOST:PORT`` on a Spark standalone cluster: a master and two
-workers started from the pyspark package (its ``bin/spark-class``, nothing downloaded), bound to
-127.0.0.1, each worker with one core, so the plan's tasks run in two executor JVMs with their own
-Python workers. The plan's files are the same as with ``local[*]``. Every process is stopped at
-the end."""
+"""``reassignd feed plan --master spark://HOST:PORT`` on a Spark standalone cluster: a master and a
+worker started from the pyspark package (its ``bin/spark-class``, nothing downloaded), bound to
+127.0.0.1; the worker has two cores and the application one core per executor, so the plan's
+tasks run in two executor JVMs with their own Python workers (the application starts its jobs
+once both have registered). The plan's files are those the pure planner makes from the same
+input, read and written by the same code (the pure planner plans what ``local[*]`` plans:
+tests/feeder/test_spark_job.py). Every process is stopped at the end; every JVM starts with
+tests/feeder/spark_env.py's flags."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime
 import json
 import os
 import signal
@@ -17,8 +22,13 @@ from typing import Any, BinaryIO
 
 import pytest
 
+from reassignd.config import load_command
+from reassignd.feeder.command_line import FeedPlanCommand
+from reassignd.feeder.plan_command import check_goals, load_cluster, plan_settings, write_outputs
+from reassignd.feeder.planner import plan_locally
 from reassignd.testing.polling import eventually
 from reassignd.zk.server import free_port
+from tests.feeder.spark_env import fast_jvm_env
 from tests.feeder.spark_inputs import write_inputs
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(420)]
@@ -36,14 +46,24 @@ class Standalone:
         self.port = free_port()
         self.ui_port = free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
+        self.work = tmp / "worker"
         self.procs: list[subprocess.Popen[bytes]] = []
         self.log_files: list[BinaryIO] = []
-        self.env = {
-            **os.environ,
-            "SPARK_HOME": str(SPARK_HOME),
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "PYSPARK_PYTHON": sys.executable,  # the executors' Python: reassignd is importable there
-        }
+        self.env = fast_jvm_env(
+            {
+                **os.environ,
+                "SPARK_HOME": str(SPARK_HOME),
+                "SPARK_LOCAL_IP": "127.0.0.1",
+                "PYSPARK_PYTHON": sys.executable,  # the executors' Python: reassignd is importable there
+            },
+            # an application takes the worker's two cores as two executors and runs its first
+            # job once both have registered (the plan's tasks are spread over both)
+            "spark.cores.max=2",
+            "spark.executor.cores=1",
+            "spark.executor.memory=512m",
+            "spark.scheduler.minRegisteredResourcesRatio=1.0",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime=240s",
+        )
         # no REST submission server (a fixed port, 6066)
         self.properties = tmp / "spark.properties"
         self.properties.write_text("spark.master.rest.enabled false\n")
@@ -62,20 +82,19 @@ class Standalone:
             )
         )
 
-    def start(self, workers: int) -> None:
+    def start(self) -> None:
         self._start(
             "master", MASTER, "--host", "127.0.0.1", "--port", str(self.port),
             "--webui-port", str(self.ui_port), "--properties-file", str(self.properties),
         )  # fmt: skip
-        for i in range(workers):
-            work = self.tmp / f"worker-{i}"
-            work.mkdir()
-            self._start(
-                f"worker-{i}", WORKER, self.url, "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
-                "--webui-port", "0", "--work-dir", str(work), "--properties-file", str(self.properties),
-            )  # fmt: skip
+        self.work.mkdir()
+        self._start(
+            "worker", WORKER, self.url, "--host", "127.0.0.1", "--cores", "2", "--memory", "1g",
+            "--webui-port", "0", "--work-dir", str(self.work), "--properties-file", str(self.properties),
+        )  # fmt: skip
 
-    async def alive_workers(self) -> int:
+    async def master_status(self) -> dict[str, Any] | None:
+        """The master's state (its UI's JSON) once it serves it."""
         import aiohttp  # noqa: PLC0415
 
         async with (
@@ -84,10 +103,10 @@ class Standalone:
         ):
             text = await resp.text()
         try:  # the master's UI may answer its HTML page while it starts
-            doc = json.loads(text)
+            doc: dict[str, Any] = json.loads(text)
         except ValueError:
-            return 0
-        return int(doc.get("aliveworkers", 0))
+            return None
+        return doc
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -115,44 +134,76 @@ def standalone(tmp_path: Path) -> Iterator[Standalone]:
         cluster.stop()
 
 
-def feed_plan(master: str, cluster_file: Path, sizes: Path, out: Path, env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "reassignd", "feed", "plan", "--cluster-file", str(cluster_file),
-            "--sizes", str(sizes), "--goal", "decommission:4,8", "--goal", "rebalance:bytes",
-            "--tasks", "4", "--batch-size", "20", "--seed", "7", "--master", master, "--out", str(out),
-        ],
-        capture_output=True, text=True, timeout=300, env=env, check=False,
+PLAN_ARGS = (
+    "feed", "plan", "--goal", "decommission:4,8", "--goal", "rebalance:bytes", "--tasks", "4",
+    "--batch-size", "20", "--seed", "7",
+)  # fmt: skip
+
+
+async def feed_plan_process(
+    master: str, cluster_file: Path, sizes: Path, out: Path, env: dict[str, str]
+) -> dict[str, Any]:
+    """``python -m reassignd feed plan ... --master MASTER``: its files and its summary."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "reassignd", *PLAN_ARGS, "--cluster-file", str(cluster_file),
+        "--sizes", str(sizes), "--master", master, "--out", str(out),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    stdout, stderr = await asyncio.wait_for(proc.communicate(), 300)
+    assert proc.returncode == 0, stderr.decode(errors="replace")
+    return plan_files(out, stdout.decode())
+
+
+def pure_plan(cluster_file: Path, sizes: Path, out: Path) -> dict[str, Any]:
+    """The same command line's settings and input, planned by the pure planner and written by
+    the command's writer: its files and its summary."""
+    argv = [*PLAN_ARGS, "--cluster-file", str(cluster_file), "--sizes", str(sizes), "--out", str(out)]
+    command = load_command(argv, {})
+    assert isinstance(command, FeedPlanCommand)
+    settings = plan_settings(command.values)
+    cluster = load_cluster(settings, sys.stderr)
+    check_goals(settings.goals, cluster)
+    result = plan_locally(cluster, settings.goals, settings.options, settings.tasks)
+    summary, _ = write_outputs(result, settings, datetime.datetime.now(datetime.UTC))
+    return plan_files(out, summary)
+
+
+def plan_files(out: Path, summary: str) -> dict[str, Any]:
     batches = json.loads((out / "batches.json").read_text())
     del batches["created_at"]  # the one field that depends on the clock
     return {
         "plan": json.loads((out / "plan.json").read_text()),
         "rollback": json.loads((out / "rollback.json").read_text()),
         "batches": batches,
-        "summary": done.stdout,
+        "summary": summary,
     }
 
 
-async def test_a_standalone_cluster_plans_what_local_mode_plans(
+async def test_a_standalone_cluster_plans_what_the_pure_planner_plans(
     standalone: Standalone, tmp_path: Path
 ) -> None:
     cluster_file, sizes = write_inputs(tmp_path)
-    standalone.start(workers=2)
+    standalone.start()
     try:
-        await eventually(lambda: _two(standalone), timeout_s=120, what="two Spark workers registered")
+        await eventually(standalone.master_status, timeout_s=120, what="the Spark master serving")
     except AssertionError:
         raise AssertionError(standalone.logs()) from None
-
-    on_cluster = feed_plan(standalone.url, cluster_file, sizes, tmp_path / "cluster", standalone.env)
-    local = feed_plan("local[*]", cluster_file, sizes, tmp_path / "local", standalone.env)
-    assert on_cluster == local
-    assert on_cluster["plan"]["partitions"]  # something moved
-    # the tasks ran on the workers: each worker started an executor for the application
-    executors = [d for w in (0, 1) for d in (standalone.tmp / f"worker-{w}").glob("app-*/*")]
+    # the driver starts while the worker registers: its first job waits for both executors
+    on_cluster = asyncio.create_task(
+        feed_plan_process(standalone.url, cluster_file, sizes, tmp_path / "cluster", standalone.env)
+    )
+    local = pure_plan(cluster_file, sizes, tmp_path / "local")
+    try:
+        planned = await on_cluster
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{standalone.logs()}") from None
+    assert planned == local
+    assert planned["plan"]["partitions"]  # something moved
+    status = await standalone.master_status()
+    assert status is not None and status["aliveworkers"] == 1, status
+    # the tasks ran on the worker: it started two executors for the application, each of which
+    # ran some of them
+    executors = sorted(standalone.work.glob("app-*/*"))
     assert len(executors) == 2, standalone.logs()
-
-
-async def _two(standalone: Standalone) -> bool:
-    return await standalone.alive_workers() == 2
+    for executor in executors:
+        assert "Running task" in (executor / "stderr").read_text(errors="replace"), standalone.logs()
