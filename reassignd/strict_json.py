@@ -6,8 +6,8 @@
   \\"topic\\""). The ZooKeeper codecs and the plan format read with it.
 - :func:`loads_tracking` is the same reader for documents whose repeated keys are refused later,
   with their path, by :class:`Reader` (the HTTP request bodies).
-- :func:`fast_object` and :func:`fast_keys_unique` are its fast path (the ZooKeeper codecs'):
-  what :func:`loads` returns for an object, or None wherever it might refuse; they never raise.
+- :func:`fast_object` is its fast path (the ZooKeeper codecs' JSON reading): what :func:`loads`
+  returns for an object, or None wherever it might refuse; it never raises.
 - :class:`Reader`: typed readers of a decoded document whose every refusal starts with the
   offending value's path (``topics[0].partition: expected an integer, got a string``). The HTTP
   layer, the API client and the control channel each read with one, raising their own error.
@@ -144,9 +144,8 @@ def loads_tracking(data: bytes | str) -> Any:
 # --- the fast path: what loads returns, or None where it might refuse or differ --------------------
 
 
-# The C scanner loads uses, with no pairs hook (see fast_keys_unique), or with a cheap one. A NaN
-# or Infinity literal, or a repeated key, raises: fast_object returns None.
-_FAST = json.JSONDecoder(parse_constant=_no_constant)
+# The C scanner loads uses, with a cheap pairs hook: a NaN or Infinity literal, or a repeated key,
+# raises, and fast_object returns None.
 
 
 def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -155,34 +154,21 @@ def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return obj
 
 
-_FAST_UNIQUE = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+_FAST = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
 
 
-def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object] | None:
+def fast_object(data: bytes | None) -> dict[str, object] | None:
     """What :func:`loads` returns for ``data`` when that is an object, or None: for bytes that start
     with the object (no whitespace, BOM or other encoding before it) and end with it, are UTF-8,
-    and hold no ``\\u`` escape (so no lone surrogate) and no NaN or Infinity.
-
-    With ``unique=False`` (cheaper), a key repeated in an object goes unnoticed and the last value
-    wins: the result stands only once :func:`fast_keys_unique` confirms it."""
+    and hold no ``\\u`` escape (so no lone surrogate), no NaN or Infinity and no repeated key."""
     if type(data) is not bytes or b"\\u" in data:
         return None
     try:
         text = data.decode()
-        obj, end = (_FAST_UNIQUE if unique else _FAST).raw_decode(text)
+        obj, end = _FAST.raw_decode(text)
     except (ValueError, RecursionError):  # not UTF-8 or JSON; a constant, repeated key, long number
         return None
     return obj if type(obj) is dict and end == len(text) else None
-
-
-def fast_keys_unique(data: bytes | None, keys: int) -> bool:
-    """True only if no object in ``data`` repeats a key. ``data`` is JSON that :func:`fast_object`
-    read, and ``keys`` counts no more keys than its objects hold (say, the sizes of some of the
-    dicts read from it).
-
-    Each member of an object is written with one ``:`` outside strings, and strings may hold more,
-    so colons >= members >= distinct keys >= ``keys``: equal ends leave no room for a repeat."""
-    return data is not None and data.count(b":") == keys
 
 
 # --- typed readers -----------------------------------------------------------------------------------

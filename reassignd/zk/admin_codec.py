@@ -18,7 +18,7 @@ import msgspec
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 from reassignd.plan_format import PlanError, read_plan
 from reassignd.topic_partition import TopicPartition, topic_name_problem
-from reassignd.zk.codec import JSON_ENCODER, replicas_encodable
+from reassignd.zk.codec import JSON_ENCODER
 from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
 from reassignd.zk.json_fields import (
     dump,
@@ -54,6 +54,16 @@ class _LegacyItem(msgspec.Struct, omit_defaults=True):
     original_replicas: tuple[int, ...] | None = None
 
 
+def _replicas_encodable(replicas: object) -> bool:
+    """A recorded replica list the plan reader takes: a non-empty tuple of broker ids, each once."""
+    return (
+        type(replicas) is tuple
+        and bool(replicas)
+        and all(type(b) is int and 0 <= b <= INT32_MAX for b in replicas)
+        and len(set(replicas)) == len(replicas)
+    )
+
+
 def _ids_encodable(ids: object) -> bool:
     return type(ids) is tuple and all(type(b) is int and 0 <= b <= INT32_MAX for b in ids)
 
@@ -78,7 +88,7 @@ def _legacy_encodable(entries: tuple[LegacyReassignmentEntry, ...]) -> bool:
         type(r) is int for e in entries for ids in (e.replicas, e.original_replicas or ()) for r in ids
     ):
         return False
-    return all(map(replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
+    return all(map(_replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
 
 
 def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> bytes:

@@ -1,12 +1,13 @@
 """The JSON machinery under ``zk/codec.py``: a znode's bytes read into a JSON object, typed field
 readers that name the field in their one-line error, and the checked compact writer.
 
-:func:`load_object_strictly` and the ``read_*`` functions are the strict path, the single source
-of every decoding error. The ``fast_*`` functions serve a fast path: each returns what its strict
-counterpart would, or ``None`` wherever that counterpart might refuse or return something else;
-they never raise and never word an error. A codec tries them first and, on any ``None``, takes
-the strict path, so it accepts, refuses and words exactly as the strict path alone would.
-:func:`load_object` is the first such pair: every decoder reads its JSON with it (its fast half,
+A codec decodes in two tiers. The first is typed (a msgspec struct in ``zk/codec.py``, or, for
+the executor's journal, the ``fast_*`` predicates here): it returns what the strict path would,
+or gives up wherever that path might refuse or return something else; it never raises and never
+words an error. The second, only on its giving up, is the strict path:
+:func:`load_object_strictly` and the ``read_*`` functions, the single source of every decoding
+error. So a codec accepts, refuses and words exactly as the strict path alone would.
+:func:`load_object` reads every decoder's JSON the same way (its first tier,
 ``strict_json.fast_object``, is strict JSON's own).
 """
 
@@ -15,8 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from itertools import repeat
-from typing import TypeGuard, TypeVar, cast
+from typing import TypeGuard, TypeVar
 
 from reassignd import strict_json
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
@@ -59,7 +59,7 @@ def utf8_text(data: bytes | None) -> str:
 
 def load_object(data: bytes | None) -> dict[str, object]:
     """The JSON object in ``data``: :func:`fast_object` if it can vouch for it, else strictly."""
-    obj = fast_object(data, unique=True)
+    obj = fast_object(data)
     return load_object_strictly(data) if obj is None else obj
 
 
@@ -220,19 +220,3 @@ def fast_partition_keys(keys: Iterable[str]) -> bool:
     aside: up to ten digits pass, so the caller checks the largest against ``INT32_MAX``)."""
     joined = ",".join(keys)
     return not joined or _PARTITIONS.fullmatch(joined) is not None
-
-
-def fast_replica_map(value: object, *, allow_empty: bool = False) -> dict[int, Replicas] | None:
-    """``{"<partition>": [replicas], ...}`` in the JSON's order, each key as :func:`read_partition`
-    reads it and each list as :func:`fast_replicas` does; None if any of them would refuse."""
-    if type(value) is not dict:
-        return None
-    try:
-        partitions = list(map(int, keys := list(value)))
-    except ValueError:
-        return None
-    # int() takes no key with a comma, so the keys joined by commas match only if each one does.
-    if keys and (not _PARTITIONS.fullmatch(",".join(keys)) or max(partitions) > INT32_MAX):
-        return None
-    lists = list(map(fast_replicas, value.values(), repeat(allow_empty)))
-    return None if None in lists else dict(zip(partitions, cast("list[Replicas]", lists), strict=True))
