@@ -179,8 +179,11 @@ def field_path(path: str, key: str) -> str:
 
 
 class Reader:
-    """Typed readers of a decoded document. A value of the wrong shape raises
-    ``error(f"{path}: {message}")``, ``path`` naming the value (``root`` for the whole document)."""
+    """Typed readers of a decoded document: the one strict-reader family. A value of the wrong
+    shape raises ``error(f"{path}: {message}")``, ``path`` naming the value (``root`` for the whole
+    document). A subclass may word the two common refusals (:meth:`wrong_type`,
+    :meth:`out_of_range`) its own way: the znode codecs' reader does
+    (:mod:`reassignd.zk.json_fields`)."""
 
     __slots__ = ("error", "root")
 
@@ -191,13 +194,20 @@ class Reader:
     def fail(self, path: str, message: str) -> NoReturn:
         raise self.error(f"{path or self.root}: {message}")
 
+    def wrong_type(self, path: str, expected: str, value: object) -> NoReturn:
+        """``expected`` with its article: ``an integer``."""
+        self.fail(path, f"expected {expected}, got {json_type(value)}")
+
+    def out_of_range(self, path: str, value: int, low: int, high: int) -> NoReturn:
+        self.fail(path, f"{value} is out of range ({low}..{high})")
+
     def obj(
         self, value: Any, path: str, required: tuple[str, ...], optional: tuple[str, ...] | None = ()
     ) -> dict[str, Any]:
         """An object with the ``required`` members and no repeated key; any other member is refused
         unless it is ``optional`` (``optional=None``: every other member is ignored)."""
         if not isinstance(value, dict):
-            self.fail(path, f"expected an object, got {json_type(value)}")
+            self.wrong_type(path, "an object", value)
         for key in getattr(value, "duplicates", ()):
             self.fail(field_path(path, key), "duplicate field")
         if optional is not None:
@@ -212,31 +222,31 @@ class Reader:
     def mapping(self, value: Any, path: str) -> dict[str, Any]:
         """An object with keys of the caller's choosing (a map), no repeated key."""
         if not isinstance(value, dict):
-            self.fail(path, f"expected an object, got {json_type(value)}")
+            self.wrong_type(path, "an object", value)
         for key in getattr(value, "duplicates", ()):
             self.fail(f"{path}[{json.dumps(key)}]", "duplicate key")
         return value
 
     def array(self, value: Any, path: str) -> list[Any]:
         if not isinstance(value, list):
-            self.fail(path, f"expected an array, got {json_type(value)}")
+            self.wrong_type(path, "an array", value)
         return value
 
     def text(self, value: Any, path: str) -> str:
         if not isinstance(value, str):
-            self.fail(path, f"expected a string, got {json_type(value)}")
+            self.wrong_type(path, "a string", value)
         return value
 
     def boolean(self, value: Any, path: str) -> bool:
         if not isinstance(value, bool):
-            self.fail(path, f"expected a boolean, got {json_type(value)}")
+            self.wrong_type(path, "a boolean", value)
         return value
 
     def integer(self, value: Any, path: str, low: int = INT32_MIN, high: int = INT64_MAX) -> int:
         if not is_int(value):
-            self.fail(path, f"expected an integer, got {json_type(value)}")
+            self.wrong_type(path, "an integer", value)
         if not low <= value <= high:
-            self.fail(path, f"{value} is out of range ({low}..{high})")
+            self.out_of_range(path, value, low, high)
         return int(value)
 
     def integers(self, value: Any, path: str, low: int = INT32_MIN, high: int = INT32_MAX) -> tuple[int, ...]:
@@ -255,7 +265,7 @@ class Reader:
     def number(self, value: Any, path: str) -> float:
         """A finite JSON number (integer or not; booleans are not numbers)."""
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.fail(path, f"expected a number, got {json_type(value)}")
+            self.wrong_type(path, "a number", value)
         try:
             number = float(value)
         except OverflowError:

@@ -19,8 +19,8 @@ from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 from reassignd.plan_format import PlanError, read_plan
 from reassignd.topic_partition import TopicPartition, topic_name_problem
 from reassignd.zk.codec import JSON_ENCODER
-from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
 from reassignd.zk.json_fields import (
+    FIELDS,
     dump,
     field_name,
     get_field,
@@ -33,8 +33,8 @@ from reassignd.zk.json_fields import (
     read_replicas,
     read_str,
     read_version,
-    wrong_type,
 )
+from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
 
 # --- /admin/reassign_partitions (and _extra) -----------------------------------------------------
 
@@ -220,8 +220,7 @@ def decode_reassignment_request(data: bytes | None) -> ReassignmentRequest:
         for key, replicas in read_object(partitions, where).items():
             target = read_replicas(replicas, field_name(where, key), recorded=False)
             assignments[(topic, read_partition(key, where))] = target
-    if type(legacy := obj.get("legacy", False)) is not bool:
-        raise wrong_type("legacy", "a boolean", legacy)
+    legacy = FIELDS.boolean(obj.get("legacy", False), "legacy")
     return ReassignmentRequest(assignments, legacy)
 
 

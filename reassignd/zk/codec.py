@@ -31,7 +31,7 @@ from typing import Annotated
 
 import msgspec
 
-from reassignd.int_limits import INT32_MAX
+from reassignd.int_limits import INT32_MAX, PORT_MAX
 from reassignd.topic_partition import Replicas
 from reassignd.zk.json_fields import (
     DIGITS,
@@ -55,8 +55,6 @@ from reassignd.zk.json_fields import (
     utf8_text,
 )
 from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
-
-PORT_MAX = 65535
 
 # --- /controller, /controller_epoch, /cluster/id -------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypeGuard, TypeVar
+from typing import NoReturn, TypeGuard, TypeVar
 
 from reassignd import strict_json
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
@@ -107,35 +107,27 @@ def get_field(obj: Mapping[str, object], key: str, where: str = "") -> object:
         raise CodecError(f"missing field '{where}{key}'") from None
 
 
-def wrong_type(where: str, expected: str, value: object) -> CodecError:
-    got = strict_json.kind(value)
-    return CodecError(f"field '{where}' must be {expected}, got {got}")
+class FieldReader(strict_json.Reader):
+    """The one strict-reader family (:class:`strict_json.Reader`) in the znode codecs' wording:
+    ``field 'leader' must be an integer, got string``, raised as :class:`CodecError`."""
+
+    __slots__ = ()
+
+    def wrong_type(self, path: str, expected: str, value: object) -> NoReturn:
+        raise CodecError(f"field '{path}' must be {expected}, got {strict_json.kind(value)}")
+
+    def out_of_range(self, path: str, value: int, low: int, high: int) -> NoReturn:
+        raise CodecError(f"field '{path}' must be between {low} and {high}, got {value}")
+
+
+FIELDS = FieldReader(CodecError, "znode data")
+read_str = FIELDS.text
+read_list = FIELDS.array
+read_object = FIELDS.mapping
 
 
 def read_int(value: object, where: str, lo: int = 0, hi: int = INT32_MAX) -> int:
-    if type(value) is not int:
-        raise wrong_type(where, "an integer", value)
-    if not lo <= value <= hi:
-        raise CodecError(f"field '{where}' must be between {lo} and {hi}, got {value}")
-    return value
-
-
-def read_str(value: object, where: str) -> str:
-    if type(value) is not str:
-        raise wrong_type(where, "a string", value)
-    return value
-
-
-def read_list(value: object, where: str) -> list[object]:
-    if type(value) is not list:
-        raise wrong_type(where, "an array", value)
-    return value
-
-
-def read_object(value: object, where: str) -> dict[str, object]:
-    if type(value) is not dict:
-        raise wrong_type(where, "an object", value)
-    return value
+    return FIELDS.integer(value, where, lo, hi)
 
 
 def read_optional(obj: Mapping[str, object], key: str, read: Callable[[object, str], _T]) -> _T | None:
@@ -147,7 +139,7 @@ def read_optional(obj: Mapping[str, object], key: str, read: Callable[[object, s
 def read_version(obj: Mapping[str, object], supported: tuple[int, ...]) -> int:
     version = get_field(obj, "version")
     if type(version) is not int:
-        raise wrong_type("version", "an integer", version)
+        FIELDS.wrong_type("version", "an integer", version)
     if version not in supported:
         raise CodecError(f"unsupported version {version} (expected {', '.join(map(str, supported))})")
     return version
