@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 import msgspec
 
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 from reassignd.plan_format import PlanError, read_plan
 from reassignd.topic_partition import TopicPartition, topic_name_problem
-from reassignd.zk.codec import JSON_ENCODER
+from reassignd.zk.codec import JSON_ENCODER, typed_encoding
 from reassignd.zk.json_fields import (
     FIELDS,
     dump,
@@ -120,30 +121,59 @@ def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEn
 # --- reassignd's origins: each moving partition's replicas before its move, in their order ----------
 
 
-def _origin_encodable(replicas: object) -> bool:
-    return type(replicas) is tuple and all(type(b) is int and INT32_MIN <= b <= INT32_MAX for b in replicas)
+class _OriginsStruct(msgspec.Struct, gc=False):
+    """The typed tier's view of an origins record (and of a demotion's replica orders)."""
+
+    version: Annotated[int, msgspec.Meta(ge=1, le=1)]
+    partitions: dict[
+        Annotated[int, msgspec.Meta(ge=0)],
+        tuple[Annotated[int, msgspec.Meta(ge=INT32_MIN, le=INT32_MAX)], ...],
+    ]
 
 
-def _origins_encodable(origins: Mapping[int, tuple[int, ...]]) -> bool:
-    """True when :func:`decode_origins` accepts the JSON :func:`encode_origins` writes for
-    ``origins``, checked on the typed values (each distinct list once); False when unsure."""
-    if not all(type(p) is int and p >= 0 for p in origins):
-        return False
-    return all(map(_origin_encodable, {id(r): r for r in origins.values()}.values()))
+_ORIGINS_DECODER = msgspec.json.Decoder(_OriginsStruct)
+
+
+def _origins_typed(data: bytes) -> dict[int, tuple[int, ...]] | None:
+    """What :func:`_read_origins` returns, decoded by msgspec, or None where it might refuse: an
+    escape, a member unknown or repeated (one colon per member, none in strings), "-0" (a key
+    msgspec reads as 0, and ``str.isdigit`` refuses)."""
+    if b"\\u" in data or b'"-0"' in data:
+        return None
+    try:
+        record = _ORIGINS_DECODER.decode(data)
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # invalid JSON, UTF-8 or types; too deep
+        return None
+    return record.partitions if data.count(b":") == 2 + len(record.partitions) else None
+
+
+def _encode_orders(what: str, orders: Mapping[int, tuple[int, ...]]) -> bytes:
+    """``{"version":1,"partitions":{"0":[3,5,6]}}``: by msgspec when the typed tier reads it back
+    as ``orders`` (a topic's write of 100 moving partitions, 1 ms -> 0.1 ms); else checked by the
+    strict decoder, whose reason a refusal carries."""
+    typed = typed_encoding(
+        lambda: {"version": 1, "partitions": dict(sorted(orders.items()))}, _origins_typed, orders
+    )
+    if typed is not None:
+        return typed
+    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(orders.items())}}
+    return dump(what, obj, decode_origins)
 
 
 def encode_origins(origins: Mapping[int, tuple[int, ...]]) -> bytes:
-    """``{"version":1,"partitions":{"0":[3,5,6]}}``: ``/reassignd/origins/<topic>``. Typed values
-    its decoder takes are encoded by msgspec (the same bytes, without decoding them again: a
-    topic's write of 100 moving partitions, 1 ms -> 0.1 ms); anything else by the checked path."""
-    if _origins_encodable(origins):
-        return JSON_ENCODER.encode({"version": 1, "partitions": dict(sorted(origins.items()))})
-    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(origins.items())}}
-    return dump("origins", obj, decode_origins)
+    """``/reassignd/origins/<topic>``: each moving partition's replicas before its move."""
+    return _encode_orders("origins", origins)
 
 
 def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
-    obj = load_object(data)
+    """Two tiers: the typed one, and where it is unsure the strict path, which words the refusal."""
+    if type(data) is bytes and (typed := _origins_typed(data)) is not None:
+        return typed
+    return _read_origins(load_object(data))
+
+
+def _read_origins(obj: dict[str, object]) -> dict[int, tuple[int, ...]]:
+    """The strict path: partition ids as keys (decimal digits), lists of 32-bit integers."""
     read_version(obj, (1,))
     parts = read_object(get_field(obj, "partitions"), "partitions")
     out: dict[int, tuple[int, ...]] = {}
@@ -160,8 +190,7 @@ def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
 def encode_demoted_orders(orders: Mapping[int, tuple[int, ...]]) -> bytes:
     """``/reassignd/demotions/<broker>/<topic>``: the replica orders before a demotion, by
     partition, in the origins record's shape."""
-    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(orders.items())}}
-    return dump("demoted replica orders", obj, decode_demoted_orders)
+    return _encode_orders("demoted replica orders", orders)
 
 
 def decode_demoted_orders(data: bytes | None) -> dict[int, tuple[int, ...]]:

@@ -9,10 +9,11 @@ value or raises :class:`CodecError` with a one-line human reason ("invalid JSON 
 not. Each ``encode_*`` returns compact UTF-8 JSON bytes, and raises ``ValueError`` rather than
 write what its own decoder would reject. Pure: no I/O.
 
-The hot znodes (topics, partition states) are read in two tiers: a typed msgspec decode, and
-only where it gives up, the strict path (:mod:`reassignd.zk.json_fields`), which alone words a
-refusal. Their encoders check with the same typed decode: bytes it reads back as the value given
-are written; anything else goes to the strict decoder, whose reason the ``ValueError`` carries.
+The hot znodes (topics, partition states; admin_codec's origins record) are read in two tiers:
+a typed msgspec decode, and only where it gives up, the strict path
+(:mod:`reassignd.zk.json_fields`), which alone words a refusal. Their encoders check with the
+same typed decode (:func:`typed_encoding`): bytes it reads back as the value given are written;
+anything else goes to the strict decoder, whose reason the ``ValueError`` carries.
 
 Recorded replica lists (RS/AR/RR, ISR, status nodes) hold unique non-negative ids. The legacy
 reassignment znode is a plan, read by the one plan reader (:mod:`reassignd.plan_format`), whole or
@@ -25,7 +26,7 @@ from __future__ import annotations
 import base64
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -36,7 +37,6 @@ from reassignd.topic_partition import Replicas
 from reassignd.zk.json_fields import (
     DIGITS,
     dump,
-    fast_partition_keys,
     fast_uuid,
     field_name,
     get_field,
@@ -234,25 +234,21 @@ class TopicZnode:
 def encode_topic(znode: TopicZnode) -> bytes:
     """Version 3 when ``topic_id`` is set, else version 2; both maps always written (an empty AR
     or RR list is left out, as Kafka does)."""
-    obj: dict[str, object] = {"version": 2 if znode.topic_id is None else 3}
-    try:  # msgspec writes the int keys as JSON strings, in C: 380 µs -> 30 µs (100 partitions)
-        obj["partitions"] = dict(sorted(znode.partitions.items()))
+    version = 2 if znode.topic_id is None else 3
+
+    def typed() -> dict[str, object]:  # msgspec writes the int keys as JSON strings, in C
+        obj: dict[str, object] = {"version": version, "partitions": dict(sorted(znode.partitions.items()))}
         obj["adding_replicas"] = {p: r for p, r in sorted(znode.adding.items()) if r}
         obj["removing_replicas"] = {p: r for p, r in sorted(znode.removing.items()) if r}
-        if znode.topic_id is not None:
-            obj["topic_id"] = znode.topic_id
-        data = JSON_ENCODER.encode(obj)
-    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-        pass
-    else:
-        if _topic_typed(data) == znode:  # the decoder's own rules vouch for the bytes
-            return data
+        return obj if znode.topic_id is None else {**obj, "topic_id": znode.topic_id}
+
+    if (data := typed_encoding(typed, _topic_typed, znode)) is not None:
+        return data
 
     def json_map(replicas: Mapping[int, tuple[int, ...]], keep_empty: bool = False) -> dict[str, list[int]]:
         return {str(p): list(replicas[p]) for p in sorted(replicas) if keep_empty or replicas[p]}
 
-    obj = {"version": obj["version"]}
-    obj["partitions"] = json_map(znode.partitions, keep_empty=True)
+    obj: dict[str, object] = {"version": version, "partitions": json_map(znode.partitions, keep_empty=True)}
     obj["adding_replicas"] = json_map(znode.adding)
     obj["removing_replicas"] = json_map(znode.removing)
     if znode.topic_id is not None:
@@ -262,20 +258,43 @@ def encode_topic(znode: TopicZnode) -> bytes:
 
 JSON_ENCODER = msgspec.json.Encoder()
 
-_Ids = tuple[Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)], ...]
+
+def typed_encoding(
+    build: Callable[[], dict[str, object]], read_back: Callable[[bytes], object], value: object
+) -> bytes | None:
+    """The encoders' check, on the decoder's own rules: msgspec's encoding of ``build()`` (in C)
+    when ``read_back``, the decoder's typed tier, reads it back as ``value``; else None, and the
+    caller has the strict decoder judge (and word) the JSON."""
+    try:
+        data = JSON_ENCODER.encode(build())
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        return None
+    return data if read_back(data) == value else None
+
+
+# A broker id, partition, epoch: 0..INT32_MAX. As a dict key, msgspec reads it from a JSON string
+# exactly as read_partition does (decimal, no sign, no leading zero), "-0" aside.
+_UInt31 = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+_ReplicaMap = dict[_UInt31, tuple[_UInt31, ...]]
 
 
 class _TopicStruct(msgspec.Struct, gc=False):
     """The typed path's view of a topic znode; absent members are UNSET (so counted)."""
 
     version: Annotated[int, msgspec.Meta(ge=1, le=3)]
-    partitions: dict[str, _Ids]
-    adding_replicas: dict[str, _Ids] | msgspec.UnsetType = msgspec.UNSET
-    removing_replicas: dict[str, _Ids] | msgspec.UnsetType = msgspec.UNSET
+    partitions: _ReplicaMap
+    adding_replicas: _ReplicaMap | msgspec.UnsetType = msgspec.UNSET
+    removing_replicas: _ReplicaMap | msgspec.UnsetType = msgspec.UNSET
     topic_id: str | msgspec.UnsetType = msgspec.UNSET
 
 
 _TOPIC_DECODER = msgspec.json.Decoder(_TopicStruct)
+
+
+def _ascending(m: dict[int, tuple[int, ...]]) -> dict[int, tuple[int, ...]]:
+    """``m`` in key order (as the encoder writes it, so mostly as it is)."""
+    keys = list(m)
+    return m if keys == sorted(keys) else dict(sorted(m.items()))
 
 
 def _topic_typed(data: bytes) -> TopicZnode | None:
@@ -283,7 +302,7 @@ def _topic_typed(data: bytes) -> TopicZnode | None:
     might refuse (or where this path is unsure): 20 µs for 100 partitions where the JSON path
     takes 300 µs (a failover decodes a znode per topic, and every topic change one). The
     encoder's check too: bytes this reads back as the znode given are bytes the decoder takes."""
-    if b"\\u" in data:
+    if b"\\u" in data or b'"-0"' in data:  # an escape; the one key msgspec reads and we refuse
         return None
     try:
         t = _TOPIC_DECODER.decode(data)
@@ -305,25 +324,21 @@ def _topic_typed(data: bytes) -> TopicZnode | None:
     # one colon per member, none in strings (ids and numbers only): no key repeated, none unknown
     if data.count(b":") != present + sum(map(len, maps)):
         return None
-    if not fast_partition_keys(k for m in maps for k in m) or any(
-        len(k) == 10 and int(k) > INT32_MAX for m in maps for k in m
-    ):
+    rs = t.partitions
+    if not all(r and len(set(r)) == len(r) for r in set(rs.values())):
         return None
-    if not all(r and len(set(r)) == len(r) for r in set(t.partitions.values())):
-        return None
-    rs = {int(k): r for k, r in t.partitions.items()}
     moving: list[dict[int, tuple[int, ...]]] = []
     for m in maps[1:]:
-        part = {int(k): r for k, r in m.items() if r}
+        part = {p: r for p, r in m.items() if r}
         for p, r in part.items():
             if len(set(r)) != len(r) or p not in rs or not set(r) <= set(rs[p]):
                 return None
         moving.append(part)
-    adding = dict(sorted(moving[0].items())) if t.adding_replicas is not msgspec.UNSET else {}
-    removing = dict(sorted(moving[-1].items())) if t.removing_replicas is not msgspec.UNSET else {}
+    adding = _ascending(moving[0]) if t.adding_replicas is not msgspec.UNSET else {}
+    removing = _ascending(moving[-1]) if t.removing_replicas is not msgspec.UNSET else {}
     if any(set(adding[p]) & set(removing[p]) for p in adding.keys() & removing.keys()):
         return None
-    return TopicZnode(dict(sorted(rs.items())), adding, removing, topic_id)
+    return TopicZnode(_ascending(rs), adding, removing, topic_id)
 
 
 def decode_topic(data: bytes | None) -> TopicZnode:
@@ -385,13 +400,8 @@ def encode_partition_state(state: PartitionState) -> bytes:
     """``{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":5,"isr":[1,2,3]}``."""
     obj: dict[str, object] = {"version": 1, "leader": state.leader, "leader_epoch": state.leader_epoch}
     obj.update({"controller_epoch": state.controller_epoch, "isr": state.isr})
-    try:
-        data = JSON_ENCODER.encode(obj)
-    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-        pass
-    else:
-        if _partition_state_typed(data) == state:  # the decoder's own rules vouch for the bytes
-            return data
+    if (data := typed_encoding(lambda: obj, _partition_state_typed, state)) is not None:
+        return data
     obj["isr"] = list(state.isr)
     return dump("partition state", obj, decode_partition_state)
 
@@ -402,9 +412,6 @@ def decode_partition_state(data: bytes | None) -> PartitionState:
     if type(data) is bytes and (typed := _partition_state_typed(data)) is not None:
         return typed
     return _read_partition_state(load_object(data))
-
-
-_UInt31 = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
 
 
 class _StateStruct(msgspec.Struct, gc=False):

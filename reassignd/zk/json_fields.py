@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import NoReturn, TypeGuard, TypeVar
 
 from reassignd import strict_json
@@ -202,13 +202,3 @@ def fast_replicas(value: object, allow_empty: bool = False) -> Replicas | None:
         if type(broker_id) is not int or not 0 <= broker_id <= INT32_MAX:
             return None
     return tuple(value) if len(set(value)) == len(value) else None
-
-
-_PARTITIONS = re.compile(rf"(?:{_PARTITION.pattern})(?:,(?:{_PARTITION.pattern}))*")
-
-
-def fast_partition_keys(keys: Iterable[str]) -> bool:
-    """True if :func:`read_partition` accepts every one of ``keys`` as written (the value range
-    aside: up to ten digits pass, so the caller checks the largest against ``INT32_MAX``)."""
-    joined = ",".join(keys)
-    return not joined or _PARTITIONS.fullmatch(joined) is not None

@@ -20,6 +20,7 @@ from reassignd.zk.admin_codec import (
     LegacyReassignmentEntry,
     ReassignmentRequest,
     ReassignmentStatus,
+    _read_origins,
     decode_config_change,
     decode_entity_config,
     decode_isr_change,
@@ -943,9 +944,15 @@ def test_key_order_and_unknown_keys_carry_no_meaning(
     assert decode(changed) == value
 
 
+def json_containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # a def, not a lambda: hypothesis reads a lambda's source to see it recurse, and at times
+    # cannot (a deprecation warning, an error under -W error)
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+
+
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    json_containers,
     max_leaves=8,
 )
 DELETE = object()
@@ -1004,6 +1011,15 @@ def strict_decode_partition_state(data: bytes | None) -> PartitionState:
 
 def strict_decode_topic(data: bytes | None) -> TopicZnode:
     return _read_topic(load_object_strictly(data))
+
+
+def strict_decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
+    return _read_origins(load_object_strictly(data))
+
+
+def origins_json(origins: dict[Any, Any]) -> dict[str, Any]:
+    """The JSON encode_origins writes, unchecked."""
+    return {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(origins.items())}}
 
 
 def state_json(state: PartitionState) -> dict[str, Any]:
@@ -1153,8 +1169,15 @@ def single_damages(obj: Any) -> list[Any]:
             {**LAYOUT_TOPIC, "version": 3, "topic_id": TOPIC_ID},
             {"version": 1, "partitions": {"0": [1, 2], "1": [2]}},
         ]
+    ]
+    + [
+        (decode_origins, strict_decode_origins, origins)
+        for origins in [
+            origins_json({0: (3, 5, 6), 7: (), 12: (-1, 1, 1)}),
+            origins_json({2147483648: (INT32_MAX, -(2**31))}),
+        ]
     ],
-    ids=["state", "state-without-leader", "topic-v2", "topic-v3", "topic-v1"],
+    ids=["state", "state-without-leader", "topic-v2", "topic-v3", "topic-v1", "origins", "origins-edges"],
 )
 def test_every_single_damage_reads_the_same_on_both_paths(
     decode: Callable[[bytes], object], strict: Callable[[bytes], object], obj: Any
@@ -1305,6 +1328,12 @@ def damaged_znodes(draw: st.DrawFn, values: st.SearchStrategy[Any], to_json: Cal
 
 damaged_states = damaged_znodes(state_values | near_states(), state_json)
 damaged_topics = damaged_znodes(topic_znodes() | topic_znodes(st.integers(0, 5)) | near_topics(), topic_json)
+origin_values = st.dictionaries(
+    st.integers(0, 12) | st.sampled_from([INT32_MAX, INT32_MAX + 1, 2**63]),
+    st.lists(st.integers(-2, 6) | st.sampled_from([INT32_MAX, -(2**31)]), max_size=4).map(tuple),
+    max_size=4,
+)
+damaged_origins = damaged_znodes(origin_values, origins_json)
 
 
 @settings(max_examples=400)
@@ -1341,6 +1370,11 @@ def test_the_msgspec_fast_path_returns_what_the_strict_path_does(data: bytes) ->
     [
         b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}',
         b'{"version":2,"partitions":{"01":[1,2]}}',
+        b'{"version":2,"partitions":{"-0":[1,2]}}',
+        b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"-0":[]}}',
+        b'{"version":2,"partitions":{"+1":[1,2]}}',
+        b'{"version":2,"partitions":{"1.0":[1,2]}}',
+        b'{"version":2,"partitions":{"1":[1,2],"0":[2]}}',
         b'{"version":2,"partitions":{"0":[1,2],"0":[3]}}',
         b'{"version":2,"partitions":{"0":[1,2]},"extra":{"a":1}}',
         b'{"version":2,"partitions":{"0":[1,2]},"extra":1}',
@@ -1385,7 +1419,31 @@ def test_topic_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_topic, data) == outcome(strict_decode_topic, data)
 
 
-@given(data=damaged_states | damaged_topics | st.binary(max_size=64))
+@settings(max_examples=250)
+@given(data=damaged_origins)
+def test_origins_typed_and_strict_paths_agree(data: bytes) -> None:
+    assert outcome(decode_origins, data) == outcome(strict_decode_origins, data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"version":1,"partitions":{"-0":[1]}}',
+        b'{"version":1,"partitions":{"007":[1]}}',
+        b'{"version":1,"partitions":{"\\u0031":[1]}}',
+        b'{"version":1,"partitions":{"1":[1],"1":[2]}}',
+        b'{"version":1,"partitions":{"99999999999999999999":[1]}}',
+        b'{"version":1,"partitions":{"1":[true]}}',
+        b'{"version":1,"partitions":{"1":[2147483648]}}',
+        b'{"version":1,"partitions":{"1":[1]},"x":"a:b"}',
+        b'{"version":true,"partitions":{}}',
+    ],
+)
+def test_the_typed_origins_path_returns_what_the_strict_path_does(data: bytes) -> None:
+    assert outcome(decode_origins, data) == outcome(strict_decode_origins, data)
+
+
+@given(data=damaged_states | damaged_topics | damaged_origins | st.binary(max_size=64))
 def test_the_fast_json_reader_returns_what_the_strict_one_does_or_nothing(data: bytes) -> None:
     if (obj := fast_object(data)) is not None:
         assert load_object_strictly(data) == obj
