@@ -19,7 +19,7 @@ import msgspec
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 from reassignd.plan_format import PlanError, read_plan
 from reassignd.topic_partition import TopicPartition, topic_name_problem
-from reassignd.zk.codec import JSON_ENCODER, typed_encoding
+from reassignd.zk.codec import typed_encoding
 from reassignd.zk.json_fields import (
     FIELDS,
     dump,
@@ -55,48 +55,69 @@ class _LegacyItem(msgspec.Struct, omit_defaults=True):
     original_replicas: tuple[int, ...] | None = None
 
 
-def _replicas_encodable(replicas: object) -> bool:
-    """A recorded replica list the plan reader takes: a non-empty tuple of broker ids, each once."""
-    return (
-        type(replicas) is tuple
-        and bool(replicas)
-        and all(type(b) is int and 0 <= b <= INT32_MAX for b in replicas)
-        and len(set(replicas)) == len(replicas)
-    )
+_BrokerId = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
 
 
-def _ids_encodable(ids: object) -> bool:
-    return type(ids) is tuple and all(type(b) is int and 0 <= b <= INT32_MAX for b in ids)
+class _LegacyTyped(msgspec.Struct, gc=False):
+    """The typed tier's view of a plan entry; an absent member is UNSET (so counted)."""
+
+    topic: str
+    partition: _BrokerId
+    replicas: tuple[_BrokerId, ...]
+    original_replicas: tuple[_BrokerId, ...] | msgspec.UnsetType | None = msgspec.UNSET
 
 
-def _legacy_encodable(entries: tuple[LegacyReassignmentEntry, ...]) -> bool:
-    """True when the plan reader accepts the JSON :func:`encode_legacy_reassignment` writes for
-    ``entries``, checked on the typed values (each distinct topic and list once); False when
-    unsure."""
-    if not entries or len({(e.topic, e.partition) for e in entries}) != len(entries):
-        return False
-    if not all(type(t) is str and topic_name_problem(t) is None for t in {e.topic for e in entries}):
-        return False
-    if not all(type(e.partition) is int and 0 <= e.partition <= INT32_MAX for e in entries):
-        return False
+class _LegacyPlan(msgspec.Struct, gc=False):
+    partitions: list[_LegacyTyped]
+    version: Annotated[int, msgspec.Meta(ge=1, le=1)] | msgspec.UnsetType = msgspec.UNSET  # 1 when absent
+
+
+_LEGACY_DECODER = msgspec.json.Decoder(_LegacyPlan)
+
+
+def _legacy_typed(data: bytes) -> tuple[LegacyReassignmentEntry, ...] | None:
+    """What the plan reader returns for ``data``, decoded by msgspec, or None where it might
+    refuse: an escape; a member unknown (``log_dirs`` too) or repeated (one colon per member,
+    none in strings: a legal topic name has none); an illegal topic name, an empty or repeated
+    replica list entry, a partition given twice, an empty plan."""
+    if b"\\u" in data:
+        return None
     try:
-        replicas = {e.replicas for e in entries}
-        originals = {e.original_replicas for e in entries}
-    except TypeError:  # an unhashable list
-        return False
-    # the sets compare by value (1, 1.0 and True are one key): each id must be an int itself
-    if not all(
-        type(r) is int for e in entries for ids in (e.replicas, e.original_replicas or ()) for r in ids
-    ):
-        return False
-    return all(map(_replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
+        plan = _LEGACY_DECODER.decode(data)
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # invalid JSON, UTF-8 or types; too deep
+        return None
+    if not plan.partitions:  # an empty plan: the plan reader words it
+        return None
+    members = 1 + (plan.version is not msgspec.UNSET) + 3 * len(plan.partitions)
+    members += sum(e.original_replicas is not msgspec.UNSET for e in plan.partitions)
+    if data.count(b":") != members:
+        return None
+    if any(topic_name_problem(t) is not None for t in {e.topic for e in plan.partitions}):
+        return None
+    if len({(e.topic, e.partition) for e in plan.partitions}) != len(plan.partitions):
+        return None
+    if not all(r and len(set(r)) == len(r) for r in {e.replicas for e in plan.partitions}):
+        return None
+    return tuple(
+        LegacyReassignmentEntry(
+            e.topic,
+            e.partition,
+            e.replicas,
+            None if e.original_replicas is msgspec.UNSET else e.original_replicas,
+        )
+        for e in plan.partitions
+    )
 
 
 def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> bytes:
     """``{"version":1,"partitions":[{"topic","partition","replicas"[,"original_replicas"]}]}``."""
-    if _legacy_encodable(entries):  # then the plan reader accepts it: no need to ask it
-        fast = [_LegacyItem(e.topic, e.partition, e.replicas, e.original_replicas) for e in entries]
-        return JSON_ENCODER.encode({"version": 1, "partitions": fast})
+
+    def typed() -> dict[str, object]:
+        items = [_LegacyItem(e.topic, e.partition, e.replicas, e.original_replicas) for e in entries]
+        return {"version": 1, "partitions": items}
+
+    if (data := typed_encoding(typed, _legacy_typed, entries)) is not None:
+        return data
     items: list[dict[str, object]] = []
     for entry in entries:
         items.append({"topic": entry.topic, "partition": entry.partition, "replicas": list(entry.replicas)})
@@ -107,8 +128,15 @@ def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> 
 
 def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEntry, ...]:
     """Entries in znode order, read by the one plan reader (:func:`reassignd.plan_format.parse_plan`,
-    with ``original_replicas``): a plan the tool or the API would refuse is refused here whole."""
-    obj = load_object(data)
+    with ``original_replicas``): a plan the tool or the API would refuse is refused here whole.
+    Two tiers: the typed one, and where it is unsure the plan reader, which words the refusal."""
+    if type(data) is bytes and (typed := _legacy_typed(data)) is not None:
+        return typed
+    return _read_legacy(load_object(data))
+
+
+def _read_legacy(obj: dict[str, object]) -> tuple[LegacyReassignmentEntry, ...]:
+    """The strict path: the plan reader."""
     try:
         plan = read_plan(obj, origins=True)
     except PlanError as e:

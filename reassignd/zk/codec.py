@@ -9,8 +9,8 @@ value or raises :class:`CodecError` with a one-line human reason ("invalid JSON 
 not. Each ``encode_*`` returns compact UTF-8 JSON bytes, and raises ``ValueError`` rather than
 write what its own decoder would reject. Pure: no I/O.
 
-The hot znodes (topics, partition states; admin_codec's origins record) are read in two tiers:
-a typed msgspec decode, and only where it gives up, the strict path
+The hot znodes (topics, partition states; admin_codec's origins and legacy plan) are read in two
+tiers: a typed msgspec decode, and only where it gives up, the strict path
 (:mod:`reassignd.zk.json_fields`), which alone words a refusal. Their encoders check with the
 same typed decode (:func:`typed_encoding`): bytes it reads back as the value given are written;
 anything else goes to the strict decoder, whose reason the ``ValueError`` carries.

@@ -20,6 +20,7 @@ from reassignd.zk.admin_codec import (
     LegacyReassignmentEntry,
     ReassignmentRequest,
     ReassignmentStatus,
+    _read_legacy,
     _read_origins,
     decode_config_change,
     decode_entity_config,
@@ -1013,6 +1014,20 @@ def strict_decode_topic(data: bytes | None) -> TopicZnode:
     return _read_topic(load_object_strictly(data))
 
 
+def strict_decode_legacy(data: bytes | None) -> tuple[LegacyReassignmentEntry, ...]:
+    return _read_legacy(load_object_strictly(data))
+
+
+def legacy_json(entries: tuple[LegacyReassignmentEntry, ...]) -> dict[str, Any]:
+    """The JSON encode_legacy_reassignment writes, unchecked."""
+    items: list[dict[str, Any]] = []
+    for e in entries:
+        items.append({"topic": e.topic, "partition": e.partition, "replicas": list(e.replicas)})
+        if e.original_replicas is not None:
+            items[-1]["original_replicas"] = list(e.original_replicas)
+    return {"version": 1, "partitions": items}
+
+
 def strict_decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
     return _read_origins(load_object_strictly(data))
 
@@ -1176,8 +1191,27 @@ def single_damages(obj: Any) -> list[Any]:
             origins_json({0: (3, 5, 6), 7: (), 12: (-1, 1, 1)}),
             origins_json({2147483648: (INT32_MAX, -(2**31))}),
         ]
+    ]
+    + [
+        (decode_legacy_reassignment, strict_decode_legacy, legacy)
+        for legacy in [
+            legacy_json(
+                (LegacyReassignmentEntry("a", 0, (1, 2)), LegacyReassignmentEntry("b.c", 3, (3,), (1, 2)))
+            ),
+            {"partitions": [{"topic": "t", "partition": 1, "replicas": [2], "original_replicas": None}]},
+        ]
     ],
-    ids=["state", "state-without-leader", "topic-v2", "topic-v3", "topic-v1", "origins", "origins-edges"],
+    ids=[
+        "state",
+        "state-without-leader",
+        "topic-v2",
+        "topic-v3",
+        "topic-v1",
+        "origins",
+        "origins-edges",
+        "legacy",
+        "legacy-no-version",
+    ],
 )
 def test_every_single_damage_reads_the_same_on_both_paths(
     decode: Callable[[bytes], object], strict: Callable[[bytes], object], obj: Any
@@ -1469,21 +1503,54 @@ legacy_topics = st.sampled_from(["a", "b.c", "t_1-x", "", ".", "..", "a/b", "é"
 some_ids = st.lists(edge_values | st.integers(0, 5), max_size=4).map(tuple)
 
 
+legacy_entries = st.lists(
+    st.builds(
+        LegacyReassignmentEntry,
+        legacy_topics,
+        st.integers(0, 3) | edge_values,
+        replica_lists(min_size=1, ids=st.integers(0, 5)) | some_ids,
+        st.none() | replica_lists() | some_ids,
+    ),
+    max_size=4,
+).map(tuple)
+
+
 @settings(max_examples=300)
-@given(
-    entries=st.lists(
-        st.builds(
-            LegacyReassignmentEntry,
-            legacy_topics,
-            st.integers(0, 3) | edge_values,
-            replica_lists(min_size=1, ids=st.integers(0, 5)) | some_ids,
-            st.none() | replica_lists() | some_ids,
-        ),
-        max_size=4,
-    ).map(tuple)
-)
+@given(entries=legacy_entries)
 def test_legacy_reassignment_encoders_agree(entries: tuple[LegacyReassignmentEntry, ...]) -> None:
     assert outcome(encode_legacy_reassignment, entries) == outcome(strict_encode_legacy_reassignment, entries)
+
+
+@settings(max_examples=300)
+@given(data=damaged_znodes(legacy_entries, legacy_json))
+def test_legacy_typed_and_strict_paths_agree(data: bytes) -> None:
+    assert outcome(decode_legacy_reassignment, data) == outcome(strict_decode_legacy, data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"partitions":[{"topic":"a","partition":0,"replicas":[1]}]}',
+        b'{"version":1,"partitions":[]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1],"log_dirs":["any"]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1],"log_dirs":["x:y"]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1],"log_dirs":[]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1],"original_replicas":null}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1],"original_replicas":[]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1],"original_replicas":[2,2]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1]},{"topic":"a","partition":0,"replicas":[2]}]}',
+        b'{"version":1,"partitions":[{"topic":"a:b","partition":0,"replicas":[1]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","topic":"b","partition":0,"replicas":[1]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1,1]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[]}]}',
+        b'{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1]}],"x":{"y":1}}',
+        b'{"version":true,"partitions":[{"topic":"a","partition":0,"replicas":[1]}]}',
+        b'{"version":null,"partitions":[{"topic":"a","partition":0,"replicas":[1]}]}',
+        b'{"version":1,"partitions":[{"topic":"\\u0061","partition":0,"replicas":[1]}]}',
+    ],
+)
+def test_the_typed_legacy_path_returns_what_the_strict_path_does(data: bytes) -> None:
+    assert outcome(decode_legacy_reassignment, data) == outcome(strict_decode_legacy, data)
 
 
 def strict_encode_origins(origins: dict[Any, Any]) -> bytes:
