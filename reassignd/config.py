@@ -42,6 +42,7 @@ from reassignd.feeder import command_line as feed
 from reassignd.feeder.command_line import FeedPlanCommand, FeedRunCommand
 from reassignd.http.auth import TokensFileError, load_tokens
 from reassignd.http.listener_config import http_listener_problem, http_tls_problem
+from reassignd.int_limits import PORT_MAX
 from reassignd.kafka_listener.config import kafka_listener_problem, tls_problem
 from reassignd.log_setup import LogSettings
 from reassignd.options import ENV_PREFIX, ConfigError, Option, Subcommand
@@ -144,9 +145,9 @@ def _cluster(values: Mapping[str, object], _: Mapping[str, object]) -> ClusterCo
     base = opt.build(
         BrokerSettings, CLUSTER_OPTIONS, values, broker_id=layout.first_id, zk_security=zk_security(values)
     )
-    if base.control_port and base.control_port + layout.brokers - 1 > 65535:
+    if base.control_port and base.control_port + layout.brokers - 1 > PORT_MAX:
         raise ConfigError(
-            f"--control-port {base.control_port}: {layout.brokers} consecutive ports do not fit below 65536"
+            f"--control-port {base.control_port}: {layout.brokers} consecutive ports do not fit below {PORT_MAX + 1}"
         )
     if layout.processes > layout.brokers:
         raise ConfigError(f"--processes {layout.processes}: more processes than --brokers ({layout.brokers})")

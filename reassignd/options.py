@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from reassignd.int_limits import PORT_MAX
+
 ENV_PREFIX = "REASSIGND_"
 
 # how an option is given: one value; a switch (present: true; the variable and the file say true
@@ -207,7 +209,7 @@ def choice(*choices: str, upper: bool = False) -> Parser:
 
 
 def _port(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
+    if not text.isdigit() or not 0 <= int(text) <= PORT_MAX:
         raise ValueError(f"invalid port {text!r}")
     return int(text)
 

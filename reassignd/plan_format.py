@@ -97,14 +97,17 @@ def ids_text(ids: Iterable[int]) -> str:
     return ",".join(str(i) for i in ids)
 
 
-def _fail(path: str, message: str) -> NoReturn:
-    raise PlanError(path, message)
+class _PlanReader(strict_json.Reader):
+    """The one strict-reader family, raising :class:`PlanError` (its path kept apart)."""
+
+    __slots__ = ()
+
+    def fail(self, path: str, message: str) -> NoReturn:
+        raise PlanError(path, message)
 
 
-def _object(value: object, path: str) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        _fail(path, f"expected an object, got {json_type(value)}")
-    return value
+_READ = _PlanReader(ValueError, "")
+_fail = _READ.fail
 
 
 def _field(obj: Mapping[str, object], key: str, path: str) -> object:
@@ -115,7 +118,7 @@ def _field(obj: Mapping[str, object], key: str, path: str) -> object:
 
 def _id(value: object, path: str) -> int:
     if not is_int(value):
-        _fail(path, f"expected a non-negative integer, got {json_type(value)}")
+        _READ.wrong_type(path, "a non-negative integer", value)
     assert isinstance(value, int)
     if not 0 <= value <= INT32_MAX:
         _fail(path, f"expected a non-negative integer up to {INT32_MAX}, got {value}")
@@ -124,24 +127,19 @@ def _id(value: object, path: str) -> int:
 
 def _broker_ids(value: object, path: str) -> Replicas:
     if not isinstance(value, list):
-        _fail(path, f"expected a list of broker ids, got {json_type(value)}")
+        _READ.wrong_type(path, "a list of broker ids", value)
     return tuple(_id(item, f"{path}[{i}]") for i, item in enumerate(value))
 
 
 def _log_dirs(value: object, path: str) -> tuple[str, ...]:
     if not isinstance(value, list):
-        _fail(path, f"expected a list of strings, got {json_type(value)}")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            _fail(f"{path}[{i}]", f"expected a string, got {json_type(item)}")
-    return tuple(value)
+        _READ.wrong_type(path, "a list of strings", value)
+    return _READ.texts(value, path)
 
 
 def _entry(raw: object, path: str, origins: bool) -> PlanEntry:
-    obj = _object(raw, path)
-    topic = _field(obj, "topic", path)
-    if not isinstance(topic, str):
-        _fail(f"{path}.topic", f"expected a string, got {json_type(topic)}")
+    obj = _READ.mapping(raw, path)
+    topic = _READ.text(_field(obj, "topic", path), f"{path}.topic")
     if (problem := topic_name_problem(topic)) is not None:
         _fail(f"{path}.topic", problem)
     partition = _id(_field(obj, "partition", path), f"{path}.partition")
@@ -187,12 +185,10 @@ def read_plan(doc: object, *, origins: bool = False) -> Plan:
         _fail("", f'expected a JSON object {{"version": 1, "partitions": [...]}}, got {json_type(doc)}')
     version = doc.get("version", PLAN_VERSION)  # Kafka's EarliestVersion when absent
     if not is_int(version):
-        _fail("version", f"expected an integer, got {json_type(version)}")
+        _READ.wrong_type("version", "an integer", version)
     if version != PLAN_VERSION:
         _fail("version", f"Not supported version field value {version} (only {PLAN_VERSION} exists)")
-    raw = _field(doc, "partitions", "")
-    if not isinstance(raw, list):
-        _fail("partitions", f"expected an array, got {json_type(raw)}")
+    raw = _READ.array(_field(doc, "partitions", ""), "partitions")
     if not raw:
         _fail("partitions", "Partition reassignment list cannot be empty")
     entries = tuple(_entry(item, f"partitions[{i}]", origins) for i, item in enumerate(raw))

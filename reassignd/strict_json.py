@@ -6,8 +6,8 @@
   \\"topic\\""). The ZooKeeper codecs and the plan format read with it.
 - :func:`loads_tracking` is the same reader for documents whose repeated keys are refused later,
   with their path, by :class:`Reader` (the HTTP request bodies).
-- :func:`fast_object` and :func:`fast_keys_unique` are its fast path (the ZooKeeper codecs'):
-  what :func:`loads` returns for an object, or None wherever it might refuse; they never raise.
+- :func:`fast_object` is its fast path (the ZooKeeper codecs' JSON reading): what :func:`loads`
+  returns for an object, or None wherever it might refuse; it never raises.
 - :class:`Reader`: typed readers of a decoded document whose every refusal starts with the
   offending value's path (``topics[0].partition: expected an integer, got a string``). The HTTP
   layer, the API client and the control channel each read with one, raising their own error.
@@ -144,9 +144,8 @@ def loads_tracking(data: bytes | str) -> Any:
 # --- the fast path: what loads returns, or None where it might refuse or differ --------------------
 
 
-# The C scanner loads uses, with no pairs hook (see fast_keys_unique), or with a cheap one. A NaN
-# or Infinity literal, or a repeated key, raises: fast_object returns None.
-_FAST = json.JSONDecoder(parse_constant=_no_constant)
+# The C scanner loads uses, with a cheap pairs hook: a NaN or Infinity literal, or a repeated key,
+# raises, and fast_object returns None.
 
 
 def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -155,34 +154,21 @@ def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return obj
 
 
-_FAST_UNIQUE = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+_FAST = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
 
 
-def fast_object(data: bytes | None, *, unique: bool = False) -> dict[str, object] | None:
+def fast_object(data: bytes | None) -> dict[str, object] | None:
     """What :func:`loads` returns for ``data`` when that is an object, or None: for bytes that start
     with the object (no whitespace, BOM or other encoding before it) and end with it, are UTF-8,
-    and hold no ``\\u`` escape (so no lone surrogate) and no NaN or Infinity.
-
-    With ``unique=False`` (cheaper), a key repeated in an object goes unnoticed and the last value
-    wins: the result stands only once :func:`fast_keys_unique` confirms it."""
+    and hold no ``\\u`` escape (so no lone surrogate), no NaN or Infinity and no repeated key."""
     if type(data) is not bytes or b"\\u" in data:
         return None
     try:
         text = data.decode()
-        obj, end = (_FAST_UNIQUE if unique else _FAST).raw_decode(text)
+        obj, end = _FAST.raw_decode(text)
     except (ValueError, RecursionError):  # not UTF-8 or JSON; a constant, repeated key, long number
         return None
     return obj if type(obj) is dict and end == len(text) else None
-
-
-def fast_keys_unique(data: bytes | None, keys: int) -> bool:
-    """True only if no object in ``data`` repeats a key. ``data`` is JSON that :func:`fast_object`
-    read, and ``keys`` counts no more keys than its objects hold (say, the sizes of some of the
-    dicts read from it).
-
-    Each member of an object is written with one ``:`` outside strings, and strings may hold more,
-    so colons >= members >= distinct keys >= ``keys``: equal ends leave no room for a repeat."""
-    return data is not None and data.count(b":") == keys
 
 
 # --- typed readers -----------------------------------------------------------------------------------
@@ -193,8 +179,11 @@ def field_path(path: str, key: str) -> str:
 
 
 class Reader:
-    """Typed readers of a decoded document. A value of the wrong shape raises
-    ``error(f"{path}: {message}")``, ``path`` naming the value (``root`` for the whole document)."""
+    """Typed readers of a decoded document: the one strict-reader family. A value of the wrong
+    shape raises ``error(f"{path}: {message}")``, ``path`` naming the value (``root`` for the whole
+    document). A subclass may word the two common refusals (:meth:`wrong_type`,
+    :meth:`out_of_range`) its own way: the znode codecs' reader does
+    (:mod:`reassignd.zk.json_fields`)."""
 
     __slots__ = ("error", "root")
 
@@ -205,13 +194,20 @@ class Reader:
     def fail(self, path: str, message: str) -> NoReturn:
         raise self.error(f"{path or self.root}: {message}")
 
+    def wrong_type(self, path: str, expected: str, value: object) -> NoReturn:
+        """``expected`` with its article: ``an integer``."""
+        self.fail(path, f"expected {expected}, got {json_type(value)}")
+
+    def out_of_range(self, path: str, value: int, low: int, high: int) -> NoReturn:
+        self.fail(path, f"{value} is out of range ({low}..{high})")
+
     def obj(
         self, value: Any, path: str, required: tuple[str, ...], optional: tuple[str, ...] | None = ()
     ) -> dict[str, Any]:
         """An object with the ``required`` members and no repeated key; any other member is refused
         unless it is ``optional`` (``optional=None``: every other member is ignored)."""
         if not isinstance(value, dict):
-            self.fail(path, f"expected an object, got {json_type(value)}")
+            self.wrong_type(path, "an object", value)
         for key in getattr(value, "duplicates", ()):
             self.fail(field_path(path, key), "duplicate field")
         if optional is not None:
@@ -226,31 +222,31 @@ class Reader:
     def mapping(self, value: Any, path: str) -> dict[str, Any]:
         """An object with keys of the caller's choosing (a map), no repeated key."""
         if not isinstance(value, dict):
-            self.fail(path, f"expected an object, got {json_type(value)}")
+            self.wrong_type(path, "an object", value)
         for key in getattr(value, "duplicates", ()):
             self.fail(f"{path}[{json.dumps(key)}]", "duplicate key")
         return value
 
     def array(self, value: Any, path: str) -> list[Any]:
         if not isinstance(value, list):
-            self.fail(path, f"expected an array, got {json_type(value)}")
+            self.wrong_type(path, "an array", value)
         return value
 
     def text(self, value: Any, path: str) -> str:
         if not isinstance(value, str):
-            self.fail(path, f"expected a string, got {json_type(value)}")
+            self.wrong_type(path, "a string", value)
         return value
 
     def boolean(self, value: Any, path: str) -> bool:
         if not isinstance(value, bool):
-            self.fail(path, f"expected a boolean, got {json_type(value)}")
+            self.wrong_type(path, "a boolean", value)
         return value
 
     def integer(self, value: Any, path: str, low: int = INT32_MIN, high: int = INT64_MAX) -> int:
         if not is_int(value):
-            self.fail(path, f"expected an integer, got {json_type(value)}")
+            self.wrong_type(path, "an integer", value)
         if not low <= value <= high:
-            self.fail(path, f"{value} is out of range ({low}..{high})")
+            self.out_of_range(path, value, low, high)
         return int(value)
 
     def integers(self, value: Any, path: str, low: int = INT32_MIN, high: int = INT32_MAX) -> tuple[int, ...]:
@@ -269,7 +265,7 @@ class Reader:
     def number(self, value: Any, path: str) -> float:
         """A finite JSON number (integer or not; booleans are not numbers)."""
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.fail(path, f"expected a number, got {json_type(value)}")
+            self.wrong_type(path, "a number", value)
         try:
             number = float(value)
         except OverflowError:

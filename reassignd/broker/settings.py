@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from reassignd.broker.log_dirs import LogDirSpec, parse_log_dirs
+from reassignd.int_limits import PORT_MAX
 from reassignd.options import integer, number, option, text, zk_connect
 from reassignd.zk.security import NO_SECURITY, ZkSecurity
 from reassignd.zk.values import DEFAULT_SESSION_TIMEOUT_S
@@ -29,7 +30,7 @@ class BrokerSettings:
     rack: str | None = option(None, parse=text, help="rack of the broker", metavar="R")
     host: str = option("127.0.0.1", parse=text, help="host the agent binds and registers", metavar="HOST")
     control_port: int = option(
-        0, parse=integer(0, 65535), help="port of the CONTROL listener; 0 picks a free one", metavar="PORT"
+        0, parse=integer(0, PORT_MAX), help="port of the CONTROL listener; 0 picks a free one", metavar="PORT"
     )
     replication_bytes_per_s: float = option(
         DEFAULT_REPLICATION_BYTES_PER_S,
@@ -65,7 +66,7 @@ class BrokerSettings:
     def __post_init__(self) -> None:
         if self.broker_id < 0:
             raise ValueError(f"broker id must be >= 0, got {self.broker_id}")
-        if not 0 <= self.control_port <= 65535:
+        if not 0 <= self.control_port <= PORT_MAX:
             raise ValueError(f"control port out of range: {self.control_port}")
         if self.replication_bytes_per_s < 0 or self.produce_bytes_per_s < 0:
             raise ValueError("rates must be >= 0")

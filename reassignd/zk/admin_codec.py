@@ -12,15 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 import msgspec
 
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 from reassignd.plan_format import PlanError, read_plan
 from reassignd.topic_partition import TopicPartition, topic_name_problem
-from reassignd.zk.codec import JSON_ENCODER, replicas_encodable
-from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
+from reassignd.zk.codec import typed_encoding
 from reassignd.zk.json_fields import (
+    FIELDS,
     dump,
     field_name,
     get_field,
@@ -33,8 +34,8 @@ from reassignd.zk.json_fields import (
     read_replicas,
     read_str,
     read_version,
-    wrong_type,
 )
+from reassignd.zk.json_fields import CodecError as CodecError  # noqa: PLC0414
 
 # --- /admin/reassign_partitions (and _extra) -----------------------------------------------------
 
@@ -54,38 +55,69 @@ class _LegacyItem(msgspec.Struct, omit_defaults=True):
     original_replicas: tuple[int, ...] | None = None
 
 
-def _ids_encodable(ids: object) -> bool:
-    return type(ids) is tuple and all(type(b) is int and 0 <= b <= INT32_MAX for b in ids)
+_BrokerId = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
 
 
-def _legacy_encodable(entries: tuple[LegacyReassignmentEntry, ...]) -> bool:
-    """True when the plan reader accepts the JSON :func:`encode_legacy_reassignment` writes for
-    ``entries``, checked on the typed values (each distinct topic and list once); False when
-    unsure."""
-    if not entries or len({(e.topic, e.partition) for e in entries}) != len(entries):
-        return False
-    if not all(type(t) is str and topic_name_problem(t) is None for t in {e.topic for e in entries}):
-        return False
-    if not all(type(e.partition) is int and 0 <= e.partition <= INT32_MAX for e in entries):
-        return False
+class _LegacyTyped(msgspec.Struct, gc=False):
+    """The typed tier's view of a plan entry; an absent member is UNSET (so counted)."""
+
+    topic: str
+    partition: _BrokerId
+    replicas: tuple[_BrokerId, ...]
+    original_replicas: tuple[_BrokerId, ...] | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class _LegacyPlan(msgspec.Struct, gc=False):
+    partitions: list[_LegacyTyped]
+    version: Annotated[int, msgspec.Meta(ge=1, le=1)] | msgspec.UnsetType = msgspec.UNSET  # 1 when absent
+
+
+_LEGACY_DECODER = msgspec.json.Decoder(_LegacyPlan)
+
+
+def _legacy_typed(data: bytes) -> tuple[LegacyReassignmentEntry, ...] | None:
+    """What the plan reader returns for ``data``, decoded by msgspec, or None where it might
+    refuse: an escape; a member unknown (``log_dirs`` too) or repeated (one colon per member,
+    none in strings: a legal topic name has none); an illegal topic name, an empty or repeated
+    replica list entry, a partition given twice, an empty plan."""
+    if b"\\u" in data:
+        return None
     try:
-        replicas = {e.replicas for e in entries}
-        originals = {e.original_replicas for e in entries}
-    except TypeError:  # an unhashable list
-        return False
-    # the sets compare by value (1, 1.0 and True are one key): each id must be an int itself
-    if not all(
-        type(r) is int for e in entries for ids in (e.replicas, e.original_replicas or ()) for r in ids
-    ):
-        return False
-    return all(map(replicas_encodable, replicas)) and all(o is None or _ids_encodable(o) for o in originals)
+        plan = _LEGACY_DECODER.decode(data)
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # invalid JSON, UTF-8 or types; too deep
+        return None
+    if not plan.partitions:  # an empty plan: the plan reader words it
+        return None
+    members = 1 + (plan.version is not msgspec.UNSET) + 3 * len(plan.partitions)
+    members += sum(e.original_replicas is not msgspec.UNSET for e in plan.partitions)
+    if data.count(b":") != members:
+        return None
+    if any(topic_name_problem(t) is not None for t in {e.topic for e in plan.partitions}):
+        return None
+    if len({(e.topic, e.partition) for e in plan.partitions}) != len(plan.partitions):
+        return None
+    if not all(r and len(set(r)) == len(r) for r in {e.replicas for e in plan.partitions}):
+        return None
+    return tuple(
+        LegacyReassignmentEntry(
+            e.topic,
+            e.partition,
+            e.replicas,
+            None if e.original_replicas is msgspec.UNSET else e.original_replicas,
+        )
+        for e in plan.partitions
+    )
 
 
 def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> bytes:
     """``{"version":1,"partitions":[{"topic","partition","replicas"[,"original_replicas"]}]}``."""
-    if _legacy_encodable(entries):  # then the plan reader accepts it: no need to ask it
-        fast = [_LegacyItem(e.topic, e.partition, e.replicas, e.original_replicas) for e in entries]
-        return JSON_ENCODER.encode({"version": 1, "partitions": fast})
+
+    def typed() -> dict[str, object]:
+        items = [_LegacyItem(e.topic, e.partition, e.replicas, e.original_replicas) for e in entries]
+        return {"version": 1, "partitions": items}
+
+    if (data := typed_encoding(typed, _legacy_typed, entries)) is not None:
+        return data
     items: list[dict[str, object]] = []
     for entry in entries:
         items.append({"topic": entry.topic, "partition": entry.partition, "replicas": list(entry.replicas)})
@@ -96,8 +128,15 @@ def encode_legacy_reassignment(entries: tuple[LegacyReassignmentEntry, ...]) -> 
 
 def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEntry, ...]:
     """Entries in znode order, read by the one plan reader (:func:`reassignd.plan_format.parse_plan`,
-    with ``original_replicas``): a plan the tool or the API would refuse is refused here whole."""
-    obj = load_object(data)
+    with ``original_replicas``): a plan the tool or the API would refuse is refused here whole.
+    Two tiers: the typed one, and where it is unsure the plan reader, which words the refusal."""
+    if type(data) is bytes and (typed := _legacy_typed(data)) is not None:
+        return typed
+    return _read_legacy(load_object(data))
+
+
+def _read_legacy(obj: dict[str, object]) -> tuple[LegacyReassignmentEntry, ...]:
+    """The strict path: the plan reader."""
     try:
         plan = read_plan(obj, origins=True)
     except PlanError as e:
@@ -110,30 +149,59 @@ def decode_legacy_reassignment(data: bytes | None) -> tuple[LegacyReassignmentEn
 # --- reassignd's origins: each moving partition's replicas before its move, in their order ----------
 
 
-def _origin_encodable(replicas: object) -> bool:
-    return type(replicas) is tuple and all(type(b) is int and INT32_MIN <= b <= INT32_MAX for b in replicas)
+class _OriginsStruct(msgspec.Struct, gc=False):
+    """The typed tier's view of an origins record (and of a demotion's replica orders)."""
+
+    version: Annotated[int, msgspec.Meta(ge=1, le=1)]
+    partitions: dict[
+        Annotated[int, msgspec.Meta(ge=0)],
+        tuple[Annotated[int, msgspec.Meta(ge=INT32_MIN, le=INT32_MAX)], ...],
+    ]
 
 
-def _origins_encodable(origins: Mapping[int, tuple[int, ...]]) -> bool:
-    """True when :func:`decode_origins` accepts the JSON :func:`encode_origins` writes for
-    ``origins``, checked on the typed values (each distinct list once); False when unsure."""
-    if not all(type(p) is int and p >= 0 for p in origins):
-        return False
-    return all(map(_origin_encodable, {id(r): r for r in origins.values()}.values()))
+_ORIGINS_DECODER = msgspec.json.Decoder(_OriginsStruct)
+
+
+def _origins_typed(data: bytes) -> dict[int, tuple[int, ...]] | None:
+    """What :func:`_read_origins` returns, decoded by msgspec, or None where it might refuse: an
+    escape, a member unknown or repeated (one colon per member, none in strings), "-0" (a key
+    msgspec reads as 0, and ``str.isdigit`` refuses)."""
+    if b"\\u" in data or b'"-0"' in data:
+        return None
+    try:
+        record = _ORIGINS_DECODER.decode(data)
+    except (msgspec.MsgspecError, ValueError, RecursionError):  # invalid JSON, UTF-8 or types; too deep
+        return None
+    return record.partitions if data.count(b":") == 2 + len(record.partitions) else None
+
+
+def _encode_orders(what: str, orders: Mapping[int, tuple[int, ...]]) -> bytes:
+    """``{"version":1,"partitions":{"0":[3,5,6]}}``: by msgspec when the typed tier reads it back
+    as ``orders`` (a topic's write of 100 moving partitions, 1 ms -> 0.1 ms); else checked by the
+    strict decoder, whose reason a refusal carries."""
+    typed = typed_encoding(
+        lambda: {"version": 1, "partitions": dict(sorted(orders.items()))}, _origins_typed, orders
+    )
+    if typed is not None:
+        return typed
+    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(orders.items())}}
+    return dump(what, obj, decode_origins)
 
 
 def encode_origins(origins: Mapping[int, tuple[int, ...]]) -> bytes:
-    """``{"version":1,"partitions":{"0":[3,5,6]}}``: ``/reassignd/origins/<topic>``. Typed values
-    its decoder takes are encoded by msgspec (the same bytes, without decoding them again: a
-    topic's write of 100 moving partitions, 1 ms -> 0.1 ms); anything else by the checked path."""
-    if _origins_encodable(origins):
-        return JSON_ENCODER.encode({"version": 1, "partitions": dict(sorted(origins.items()))})
-    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(origins.items())}}
-    return dump("origins", obj, decode_origins)
+    """``/reassignd/origins/<topic>``: each moving partition's replicas before its move."""
+    return _encode_orders("origins", origins)
 
 
 def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
-    obj = load_object(data)
+    """Two tiers: the typed one, and where it is unsure the strict path, which words the refusal."""
+    if type(data) is bytes and (typed := _origins_typed(data)) is not None:
+        return typed
+    return _read_origins(load_object(data))
+
+
+def _read_origins(obj: dict[str, object]) -> dict[int, tuple[int, ...]]:
+    """The strict path: partition ids as keys (decimal digits), lists of 32-bit integers."""
     read_version(obj, (1,))
     parts = read_object(get_field(obj, "partitions"), "partitions")
     out: dict[int, tuple[int, ...]] = {}
@@ -150,8 +218,7 @@ def decode_origins(data: bytes | None) -> dict[int, tuple[int, ...]]:
 def encode_demoted_orders(orders: Mapping[int, tuple[int, ...]]) -> bytes:
     """``/reassignd/demotions/<broker>/<topic>``: the replica orders before a demotion, by
     partition, in the origins record's shape."""
-    obj = {"version": 1, "partitions": {str(p): list(r) for p, r in sorted(orders.items())}}
-    return dump("demoted replica orders", obj, decode_demoted_orders)
+    return _encode_orders("demoted replica orders", orders)
 
 
 def decode_demoted_orders(data: bytes | None) -> dict[int, tuple[int, ...]]:
@@ -210,8 +277,7 @@ def decode_reassignment_request(data: bytes | None) -> ReassignmentRequest:
         for key, replicas in read_object(partitions, where).items():
             target = read_replicas(replicas, field_name(where, key), recorded=False)
             assignments[(topic, read_partition(key, where))] = target
-    if type(legacy := obj.get("legacy", False)) is not bool:
-        raise wrong_type("legacy", "a boolean", legacy)
+    legacy = FIELDS.boolean(obj.get("legacy", False), "legacy")
     return ReassignmentRequest(assignments, legacy)
 
 

@@ -1,12 +1,13 @@
 """The JSON machinery under ``zk/codec.py``: a znode's bytes read into a JSON object, typed field
 readers that name the field in their one-line error, and the checked compact writer.
 
-:func:`load_object_strictly` and the ``read_*`` functions are the strict path, the single source
-of every decoding error. The ``fast_*`` functions serve a fast path: each returns what its strict
-counterpart would, or ``None`` wherever that counterpart might refuse or return something else;
-they never raise and never word an error. A codec tries them first and, on any ``None``, takes
-the strict path, so it accepts, refuses and words exactly as the strict path alone would.
-:func:`load_object` is the first such pair: every decoder reads its JSON with it (its fast half,
+A codec decodes in two tiers. The first is typed (a msgspec struct in ``zk/codec.py``, or, for
+the executor's journal, the ``fast_*`` predicates here): it returns what the strict path would,
+or gives up wherever that path might refuse or return something else; it never raises and never
+words an error. The second, only on its giving up, is the strict path:
+:func:`load_object_strictly` and the ``read_*`` functions, the single source of every decoding
+error. So a codec accepts, refuses and words exactly as the strict path alone would.
+:func:`load_object` reads every decoder's JSON the same way (its first tier,
 ``strict_json.fast_object``, is strict JSON's own).
 """
 
@@ -14,9 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
-from itertools import repeat
-from typing import TypeGuard, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import NoReturn, TypeGuard, TypeVar
 
 from reassignd import strict_json
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
@@ -59,7 +59,7 @@ def utf8_text(data: bytes | None) -> str:
 
 def load_object(data: bytes | None) -> dict[str, object]:
     """The JSON object in ``data``: :func:`fast_object` if it can vouch for it, else strictly."""
-    obj = fast_object(data, unique=True)
+    obj = fast_object(data)
     return load_object_strictly(data) if obj is None else obj
 
 
@@ -107,35 +107,27 @@ def get_field(obj: Mapping[str, object], key: str, where: str = "") -> object:
         raise CodecError(f"missing field '{where}{key}'") from None
 
 
-def wrong_type(where: str, expected: str, value: object) -> CodecError:
-    got = strict_json.kind(value)
-    return CodecError(f"field '{where}' must be {expected}, got {got}")
+class FieldReader(strict_json.Reader):
+    """The one strict-reader family (:class:`strict_json.Reader`) in the znode codecs' wording:
+    ``field 'leader' must be an integer, got string``, raised as :class:`CodecError`."""
+
+    __slots__ = ()
+
+    def wrong_type(self, path: str, expected: str, value: object) -> NoReturn:
+        raise CodecError(f"field '{path}' must be {expected}, got {strict_json.kind(value)}")
+
+    def out_of_range(self, path: str, value: int, low: int, high: int) -> NoReturn:
+        raise CodecError(f"field '{path}' must be between {low} and {high}, got {value}")
+
+
+FIELDS = FieldReader(CodecError, "znode data")
+read_str = FIELDS.text
+read_list = FIELDS.array
+read_object = FIELDS.mapping
 
 
 def read_int(value: object, where: str, lo: int = 0, hi: int = INT32_MAX) -> int:
-    if type(value) is not int:
-        raise wrong_type(where, "an integer", value)
-    if not lo <= value <= hi:
-        raise CodecError(f"field '{where}' must be between {lo} and {hi}, got {value}")
-    return value
-
-
-def read_str(value: object, where: str) -> str:
-    if type(value) is not str:
-        raise wrong_type(where, "a string", value)
-    return value
-
-
-def read_list(value: object, where: str) -> list[object]:
-    if type(value) is not list:
-        raise wrong_type(where, "an array", value)
-    return value
-
-
-def read_object(value: object, where: str) -> dict[str, object]:
-    if type(value) is not dict:
-        raise wrong_type(where, "an object", value)
-    return value
+    return FIELDS.integer(value, where, lo, hi)
 
 
 def read_optional(obj: Mapping[str, object], key: str, read: Callable[[object, str], _T]) -> _T | None:
@@ -147,7 +139,7 @@ def read_optional(obj: Mapping[str, object], key: str, read: Callable[[object, s
 def read_version(obj: Mapping[str, object], supported: tuple[int, ...]) -> int:
     version = get_field(obj, "version")
     if type(version) is not int:
-        raise wrong_type("version", "an integer", version)
+        FIELDS.wrong_type("version", "an integer", version)
     if version not in supported:
         raise CodecError(f"unsupported version {version} (expected {', '.join(map(str, supported))})")
     return version
@@ -210,29 +202,3 @@ def fast_replicas(value: object, allow_empty: bool = False) -> Replicas | None:
         if type(broker_id) is not int or not 0 <= broker_id <= INT32_MAX:
             return None
     return tuple(value) if len(set(value)) == len(value) else None
-
-
-_PARTITIONS = re.compile(rf"(?:{_PARTITION.pattern})(?:,(?:{_PARTITION.pattern}))*")
-
-
-def fast_partition_keys(keys: Iterable[str]) -> bool:
-    """True if :func:`read_partition` accepts every one of ``keys`` as written (the value range
-    aside: up to ten digits pass, so the caller checks the largest against ``INT32_MAX``)."""
-    joined = ",".join(keys)
-    return not joined or _PARTITIONS.fullmatch(joined) is not None
-
-
-def fast_replica_map(value: object, *, allow_empty: bool = False) -> dict[int, Replicas] | None:
-    """``{"<partition>": [replicas], ...}`` in the JSON's order, each key as :func:`read_partition`
-    reads it and each list as :func:`fast_replicas` does; None if any of them would refuse."""
-    if type(value) is not dict:
-        return None
-    try:
-        partitions = list(map(int, keys := list(value)))
-    except ValueError:
-        return None
-    # int() takes no key with a comma, so the keys joined by commas match only if each one does.
-    if keys and (not _PARTITIONS.fullmatch(",".join(keys)) or max(partitions) > INT32_MAX):
-        return None
-    lists = list(map(fast_replicas, value.values(), repeat(allow_empty)))
-    return None if None in lists else dict(zip(partitions, cast("list[Replicas]", lists), strict=True))
