@@ -22,8 +22,10 @@ from aiohttp import web
 
 from reassignd.contracts.reassignments import ElectionTopicResults, ElectLeadersResponse
 from reassignd.contracts.reassignments import PartitionResult as PartitionResultJson
+from reassignd.contracts.requests import ElectLeadersRequest
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.errors import error_name
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_int,
@@ -45,6 +47,23 @@ ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.U
 
 
 def parse_elect_body(body: bytes) -> ElectLeaders:
+    """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
+    :func:`strict_elect_body` words what msgspec refuses."""
+
+    def explain(raw: bytes) -> None:
+        strict_elect_body(raw)
+
+    return decode_request(body, ElectLeadersRequest, elect_of, explain)
+
+
+def elect_of(request: ElectLeadersRequest) -> ElectLeaders:
+    partitions = None
+    if request.partitions is not None:
+        partitions = tuple((p.topic, p.partition) for p in request.partitions)
+    return ElectLeaders(ELECTION_TYPES[request.election_type], partitions)
+
+
+def strict_elect_body(body: bytes) -> ElectLeaders:
     doc = decode_object(body, ("election_type", "partitions"))
     raw_type = doc["election_type"]
     if not isinstance(raw_type, str) or raw_type not in ELECTION_TYPES:

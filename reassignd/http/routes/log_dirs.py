@@ -37,7 +37,7 @@ from reassignd.contracts.cluster import (
     LogDirs,
     MoveLogDirsResponse,
 )
-from reassignd.contracts.requests import LOG_DIR_MAX, MAX_LOG_DIR_MOVES
+from reassignd.contracts.requests import LOG_DIR_MAX, MAX_LOG_DIR_MOVES, MoveLogDirsRequest
 from reassignd.control.log_dir_moves import (
     KAFKA_STORAGE_ERROR,
     LOG_DIR_NOT_FOUND,
@@ -48,6 +48,7 @@ from reassignd.control.replicas_report import FutureInfo, ReplicaInfo, ReplicasR
 from reassignd.errors import UnknownBroker, error_name
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_int,
@@ -125,7 +126,34 @@ async def log_dirs(request: web.Request) -> web.Response:
 
 
 def parse_moves_body(body: bytes) -> tuple[int, tuple[LogDirMove, ...]]:
-    """Pure: the broker and its moves, or 400 naming the field."""
+    """Pure: the broker and its moves, or 400 naming the field. Decoded once, into its contract
+    struct (:mod:`reassignd.http.door`); :func:`strict_moves_body` words what msgspec refuses."""
+
+    def explain(raw: bytes) -> None:
+        strict_moves_body(raw)
+
+    return decode_request(body, MoveLogDirsRequest, moves_of, explain)
+
+
+def moves_of(request: MoveLogDirsRequest) -> tuple[int, tuple[LogDirMove, ...]]:
+    """The broker and its moves, with what the struct cannot say checked: "." or ".." as a topic,
+    a replica named twice."""
+    seen: set[TopicPartition] = set()
+    for i, move in enumerate(request.moves):
+        _check_move(move.topic, move.partition, seen, f"moves[{i}]")
+    return request.broker, tuple(LogDirMove(m.topic, m.partition, m.dir) for m in request.moves)
+
+
+def _check_move(topic: str, partition: int, seen: set[TopicPartition], path: str) -> None:
+    problem = topic_name_problem(topic)
+    if problem is not None:
+        fail(f"{path}.topic", problem)
+    if (topic, partition) in seen:
+        fail(path, f"duplicate replica {topic}-{partition}: a replica is moved to one dir")
+    seen.add((topic, partition))
+
+
+def strict_moves_body(body: bytes) -> tuple[int, tuple[LogDirMove, ...]]:
     doc = decode_object(body, ("broker", "moves"))
     broker = expect_int(doc["broker"], "broker", 0, INT32_MAX)
     raw_moves = expect_list(doc["moves"], "moves")
@@ -137,16 +165,13 @@ def parse_moves_body(body: bytes) -> tuple[int, tuple[LogDirMove, ...]]:
         path = f"moves[{i}]"
         item = expect_object(raw, path, ("topic", "partition", "dir"))
         topic = expect_string(item["topic"], f"{path}.topic")
-        problem = topic_name_problem(topic)
-        if problem is not None:
+        if (problem := topic_name_problem(topic)) is not None:
             fail(f"{path}.topic", problem)
         partition = expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)
         log_dir = expect_string(item["dir"], f"{path}.dir")
         if not 1 <= len(log_dir) <= LOG_DIR_MAX:
             fail(f"{path}.dir", f"expected a log dir of 1 to {LOG_DIR_MAX} characters, got {len(log_dir)}")
-        if (topic, partition) in seen:
-            fail(path, f"duplicate replica {topic}-{partition}: a replica is moved to one dir")
-        seen.add((topic, partition))
+        _check_move(topic, partition, seen, path)
         moves.append(LogDirMove(topic, partition, log_dir))
     return broker, tuple(moves)
 

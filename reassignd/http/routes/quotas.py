@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from msgspec import UnsetType
 
 from reassignd.contracts.admin import (
     AlterQuotasResponse,
@@ -24,6 +25,7 @@ from reassignd.contracts.admin import (
     QuotaEntityName,
     QuotaResult,
 )
+from reassignd.contracts.requests import AlterQuotasRequest
 from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlterationResult,
@@ -32,6 +34,7 @@ from reassignd.controller.model.requests import (
 )
 from reassignd.errors import InvalidRequest, error_name
 from reassignd.http.audit import note
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_list,
@@ -63,6 +66,27 @@ class AlterQuotaEntry:
 
 
 def parse_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
+    """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
+    :func:`strict_alter_quotas` words what msgspec refuses."""
+
+    def explain(raw: bytes) -> None:
+        strict_alter_quotas(raw)
+
+    return decode_request(body, AlterQuotasRequest, entries_of, explain)
+
+
+def entries_of(request: AlterQuotasRequest) -> tuple[AlterQuotaEntry, ...]:
+    return tuple(
+        AlterQuotaEntry(
+            None if isinstance(e.entity.user, UnsetType) else e.entity.user,
+            None if isinstance(e.entity.client_id, UnsetType) else e.entity.client_id,
+            tuple((op.key, op.value) for op in e.ops),
+        )
+        for e in request.entries
+    )
+
+
+def strict_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
     doc = decode_object(body, ("entries",))
     return tuple(_entry(raw, f"entries[{i}]") for i, raw in enumerate(expect_list(doc["entries"], "entries")))
 

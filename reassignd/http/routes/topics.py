@@ -22,8 +22,10 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
+from msgspec import UnsetType
 
 from reassignd.contracts import admin as contracts
+from reassignd.contracts import requests
 from reassignd.controller.model.requests import (
     NO_NUM_PARTITIONS,
     NO_REPLICATION_FACTOR,
@@ -39,6 +41,7 @@ from reassignd.controller.model.requests import (
 from reassignd.errors import error_name
 from reassignd.http.audit import note
 from reassignd.http.callers import caller_of
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_bool,
@@ -76,7 +79,45 @@ def _validate_only(doc: dict[str, Any]) -> bool:
 
 def parse_create_topics(body: bytes, caller: Requester) -> CreateTopics:
     """``{"timeout_ms", "validate_only", "topics": [{"name", "num_partitions", "replication_factor",
-    "assignments", "configs"}]}``; an absent count or factor is -1 (the broker default)."""
+    "assignments", "configs"}]}``; an absent count or factor is -1 (the broker default). Decoded
+    once, into its contract struct (:mod:`reassignd.http.door`); :func:`strict_create_topics`
+    words what msgspec refuses."""
+    return decode_request(
+        body,
+        requests.CreateTopicsRequest,
+        lambda request: create_topics_of(request, caller),
+        lambda raw: _explained(strict_create_topics(raw, caller)),
+    )
+
+
+def create_topics_of(request: requests.CreateTopicsRequest, caller: Requester) -> CreateTopics:
+    return CreateTopics(
+        topics=tuple(
+            TopicToCreate(
+                name=t.name,
+                num_partitions=t.num_partitions,
+                replication_factor=t.replication_factor,
+                assignments=None if t.assignments is None else {int(k): v for k, v in t.assignments.items()},
+                configs={} if isinstance(t.configs, UnsetType) else t.configs,
+            )
+            for t in request.topics
+        ),
+        caller=caller,
+        validate_only=request.validate_only,
+        timeout_ms=_timeout_ms(request.timeout_ms),
+    )
+
+
+def _timeout_ms(value: int | UnsetType) -> int:
+    return DEFAULT_TIMEOUT_MS if isinstance(value, UnsetType) else value
+
+
+def _explained(_: object) -> None:
+    """A strict reader's result, not used: it was asked for its refusal (the door's second tier)."""
+    return None
+
+
+def strict_create_topics(body: bytes, caller: Requester) -> CreateTopics:
     doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
     timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
     validate_only = _validate_only(doc)
@@ -138,7 +179,16 @@ def _configs(value: Any, path: str) -> dict[str, str | None]:
 
 
 def parse_delete_topics(body: bytes, caller: Requester) -> DeleteTopics:
-    """``{"timeout_ms", "topics": ["orders", ...]}``."""
+    """``{"timeout_ms", "topics": ["orders", ...]}``, decoded once (:mod:`reassignd.http.door`)."""
+    return decode_request(
+        body,
+        requests.DeleteTopicsRequest,
+        lambda request: DeleteTopics(request.topics, caller, _timeout_ms(request.timeout_ms)),
+        lambda raw: _explained(strict_delete_topics(raw, caller)),
+    )
+
+
+def strict_delete_topics(body: bytes, caller: Requester) -> DeleteTopics:
     doc = decode_object(body, ("topics",), ("timeout_ms",))
     timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
     names = expect_list(doc["topics"], "topics")
@@ -165,7 +215,22 @@ def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Req
 
 def parse_create_partitions(body: bytes, caller: Requester) -> CreatePartitions:
     """``{"timeout_ms", "validate_only", "topics": [{"name", "count", "assignments"}]}``;
-    ``assignments`` is one replica list per new partition, or null/absent (placed by reassignd)."""
+    ``assignments`` is one replica list per new partition, or null/absent (placed by reassignd).
+    Decoded once (:mod:`reassignd.http.door`)."""
+    return decode_request(
+        body,
+        requests.CreatePartitionsRequest,
+        lambda request: CreatePartitions(
+            topics=tuple(PartitionsToAdd(t.name, t.count, t.assignments) for t in request.topics),
+            caller=caller,
+            validate_only=request.validate_only,
+            timeout_ms=_timeout_ms(request.timeout_ms),
+        ),
+        lambda raw: _explained(strict_create_partitions(raw, caller)),
+    )
+
+
+def strict_create_partitions(body: bytes, caller: Requester) -> CreatePartitions:
     doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
     timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
     validate_only = _validate_only(doc)

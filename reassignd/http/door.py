@@ -1,0 +1,116 @@
+"""The HTTP door of request bodies: each body is decoded once, by msgspec, into its contract struct
+(:mod:`reassignd.contracts.requests`), and the route builds its request from that struct. Pure.
+
+msgspec decides what is accepted. Its refusals do not name the field in our words, so a body it
+refuses is read again, only then, by the route's strict reader (:mod:`reassignd.http.json_input`,
+the second tier), which raises :class:`~reassignd.errors.InvalidRequest` (400, error 42) with the
+offending field's path and the message the API has always given (``topics[0].partitions[1].partition:
+expected a non-negative integer, got -1``). Should the strict reader find nothing to refuse, the
+refusal is msgspec's, mapped to the same form in one place (:func:`refuse`): its ``$.field`` path
+becomes the message's leading path.
+
+One rule msgspec does not keep: a key repeated in an object (msgspec lets the last one win; we
+refuse it, naming the field). The door rules it out cheaply: each member of an object is written
+with one ``:`` outside strings, so when the body's colons equal the members the decoded struct
+proves present (:func:`members_present`, a lower bound), no key was repeated; otherwise (a colon
+in a string, a member given its default value) the strict reader reads the body too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import msgspec
+
+from reassignd.http.json_input import fail
+
+S = TypeVar("S", bound=msgspec.Struct)
+R = TypeVar("R")
+
+_SCALARS = frozenset({int, str, float, bool, type(None)})
+
+
+def decode_request(
+    body: bytes, contract: type[S], build: Callable[[S], R], explain: Callable[[bytes], R | None]
+) -> R:
+    """The request in ``body``: decoded as ``contract`` and built by ``build``.
+
+    ``explain`` is the route's strict reader, called only when msgspec refuses the body or a
+    repeated key is not ruled out: it raises in our words, returns None when it finds nothing to
+    refuse, or returns the request when the body is another shape the route reads itself (a
+    ``kafka-reassign-partitions`` plan)."""
+    try:
+        value = msgspec.json.decode(body, type=contract)
+    except (msgspec.MsgspecError, UnicodeDecodeError) as e:  # a string that is not UTF-8: the latter
+        other = explain(body)
+        if other is not None:
+            return other
+        refuse(e)
+    if body.count(b":") != members_present(value):
+        other = explain(body)
+        if other is not None:
+            return other
+    return build(value)
+
+
+def refuse(error: msgspec.MsgspecError | UnicodeDecodeError) -> NoReturn:
+    """msgspec's refusal as ours: ``<path>: <message>`` (``request body: ...`` for the whole body).
+
+    ``Expected `int` >= 0 - at `$.topics[0].partitions[1].partition``` becomes
+    ``topics[0].partitions[1].partition: expected `int` >= 0``; malformed JSON is ``request
+    body: invalid JSON: ...``."""
+    text = str(error)
+    if not isinstance(error, msgspec.ValidationError):
+        fail("", f"invalid JSON: {text.removeprefix('JSON is malformed: ')}")
+    message, _, where = text.partition(" - at `$")
+    path = where.removesuffix("`").removeprefix(".")
+    fail(path, message[:1].lower() + message[1:])
+
+
+_Fields = tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]
+_FIELDS: dict[type[msgspec.Struct], _Fields] = {}
+
+
+def _optional_fields(cls: type[msgspec.Struct]) -> _Fields:
+    """A struct's required field names, and its other fields with their defaults."""
+    if (known := _FIELDS.get(cls)) is not None:
+        return known
+    required: list[str] = []
+    optional: list[tuple[str, Any]] = []
+    for field in msgspec.structs.fields(cls):
+        if field.required:
+            required.append(field.name)
+        else:
+            default = field.default if field.default is not msgspec.NODEFAULT else msgspec.UNSET
+            optional.append((field.name, default))
+    _FIELDS[cls] = fields = (tuple(required), tuple(optional))
+    return fields
+
+
+def members_present(value: object) -> int:
+    """How many object members a decoded value proves its JSON held, at least: each required
+    field, each field whose value is not its default, each key of a map, all the way down."""
+    if type(value) in _SCALARS:
+        return 0
+    if isinstance(value, msgspec.Struct):
+        required, optional = _optional_fields(type(value))
+        count = len(required)
+        for name in required:
+            count += members_present(getattr(value, name))
+        for name, default in optional:
+            field_value = getattr(value, name)
+            if field_value is not default and not _same(field_value, default):
+                count += 1 + members_present(field_value)
+        return count
+    if isinstance(value, dict):
+        return len(value) + sum(members_present(v) for v in value.values())
+    if isinstance(value, tuple | list):
+        if value and type(value[0]) in _SCALARS and all(type(v) in _SCALARS for v in value):
+            return 0
+        return sum(members_present(v) for v in value)
+    return 0
+
+
+def _same(value: object, default: object) -> bool:
+    return type(value) is type(default) and value == default
