@@ -1,7 +1,8 @@
 """Partition reassignments: AlterPartitionReassignments, ListPartitionReassignments, cancel.
 
 - ``POST /v1/reassignments``: Kafka's request shape or a ``kafka-reassign-partitions`` plan,
-  parsed strictly (400/42 before anything reaches the controller), then handed to the controller.
+  decoded at the door (400/42 naming the field before anything reaches the controller), then
+  handed to the controller.
 - ``GET /v1/reassignments?topic=T&partition=P``: the last published snapshot's reassignments,
   with byte-level progress asked from the broker agents (only when there is something to show);
   a standby answers 503 NOT_CONTROLLER (it knows no reassignment). The answer is kept encoded

@@ -4,7 +4,7 @@
 - ``POST /v1/topics/delete`` and ``DELETE /v1/topics/{topic}?timeout_ms=N``: DeleteTopics.
 - ``POST /v1/topics/partitions``: CreatePartitions.
 
-Bodies are parsed strictly (400/42 before anything reaches the controller); the caller (user and
+Bodies are decoded into their contract structs at the door (400/42 naming the field before anything reaches the controller, :mod:`reassignd.http.door`); the caller (user and
 ``X-Client-Id``) goes with the request for the KIP-599 quota. Per-topic errors come back with 200;
 ``Retry-After`` is set when a topic was throttled.
 
