@@ -39,7 +39,6 @@ from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
 from reassignd.strict_json import json_type
-from reassignd.topic_partition import TopicPartition
 
 ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.UNCLEAN}
 
@@ -48,12 +47,8 @@ ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.U
 
 def parse_elect_body(body: bytes) -> ElectLeaders:
     """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
-    :func:`strict_elect_body` words what msgspec refuses."""
-
-    def explain(raw: bytes) -> None:
-        strict_elect_body(raw)
-
-    return decode_request(body, ElectLeadersRequest, elect_of, explain)
+    :func:`check_elect_body` words what msgspec refuses."""
+    return decode_request(body, ElectLeadersRequest, elect_of, check_elect_body)
 
 
 def elect_of(request: ElectLeadersRequest) -> ElectLeaders:
@@ -63,22 +58,19 @@ def elect_of(request: ElectLeadersRequest) -> ElectLeaders:
     return ElectLeaders(ELECTION_TYPES[request.election_type], partitions)
 
 
-def strict_elect_body(body: bytes) -> ElectLeaders:
+def check_elect_body(body: bytes) -> None:
+    """The strict reader of ElectLeaders (the door's second tier): our refusal's words."""
     doc = decode_object(body, ("election_type", "partitions"))
     raw_type = doc["election_type"]
     if not isinstance(raw_type, str) or raw_type not in ELECTION_TYPES:
         shown = json.dumps(raw_type) if isinstance(raw_type, str) else json_type(raw_type)
         fail("election_type", f'expected "preferred" or "unclean", got {shown}')
-    partitions: tuple[TopicPartition, ...] | None = None
     if doc["partitions"] is not None:
-        named: list[TopicPartition] = []
         for i, raw in enumerate(expect_list(doc["partitions"], "partitions")):
             path = f"partitions[{i}]"
             item = expect_object(raw, path, ("topic", "partition"))
-            topic = expect_string(item["topic"], f"{path}.topic")
-            named.append((topic, expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)))
-        partitions = tuple(named)
-    return ElectLeaders(ELECTION_TYPES[raw_type], partitions)
+            expect_string(item["topic"], f"{path}.topic")
+            expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)
 
 
 # --- shapes ----------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from aiohttp import web
 from msgspec import UnsetType
@@ -67,12 +66,8 @@ class AlterQuotaEntry:
 
 def parse_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
     """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
-    :func:`strict_alter_quotas` words what msgspec refuses."""
-
-    def explain(raw: bytes) -> None:
-        strict_alter_quotas(raw)
-
-    return decode_request(body, AlterQuotasRequest, entries_of, explain)
+    :func:`check_alter_quotas` words what msgspec refuses."""
+    return decode_request(body, AlterQuotasRequest, entries_of, check_alter_quotas)
 
 
 def entries_of(request: AlterQuotasRequest) -> tuple[AlterQuotaEntry, ...]:
@@ -86,26 +81,22 @@ def entries_of(request: AlterQuotasRequest) -> tuple[AlterQuotaEntry, ...]:
     )
 
 
-def strict_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
+def check_alter_quotas(body: bytes) -> None:
+    """The strict reader of AlterClientQuotas (the door's second tier): our refusal's words."""
     doc = decode_object(body, ("entries",))
-    return tuple(_entry(raw, f"entries[{i}]") for i, raw in enumerate(expect_list(doc["entries"], "entries")))
-
-
-def _entry(raw: Any, path: str) -> AlterQuotaEntry:
-    entry = expect_object(raw, path, ("entity", "ops"))
-    entity = expect_object(entry["entity"], f"{path}.entity", (), ("user", "client_id"))
-    user = expect_string(entity["user"], f"{path}.entity.user") if "user" in entity else None
-    client_id = (
-        expect_string(entity["client_id"], f"{path}.entity.client_id") if "client_id" in entity else None
-    )
-    ops: list[tuple[str, float | None]] = []
-    for j, raw_op in enumerate(expect_list(entry["ops"], f"{path}.ops")):
-        opath = f"{path}.ops[{j}]"
-        op = expect_object(raw_op, opath, ("key", "value"))
-        key = expect_string(op["key"], f"{opath}.key")
-        value = None if op["value"] is None else expect_number(op["value"], f"{opath}.value")
-        ops.append((key, value))
-    return AlterQuotaEntry(user, client_id, tuple(ops))
+    for i, raw in enumerate(expect_list(doc["entries"], "entries")):
+        path = f"entries[{i}]"
+        entry = expect_object(raw, path, ("entity", "ops"))
+        entity = expect_object(entry["entity"], f"{path}.entity", (), ("user", "client_id"))
+        for name in ("user", "client_id"):
+            if name in entity:
+                expect_string(entity[name], f"{path}.entity.{name}")
+        for j, raw_op in enumerate(expect_list(entry["ops"], f"{path}.ops")):
+            opath = f"{path}.ops[{j}]"
+            op = expect_object(raw_op, opath, ("key", "value"))
+            expect_string(op["key"], f"{opath}.key")
+            if op["value"] is not None:
+                expect_number(op["value"], f"{opath}.value")
 
 
 def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, str | None]:
