@@ -15,13 +15,13 @@ with one ``:`` outside strings, so when the body's colons equal the members the 
 proves present (:func:`members_present`, a lower bound), no key was repeated; otherwise (a colon
 in a string, a member given its default value) the strict reader reads the body too.
 
-Bodies are UTF-8 (RFC 8259); a leading byte order mark is ignored. (The standard library's reader
-also guessed UTF-16 and UTF-32; msgspec refuses them, and so does the API now.)
+Bodies are UTF-8 without a byte order mark (RFC 8259), as the plan reader has always wanted them:
+the standard library's reader guessed a BOM, UTF-16 and UTF-32 in Kafka's shape; msgspec refuses
+them, so the API now refuses them in every shape.
 """
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
@@ -44,7 +44,6 @@ def decode_request(
     repeated key is not ruled out: it raises in our words, returns None when it finds nothing to
     refuse, or returns the request when the body is another shape the route reads itself (a
     ``kafka-reassign-partitions`` plan)."""
-    body = body.removeprefix(codecs.BOM_UTF8)  # a UTF-8 byte order mark is ignored, as json does
     try:
         value = msgspec.json.decode(body, type=contract)
     except (msgspec.MsgspecError, UnicodeDecodeError) as e:  # a string that is not UTF-8: the latter
