@@ -5,13 +5,14 @@ and a batch (``POST /v1/batches``). Pure.
 The OpenAPI document's schemas of these bodies are generated from these structs (closed objects,
 integer ranges, nullable fields, patterns, and as ``extra_json_schema`` the few rules no
 annotation states: a name that is not ``.`` or ``..``, replicas each once, strategies that exclude
-each other), and clients encode them (``reassignd.api_client``, ``admin reassign``). The server
-still reads every request body with its strict parser (``reassignd.strict_json`` and the routes),
-which gives the exact error messages; ``tests/unit/http/test_openapi.py`` checks that each schema
-accepts exactly what its parser accepts and that every body the parser accepts is a value of its
-struct meaning the same. What a struct cannot say: the oneOf of the two reassignment shapes
+each other), clients encode them (``reassignd.api_client``, ``admin reassign``), and the server
+decodes each body into its struct at the door (``reassignd.http.door``), reading a body msgspec
+refuses again with its strict reader (``reassignd.strict_json`` and the routes) only for the
+exact error message; ``tests/unit/http/test_openapi.py`` checks that each schema accepts exactly
+what its strict reader accepts and that every body that reader accepts is a value of its struct
+meaning the same. What a struct cannot say: the oneOf of the two reassignment shapes
 (composed in ``reassignd/http/openapi_schemas.py``), a batch's ``max`` below ``min`` and a
-partition listed twice (the parsers refuse them).
+partition listed twice (the routes' builders and ``executor.model.spec_error`` refuse them).
 """
 
 from __future__ import annotations

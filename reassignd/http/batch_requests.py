@@ -16,13 +16,16 @@ partitions, stale plans, conflicts) comes back per partition.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from reassignd.contracts.requests import BATCH_ID_PATTERN
+from msgspec import UnsetType
+
+from reassignd.contracts.requests import BATCH_ID_PATTERN, SubmitBatchRequest
 from reassignd.controller.settings import ControllerSettings
 from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_body,
     expect_broker_ids,
@@ -38,6 +41,8 @@ from reassignd.strict_json import is_int, json_type
 _BATCH_ID = re.compile(BATCH_ID_PATTERN)
 LIMIT_FIELDS = ("moves_per_broker", "moves_in_cluster", "leader_moves_per_broker")
 STRATEGIES = tuple(s.value for s in Strategy)
+_T = TypeVar("_T")
+_D = TypeVar("_D")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +72,10 @@ def batch_id_error(text: str) -> str | None:
 
 
 def _batch_id(value: Any) -> str:
-    text = expect_string(value, "batch_id")
+    return _checked_batch_id(expect_string(value, "batch_id"))
+
+
+def _checked_batch_id(text: str) -> str:
     if (reason := batch_id_error(text)) is not None:
         fail("batch_id", f"{reason}, got {text[:80]!r}")
     return text
@@ -112,6 +120,10 @@ def _adaptive(value: Any) -> Adaptive | None:
     bounds = expect_object(value, "limits.adaptive", ("min", "max"))
     low = expect_int(bounds["min"], "limits.adaptive.min", 1, INT32_MAX)
     high = expect_int(bounds["max"], "limits.adaptive.max", 1, INT32_MAX)
+    return _checked_adaptive(low, high)
+
+
+def _checked_adaptive(low: int, high: int) -> Adaptive:
     if high < low:
         fail("limits.adaptive", f"max ({high}) must be at least min ({low})")
     return Adaptive(low, high)
@@ -136,15 +148,21 @@ def _throttle(value: Any) -> int | None:
 
 
 def _strategy(value: Any) -> tuple[Strategy, ...]:
-    chosen: list[Strategy] = []
-    for i, item in enumerate(expect_list(value, "strategy")):
-        path = f"strategy[{i}]"
+    items = expect_list(value, "strategy")
+    for i, item in enumerate(items):
         if item not in STRATEGIES:
             shown = repr(item)[:80] if isinstance(item, str) else json_type(item)
-            fail(path, f"expected one of {', '.join(STRATEGIES)}, got {shown}")
-        strategy = Strategy(item)
+            fail(f"strategy[{i}]", f"expected one of {', '.join(STRATEGIES)}, got {shown}")
+    return _checked_strategy(items)
+
+
+def _checked_strategy(names: Iterable[str]) -> tuple[Strategy, ...]:
+    """Each strategy once, and not both sizes."""
+    chosen: list[Strategy] = []
+    for i, name in enumerate(names):
+        strategy = Strategy(name)
         if strategy in chosen:
-            fail(path, f"{strategy} is listed twice")
+            fail(f"strategy[{i}]", f"{strategy} is listed twice")
         chosen.append(strategy)
     if {Strategy.SMALL_FIRST, Strategy.LARGE_FIRST} <= set(chosen):
         fail("strategy", "cannot hold both small_first and large_first")
@@ -153,8 +171,64 @@ def _strategy(value: Any) -> tuple[Strategy, ...]:
 
 def parse_submit_body(body: bytes, defaults: BatchDefaults, new_batch_id: Callable[[], str]) -> BatchSpec:
     """``POST /v1/batches``: every field but ``partitions`` optional. ``plan_id`` and
-    ``throttle_bytes_per_s`` may be null (none); ``limits`` may give some of its fields only."""
-    return parse_submit_doc(decode_body(body), defaults, new_batch_id)
+    ``throttle_bytes_per_s`` may be null (none); ``limits`` may give some of its fields only.
+
+    Decoded once, into :class:`~reassignd.contracts.requests.SubmitBatchRequest`
+    (:mod:`reassignd.http.door`), and built by :func:`spec_of`; :func:`parse_submit_doc` words
+    what msgspec refuses."""
+
+    def explain(raw: bytes) -> None:
+        parse_submit_doc(decode_body(raw), defaults, new_batch_id)
+
+    return decode_request(
+        body, SubmitBatchRequest, lambda request: spec_of(request, defaults, new_batch_id), explain
+    )
+
+
+def spec_of(
+    request: SubmitBatchRequest, defaults: BatchDefaults, new_batch_id: Callable[[], str]
+) -> BatchSpec:
+    """The executor's spec from the body's struct, with what it leaves out from ``defaults``, and
+    what the struct cannot say checked (``.`` or ``..`` as an id, ``max`` below ``min``, a
+    strategy twice or both sizes), in the strict reader's words."""
+    limits = defaults.limits
+    if not isinstance(request.limits, UnsetType):
+        given = request.limits
+        adaptive = limits.adaptive
+        if given.adaptive is None:
+            adaptive = None
+        elif not isinstance(given.adaptive, UnsetType):
+            adaptive = _checked_adaptive(given.adaptive.min, given.adaptive.max)
+        limits = Limits(
+            moves_per_broker=_given(given.moves_per_broker, limits.moves_per_broker),
+            moves_in_cluster=_given(given.moves_in_cluster, limits.moves_in_cluster),
+            leader_moves_per_broker=_given(given.leader_moves_per_broker, limits.leader_moves_per_broker),
+            adaptive=adaptive,
+        )
+    return BatchSpec(
+        batch_id=new_batch_id()
+        if isinstance(request.batch_id, UnsetType)
+        else _checked_batch_id(request.batch_id),
+        partitions=tuple(
+            PartitionSpec(
+                p.topic,
+                p.partition,
+                p.replicas,
+                None if isinstance(p.expected_replicas, UnsetType) else p.expected_replicas,
+                None if isinstance(p.log_dirs, UnsetType) else p.log_dirs,
+            )
+            for p in request.partitions
+        ),
+        limits=limits,
+        plan_id=None if isinstance(request.plan_id, UnsetType) else request.plan_id,
+        priority=_given(request.priority, 0),
+        throttle_bytes_per_s=_given(request.throttle_bytes_per_s, None),
+        strategy=() if isinstance(request.strategy, UnsetType) else _checked_strategy(request.strategy),
+    )
+
+
+def _given(value: _T | UnsetType, default: _D) -> _T | _D:
+    return default if isinstance(value, UnsetType) else value
 
 
 def parse_submit_doc(doc: Any, defaults: BatchDefaults, new_batch_id: Callable[[], str]) -> BatchSpec:

@@ -3,9 +3,11 @@
 Every ``expect_*`` returns the value when it has the documented shape and otherwise raises
 :class:`InvalidRequest` (HTTP 400, error 42) with a message that starts with the offending
 field's path (``topics[0].assignments["1"]: ...``; ``request body: ...`` for the whole body), so
-nothing malformed reaches the controller. The request parsers of each resource (in ``routes/``)
-are built from these, and the OpenAPI document states the same rules as JSON Schema (generated
-from the request structs, ``reassignd.contracts.requests``: ``openapi_schemas``). The readers are :mod:`reassignd.strict_json`'s; this module gives them the HTTP
+nothing malformed reaches the controller. Query strings are read with these; the strict readers
+of each resource's bodies (in ``routes/``) are built from them and read a body only when msgspec
+refused it at the door (:mod:`reassignd.http.door`), to word the refusal. The request structs
+(``reassignd.contracts.requests``) state the same rules, and the OpenAPI schemas are generated
+from them. The readers are :mod:`reassignd.strict_json`'s; this module gives them the HTTP
 error and adds what only requests have (broker id lists, ``timeout_ms``, query strings).
 """
 

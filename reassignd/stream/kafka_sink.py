@@ -134,7 +134,7 @@ class KafkaSink:
             futures = [
                 await producer.send(
                     topic,
-                    value=r.to_json().encode(),
+                    value=r.json,
                     key=None if r.key is None else r.key.encode(),
                 )
                 for r in chunk

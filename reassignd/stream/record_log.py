@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from reassignd.contracts.cluster import EventsStatus, KafkaSinkStatus
-from reassignd.contracts.records import Record, record_fields, record_type
+from reassignd.contracts.records import Record
 from reassignd.stream.records import StreamRecord, make_record
 
 log = logging.getLogger(__name__)
@@ -63,11 +63,10 @@ class RecordLog:
             self.epoch, self.sequence = epoch, 0
 
     def emit(self, change: Record) -> StreamRecord:
-        """Record one state change that happened (its ZooKeeper write succeeded)."""
+        """Record one state change that happened (its ZooKeeper write succeeded), kept typed: it
+        is encoded to JSON only at the edges (:mod:`reassignd.stream.records`)."""
         self.sequence += 1
-        record = make_record(
-            record_type(change), self._clock_ms(), self.epoch, self.sequence, record_fields(change)
-        )
+        record = make_record(change, self._clock_ms(), self.epoch, self.sequence)
         self.history.append(record)
         for sub in list(self._subscribers):
             try:

@@ -1,7 +1,10 @@
-"""Stream records as numbered: the envelope of one record of :mod:`reassignd.contracts.records`
-(its type, time, controller epoch and sequence, and its fields). Pure: no I/O, no clock.
+"""Stream records as numbered: one typed record of :mod:`reassignd.contracts.records` in its
+envelope (time, controller epoch and sequence). Pure: no I/O, no clock.
 
-A record is ``{"type", "time", "controller_epoch", "sequence", ...fields}``; ``sequence`` counts
+The record stays the contract's struct all the way to the edge: the filters of ``GET /v1/events``
+and the Kafka key read its typed fields, and it is encoded to JSON only where it leaves the
+process (the SSE frame, the Kafka record), once however many streams carry it. On the wire a
+record is ``{"type", "time", "controller_epoch", "sequence", ...fields}``; ``sequence`` counts
 the records of one controller epoch from 1 without gaps, so a reader sees a loss at once. Its id
 (the SSE ``id:``) is ``<controller_epoch>-<sequence>``. Partition records carry ``topic`` and
 ``partition``, batch records ``batch_id``; the Kafka key is ``<topic>-<partition>``, the batch id,
@@ -10,41 +13,69 @@ or the topic, so one entity's records stay in one Kafka partition, in order.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from types import MappingProxyType
+from functools import cached_property
 from typing import Any
 
-from reassignd.contracts.records import TYPES
+import msgspec
+
+from reassignd.contracts.records import Audit, Record, record_fields, record_type
 
 RESERVED = frozenset({"type", "time", "controller_epoch", "sequence"})
 
+_ABSENT = object()
 
-@dataclass(frozen=True, slots=True)
+
+def _field(record: Record, name: str) -> Any:
+    """A typed field of the record (an audit record's: what it named), or ``_ABSENT``."""
+    if isinstance(record, Audit):
+        return record.named.get(name, _ABSENT)
+    return getattr(record, name, _ABSENT)
+
+
+@dataclass(frozen=True)
 class StreamRecord:
-    type: str
+    record: Record  # the typed change, as the controller built it
     time_ms: int
     controller_epoch: int
     sequence: int
-    fields: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def type(self) -> str:
+        return record_type(self.record)
 
     @property
     def id(self) -> str:
         return f"{self.controller_epoch}-{self.sequence}"
 
     @property
+    def topic(self) -> Any:
+        """The record's ``topic`` field (None when it has none)."""
+        topic = _field(self.record, "topic")
+        return None if topic is _ABSENT else topic
+
+    @property
+    def batch_id(self) -> Any:
+        batch = _field(self.record, "batch_id")
+        return None if batch is _ABSENT else batch
+
+    @property
     def key(self) -> str | None:
         """The entity the record is about (the Kafka record key)."""
-        f = self.fields
-        if "topic" in f and "partition" in f:
-            return f"{f['topic']}-{f['partition']}"
-        if "batch_id" in f:
-            return str(f["batch_id"])
-        if "topic" in f:
-            return str(f["topic"])
+        topic, partition = _field(self.record, "topic"), _field(self.record, "partition")
+        if topic is not _ABSENT and partition is not _ABSENT:
+            return f"{topic}-{partition}"
+        if (batch := _field(self.record, "batch_id")) is not _ABSENT:
+            return str(batch)
+        if topic is not _ABSENT:
+            return str(topic)
         return None
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The record's fields as JSON values, in their declared order (built when asked)."""
+        return record_fields(self.record)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,19 +86,20 @@ class StreamRecord:
             **self.fields,
         }
 
+    @cached_property
+    def json(self) -> bytes:
+        """The record as its JSON object, encoded once (the edges: SSE and the Kafka topic)."""
+        return msgspec.json.encode(self.to_dict())
+
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        return self.json.decode()
 
 
-def make_record(
-    type_: str, time_ms: int, epoch: int, sequence: int, fields: Mapping[str, Any]
-) -> StreamRecord:
-    if type_ not in TYPES:
-        raise ValueError(f"unknown event type {type_!r}")
-    clash = RESERVED.intersection(fields)
-    if clash:
+def make_record(record: Record, time_ms: int, epoch: int, sequence: int) -> StreamRecord:
+    """``record`` numbered; an audit record naming a reserved field is refused (ValueError)."""
+    if isinstance(record, Audit) and (clash := RESERVED.intersection(record.named)):
         raise ValueError(f"event fields may not be named {sorted(clash)}")
-    return StreamRecord(type_, time_ms, epoch, sequence, MappingProxyType(dict(fields)))
+    return StreamRecord(record, time_ms, epoch, sequence)
 
 
 def iso_time(time_ms: int) -> str:
@@ -93,9 +125,8 @@ class Filters:
     batches: frozenset[str] = frozenset()
 
     def accepts(self, record: StreamRecord) -> bool:
-        f = record.fields
         if self.types and record.type not in self.types:
             return False
-        if self.topics and f.get("topic") not in self.topics:
+        if self.topics and record.topic not in self.topics:
             return False
-        return not (self.batches and f.get("batch_id") not in self.batches)
+        return not (self.batches and record.batch_id not in self.batches)

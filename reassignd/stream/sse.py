@@ -15,7 +15,8 @@ from reassignd.stream.records import StreamRecord
 
 
 def frame(record: StreamRecord) -> bytes:
-    return f"id: {record.id}\nevent: {record.type}\ndata: {record.to_json()}\n\n".encode()
+    """The record's event, its JSON encoded once however many streams carry it."""
+    return b"id: %s\nevent: %s\ndata: %s\n\n" % (record.id.encode(), record.type.encode(), record.json)
 
 
 def gap_frame(last_id: str, first_id: str | None) -> bytes:

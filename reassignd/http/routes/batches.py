@@ -1,6 +1,6 @@
 """The batch executor's endpoints (the README's "Batches").
 
-- ``POST /v1/batches`` (admin): the body parsed strictly and checked whole
+- ``POST /v1/batches`` (admin): the body decoded at the door and checked whole
   (:func:`~reassignd.executor.model.spec_error`) before the controller sees it (400/42 naming the
   field, nothing submitted), defaults from the controller's settings, a missing ``batch_id``
   generated (``b-<32 hex digits>``). The same id with another body is 409, error 10004.

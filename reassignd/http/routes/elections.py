@@ -22,8 +22,10 @@ from aiohttp import web
 
 from reassignd.contracts.reassignments import ElectionTopicResults, ElectLeadersResponse
 from reassignd.contracts.reassignments import PartitionResult as PartitionResultJson
+from reassignd.contracts.requests import ElectLeadersRequest
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
 from reassignd.errors import error_name
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_int,
@@ -37,7 +39,6 @@ from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
 from reassignd.strict_json import json_type
-from reassignd.topic_partition import TopicPartition
 
 ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.UNCLEAN}
 
@@ -45,21 +46,31 @@ ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.U
 
 
 def parse_elect_body(body: bytes) -> ElectLeaders:
+    """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
+    :func:`check_elect_body` words what msgspec refuses."""
+    return decode_request(body, ElectLeadersRequest, elect_of, check_elect_body)
+
+
+def elect_of(request: ElectLeadersRequest) -> ElectLeaders:
+    partitions = None
+    if request.partitions is not None:
+        partitions = tuple((p.topic, p.partition) for p in request.partitions)
+    return ElectLeaders(ELECTION_TYPES[request.election_type], partitions)
+
+
+def check_elect_body(body: bytes) -> None:
+    """The strict reader of ElectLeaders (the door's second tier): our refusal's words."""
     doc = decode_object(body, ("election_type", "partitions"))
     raw_type = doc["election_type"]
     if not isinstance(raw_type, str) or raw_type not in ELECTION_TYPES:
         shown = json.dumps(raw_type) if isinstance(raw_type, str) else json_type(raw_type)
         fail("election_type", f'expected "preferred" or "unclean", got {shown}')
-    partitions: tuple[TopicPartition, ...] | None = None
     if doc["partitions"] is not None:
-        named: list[TopicPartition] = []
         for i, raw in enumerate(expect_list(doc["partitions"], "partitions")):
             path = f"partitions[{i}]"
             item = expect_object(raw, path, ("topic", "partition"))
-            topic = expect_string(item["topic"], f"{path}.topic")
-            named.append((topic, expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)))
-        partitions = tuple(named)
-    return ElectLeaders(ELECTION_TYPES[raw_type], partitions)
+            expect_string(item["topic"], f"{path}.topic")
+            expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)
 
 
 # --- shapes ----------------------------------------------------------------------------------------

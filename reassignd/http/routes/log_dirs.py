@@ -37,7 +37,7 @@ from reassignd.contracts.cluster import (
     LogDirs,
     MoveLogDirsResponse,
 )
-from reassignd.contracts.requests import LOG_DIR_MAX, MAX_LOG_DIR_MOVES
+from reassignd.contracts.requests import LOG_DIR_MAX, MAX_LOG_DIR_MOVES, MoveLogDirsRequest
 from reassignd.control.log_dir_moves import (
     KAFKA_STORAGE_ERROR,
     LOG_DIR_NOT_FOUND,
@@ -48,6 +48,7 @@ from reassignd.control.replicas_report import FutureInfo, ReplicaInfo, ReplicasR
 from reassignd.errors import UnknownBroker, error_name
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_int,
@@ -125,30 +126,50 @@ async def log_dirs(request: web.Request) -> web.Response:
 
 
 def parse_moves_body(body: bytes) -> tuple[int, tuple[LogDirMove, ...]]:
-    """Pure: the broker and its moves, or 400 naming the field."""
+    """Pure: the broker and its moves, or 400 naming the field. Decoded once, into its contract
+    struct (:mod:`reassignd.http.door`); :func:`check_moves_body` words what msgspec refuses."""
+    return decode_request(body, MoveLogDirsRequest, moves_of, check_moves_body)
+
+
+def moves_of(request: MoveLogDirsRequest) -> tuple[int, tuple[LogDirMove, ...]]:
+    """The broker and its moves, with what the struct cannot say checked: "." or ".." as a topic,
+    a replica named twice."""
+    seen: set[TopicPartition] = set()
+    for i, move in enumerate(request.moves):
+        _check_topic(move.topic, f"moves[{i}]")
+        _check_once(move.topic, move.partition, seen, f"moves[{i}]")
+    return request.broker, tuple(LogDirMove(m.topic, m.partition, m.dir) for m in request.moves)
+
+
+def _check_topic(topic: str, path: str) -> None:
+    if (problem := topic_name_problem(topic)) is not None:
+        fail(f"{path}.topic", problem)
+
+
+def _check_once(topic: str, partition: int, seen: set[TopicPartition], path: str) -> None:
+    if (topic, partition) in seen:
+        fail(path, f"duplicate replica {topic}-{partition}: a replica is moved to one dir")
+    seen.add((topic, partition))
+
+
+def check_moves_body(body: bytes) -> None:
+    """The strict reader of a log-dir move (the door's second tier): our refusal's words."""
     doc = decode_object(body, ("broker", "moves"))
-    broker = expect_int(doc["broker"], "broker", 0, INT32_MAX)
+    expect_int(doc["broker"], "broker", 0, INT32_MAX)
     raw_moves = expect_list(doc["moves"], "moves")
     if not 1 <= len(raw_moves) <= MAX_LOG_DIR_MOVES:
         fail("moves", f"expected 1 to {MAX_LOG_DIR_MOVES} moves, got {len(raw_moves)}")
-    moves: list[LogDirMove] = []
     seen: set[TopicPartition] = set()
     for i, raw in enumerate(raw_moves):
         path = f"moves[{i}]"
         item = expect_object(raw, path, ("topic", "partition", "dir"))
         topic = expect_string(item["topic"], f"{path}.topic")
-        problem = topic_name_problem(topic)
-        if problem is not None:
-            fail(f"{path}.topic", problem)
+        _check_topic(topic, path)
         partition = expect_int(item["partition"], f"{path}.partition", 0, INT32_MAX)
         log_dir = expect_string(item["dir"], f"{path}.dir")
         if not 1 <= len(log_dir) <= LOG_DIR_MAX:
             fail(f"{path}.dir", f"expected a log dir of 1 to {LOG_DIR_MAX} characters, got {len(log_dir)}")
-        if (topic, partition) in seen:
-            fail(path, f"duplicate replica {topic}-{partition}: a replica is moved to one dir")
-        seen.add((topic, partition))
-        moves.append(LogDirMove(topic, partition, log_dir))
-    return broker, tuple(moves)
+        _check_once(topic, partition, seen, path)
 
 
 def _message(broker: int, move: LogDirMove, code: int, reason: str | None) -> str | None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from aiohttp import web
+from msgspec import UnsetType
 
 from reassignd.contracts.admin import (
     AlterQuotasResponse,
@@ -24,6 +24,7 @@ from reassignd.contracts.admin import (
     QuotaEntityName,
     QuotaResult,
 )
+from reassignd.contracts.requests import AlterQuotasRequest
 from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlterationResult,
@@ -32,6 +33,7 @@ from reassignd.controller.model.requests import (
 )
 from reassignd.errors import InvalidRequest, error_name
 from reassignd.http.audit import note
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_list,
@@ -63,25 +65,38 @@ class AlterQuotaEntry:
 
 
 def parse_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
-    doc = decode_object(body, ("entries",))
-    return tuple(_entry(raw, f"entries[{i}]") for i, raw in enumerate(expect_list(doc["entries"], "entries")))
+    """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
+    :func:`check_alter_quotas` words what msgspec refuses."""
+    return decode_request(body, AlterQuotasRequest, entries_of, check_alter_quotas)
 
 
-def _entry(raw: Any, path: str) -> AlterQuotaEntry:
-    entry = expect_object(raw, path, ("entity", "ops"))
-    entity = expect_object(entry["entity"], f"{path}.entity", (), ("user", "client_id"))
-    user = expect_string(entity["user"], f"{path}.entity.user") if "user" in entity else None
-    client_id = (
-        expect_string(entity["client_id"], f"{path}.entity.client_id") if "client_id" in entity else None
+def entries_of(request: AlterQuotasRequest) -> tuple[AlterQuotaEntry, ...]:
+    return tuple(
+        AlterQuotaEntry(
+            None if isinstance(e.entity.user, UnsetType) else e.entity.user,
+            None if isinstance(e.entity.client_id, UnsetType) else e.entity.client_id,
+            tuple((op.key, op.value) for op in e.ops),
+        )
+        for e in request.entries
     )
-    ops: list[tuple[str, float | None]] = []
-    for j, raw_op in enumerate(expect_list(entry["ops"], f"{path}.ops")):
-        opath = f"{path}.ops[{j}]"
-        op = expect_object(raw_op, opath, ("key", "value"))
-        key = expect_string(op["key"], f"{opath}.key")
-        value = None if op["value"] is None else expect_number(op["value"], f"{opath}.value")
-        ops.append((key, value))
-    return AlterQuotaEntry(user, client_id, tuple(ops))
+
+
+def check_alter_quotas(body: bytes) -> None:
+    """The strict reader of AlterClientQuotas (the door's second tier): our refusal's words."""
+    doc = decode_object(body, ("entries",))
+    for i, raw in enumerate(expect_list(doc["entries"], "entries")):
+        path = f"entries[{i}]"
+        entry = expect_object(raw, path, ("entity", "ops"))
+        entity = expect_object(entry["entity"], f"{path}.entity", (), ("user", "client_id"))
+        for name in ("user", "client_id"):
+            if name in entity:
+                expect_string(entity[name], f"{path}.entity.{name}")
+        for j, raw_op in enumerate(expect_list(entry["ops"], f"{path}.ops")):
+            opath = f"{path}.ops[{j}]"
+            op = expect_object(raw_op, opath, ("key", "value"))
+            expect_string(op["key"], f"{opath}.key")
+            if op["value"] is not None:
+                expect_number(op["value"], f"{opath}.value")
 
 
 def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, str | None]:

@@ -1,7 +1,8 @@
 """Partition reassignments: AlterPartitionReassignments, ListPartitionReassignments, cancel.
 
 - ``POST /v1/reassignments``: Kafka's request shape or a ``kafka-reassign-partitions`` plan,
-  parsed strictly (400/42 before anything reaches the controller), then handed to the controller.
+  decoded at the door (400/42 naming the field before anything reaches the controller), then
+  handed to the controller.
 - ``GET /v1/reassignments?topic=T&partition=P``: the last published snapshot's reassignments,
   with byte-level progress asked from the broker agents (only when there is something to show);
   a standby answers 503 NOT_CONTROLLER (it knows no reassignment). The answer is kept encoded
@@ -35,6 +36,7 @@ from reassignd.agent_reports.progress import (
     reassignment_progress,
 )
 from reassignd.contracts import reassignments as contracts
+from reassignd.contracts import requests
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.requests import (
     AlterPartitionResult,
@@ -49,6 +51,7 @@ from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
 from reassignd.http.answers import encoded_response
 from reassignd.http.audit import note
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_body,
     expect_broker_ids,
@@ -70,8 +73,6 @@ from reassignd.topic_partition import TopicPartition
 
 
 _DECIMAL = re.compile(r"[0-9]{1,10}")
-
-Target = tuple[TopicPartition, tuple[int, ...] | None]
 
 
 def _partition_id(value: Any, path: str) -> int:
@@ -97,17 +98,37 @@ def _mode(value: Any, path: str) -> CancelMode:
 def parse_alter_body(body: bytes) -> AlterReassignments:
     """AlterPartitionReassignments in Kafka's shape, or a ``kafka-reassign-partitions`` plan.
 
-    Kafka's shape keeps the request's order, duplicates included (the controller lets the last
-    win). A plan is read by the one plan reader, :mod:`reassignd.plan_format`. ``timeout_ms`` is checked (0..2^31−1) but not carried: the controller answers once each
-    accepted partition's new assignment is persisted and its replicas were told to start.
+    Kafka's shape is decoded once, into its contract struct (:mod:`reassignd.http.door`); a
+    body msgspec refuses is read again by :func:`strict_alter_body`, which words the refusal or
+    reads a plan. Kafka's shape keeps the request's order, duplicates included (the controller
+    lets the last win). ``timeout_ms`` is checked (0..2^31−1) but not carried: the controller
+    answers once each accepted partition's new assignment is persisted and its replicas were told
+    to start.
     """
+    return decode_request(body, requests.KafkaAlterReassignments, alter_of, strict_alter_body)
+
+
+def alter_of(request: requests.KafkaAlterReassignments) -> AlterReassignments:
+    """The controller's request from Kafka's shape."""
+    targets = tuple(
+        ((topic.name, p.partition), p.replicas) for topic in request.topics for p in topic.partitions
+    )
+    mode = CancelMode.CANCEL if isinstance(request.mode, msgspec.UnsetType) else CancelMode(request.mode)
+    return AlterReassignments(targets, mode)
+
+
+def strict_alter_body(body: bytes) -> AlterReassignments | None:
+    """The strict reader of both shapes (the door's second tier): our refusals in Kafka's shape
+    (None when it finds nothing to refuse), and a plan, read by the one plan reader,
+    :mod:`reassignd.plan_format`."""
     doc = decode_body(body)
     if not isinstance(doc, dict):
         fail("", f"expected a JSON object, got {json_type(doc)}")
     if "partitions" in doc or "version" in doc:  # Kafka's shape has neither; a plan may hold anything
         return _plan(body)
     if "topics" in doc:
-        return _kafka_request(doc)
+        _check_kafka_request(doc)
+        return None
     fail(
         "",
         'expected AlterPartitionReassignments ({"topics": [...]}) '
@@ -115,22 +136,20 @@ def parse_alter_body(body: bytes) -> AlterReassignments:
     )
 
 
-def _kafka_request(doc: dict[str, Any]) -> AlterReassignments:
+def _check_kafka_request(doc: dict[str, Any]) -> None:
     expect_object(doc, "", ("topics",), ("timeout_ms", "mode"))
     expect_timeout_ms(doc, 0)
-    mode = _mode(doc["mode"], "mode") if "mode" in doc else CancelMode.CANCEL
-    targets: list[Target] = []
+    if "mode" in doc:
+        _mode(doc["mode"], "mode")
     for t, raw_topic in enumerate(expect_list(doc["topics"], "topics")):
         tpath = f"topics[{t}]"
         topic = expect_object(raw_topic, tpath, ("name", "partitions"))
-        name = expect_string(topic["name"], f"{tpath}.name")
+        expect_string(topic["name"], f"{tpath}.name")
         for p, raw_partition in enumerate(expect_list(topic["partitions"], f"{tpath}.partitions")):
             ppath = f"{tpath}.partitions[{p}]"
             partition = expect_object(raw_partition, ppath, ("partition", "replicas"))
-            pid = _partition_id(partition["partition"], f"{ppath}.partition")
-            replicas = expect_broker_ids(partition["replicas"], f"{ppath}.replicas", nullable=True)
-            targets.append(((name, pid), replicas))
-    return AlterReassignments(tuple(targets), mode)
+            _partition_id(partition["partition"], f"{ppath}.partition")
+            expect_broker_ids(partition["replicas"], f"{ppath}.replicas", nullable=True)
 
 
 def _plan(body: bytes) -> AlterReassignments:

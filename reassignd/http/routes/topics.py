@@ -4,7 +4,7 @@
 - ``POST /v1/topics/delete`` and ``DELETE /v1/topics/{topic}?timeout_ms=N``: DeleteTopics.
 - ``POST /v1/topics/partitions``: CreatePartitions.
 
-Bodies are parsed strictly (400/42 before anything reaches the controller); the caller (user and
+Bodies are decoded into their contract structs at the door (400/42 naming the field before anything reaches the controller, :mod:`reassignd.http.door`); the caller (user and
 ``X-Client-Id``) goes with the request for the KIP-599 quota. Per-topic errors come back with 200;
 ``Retry-After`` is set when a topic was throttled.
 
@@ -22,11 +22,11 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
+from msgspec import UnsetType
 
 from reassignd.contracts import admin as contracts
+from reassignd.contracts import requests
 from reassignd.controller.model.requests import (
-    NO_NUM_PARTITIONS,
-    NO_REPLICATION_FACTOR,
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
@@ -39,6 +39,7 @@ from reassignd.controller.model.requests import (
 from reassignd.errors import error_name
 from reassignd.http.audit import note
 from reassignd.http.callers import caller_of
+from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_object,
     expect_bool,
@@ -76,77 +77,96 @@ def _validate_only(doc: dict[str, Any]) -> bool:
 
 def parse_create_topics(body: bytes, caller: Requester) -> CreateTopics:
     """``{"timeout_ms", "validate_only", "topics": [{"name", "num_partitions", "replication_factor",
-    "assignments", "configs"}]}``; an absent count or factor is -1 (the broker default)."""
-    doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
-    timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
-    validate_only = _validate_only(doc)
-    topics = expect_list(doc["topics"], "topics")
+    "assignments", "configs"}]}``; an absent count or factor is -1 (the broker default). Decoded
+    once, into its contract struct (:mod:`reassignd.http.door`); :func:`check_create_topics`
+    words what msgspec refuses."""
+    return decode_request(
+        body,
+        requests.CreateTopicsRequest,
+        lambda request: create_topics_of(request, caller),
+        check_create_topics,
+    )
+
+
+def create_topics_of(request: requests.CreateTopicsRequest, caller: Requester) -> CreateTopics:
     return CreateTopics(
-        topics=tuple(_new_topic(raw, f"topics[{i}]") for i, raw in enumerate(topics)),
+        topics=tuple(
+            TopicToCreate(
+                name=t.name,
+                num_partitions=t.num_partitions,
+                replication_factor=t.replication_factor,
+                assignments=None if t.assignments is None else {int(k): v for k, v in t.assignments.items()},
+                configs={} if isinstance(t.configs, UnsetType) else t.configs,
+            )
+            for t in request.topics
+        ),
         caller=caller,
-        validate_only=validate_only,
-        timeout_ms=timeout_ms,
+        validate_only=request.validate_only,
+        timeout_ms=_timeout_ms(request.timeout_ms),
     )
 
 
-def _new_topic(raw: Any, path: str) -> TopicToCreate:
-    topic = expect_object(
-        raw, path, ("name",), ("num_partitions", "replication_factor", "assignments", "configs")
-    )
-    num_partitions = NO_NUM_PARTITIONS
-    if "num_partitions" in topic:
-        num_partitions = expect_int32(topic["num_partitions"], f"{path}.num_partitions")
-    replication_factor = NO_REPLICATION_FACTOR
-    if "replication_factor" in topic:  # an INT16 in Kafka's CreateTopics
-        replication_factor = expect_int(
-            topic["replication_factor"], f"{path}.replication_factor", INT16_MIN, INT16_MAX
+def _timeout_ms(value: int | UnsetType) -> int:
+    return DEFAULT_TIMEOUT_MS if isinstance(value, UnsetType) else value
+
+
+def check_create_topics(body: bytes) -> None:
+    """The strict reader of CreateTopics (the door's second tier): our refusal's words."""
+    doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
+    expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
+    _validate_only(doc)
+    for i, raw in enumerate(expect_list(doc["topics"], "topics")):
+        path = f"topics[{i}]"
+        topic = expect_object(
+            raw, path, ("name",), ("num_partitions", "replication_factor", "assignments", "configs")
         )
-    return TopicToCreate(
-        name=expect_string(topic["name"], f"{path}.name"),
-        num_partitions=num_partitions,
-        replication_factor=replication_factor,
-        assignments=_assignments(topic.get("assignments"), f"{path}.assignments"),
-        configs=_configs(topic.get("configs", {}), f"{path}.configs"),
-    )
+        if "num_partitions" in topic:
+            expect_int32(topic["num_partitions"], f"{path}.num_partitions")
+        if "replication_factor" in topic:  # an INT16 in Kafka's CreateTopics
+            expect_int(topic["replication_factor"], f"{path}.replication_factor", INT16_MIN, INT16_MAX)
+        expect_string(topic["name"], f"{path}.name")
+        _check_assignments(topic.get("assignments"), f"{path}.assignments")
+        _check_configs(topic.get("configs", {}), f"{path}.configs")
 
 
-def _assignments(value: Any, path: str) -> dict[int, tuple[int, ...]] | None:
+def _check_assignments(value: Any, path: str) -> None:
     """``{"0": [1, 2], "1": [2, 3]}`` (partition id → replicas) or null/absent."""
     if value is None:
-        return None
-    assignments: dict[int, tuple[int, ...]] = {}
+        return
     for key, replicas in expect_map(value, path).items():
         where = f"{path}[{json.dumps(key)}]"
         if PARTITION_KEY.fullmatch(key) is None or int(key) > INT32_MAX:
             fail(where, f"expected a partition id (0..{INT32_MAX}, decimal, no leading zeros) as key")
-        assignments[int(key)] = expect_broker_ids(replicas, where, nullable=False)
-    return assignments
+        expect_broker_ids(replicas, where, nullable=False)
 
 
-def _configs(value: Any, path: str) -> dict[str, str | None]:
+def _check_configs(value: Any, path: str) -> None:
     """``{"cleanup.policy": "compact"}``; a null value is the controller's to refuse (per topic,
     as Kafka does)."""
-    configs: dict[str, str | None] = {}
     for key, config in expect_map(value, path).items():
         if config is not None and not isinstance(config, str):
             fail(f"{path}[{json.dumps(key)}]", f"expected a string or null, got {json_type(config)}")
-        configs[key] = config
-    return configs
 
 
 # --- POST /v1/topics/delete and DELETE /v1/topics/{topic} (DeleteTopics) --------------------------
 
 
 def parse_delete_topics(body: bytes, caller: Requester) -> DeleteTopics:
-    """``{"timeout_ms", "topics": ["orders", ...]}``."""
-    doc = decode_object(body, ("topics",), ("timeout_ms",))
-    timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
-    names = expect_list(doc["topics"], "topics")
-    return DeleteTopics(
-        names=tuple(expect_string(name, f"topics[{i}]") for i, name in enumerate(names)),
-        caller=caller,
-        timeout_ms=timeout_ms,
+    """``{"timeout_ms", "topics": ["orders", ...]}``, decoded once (:mod:`reassignd.http.door`)."""
+    return decode_request(
+        body,
+        requests.DeleteTopicsRequest,
+        lambda request: DeleteTopics(request.topics, caller, _timeout_ms(request.timeout_ms)),
+        check_delete_topics,
     )
+
+
+def check_delete_topics(body: bytes) -> None:
+    """The strict reader of DeleteTopics (the door's second tier)."""
+    doc = decode_object(body, ("topics",), ("timeout_ms",))
+    expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
+    for i, name in enumerate(expect_list(doc["topics"], "topics")):
+        expect_string(name, f"topics[{i}]")
 
 
 def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Requester) -> DeleteTopics:
@@ -165,31 +185,39 @@ def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Req
 
 def parse_create_partitions(body: bytes, caller: Requester) -> CreatePartitions:
     """``{"timeout_ms", "validate_only", "topics": [{"name", "count", "assignments"}]}``;
-    ``assignments`` is one replica list per new partition, or null/absent (placed by reassignd)."""
-    doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
-    timeout_ms = expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
-    validate_only = _validate_only(doc)
-    topics = expect_list(doc["topics"], "topics")
-    return CreatePartitions(
-        topics=tuple(_new_partitions(raw, f"topics[{i}]") for i, raw in enumerate(topics)),
-        caller=caller,
-        validate_only=validate_only,
-        timeout_ms=timeout_ms,
+    ``assignments`` is one replica list per new partition, or null/absent (placed by reassignd).
+    Decoded once (:mod:`reassignd.http.door`)."""
+    return decode_request(
+        body,
+        requests.CreatePartitionsRequest,
+        lambda request: create_partitions_of(request, caller),
+        check_create_partitions,
     )
 
 
-def _new_partitions(raw: Any, path: str) -> PartitionsToAdd:
-    topic = expect_object(raw, path, ("name", "count"), ("assignments",))
-    name = expect_string(topic["name"], f"{path}.name")
-    count = expect_int32(topic["count"], f"{path}.count")
-    assignments: tuple[tuple[int, ...], ...] | None = None
-    if topic.get("assignments") is not None:
-        lists = expect_list(topic["assignments"], f"{path}.assignments")
-        assignments = tuple(
-            expect_broker_ids(replicas, f"{path}.assignments[{i}]", nullable=False)
-            for i, replicas in enumerate(lists)
-        )
-    return PartitionsToAdd(name=name, count=count, assignments=assignments)
+def create_partitions_of(request: requests.CreatePartitionsRequest, caller: Requester) -> CreatePartitions:
+    return CreatePartitions(
+        topics=tuple(PartitionsToAdd(t.name, t.count, t.assignments) for t in request.topics),
+        caller=caller,
+        validate_only=request.validate_only,
+        timeout_ms=_timeout_ms(request.timeout_ms),
+    )
+
+
+def check_create_partitions(body: bytes) -> None:
+    """The strict reader of CreatePartitions (the door's second tier)."""
+    doc = decode_object(body, ("topics",), ("timeout_ms", "validate_only"))
+    expect_timeout_ms(doc, DEFAULT_TIMEOUT_MS)
+    _validate_only(doc)
+    for i, raw in enumerate(expect_list(doc["topics"], "topics")):
+        path = f"topics[{i}]"
+        topic = expect_object(raw, path, ("name", "count"), ("assignments",))
+        expect_string(topic["name"], f"{path}.name")
+        expect_int32(topic["count"], f"{path}.count")
+        if topic.get("assignments") is not None:
+            lists = expect_list(topic["assignments"], f"{path}.assignments")
+            for j, replicas in enumerate(lists):
+                expect_broker_ids(replicas, f"{path}.assignments[{j}]", nullable=False)
 
 
 # --- answers and Retry-After (pure) ---------------------------------------------------------------

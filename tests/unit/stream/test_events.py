@@ -11,6 +11,7 @@ import pytest
 from reassignd.contracts.records import (
     RECORD_CLASSES,
     TYPES,
+    Audit,
     BatchStateChanged,
     BatchSubmitted,
     BrokerLost,
@@ -64,11 +65,21 @@ def test_the_union_is_closed_and_every_type_distinct() -> None:
     assert "something_happened" not in TYPES
 
 
-def test_unknown_types_and_reserved_fields_are_refused() -> None:
-    with pytest.raises(ValueError, match="unknown event type"):
-        make_record("something_happened", 0, 1, 1, {})
+def test_an_audit_record_naming_a_reserved_field_is_refused() -> None:
+    named = Audit(None, "http", "POST /v1/x", None, "c", "::1", named={"sequence": 3})
     with pytest.raises(ValueError, match="sequence"):
-        make_record("topic_created", 0, 1, 1, {"sequence": 3})
+        make_record(named, 0, 1, 1)
+    assert make_record(Audit(None, "http", "POST /v1/x", None, "c", "::1"), 0, 1, 1).type == "audit"
+
+
+def test_the_log_keeps_the_typed_record_and_encodes_it_once_at_the_edge() -> None:
+    log = a_log()
+    change = ReassignmentStarted("orders", 3, (1, 2, 3), (4, 5, 6))
+    r = log.emit(change)
+    assert r.record is change and next(iter(log)).record is change
+    framed = sse.frame(r)
+    assert framed == sse.frame(r) and r.json in framed
+    assert r.json is r.json  # encoded once, for every stream and the Kafka sender
 
 
 def test_sequences_count_each_epoch_from_one_without_gaps() -> None:
@@ -134,6 +145,10 @@ def test_filters_and_ids() -> None:
     assert Filters(batches=frozenset({"b-1"})).accepts(batch) and not Filters(
         batches=frozenset({"b-2"})
     ).accepts(batch)
+    # an audit record's filters read what it named
+    audited = log.emit(Audit(None, "http", "POST /v1/x", None, "c", "::1", named={"topic": "orders"}))
+    assert Filters(topics=frozenset({"orders"})).accepts(audited) and audited.key == "orders"
+    assert not Filters(batches=frozenset({"b-1"})).accepts(audited)
     assert parse_id("12-345") == (12, 345)
     assert parse_id("12") is None and parse_id("a-1") is None and parse_id("-1-2") is None
 
