@@ -507,8 +507,11 @@ def test_generated_bodies_are_judged_alike_by_schema_and_parser(
         doc = _integral(case.body)
         raw = json.dumps(doc).encode()
         verdict = parser_verdict(path, raw)
-        # refused beyond the schema: the schema itself must have let it through
-        assert (True if verdict is None else verdict) == validator.is_valid(doc), raw[:500]
+        # accepted or refused, the schema says the same; refused by a rule beyond the schema (a
+        # replica named twice), the schema may say either: the body may break one of its rules
+        # too, further on (the readers stop at the first problem)
+        if verdict is not None:
+            assert verdict == validator.is_valid(doc), raw[:500]
         if verdict is True:
             means_the_same_through_its_struct(path, doc)
 
