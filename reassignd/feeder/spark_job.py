@@ -54,12 +54,18 @@ def _quiet_log_config() -> str:
 
 
 def active_session() -> SparkSession | None:
-    """The session this process already runs (a notebook's, a test's), if any."""
+    """The session this process already runs (a notebook's, a test's), if any — also one another
+    thread started: ``getActiveSession`` alone is per thread, and a planner run in a thread of its
+    own would otherwise get the process's session from ``getOrCreate`` and stop it."""
     try:
-        from pyspark.sql import SparkSession  # noqa: PLC0415 (optional dependency)
+        from pyspark.errors import PySparkRuntimeError  # noqa: PLC0415 (optional dependency)
+        from pyspark.sql import SparkSession  # noqa: PLC0415
     except ImportError:
         return None
-    return SparkSession.getActiveSession()
+    try:
+        return SparkSession.active()  # this thread's session, else the process's default one
+    except PySparkRuntimeError:
+        return None
 
 
 def spark_session(master: str | None, app_name: str = "reassignd-feed-plan") -> SparkSession:

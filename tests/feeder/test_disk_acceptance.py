@@ -84,6 +84,8 @@ async def test_disk_goal_balances_the_dirs_of_each_broker_and_the_executor_runs_
         "--master", "local[1]", log=log,
     )  # fmt: skip
     assert planned == 0, log.read_text()[-3000:]
+    # planned on the worker's session from a thread of its own: used, not stopped
+    assert spark.sparkContext.parallelize([1, 2]).sum() == 3
     doc = read_json(out / "batches.json")
     figures = doc["predicted"]
     assert figures["dir_moves"] == 6 and figures["dir_move_bytes"] == 6 * SIZE  # 3 per broker
