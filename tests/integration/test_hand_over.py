@@ -144,6 +144,9 @@ async def test_resign_endpoint_hands_over_and_a_lone_instance_takes_the_role_aga
     a, b = procs.controller(9000, 2.0), procs.controller(9001, 2.0)
     active, _ = await active_one(a, b)
     other = b if active is a else a
+    # the other instance up and following before the hand-over: one still starting (its process
+    # slower than the first) is not there to take the role, and the first takes it back itself
+    await eventually(functools.partial(_following, other, active), what="the other instance following")
     epoch = await _epoch(zk)
     code, resp = await active.post("/v1/controller/resign", {})
     assert code == 200 and resp["active_controller"]["id"] == other.controller_id, resp
@@ -159,6 +162,13 @@ async def test_resign_endpoint_hands_over_and_a_lone_instance_takes_the_role_aga
 async def _brokers(c: ControllerProc, n: int) -> bool:
     code, body = await c.get("/v1/brokers")
     return code == 200 and len(body["brokers"]) == n
+
+
+async def _following(c: ControllerProc, active: ControllerProc) -> bool:
+    s = await c.status()
+    return bool(
+        s and not s["active"] and (s.get("active_controller") or {}).get("id") == active.controller_id
+    )
 
 
 async def _standing_by(c: ControllerProc) -> bool:
