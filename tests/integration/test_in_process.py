@@ -13,6 +13,7 @@ from reassignd.controller.batches.runner import API_CANCELLED
 from reassignd.controller.instance.events import ApiPartitionReassignment
 from reassignd.controller.model.moves import Move, MoveState
 from reassignd.controller.model.requests import AlterReassignments, AlterResult, Source
+from reassignd.controller.runtime.controller import Controller
 from reassignd.executor.model import BatchMove, BatchMoveState
 from reassignd.testing.controller import in_process_controller
 from reassignd.testing.polling import eventually
@@ -29,6 +30,15 @@ async def _true(value: object) -> bool:
     return bool(value)
 
 
+async def _until_four_brokers(controller: Controller) -> None:
+    """The cluster process registers its four agents one by one: a move onto a broker the
+    controller has not yet seen is refused (INVALID_REPLICA_ASSIGNMENT)."""
+    await eventually(
+        lambda: _true(controller.ctx is not None and controller.ctx.live_broker_ids == {1, 2, 3, 4}),
+        what="the four brokers registered",
+    )
+
+
 async def test_a_move_costs_the_controller_at_most_three_writes_per_partition(
     procs: Procs, zk_connect: str, zk: ZkClient
 ) -> None:
@@ -36,7 +46,7 @@ async def test_a_move_costs_the_controller_at_most_three_writes_per_partition(
     async with in_process_controller(zk_connect, session_timeout_s=2.0) as c:
         await c.until_active()
         controller = c.controller
-        await eventually(lambda: _true(controller.ctx is not None and len(controller.ctx.brokers) == 4))
+        await _until_four_brokers(controller)
         topic = codec.TopicZnode({p: (1, 2, 3) for p in range(PARTITIONS)})
         await zk.multi([Create(paths.topic("w"), codec.encode_topic(topic))])
         await eventually(
@@ -85,6 +95,7 @@ async def test_the_published_counts_follow_topics_moves_and_deletions(
         await c.until_active()
         controller = c.controller
         assert c.url is not None
+        await _until_four_brokers(controller)
 
         async def counted(expected: tuple[int, int]) -> bool:
             snap = controller.snapshot()
@@ -120,7 +131,7 @@ async def test_queued_requests_are_committed_together_and_each_answered_as_alone
     async with in_process_controller(zk_connect, session_timeout_s=2.0) as c:
         await c.until_active()
         controller = c.controller
-        await eventually(lambda: _true(controller.ctx is not None and len(controller.ctx.brokers) == 4))
+        await _until_four_brokers(controller)
         await make_topic(zk, "g", {p: (1, 2, 3) for p in range(6)}, initial_bytes=100_000_000)
         registry = controller.metrics.registry
 
@@ -200,6 +211,7 @@ async def test_each_moving_partition_has_one_move_record_naming_its_source_and_b
         await c.until_active()
         controller = c.controller
         assert c.url is not None
+        await _until_four_brokers(controller)
         await make_topic(zk, "m", {p: (1, 2) for p in range(3)}, initial_bytes=100_000_000)
         await eventually(lambda: _true(controller.ctx is not None and len(controller.ctx.states) == 3))
         ctx = controller.ctx
@@ -252,6 +264,7 @@ async def test_an_api_cancel_of_a_batch_move_is_journaled_cancelled_by_the_same_
         await c.until_active()
         controller = c.controller
         assert c.url is not None
+        await _until_four_brokers(controller)
         await make_topic(zk, "k", {p: (1, 2) for p in range(2)}, initial_bytes=100_000_000)
         await eventually(lambda: _true(controller.ctx is not None and len(controller.ctx.states) == 2))
         assert controller.parts is not None
