@@ -2,11 +2,7 @@
 
 Imported as ``reassignd.http`` — never as a top-level ``http``, which would shadow the standard
 library module aiohttp itself imports.
+
+Nothing is imported here: a module that needs one part (the tokens file reader, say) does not
+pull in the server, its routes and aiohttp with it (the command line reads the tokens file).
 """
-
-from __future__ import annotations
-
-from reassignd.http.app import build_app
-from reassignd.http.server import HttpServer
-
-__all__ = ["HttpServer", "build_app"]

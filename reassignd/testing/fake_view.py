@@ -50,7 +50,7 @@ from reassignd.executor import lifecycle
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.model import Batch, BatchSpec, PartitionSpec
 from reassignd.executor.submit import SubmitResult, submit
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.http.auth import Principal
 from reassignd.topic_partition import Replicas, TopicPartition
 from reassignd.zk.values import ZkAccess

@@ -29,7 +29,7 @@ from reassignd.config import ConfigError, load_command, resolve_admin_batch
 from reassignd.contracts.batches import Batches, BatchStatus, MoveCounts, SubmitBatchResponse
 from reassignd.executor import lifecycle
 from reassignd.executor.progress import MoveProgress, StuckRule, batch_status
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.http.auth import Principal, Role
 from reassignd.http.routes.batches import status_json
 from reassignd.log_setup import LogSettings

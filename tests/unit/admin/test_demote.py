@@ -16,7 +16,7 @@ from reassignd.config import ConfigError, load_command
 from reassignd.contracts.reassignments import DemotionResponse, TopicPartitionResult
 from reassignd.controller.model.admin_requests import DemotionResult, ElectionResult
 from reassignd.errors import UnknownBroker
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.testing.fake_view import SETTINGS, FakeView, call, serve
 
 URL = "http://127.0.0.1:8080"

@@ -18,7 +18,7 @@ from reassignd.api_client.shapes import decode
 from reassignd.config import ConfigError, load_command
 from reassignd.contracts.reassignments import ElectLeadersResponse
 from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.testing.fake_view import SETTINGS, FakeView
 
 URL = "http://127.0.0.1:8080"

@@ -25,7 +25,7 @@ from reassignd.contracts.requests import (
     ReassignmentPlan,
     SubmitBatchRequest,
 )
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.testing.fake_view import SETTINGS
 from tests.unit.http.batch_helpers import CLUSTER, fixed_clock
 from tests.unit.http.fake_view import FakeView

@@ -30,8 +30,8 @@ from reassignd.controller.model.snapshot import (
     TopicView,
 )
 from reassignd.controller.settings import ControllerSettings
-from reassignd.http import build_app
 from reassignd.http.answers import AnswerCache, Parts
+from reassignd.http.app import build_app
 from reassignd.http.routes.reassignments import list_response_json, list_response_parts, reassignment_json
 from reassignd.http.shapes import status_json
 from reassignd.testing.fake_view import FakeView

@@ -18,8 +18,9 @@ from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import ActiveControllerAddress, ClusterSnapshot
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import NotController
-from reassignd.http import HttpServer, build_app
+from reassignd.http.app import build_app
 from reassignd.http.auth import Principal, Role
+from reassignd.http.server import HttpServer
 from reassignd.zk.values import ZkAccess
 from tests.unit.http.fake_view import ACTIVE, FakeView
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from aiohttp.test_utils import TestClient, TestServer
 
 from reassignd.contracts.records import TopicCreated
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.stream.record_log import RecordLog
 from reassignd.testing.fake_view import SETTINGS, FakeView
 

@@ -25,7 +25,7 @@ from reassignd.contracts.requests import PARTITION_KEY_PATTERN
 from reassignd.controller.model.requests import AlterReassignments, Requester
 from reassignd.errors import InvalidRequest
 from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.http.auth import PUBLIC_PATHS, Principal, Role, required_role
 from reassignd.http.batch_requests import STRATEGIES, BatchDefaults, parse_submit_body, parse_submit_doc
 from reassignd.http.json_input import decode_body

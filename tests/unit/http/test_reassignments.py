@@ -43,7 +43,7 @@ from reassignd.controller.model.snapshot import (
 )
 from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, NotController
-from reassignd.http import build_app
+from reassignd.http.app import build_app
 from reassignd.http.auth import Principal, Role
 from reassignd.http.routes.reassignments import (
     ReassignmentFilter,
