@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import aiohttp
 
@@ -32,11 +33,14 @@ from reassignd.feeder.evacuation import evacuate
 from reassignd.http.app import build_app
 from reassignd.http.listener_config import http_tls_context
 from reassignd.http.server import HttpServer
-from reassignd.kafka_listener.server import KafkaListener
-from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink
 from reassignd.tokens import load_tokens
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import ZkTimeoutError
+
+if TYPE_CHECKING:  # loaded when asked for: kafka-python's client and aiokafka cost a process
+    # start about half a CPU-second, and most controllers run without the listener or the stream
+    from reassignd.kafka_listener.server import KafkaListener
+    from reassignd.stream.kafka_sink import KafkaSink
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,8 @@ def kafka_sink(settings: ControllerSettings, controller: Controller) -> KafkaSin
     """The event stream's Kafka sender, hooked to the controller's event log (None: no Kafka)."""
     if settings.events_bootstrap_servers is None:
         return None
+    from reassignd.stream.kafka_sink import EventMetrics, KafkaSettings, KafkaSink  # noqa: PLC0415
+
     sink = KafkaSink(
         KafkaSettings(
             bootstrap_servers=settings.events_bootstrap_servers,
@@ -173,6 +179,8 @@ async def composed(
             if settings.http_advertised is not None:
                 log.info("advertising the HTTP API as %s", settings.http_advertised)
             if settings.kafka_listener_host is not None:  # before the election: /controller names it
+                from reassignd.kafka_listener.server import KafkaListener  # noqa: PLC0415
+
                 kafka = KafkaListener(
                     controller.api,
                     settings,
