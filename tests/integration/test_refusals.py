@@ -19,7 +19,7 @@ from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
 from tests.faults.scenarios import make_topic, wait_brokers, wait_online
 from tests.integration.harness import Kit, active_one, controller_epoch, problems_text
-from tests.zk_acl import own
+from tests.zk_acl import disown, own
 
 
 def _reloads(controller: Controller) -> float:
@@ -128,6 +128,13 @@ async def test_a_noauth_refusal_is_answered_and_audited_with_the_principal(
 
     record = await eventually(audited, 10.0, what="the audit record")
     assert noauth in record["result"]["error_message"], record
-    assert await active_one(c)  # the controller stays, and the next request is served
+    assert await active_one(c)  # the controller stays
+    # a topic without configs meets the same NOAUTH: its config znode is always written (as Kafka)
+    code, body = await c.post("/v1/topics", {"topics": [{"name": "y", "num_partitions": 1}]})
+    assert (code, body["error_name"]) == (500, "UNKNOWN_SERVER_ERROR"), body
+    assert f"NOAUTH for {paths.config_topic('y')}" in body["error_message"], body
+    # once the znode's owner gives it back, the next request is served
+    await disown(zk_connect, paths.CONFIG_TOPICS)
     code, body = await c.post("/v1/topics", {"topics": [{"name": "y", "num_partitions": 1}]})
     assert (code, body["topics"][0]["error_code"]) == (200, 0), body
+    assert (await zk.get(paths.config_topic("y"))).data == b'{"version":1,"config":{}}'

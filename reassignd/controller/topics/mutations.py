@@ -1,7 +1,7 @@
 """Topic mutations through the controller's event queue, charged to KIP-599 quotas.
 
-CreateTopics / CreatePartitions write the topic znode (config first, as Kafka's AdminZkClient
-does) and bring the new partitions online in the same event; DeleteTopics queues
+CreateTopics / CreatePartitions write the topic znode (its config znode first, always, as
+Kafka's AdminZkClient does) and bring the new partitions online in the same event; DeleteTopics queues
 ``/admin/delete_topics/<t>`` and starts the deletion (``deletion.py``). Validation is Kafka's
 (``validation.py``); only topics that pass it are charged, in request order, and only when
 not ``validate_only``.
@@ -44,7 +44,7 @@ from reassignd.quotas.token_bucket import Admission
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import NodeExistsError
+from reassignd.zk.errors import NodeExistsError, NoNodeError
 from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -175,16 +175,26 @@ class TopicMutations:
 
     async def _write_topic(self, plan: TopicCreation, out: EventOutputs) -> None:
         ops: list[Op] = []
+        # the config znode always, empty when no config is given (as Kafka's AdminZkClient): a
+        # tool that reads a topic's configs finds it, and a leftover one is replaced
         config_path = paths.config_topic(plan.name)
-        if plan.configs or await self.zk.exists(config_path) is not None:
-            data = admin_codec.encode_entity_config(dict(plan.configs))
-            if await self.zk.exists(config_path) is None:
-                ops.append(Create(config_path, data))
-            else:
-                ops.append(SetData(config_path, data, -1))
+        data = admin_codec.encode_entity_config(dict(plan.configs))
+        if await self.zk.exists(config_path) is None:
+            ops.append(Create(config_path, data))
+        else:
+            ops.append(SetData(config_path, data, -1))
         znode = codec.TopicZnode(dict(plan.assignment), topic_id=codec.new_uuid_base64())
         ops.append(Create(paths.topic(plan.name), codec.encode_topic(znode)))
-        if isinstance(await out.writes.write(ops, expect=(NodeExistsError,)), Refused):
+        written = await out.writes.write(ops, expect=(NodeExistsError, NoNodeError))
+        if isinstance(written, Refused) and isinstance(written.error, NoNodeError):
+            # a parent deleted outside the controller: created again (as Kafka's createRecursive),
+            # then the topic once more
+            recreated = await out.writes.ensure_paths([paths.CONFIG_TOPICS, paths.BROKER_TOPICS])
+            log.warning(
+                "re-created %s (deleted outside the controller) to create topic %s", recreated, plan.name
+            )
+            written = await out.writes.write(ops, expect=(NodeExistsError,))
+        if isinstance(written, Refused):
             log.warning("topic %s appeared concurrently; not created again", plan.name)
             return
         log.info("created topic %s: %d partitions", plan.name, plan.num_partitions)
