@@ -104,22 +104,36 @@ async def test_a_request_failing_after_its_reload_is_quarantined(
 async def test_a_noauth_refusal_is_answered_and_audited_with_the_principal(
     kit: Kit, zk_connect: str, zk: ZkClient
 ) -> None:
-    """A topic whose config znode cannot be created (another principal owns /config/topics): the
-    answer, the log's audit line and the audit record name the znode and the session refused."""
+    """A topic whose config znode another principal owns: that topic is refused with the reason
+    (UNKNOWN_SERVER_ERROR, nothing of it written), the request's other topics are created, and the
+    answer, the audit record and the problems name the znode and the session refused; the
+    controller stays active without a reload. Once the other principal gives the znode back, the
+    topic is created."""
     c = kit.controller(9000, 4.0)
     kit.cluster(1, 1)
     await active_one(c)
     await wait_brokers(zk, {1})
+    epoch = await controller_epoch(zk)
     await zk.ensure_path(paths.CONFIG_TOPICS)
-    await own(zk_connect, paths.CONFIG_TOPICS)
-    code, body = await c.post(
-        "/v1/topics", {"topics": [{"name": "x", "num_partitions": 1, "configs": {"retention.ms": "60000"}}]}
-    )
-    # the event is refused whole (a deterministic failure: the next controller would meet it too)
-    assert (code, body["error_name"]) == (500, "UNKNOWN_SERVER_ERROR"), body
+    await own(zk_connect, paths.config_topic("x"), create=True, data='{"version":1,"config":{}}')
+    topics = [
+        {"name": "x", "num_partitions": 1, "configs": {"retention.ms": "60000"}},
+        {"name": "y", "num_partitions": 1},
+    ]
+    code, body = await c.post("/v1/topics", {"topics": topics})
+    assert code == 200, body
+    x, y = body["topics"]
+    assert (x["name"], x["error_name"], y["name"], y["error_code"]) == (
+        "x",
+        "UNKNOWN_SERVER_ERROR",
+        "y",
+        0,
+    ), body
     noauth = f"NOAUTH for {paths.config_topic('x')} (this session: anonymous)"
-    assert noauth in body["error_message"], body
+    assert noauth in x["error_message"], body
     assert await zk.exists(paths.topic("x")) is None  # nothing of it written
+    assert await zk.exists(paths.topic("y")) is not None
+    assert (await zk.get(paths.config_topic("y"))).data == b'{"version":1,"config":{}}'
 
     async def audited() -> dict[str, Any] | None:
         _, stream = await c.get("/v1/events?type=audit&last_event_id=0-0&max_s=0.5")
@@ -127,14 +141,13 @@ async def test_a_noauth_refusal_is_answered_and_audited_with_the_principal(
         return next((r for r in records if r.get("action") == "POST /v1/topics"), None)
 
     record = await eventually(audited, 10.0, what="the audit record")
-    assert noauth in record["result"]["error_message"], record
-    assert await active_one(c)  # the controller stays
-    # a topic without configs meets the same NOAUTH: its config znode is always written (as Kafka)
-    code, body = await c.post("/v1/topics", {"topics": [{"name": "y", "num_partitions": 1}]})
-    assert (code, body["error_name"]) == (500, "UNKNOWN_SERVER_ERROR"), body
-    assert f"NOAUTH for {paths.config_topic('y')}" in body["error_message"], body
-    # once the znode's owner gives it back, the next request is served
-    await disown(zk_connect, paths.CONFIG_TOPICS)
-    code, body = await c.post("/v1/topics", {"topics": [{"name": "y", "num_partitions": 1}]})
+    assert noauth in json.dumps(record["result"]), record
+    _, status = await c.get("/v1/status")
+    assert noauth in json.dumps(status["problems"]), status
+    assert await active_one(c)  # the controller stays, in the same term
+    assert await controller_epoch(zk) == epoch
+    # once the znode's owner gives it back, the topic is created
+    await disown(zk_connect, paths.config_topic("x"))
+    code, body = await c.post("/v1/topics", {"topics": topics[:1]})
     assert (code, body["topics"][0]["error_code"]) == (200, 0), body
-    assert (await zk.get(paths.config_topic("y"))).data == b'{"version":1,"config":{}}'
+    assert await zk.exists(paths.topic("x")) is not None

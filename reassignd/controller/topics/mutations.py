@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from reassignd.contracts.records import PartitionsAdded, QuotaThrottled
+from reassignd.controller.effects import failures
 from reassignd.controller.effects.event_outputs import EventOutputs
 from reassignd.controller.effects.fenced_writes import Refused
 from reassignd.controller.model.requests import (
@@ -38,13 +39,13 @@ from reassignd.controller.topics.validation import (
     validate_create_topics,
     validate_delete_topics,
 )
-from reassignd.errors import ReassigndError, ThrottlingQuotaExceeded
+from reassignd.errors import EventRefused, ReassigndError, ThrottlingQuotaExceeded
 from reassignd.quotas.manager import QuotaManager, response_throttle_ms
 from reassignd.quotas.token_bucket import Admission
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import admin_codec, codec, paths
 from reassignd.zk.client import ZkClient
-from reassignd.zk.errors import NodeExistsError, NoNodeError
+from reassignd.zk.errors import InvalidAclError, NoAuthError, NodeExistsError, NoNodeError
 from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -164,7 +165,10 @@ class TopicMutations:
                 continue
             assert isinstance(item, TopicCreation)
             if not request.validate_only:
-                await self._write_topic(item, out)
+                refused = await self._write_topic(item, out)
+                if refused is not None:  # the other topics go on
+                    results.append(TopicOutcome(item.name, EventRefused.error_code, refused))
+                    continue
                 created.append(item.name)
             results.append(
                 TopicOutcome(
@@ -173,7 +177,11 @@ class TopicMutations:
             )
         return TopicsResult(tuple(results), throttle, self._clock()), created
 
-    async def _write_topic(self, plan: TopicCreation, out: EventOutputs) -> None:
+    async def _write_topic(self, plan: TopicCreation, out: EventOutputs) -> str | None:
+        """The topic's config and topic znodes, in one multi; None, or why ZooKeeper refused them
+        the same way every time (NOAUTH: another principal owns ``/config/topics`` or
+        ``/brokers/topics``) — that topic is refused (UNKNOWN_SERVER_ERROR, as Kafka answers a
+        ZooKeeper failure of one topic) and reported, nothing of it written."""
         ops: list[Op] = []
         # the config znode always, empty when no config is given (as Kafka's AdminZkClient): a
         # tool that reads a topic's configs finds it, and a leftover one is replaced
@@ -185,7 +193,8 @@ class TopicMutations:
             ops.append(SetData(config_path, data, -1))
         znode = codec.TopicZnode(dict(plan.assignment), topic_id=codec.new_uuid_base64())
         ops.append(Create(paths.topic(plan.name), codec.encode_topic(znode)))
-        written = await out.writes.write(ops, expect=(NodeExistsError, NoNodeError))
+        refusals = (NodeExistsError, NoAuthError, InvalidAclError)
+        written = await out.writes.write(ops, expect=(*refusals, NoNodeError))
         if isinstance(written, Refused) and isinstance(written.error, NoNodeError):
             # a parent deleted outside the controller: created again (as Kafka's createRecursive),
             # then the topic once more
@@ -193,11 +202,18 @@ class TopicMutations:
             log.warning(
                 "re-created %s (deleted outside the controller) to create topic %s", recreated, plan.name
             )
-            written = await out.writes.write(ops, expect=(NodeExistsError,))
+            written = await out.writes.write(ops, expect=refusals)
+        if isinstance(written, Refused) and not isinstance(written.error, NodeExistsError):
+            refusal = failures.describe(written.error)
+            reason = f"topic {plan.name} not created: {refusal.reason}"
+            if self._refuse is not None:
+                self._refuse(refusal.path or paths.topic(plan.name), reason, "topic_create")
+            return reason
         if isinstance(written, Refused):
             log.warning("topic %s appeared concurrently; not created again", plan.name)
-            return
+            return None
         log.info("created topic %s: %d partitions", plan.name, plan.num_partitions)
+        return None
 
     # --- CreatePartitions -------------------------------------------------------------------------
 
