@@ -43,8 +43,8 @@ from reassignd.quotas.manager import QuotaManager, response_throttle_ms
 from reassignd.quotas.token_bucket import Admission
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NodeExistsError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def catalog_of(ctx: ControllerContext) -> TopicCatalog:
 class TopicMutations:
     def __init__(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         ctx: ControllerContext,
         records: RecordLog,
         quotas: QuotaManager,
@@ -95,7 +95,7 @@ class TopicMutations:
         rng: random.Random | None = None,
         refuse: Callable[[str, str, str], None] | None = None,
     ) -> None:
-        self.zk = zk
+        self.reads = reads
         self.ctx = ctx
         self.records = records
         self.quotas = quotas
@@ -176,9 +176,9 @@ class TopicMutations:
     async def _write_topic(self, plan: TopicCreation, out: EventOutputs) -> None:
         ops: list[Op] = []
         config_path = paths.config_topic(plan.name)
-        if plan.configs or await self.zk.exists(config_path) is not None:
+        if plan.configs or await self.reads.exists(config_path) is not None:
             data = admin_codec.encode_entity_config(dict(plan.configs))
-            if await self.zk.exists(config_path) is None:
+            if await self.reads.exists(config_path) is None:
                 ops.append(Create(config_path, data))
             else:
                 ops.append(SetData(config_path, data, -1))
