@@ -94,7 +94,7 @@ class SimZooKeeper:
     def snapshot(self) -> dict[str, tuple[bytes | None, int]]:
         return {p: (n.data, n.version) for p, n in self.nodes.items()}
 
-    # --- the read port (ZkReads) and the client's writes -------------------------------------------------
+    # --- the read port (ZkReads) and the client's writes ------------------------------------------
 
     async def get(self, path: str, watch: WatchCallback | None = None) -> Znode:
         if path not in self.nodes:
