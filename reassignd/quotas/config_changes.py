@@ -15,7 +15,6 @@ coalesced notifications are harmless, and a missed one is caught up by the next.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -30,9 +29,9 @@ from reassignd.quotas.config_store import (
 from reassignd.quotas.entities import ConfigKey
 from reassignd.zk import paths
 from reassignd.zk.admin_codec import decode_config_change
-from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import CodecError
 from reassignd.zk.errors import NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import WatchCallback
 
 KIND = "config_change"  # the ``kind`` of reports about malformed notifications
@@ -62,8 +61,10 @@ class ConfigChanges:
 
 
 class ChangeWrites(Protocol):
-    """The active controller's side of the reader, for one event: its listing re-creates a
-    deleted ``/config/changes``, its purge deletes are fenced (through the event's fenced writes)."""
+    """The writing side of the reader: the active controller's, for one event — its listing
+    re-creates a deleted ``/config/changes``, its purge deletes are fenced (through the event's
+    fenced writes). A reader given none only reads (through its ZkReads port): it lists plainly
+    and purges nothing."""
 
     async def children(self, path: str, watch: WatchCallback | None) -> list[str]: ...
 
@@ -84,34 +85,34 @@ class ConfigChangeReader:
 
     async def skip_existing(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         now_s: float,
         watch: WatchCallback | None = None,
         writes: ChangeWrites | None = None,
     ) -> int:
         """Mark every current notification as processed (before a full config load, which
         covers them) and arm ``watch``; returns the last sequence number."""
-        names = await self._list(zk, now_s, watch, writes)
+        names = await self._list(reads, now_s, watch, writes)
         numbers = [n for name in names if (n := change_number(name)) is not None]
         self.last_seq = max([self.last_seq, *numbers])
         return self.last_seq
 
     async def read(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         now_s: float,
         watch: WatchCallback | None = None,
         writes: ChangeWrites | None = None,
     ) -> ConfigChanges:
         """The entity paths named by notifications newer than ``last_seq`` (which advances past
-        them, malformed ones included — reported), then the purge of obsolete notifications.
-        Arms ``watch`` on the children of /config/changes. ``writes``: the active controller's
-        (without it, unfenced). Raises ZkError."""
-        names = await self._list(zk, now_s, watch, writes)
+        them, malformed ones included — reported), then the purge of obsolete notifications
+        (through ``writes``; without them, none). Arms ``watch`` on the children of
+        /config/changes. Raises ZkError."""
+        names = await self._list(reads, now_s, watch, writes)
         newer = sorted(
             (n, name) for name in names if (n := change_number(name)) is not None and n > self.last_seq
         )
-        znodes = await zk.get_many([paths.config_change(name) for _, name in newer])
+        znodes = await reads.get_many([paths.config_change(name) for _, name in newer])
         entity_paths: dict[str, None] = {}
         for (n, name), znode in zip(newer, znodes, strict=True):
             self.last_seq = max(self.last_seq, n)
@@ -126,53 +127,46 @@ class ConfigChangeReader:
                 self.report(paths.config_change(name), f"names {entity!r}, not a quota entity: ignored", KIND)
                 continue
             entity_paths[entity] = None
-        purged = await self._purge(zk, names, now_s, writes)
+        purged = await self._purge(names, now_s, writes)
         return ConfigChanges(tuple(entity_paths), self.last_seq, purged)
 
     async def _list(
-        self, zk: ZkClient, now_s: float, watch: WatchCallback | None, writes: ChangeWrites | None
+        self, reads: ZkReads, now_s: float, watch: WatchCallback | None, writes: ChangeWrites | None
     ) -> list[str]:
         names: list[str] = []
         if writes is not None:
             names = await writes.children(paths.CONFIG_CHANGES, watch)
         for _ in range(0 if writes is not None else 3):
             try:
-                names = await zk.children(paths.CONFIG_CHANGES, watch=watch)
+                names = await reads.children(paths.CONFIG_CHANGES, watch=watch)
                 break
             except NoNodeError:
                 # Missing: an exists watch fires when it is created; if it was created just now,
                 # list it again (arming the children watch).
-                if watch is None or await zk.exists(paths.CONFIG_CHANGES, watch=watch) is None:
+                if watch is None or await reads.exists(paths.CONFIG_CHANGES, watch=watch) is None:
                     break
         seen = self._first_seen_s
         self._first_seen_s = {name: seen.get(name, now_s) for name in names}
         return names
 
-    async def _purge(
-        self, zk: ZkClient, names: list[str], now_s: float, writes: ChangeWrites | None
-    ) -> tuple[str, ...]:
-        if self.purge_after_s is None:
+    async def _purge(self, names: list[str], now_s: float, writes: ChangeWrites | None) -> tuple[str, ...]:
+        if self.purge_after_s is None or writes is None:
             return ()
         purged: list[str] = []
         for name in sorted(names):
             n = change_number(name)
             if n is None or n > self.last_seq or now_s - self._first_seen_s[name] < self.purge_after_s:
                 continue
-            path = paths.config_change(name)
-            if writes is None:
-                with contextlib.suppress(NoNodeError):
-                    await zk.delete(path)
-            else:
-                await writes.delete(path)
+            await writes.delete(paths.config_change(name))
             self._first_seen_s.pop(name, None)
             purged.append(paths.config_change(name))
         return tuple(purged)
 
 
 async def reread_quota_entities(
-    zk: ZkClient, changes: ConfigChanges, quotas: Mapping[ConfigKey, float], report: Report = log_problem
+    reads: ZkReads, changes: ConfigChanges, quotas: Mapping[ConfigKey, float], report: Report = log_problem
 ) -> dict[ConfigKey, float]:
     """``quotas`` updated from ZooKeeper for the quota entities ``changes`` names (re-read at the
     paths the notifications name); raises ZkError."""
-    updates = await read_quota_entities(zk, changes.entity_paths, report)
+    updates = await read_quota_entities(reads, changes.entity_paths, report)
     return apply_quota_updates(quotas, updates)

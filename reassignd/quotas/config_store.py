@@ -22,6 +22,7 @@ from reassignd.zk.admin_codec import decode_entity_config, encode_config_change,
 from reassignd.zk.client import ZkClient
 from reassignd.zk.codec import CodecError
 from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Op, SetData, Znode
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ def _decode(znode: Znode, report: Report) -> dict[str, str] | None:
 
 
 async def read_entity_configs(
-    zk: ZkClient, report: Report = log_problem, *, user: str | None = None, client_id: str | None = None
+    reads: ZkReads, report: Report = log_problem, *, user: str | None = None, client_id: str | None = None
 ) -> list[EntityConfig]:
     """Every quota entity's config, or only those of ``user`` and/or ``client_id`` (names as
     configured, ``"<default>"`` for a default). Pipelined: children lists, then bulk reads."""
@@ -129,12 +130,12 @@ async def read_entity_configs(
     if user is not None:
         user_paths = [f"{users}/{paths.encode_entity_name(user)}"]
     else:
-        listed = await zk.children_many([users] if client_id is not None else [users, clients])
+        listed = await reads.children_many([users] if client_id is not None else [users, clients])
         user_paths = [f"{users}/{u}" for u in sorted(listed[0] or ())]
         if client_id is None:
             client_paths = [f"{clients}/{c}" for c in sorted(listed[1] or ())]
     if client_id is None:  # the users, each user's client-ids (listed), the client-ids
-        kids = await zk.children_many([f"{p}/clients" for p in user_paths])
+        kids = await reads.children_many([f"{p}/clients" for p in user_paths])
         pair_paths = [
             f"{p}/clients/{c}" for p, names in zip(user_paths, kids, strict=True) for c in sorted(names or ())
         ]
@@ -145,7 +146,7 @@ async def read_entity_configs(
         top_paths = [f"{clients}/{client}"] if user is None else []
 
     result: list[EntityConfig] = []
-    for znode in await zk.get_many([*top_paths, *pair_paths]):
+    for znode in await reads.get_many([*top_paths, *pair_paths]):
         if znode is None:
             continue
         key = parse_entity_path(paths.entity_path(znode.path))
@@ -155,11 +156,11 @@ async def read_entity_configs(
     return result
 
 
-async def load_quota_configs(zk: ZkClient, report: Report = log_problem) -> dict[ConfigKey, float]:
+async def load_quota_configs(reads: ZkReads, report: Report = log_problem) -> dict[ConfigKey, float]:
     """Every configured ``controller_mutation_rate``: {(user, client_id): rate}, names decoded,
     ``"<default>"`` for a default, None for a component the entity does not have."""
     quotas: dict[ConfigKey, float] = {}
-    for entity in await read_entity_configs(zk, report):
+    for entity in await read_entity_configs(reads, report):
         values = quota_values(entity.path, entity.config, report, (QUOTA_KEY,))
         if QUOTA_KEY in values:
             quotas[entity.key] = values[QUOTA_KEY]
@@ -167,7 +168,7 @@ async def load_quota_configs(zk: ZkClient, report: Report = log_problem) -> dict
 
 
 async def read_quota_entities(
-    zk: ZkClient, entity_paths: Iterable[str], report: Report = log_problem
+    reads: ZkReads, entity_paths: Iterable[str], report: Report = log_problem
 ) -> dict[ConfigKey, float | None]:
     """Re-read the quota entities named by config change notifications (``users/alice``,
     ``users/alice/clients/app``, ``clients/app``; others are ignored), at the paths named: the
@@ -175,7 +176,7 @@ async def read_quota_entities(
     malformed entity is reported and left out, so its previous quota stays (as in Kafka, where
     the failed notification changes nothing)."""
     named = {p: key for p in dict.fromkeys(entity_paths) if (key := parse_entity_path(p)) is not None}
-    znodes = await zk.get_many([f"{paths.CONFIG}/{p}" for p in named])
+    znodes = await reads.get_many([f"{paths.CONFIG}/{p}" for p in named])
     result: dict[ConfigKey, float | None] = {}
     for key, znode in zip(named.values(), znodes, strict=True):
         if znode is None:
@@ -227,13 +228,13 @@ class QuotaEntry:
 
 
 async def describe_quotas(
-    zk: ZkClient, user: str | None = None, client_id: str | None = None, report: Report = log_problem
+    reads: ZkReads, user: str | None = None, client_id: str | None = None, report: Report = log_problem
 ) -> list[QuotaEntry]:
     """Kafka's DescribeClientQuotas with a non-strict filter: no arguments, every configured
     entity; ``user`` only, that user's entities (alone and with any client-id); ``client_id``
     only, that client-id's; both, that pair. Entities without a quota value are left out."""
     entries: list[QuotaEntry] = []
-    for entity in await read_entity_configs(zk, report, user=user, client_id=client_id):
+    for entity in await read_entity_configs(reads, report, user=user, client_id=client_id):
         values = quota_values(entity.path, entity.config, report, CLIENT_QUOTA_KEYS)
         if values:
             entries.append(QuotaEntry(entity.key[0], entity.key[1], values))

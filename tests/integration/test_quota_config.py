@@ -5,7 +5,9 @@ up through ``/config/changes``, malformed configs reported and skipped, URL-enco
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from dataclasses import dataclass
 
 import pytest
 
@@ -21,6 +23,8 @@ from reassignd.quotas.entities import DEFAULT
 from reassignd.quotas.manager import QuotaManager
 from reassignd.zk import paths
 from reassignd.zk.client import ZkClient
+from reassignd.zk.errors import NoNodeError
+from reassignd.zk.values import WatchCallback
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -33,6 +37,21 @@ class Recorder:
 
     def __call__(self, path: str, reason: str, kind: str) -> None:
         self.reports.append((path, reason, kind))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolWrites:
+    """The change reader's writes as a tool makes them: unfenced (the controller's go through its
+    event's fenced writes)."""
+
+    zk: ZkClient
+
+    async def children(self, path: str, watch: WatchCallback | None) -> list[str]:
+        return await self.zk.children(path, watch=watch)
+
+    async def delete(self, path: str) -> None:
+        with contextlib.suppress(NoNodeError):
+            await self.zk.delete(path)
 
 
 async def read_json(zk: ZkClient, path: str) -> object:
@@ -262,12 +281,16 @@ async def test_old_notifications_are_purged_after_fifteen_minutes(zk: ZkClient) 
     await alter_quota(zk, "alice", None, 1.0)
     await alter_quota(zk, "bob", None, 1.0)
     reader = ConfigChangeReader()
-    first = await reader.read(zk, now_s=0.0)
+    writes = ToolWrites(zk)
+    first = await reader.read(zk, now_s=0.0, writes=writes)
     assert (first.entity_paths, first.purged) == (("users/alice", "users/bob"), ())
     await alter_quota(zk, "carol", None, 1.0)
-    later = await reader.read(zk, now_s=899.0)
+    later = await reader.read(zk, now_s=899.0, writes=writes)
     assert (later.entity_paths, later.purged) == (("users/carol",), ())
-    purge = await reader.read(zk, now_s=900.0)  # alice's and bob's: seen 15 minutes ago
+    reading_only = ConfigChangeReader()  # no writes: it only reads, and purges nothing
+    assert (await reading_only.read(zk, now_s=0.0)).purged == ()
+    assert (await reading_only.read(zk, now_s=900.0)).purged == ()
+    purge = await reader.read(zk, now_s=900.0, writes=writes)  # alice's and bob's: seen 15 minutes ago
     assert purge.entity_paths == ()
     assert purge.purged == (
         "/config/changes/config_change_0000000000",
@@ -275,5 +298,5 @@ async def test_old_notifications_are_purged_after_fifteen_minutes(zk: ZkClient) 
     )
     assert await zk.children(paths.CONFIG_CHANGES) == ["config_change_0000000002"]
     standby = ConfigChangeReader(purge_after_s=None)
-    assert (await standby.read(zk, now_s=1e9)).purged == ()
+    assert (await standby.read(zk, now_s=1e9, writes=writes)).purged == ()
     assert (await ConfigChangeReader().read(zk, now_s=0.0)).entity_paths == ("users/carol",)

@@ -42,7 +42,7 @@ async def test_a_stale_controller_znode_naming_this_instance_is_read_again_until
             closed = True
             await c.until_active(timeout_s=30.0)
             stat = (await zk.get(paths.CONTROLLER)).stat
-            assert stat.ephemeral_owner == controller.shared.zk.session_id
+            assert stat.ephemeral_owner == controller.zk.session_id
     finally:
         if not closed:
             await former.close()

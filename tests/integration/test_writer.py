@@ -38,7 +38,7 @@ async def setup(zk: ZkClient, topics: list[str]) -> tuple[ZkWriter, ControllerCo
         await zk.create(paths.topic(t), codec.encode_topic(codec.TopicZnode({0: ORIGINAL.replicas})))
         ctx.put_topic(t, None, {0: ORIGINAL})
     problems: list[str] = []
-    return ZkWriter(zk, Fence("/controller_epoch", 0), ctx, lambda p, r, k: problems.append(p)), ctx
+    return ZkWriter(zk, zk, Fence("/controller_epoch", 0), ctx, lambda p, r, k: problems.append(p)), ctx
 
 
 def leftovers(before: set[asyncio.Task[object]]) -> set[asyncio.Task[object]]:
@@ -182,7 +182,11 @@ async def test_a_read_of_a_deleted_persistent_path_re_creates_it_reported_and_wa
     await zk.create("/controller_epoch", b"1")
     reported: list[tuple[str, str]] = []
     writer = ZkWriter(
-        zk, Fence("/controller_epoch", 0), ControllerContext(1, 0), lambda p, r, k: reported.append((p, k))
+        zk,
+        zk,
+        Fence("/controller_epoch", 0),
+        ControllerContext(1, 0),
+        lambda p, r, k: reported.append((p, k)),
     )
     fired: list[str] = []
     assert await zk.exists(paths.BROKER_IDS) is None

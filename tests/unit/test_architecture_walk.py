@@ -78,6 +78,9 @@ SEAMS: dict[tuple[str, str], Seam] = {
         "reassignd/controller/effects/event_outputs.py",
         "reassignd/controller/effects/writer.py",
     ): Implements("reassignd/controller/effects/fenced_writes.py", "FencedWrites", "ZkWriter"),
+    ("reassignd/controller/effects/writer.py", "reassignd/zk/client.py"): Implements(
+        "reassignd/controller/effects/writer.py", "FencedMulti", "ZkClient"
+    ),
     ("reassignd/controller/instance/shared.py", "reassignd/controller/instance/channel.py"): Implements(
         "reassignd/controller/instance/shared.py", "BrokerChannel", "ControlChannel"
     ),

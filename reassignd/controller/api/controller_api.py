@@ -70,6 +70,7 @@ from reassignd.executor.submit import SubmitResult
 from reassignd.quotas.config_store import describe_quotas
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
+from reassignd.zk.client import ZkClient
 from reassignd.zk.values import ZkAccess
 
 R = TypeVar("R")
@@ -95,12 +96,14 @@ class ControllerApi:
     def __init__(
         self,
         shared: Shared,
+        session: ZkClient,
         snapshot: Callable[[], ClusterSnapshot],
         is_active: Callable[[], bool],
         started_at_s: float,
         published: Changes,
     ) -> None:
         self._shared = shared
+        self._session = session  # its state only: every read goes through shared.reads
         self._snapshot = snapshot
         self._published = published  # notified at each snapshot published
         self._is_active = is_active
@@ -114,15 +117,15 @@ class ControllerApi:
 
     @property
     def zk_connected(self) -> bool:
-        return self._shared.zk.connected
+        return self._session.connected
 
     @property
     def zk_session_id(self) -> int | None:
-        return self._shared.zk.session_id
+        return self._session.session_id
 
     @property
     def zk_access(self) -> ZkAccess:
-        return self._shared.zk.settings.access
+        return self._session.settings.access
 
     def queue_size(self) -> int:
         return len(self._shared.queue)
@@ -139,13 +142,13 @@ class ControllerApi:
         return self._started_at
 
     async def describe_quotas(self, user: str | None, client_id: str | None) -> tuple[QuotaDescription, ...]:
-        entries = await describe_quotas(self._shared.zk, user, client_id, self._shared.report)
+        entries = await describe_quotas(self._shared.reads, user, client_id, self._shared.report)
         return tuple(QuotaDescription(e.user, e.client_id, tuple(sorted(e.values.items()))) for e in entries)
 
     async def cluster_id(self) -> str | None:
         """``/cluster/id`` (read once, then kept: it never changes); None until it exists."""
         if self._cluster_id is None:
-            znode = await self._shared.zk.get_or_none(paths.CLUSTER_ID)
+            znode = await self._shared.reads.get_or_none(paths.CLUSTER_ID)
             if znode is not None:
                 try:
                     self._cluster_id = codec.decode_cluster_id(znode.data)
@@ -156,13 +159,13 @@ class ControllerApi:
     async def registered_brokers(self) -> list[int]:
         """The broker ids registered in ``/brokers/ids``, read from ZooKeeper (a standby has no
         cluster view; the Kafka listener lists them pointing at the active instance)."""
-        names = await self._shared.zk.children(paths.BROKER_IDS)
+        names = await self._shared.reads.children(paths.BROKER_IDS)
         return sorted(int(n) for n in names if n.isascii() and n.isdigit())
 
     async def describe_configs(self, resources: tuple[ConfigResource, ...]) -> list[dict[str, str] | None]:
         """DescribeConfigs: each resource's stored config, read from ZooKeeper (any instance);
         None for a znode that cannot be decoded."""
-        return await read_configs(self._shared.zk, resources, self._shared.report)
+        return await read_configs(self._shared.reads, resources, self._shared.report)
 
     # requests
 

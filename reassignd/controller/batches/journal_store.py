@@ -21,7 +21,7 @@ from reassignd.executor.errors import BatchIdInUse
 from reassignd.executor.journal import Layout
 from reassignd.executor.model import Batch
 from reassignd.zk import codec
-from reassignd.zk.client import ZkClient
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Delete, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -30,8 +30,8 @@ KIND = "batch_journal"
 
 
 class JournalStore:
-    def __init__(self, zk: ZkClient, report: loader.Report, refuse: loader.Report) -> None:
-        self.zk = zk
+    def __init__(self, reads: ZkReads, report: loader.Report, refuse: loader.Report) -> None:
+        self.reads = reads
         self._report = report
         self._refuse = refuse  # a persistent path re-created
         self.layouts: dict[str, Layout] = {}  # what each journal's head names
@@ -53,10 +53,10 @@ class JournalStore:
 
     async def _load(self, batch_id: str, out: EventOutputs) -> Batch | None:
         path = batch_paths.batch(batch_id)
-        head = await self.zk.get_or_none(path)
+        head = await self.reads.get_or_none(path)
         if head is None:
             return None
-        children = await self.zk.children(path)
+        children = await self.reads.children(path)
         if not head.data:
             log.warning("batch journal %s has no head (a submission cut short): deleting it", path)
             await self._delete(batch_id, children, out)
@@ -64,7 +64,7 @@ class JournalStore:
         try:
             decoded = journal.decode_head(head.data)
             chunks = decoded.layout.chunk_names()
-            znodes = await self.zk.get_many(
+            znodes = await self.reads.get_many(
                 [batch_paths.child(batch_id, n) for n in (*chunks, *decoded.layout.throttle_names())]
             )
             data = [z.data if z is not None else None for z in znodes]
@@ -91,7 +91,7 @@ class JournalStore:
         """Before a submission of ``batch_id`` (unknown to the controller): the debris of one
         never committed goes; a journal that could not be decoded refuses the id (10004)."""
         path = batch_paths.batch(batch_id)
-        head = await self.zk.get_or_none(path)
+        head = await self.reads.get_or_none(path)
         if head is None:
             return
         if head.data:
@@ -99,7 +99,7 @@ class JournalStore:
                 f"batch id {batch_id!r} is in use by a journal the controller cannot read "
                 "(see the problems in GET /v1/status)"
             )
-        await self._delete(batch_id, await self.zk.children(path), out)
+        await self._delete(batch_id, await self.reads.children(path), out)
 
     # --- writing -------------------------------------------------------------------------------------
 
@@ -135,8 +135,8 @@ class JournalStore:
     async def delete(self, batch_id: str, out: EventOutputs) -> None:
         """The whole journal of ``batch_id``."""
         path = batch_paths.batch(batch_id)
-        if await self.zk.exists(path) is not None:
-            await self._delete(batch_id, await self.zk.children(path), out)
+        if await self.reads.exists(path) is not None:
+            await self._delete(batch_id, await self.reads.children(path), out)
 
     async def _delete(self, batch_id: str, children: list[str], out: EventOutputs) -> None:
         plan = commit.deletion(batch_id, children)

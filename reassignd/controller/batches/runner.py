@@ -56,7 +56,7 @@ from reassignd.executor.submit import SubmitResult, submit
 from reassignd.executor.znode_size import JournalTooLarge
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import Replicas, TopicPartition
-from reassignd.zk.client import ZkClient
+from reassignd.zk.reads import ZkReads
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class BatchRunner:
 
     def __init__(  # noqa: PLR0913 (its collaborators, composed)
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         ctx: ControllerContext,
         records: RecordLog,
         reassigner: Reassigner,
@@ -80,7 +80,7 @@ class BatchRunner:
         refuse: loader.Report | None = None,
         metrics: ControllerMetrics | None = None,
     ) -> None:
-        self.zk = zk
+        self.reads = reads
         self.ctx = ctx
         self.records = records  # what was decided, as records
         self.reassigner = reassigner
@@ -90,8 +90,8 @@ class BatchRunner:
         self._now_ms = now_ms
         self._metrics = metrics or ControllerMetrics()
         self.batches: dict[str, Batch] = {}
-        self.journals = JournalStore(zk, report, refuse if refuse is not None else report)
-        self._throttles = BatchThrottles(zk, ctx, report, now_ms, lambda: self.batches, self._update)
+        self.journals = JournalStore(reads, report, refuse if refuse is not None else report)
+        self._throttles = BatchThrottles(reads, ctx, report, now_ms, lambda: self.batches, self._update)
 
     @property
     def has_work(self) -> bool:

@@ -41,8 +41,8 @@ from reassignd.executor.throttles import (
 from reassignd.executor.znode_size import ZNODE_LIMIT_BYTES
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Check, Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -66,14 +66,14 @@ class ThrottleWrite(enum.Enum):
 class BatchThrottles:
     def __init__(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         ctx: ControllerContext,
         report: loader.Report,
         now_ms: Callable[[], int],
         batches: Callable[[], Mapping[str, Batch]],
         update: Callable[[Batch, EventOutputs], Awaitable[bool]],
     ) -> None:
-        self.zk = zk
+        self.reads = reads
         self.ctx = ctx
         self._report = report
         self._now_ms = now_ms
@@ -211,7 +211,7 @@ class BatchThrottles:
 
     async def _read_config(self, path: str, consequence: str) -> ThrottleConfig | None:
         """An entity config; None when it cannot be decoded (reported with ``consequence``)."""
-        znode = await self.zk.get_or_none(path)
+        znode = await self.reads.get_or_none(path)
         if znode is None:
             return ThrottleConfig({}, None)
         if not znode.data:

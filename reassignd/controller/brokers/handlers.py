@@ -53,7 +53,7 @@ class BrokerEvents:
         async def one(b: int) -> None:
             path = paths.broker(b)
             read = await loader.read_broker(
-                shared.zk, b, shared.watch(path, BrokerModified(b)), shared.report
+                shared.reads, b, shared.watch(path, BrokerModified(b)), shared.report
             )
             if read is not None:
                 found[b] = read
@@ -152,7 +152,7 @@ class BrokerEvents:
         ctx = self.ctx
         # decided from ZooKeeper, not the cache: a leader's agent may have added a dead broker to
         # an ISR that the controller has not read yet (Kafka reads them too)
-        states, _ = await loader.read_states(self.shared.zk, hosted, self.shared.report)
+        states, _ = await loader.read_states(self.shared.reads, hosted, self.shared.report)
         for i, (tp, fresh) in enumerate(states.items()):
             if i % _SLICE == 0:
                 await pace()  # thousands of partitions: the loop is not held meanwhile

@@ -4,7 +4,9 @@ none, and asking for it is a programming error) and awaits each write where it d
 it decides next may depend on what landed (phase A's writes before phase B's reads). The
 implementation (:class:`~reassignd.controller.effects.writer.ZkWriter`, one per active term)
 performs each write fenced by the controller epoch, keeps memory in step with what landed, emits
-the stream records, and answers with the outcome.
+the stream records, and answers with the outcome. Reads go beside it, through the read port every
+part takes (:class:`~reassignd.zk.reads.ZkReads`, ``Shared.reads``); the one read here,
+:meth:`FencedWrites.children`, is here because it may write (it re-creates a deleted path).
 
 Two kinds of failure, kept apart here. A refusal the handler expects of ZooKeeper (the znode is
 gone, is there already, changed since it was read) is deterministic — the next controller would

@@ -12,7 +12,8 @@ NotController, which makes the controller resign; a refusal the handler expects 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from reassignd.concurrency import pace
 from reassignd.controller.effects import failures
@@ -26,8 +27,8 @@ from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError, ZkError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Delete, Fence, Op, SetData, Stat, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -46,17 +47,28 @@ def _given_up(e: MultiFailedError) -> bool:
     return failures.deterministic(e) and not isinstance(e.cause, NoNodeError)
 
 
+class FencedMulti(Protocol):
+    """What the writer sends its writes through: the session's fenced multi
+    (:meth:`~reassignd.zk.client.ZkClient.fenced_multi`)."""
+
+    async def fenced_multi(
+        self, fence: Fence, ops: Sequence[Op], *, atomic: bool = False
+    ) -> list[Stat | str | None]: ...
+
+
 class ZkWriter:
     def __init__(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
+        sender: FencedMulti,
         fence: Fence,
         ctx: ControllerContext,
         report: loader.Report,
         records: RecordLog | None = None,
         refuse: loader.Report | None = None,
     ) -> None:
-        self.zk = zk
+        self.reads = reads  # what a write reads first (a parent's children, a conflict's state)
+        self.sender = sender
         self.records = records if records is not None else RecordLog()  # records of what was written
         self.fence = fence
         self.ctx = ctx
@@ -68,7 +80,7 @@ class ZkWriter:
         """One fenced write; with ``atomic`` it is never split into several multis (too large
         for one request: ZnodeTooLargeError, nothing written)."""
         self.ops_written += len(ops)
-        return await self.zk.fenced_multi(self.fence, ops, atomic=atomic)
+        return await self.sender.fenced_multi(self.fence, ops, atomic=atomic)
 
     async def write(
         self, ops: Iterable[Op], *, atomic: bool = False, expect: tuple[type[ZkError], ...] = ()
@@ -138,7 +150,7 @@ class ZkWriter:
             await for_each(chunks, write)
             if not conflicts:
                 break
-            states, _ = await loader.read_states(self.zk, list(conflicts), self._report)
+            states, _ = await loader.read_states(self.reads, list(conflicts), self._report)
             for tp, li in states.items():
                 ctx.set_state(tp, li)
             todo = list(states)
@@ -160,8 +172,8 @@ class ZkWriter:
         (offline), as a new controller would leave them, and the other topics go on."""
         ctx = self.ctx
         parent = paths.topic_partitions(topic)
-        existing = await self.zk.exists(parent)
-        have = set() if existing is None else set(await self.zk.children(parent))
+        existing = await self.reads.exists(parent)
+        have = set() if existing is None else set(await self.reads.children(parent))
         ops: list[Op] = [] if existing is not None else [Create(parent)]
         for p, state in sorted(new_states.items()):
             if str(p) not in have:
@@ -173,7 +185,7 @@ class ZkWriter:
             if isinstance(e.cause, NodeExistsError):
                 log.warning("state znodes of %s appeared concurrently (%s); re-reading", topic, e)
                 tps = [(topic, p) for p in new_states]
-                states, _ = await loader.read_states(self.zk, tps, self._report)
+                states, _ = await loader.read_states(self.reads, tps, self._report)
                 for tp, li in states.items():
                     ctx.set_state(tp, li)
                 return []
@@ -202,7 +214,7 @@ class ZkWriter:
             for depth in range(1, len(parts) + 1):
                 wanted["/" + "/".join(parts[:depth])] = None
         ordered = list(wanted)
-        missing = [p for p, z in zip(ordered, await self.zk.get_many(ordered), strict=True) if z is None]
+        missing = [p for p, z in zip(ordered, await self.reads.get_many(ordered), strict=True) if z is None]
         if not missing:
             return []
         try:
@@ -226,12 +238,12 @@ class ZkWriter:
         re-created (fenced, reported) and read again, as Kafka's controller re-creates its paths,
         so the watch is armed on it."""
         try:
-            return await self.zk.children(path, watch=watch)
+            return await self.reads.children(path, watch=watch)
         except NoNodeError:
             pass
         await self.ensure_paths([path])
         self._refuse(path, "missing (deleted outside the controller): re-created", "persistent_path")
-        return await self.zk.children(path, watch=watch)
+        return await self.reads.children(path, watch=watch)
 
     async def delete_all(self, znode_paths: Iterable[str]) -> None:
         """Delete the znodes still there: one multi, or one by one when some are gone already."""

@@ -68,13 +68,13 @@ class SelfHealer:
         recorded again, from now, if its broker is still lost)."""
         if not self.enabled:
             return
-        zk = self.shared.zk
+        reads = self.shared.reads
         names = sorted(await out.writes.children(paths.SELF_HEALING, None))
         ids = [int(n) for n in names if n.isascii() and n.isdigit() and len(n) <= 10]
         for name in names:
             if not (name.isascii() and name.isdigit() and len(name) <= 10):
                 self.shared.report(f"{paths.SELF_HEALING}/{name}", "not a broker id", KIND)
-        for broker, znode in zip(ids, await zk.get_many([paths.lost_broker(b) for b in ids]), strict=True):
+        for broker, znode in zip(ids, await reads.get_many([paths.lost_broker(b) for b in ids]), strict=True):
             if znode is None:
                 continue
             try:

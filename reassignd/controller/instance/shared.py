@@ -1,7 +1,8 @@
 """What every part of one controller instance uses, active or standby: the settings, the ZooKeeper
-client, metrics, the event queue, the control channel, the event log, watch arming and problem
-reports. The domain parts (brokers, topics, quotas, ...) receive this object instead of
-inheriting from a common base.
+read port (``reads``: the composition hands the client; its session, election and fenced sends
+stay with the term), metrics, the event queue, the control channel, the event log, watch arming
+and problem reports. The domain parts (brokers, topics, quotas, ...) receive this object instead
+of inheriting from a common base.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from reassignd.controller.model.snapshot import Problem
 from reassignd.controller.settings import ControllerSettings
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class Shared:
     def __init__(
         self,
         settings: ControllerSettings,
-        zk: ZkClient,
+        reads: ZkReads,
         metrics: ControllerMetrics,
         clock: Callable[[], float],
         queue: ControllerEventQueue[ControllerEvent],
@@ -57,7 +58,7 @@ class Shared:
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
-        self.zk = zk
+        self.reads = reads  # every ZooKeeper read of the parts (their writes: the fenced gateway)
         self.metrics = metrics
         self.clock = clock
         self.queue = queue
@@ -85,7 +86,7 @@ class Shared:
         read arms a fresh one instead of leaving the path unwatched."""
         key = (event_name(event), path)
         previous = self._armed.get(key)
-        if previous is not None and self.zk.watching(previous):
+        if previous is not None and self.reads.watching(previous):
             return None
 
         def fire(_: str) -> None:
@@ -97,12 +98,8 @@ class Shared:
         return fire
 
     def forget_watches(self) -> None:
-        """The session's watches are gone (it expired): the next reads arm new ones."""
-        self._armed.clear()
-
-    def drop_watches(self) -> None:
-        """Resigning: the active role's watches would keep enqueuing its events."""
-        self.zk.drop_watches()
+        """The session's watches are gone (it expired, or the term dropped them resigning): the
+        next reads arm new ones."""
         self._armed.clear()
 
     def report(self, path: str, reason: str, kind: str) -> None:

@@ -81,13 +81,13 @@ class Demotions:
     async def load(self, out: EventOutputs) -> None:
         """Every record under ``/reassignd/demotions``; one that cannot be decoded is reported and
         left out (its broker cannot be promoted until it is fixed or deleted)."""
-        zk = self.shared.zk
+        reads = self.shared.reads
         for name in sorted(await out.writes.children(paths.DEMOTIONS, None)):
             if not (name.isascii() and name.isdigit()):
                 self.shared.report(f"{paths.DEMOTIONS}/{name}", "not a broker id", KIND)
                 continue
             broker = int(name)
-            head = await zk.get_or_none(paths.demotion(broker))
+            head = await reads.get_or_none(paths.demotion(broker))
             if head is None:
                 continue
             try:
@@ -95,10 +95,10 @@ class Demotions:
             except codec.CodecError as e:
                 self.shared.report(paths.demotion(broker), e.reason, KIND)
                 continue
-            topics = sorted(await zk.children(paths.demotion(broker)))
+            topics = sorted(await reads.children(paths.demotion(broker)))
             orders: dict[TopicPartition, Replicas] = {}
             for topic, znode in zip(
-                topics, await zk.get_many([paths.demotion_topic(broker, t) for t in topics]), strict=True
+                topics, await reads.get_many([paths.demotion_topic(broker, t) for t in topics]), strict=True
             ):
                 if znode is None:
                     continue
@@ -123,7 +123,7 @@ class Demotions:
         """``tps`` as ZooKeeper has them now (states read fresh: the brokers change ISRs there and
         tell the controller later)."""
         ctx = self.ctx
-        states, _ = await loader.read_states(self.shared.zk, tps, self.shared.report)
+        states, _ = await loader.read_states(self.shared.reads, tps, self.shared.report)
         for tp, fresh in states.items():
             ctx.set_state(tp, fresh)
         out: dict[TopicPartition, PartitionNow] = {}

@@ -164,7 +164,7 @@ class LeaderElections:
         if not tps:
             return {}
         shared = self.elections.shared
-        states, _ = await loader.read_states(shared.zk, tps, shared.report)
+        states, _ = await loader.read_states(shared.reads, tps, shared.report)
         for tp, li in states.items():
             self.ctx.set_state(tp, li)
         return states

@@ -81,7 +81,7 @@ class PreferredLeaders:
         Kafka's controller does; an undecodable znode is reported and deleted. The watch is armed
         before the read: an exists watch while there is none, a data watch on one there is."""
         path = paths.PREFERRED_REPLICA_ELECTION
-        znode = await self.shared.zk.get_or_none(path, watch=self._watch_znode())
+        znode = await self.shared.reads.get_or_none(path, watch=self._watch_znode())
         if znode is None:
             return
         try:
@@ -104,7 +104,7 @@ class PreferredLeaders:
                 log.info("%s was written again while its election ran: it is read again", path)
             case _:  # deleted, or gone already
                 pass
-        await self.shared.zk.exists(path, watch=self._watch_znode())
+        await self.shared.reads.exists(path, watch=self._watch_znode())
 
     @staticmethod
     def _log_results(path: str, results: Sequence[ElectionResult]) -> None:

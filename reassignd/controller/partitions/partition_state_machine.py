@@ -115,7 +115,9 @@ class PartitionStateMachine:
             if li is not None and needs_unclean_election(self.replicas(tp), li.state, live):
                 needy.add(tp[0])
         configs = (
-            await read_topic_configs(self.shared.zk, needy, self.shared.report) if needy else TopicConfigs()
+            await read_topic_configs(self.shared.reads, needy, self.shared.report)
+            if needy
+            else TopicConfigs()
         )
         unclean: dict[TopicPartition, tuple[codec.PartitionState, codec.PartitionState]] = {}
 

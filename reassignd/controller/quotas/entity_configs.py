@@ -32,8 +32,8 @@ from reassignd.controller.model.config_rules import (
     resource_problem,
 )
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, NodeExistsError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,10 @@ UNKNOWN_TOPIC_OR_PARTITION = 3
 
 
 async def read_configs(
-    zk: ZkClient, resources: Sequence[ConfigResource], report: Report
+    reads: ZkReads, resources: Sequence[ConfigResource], report: Report
 ) -> list[dict[str, str] | None]:
     """Each resource's stored config (empty when absent); None when it cannot be decoded."""
-    znodes = await zk.get_many([r.path for r in resources])
+    znodes = await reads.get_many([r.path for r in resources])
     out: list[dict[str, str] | None] = []
     for resource, znode in zip(resources, znodes, strict=True):
         if znode is None or not znode.data:
@@ -67,8 +67,8 @@ class ConfigWrites:
     """IncrementalAlterConfigs and AlterConfigs on the active controller: one fenced multi per resource (config
     znode and change notification), re-read and merged again when it changed meanwhile."""
 
-    def __init__(self, zk: ZkClient, topic_exists: Callable[[str], bool]) -> None:
-        self.zk = zk
+    def __init__(self, reads: ZkReads, topic_exists: Callable[[str], bool]) -> None:
+        self.reads = reads
         self.topic_exists = topic_exists
 
     async def alter(self, request: AlterConfigs, out: EventOutputs) -> tuple[ConfigResult, ...]:
@@ -96,7 +96,7 @@ class ConfigWrites:
         path = resource.path
         notification = admin_codec.encode_config_change(paths.entity_path(path))
         for _ in range(5):
-            znode = await self.zk.get_or_none(path)
+            znode = await self.reads.get_or_none(path)
             config: dict[str, str] = {}
             if znode is not None and znode.data:
                 try:

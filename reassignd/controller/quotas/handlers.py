@@ -28,8 +28,8 @@ from reassignd.quotas.entities import ConfigKey
 from reassignd.quotas.manager import QuotaManager
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.zk import paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, NodeExistsError, NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Delete, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -49,19 +49,19 @@ class _EventChangeWrites:
 
 
 async def _alter_quota(
-    zk: ZkClient, out: EventOutputs, user: str | None, client_id: str | None, value: float | None
+    reads: ZkReads, out: EventOutputs, user: str | None, client_id: str | None, value: float | None
 ) -> str:
     """``config_store.alter_quota`` through the event's fenced writes: the entity's config map and its
     change notification in one multi; read again when it changed meanwhile, its missing parents
     created first. Returns the notification's path."""
     path = quota_path(user, client_id, value, QUOTA_KEY)
     for _ in range(ALTER_ATTEMPTS):
-        znode = await zk.get_or_none(path)
+        znode = await reads.get_or_none(path)
         ops = quota_ops(path, znode, value, QUOTA_KEY)
         written = await out.writes.write(ops, expect=(BadVersionError, NodeExistsError, NoNodeError))
         match written:
             case Refused(index=index, error=NoNodeError()) if index == 1 or isinstance(ops[0], Create):
-                await _ensure_parents(zk, out, paths.parent(ops[index].path))  # a missing parent
+                await _ensure_parents(reads, out, paths.parent(ops[index].path))  # a missing parent
                 continue
             case Refused():
                 continue  # written or deleted meanwhile: read again
@@ -71,12 +71,12 @@ async def _alter_quota(
     raise kept_changing(path)
 
 
-async def _ensure_parents(zk: ZkClient, out: EventOutputs, path: str) -> None:
+async def _ensure_parents(reads: ZkReads, out: EventOutputs, path: str) -> None:
     """``path`` and every missing znode above it (null data), one fenced write each."""
     parts = path.strip("/").split("/")
     for depth in range(1, len(parts) + 1):
         prefix = "/" + "/".join(parts[:depth])
-        if await zk.exists(prefix) is None:
+        if await reads.exists(prefix) is None:
             await out.writes.write([Create(prefix)], expect=(NodeExistsError,))  # created meanwhile: fine
 
 
@@ -105,17 +105,17 @@ class QuotaEvents:
         return _EventChangeWrites(out)
 
     async def load(self, out: EventOutputs) -> None:
-        zk = self.shared.zk
-        await self._changes.skip_existing(zk, self.shared.wall_clock(), self._watch(), self._writes(out))
-        self._configs = await load_quota_configs(zk, self.shared.report)
+        reads = self.shared.reads
+        await self._changes.skip_existing(reads, self.shared.wall_clock(), self._watch(), self._writes(out))
+        self._configs = await load_quota_configs(reads, self.shared.report)
         self.quotas.set_quotas(self._configs)
         self.update_metrics()
 
     async def on_config_changed(self, out: EventOutputs) -> None:
-        zk = self.shared.zk
-        changes = await self._changes.read(zk, self.shared.wall_clock(), self._watch(), self._writes(out))
+        reads = self.shared.reads
+        changes = await self._changes.read(reads, self.shared.wall_clock(), self._watch(), self._writes(out))
         if changes.quota_entities:
-            self._configs = await reread_quota_entities(zk, changes, self._configs, self.shared.report)
+            self._configs = await reread_quota_entities(reads, changes, self._configs, self.shared.report)
             self.quotas.set_quotas(self._configs)
             log.info("quota configs changed: %s", list(changes.quota_entities))
         self.update_metrics()
@@ -129,7 +129,7 @@ class QuotaEvents:
         for entry in request.entries:
             try:
                 await _alter_quota(
-                    self.shared.zk, out, entry.user, entry.client_id, entry.controller_mutation_rate
+                    self.shared.reads, out, entry.user, entry.client_id, entry.controller_mutation_rate
                 )
                 results.append(QuotaAlterationResult(entry.user, entry.client_id))
             except NotController:

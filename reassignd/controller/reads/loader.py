@@ -15,8 +15,8 @@ from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.controller.state.context import LeaderIsr
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
@@ -42,12 +42,12 @@ def assignment_of(znode: codec.TopicZnode) -> dict[int, ReplicaAssignment]:
 
 
 async def read_broker(
-    zk: ZkClient, broker_id: int, watch: WatchCallback | None, report: Report
+    reads: ZkReads, broker_id: int, watch: WatchCallback | None, report: Report
 ) -> tuple[codec.BrokerRegistration, int] | None:
     """A broker's registration and epoch (czxid); None when gone or malformed."""
     path = paths.broker(broker_id)
     try:
-        znode = await zk.get(path, watch=watch)
+        znode = await reads.get(path, watch=watch)
     except NoNodeError:
         return None
     try:
@@ -68,11 +68,11 @@ def parse_ids(children: Iterable[str], parent: str, report: Report) -> list[int]
 
 
 async def read_topic(
-    zk: ZkClient, topic: str, watch: WatchCallback | None, report: Report
+    reads: ZkReads, topic: str, watch: WatchCallback | None, report: Report
 ) -> codec.TopicZnode | None:
     path = paths.topic(topic)
     try:
-        znode = await zk.get(path, watch=watch)
+        znode = await reads.get(path, watch=watch)
     except NoNodeError:
         return None
     await pace()  # hundreds of replies in one read: their decodings take turns with the loop
@@ -84,13 +84,13 @@ async def read_topic(
 
 
 async def read_topics(
-    zk: ZkClient, topics: Sequence[str], watch_for: WatchFor, report: Report, concurrency: int = 512
+    reads: ZkReads, topics: Sequence[str], watch_for: WatchFor, report: Report, concurrency: int = 512
 ) -> dict[str, codec.TopicZnode]:
     """Topic znodes, each with a data watch (PartitionModifications), many in flight at once."""
     found: dict[str, codec.TopicZnode] = {}
 
     async def one(t: str) -> None:
-        znode = await read_topic(zk, t, watch_for(paths.topic(t)), report)
+        znode = await read_topic(reads, t, watch_for(paths.topic(t)), report)
         if znode is not None:
             found[t] = znode
 
@@ -99,7 +99,7 @@ async def read_topics(
 
 
 async def read_changed_topics(
-    zk: ZkClient,
+    reads: ZkReads,
     topics: Sequence[str],
     watch_for: WatchFor,
     report: Report,
@@ -114,7 +114,7 @@ async def read_changed_topics(
     async def one(t: str) -> None:
         path = paths.topic(t)
         try:
-            znode = await zk.get(path, watch=watch_for(path))
+            znode = await reads.get(path, watch=watch_for(path))
         except NoNodeError:
             return
         if znode.stat.mzxid == known.get(t):
@@ -143,18 +143,18 @@ STATES_PER_SLICE = 10_000
 
 
 async def read_states(
-    zk: ZkClient, partitions: Sequence[TopicPartition], report: Report
+    reads: ZkReads, partitions: Sequence[TopicPartition], report: Report
 ) -> tuple[dict[TopicPartition, LeaderIsr], set[TopicPartition]]:
     """Partition state znodes by multiRead. Returns (states, malformed); missing ones are in
     neither (new partitions). Many are read in slices, decoding overlapping the reads; the
     result is in the order of ``partitions`` all the same."""
     if len(partitions) <= STATES_PER_SLICE:
-        return await _read_slice(zk, partitions, report)
+        return await _read_slice(reads, partitions, report)
     slices = [partitions[i : i + STATES_PER_SLICE] for i in range(0, len(partitions), STATES_PER_SLICE)]
     results: list[tuple[dict[TopicPartition, LeaderIsr], set[TopicPartition]]] = [({}, set())] * len(slices)
 
     async def one(i: int) -> None:
-        results[i] = await _read_slice(zk, slices[i], report)
+        results[i] = await _read_slice(reads, slices[i], report)
 
     await for_each(range(len(slices)), one, window=2)
     states: dict[TopicPartition, LeaderIsr] = {}
@@ -166,10 +166,10 @@ async def read_states(
 
 
 async def _read_slice(
-    zk: ZkClient, partitions: Sequence[TopicPartition], report: Report
+    reads: ZkReads, partitions: Sequence[TopicPartition], report: Report
 ) -> tuple[dict[TopicPartition, LeaderIsr], set[TopicPartition]]:
     state_paths = [paths.partition_state(t, p) for t, p in partitions]
-    znodes = await zk.get_many(state_paths)
+    znodes = await reads.get_many(state_paths)
     states: dict[TopicPartition, LeaderIsr] = {}
     malformed: set[TopicPartition] = set()
     decode = codec.decode_partition_state

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from reassignd.controller.model.config_rules import parse_bool, parse_positive_int
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
+from reassignd.zk.reads import ZkReads
 
 Report = Callable[[str, str, str], None]  # (path, reason, kind)
 
@@ -75,12 +75,12 @@ def topics_of_entities(entity_paths: Iterable[str]) -> tuple[set[str], bool]:
     return topics, DEFAULT_BROKER_ENTITY in entity_paths
 
 
-async def read_topic_configs(zk: ZkClient, topics: Iterable[str], report: Report) -> TopicConfigs:
+async def read_topic_configs(reads: ZkReads, topics: Iterable[str], report: Report) -> TopicConfigs:
     """The broker default and the configs of ``topics``, in one multiRead. A znode that cannot be
     decoded counts as empty and is reported (it is left for its owner to fix); raises ZkError."""
     names = sorted(set(topics))
     config_paths = [paths.config_broker(None), *(paths.config_topic(t) for t in names)]
-    znodes = await zk.get_many(config_paths)
+    znodes = await reads.get_many(config_paths)
     decoded: list[dict[str, str]] = []
     for path, znode in zip(config_paths, znodes, strict=True):
         config: dict[str, str] = {}

@@ -30,8 +30,8 @@ from reassignd.controller.state.context import ControllerContext, LeaderIsr
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import WatchCallback
 
 log = logging.getLogger(__name__)
@@ -51,14 +51,14 @@ class Reassigner:
 
     def __init__(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         ctx: ControllerContext,
         records: RecordLog,
         watch_state: Callable[[TopicPartition], WatchCallback | None],
         report: loader.Report,
         refuse: loader.Report | None = None,
     ) -> None:
-        self.zk = zk
+        self.reads = reads
         self.ctx = ctx
         self.records = records  # the stream's record log: the state changes brokers made
         self._watch_state = watch_state
@@ -203,8 +203,8 @@ class Reassigner:
         if self.states_read_since is not None:
             await self._watch_states(tps, self.states_read_since)
         elif len(tps) > _READ_ONE_BY_ONE:
-            since = self.zk.last_zxid
-            states, malformed = await loader.read_states(self.zk, tps, self._report)
+            since = self.reads.last_zxid
+            states, malformed = await loader.read_states(self.reads, tps, self._report)
             for tp, li in states.items():
                 self._update_state(tp, li)
             await self._watch_states([tp for tp in tps if tp in states or tp in malformed], since)
@@ -219,13 +219,13 @@ class Reassigner:
             if tp in reassigning and (callback := self._watch_state(tp)) is not None
         }
         if watches:
-            await self.zk.watch_data_since(watches, since)
+            await self.reads.watch_data_since(watches, since)
 
     async def _read_state(self, tp: TopicPartition) -> None:
         watch = self._watch_state(tp) if tp in self.ctx.reassigning else None
         path = paths.partition_state(*tp)
         try:
-            znode = await self.zk.get(path, watch=watch)
+            znode = await self.reads.get(path, watch=watch)
         except NoNodeError:
             return
         li = loader.decode_state(path, znode.data, znode.stat.version, self._report)

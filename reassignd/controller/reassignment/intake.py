@@ -44,8 +44,8 @@ from reassignd.errors import (
 )
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Delete, Op, SetData, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class AlterDecision:
 class Intake:
     def __init__(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         ctx: ControllerContext,
         reassigner: Reassigner,
         watch_legacy: Callable[[], WatchCallback | None],
@@ -94,7 +94,7 @@ class Intake:
         now_ms: Callable[[], int],
     ) -> None:
         self.now_ms = now_ms  # the injected wall clock, for the moves' start times
-        self.zk = zk
+        self.reads = reads
         self.ctx = ctx
         self.reassigner = reassigner
         self._watch_legacy = watch_legacy
@@ -121,7 +121,7 @@ class Intake:
         if not originals:
             return set()
         if read:
-            states, _ = await loader.read_states(self.zk, list(originals), self._report)
+            states, _ = await loader.read_states(self.reads, list(originals), self._report)
             for tp, fresh in states.items():
                 self.ctx.set_state(tp, fresh)
         needing = {
@@ -129,7 +129,7 @@ class Intake:
         }
         if not needing:
             return set()
-        configs = await read_topic_configs(self.zk, {t for t, _ in needing}, self._report)
+        configs = await read_topic_configs(self.reads, {t for t, _ in needing}, self._report)
         return {tp for tp in needing if not configs.unclean_leader_election(tp[0])}
 
     def _isr(self, tp: TopicPartition) -> tuple[int, ...]:
@@ -277,7 +277,7 @@ class Intake:
     async def _read_entries(self, path: str, watch: WatchCallback | None) -> tuple[LegacyEntries, int] | None:
         """(entries, czxid) of a legacy-format znode; None when absent or malformed (reported;
         the znode is left for its owner to fix, as Kafka does)."""
-        znode = await self.zk.get_or_none(path, watch=watch)
+        znode = await self.reads.get_or_none(path, watch=watch)
         if znode is None:
             return None
         last = self._last_decoded
@@ -294,8 +294,8 @@ class Intake:
     async def _read_overflow(self) -> LegacyEntries:
         """Legacy entries that did not fit in /admin/reassign_partitions (see _persist)."""
         children = (
-            await self.zk.children(paths.LEGACY_OVERFLOW)
-            if await self.zk.exists(paths.LEGACY_OVERFLOW)
+            await self.reads.children(paths.LEGACY_OVERFLOW)
+            if await self.reads.exists(paths.LEGACY_OVERFLOW)
             else []
         )
         entries: list[admin_codec.LegacyReassignmentEntry] = []
@@ -395,13 +395,13 @@ class Intake:
             return
         await self._start_entries(read[0], out, merge=True)
         await self._delete_quietly(paths.REASSIGN_PARTITIONS_EXTRA, out)
-        await self.zk.exists(paths.REASSIGN_PARTITIONS_EXTRA, watch=self._watch_extra())
+        await self.reads.exists(paths.REASSIGN_PARTITIONS_EXTRA, watch=self._watch_extra())
 
     async def on_cancel_znode(self, out: EventOutputs) -> None:
         """KIP-236 /admin/reassign_cancel: its creation rolls back every pending legacy
         reassignment to its ``original_replicas``; while it exists nothing new starts; its
         deletion (by a client, never by the controller) lets the refused submissions run."""
-        exists = await self.zk.exists(paths.REASSIGN_CANCEL, watch=self._watch_cancel()) is not None
+        exists = await self.reads.exists(paths.REASSIGN_CANCEL, watch=self._watch_cancel()) is not None
         if exists and not self.cancel_in_place:
             self.cancel_in_place = True
             await self._rollback(out)
@@ -450,22 +450,22 @@ class Intake:
         when it is larger than one request, in order)."""
         chunks = legacy_chunks(tuple(self.legacy[tp] for tp in sorted(self.legacy)))
         overflow = None
-        if await self.zk.exists(paths.LEGACY_OVERFLOW) is not None:
-            overflow = await self.zk.children(paths.LEGACY_OVERFLOW)
-        current = await self.zk.get_or_none(paths.REASSIGN_PARTITIONS) if chunks else None
+        if await self.reads.exists(paths.LEGACY_OVERFLOW) is not None:
+            overflow = await self.reads.children(paths.LEGACY_OVERFLOW)
+        current = await self.reads.get_or_none(paths.REASSIGN_PARTITIONS) if chunks else None
         ops = legacy_writes(chunks, overflow, None if current is None else current.data)
         if ops:
             await out.writes.write(ops)
         if not chunks:
             await self._delete_quietly(paths.REASSIGN_PARTITIONS, out)
             self._legacy_czxid = None
-            await self.zk.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
+            await self.reads.exists(paths.REASSIGN_PARTITIONS, watch=self._watch_legacy())
         elif current is not None and not any(op.path == paths.REASSIGN_PARTITIONS for op in ops):
             # already these bytes (a failover resuming what the last controller recorded): no
             # write, so no version step and no data watch fired for nothing
             self._legacy_czxid = current.stat.czxid
         else:
-            stat = await self.zk.exists(paths.REASSIGN_PARTITIONS)
+            stat = await self.reads.exists(paths.REASSIGN_PARTITIONS)
             self._legacy_czxid = stat.czxid if stat is not None else None
 
     async def remove_from_legacy(

@@ -24,8 +24,8 @@ from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.controller.state.context import ControllerContext
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Delete, Op, SetData, WatchCallback
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def is_cancel(current: ReplicaAssignment, target: tuple[int, ...]) -> bool:
 class SequencedRequests:
     def __init__(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         ctx: ControllerContext,
         reassigner: Reassigner,
         intake: Intake,
@@ -60,7 +60,7 @@ class SequencedRequests:
         refuse: Callable[[str, str, str], None] | None = None,
         max_partitions: int | None = None,
     ) -> None:
-        self.zk = zk
+        self.reads = reads
         self.ctx = ctx
         self.reassigner = reassigner
         self.intake = intake
@@ -82,9 +82,9 @@ class SequencedRequests:
         topics = await out.writes.children(paths.REASSIGNMENTS, None)
         ctx = self.ctx
         for topic in topics:
-            for p in await self.zk.children(paths.reassignment_status_topic(topic)):
+            for p in await self.reads.children(paths.reassignment_status_topic(topic)):
                 path = f"{paths.reassignment_status_topic(topic)}/{p}"
-                znode = await self.zk.get_or_none(path)
+                znode = await self.reads.get_or_none(path)
                 if znode is None:
                     continue
                 if not p.isdigit():
@@ -155,7 +155,9 @@ class SequencedRequests:
         # naming the old replicas cancels, under the unclean-election safety rule
         refused = await self.intake.refused_reverts({tp: accepted[tp][0].original_replicas for tp in cancels})
         moving_to = {t for t, _ in set(accepted) - cancels}
-        configs = await read_topic_configs(self.zk, moving_to, self._report) if moving_to else TopicConfigs()
+        configs = (
+            await read_topic_configs(self.reads, moving_to, self._report) if moving_to else TopicConfigs()
+        )
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         statuses: dict[TopicPartition, admin_codec.ReassignmentStatus | None] = {}
         for tp, (current, target) in accepted.items():
@@ -196,7 +198,7 @@ class SequencedRequests:
                 ops.append(Delete(status_path))
             moving = (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
             if status is not None and moving:
-                if tp[0] not in {t for t, _ in self.status} and not await self.zk.exists(
+                if tp[0] not in {t for t, _ in self.status} and not await self.reads.exists(
                     paths.reassignment_status_topic(tp[0])
                 ):
                     ops.append(Create(paths.reassignment_status_topic(tp[0])))
@@ -220,7 +222,7 @@ class SequencedRequests:
         deleted without effect): malformed, or naming more partitions than one request may
         (``--max-partitions-per-request``, the door's bound for a request that comes through
         ZooKeeper, model/admission.py)."""
-        znode = await self.zk.get_or_none(path)
+        znode = await self.reads.get_or_none(path)
         if znode is None:
             return None
         try:

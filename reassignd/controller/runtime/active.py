@@ -16,7 +16,7 @@ from reassignd.controller.batches.runner import BatchRunner
 from reassignd.controller.brokers.handlers import BrokerEvents
 from reassignd.controller.effects.broker_requests import BrokerRequestBatch
 from reassignd.controller.effects.event_outputs import EventOutputs
-from reassignd.controller.effects.writer import ZkWriter
+from reassignd.controller.effects.writer import FencedMulti, ZkWriter
 from reassignd.controller.healing.healer import SelfHealer
 from reassignd.controller.instance.events import (
     ExtraReassignment,
@@ -78,13 +78,19 @@ class ActiveParts:
 
 
 def build(
-    shared: Shared, won: Won, quota_metrics: QuotaMetrics, place: PlaceLostReplicas | None = None
+    shared: Shared,
+    won: Won,
+    sender: FencedMulti,
+    quota_metrics: QuotaMetrics,
+    place: PlaceLostReplicas | None = None,
 ) -> ActiveParts:
-    settings, zk, report, watch = shared.settings, shared.zk, shared.report, shared.watch
+    """The term's parts: each reads through ``shared.reads`` (the ZkReads port), the writer
+    alone sends, through ``sender`` (the session's fenced multi), fenced by ``won``."""
+    settings, reads, report, watch = shared.settings, shared.reads, shared.report, shared.watch
     ctx = ControllerContext(won.epoch, won.fence.version)
-    writer = ZkWriter(zk, won.fence, ctx, report, shared.records, shared.refuse)
+    writer = ZkWriter(reads, sender, won.fence, ctx, report, shared.records, shared.refuse)
     reassigner = Reassigner(
-        zk,
+        reads,
         ctx,
         shared.records,
         lambda tp: watch(paths.partition_state(*tp), PartitionStateChanged((tp,))),
@@ -92,7 +98,7 @@ def build(
         shared.refuse,
     )
     intake = Intake(
-        zk,
+        reads,
         ctx,
         reassigner,
         lambda: watch(paths.REASSIGN_PARTITIONS, ZkPartitionReassignment()),
@@ -102,7 +108,7 @@ def build(
         now_ms=shared.wall_ms,
     )
     sequenced = SequencedRequests(
-        zk,
+        reads,
         ctx,
         reassigner,
         intake,
@@ -112,10 +118,10 @@ def build(
         settings.max_partitions_per_request,
     )
     quota_manager = QuotaManager(settings.quota_window_num, settings.quota_window_size_s)
-    topics = TopicMutations(zk, ctx, shared.records, quota_manager, shared.clock, refuse=shared.refuse)
-    deleter = TopicDeleter(zk, ctx, shared.records)
+    topics = TopicMutations(reads, ctx, shared.records, quota_manager, shared.clock, refuse=shared.refuse)
+    deleter = TopicDeleter(reads, ctx, shared.records)
     runner = BatchRunner(
-        zk,
+        reads,
         ctx,
         shared.records,
         reassigner,

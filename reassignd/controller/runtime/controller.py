@@ -80,6 +80,7 @@ class Controller:
         freeze_gc: bool = False,
     ) -> None:
         self.settings = settings
+        self.zk = zk  # the session: its state, the election, the fenced sends (parts read: shared.reads)
         self.metrics = metrics or ControllerMetrics()
         queue: ControllerEventQueue[ControllerEvent] = ControllerEventQueue(
             clock, on_size=self.metrics.event_queue_size.set
@@ -98,6 +99,7 @@ class Controller:
         # freeze_gc: the process is ours alone (gc.freeze() what a load built)
         self.term = Term(
             self.shared,
+            zk,
             self.channel,
             self.publisher,
             self._reloads,
@@ -107,6 +109,7 @@ class Controller:
         )
         self.api = ControllerApi(
             self.shared,
+            zk,
             lambda: self.publisher.snapshot,
             lambda: self.term.active,
             clock(),
@@ -165,7 +168,7 @@ class Controller:
     async def run(self) -> None:
         """The single consumer. Runs until cancelled."""
         queue = self.shared.queue
-        self.shared.zk.on_session_state(self._on_session_state)
+        self.zk.on_session_state(self._on_session_state)
         await self.channel.start()
         queue.put(Startup())
         stalls = asyncio.create_task(

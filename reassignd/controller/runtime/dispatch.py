@@ -159,7 +159,7 @@ async def dispatch(  # noqa: PLR0912, PLR0915 (one arm per event of the closed u
             out.answer(quotas_reply, await parts.quotas.alter(alter, out))
         case AlterConfigsRequested(request=alter_configs, reply=configs_reply):
             topic_exists = parts.ctx.assignments.__contains__
-            altered = await ConfigWrites(shared.zk, topic_exists).alter(alter_configs, out)
+            altered = await ConfigWrites(shared.reads, topic_exists).alter(alter_configs, out)
             await parts.quotas.on_config_changed(out)  # apply them now (e.g. unclean elections)
             out.answer(configs_reply, altered)
         case ElectLeadersRequested(request=elect, reply=elect_reply):

@@ -43,7 +43,7 @@ async def load_original_replicas(shared: Shared, ctx: ControllerContext) -> None
     ignored."""
     moving = sorted({t for t, _ in ctx.reassigning})
     for topic, znode in zip(
-        moving, await shared.zk.get_many([paths.topic_origins(t) for t in moving]), strict=True
+        moving, await shared.reads.get_many([paths.topic_origins(t) for t in moving]), strict=True
     ):
         if znode is None:
             continue
@@ -58,7 +58,7 @@ async def load_original_replicas(shared: Shared, ctx: ControllerContext) -> None
 
 async def ensure_cluster_id(shared: Shared, out: EventOutputs) -> None:
     """The cluster id, created when there is none (one another controller created first stays)."""
-    if await shared.zk.exists(paths.CLUSTER_ID) is None:
+    if await shared.reads.exists(paths.CLUSTER_ID) is None:
         data = codec.encode_cluster_id(codec.new_uuid_base64())
         await out.writes.write([Create(paths.CLUSTER_ID, data)], expect=(NodeExistsError,))
 
@@ -112,7 +112,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     await parts.brokers.load(out)
     phase("brokers")
     names = await out.writes.children(paths.BROKER_TOPICS, shared.watch(paths.BROKER_TOPICS, TopicsChanged()))
-    znodes = await loader.read_topics(shared.zk, names, parts.topic_events.watch_topic, shared.report)
+    znodes = await loader.read_topics(shared.reads, names, parts.topic_events.watch_topic, shared.report)
     ctx.malformed_topics.update(set(names) - set(znodes))
     for i, (topic, znode) in enumerate(znodes.items()):
         if i % 20 == 0:
@@ -120,8 +120,8 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
         ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
     phase("topics")
     all_tps = list(ctx.all_partitions())
-    read_since = shared.zk.last_zxid  # every state read below reflects at least this zxid
-    states, malformed = await loader.read_states(shared.zk, all_tps, shared.report)
+    read_since = shared.reads.last_zxid  # every state read below reflects at least this zxid
+    states, malformed = await loader.read_states(shared.reads, all_tps, shared.report)
     loaded = list(states.items())
     for i in range(0, len(loaded), _STATES_PER_SLICE):  # the loop is not held by 100k at once
         await pace()

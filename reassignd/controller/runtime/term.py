@@ -29,6 +29,7 @@ from reassignd.controller.runtime.reloads import Reloads, fail_request
 from reassignd.errors import NotController
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.zk import paths
+from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import ZkError
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class Term:
     def __init__(
         self,
         shared: Shared,
+        zk: ZkClient,
         channel: ControlChannel,
         publisher: Publisher,
         reloads: Reloads,
@@ -57,6 +59,7 @@ class Term:
         freeze_gc: bool,
     ) -> None:
         self.shared = shared
+        self.zk = zk  # the session: its election, its fenced sends (the parts read via shared.reads)
         self.channel = channel
         self.publisher = publisher
         self.reloads = reloads
@@ -111,7 +114,7 @@ class Term:
 
     async def start(self) -> None:
         for path in paths.PERSISTENT_PATHS:
-            await self.shared.zk.ensure_path(path)
+            await self.zk.ensure_path(path)
         await self.elect_or_follow()
 
     async def session_expired(self) -> None:
@@ -134,7 +137,7 @@ class Term:
         election whose reply was lost, or a resignation whose delete did not reach ZooKeeper) is
         deleted and the election run again."""
         shared = self.shared
-        zk = shared.zk
+        zk = self.zk
         me = shared.settings.controller_id
         while True:
             znode = await zk.get_or_none(
@@ -203,7 +206,7 @@ class Term:
     async def _load(self, won: controller_election.Won) -> None:
         """Build this term's parts and load the cluster into them (the failover load)."""
         self.loaded = False
-        self.parts = active.build(self.shared, won, self.quota_metrics, self.place_lost_replicas)
+        self.parts = active.build(self.shared, won, self.zk, self.quota_metrics, self.place_lost_replicas)
         # Loading a large cluster allocates millions of long-lived objects; generational GC
         # passes over them again and again would dominate the failover. Pause it meanwhile.
         # Once loaded, they live as long as the term: with ``freeze_gc`` they are moved out of
@@ -259,7 +262,8 @@ class Term:
         self._active_controller = None
         # watches armed for the active role would keep enqueuing its events: drop them all (the
         # next load arms what it needs) and re-arm the one a standby needs
-        shared.drop_watches()
+        self.zk.drop_watches()
+        shared.forget_watches()
         self.publisher.reset()
         self.rebalance.stop()
         shared.metrics.active.set(0)
@@ -286,7 +290,7 @@ class Term:
         await self.resign("hand-over", fail_queued=False)
         self._hold_until = self.shared.clock() + HAND_OVER_WAIT_S  # let a standby win
         with contextlib.suppress(ZkError, NotController):  # gone already, or another won: not ours
-            await controller_election.give_up(self.shared.zk, parts.writer.fence)
+            await controller_election.give_up(self.zk, parts.writer.fence)
         successor = await self._await_successor(HAND_OVER_WAIT_S)
         if successor is None and not leaving:
             self._hold_until = None  # nobody else runs: this instance takes the role again
@@ -297,7 +301,7 @@ class Term:
     async def _await_successor(self, timeout_s: float) -> ActiveControllerAddress | None:
         """The instance that won ``/controller`` after this one gave it up (None after
         ``timeout_s``): read again each time the znode's watch fires, and once at the end."""
-        zk = self.shared.zk
+        zk = self.zk
         clock = self.shared.clock
         deadline = clock() + timeout_s
         while True:
@@ -333,7 +337,7 @@ class Term:
         await self.resign(reason)
         if parts is not None:
             with contextlib.suppress(ZkError, NotController):
-                await controller_election.give_up(self.shared.zk, parts.writer.fence)
+                await controller_election.give_up(self.zk, parts.writer.fence)
         self._schedule_reelect()
 
     def _schedule_reelect(self) -> None:

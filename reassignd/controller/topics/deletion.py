@@ -20,8 +20,8 @@ from reassignd.controller.state.context import ControllerContext
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Delete, Op
 
 log = logging.getLogger(__name__)
@@ -30,8 +30,8 @@ Replica = tuple[TopicPartition, int]  # (partition, broker)
 
 
 class TopicDeleter:
-    def __init__(self, zk: ZkClient, ctx: ControllerContext, records: RecordLog) -> None:
-        self.zk = zk
+    def __init__(self, reads: ZkReads, ctx: ControllerContext, records: RecordLog) -> None:
+        self.reads = reads
         self.ctx = ctx
         self.records = records
         self.awaiting: dict[str, set[Replica]] = {}
@@ -89,13 +89,13 @@ class TopicDeleter:
         """Remove the topic's znodes bottom-up (fenced), then forget it."""
         ops: list[Op] = []
         parts_path = paths.topic_partitions(topic)
-        partitions = await self.zk.children(parts_path) if await self.zk.exists(parts_path) else []
+        partitions = await self.reads.children(parts_path) if await self.reads.exists(parts_path) else []
         for p in partitions:
             part_path = f"{parts_path}/{p}"
-            for child in await self.zk.children(part_path):
+            for child in await self.reads.children(part_path):
                 ops.append(Delete(f"{part_path}/{child}"))
             ops.append(Delete(part_path))
-        if partitions or await self.zk.exists(parts_path):
+        if partitions or await self.reads.exists(parts_path):
             ops.append(Delete(parts_path))
         for path in (
             paths.topic(topic),
@@ -103,7 +103,7 @@ class TopicDeleter:
             paths.config_topic(topic),
             paths.delete_topic(topic),
         ):
-            if await self.zk.exists(path) is not None:
+            if await self.reads.exists(path) is not None:
                 ops.append(Delete(path))
         if ops and isinstance(refused := await out.writes.write(ops, expect=(NoNodeError,)), Refused):
             log.warning("znodes of %s changed while deleting it (%s); will retry", topic, refused.error)

@@ -71,12 +71,12 @@ class TopicEvents:
     async def add_topics(self, names: list[str], out: EventOutputs) -> None:
         """Topics that appeared (or whose malformed znode was fixed): load and bring online."""
         ctx, shared = self.ctx, self.shared
-        znodes = await loader.read_topics(shared.zk, names, self.watch_topic, shared.report)
+        znodes = await loader.read_topics(shared.reads, names, self.watch_topic, shared.report)
         ctx.malformed_topics.update(set(names) - set(znodes))
         for topic, znode in znodes.items():
             ctx.put_topic(topic, znode.topic_id, loader.assignment_of(znode))
         tps = [(t, p) for t in znodes for p in ctx.assignments[t]]
-        states, malformed = await loader.read_states(shared.zk, tps, shared.report)
+        states, malformed = await loader.read_states(shared.reads, tps, shared.report)
         for tp, li in states.items():
             ctx.set_state(tp, li)
         ctx.malformed_states.update(malformed)
@@ -104,7 +104,7 @@ class TopicEvents:
             await self.add_topics(fixed, out)
         known = [t for t in topics if t not in fixed]
         znodes = await loader.read_changed_topics(
-            shared.zk, known, self.watch_topic, shared.report, ctx.topic_mzxids
+            shared.reads, known, self.watch_topic, shared.report, ctx.topic_mzxids
         )
         added: dict[str, list[int]] = {}
         for topic, (znode, mzxid) in znodes.items():
@@ -139,7 +139,7 @@ class TopicEvents:
         """Partitions just added to the context (a topic's znode grew, or CreatePartitions): their
         states, where some exist already, then online."""
         tps = [(t, p) for t, ps in added.items() for p in ps]
-        states, malformed = await loader.read_states(self.shared.zk, tps, self.shared.report)
+        states, malformed = await loader.read_states(self.shared.reads, tps, self.shared.report)
         for tp, li in states.items():
             self.ctx.set_state(tp, li)
         self.ctx.malformed_states.update(malformed)
@@ -157,7 +157,7 @@ class TopicEvents:
         if not children:
             return False
         notification_paths = [paths.isr_change(c) for c in children]
-        znodes = await shared.zk.get_many(notification_paths)
+        znodes = await shared.reads.get_many(notification_paths)
         tps: set[TopicPartition] = set()
         for path, znode in zip(notification_paths, znodes, strict=True):
             if znode is None:
@@ -174,7 +174,7 @@ class TopicEvents:
             out.writes.delete_all(
                 [p for p, z in zip(notification_paths, znodes, strict=True) if z is not None]
             ),
-            loader.read_states(shared.zk, known, shared.report),
+            loader.read_states(shared.reads, known, shared.report),
         )
         for tp, li in states.items():
             before = ctx.states.get(tp)

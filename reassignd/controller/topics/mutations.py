@@ -44,8 +44,8 @@ from reassignd.quotas.manager import QuotaManager, response_throttle_ms
 from reassignd.quotas.token_bucket import Admission
 from reassignd.stream.record_log import RecordLog
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import InvalidAclError, NoAuthError, NodeExistsError, NoNodeError
+from reassignd.zk.reads import ZkReads
 from reassignd.zk.values import Create, Op, SetData
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def catalog_of(ctx: ControllerContext) -> TopicCatalog:
 class TopicMutations:
     def __init__(
         self,
-        zk: ZkClient,
+        reads: ZkReads,
         ctx: ControllerContext,
         records: RecordLog,
         quotas: QuotaManager,
@@ -96,7 +96,7 @@ class TopicMutations:
         rng: random.Random | None = None,
         refuse: Callable[[str, str, str], None] | None = None,
     ) -> None:
-        self.zk = zk
+        self.reads = reads
         self.ctx = ctx
         self.records = records
         self.quotas = quotas
@@ -187,7 +187,7 @@ class TopicMutations:
         # tool that reads a topic's configs finds it, and a leftover one is replaced
         config_path = paths.config_topic(plan.name)
         data = admin_codec.encode_entity_config(dict(plan.configs))
-        if await self.zk.exists(config_path) is None:
+        if await self.reads.exists(config_path) is None:
             ops.append(Create(config_path, data))
         else:
             ops.append(SetData(config_path, data, -1))

@@ -8,7 +8,7 @@ import contextlib
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -55,7 +55,6 @@ from reassignd.errors import (
 from reassignd.quotas.metrics import QuotaMetrics
 from reassignd.topic_partition import TopicPartition
 from reassignd.zk import admin_codec, codec, paths
-from reassignd.zk.client import ZkClient
 from reassignd.zk.values import Fence
 from tests.unit.controller.sim_zookeeper import SimZooKeeper
 
@@ -127,7 +126,7 @@ class CoreMachine(RuleBasedStateMachine):
         self.channel = RecordingChannel()
         settings = ControllerSettings("sim", controller_id=CONTROLLER_ID, auto_leader_rebalance_enable=False)
         self.shared = Shared(
-            settings, self.client, metrics, time.monotonic, ControllerEventQueue(time.monotonic), self.channel
+            settings, self.zk, metrics, time.monotonic, ControllerEventQueue(time.monotonic), self.channel
         )
         self.quota_metrics = QuotaMetrics(metrics.registry)
         self.rebalance = RebalanceTimer(settings, time.monotonic, self.shared.queue)
@@ -160,10 +159,6 @@ class CoreMachine(RuleBasedStateMachine):
         assert self.active is not None
         return self.active.ctx
 
-    @property
-    def client(self) -> ZkClient:
-        return cast(ZkClient, self.zk)
-
     def _unclean(self, topic: str) -> bool:
         """The topic's ``unclean.leader.election.enable``, as the model set it."""
         path = paths.config_topic(topic)
@@ -178,12 +173,12 @@ class CoreMachine(RuleBasedStateMachine):
     async def _become_active(self) -> None:
         """Election (the epoch bumped, its version the fence), then the real failover load: every
         value of the new context comes from ZooKeeper's bytes."""
-        znode = await self.client.get(paths.CONTROLLER_EPOCH)
+        znode = await self.zk.get(paths.CONTROLLER_EPOCH)
         epoch = codec.decode_controller_epoch(znode.data) + 1
         stat = self.zk.put(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(epoch), znode.stat.version)
         won = Won(epoch, Fence(paths.CONTROLLER_EPOCH, stat.version))
         self.shared.records.start_epoch(epoch)
-        parts = active.build(self.shared, won, self.quota_metrics)
+        parts = active.build(self.shared, won, self.zk, self.quota_metrics)
         self.stale, self.active = self.active, parts
         await failover.load(self.shared, parts)
         await self._brokers_answer()

@@ -1,7 +1,9 @@
 """A ZooKeeper made of dicts, for the property tests of the controller's core. Pure, no I/O.
 
-It answers every :class:`~reassignd.zk.client.ZkClient` call the controller's parts make (reads,
-plain and fenced writes, multis) with ZooKeeper's rules: versions checked on every conditional
+It is what the controller's parts are built with in the property tests: their read port
+(:class:`~reassignd.zk.reads.ZkReads`) and the writer's fenced multi, both structurally (mypy
+checks it where the machine hands it, no cast), with the plain writes the model makes beside them.
+It answers with ZooKeeper's rules: versions checked on every conditional
 write, a multi applies all or nothing (``MultiFailedError`` naming the op), a failed fencing
 check raises ``NotController``, creates need the parent, sequential names count per parent,
 deletes need no children, a zxid per write (``czxid`` is a broker's epoch). The model's own
@@ -92,7 +94,7 @@ class SimZooKeeper:
     def snapshot(self) -> dict[str, tuple[bytes | None, int]]:
         return {p: (n.data, n.version) for p, n in self.nodes.items()}
 
-    # --- the ZkClient calls of the controller's core --------------------------------------------
+    # --- the read port (ZkReads) and the client's writes ------------------------------------------
 
     async def get(self, path: str, watch: WatchCallback | None = None) -> Znode:
         if path not in self.nodes:

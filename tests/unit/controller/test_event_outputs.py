@@ -31,6 +31,7 @@ from reassignd.controller.reassignment.algorithm import Reassigner
 from reassignd.controller.runtime.apply import apply
 from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.zk.client import ZkClient
+from reassignd.zk.reads import ZkReads
 from tests.unit.controller.core_machine import TP0, _machine, _step, _zk_state
 
 pytestmark = pytest.mark.timeout(60)
@@ -214,8 +215,8 @@ def test_no_handler_writes_zookeeper_outside_the_fenced_writer() -> None:
     root = Path(reassignd.controller.__file__).parent
     writes, holders = set(), set()
     for rel, node in _attributes(root):
-        if node.attr in write_methods and _named(node.value, "zk"):
-            writes.add(rel)
+        if node.attr in write_methods and (_named(node.value, "zk") or _named(node.value, "sender")):
+            writes.add(rel)  # the writer's ``sender``: the session's fenced multi, handed by the term
         if node.attr == "writer" and isinstance(node.value, ast.Name) and node.value.id == "self":
             holders.add(rel)
     holders |= {rel for rel, name in _annotated(root) if name == ZkWriter.__name__}
@@ -239,4 +240,27 @@ def test_no_handler_writes_zookeeper_outside_the_fenced_writer() -> None:
         "controller/effects/writer.py",
         "controller/runtime/controller_election.py",  # giving /controller up, fenced by its own epoch
         "zk/client.py",  # its definition
+    ]
+
+
+def test_no_part_reads_zookeeper_but_through_the_read_port() -> None:
+    """The read half (issue 36): the controller's parts read ZooKeeper only through the ZkReads
+    port (``reads``, ``shared.reads``); the client itself is held only by the composition — the
+    instance (its session), the term and its election (which read and write ``/controller`` and
+    the epoch before any fence exists), and the API (the session's state, no reads) — and only
+    the term and its election call a read on it."""
+    read_methods = {name for name in vars(ZkReads) if not name.startswith("_")}
+    assert {"get", "get_or_none", "exists", "children", "get_many", "last_zxid"} <= read_methods
+    assert all(hasattr(ZkClient, name) for name in read_methods)  # the client has each read
+    root = Path(reassignd.controller.__file__).parent
+    direct = {
+        rel for rel, node in _attributes(root) if node.attr in read_methods and _named(node.value, "zk")
+    }
+    assert sorted(direct) == ["runtime/controller_election.py", "runtime/term.py"]
+    holders = {rel for rel, name in _annotated(root) if name == ZkClient.__name__}
+    assert sorted(holders) == [
+        "api/controller_api.py",
+        "runtime/controller.py",
+        "runtime/controller_election.py",
+        "runtime/term.py",
     ]

@@ -24,7 +24,7 @@ def test_a_batch_submission_journals_before_its_move_starts() -> None:
     try:
         parts = machine.active
         assert parts is not None
-        zk = machine.shared.zk
+        zk = machine.zk
         out = parts.event_outputs()
         spec = BatchSpec("b1", (PartitionSpec("t0", 0, (2,)),), Limits(1, 1, 1))
         result = machine.run(parts.runner.submit(spec, out, {}))
@@ -43,9 +43,9 @@ def test_a_demotion_records_itself_in_zookeeper() -> None:
     try:
         parts = machine.active
         assert parts is not None
-        assert machine.run(machine.shared.zk.exists(paths.demotion(1))) is None
+        assert machine.run(machine.zk.exists(paths.demotion(1))) is None
         machine.run(parts.demotions.demote(1, parts.event_outputs()))
-        assert machine.run(machine.shared.zk.exists(paths.demotion(1))) is not None
+        assert machine.run(machine.zk.exists(paths.demotion(1))) is not None
     finally:
         machine.teardown()
 
@@ -58,7 +58,7 @@ def test_the_preferred_election_znode_is_deleted_and_its_expected_refusals_are_v
     try:
         parts = machine.active
         assert parts is not None
-        zk = machine.shared.zk
+        zk = machine.zk
         path = paths.PREFERRED_REPLICA_ELECTION
         data = admin_codec.encode_preferred_replica_election((TP0,))
         machine.run(zk.create(path, data))
