@@ -9,8 +9,8 @@ from kafka.protocol.admin import AlterReplicaLogDirsRequest, AlterReplicaLogDirs
 
 from reassignd.control.replicas_report import FutureInfo, LogDirInfo, ReplicaInfo, ReplicasReport
 from reassignd.http.routes.log_dirs import log_dirs_json
-from reassignd.kafka_listener.log_dirs import log_dir_results
 from reassignd.kafka_listener.door import log_dir_moves
+from reassignd.kafka_listener.log_dirs import log_dir_results
 from reassignd.kafka_listener.replica_log_dirs import response_of
 
 Dir = AlterReplicaLogDirsRequest.AlterReplicaLogDir
