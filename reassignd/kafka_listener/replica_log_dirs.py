@@ -13,6 +13,10 @@ broker ports) it cannot be told whose disks it means: every replica named is ans
 INVALID_REQUEST and the listener logs that the broker's own port must be asked. A broker that is
 not registered, or whose agent does not answer, gets KAFKA_STORAGE_ERROR (56) on every replica.
 It needs the admin role (Kafka: ALTER on the cluster). The controller's queue is not involved.
+The moves are the HTTP API's (``POST /v1/log-dirs/moves``): converted into its contract struct
+(:mod:`reassignd.kafka_listener.door`) and built by its builder, whose problem (a replica named
+twice, a name no topic can have), a 400 over HTTP, is not an error here: Kafka's broker takes
+such a request, and the agent answers each replica.
 """
 
 from __future__ import annotations
