@@ -67,6 +67,16 @@ def filter_quotas(
     return out
 
 
+def _entity(Entity: Any, user: str | None, client_id: str | None) -> list[Any]:
+    """An entity on the wire (``Entity``: the answer's EntityData class), as spelled names come."""
+    entity = []
+    if user is not None:
+        entity.append(Entity(entity_type=USER, entity_name=_name(user)))
+    if client_id is not None:
+        entity.append(Entity(entity_type=CLIENT_ID, entity_name=_name(client_id)))
+    return entity
+
+
 async def describe_client_quotas(ctx: RequestContext, request: Any) -> Any:
     Entry = DescribeClientQuotasResponse.EntryData
     Entity = Entry.EntityData
@@ -76,14 +86,12 @@ async def describe_client_quotas(ctx: RequestContext, request: Any) -> Any:
         return DescribeClientQuotasResponse(
             throttle_time_ms=0, error_code=found[0], error_message=found[1], entries=None
         )
-    entries = []
-    for d in found:
-        entity = []
-        if d.user is not None:
-            entity.append(Entity(entity_type=USER, entity_name=_name(d.user)))
-        if d.client_id is not None:
-            entity.append(Entity(entity_type=CLIENT_ID, entity_name=_name(d.client_id)))
-        entries.append(Entry(entity=entity, values=[Value(key=k, value=v) for k, v in d.values]))
+    entries = [
+        Entry(
+            entity=_entity(Entity, d.user, d.client_id), values=[Value(key=k, value=v) for k, v in d.values]
+        )
+        for d in found
+    ]
     return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=0, error_message=None, entries=entries)
 
 
@@ -122,14 +130,14 @@ async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
     results = merge_quota_results(plans, answers)
     Entry = AlterClientQuotasResponse.EntryData
     Entity = Entry.EntityData
-    out = []
-    for r in results:
-        entity = []
-        if r.user is not None:
-            entity.append(Entity(entity_type=USER, entity_name=_name(r.user)))
-        if r.client_id is not None:
-            entity.append(Entity(entity_type=CLIENT_ID, entity_name=_name(r.client_id)))
-        out.append(Entry(error_code=r.error_code, error_message=r.error_message, entity=entity))
+    out = [
+        Entry(
+            error_code=r.error_code,
+            error_message=r.error_message,
+            entity=_entity(Entity, r.user, r.client_id),
+        )
+        for r in results
+    ]
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=out)
 
 
