@@ -4,6 +4,9 @@
 - ``POST /v1/topics/delete`` and ``DELETE /v1/topics/{topic}?timeout_ms=N``: DeleteTopics.
 - ``POST /v1/topics/partitions``: CreatePartitions.
 
+``/v1/topics/delete`` and ``/v1/topics/partitions`` are those POSTs' paths alone: any other method
+there is 405 (``reassignd.http.app``), not ``/v1/topics/{topic}`` for a topic so named.
+
 Bodies are decoded into their contract structs at the door (400/42 naming the field before anything reaches the controller, :mod:`reassignd.http.door`); the caller (user and
 ``X-Client-Id``) goes with the request for the KIP-599 quota. Per-topic errors come back with 200;
 ``Retry-After`` is set when a topic was throttled.
