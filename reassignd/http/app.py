@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from reassignd.agent_reports.fetch import SharedReports
 from reassignd.agent_reports.status_cache import BatchStatusCache
@@ -32,6 +33,7 @@ from reassignd.http.keys import (
 )
 from reassignd.http.middleware import auth_middleware, error_middleware
 from reassignd.http.openapi import openapi_document
+from reassignd.http.operation import shadowed_paths
 from reassignd.http.route_table import OPERATIONS
 from reassignd.stream.audit import AuditTrail
 from reassignd.stream.record_log import RecordLog
@@ -78,4 +80,17 @@ def build_app(
             app.router.add_get(op.path, op.handler)  # and HEAD
         else:
             app.router.add_route(op.method, op.path, op.handler)
+    for path, methods in shadowed_paths(OPERATIONS).items():
+        app.router.add_route("*", path, _not_allowed(methods))  # after the path's own methods
     return app
+
+
+def _not_allowed(methods: tuple[str, ...]) -> Handler:
+    """The handler of every other method on a fixed path a path with parameters also matches:
+    405 with the path's own methods in ``Allow``, not the other path's operation (``GET
+    /v1/topics/delete`` does not describe a topic called ``delete``)."""
+
+    async def not_allowed(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPMethodNotAllowed(request.method, methods)
+
+    return not_allowed

@@ -6,7 +6,7 @@ bad requests, a standby's 503, the uniform error object).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,29 @@ class Operation:
         return tuple(a.contract for a in self.responses.values() if a.contract is not None)
 
 
+def shadowed_paths(operations: Iterable[Operation]) -> dict[str, tuple[str, ...]]:
+    """Each fixed path of ``operations`` that a path with parameters also matches
+    (``/v1/topics/delete`` and ``/v1/topics/{topic}``), with the methods declared on it, sorted.
+    Such a path is its operations' alone: the app answers any other method there 405 with these
+    in ``Allow`` (not the other path's operation on a resource so named), and the parameter's
+    schema leaves the name out."""
+    templates = [o.path.split("/") for o in operations if "{" in o.path]
+    out: dict[str, set[str]] = {}
+    for op in operations:
+        if "{" in op.path:
+            continue
+        parts = op.path.split("/")
+        if any(_matches(parts, t) for t in templates):
+            out.setdefault(op.path, set()).add(op.method)
+    return {path: tuple(sorted(methods)) for path, methods in out.items()}
+
+
+def _matches(parts: list[str], template: list[str]) -> bool:
+    return len(parts) == len(template) and all(
+        t == p or (t.startswith("{") and t.endswith("}")) for p, t in zip(parts, template, strict=True)
+    )
+
+
 def path_param(name: str, schema: Schema) -> Json:
     return {"name": name, "in": "path", "required": True, "schema": schema}
 
@@ -86,6 +109,15 @@ def query(name: str, schema: Schema, description: str, *, repeatable: bool = Fal
 # any name (an illegal one is answered per topic, as Kafka does) but "." and "..", which a client
 # resolves away before sending the path
 TOPIC = path_param("topic", {"type": "string", "minLength": 1, **NOT_DOTS})
+# the actions on every topic under /v1/topics/ (POST /v1/topics/delete, /v1/topics/partitions):
+# those paths are theirs (shadowed_paths), so /v1/topics/{topic} does not name a topic so called
+TOPIC_ACTIONS = ("delete", "partitions")
+TOPIC_UNDER_TOPICS = {
+    **path_param("topic", {"type": "string", "minLength": 1, "not": {"enum": [".", "..", *TOPIC_ACTIONS]}}),
+    "description": "not delete or partitions (legal topic names in Kafka): those paths are POST's "
+    "alone, any other method there 405; such a topic is listed by GET /v1/topics and deleted by "
+    "POST /v1/topics/delete",
+}
 
 PARTITIONS_PER_REQUEST = (
     "more partitions than `--max-partitions-per-request` (default 50,000) answers every one of them "

@@ -22,7 +22,7 @@ from reassignd.http.operation import (
     NOT_MODIFIED,
     PARTITIONS_PER_REQUEST,
     RETRY_AFTER,
-    TOPIC,
+    TOPIC_UNDER_TOPICS,
     VIEWER,
     Answer,
     Json,
@@ -346,7 +346,7 @@ TOPICS = (
             {"404": error("no such topic (error 3)")},
             NOT_CONTROLLER,
         ),
-        (TOPIC, IF_NONE_MATCH),
+        (TOPIC_UNDER_TOPICS, IF_NONE_MATCH),
     ),
     Operation(
         "DELETE",
@@ -357,7 +357,11 @@ TOPICS = (
         "topics",
         ADMIN,
         write(Answer("the topic's result", admin.DeleteTopicsResponse, RETRY_AFTER), body=False),
-        (TOPIC, query("timeout_ms", integer(0, INT32_MAX), "milliseconds (default 30000)"), CLIENT_ID),
+        (
+            TOPIC_UNDER_TOPICS,
+            query("timeout_ms", integer(0, INT32_MAX), "milliseconds (default 30000)"),
+            CLIENT_ID,
+        ),
     ),
     Operation(
         "POST",

@@ -1,6 +1,7 @@
 """ElectLeaders (KIP-460): preferred or unclean elections on demand, through the controller's event
 queue. ``topic_partitions`` null means every partition (those that needed no election left out
-of the answer, as Kafka does)."""
+of the answer, as Kafka does). The request is converted into the HTTP API's contract struct
+(:mod:`reassignd.kafka_listener.door`) and built by the HTTP API's builder."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 from kafka.protocol.admin import ElectLeadersResponse
 
-from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
+from reassignd.controller.model.admin_requests import ElectionResult
+from reassignd.controller.model.from_contracts import elect_of
 from reassignd.errors import NotController
+from reassignd.kafka_listener import door
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
 
 INVALID_REQUEST = 42
@@ -32,28 +35,21 @@ def _response(results: list[ElectionResult], error_code: int = 0) -> Any:
 
 
 async def elect_leaders(ctx: RequestContext, request: Any) -> Any:
-    partitions = (
-        None
-        if request.topic_partitions is None
-        else tuple((t.topic, p) for t in request.topic_partitions for p in t.partitions)
-    )
-    named = list(partitions or ())
-    election = request.election_type if ctx.version >= 1 else ElectionType.PREFERRED
-    if election not in (ElectionType.PREFERRED, ElectionType.UNCLEAN):
-        message = f"Unknown election type {election}"
-        return _response([ElectionResult(t, p, INVALID_REQUEST, message) for t, p in named], INVALID_REQUEST)
+    converted = door.elect_leaders(request, ctx.version)
+    if isinstance(converted, str):  # an election type Kafka does not know
+        return elect_leaders_refusal(request, ctx.version, INVALID_REQUEST, converted)
     if not ctx.may_alter:
         message = ctx.denied_message("ALTER the cluster")
-        failed = [ElectionResult(t, p, CLUSTER_AUTHORIZATION_FAILED, message) for t, p in named]
-        return _response(failed, CLUSTER_AUTHORIZATION_FAILED)
+        return elect_leaders_refusal(request, ctx.version, CLUSTER_AUTHORIZATION_FAILED, message)
     try:
-        results = await ctx.api.elect_leaders(ElectLeaders(ElectionType(election), partitions))
+        results = await ctx.api.elect_leaders(elect_of(converted))
     except NotController as e:
-        return _response([ElectionResult(t, p, NOT_CONTROLLER, e.message) for t, p in named], NOT_CONTROLLER)
+        return elect_leaders_refusal(request, ctx.version, NOT_CONTROLLER, e.message)
     return _response(results)
 
 
-def elect_leaders_refusal(request: Any, version: int, code: int, message: str) -> Any:
+def elect_leaders_refusal(request: Any, version: int, code: int, message: str | None) -> Any:
+    """Every partition named answered ``code``, at the top level too."""
     named = (
         []
         if request.topic_partitions is None

@@ -6,21 +6,21 @@ instance, alter goes through the controller's event queue.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kafka.protocol.admin import AlterClientQuotasResponse, DescribeClientQuotasResponse
 
 from reassignd.controller.model.admission import quota_entry_error
+from reassignd.controller.model.from_contracts import merge_quota_results, quota_entry_of
 from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlterationResult,
     QuotaChange,
     QuotaDescription,
 )
-from reassignd.errors import InvalidRequest, NotController
+from reassignd.errors import NotController
+from reassignd.kafka_listener import door
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
-from reassignd.quotas.config_store import QUOTA_KEY, quota_path
 from reassignd.zk.paths import DEFAULT_ENTITY, literal_entity_name, spell_entity_name
 
 USER = "user"
@@ -67,6 +67,16 @@ def filter_quotas(
     return out
 
 
+def _entity(Entity: Any, user: str | None, client_id: str | None) -> list[Any]:
+    """An entity on the wire (``Entity``: the answer's EntityData class), as spelled names come."""
+    entity = []
+    if user is not None:
+        entity.append(Entity(entity_type=USER, entity_name=_name(user)))
+    if client_id is not None:
+        entity.append(Entity(entity_type=CLIENT_ID, entity_name=_name(client_id)))
+    return entity
+
+
 async def describe_client_quotas(ctx: RequestContext, request: Any) -> Any:
     Entry = DescribeClientQuotasResponse.EntryData
     Entity = Entry.EntityData
@@ -76,48 +86,29 @@ async def describe_client_quotas(ctx: RequestContext, request: Any) -> Any:
         return DescribeClientQuotasResponse(
             throttle_time_ms=0, error_code=found[0], error_message=found[1], entries=None
         )
-    entries = []
-    for d in found:
-        entity = []
-        if d.user is not None:
-            entity.append(Entity(entity_type=USER, entity_name=_name(d.user)))
-        if d.client_id is not None:
-            entity.append(Entity(entity_type=CLIENT_ID, entity_name=_name(d.client_id)))
-        entries.append(Entry(entity=entity, values=[Value(key=k, value=v) for k, v in d.values]))
+    entries = [
+        Entry(
+            entity=_entity(Entity, d.user, d.client_id), values=[Value(key=k, value=v) for k, v in d.values]
+        )
+        for d in found
+    ]
     return DescribeClientQuotasResponse(throttle_time_ms=0, error_code=0, error_message=None, entries=entries)
 
 
 def plan_entry(entry: Any) -> QuotaChange | QuotaAlterationResult:
-    """What to send the controller for one entry, or its answer when decided here."""
-    user: str | None = None
-    client_id: str | None = None
-    for e in entry.entity:
-        name = spell_entity_name(e.entity_name)  # None is the default, a string its literal name
-        if e.entity_type == USER and user is None:
-            user = name
-        elif e.entity_type == CLIENT_ID and client_id is None:
-            client_id = name
-        else:
-            return QuotaAlterationResult(
-                user, client_id, INVALID_REQUEST, f"Unsupported or repeated entity type {e.entity_type!r}"
-            )
-    keys = [op.key for op in entry.ops]
-    for key in keys:
-        if key != QUOTA_KEY:
-            message = f"Unsupported quota key {json.dumps(key)}: only {QUOTA_KEY} can be altered"
-            return QuotaAlterationResult(user, client_id, INVALID_REQUEST, message)
-        if keys.count(key) > 1:
-            return QuotaAlterationResult(
-                user, client_id, INVALID_REQUEST, f"Duplicate quota key {key} in the entry's ops"
-            )
-    value = None if not entry.ops or entry.ops[0].remove else float(entry.ops[0].value)
-    try:  # the entity and the value, checked here so validate_only answers the same errors
-        quota_path(user, client_id, value)
-    except InvalidRequest as err:
-        return QuotaAlterationResult(user, client_id, err.error_code, err.message)
-    if not entry.ops:
-        return QuotaAlterationResult(user, client_id)
-    return QuotaChange(user, client_id, value)
+    """What to send the controller for one entry, or its answer when decided here: by the HTTP
+    API's planner (:func:`~reassignd.controller.model.from_contracts.quota_entry_of`), once the
+    entry is converted into its contract struct; then its value, by the controller's own check
+    (``admission.quota_entry_error``), so that a bad value is answered 42 before any refusal of
+    the whole request (a viewer's 31, a standby's 41) and validate_only answers what the
+    controller would."""
+    converted = door.quota_alteration(entry)
+    if isinstance(converted, QuotaAlterationResult):  # an entity type Kafka's wire alone can carry
+        return converted
+    planned = quota_entry_of(converted)
+    if isinstance(planned, QuotaChange) and (error := quota_entry_error(planned)) is not None:
+        return QuotaAlterationResult(planned.user, planned.client_id, error.error_code, error.message)
+    return planned
 
 
 async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
@@ -129,30 +120,24 @@ async def alter_client_quotas(ctx: RequestContext, request: Any) -> Any:
         answers = [
             QuotaAlterationResult(p.user, p.client_id, CLUSTER_AUTHORIZATION_FAILED, message) for p in sent
         ]
-    elif request.validate_only:  # the door's checks, values included, and nothing sent
-        answers = [
-            QuotaAlterationResult(p.user, p.client_id)
-            if (e := quota_entry_error(p)) is None
-            else QuotaAlterationResult(p.user, p.client_id, e.error_code, e.message)
-            for p in sent
-        ]
+    elif request.validate_only:  # every entry planned passed the door's checks; nothing is sent
+        answers = [QuotaAlterationResult(p.user, p.client_id) for p in sent]
     else:
         try:
             answers = list(await ctx.api.alter_quotas(AlterQuotas(sent)))
         except NotController as e:
             answers = [QuotaAlterationResult(p.user, p.client_id, NOT_CONTROLLER, e.message) for p in sent]
-    it = iter(answers)
-    results = [next(it) if isinstance(p, QuotaChange) else p for p in plans]
+    results = merge_quota_results(plans, answers)
     Entry = AlterClientQuotasResponse.EntryData
     Entity = Entry.EntityData
-    out = []
-    for r in results:
-        entity = []
-        if r.user is not None:
-            entity.append(Entity(entity_type=USER, entity_name=_name(r.user)))
-        if r.client_id is not None:
-            entity.append(Entity(entity_type=CLIENT_ID, entity_name=_name(r.client_id)))
-        out.append(Entry(error_code=r.error_code, error_message=r.error_message, entity=entity))
+    out = [
+        Entry(
+            error_code=r.error_code,
+            error_message=r.error_message,
+            entity=_entity(Entity, r.user, r.client_id),
+        )
+        for r in results
+    ]
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=out)
 
 

@@ -1,6 +1,8 @@
 """AlterPartitionReassignments and ListPartitionReassignments over the Kafka listener.
 
-Alter hands the controller the HTTP API's request (a null replica list cancels, as in Kafka);
+Alter converts the request into the HTTP API's contract struct (:mod:`reassignd.kafka_listener.door`)
+and hands the controller what the HTTP API's builder makes of it (a null replica list cancels, as
+in Kafka);
 List answers from the published snapshot, as ``GET /v1/reassignments`` does. A standby answers
 41 NOT_CONTROLLER (top level, and per partition for Alter), a viewer 31 for Alter.
 """
@@ -11,21 +13,14 @@ from typing import Any
 
 from kafka.protocol.admin import AlterPartitionReassignmentsResponse, ListPartitionReassignmentsResponse
 
-from reassignd.controller.model.requests import AlterPartitionResult, AlterReassignments, AlterResult
+from reassignd.controller.model.from_contracts import alter_of
+from reassignd.controller.model.requests import AlterPartitionResult, AlterResult
 from reassignd.errors import DEFAULT_MESSAGES, NotController
+from reassignd.kafka_listener import door
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
-from reassignd.topic_partition import TopicPartition
 
 TopicResponse = AlterPartitionReassignmentsResponse.ReassignableTopicResponse
 PartitionResponse = TopicResponse.ReassignablePartitionResponse
-
-
-def _targets(request: Any) -> tuple[tuple[TopicPartition, tuple[int, ...] | None], ...]:
-    return tuple(
-        ((t.name, p.partition_index), None if p.replicas is None else tuple(p.replicas))
-        for t in request.topics
-        for p in t.partitions
-    )
 
 
 def _failed(request: Any, code: int, message: str) -> AlterResult:
@@ -59,9 +54,9 @@ async def alter_partition_reassignments(ctx: RequestContext, request: Any) -> An
         return alter_response(
             _failed(request, CLUSTER_AUTHORIZATION_FAILED, message), CLUSTER_AUTHORIZATION_FAILED, message
         )
-    targets = _targets(request)
+    alter = alter_of(door.alter_reassignments(request))
     try:
-        result = await ctx.api.alter_reassignments(AlterReassignments(targets))
+        result = await ctx.api.alter_reassignments(alter)
     except NotController as e:
         message = e.message or "not the controller"
         return alter_response(_failed(request, NOT_CONTROLLER, message), NOT_CONTROLLER, message)

@@ -13,18 +13,26 @@ broker ports) it cannot be told whose disks it means: every replica named is ans
 INVALID_REQUEST and the listener logs that the broker's own port must be asked. A broker that is
 not registered, or whose agent does not answer, gets KAFKA_STORAGE_ERROR (56) on every replica.
 It needs the admin role (Kafka: ALTER on the cluster). The controller's queue is not involved.
+The moves are the HTTP API's (``POST /v1/log-dirs/moves``): converted into its contract struct
+(:mod:`reassignd.kafka_listener.door`) and built by its builder, whose problem (a replica named
+twice, a name no topic can have), a 400 over HTTP, is not an error here: Kafka's broker takes
+such a request, and the agent answers each replica.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from kafka.protocol.admin import AlterReplicaLogDirsResponse
 
 from reassignd.agent_reports.fetch import agent_urls
 from reassignd.agent_reports.log_dir_moves import forward_log_dir_moves
-from reassignd.control.log_dir_moves import KAFKA_STORAGE_ERROR, LogDirMove
+from reassignd.contracts.requests import LogDirMoveSpec, MoveLogDirsRequest
+from reassignd.control.log_dir_moves import KAFKA_STORAGE_ERROR
+from reassignd.controller.model.from_contracts import log_dir_moves_of
+from reassignd.kafka_listener import door
 from reassignd.kafka_listener.context import CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER, RequestContext
 
 INVALID_REQUEST = 42
@@ -33,16 +41,6 @@ log = logging.getLogger(__name__)
 
 TopicResult = AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult
 PartitionResult = TopicResult.AlterReplicaLogDirPartitionResult
-
-
-def moves_of(request: Any) -> list[LogDirMove]:
-    """Every (topic, partition, dir) the request names, in its order."""
-    return [
-        LogDirMove(t.name, p, d.path)
-        for d in request.dirs or ()
-        for t in d.topics or ()
-        for p in t.partitions
-    ]
 
 
 def response_of(codes: list[tuple[str, int, int]]) -> Any:
@@ -56,12 +54,12 @@ def response_of(codes: list[tuple[str, int, int]]) -> Any:
     )
 
 
-def _all(moves: list[LogDirMove], code: int) -> Any:
+def _all(moves: Sequence[LogDirMoveSpec], code: int) -> Any:
     return response_of([(m.topic, m.partition, code) for m in moves])
 
 
 async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
-    moves = moves_of(request)
+    moves = door.log_dir_moves(request)
     if not ctx.may_alter:
         return _all(moves, CLUSTER_AUTHORIZATION_FAILED)
     snapshot = ctx.api.snapshot()
@@ -77,19 +75,22 @@ async def alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
         return _all(moves, INVALID_REQUEST)
     if not moves:
         return _all(moves, 0)
+    # the builder's problem (a replica named twice, a name no topic has) is the HTTP API's 400;
+    # Kafka's broker takes such a request, and the agent answers each replica
+    built = log_dir_moves_of(MoveLogDirsRequest(broker_id, moves))
     url = agent_urls(snapshot.brokers, [broker_id]).get(broker_id)
     session = ctx.listener.agents
     answer = (
         None
         if url is None or session is None
-        else await forward_log_dir_moves(session, broker_id, url, moves)
+        else await forward_log_dir_moves(session, broker_id, url, built.moves)
     )
     if answer is None:
         return _all(moves, KAFKA_STORAGE_ERROR)
     return response_of(
-        [(m.topic, m.partition, r.error_code) for m, r in zip(moves, answer.results, strict=True)]
+        [(m.topic, m.partition, r.error_code) for m, r in zip(built.moves, answer.results, strict=True)]
     )
 
 
 def alter_replica_log_dirs_refusal(request: Any, version: int, code: int, message: str) -> Any:
-    return _all(moves_of(request), code)
+    return _all(door.log_dir_moves(request), code)

@@ -1,6 +1,7 @@
-"""CreateTopics, DeleteTopics and CreatePartitions over the Kafka listener: the HTTP API's
-requests (``reassignd.controller.model.requests``), so the same validation, errors, event queue and
-KIP-599 quotas apply. The quota is strict (89) only from the versions where Kafka's is
+"""CreateTopics, DeleteTopics and CreatePartitions over the Kafka listener: each request converted
+into the HTTP API's contract struct (:mod:`reassignd.kafka_listener.door`) and built into the
+controller's request by the HTTP API's builder (:mod:`reassignd.controller.model.from_contracts`),
+so the same validation, errors, event queue and KIP-599 quotas apply. The quota is strict (89) only from the versions where Kafka's is
 (CreateTopics v6, CreatePartitions v3, DeleteTopics v5); below them the mutation is made and the
 response carries the throttle.
 """
@@ -12,17 +13,10 @@ from typing import Any
 
 from kafka.protocol.admin import CreatePartitionsResponse, CreateTopicsResponse, DeleteTopicsResponse
 
-from reassignd.controller.model.requests import (
-    CreatePartitions,
-    CreateTopics,
-    DeleteTopics,
-    PartitionsToAdd,
-    Requester,
-    TopicOutcome,
-    TopicsResult,
-    TopicToCreate,
-)
+from reassignd.controller.model import from_contracts as build
+from reassignd.controller.model.requests import Requester, TopicOutcome, TopicsResult
 from reassignd.errors import DEFAULT_MESSAGES, NotController
+from reassignd.kafka_listener import door
 from reassignd.kafka_listener.cluster import ZERO_UUID, topic_uuid
 from reassignd.kafka_listener.context import NOT_CONTROLLER, TOPIC_AUTHORIZATION_FAILED, RequestContext
 
@@ -61,28 +55,10 @@ async def _answer(
 # --- CreateTopics ---------------------------------------------------------------------------------
 
 
-def new_topic(t: Any) -> TopicToCreate:
-    assignments = {a.partition_index: tuple(a.broker_ids) for a in t.assignments} if t.assignments else None
-    return TopicToCreate(
-        name=t.name,
-        num_partitions=t.num_partitions,
-        replication_factor=t.replication_factor,
-        assignments=assignments,
-        configs={c.name: c.value for c in t.configs or ()},
-    )
-
-
 async def create_topics(ctx: RequestContext, request: Any) -> Any:
-    topics = tuple(new_topic(t) for t in request.topics)
-    validate_only = bool(request.validate_only) if ctx.version >= 1 else False
-    create = CreateTopics(
-        topics=topics,
-        caller=_caller(ctx),
-        validate_only=validate_only,
-        timeout_ms=max(0, request.timeout_ms),
-        strict_quota=ctx.version >= STRICT_FROM["CreateTopics"],
-    )
-    names = [t.name for t in topics]
+    strict = ctx.version >= STRICT_FROM["CreateTopics"]
+    create = build.create_topics_of(door.create_topics(request, ctx.version), _caller(ctx), strict)
+    names = [t.name for t in create.topics]
     result = await _answer(ctx, names, lambda: ctx.api.create_topics(create))
     snapshot = ctx.api.snapshot()
     Created = CreateTopicsResponse.CreatableTopicResult
@@ -125,12 +101,8 @@ async def delete_topics(ctx: RequestContext, request: Any) -> Any:
         names = list(request.topic_names)
     if not names:
         return DeleteTopicsResponse(throttle_time_ms=0, responses=_unknown_ids(unknown_ids))
-    delete = DeleteTopics(
-        names=tuple(names),
-        caller=_caller(ctx),
-        timeout_ms=max(0, request.timeout_ms),
-        strict_quota=ctx.version >= STRICT_FROM["DeleteTopics"],
-    )
+    strict = ctx.version >= STRICT_FROM["DeleteTopics"]
+    delete = build.delete_topics_of(door.delete_topics(names, request), _caller(ctx), strict)
     result = await _answer(ctx, names, lambda: ctx.api.delete_topics(delete))
     Deleted = DeleteTopicsResponse.DeletableTopicResult
     ids = {n: topic_uuid(v.topic_id) for n, v in snapshot.topics.items()}
@@ -166,22 +138,9 @@ def _unknown_ids(ids: list[Any]) -> list[Any]:
 
 
 async def create_partitions(ctx: RequestContext, request: Any) -> Any:
-    topics = tuple(
-        PartitionsToAdd(
-            name=t.name,
-            count=t.count,
-            assignments=None if t.assignments is None else tuple(tuple(a.broker_ids) for a in t.assignments),
-        )
-        for t in request.topics
-    )
-    create = CreatePartitions(
-        topics=topics,
-        caller=_caller(ctx),
-        validate_only=bool(request.validate_only),
-        timeout_ms=max(0, request.timeout_ms),
-        strict_quota=ctx.version >= STRICT_FROM["CreatePartitions"],
-    )
-    names = [t.name for t in topics]
+    strict = ctx.version >= STRICT_FROM["CreatePartitions"]
+    create = build.create_partitions_of(door.create_partitions(request), _caller(ctx), strict)
+    names = [t.name for t in create.topics]
     result = await _answer(ctx, names, lambda: ctx.api.create_partitions(create))
     Result = CreatePartitionsResponse.CreatePartitionsTopicResult
     return CreatePartitionsResponse(

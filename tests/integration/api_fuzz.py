@@ -32,6 +32,7 @@ from schemathesis.core.result import Ok
 from schemathesis.errors import FailureGroup
 from schemathesis.generation.stateful.state_machine import StepInput, StepOutput
 from schemathesis.specs.openapi.checks import (
+    allow_header_conformance,
     content_type_conformance,
     ignored_auth,
     missing_required_header,
@@ -59,7 +60,9 @@ REQUEST_TIMEOUT_S = 10.0
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
 # Any 5xx fails; the answers must also be what the document says (status, media type, headers,
-# body), authentication must not be ignored, and other methods must get 405. Not checked:
+# body), authentication must not be ignored, and other methods must get 405 with an ``Allow`` that
+# lists the path's documented methods (on /v1/topics/delete too, which /v1/topics/{topic} would
+# match). Not checked:
 # ``positive_data_acceptance`` — schemathesis sends 2.0 where the schema says integer (JSON Schema
 # admits it) and the parsers, like Kafka's JSON readers, refuse it with 400 — and
 # ``negative_data_rejection``, which cannot tell the credentials added here from its own.
@@ -72,6 +75,7 @@ CHECKS: list[CheckFunction] = [
     ignored_auth,
     missing_required_header,
     unsupported_method,
+    allow_header_conformance,
 ]
 
 # Counts whose topic znode cannot fit are refused at once (37 INVALID_PARTITIONS) and are sent;

@@ -1,6 +1,9 @@
-"""Requests that HTTP handlers hand to the controller, and the results they get back. Pure values.
+"""Requests that the HTTP API and the Kafka listener hand to the controller, and the results they
+get back. Pure values.
 
-The HTTP layer parses and validates the JSON shape (400/42 on malformed input); the controller's
+Each door decodes a request into its contract struct (``reassignd.contracts.requests``; the HTTP
+API refuses a malformed body with 400/42) and one function per request kind builds the request
+here from it (``from_contracts.py``); the controller's
 door (``ControllerApi`` with ``admission.py``) refuses what is wrong whatever the cluster holds
 before anything is queued; the rest is validated against the context (per-partition Kafka errors)
 inside the event.

@@ -23,7 +23,8 @@ from aiohttp import web
 from reassignd.contracts.reassignments import ElectionTopicResults, ElectLeadersResponse
 from reassignd.contracts.reassignments import PartitionResult as PartitionResultJson
 from reassignd.contracts.requests import ElectLeadersRequest
-from reassignd.controller.model.admin_requests import ElectionResult, ElectionType, ElectLeaders
+from reassignd.controller.model.admin_requests import ElectionResult, ElectLeaders
+from reassignd.controller.model.from_contracts import ELECTION_TYPES, elect_of
 from reassignd.errors import error_name
 from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
@@ -40,8 +41,6 @@ from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
 from reassignd.strict_json import json_type
 
-ELECTION_TYPES = {"preferred": ElectionType.PREFERRED, "unclean": ElectionType.UNCLEAN}
-
 # --- input parsing (pure: bytes in, the request out) -------------------------------------------
 
 
@@ -49,13 +48,6 @@ def parse_elect_body(body: bytes) -> ElectLeaders:
     """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
     :func:`check_elect_body` words what msgspec refuses."""
     return decode_request(body, ElectLeadersRequest, elect_of, check_elect_body)
-
-
-def elect_of(request: ElectLeadersRequest) -> ElectLeaders:
-    partitions = None
-    if request.partitions is not None:
-        partitions = tuple((p.topic, p.partition) for p in request.partitions)
-    return ElectLeaders(ELECTION_TYPES[request.election_type], partitions)
 
 
 def check_elect_body(body: bytes) -> None:

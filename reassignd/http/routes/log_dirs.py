@@ -45,6 +45,7 @@ from reassignd.control.log_dir_moves import (
     LogDirMove,
 )
 from reassignd.control.replicas_report import FutureInfo, ReplicaInfo, ReplicasReport
+from reassignd.controller.model.from_contracts import log_dir_moves_of
 from reassignd.errors import UnknownBroker, error_name
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
@@ -132,13 +133,13 @@ def parse_moves_body(body: bytes) -> tuple[int, tuple[LogDirMove, ...]]:
 
 
 def moves_of(request: MoveLogDirsRequest) -> tuple[int, tuple[LogDirMove, ...]]:
-    """The broker and its moves, with what the struct cannot say checked: "." or ".." as a topic,
-    a replica named twice."""
-    seen: set[TopicPartition] = set()
-    for i, move in enumerate(request.moves):
-        _check_topic(move.topic, f"moves[{i}]")
-        _check_once(move.topic, move.partition, seen, f"moves[{i}]")
-    return request.broker, tuple(LogDirMove(m.topic, m.partition, m.dir) for m in request.moves)
+    """The broker and its moves, built by the Kafka listener's builder too
+    (:func:`~reassignd.controller.model.from_contracts.log_dir_moves_of`); what the struct cannot
+    say ("." or ".." as a topic, a replica named twice) is that builder's problem, a 400 here."""
+    built = log_dir_moves_of(request)
+    if built.problem is not None:
+        fail(*built.problem)
+    return built.broker, built.moves
 
 
 def _check_topic(topic: str, path: str) -> None:

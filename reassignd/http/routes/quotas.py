@@ -10,12 +10,9 @@ resource).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from aiohttp import web
-from msgspec import UnsetType
 
 from reassignd.contracts.admin import (
     AlterQuotasResponse,
@@ -24,14 +21,15 @@ from reassignd.contracts.admin import (
     QuotaEntityName,
     QuotaResult,
 )
-from reassignd.contracts.requests import AlterQuotasRequest
+from reassignd.contracts.requests import AlterQuotasRequest, QuotaAlteration
+from reassignd.controller.model.from_contracts import merge_quota_results, quota_entry_of
 from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlterationResult,
     QuotaChange,
     QuotaDescription,
 )
-from reassignd.errors import InvalidRequest, error_name
+from reassignd.errors import error_name
 from reassignd.http.audit import note
 from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
@@ -46,39 +44,16 @@ from reassignd.http.json_input import (
 )
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import json_response
-from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
-
-# --- parsing and per-entry planning (pure) --------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AlterQuotaEntry:
-    """One AlterClientQuotas entry as given: the entity (None = not part of it, ``<default>`` =
-    the default) and its ops, ``(key, value)`` with None removing the key."""
-
-    user: str | None
-    client_id: str | None
-    ops: tuple[tuple[str, float | None], ...]
-
 
 # --- parsing ---------------------------------------------------------------------------------------
 
 
-def parse_alter_quotas(body: bytes) -> tuple[AlterQuotaEntry, ...]:
+def parse_alter_quotas(body: bytes) -> tuple[QuotaAlteration, ...]:
     """Decoded once, into its contract struct (:mod:`reassignd.http.door`);
-    :func:`check_alter_quotas` words what msgspec refuses."""
-    return decode_request(body, AlterQuotasRequest, entries_of, check_alter_quotas)
-
-
-def entries_of(request: AlterQuotasRequest) -> tuple[AlterQuotaEntry, ...]:
-    return tuple(
-        AlterQuotaEntry(
-            None if isinstance(e.entity.user, UnsetType) else e.entity.user,
-            None if isinstance(e.entity.client_id, UnsetType) else e.entity.client_id,
-            tuple((op.key, op.value) for op in e.ops),
-        )
-        for e in request.entries
-    )
+    :func:`check_alter_quotas` words what msgspec refuses. Each entry is planned by
+    :func:`~reassignd.controller.model.from_contracts.quota_entry_of`, the Kafka listener's
+    planner too."""
+    return decode_request(body, AlterQuotasRequest, lambda request: request.entries, check_alter_quotas)
 
 
 def check_alter_quotas(body: bytes) -> None:
@@ -108,41 +83,6 @@ def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, 
         if value == "":
             fail(name, "expected a name, got an empty string")
     return user, client_id
-
-
-# --- per-entry planning --------------------------------------------------------------------------
-
-
-def plan_entry(entry: AlterQuotaEntry) -> QuotaChange | QuotaAlterationResult:
-    """What to send the controller for this entry, or this entry's answer when it is decided here
-    (the entity first, then the keys, as Kafka checks them)."""
-    try:
-        entity_znode(entry.user, entry.client_id)
-    except InvalidRequest as e:
-        return QuotaAlterationResult(entry.user, entry.client_id, e.error_code, e.message)
-    keys = [key for key, _ in entry.ops]
-    for key in keys:
-        if key != QUOTA_KEY:
-            message = f"Unsupported quota key {json.dumps(key)}: only {QUOTA_KEY} can be altered"
-            return QuotaAlterationResult(entry.user, entry.client_id, InvalidRequest.error_code, message)
-        if keys.count(key) > 1:
-            message = f"Duplicate quota key {key} in the entry's ops"
-            return QuotaAlterationResult(entry.user, entry.client_id, InvalidRequest.error_code, message)
-    if not entry.ops:
-        return QuotaAlterationResult(entry.user, entry.client_id)  # nothing to change
-    return QuotaChange(entry.user, entry.client_id, entry.ops[0][1])
-
-
-def merge_results(
-    plans: Sequence[QuotaChange | QuotaAlterationResult], sent: Sequence[QuotaAlterationResult]
-) -> list[QuotaAlterationResult]:
-    """Every entry's answer in request order: the ones decided here, and the controller's for the
-    ones sent (one each, in the order sent)."""
-    expected = sum(1 for p in plans if isinstance(p, QuotaChange))
-    if len(sent) != expected:
-        raise RuntimeError(f"the controller answered {len(sent)} quota entries for {expected} sent")
-    answers = iter(sent)
-    return [next(answers) if isinstance(p, QuotaChange) else p for p in plans]
 
 
 # --- answers -------------------------------------------------------------------------------------
@@ -176,9 +116,9 @@ async def describe_quotas(request: web.Request) -> web.Response:
 
 async def alter_quotas(request: web.Request) -> web.Response:
     query_params(request.query.items(), ())
-    plans = [plan_entry(entry) for entry in parse_alter_quotas(await request.read())]
+    plans = [quota_entry_of(entry) for entry in parse_alter_quotas(await request.read())]
     # Always through the controller, even with nothing to send: a standby answers NOT_CONTROLLER.
     sent = tuple(p for p in plans if isinstance(p, QuotaChange))
     note(request, AlterQuotas(sent))
     results = await request.app[VIEW].alter_quotas(AlterQuotas(sent))
-    return json_response(alter_quotas_json(merge_results(plans, results)))
+    return json_response(alter_quotas_json(merge_quota_results(plans, results)))

@@ -38,6 +38,7 @@ from reassignd.agent_reports.progress import (
 from reassignd.contracts import reassignments as contracts
 from reassignd.contracts import requests
 from reassignd.control.replicas_report import ReplicasReport
+from reassignd.controller.model.from_contracts import alter_of
 from reassignd.controller.model.requests import (
     AlterPartitionResult,
     AlterReassignments,
@@ -100,21 +101,11 @@ def parse_alter_body(body: bytes) -> AlterReassignments:
 
     Kafka's shape is decoded once, into its contract struct (:mod:`reassignd.http.door`); a
     body msgspec refuses is read again by :func:`strict_alter_body`, which words the refusal or
-    reads a plan. Kafka's shape keeps the request's order, duplicates included (the controller
-    lets the last win). ``timeout_ms`` is checked (0..2^31−1) but not carried: the controller
-    answers once each accepted partition's new assignment is persisted and its replicas were told
-    to start.
+    reads a plan. Kafka's shape is built into the controller's request by
+    :func:`~reassignd.controller.model.from_contracts.alter_of`, the Kafka listener's builder
+    too. ``timeout_ms`` is checked (0..2^31−1) but not carried.
     """
     return decode_request(body, requests.KafkaAlterReassignments, alter_of, strict_alter_body)
-
-
-def alter_of(request: requests.KafkaAlterReassignments) -> AlterReassignments:
-    """The controller's request from Kafka's shape."""
-    targets = tuple(
-        ((topic.name, p.partition), p.replicas) for topic in request.topics for p in topic.partitions
-    )
-    mode = CancelMode.CANCEL if isinstance(request.mode, msgspec.UnsetType) else CancelMode(request.mode)
-    return AlterReassignments(targets, mode)
 
 
 def strict_alter_body(body: bytes) -> AlterReassignments | None:

@@ -4,6 +4,9 @@
 - ``POST /v1/topics/delete`` and ``DELETE /v1/topics/{topic}?timeout_ms=N``: DeleteTopics.
 - ``POST /v1/topics/partitions``: CreatePartitions.
 
+``/v1/topics/delete`` and ``/v1/topics/partitions`` are those POSTs' paths alone: any other method
+there is 405 (``reassignd.http.app``), not ``/v1/topics/{topic}`` for a topic so named.
+
 Bodies are decoded into their contract structs at the door (400/42 naming the field before anything reaches the controller, :mod:`reassignd.http.door`); the caller (user and
 ``X-Client-Id``) goes with the request for the KIP-599 quota. Per-topic errors come back with 200;
 ``Retry-After`` is set when a topic was throttled.
@@ -22,19 +25,22 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
-from msgspec import UnsetType
 
 from reassignd.contracts import admin as contracts
 from reassignd.contracts import requests
+from reassignd.controller.model.from_contracts import (
+    DEFAULT_TIMEOUT_MS,
+    create_partitions_of,
+    create_topics_of,
+    delete_topics_of,
+)
 from reassignd.controller.model.requests import (
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
-    PartitionsToAdd,
     Requester,
     TopicOutcome,
     TopicsResult,
-    TopicToCreate,
 )
 from reassignd.errors import error_name
 from reassignd.http.audit import note
@@ -62,8 +68,6 @@ from reassignd.strict_json import json_type
 
 # --- input parsing (pure) -------------------------------------------------------------------------
 
-DEFAULT_TIMEOUT_MS = 30_000
-
 PARTITION_KEY = re.compile(r"0|[1-9][0-9]{0,9}")  # canonical decimal: "01" would alias "1"
 _DECIMAL = re.compile(r"[0-9]{1,10}")
 
@@ -86,28 +90,6 @@ def parse_create_topics(body: bytes, caller: Requester) -> CreateTopics:
         lambda request: create_topics_of(request, caller),
         check_create_topics,
     )
-
-
-def create_topics_of(request: requests.CreateTopicsRequest, caller: Requester) -> CreateTopics:
-    return CreateTopics(
-        topics=tuple(
-            TopicToCreate(
-                name=t.name,
-                num_partitions=t.num_partitions,
-                replication_factor=t.replication_factor,
-                assignments=None if t.assignments is None else {int(k): v for k, v in t.assignments.items()},
-                configs={} if isinstance(t.configs, UnsetType) else t.configs,
-            )
-            for t in request.topics
-        ),
-        caller=caller,
-        validate_only=request.validate_only,
-        timeout_ms=_timeout_ms(request.timeout_ms),
-    )
-
-
-def _timeout_ms(value: int | UnsetType) -> int:
-    return DEFAULT_TIMEOUT_MS if isinstance(value, UnsetType) else value
 
 
 def check_create_topics(body: bytes) -> None:
@@ -156,7 +138,7 @@ def parse_delete_topics(body: bytes, caller: Requester) -> DeleteTopics:
     return decode_request(
         body,
         requests.DeleteTopicsRequest,
-        lambda request: DeleteTopics(request.topics, caller, _timeout_ms(request.timeout_ms)),
+        lambda request: delete_topics_of(request, caller),
         check_delete_topics,
     )
 
@@ -192,15 +174,6 @@ def parse_create_partitions(body: bytes, caller: Requester) -> CreatePartitions:
         requests.CreatePartitionsRequest,
         lambda request: create_partitions_of(request, caller),
         check_create_partitions,
-    )
-
-
-def create_partitions_of(request: requests.CreatePartitionsRequest, caller: Requester) -> CreatePartitions:
-    return CreatePartitions(
-        topics=tuple(PartitionsToAdd(t.name, t.count, t.assignments) for t in request.topics),
-        caller=caller,
-        validate_only=request.validate_only,
-        timeout_ms=_timeout_ms(request.timeout_ms),
     )
 
 

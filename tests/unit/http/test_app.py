@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
@@ -20,6 +21,8 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import NotController
 from reassignd.http.app import build_app
 from reassignd.http.auth import Principal, Role
+from reassignd.http.operation import shadowed_paths
+from reassignd.http.route_table import OPERATIONS
 from reassignd.http.server import HttpServer
 from reassignd.zk.values import ZkAccess
 from tests.unit.http.fake_view import ACTIVE, FakeView
@@ -379,3 +382,40 @@ async def test_http_server_logs_one_listening_line_with_the_real_port(
     finally:
         await server.stop()
         await server.stop()  # idempotent
+
+
+def test_the_fixed_paths_a_topic_path_also_matches_are_their_operations_alone() -> None:
+    assert shadowed_paths(OPERATIONS) == {"/v1/topics/delete": ("POST",), "/v1/topics/partitions": ("POST",)}
+    # the topic parameter of /v1/topics/{topic} leaves those names out of the document
+    [describe] = [o for o in OPERATIONS if (o.method, o.path) == ("GET", "/v1/topics/{topic}")]
+    [topic] = [p for p in describe.parameters if p.get("name") == "topic"]
+    excluded = set(topic["schema"]["not"]["enum"])
+    assert {path.rsplit("/", 1)[1] for path in shadowed_paths(OPERATIONS)} <= excluded
+
+
+async def test_every_path_allows_exactly_its_documented_methods(
+    client: TestClient[web.Request, web.Application],
+) -> None:
+    """What schemathesis' Allow check (ST205) asks of every path: an undeclared method is 405 and
+    ``Allow`` lists the path's own methods (HEAD with GET) — on /v1/topics/delete too, which
+    /v1/topics/{topic} would match."""
+    declared: dict[str, set[str]] = {}
+    for op in OPERATIONS:
+        declared.setdefault(op.path, set()).add(op.method)
+    for path, methods in declared.items():
+        url = re.sub(r"\{[a-z_]+\}", "1", path)
+        for method in ("OPTIONS", "PATCH", *({"GET", "PUT", "DELETE"} - methods)):
+            resp = await client.request(method, url)
+            assert resp.status == 405, (method, url, await resp.text())
+            allowed = set(resp.headers["Allow"].split(",")) - {"HEAD"}
+            assert allowed == methods, (method, url, resp.headers["Allow"])
+
+
+async def test_a_topic_action_path_is_not_a_topic_named_so(
+    client: TestClient[web.Request, web.Application], view: FakeView
+) -> None:
+    for path in ("/v1/topics/delete", "/v1/topics/partitions"):
+        for method in ("GET", "DELETE", "HEAD"):
+            resp = await client.request(method, path)
+            assert (resp.status, resp.headers["Allow"]) == (405, "POST"), (method, path)
+    assert view.requests == []  # DELETE /v1/topics/partitions deleted no topic "partitions"

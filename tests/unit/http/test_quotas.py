@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from reassignd.contracts.requests import QuotaAlteration, QuotaEntity, QuotaOp
+from reassignd.controller.model.from_contracts import merge_quota_results, quota_entry_of
 from reassignd.controller.model.requests import (
     AlterQuotas,
     QuotaAlterationResult,
@@ -17,13 +19,7 @@ from reassignd.controller.model.requests import (
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest
-from reassignd.http.routes.quotas import (
-    AlterQuotaEntry,
-    merge_results,
-    parse_alter_quotas,
-    parse_describe_query,
-    plan_entry,
-)
+from reassignd.http.routes.quotas import parse_alter_quotas, parse_describe_query
 from reassignd.testing.fake_view import Client, FakeView, call, serve
 from tests.unit.http.quota_helpers import MALFORMED, entry
 
@@ -166,20 +162,26 @@ async def test_an_all_local_request_still_asks_the_controller(client: Client, vi
 
 
 def test_planning_checks_the_entity_before_the_keys() -> None:
-    assert plan_entry(AlterQuotaEntry(None, None, (("x", 1.0),))) == QuotaAlterationResult(
+    def plan(entity: QuotaEntity, *ops: tuple[str, float | None]) -> QuotaChange | QuotaAlterationResult:
+        return quota_entry_of(QuotaAlteration(entity, tuple(QuotaOp(k, v) for k, v in ops)))
+
+    assert plan(QuotaEntity(), ("x", 1.0)) == QuotaAlterationResult(
         None, None, 42, "Invalid empty client quota entity"
     )
-    assert plan_entry(AlterQuotaEntry("", "app", ())).error_message == "Empty user not supported"  # type: ignore[union-attr]
-    assert plan_entry(AlterQuotaEntry("u", "", ())).error_message == "Empty client-id not supported"  # type: ignore[union-attr]
-    assert plan_entry(AlterQuotaEntry("u", None, ((RATE, -1.0),))) == QuotaChange("u", None, -1.0)
+    assert plan(QuotaEntity(user="", client_id="app")).error_message == "Empty user not supported"  # type: ignore[union-attr]
+    assert plan(QuotaEntity(user="u", client_id="")).error_message == "Empty client-id not supported"  # type: ignore[union-attr]
+    assert plan(QuotaEntity(user="", client_id="app"), ("x", 1.0)).error_message == "Empty user not supported"  # type: ignore[union-attr]
+    assert plan(QuotaEntity(user="u"), (RATE, -1.0)) == QuotaChange(
+        "u", None, -1.0
+    )  # the controller's to refuse
 
 
 def test_a_controller_answering_the_wrong_number_of_entries_is_a_bug() -> None:
     plans = [QuotaChange("u", None, 1.0)]
     with pytest.raises(RuntimeError, match="answered 0 quota entries for 1 sent"):
-        merge_results(plans, ())
+        merge_quota_results(plans, ())
     with pytest.raises(RuntimeError, match="answered 2 quota entries for 1 sent"):
-        merge_results(plans, (QuotaAlterationResult("u", None),) * 2)
+        merge_quota_results(plans, (QuotaAlterationResult("u", None),) * 2)
 
 
 async def test_a_wrong_count_from_the_controller_is_a_500_not_a_wrong_answer(
@@ -205,5 +207,5 @@ async def test_a_malformed_body_is_400_invalid_request_naming_the_field_and_reac
 
 def test_integer_values_are_doubles() -> None:
     parsed = parse_alter_quotas(body({"entries": [entry({"user": "u"}, (RATE, 3))]}))
-    assert parsed == (AlterQuotaEntry("u", None, ((RATE, 3.0),)),)
-    assert isinstance(parsed[0].ops[0][1], float)
+    assert parsed == (QuotaAlteration(QuotaEntity(user="u"), (QuotaOp(RATE, 3.0),)),)
+    assert isinstance(parsed[0].ops[0].value, float)

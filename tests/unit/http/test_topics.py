@@ -185,7 +185,11 @@ async def test_delete_one_topic_by_path(client: Client, view: FakeView) -> None:
     assert resp.status == 200
     assert resp.headers["Retry-After"] == "3"
     assert (await resp.json())["responses"][0]["error_name"] == "THROTTLING_QUOTA_EXCEEDED"
-    await call(client, "DELETE", "/v1/topics/delete?timeout_ms=250", 200)  # "delete" is a topic name here
+    # /v1/topics/delete is POST's path (DeleteTopics), not a topic so named: that one is deleted
+    # by its name in POST /v1/topics/delete's body
+    refused = await call(client, "DELETE", "/v1/topics/delete?timeout_ms=250", 405)
+    assert refused["error_message"] == "method DELETE not allowed on /v1/topics/delete (allowed: POST)"
+    await call(client, "POST", "/v1/topics/delete", 200, json={"topics": ["delete"], "timeout_ms": 250})
     assert view.requests == [
         DeleteTopics(("orders",), Requester("ANONYMOUS", "ops"), 30000),
         DeleteTopics(("delete",), ANONYMOUS, 250),

@@ -9,8 +9,9 @@ from kafka.protocol.admin import AlterReplicaLogDirsRequest, AlterReplicaLogDirs
 
 from reassignd.control.replicas_report import FutureInfo, LogDirInfo, ReplicaInfo, ReplicasReport
 from reassignd.http.routes.log_dirs import log_dirs_json
+from reassignd.kafka_listener.door import log_dir_moves
 from reassignd.kafka_listener.log_dirs import log_dir_results
-from reassignd.kafka_listener.replica_log_dirs import moves_of, response_of
+from reassignd.kafka_listener.replica_log_dirs import response_of
 
 Dir = AlterReplicaLogDirsRequest.AlterReplicaLogDir
 Topic = Dir.AlterReplicaLogDirTopic
@@ -86,8 +87,8 @@ def test_alter_replica_log_dirs_moves_and_answer() -> None:
     request = AlterReplicaLogDirsRequest(
         dirs=[Dir(path="/d2", topics=[Topic(name="t", partitions=[0, 1]), Topic(name="u", partitions=[3])])]
     )
-    moves = moves_of(request)
-    assert [(m.topic, m.partition, m.log_dir) for m in moves] == [
+    moves = log_dir_moves(request)
+    assert [(m.topic, m.partition, m.dir) for m in moves] == [
         ("t", 0, "/d2"),
         ("t", 1, "/d2"),
         ("u", 3, "/d2"),
