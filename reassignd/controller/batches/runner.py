@@ -177,6 +177,8 @@ class BatchRunner:
     # --- requests ------------------------------------------------------------------------------------
 
     def _current(self, tp: TopicPartition) -> Replicas | None:
+        # the partition's replicas as a submission or rollback records them (its RS): the
+        # assignment, since a partition the batch is yet to start may have no move
         if tp[0] in self.ctx.topics_to_delete:
             return None
         a = self.ctx.assignment(tp)
@@ -186,6 +188,7 @@ class BatchRunner:
         if self.intake.cancel_in_place:
             return ReassignmentCancelInPlace()
         deleting = p.topic in self.ctx.topics_to_delete
+        # the same rule as an API request's target, on the partition's assignment (moving or not)
         return validate_target(
             p.replicas, self.ctx.assignment(p.tp), self.ctx.live_broker_ids, topic_deleting=deleting
         )
@@ -262,6 +265,9 @@ class BatchRunner:
     # --- running -------------------------------------------------------------------------------------
 
     def _observe(self, tp: TopicPartition) -> ObservedPartition | None:
+        """The partition as reconciliation sees it: the target of its move, from the Move
+        record; its replicas from the assignment (what reconciliation compares when the
+        partition has no move: at its target, back at its origins, or elsewhere)."""
         a = self.ctx.assignment(tp)
         if a is None or tp[0] in self.ctx.topics_to_delete:
             return None
@@ -277,13 +283,16 @@ class BatchRunner:
             b = known
             if not b.state.unfinished:
                 continue
-            # at run time a started move back at its previous replicas was cancelled (through the
-            # legacy znode...); only at failover may it not have started at all
+            # at run time a started move back at its origins was cancelled (through the legacy
+            # znode...); only at failover may it not have started at all. A partition with a
+            # Move record still moves (reconcile follows its target); one without has only its
+            # assignment to say where it ended
+            moves = self.ctx.moves
             back = {
                 tp: "cancelled outside the batch"
                 for tp, m in b.in_state(BatchMoveState.RUNNING)
-                if (seen := self._observe(tp)) is not None
-                and seen.target is None
+                if tp not in moves
+                and (seen := self._observe(tp)) is not None
                 and seen.replicas == m.original_replicas
                 and not (m.pinned and seen.replicas == m.target)  # a move between dirs only
             }
@@ -347,16 +356,22 @@ class BatchRunner:
         return shapes
 
     def _at_target(self, tp: TopicPartition, move: BatchMove) -> bool:
-        """Whether a move that pins log dirs is in its dir phase (its partition at its target)."""
-        if not move.pinned:
+        """Whether a move that pins log dirs is in its dir phase: its partition's move ended (no
+        Move record) at its target (the assignment: a partition with no move has nothing else)."""
+        if not move.pinned or tp in self.ctx.moves:
             return False
         seen = self._observe(tp)
-        return seen is not None and seen.target is None and seen.replicas == move.target
+        return seen is not None and seen.replicas == move.target
 
     def _pending_shape(self, tp: TopicPartition, move: BatchMove) -> MoveShape | None:
+        """A pending move's shape from its partition's replicas now: the assignment, since a
+        partition the batch may start has no move (one with a Move record moves outside the
+        batch: sync decides its fate)."""
+        if tp in self.ctx.moves:
+            return None
         a = self.ctx.assignment(tp)
-        if a is None or tp in self.ctx.moves or tp[0] in self.ctx.topics_to_delete:
-            return None  # gone, or moving outside the batch: sync decides its fate
+        if a is None or tp[0] in self.ctx.topics_to_delete:
+            return None  # gone
         if a.replicas == move.target and move.pinned:
             return dir_shape(tp, move)
         return move_shape(tp, a.replicas, move.target, self._leader(tp), self.ctx.live_broker_ids)
@@ -396,6 +411,8 @@ class BatchRunner:
         by_batch: dict[str, dict[TopicPartition, Replicas]] = {}
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         for start in starts:
+            # a started move's partition has no move yet (_pending_shape): its assignment is
+            # where it starts from
             a = self.ctx.assignment(start.tp)
             move = self.batches[start.batch_id].moves[start.tp]
             assert a is not None
@@ -478,16 +495,22 @@ class BatchRunner:
         if not batches:
             return
         in_flight = self._running()
+        running = of_batch(self.ctx.moves)  # the moves say which batch runs them
         under_replicated = self._under_replicated_outside_moves()
         live = self.ctx.live_broker_ids
         now = self._now_ms()
         for batch in batches:
             bounds = batch.spec.limits.adaptive
             assert bounds is not None
+            # the batch's moves in flight, as _running counts them: its partitions' moves (their
+            # Move records name the batch) and its moves between log dirs
             mine_running = [
                 move_shape(tp, m.original_replicas, m.target, self._leader(tp), live)
-                for tp, m in batch.in_state(BatchMoveState.RUNNING)
+                for tp, m in running.get(batch.batch_id, {}).items()
             ]
+            mine_running.extend(
+                dir_shape(tp, m) for tp, m in batch.in_state(BatchMoveState.RUNNING) if self._at_target(tp, m)
+            )
             mine_pending = [
                 shape
                 for tp, m in batch.in_state(BatchMoveState.PENDING)

@@ -158,41 +158,39 @@ class Intake:
         # A stop keeps the adding replicas in the ISR, a re-target must keep an in-sync copy: both
         # decide on the ISR read from ZooKeeper now, not on the cache (a group commit passes
         # queued ISR notifications, so the cache may be behind what the brokers wrote)
-        await self.reassigner.refresh_states(
-            [tp for tp in targets if (a := ctx.assignment(tp)) is not None and a.is_being_reassigned]
-        )
+        moves = ctx.moves  # the moving partitions, and where each moves from
+        await self.reassigner.refresh_states([tp for tp in targets if tp in moves])
         refused: set[TopicPartition] = set()
         if request.mode is CancelMode.CANCEL:
             refused = await self.refused_reverts(
                 {
-                    tp: a.original_replicas
+                    tp: m.original_replicas
                     for tp, target in targets.items()
-                    if target is None and (a := ctx.assignment(tp)) is not None and a.is_being_reassigned
+                    if target is None and (m := moves.get(tp)) is not None
                 },
                 read=False,
             )
-        # the same rule for re-targets: a new RS keeping no replica of the ISR
+        # the same rule for re-targets: a new RS keeping no replica of the ISR (the new RS is
+        # computed on the assignment: Kafka's rule, relative to RS − AR)
         retargets = {
             tp: new.replicas
             for tp, target in targets.items()
             if target is not None
-            and (a := ctx.assignment(tp)) is not None
-            and a.is_being_reassigned
+            and tp in moves
             and replica_list_error(target) is None
+            and (a := ctx.assignment(tp)) is not None
             and revert_needs_unclean_election((new := a.reassign_to(target)).replicas, self._isr(tp))
         }
         refused_retargets = await self.refused_reverts(retargets, read=False)
         for i, (tp, target) in enumerate(targets.items()):
             if i % 500 == 499:
                 await pace()  # thousands of targets: the loop is not held meanwhile
+            # the assignment is what a new one is computed from (and a partition with no move has
+            # nothing else); whether it moves, and from where, the Move record says
             current = ctx.assignment(tp)
+            move = moves.get(tp)
             outcome: ReplicaAssignment | ReassigndError | None
-            if (
-                target is None
-                and current is not None
-                and current.is_being_reassigned
-                and tp[0] in ctx.topics_to_delete
-            ):
+            if target is None and move is not None and tp[0] in ctx.topics_to_delete:
                 # Kafka's maybeTriggerPartitionReassignment: a topic queued for deletion takes no
                 # reassignment, a cancel included
                 outcome = UnknownTopicOrPartition("The partition does not exist.")
@@ -208,7 +206,6 @@ class Intake:
                 )
                 if isinstance(outcome, ReplicaAssignment) and current is not None:
                     legacy = self.legacy.get(tp)
-                    move = ctx.moves.get(tp)
                     ors = (
                         move.original_replicas
                         if move is not None
@@ -221,7 +218,7 @@ class Intake:
                         "not allow unclean leader election",
                         tp[0],
                         tp[1],
-                        list(current.original_replicas) if current else [],
+                        list(move.original_replicas) if move else [],
                         list(li.state.isr) if li else [],
                     )
             elif self.cancel_in_place:
@@ -324,21 +321,24 @@ class Intake:
             latest[(e.topic, e.partition)] = e
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         for tp, e in latest.items():
-            current = ctx.assignment(tp)
+            current = ctx.assignment(tp)  # what the new assignment is computed from
+            move = ctx.moves.get(tp)
             if current is None or tp[0] in ctx.topics_to_delete:
                 reason = "The partition does not exist."
             elif (error := replica_list_error(e.replicas)) is not None:
                 reason = error.message or error.error_name
-            elif (move := ctx.moves.get(tp)) is not None and move.request_status:
+            elif move is not None and move.request_status:
                 reason = "it is being reassigned through /admin/reassignment_requests (KIP-236); ignored"
             else:
                 updates[tp] = current.reassign_to(e.replicas)
-                # the replicas before this move, in their own order, for a KIP-236 rollback
+                # the replicas before this move, in their own order, for a KIP-236 rollback: the
+                # entry's, else its move's origins, else (not moving) its replicas now
                 known = self.legacy.get(tp)
                 original = (
                     known.original_replicas
                     if merge and known is not None and known.original_replicas
-                    else e.original_replicas or current.original_replicas
+                    else e.original_replicas
+                    or (move.original_replicas if move is not None else current.replicas)
                 )
                 self.legacy[tp] = admin_codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
                 continue
@@ -350,7 +350,7 @@ class Intake:
             self.legacy.pop(tp, None)
         for tp in out.completed:  # completed by this event so far (at once: a reorder)
             entry = self.legacy.get(tp)
-            a = ctx.assignment(tp)
+            a = ctx.assignment(tp)  # its move ended: no Move record, the assignment says where
             if entry is not None and a is not None and a.replicas == entry.replicas:
                 del self.legacy[tp]
         await self._persist(out)
@@ -362,11 +362,15 @@ class Intake:
         read = await self._read_entries(paths.REASSIGN_PARTITIONS, None)
         if read is None:
             return
+        moves = self.ctx.moves  # their origins as the origins znodes recorded them (loaded first)
         for e in read[0] + await self._read_overflow():
-            current = self.ctx.assignment((e.topic, e.partition))
+            tp = (e.topic, e.partition)
+            current = self.ctx.assignment(tp)
             if current is None:
                 continue
-            original = e.original_replicas or current.original_replicas
+            original = e.original_replicas or (
+                m.original_replicas if (m := moves.get(tp)) is not None else current.replicas
+            )
             self.legacy[(e.topic, e.partition)] = admin_codec.LegacyReassignmentEntry(
                 e.topic, e.partition, e.replicas, original
             )
@@ -418,10 +422,10 @@ class Intake:
             return  # nothing pending (a legacy znode written meanwhile stays untouched)
         originals: dict[TopicPartition, tuple[int, ...]] = {}
         for tp, entry in sorted(self.legacy.items()):
-            current = ctx.assignment(tp)
-            if current is None or not current.is_being_reassigned:
-                continue
-            originals[tp] = tuple(entry.original_replicas or current.original_replicas)
+            move = ctx.moves.get(tp)
+            if move is None:
+                continue  # no longer moving: nothing to roll back
+            originals[tp] = tuple(entry.original_replicas or move.original_replicas)
         refused = await self.refused_reverts(originals)
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         for tp, original in originals.items():
@@ -481,7 +485,7 @@ class Intake:
 
     async def after_completions(self, completed: Iterable[TopicPartition], out: EventOutputs) -> None:
         """Drop the partitions an event completed from the legacy set when its target for them
-        equals the completed TRS."""
+        equals the completed TRS (their moves ended: the assignment says where)."""
         done = {tp: a.replicas for tp in completed if (a := self.ctx.assignment(tp))}
         if done and self.legacy:
             await self.remove_from_legacy(lambda tp, replicas: done.get(tp) == replicas, out)
