@@ -131,6 +131,6 @@ def batch_inputs(
             and at_target(snapshot, tp, move)
         ):
             d = dir_progress(tp, move, places, sizes.get(tp, 0))
-            added = len(set(move.target) - set(move.original_replicas)) * sizes.get(tp, 0)  # copied before
+            added = len(set(move.target) - set(move.origins)) * sizes.get(tp, 0)  # copied before
             progress[tp] = MoveProgress(added + d.bytes_done, added + d.bytes_total, 0.0)
     return BatchInputs(progress, sizes)

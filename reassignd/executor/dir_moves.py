@@ -185,10 +185,10 @@ def _where(place: Place | None) -> str:
 
 
 def reverse_dirs(move: BatchMove) -> LogDirs | None:
-    """The ``log_dirs`` that move a completed move's replicas back (its ``previous`` replicas,
+    """The ``log_dirs`` that move a completed move's replicas back (its origins,
     each pinned replica to the dir it was in), or None when no dir was recorded."""
     if move.original_log_dirs is None:
         return None
     back = {b: d for b, d in zip(move.target, move.original_log_dirs, strict=True) if d != ANY_LOG_DIR}
-    dirs = tuple(back.get(b, ANY_LOG_DIR) for b in move.original_replicas)
+    dirs = tuple(back.get(b, ANY_LOG_DIR) for b in move.origins)
     return dirs if any(d != ANY_LOG_DIR for d in dirs) else None

@@ -201,7 +201,7 @@ def size_error(batch: Batch) -> str | None:
             )
     entities = {p.topic for p in batch.spec.partitions}
     brokers = {b for p in batch.spec.partitions for b in p.replicas}
-    brokers.update(b for m in batch.moves.values() for b in m.original_replicas)
+    brokers.update(b for m in batch.moves.values() for b in m.origins)
     layout = Layout(
         (MAX_GENERATION,) * chunk_count(batch), (MAX_GENERATION,) * (len(entities) + len(brokers))
     )
@@ -261,7 +261,7 @@ def encode_chunk(batch: Batch, index: int) -> bytes:
     for p in batch.spec.partitions[index * size : (index + 1) * size]:
         entry = _spec_entry(p)
         if (move := batch.moves.get(p.tp)) is not None:
-            entry.update(state=str(move.state), previous=list(move.original_replicas))
+            entry.update(state=str(move.state), previous=list(move.origins))
             for key, value in (
                 ("started_ms", move.started_at_ms),
                 ("finished_ms", move.finished_ms),
@@ -551,13 +551,13 @@ def _entry_fast(item: object) -> JournalEntry | None:
         return JournalEntry(spec, None, Refusal(code, message))
     if type(state) is not str or (state := _STATES.get(state)) is None or "error_code" in item:
         return None
-    previous = fast_replicas(item.get("previous"), allow_empty=True)
+    origins = fast_replicas(item.get("previous"), allow_empty=True)  # the journal's key
     started, finished, size = item.get("started_ms"), item.get("finished_ms"), item.get("size_bytes")
-    if previous is None or not all(t is None or fast_int(t, hi=INT64_MAX) for t in (started, finished, size)):
+    if origins is None or not all(t is None or fast_int(t, hi=INT64_MAX) for t in (started, finished, size)):
         return None
     if _started_error(state, started) is not None:
         return None
-    move = BatchMove(replicas, previous, _ENDS[state], started, finished, message, size)
+    move = BatchMove(replicas, origins, _ENDS[state], started, finished, message, size)
     return JournalEntry(spec, move, None)
 
 
@@ -588,7 +588,7 @@ def _entry(item: object, where: str) -> JournalEntry:
         raise CodecError(f"field '{where}': {why}")
     move = BatchMove(
         target=spec.replicas,
-        original_replicas=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
+        origins=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
         ended=_ENDS[state],
         started_at_ms=started_ms,
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),

@@ -7,7 +7,7 @@ Batch states: ``pending`` until a move starts, then ``running``; ``paused`` star
 ``failed`` if a move failed. ``stop`` drops pending moves and cancels running ones: the caller
 reverts each to its recorded replicas, in their order (the returned :class:`Revert` list).
 ``rollback`` stops, then submits a reverse batch moving every completed partition back to its
-previous replicas (and each replica a dir move moved back to its previous log dir), with the
+origins (and each replica a dir move moved back to its previous log dir), with the
 same priority, caps, throttle and strategy; the original batch is then
 ``rolled_back`` and names the reverse one.
 
@@ -82,11 +82,11 @@ def moves_started(batch: Batch, started: Mapping[TopicPartition, Replicas], now_
     if batch.state not in (BatchState.PENDING, BatchState.RUNNING) and started:
         raise ValueError(f"batch {batch.batch_id} is {batch.state}: it starts no move")
     changed: dict[TopicPartition, BatchMove] = {}
-    for tp, previous in started.items():
+    for tp, origins in started.items():
         move = batch.moves.get(tp)
         if move is None or move.state is not BatchMoveState.PENDING:
             raise ValueError(f"{tp[0]}-{tp[1]} has no pending move in batch {batch.batch_id}")
-        changed[tp] = dataclasses.replace(move, original_replicas=previous, started_at_ms=now_ms)
+        changed[tp] = dataclasses.replace(move, origins=origins, started_at_ms=now_ms)
     if changed and batch.state is BatchState.PENDING:
         batch = dataclasses.replace(batch, state=BatchState.RUNNING)
     return _with_moves(batch, changed, now_ms)
@@ -167,8 +167,7 @@ def stop(batch: Batch, now_ms: int) -> tuple[Batch, tuple[Revert, ...]]:
     if not batch.state.unfinished:
         raise _refuse(batch, "stop")
     reverts = tuple(
-        Revert(tp[0], tp[1], move.original_replicas, move.target)
-        for tp, move in batch.in_state(BatchMoveState.RUNNING)
+        Revert(tp[0], tp[1], move.origins, move.target) for tp, move in batch.in_state(BatchMoveState.RUNNING)
     )
     changed = {
         tp: dataclasses.replace(move, ended=BatchMoveEnd.CANCELLED, finished_ms=now_ms)
@@ -203,11 +202,11 @@ def rollback(
         return RollbackOutcome(batch, SubmitResult(done, created=False), ())
     stopped, reverts = stop(batch, now_ms) if batch.state.unfinished else (batch, ())
     partitions = tuple(
-        PartitionSpec(p.topic, p.partition, move.original_replicas, move.target, reverse_dirs(move))
+        PartitionSpec(p.topic, p.partition, move.origins, move.target, reverse_dirs(move))
         for p in batch.spec.partitions
         if (move := batch.moves.get(p.tp)) is not None
         and move.state is BatchMoveState.COMPLETED
-        and (move.original_replicas != move.target or reverse_dirs(move) is not None)
+        and (move.origins != move.target or reverse_dirs(move) is not None)
     )
     reverse_id = rollback_batch_id(batch.batch_id, batches.keys())
     spec = BatchSpec(

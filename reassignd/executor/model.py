@@ -235,14 +235,14 @@ def capped(message: str | None) -> str | None:
 @dataclass(frozen=True, slots=True)
 class BatchMove:
     """One accepted partition: what the batch needs of it, no lifecycle beside its partition's
-    ``Move``. ``original_replicas`` are the replicas before the move, in their order (the
+    ``Move``. ``origins`` are the replicas before the move, in their order (the
     journal's ``previous``): recorded at submission, refreshed when the move starts; cancel, stop
     and rollback restore them. ``started_at_ms`` (the journal's ``started_ms``) is set when the
     batch starts the move — journaled before its topic znode is written — and ``ended`` says how
     it ended; :attr:`state` is derived from the two."""
 
     target: Replicas
-    original_replicas: Replicas
+    origins: Replicas
     ended: BatchMoveEnd | None = None  # None: pending (not started) or running (started)
     started_at_ms: int | None = None
     finished_ms: int | None = None

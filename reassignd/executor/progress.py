@@ -47,7 +47,7 @@ class StuckRule:
 class RunningMove:
     topic: str
     partition: int
-    original_replicas: Replicas
+    original_replicas: Replicas  # the contract's name (contracts/batches.py)
     target_replicas: Replicas
     started_at_ms: int
     bytes_done: int
@@ -89,7 +89,7 @@ def is_stuck(started_at_ms: int, bytes_done: int, now_ms: int, rule: StuckRule) 
 def move_bytes(move: BatchMove, size: int) -> int:
     """What a move copies: its partition's size once per replica it adds, and once per replica
     it moves between the log dirs of its broker (JBOD)."""
-    return size * (len(set(move.target) - set(move.original_replicas)) + len(move.pinned))
+    return size * (len(set(move.target) - set(move.origins)) + len(move.pinned))
 
 
 def batch_status(
@@ -117,7 +117,7 @@ def batch_status(
             running.append(
                 RunningMove(
                     *tp,
-                    move.original_replicas,
+                    move.origins,
                     move.target,
                     started,
                     report.bytes_done,

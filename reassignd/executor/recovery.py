@@ -1,15 +1,16 @@
 """A new controller's view of a journaled batch: what its moves became while no controller
 watched, and what is left to do. Pure.
 
-The journal is written before the topic znodes, both when a move starts (so its ``previous``
-replicas are durable before anything moves) and when a batch stops (so a stop is never lost).
+The journal is written before the topic znodes, both when a move starts (so its origins, the
+journal's ``previous``, are durable before anything moves) and when a batch stops (so a stop is
+never lost).
 A crash between the two writes leaves one of these, each read from the partition as ZooKeeper has
 it now (:class:`ObservedPartition`):
 
 - a ``running`` move whose partition moves to its target: still running (phases U/A/B resume it);
 - a ``running`` move whose partition sits at its target: completed — unless it pins log dirs:
   then it is in (or enters) its dir phase, which the agents' reports end (``dir_moves.py``);
-- a ``running`` move whose partition sits at its ``previous`` replicas: its start never reached
+- a ``running`` move whose partition sits at its origins: its start never reached
   the topic znode, so it is ``pending`` again (started once, by the scheduler, later);
 - a ``running`` move whose partition is elsewhere: someone else moved it, ``cancelled``;
 - a ``pending`` move whose partition already moves to its target: ``running``;
@@ -55,7 +56,7 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
         if move.state is BatchMoveState.CANCELLED:
             started = move.started_at_ms is not None
             if stopped and started and seen is not None and seen.target == move.target:
-                reverts.append(Revert(tp[0], tp[1], move.original_replicas, move.target))
+                reverts.append(Revert(tp[0], tp[1], move.origins, move.target))
         elif seen is None:
             failed[tp] = GONE
         elif move.state is BatchMoveState.PENDING:
@@ -66,7 +67,7 @@ def reconcile(batch: Batch, observe: Observe, now_ms: int) -> tuple[Batch, tuple
         elif seen.target is None and seen.replicas == move.target:
             if not move.pinned:  # a dir phase ends when the agents report it (dir_moves.py)
                 completed.append(tp)
-        elif seen.target is None and seen.replicas == move.original_replicas:
+        elif seen.target is None and seen.replicas == move.origins:
             restarted[tp] = dataclasses.replace(move, started_at_ms=None)
         else:
             cancelled[tp] = MOVED_ELSEWHERE

@@ -3,7 +3,7 @@ batch and once its moves are done, drawn by :mod:`reassignd.plan_picture`. Pure:
 cluster's topics and the partitions' sizes in, the figures (and the document) out.
 
 - **before**: each of the batch's partitions on the replicas it had before its move (the move's
-  ``original_replicas``), every other partition on its replicas before any move in flight (RS − AR);
+  ``origins``), every other partition on its replicas before any move in flight (RS − AR);
 - **after**: the same, but the batch's pending, running and completed moves on their target
   (a cancelled or failed move stays where it was).
 
@@ -69,8 +69,8 @@ def batch_loads(
                 after.append((replicas, size))
                 then = now = replicas
             else:
-                then = move.original_replicas
-                now = move.target if move.state in _LANDS else move.original_replicas
+                then = move.origins
+                now = move.target if move.state in _LANDS else move.origins
                 before.append((then, size))
                 after.append((now, size))
             for phase, replicas in ((False, then), (True, now)):

@@ -98,9 +98,9 @@ async def proxy_cut_caps(env: Env, seed: int) -> Outcome:
         if batch.state is not BatchState.COMPLETED:
             out.violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
         for tp, move in sorted(batch.moves.items()):
-            if move.state is not BatchMoveState.COMPLETED or move.original_replicas != before[tp]:
+            if move.state is not BatchMoveState.COMPLETED or move.origins != before[tp]:
                 out.violations.append(
-                    Violation("assignment", f"journal: {tp} {move.state} from {move.original_replicas}", [tp])
+                    Violation("assignment", f"journal: {tp} {move.state} from {move.origins}", [tp])
                 )
         outside = [caps for caps in seen if any(not LOW <= c <= HIGH for c in caps.values())]
         if outside:

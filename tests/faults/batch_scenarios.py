@@ -175,11 +175,9 @@ async def _batch_violations(
     for tp, move in sorted(batch.moves.items()):
         if move.state is not BatchMoveState.COMPLETED:
             violations.append(Violation("assignment", f"journal: {tp} is {move.state}", [tp]))
-        elif move.original_replicas != before[tp]:
+        elif move.origins != before[tp]:
             violations.append(
-                Violation(
-                    "assignment", f"journal: {tp} moved from {move.original_replicas}, not {before[tp]}", [tp]
-                )
+                Violation("assignment", f"journal: {tp} moved from {move.origins}, not {before[tp]}", [tp])
             )
     if batch.broker_throttles or batch.topic_throttles:
         violations.append(Violation("scenario", "the journal still records throttles it owns"))
@@ -350,9 +348,7 @@ async def _split_ended(
     )
     if batch.state is not want_batch:
         violations.append(Violation("scenario", f"the journal says the batch is {batch.state}"))
-    wrong = sorted(
-        tp for tp, m in batch.moves.items() if m.state is not want_move or m.original_replicas != before[tp]
-    )
+    wrong = sorted(tp for tp, m in batch.moves.items() if m.state is not want_move or m.origins != before[tp])
     if wrong:
         violations.append(
             Violation(

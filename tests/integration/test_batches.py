@@ -156,9 +156,7 @@ async def test_a_standby_resumes_a_batch_after_the_active_controller_is_killed(
     for p in range(8):
         assert await completed(zk, "t", p, (3, 4))
     written = await journaled(zk, "k")
-    assert all(
-        m.state is BatchMoveState.COMPLETED and m.original_replicas == (1, 2) for m in written.moves.values()
-    )
+    assert all(m.state is BatchMoveState.COMPLETED and m.origins == (1, 2) for m in written.moves.values())
 
 
 async def test_stop_half_way_then_rollback(procs: Procs, zk: ZkClient) -> None:

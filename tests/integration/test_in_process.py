@@ -232,7 +232,7 @@ async def test_each_moving_partition_has_one_move_record_naming_its_source_and_b
                 assert m is not None
                 assert (m.source, m.batch) == (Source.BATCH, "owner-1")
                 # phase A sent: the adding replica catches up (slowly)
-                assert (m.target, m.original_replicas, m.state) == ((3, 2), (1, 2), MoveState.CATCHING_UP)
+                assert (m.target, m.origins, m.state) == ((3, 2), (1, 2), MoveState.CATCHING_UP)
             # the API re-targets one of the batch's moves: the move is the API's now
             results = await api.alter(
                 {"topics": [{"name": "m", "partitions": [{"partition": 1, "replicas": [4, 2]}]}]}

@@ -105,7 +105,7 @@ class BatchRunner:
         retention is over are deleted."""
         now = self._now_ms()
         for loaded in await self.journals.load(out):
-            # failover: a started move back at its previous replicas may never have started (the
+            # failover: a started move back at its origins may never have started (the
             # journal is written first), so it goes back to pending
             reconciled, reverts = reconcile(loaded, self._observe, now)
             self.batches[loaded.batch_id] = loaded
@@ -293,7 +293,7 @@ class BatchRunner:
                 for tp, m in b.in_state(BatchMoveState.RUNNING)
                 if tp not in moves
                 and (seen := self._observe(tp)) is not None
-                and seen.replicas == m.original_replicas
+                and seen.replicas == m.origins
                 and not (m.pinned and seen.replicas == m.target)  # a move between dirs only
             }
             if back:
@@ -344,8 +344,7 @@ class BatchRunner:
     def _running(self) -> list[MoveShape]:
         live = self.ctx.live_broker_ids
         shapes = [
-            move_shape(tp, m.original_replicas, m.target, self._leader(tp), live)
-            for tp, m in self.ctx.moves.items()
+            move_shape(tp, m.origins, m.target, self._leader(tp), live) for tp, m in self.ctx.moves.items()
         ]
         # moves between log dirs in flight: their brokers' disks copy (in and out, as a move)
         for b in self.batches.values():
@@ -505,7 +504,7 @@ class BatchRunner:
             # the batch's moves in flight, as _running counts them: its partitions' moves (their
             # Move records name the batch) and its moves between log dirs
             mine_running = [
-                move_shape(tp, m.original_replicas, m.target, self._leader(tp), live)
+                move_shape(tp, m.origins, m.target, self._leader(tp), live)
                 for tp, m in running.get(batch.batch_id, {}).items()
             ]
             mine_running.extend(

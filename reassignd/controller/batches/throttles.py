@@ -99,7 +99,7 @@ class BatchThrottles:
             for tp in moves:
                 a = self.ctx.assignment(tp)
                 if a is not None:
-                    running.append(RunningCopy(tp, a.original_replicas, a.adding))
+                    running.append(RunningCopy(tp, a.origins, a.adding))
         w = wanted(running)
         other_brokers, other_topics = owned_elsewhere(
             (o.broker_throttles, o.topic_throttles)

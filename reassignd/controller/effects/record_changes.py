@@ -27,18 +27,18 @@ def assignment_changes(
     tp: TopicPartition,
     before: ReplicaAssignment | None,
     after: ReplicaAssignment,
-    original_replicas: tuple[int, ...] | None = None,
+    origins: tuple[int, ...] | None = None,
 ) -> Iterator[Record]:
     """A reassignment started, re-targeted, completed or cancelled (with ORS and TRS).
-    ``original_replicas`` are the move's, in their order, when known (Kafka's RS − AR may
+    ``origins`` are the move's, in their order, when known (Kafka's RS − AR may
     reorder them)."""
     topic, partition = tp
     if before is None:
         return
-    if original_replicas is not None:
-        ors = tuple(original_replicas)
+    if origins is not None:
+        ors = tuple(origins)
     else:
-        ors = tuple(after.original_replicas if after.is_being_reassigned else before.original_replicas)
+        ors = tuple(after.origins if after.is_being_reassigned else before.origins)
     was, now = before.is_being_reassigned, after.is_being_reassigned
     if now and not was:
         yield ReassignmentStarted(topic, partition, ors, tuple(after.target_replicas))
@@ -51,7 +51,7 @@ def assignment_changes(
             ended: type[ReassignmentCompleted | ReassignmentCancelled | ReassignmentStopped] = (
                 ReassignmentCompleted
             )
-        elif set(after.replicas) == set(before.original_replicas):
+        elif set(after.replicas) == set(before.origins):
             ended = ReassignmentCancelled
         else:  # stopped: the adding replicas already in sync were kept
             ended = ReassignmentStopped

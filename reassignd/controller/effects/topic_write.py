@@ -47,7 +47,7 @@ def origins_after(
             continue
         if p not in out:
             old = before.get(p)
-            out[p] = old.replicas if old is not None and not old.is_being_reassigned else a.original_replicas
+            out[p] = old.replicas if old is not None and not old.is_being_reassigned else a.origins
     return out
 
 

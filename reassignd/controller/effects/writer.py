@@ -263,7 +263,7 @@ class ZkWriter:
                         raise
 
     async def _write_with_origins(
-        self, topic: str, write: Op, original_replicas: dict[int, tuple[int, ...]]
+        self, topic: str, write: Op, origins: dict[int, tuple[int, ...]]
     ) -> Stat | str | None:
         """The topic znode and its origins znode (the moves' original replicas) in one multi: the
         exact replica order a cancel restores is durable exactly when the move is. An origins
@@ -272,8 +272,8 @@ class ZkWriter:
         ctx, path = self.ctx, paths.topic_origins(topic)
         exists = topic in ctx.origin_znodes
         for _ in range(2):
-            if original_replicas:
-                data = admin_codec.encode_origins(original_replicas)
+            if origins:
+                data = admin_codec.encode_origins(origins)
                 op: Op = SetData(path, data, -1) if exists else Create(path, data)
             else:
                 op = Delete(path)
@@ -283,7 +283,7 @@ class ZkWriter:
             except MultiFailedError as e:
                 if e.index != 1 or not isinstance(e.cause, NodeExistsError | NoNodeError):
                     raise
-                if not original_replicas:  # nothing to delete: write the topic alone
+                if not origins:  # nothing to delete: write the topic alone
                     written = (await self.fenced([write]))[0]
                     break
                 if isinstance(e.cause, NoNodeError) and not exists:  # no parent (someone deleted it)
@@ -291,7 +291,7 @@ class ZkWriter:
                 exists = isinstance(e.cause, NodeExistsError)
         else:
             raise MultiFailedError(1, NodeExistsError("origins znode kept changing", path))
-        if original_replicas:
+        if origins:
             ctx.origin_znodes.add(topic)
         else:
             ctx.origin_znodes.discard(topic)
@@ -313,21 +313,21 @@ class ZkWriter:
             await pace()  # hundreds of topics in flight: their encodings and commits take turns
             before = ctx.assignments.get(topic, {})
             previous = {p: before.get(p) for p in parts}  # ``before`` is memory itself: it changes below
-            recorded = ctx.original_replicas(topic)  # the moves' before this write
+            recorded = ctx.topic_origins(topic)  # the moves' before this write
             merged = {**before, **parts}
             topic_id = ctx.topic_ids.get(topic) or codec.new_uuid_base64()
             write = SetData(paths.topic(topic), codec.encode_topic(topic_znode(merged, topic_id)), -1)
-            original_replicas = origins_after(recorded, before, parts)
-            if original_replicas == recorded:
+            origins = origins_after(recorded, before, parts)
+            if origins == recorded:
                 stat = (await self.fenced([write]))[0]
             else:
-                stat = await self._write_with_origins(topic, write, original_replicas)
+                stat = await self._write_with_origins(topic, write, origins)
             await pace()
             ctx.topic_ids[topic] = topic_id
             assert isinstance(stat, Stat)
             ctx.topic_mzxids[topic] = stat.mzxid
             for p, a in parts.items():
-                ors = original_replicas.get(p) or recorded.get(p)
+                ors = origins.get(p) or recorded.get(p)
                 ctx.set_assignment((topic, p), a, ors)
                 for change in assignment_changes((topic, p), previous[p], a, ors):
                     self.records.emit(change)

@@ -73,7 +73,7 @@ class Move(msgspec.Struct, frozen=True, gc=False):
 
     tp: TopicPartition
     target: tuple[int, ...]  # TRS
-    original_replicas: tuple[int, ...]  # ORS: the replicas before the move, in their order
+    origins: tuple[int, ...]  # ORS: the replicas before the move, in their order
     state: MoveState = MoveState.ADDING
     source: Source | None = None
     started_at_ms: int | None = None

@@ -124,7 +124,7 @@ class Reassigner:
         for topic, parts in by_topic.items():
             before = ctx.assignments.get(topic, {})
             topic_id = ctx.topic_ids.get(topic) or _PLACEHOLDER_TOPIC_ID
-            fitted = topic_write.fit(before, ctx.original_replicas(topic), parts, topic_id)
+            fitted = topic_write.fit(before, ctx.topic_origins(topic), parts, topic_id)
             if not fitted.refused:
                 continue
             reason = (
@@ -257,7 +257,7 @@ class Reassigner:
         for tp in tps:
             a = self.ctx.assignment(tp)
             assert a is not None
-            broker_requests.add_leader_and_isr(a.original_replicas, tp)
+            broker_requests.add_leader_and_isr(a.origins, tp)
             broker_requests.add_leader_and_isr(a.adding, tp, is_new=True)
             self.ctx.move_catching_up(tp)
         broker_requests.add_update_metadata(tps)

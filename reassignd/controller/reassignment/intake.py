@@ -164,7 +164,7 @@ class Intake:
         if request.mode is CancelMode.CANCEL:
             refused = await self.refused_reverts(
                 {
-                    tp: m.original_replicas
+                    tp: m.origins
                     for tp, target in targets.items()
                     if target is None and (m := moves.get(tp)) is not None
                 },
@@ -207,7 +207,7 @@ class Intake:
                 if isinstance(outcome, ReplicaAssignment) and current is not None:
                     legacy = self.legacy.get(tp)
                     ors = (
-                        move.original_replicas
+                        move.origins
                         if move is not None
                         else (legacy.original_replicas if legacy is not None else None)
                     )
@@ -218,7 +218,7 @@ class Intake:
                         "not allow unclean leader election",
                         tp[0],
                         tp[1],
-                        list(move.original_replicas) if move else [],
+                        list(move.origins) if move else [],
                         list(li.state.isr) if li else [],
                     )
             elif self.cancel_in_place:
@@ -337,8 +337,7 @@ class Intake:
                 original = (
                     known.original_replicas
                     if merge and known is not None and known.original_replicas
-                    else e.original_replicas
-                    or (move.original_replicas if move is not None else current.replicas)
+                    else e.original_replicas or (move.origins if move is not None else current.replicas)
                 )
                 self.legacy[tp] = admin_codec.LegacyReassignmentEntry(tp[0], tp[1], e.replicas, original)
                 continue
@@ -369,7 +368,7 @@ class Intake:
             if current is None:
                 continue
             original = e.original_replicas or (
-                m.original_replicas if (m := moves.get(tp)) is not None else current.replicas
+                m.origins if (m := moves.get(tp)) is not None else current.replicas
             )
             self.legacy[(e.topic, e.partition)] = admin_codec.LegacyReassignmentEntry(
                 e.topic, e.partition, e.replicas, original
@@ -425,7 +424,7 @@ class Intake:
             move = ctx.moves.get(tp)
             if move is None:
                 continue  # no longer moving: nothing to roll back
-            originals[tp] = tuple(entry.original_replicas or move.original_replicas)
+            originals[tp] = tuple(entry.original_replicas or move.origins)
         refused = await self.refused_reverts(originals)
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         for tp, original in originals.items():

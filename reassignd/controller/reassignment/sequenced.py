@@ -45,7 +45,7 @@ def request_order(children: list[str]) -> list[str]:
 
 def is_cancel(current: ReplicaAssignment, target: tuple[int, ...]) -> bool:
     """A request naming a moving partition's original replicas (as a set) cancels its move."""
-    return current.is_being_reassigned and set(target) == set(current.original_replicas)
+    return current.is_being_reassigned and set(target) == set(current.origins)
 
 
 class SequencedRequests:
@@ -102,9 +102,7 @@ class SequencedRequests:
                         )
                         await self._delete(path, out)
                         continue
-                    status = admin_codec.ReassignmentStatus(
-                        a.target_replicas, a.original_replicas, len(a.original_replicas)
-                    )
+                    status = admin_codec.ReassignmentStatus(a.target_replicas, a.origins, len(a.origins))
                     self._report(
                         path, f"{e.reason}; rewritten from the partition's assignment", "reassignment_status"
                     )
@@ -153,7 +151,7 @@ class SequencedRequests:
             accepted[tp] = (current, tuple(target))
         cancels = {tp for tp, (current, target) in accepted.items() if is_cancel(current, target)}
         # naming the old replicas cancels, under the unclean-election safety rule
-        refused = await self.intake.refused_reverts({tp: accepted[tp][0].original_replicas for tp in cancels})
+        refused = await self.intake.refused_reverts({tp: accepted[tp][0].origins for tp in cancels})
         moving_to = {t for t, _ in set(accepted) - cancels}
         configs = (
             await read_topic_configs(self.reads, moving_to, self._report) if moving_to else TopicConfigs()
@@ -161,7 +159,7 @@ class SequencedRequests:
         updates: dict[TopicPartition, ReplicaAssignment] = {}
         statuses: dict[TopicPartition, admin_codec.ReassignmentStatus | None] = {}
         for tp, (current, target) in accepted.items():
-            original = current.original_replicas
+            original = current.origins
             if tp in refused:
                 reason = unclean_revert_error(*tp).message or "refused"
                 log.warning("%s: cancel of %s-%d refused: %s", name, tp[0], tp[1], reason)

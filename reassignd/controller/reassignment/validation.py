@@ -94,18 +94,18 @@ def cancelled_assignment(
         return NoReassignmentInProgress()
     if mode is CancelMode.STOP:
         return current.stop(isr)
-    if not unclean_allowed and revert_needs_unclean_election(current.original_replicas, isr):
+    if not unclean_allowed and revert_needs_unclean_election(current.origins, isr):
         return unclean_revert_error(topic, partition)
     return current.revert()
 
 
 def in_original_order(
-    outcome: ReplicaAssignment, current: ReplicaAssignment, original_replicas: Sequence[int] | None
+    outcome: ReplicaAssignment, current: ReplicaAssignment, origins: Sequence[int] | None
 ) -> ReplicaAssignment:
     """A cancel or stop with the original replicas in the order they had before the move (so the
     preferred leader does not change), when that order is known and matches ORS as a set;
     Kafka's RS − AR order otherwise."""
-    ors = original_replicas
-    if ors is None or set(ors) != set(current.original_replicas):
+    ors = origins
+    if ors is None or set(ors) != set(current.origins):
         return outcome
     return ReplicaAssignment(tuple(ors) + tuple(r for r in outcome.replicas if r not in ors))

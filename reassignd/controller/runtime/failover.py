@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 _STATES_PER_SLICE = 5_000  # states indexed between two looks at the loop's pace
 
 
-async def load_original_replicas(shared: Shared, ctx: ControllerContext) -> None:
+async def load_origins(shared: Shared, ctx: ControllerContext) -> None:
     """The moves' original replicas in their order, as the origins znodes record them (for the
     topics with moves in flight); a record that does not match a partition's ORS as a set is
     ignored."""
@@ -53,7 +53,7 @@ async def load_original_replicas(shared: Shared, ctx: ControllerContext) -> None
         except codec.CodecError as e:
             shared.report(paths.topic_origins(topic), e.reason, "origins")
             continue
-        ctx.load_original_replicas(topic, recorded)
+        ctx.load_origins(topic, recorded)
 
 
 async def ensure_cluster_id(shared: Shared, out: EventOutputs) -> None:
@@ -129,7 +129,7 @@ async def load(shared: Shared, parts: ActiveParts) -> None:
     ctx.malformed_states.update(malformed)
     ctx.dirty_topics.update(znodes)
     await skippable(
-        shared, "the moves' original replicas (origins znodes)", lambda: load_original_replicas(shared, ctx)
+        shared, "the moves' original replicas (origins znodes)", lambda: load_origins(shared, ctx)
     )
     phase("states")
     broker_requests = out.requests

@@ -159,7 +159,7 @@ class Publisher:
                 removing_replicas=a.removing,
                 target_replicas=a.target_replicas,
                 # the exact order recorded before the move (Kafka's RS − AR may reorder it)
-                original_replicas=m.original_replicas,
+                original_replicas=m.origins,
                 source=m.source.value if m.source is not None else "api",
                 started_at_ms=m.started_at_ms,
                 leader=li.state.leader if li else -1,

@@ -29,8 +29,8 @@ class ReplicaAssignment(msgspec.Struct, frozen=True, gc=False):
         return ReplicaAssignment(tuple(replicas), tuple(adding), tuple(removing))
 
     @property
-    def original_replicas(self) -> tuple[int, ...]:
-        """ORS = RS − AR."""
+    def origins(self) -> tuple[int, ...]:
+        """ORS = RS − AR (Kafka's ``originReplicas``; a Move's ``origins`` keep their order)."""
         if not self.adding:
             return self.replicas
         adding = set(self.adding)
@@ -51,7 +51,7 @@ class ReplicaAssignment(msgspec.Struct, frozen=True, gc=False):
     def reassign_to(self, target: Sequence[int]) -> ReplicaAssignment:
         """The assignment that moves to ``target``, always relative to ORS (Kafka's rule):
         RS = distinct(TRS ++ ORS), AR = RS − ORS, RR = RS − TRS."""
-        ors = self.original_replicas
+        ors = self.origins
         trs = _distinct(target)
         rs = _distinct((*trs, *ors))
         in_ors, in_trs = set(ors), set(trs)  # linear in the list lengths, whatever a client sends
@@ -64,12 +64,12 @@ class ReplicaAssignment(msgspec.Struct, frozen=True, gc=False):
     def revert(self) -> ReplicaAssignment:
         """Cancel: back to the original replicas, in RS − AR order (Kafka's limit: the order may
         differ from the one before the move)."""
-        return ReplicaAssignment(self.original_replicas)
+        return ReplicaAssignment(self.origins)
 
     def stop(self, isr: Iterable[int]) -> ReplicaAssignment:
         """Stop mode: keep the adding replicas already in the ISR: ORS + (AR ∩ ISR)."""
         in_sync = set(isr)
-        return ReplicaAssignment(self.original_replicas + tuple(r for r in self.adding if r in in_sync))
+        return ReplicaAssignment(self.origins + tuple(r for r in self.adding if r in in_sync))
 
     def completed(self) -> ReplicaAssignment:
         """The assignment once the move is done: RS = TRS, no AR/RR."""

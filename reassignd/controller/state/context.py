@@ -70,19 +70,19 @@ class ControllerContext:
         """The moving partitions (a read-only view of ``moves``)."""
         return self.moves.keys()
 
-    def original_replicas(self, topic: str) -> dict[int, tuple[int, ...]]:
+    def topic_origins(self, topic: str) -> dict[int, tuple[int, ...]]:
         """The original replicas of ``topic``'s moves, by partition: what its origins znode
         records once the topic is written (the topic write sizes and writes this map)."""
         if topic not in self.reassigning_topics:
             return {}
         moves = self.moves
         return {
-            p: m.original_replicas
+            p: m.origins
             for p in self.assignments.get(topic, _NO_PARTITIONS)
             if (m := moves.get((topic, p))) is not None
         }
 
-    def load_original_replicas(self, topic: str, recorded: Mapping[int, tuple[int, ...]]) -> None:
+    def load_origins(self, topic: str, recorded: Mapping[int, tuple[int, ...]]) -> None:
         """The original replicas ``topic``'s origins znode records (the failover load): each
         moving partition takes its own, in their order; a record that does not match the
         partition's ORS as a set is ignored (the move keeps RS − AR)."""
@@ -92,10 +92,10 @@ class ControllerContext:
         for p, replicas in recorded.items():
             m = moves.get((topic, p))
             a = parts.get(p)
-            if m is None or a is None or m.original_replicas == replicas:
+            if m is None or a is None or m.origins == replicas:
                 continue
-            if set(replicas) == set(a.original_replicas):
-                moves[(topic, p)] = msgspec.structs.replace(m, original_replicas=replicas)
+            if set(replicas) == set(a.origins):
+                moves[(topic, p)] = msgspec.structs.replace(m, origins=replicas)
                 self.dirty_topics.add(topic)  # its reassignment views show them
 
     # --- moves ---
@@ -217,9 +217,9 @@ class ControllerContext:
         self,
         tp: TopicPartition,
         assignment: ReplicaAssignment,
-        original_replicas: tuple[int, ...] | None = None,
+        origins: tuple[int, ...] | None = None,
     ) -> None:
-        """``tp``'s assignment as written; a move it starts takes ``original_replicas`` (the
+        """``tp``'s assignment as written; a move it starts takes ``origins`` (the
         replicas before it, in their order) when given, else RS − AR."""
         parts = self.assignments.setdefault(tp[0], {})
         before = parts.get(tp[1])
@@ -232,7 +232,7 @@ class ControllerContext:
                 assignment.replicas,
                 None if li is None else li.state,
             )
-        self._track_reassigning(tp, assignment, original_replicas)
+        self._track_reassigning(tp, assignment, origins)
         self.wire_changed.add(tp)
         self.dirty_topics.add(tp[0])
 
@@ -279,29 +279,29 @@ class ControllerContext:
         self,
         tp: TopicPartition,
         a: ReplicaAssignment | None,
-        original_replicas: tuple[int, ...] | None = None,
+        origins: tuple[int, ...] | None = None,
     ) -> None:
         """``tp``'s move, in step with its assignment ``a``: created when it starts moving (with
-        ``original_replicas``, else RS − AR), re-targeted, dropped (completed or cancelled) when it
+        ``origins``, else RS − AR), re-targeted, dropped (completed or cancelled) when it
         stops. A move keeps its original replicas while they match its ORS as a set (a re-target
         is relative to the same original replicas)."""
         moves = self.moves
         m = moves.get(tp)
         if a is not None and (a.adding or a.removing):  # is_being_reassigned, inlined
             if m is None:
-                moves[tp] = Move(tp, a.target_replicas, original_replicas or a.original_replicas)
+                moves[tp] = Move(tp, a.target_replicas, origins or a.origins)
                 self.reassigning_topics[tp[0]] = self.reassigning_topics.get(tp[0], 0) + 1
             else:  # the assignment changed while moving: a re-target, or RS reordered
                 target = a.target_replicas
-                ors = original_replicas or m.original_replicas
-                if set(ors) != set(a.original_replicas):
-                    ors = a.original_replicas
+                ors = origins or m.origins
+                if set(ors) != set(a.origins):
+                    ors = a.origins
                 if target != m.target:
                     moves[tp] = msgspec.structs.replace(
-                        advance(m, MoveState.ADDING), target=target, original_replicas=ors
+                        advance(m, MoveState.ADDING), target=target, origins=ors
                     )
-                elif ors != m.original_replicas:
-                    moves[tp] = msgspec.structs.replace(m, original_replicas=ors)
+                elif ors != m.origins:
+                    moves[tp] = msgspec.structs.replace(m, origins=ors)
         elif m is not None:
             check_transition(tp, m.state, ended_state(m, None if a is None else a.replicas))
             del moves[tp]

@@ -242,7 +242,7 @@ class CoreMachine(RuleBasedStateMachine):
             assert current is not None
             deleting = tp[0] in ctx.topics_to_delete
             error = validate_target(target, current, live, topic_deleting=deleting)
-            ors = current.original_replicas
+            ors = current.origins
             if set(target) - set(ors) - live:
                 assert isinstance(error, InvalidReplicaAssignment), error
             elif deleting:
@@ -260,7 +260,7 @@ class CoreMachine(RuleBasedStateMachine):
             # always relative to ORS: the same as a move of a partition sitting at ORS
             assert new == ReplicaAssignment(ors).reassign_to(target)
             assert new.target_replicas == target
-            assert new.original_replicas == tuple(r for r in new.replicas if r in ors)
+            assert new.origins == tuple(r for r in new.replicas if r in ors)
             assert set(new.replicas) == set(target) | set(ors)
             assert set(new.adding) == set(target) - set(ors)
             assert set(new.removing) == set(ors) - set(target)
@@ -293,7 +293,7 @@ class CoreMachine(RuleBasedStateMachine):
             if tp[0] in ctx.topics_to_delete:
                 expected[tp] = None  # a topic queued for deletion takes no cancel either (3)
                 continue
-            ors = current.original_replicas
+            ors = current.origins
             assert set(ors) == set(self.ghost_ors[tp])
             # the unclean-election safety rule, and only it, refuses
             refused = mode is CancelMode.CANCEL and not unclean and not set(ors) & set(isr)
@@ -386,7 +386,7 @@ class CoreMachine(RuleBasedStateMachine):
             tp = tps[pick % len(tps)]
             a = self.ctx.assignment(tp)
             assert a is not None
-            usable = [b for b in perm if not only_live or b in live or b in a.original_replicas]
+            usable = [b for b in perm if not only_live or b in live or b in a.origins]
             if usable[:size]:
                 wanted.pop(tp, None)  # the last one wins
                 wanted[tp] = tuple(usable[:size])
@@ -402,7 +402,7 @@ class CoreMachine(RuleBasedStateMachine):
         assert a is not None
         perm, size = move
         live = self.ctx.live_broker_ids
-        usable = [b for b in perm if b in live or b in a.original_replicas]
+        usable = [b for b in perm if b in live or b in a.origins]
         if usable[:size]:
             self.run(self._alter({tp: tuple(usable[:size])}))
 
@@ -602,8 +602,8 @@ class CoreMachine(RuleBasedStateMachine):
             a = now[tp].assignment
             assert move.tp == tp
             assert move.target == a.target_replicas, (move, a)
-            assert set(move.original_replicas) == set(a.original_replicas), (move, a)
-            assert move.original_replicas == self.ghost_ors[tp], (move, self.ghost_ors[tp])
+            assert set(move.origins) == set(a.origins), (move, a)
+            assert move.origins == self.ghost_ors[tp], (move, self.ghost_ors[tp])
             assert move.source in (Source.API, None), move
             # between events a move is live: FINISHING and REVERTING last within the event that
             # ends the move
@@ -637,7 +637,7 @@ class CoreMachine(RuleBasedStateMachine):
             assert not set(a.adding) & set(a.removing), a
             assert a.target_replicas, a
             if a.is_being_reassigned:
-                assert set(a.original_replicas) == set(self.ghost_ors[tp]), (tp, a, self.ghost_ors[tp])
+                assert set(a.origins) == set(self.ghost_ors[tp]), (tp, a, self.ghost_ors[tp])
                 assert a.target_replicas == self.ghost_trs[tp], (tp, a, self.ghost_trs[tp])
             if s is None:
                 continue

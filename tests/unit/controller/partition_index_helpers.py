@@ -63,21 +63,12 @@ class BrokerDown:
 
 
 @dataclass(frozen=True)
-class LoadOriginalReplicas:  # a topic's origins znode read (the failover load)
+class LoadOrigins:  # a topic's origins znode read (the failover load)
     topic: str
-    original_replicas: dict[int, tuple[int, ...]]
+    origins: dict[int, tuple[int, ...]]
 
 
-Event = (
-    PutTopic
-    | SetAssignment
-    | SetState
-    | LoadStates
-    | RemoveTopic
-    | BrokerUp
-    | BrokerDown
-    | LoadOriginalReplicas
-)
+Event = PutTopic | SetAssignment | SetState | LoadStates | RemoveTopic | BrokerUp | BrokerDown | LoadOrigins
 
 
 brokers = st.sampled_from(BROKERS)
@@ -123,7 +114,7 @@ events: st.SearchStrategy[Event] = st.one_of(
     st.builds(BrokerUp, brokers),
     st.builds(BrokerDown, brokers),
     st.builds(
-        LoadOriginalReplicas,
+        LoadOrigins,
         st.sampled_from(TOPICS),
         st.dictionaries(st.sampled_from(PARTITIONS), replica_sets.map(tuple), max_size=3),
     ),
@@ -166,8 +157,8 @@ def apply(ctx: ControllerContext, event: Event) -> None:
             )
         case RemoveTopic(topic):
             ctx.remove_topic(topic)
-        case LoadOriginalReplicas(topic, recorded):
-            ctx.load_original_replicas(topic, recorded)
+        case LoadOrigins(topic, recorded):
+            ctx.load_origins(topic, recorded)
         case BrokerUp(b):
             ctx.add_broker(registration(b), 100 + b)
         case BrokerDown(b):

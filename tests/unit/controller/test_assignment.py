@@ -13,7 +13,7 @@ def test_move_to_disjoint_target_puts_target_first() -> None:
     assert a.replicas == (4, 5, 6, 1, 2, 3)
     assert a.adding == (4, 5, 6)
     assert a.removing == (1, 2, 3)
-    assert a.original_replicas == (1, 2, 3)
+    assert a.origins == (1, 2, 3)
     assert a.target_replicas == (4, 5, 6)
     assert a.is_being_reassigned
 
@@ -64,7 +64,7 @@ def test_invariants(original: list[int], first: list[int], second: list[int]) ->
         assert set(a.target_replicas) <= rs
         assert not ar & rr
         assert len(a.replicas) == len(rs)
-        assert set(a.original_replicas) == set(original)
+        assert set(a.origins) == set(original)
     retargeted = start.reassign_to(first).reassign_to(second)
     direct = start.reassign_to(second)
     assert set(retargeted.replicas) == set(direct.replicas)

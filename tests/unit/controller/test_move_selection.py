@@ -17,7 +17,7 @@ from reassignd.controller.model.moves import (
 
 
 def move(p: int, state: MoveState, target: tuple[int, ...] = (2, 3), batch: str | None = None) -> Move:
-    return Move(("t", p), target=target, original_replicas=(1, 2), state=state, batch=batch)
+    return Move(("t", p), target=target, origins=(1, 2), state=state, batch=batch)
 
 
 @pytest.mark.parametrize("state", list(MoveState))

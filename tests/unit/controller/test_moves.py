@@ -41,14 +41,14 @@ def test_the_table_names_every_state() -> None:
 
 @pytest.mark.parametrize(("before", "after"), list(itertools.product(MoveState, MoveState)))
 def test_every_pair(before: MoveState, after: MoveState) -> None:
-    move = Move(("t", 0), target=(2, 3), original_replicas=(1, 2), state=before)
+    move = Move(("t", 0), target=(2, 3), origins=(1, 2), state=before)
     if (before, after) in LEGAL:
         moved = advance(move, after)
         assert moved.state is after
-        assert (moved.tp, moved.target, moved.original_replicas) == (
+        assert (moved.tp, moved.target, moved.origins) == (
             move.tp,
             move.target,
-            move.original_replicas,
+            move.origins,
         )
     else:
         with pytest.raises(IllegalMoveTransition) as raised:
@@ -63,14 +63,14 @@ def test_terminal_states() -> None:
 
 
 def test_how_a_move_ended() -> None:
-    move = Move(("t", 0), target=(2, 3), original_replicas=(1, 2))
+    move = Move(("t", 0), target=(2, 3), origins=(1, 2))
     assert ended_state(move, (3, 2)) is MoveState.COMPLETED
     assert ended_state(move, (1, 2)) is MoveState.CANCELLED  # reverted
     assert ended_state(move, (1, 2, 3)) is MoveState.CANCELLED  # stopped with the added replica
     assert ended_state(move, None) is MoveState.CANCELLED  # the partition was deleted
     # a stop keeping its adding replica, on a move that removes none: at the target's replicas,
     # but a stop, not a completion
-    stopping = Move(("t", 0), target=(1, 2, 3), original_replicas=(1, 2), state=MoveState.REVERTING)
+    stopping = Move(("t", 0), target=(1, 2, 3), origins=(1, 2), state=MoveState.REVERTING)
     assert ended_state(stopping, (1, 2, 3)) is MoveState.CANCELLED
 
 

@@ -77,7 +77,7 @@ def check(ctx: ControllerContext) -> None:
     for tp, m in ctx.moves.items():
         a = assigned(ctx, tp)
         assert (m.tp, m.target, m.state) == (tp, a.target_replicas, MoveState.ADDING)
-        assert set(m.original_replicas) == set(a.original_replicas), (m, a)
+        assert set(m.origins) == set(a.origins), (m, a)
 
 
 @settings(max_examples=300, deadline=None)

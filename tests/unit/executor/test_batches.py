@@ -44,7 +44,7 @@ def test_a_batch_is_accepted_pending_with_its_previous_replicas() -> None:
     batch = submitted(spec(move(0), move(1, (2, 3, 4))))
     assert batch.state is BatchState.PENDING
     assert [m.state for m in batch.moves.values()] == [BatchMoveState.PENDING, BatchMoveState.PENDING]
-    assert batch.moves[("orders", 0)].original_replicas == (1, 2, 3)
+    assert batch.moves[("orders", 0)].origins == (1, 2, 3)
     assert [o.error_code for o in partition_outcomes(batch)] == [0, 0]
 
 

@@ -40,7 +40,7 @@ def at_target(tp: TopicPartition, move: BatchMove) -> bool:
 
 
 def running(batch: Batch, *tps: TopicPartition) -> Batch:
-    return moves_started(batch, {tp: batch.moves[tp].original_replicas for tp in tps}, 2000)
+    return moves_started(batch, {tp: batch.moves[tp].origins for tp in tps}, 2000)
 
 
 def test_a_dir_only_partition_is_a_pending_move_and_any_pins_nothing() -> None:

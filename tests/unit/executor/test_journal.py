@@ -129,9 +129,7 @@ def test_a_20000_partition_batch_is_chunked_under_900_kib_for_its_whole_life() -
     # every move failed with the longest message: the chunks grow, and stay under the budget
     worst = capped("x" * 10_000)
     assert worst is not None
-    batch = moves_started(
-        batch, {tp: m.original_replicas for tp, m in batch.moves.items()}, 1_700_000_000_000
-    )
+    batch = moves_started(batch, {tp: m.origins for tp, m in batch.moves.items()}, 1_700_000_000_000)
     batch = moves_failed(batch, dict.fromkeys(batch.moves, worst), 9_999_999_999_999)
     grown = encode_batch(batch)
     assert len(grown.chunks) == len(znodes.chunks)

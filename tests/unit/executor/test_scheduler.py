@@ -146,11 +146,11 @@ def test_spread_brokers_queues_follow_the_other_strategies() -> None:
 
 def test_queue_of_takes_only_pending_moves_of_runnable_batches() -> None:
     batch = submitted(spec(move(0), move(1)))
-    q = queue_of(batch, lambda tp, m: move_shape(tp, m.original_replicas, m.target, m.original_replicas[0]))
+    q = queue_of(batch, lambda tp, m: move_shape(tp, m.origins, m.target, m.origins[0]))
     assert q is not None and [s.tp for s in q.pending] == [("orders", 0), ("orders", 1)]
     assert q.pending[0].destinations == {4, 5, 6} and q.pending[0].sources == {1, 2, 3}
     started = moves_started(batch, {("orders", 0): (1, 2, 3)}, 2000)
-    q = queue_of(started, lambda tp, m: move_shape(tp, m.original_replicas, m.target, None))
+    q = queue_of(started, lambda tp, m: move_shape(tp, m.origins, m.target, None))
     assert q is not None and [s.tp for s in q.pending] == [("orders", 1)]
     assert queue_of(pause(batch, 2000), lambda tp, m: None) is None
 

@@ -186,12 +186,12 @@ def test_assignment_changes_name_what_happened() -> None:
     assert kinds(assignment_changes(tp, ra((1, 2, 3)), moving)) == ["reassignment_started"]
     [started] = assignment_changes(tp, ra((1, 2, 3)), moving)
     assert isinstance(started, ReassignmentStarted)
-    assert started.original_replicas == moving.original_replicas
+    assert started.original_replicas == moving.origins
     assert started.target_replicas == moving.target_replicas
     elsewhere = ra((5, 1, 2, 3), adding=(5,), removing=(3,))
     assert kinds(assignment_changes(tp, moving, elsewhere)) == ["reassignment_retargeted"]
     assert kinds(assignment_changes(tp, moving, moving.completed())) == ["reassignment_completed"]
-    assert kinds(assignment_changes(tp, moving, ra(moving.original_replicas))) == ["reassignment_cancelled"]
+    assert kinds(assignment_changes(tp, moving, ra(moving.origins))) == ["reassignment_cancelled"]
     kept = ra((1, 2, 3, 4))  # stopped: the in-sync adding replica 4 stays
     assert kinds(assignment_changes(tp, moving, kept)) == ["reassignment_stopped"]
     assert kinds(assignment_changes(tp, ra((1, 2)), ra((2, 1)))) == []  # a reorder is no reassignment
