@@ -557,7 +557,7 @@ def _entry_fast(item: object) -> JournalEntry | None:
         return None
     if _started_error(state, started) is not None:
         return None
-    move = BatchMove(replicas, origins, _ENDS[state], started, finished, message, size)
+    move = BatchMove(spec, origins, _ENDS[state], started, finished, message, size)
     return JournalEntry(spec, move, None)
 
 
@@ -587,14 +587,13 @@ def _entry(item: object, where: str) -> JournalEntry:
     if (why := _started_error(state, started_ms)) is not None:
         raise CodecError(f"field '{where}': {why}")
     move = BatchMove(
-        target=spec.replicas,
+        spec=spec,
         origins=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
         ended=_ENDS[state],
         started_at_ms=started_ms,
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,
         size_bytes=read_optional(entry, "size_bytes", lambda v, _: _ms(v, at + "size_bytes")),
-        dirs=spec.log_dirs,
         original_log_dirs=read_optional(
             entry, "original_log_dirs", lambda v, _: _dirs(v, at + "original_log_dirs")
         ),

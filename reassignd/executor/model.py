@@ -235,23 +235,24 @@ def capped(message: str | None) -> str | None:
 @dataclass(frozen=True, slots=True)
 class BatchMove:
     """One accepted partition: what the batch needs of it, no lifecycle beside its partition's
-    ``Move``. ``origins`` are the replicas before the move, in their order (the
-    journal's ``previous``): recorded at submission, refreshed when the move starts; cancel, stop
-    and rollback restore them. ``started_at_ms`` (the journal's ``started_ms``) is set when the
-    batch starts the move — journaled before its topic znode is written — and ``ended`` says how
-    it ended; :attr:`state` is derived from the two."""
+    ``Move``. ``spec`` is its entry in the batch's spec (the same value): its target and the log
+    dirs it pins are read there, not copied (the journal writes them once, in that entry).
+    ``origins`` are the replicas before the move, in their order (the journal's ``previous``):
+    recorded at submission, refreshed when the move starts; cancel, stop and rollback restore
+    them. ``started_at_ms`` (the journal's ``started_ms``) is set when the batch starts the move
+    — journaled before its topic znode is written — and ``ended`` says how it ended;
+    :attr:`state` is derived from the two."""
 
-    target: Replicas
+    spec: PartitionSpec
     origins: Replicas
     ended: BatchMoveEnd | None = None  # None: pending (not started) or running (started)
     started_at_ms: int | None = None
     finished_ms: int | None = None
     error_message: str | None = None  # why it failed or was cancelled, when not by the batch
     size_bytes: int | None = None  # the partition's size when submitted (its leader's report), if known
-    # JBOD: the target replicas' log dirs (from the spec; None: none pinned), the dirs they were in
-    # when the batch asked their agents to move them (for a stop or rollback), and when it asked
-    # (journaled before the agents are asked: a new controller checks their reports, then asks)
-    dirs: LogDirs | None = None
+    # JBOD: the dirs the replicas were in when the batch asked their agents to move them to the
+    # spec's (for a stop or rollback), and when it asked (journaled before the agents are asked:
+    # a new controller checks their reports, then asks)
     original_log_dirs: LogDirs | None = None
     dirs_asked_ms: int | None = None
 
@@ -262,8 +263,14 @@ class BatchMove:
         return BatchMoveState.PENDING if self.started_at_ms is None else BatchMoveState.RUNNING
 
     @property
+    def target(self) -> Replicas:
+        """TRS: the spec's replicas."""
+        return self.spec.replicas
+
+    @property
     def pinned(self) -> dict[int, str]:
-        return pinned_dirs(self.target, self.dirs)
+        """The target replicas the spec pins to a log dir: broker -> dir."""
+        return pinned_dirs(self.spec.replicas, self.spec.log_dirs)
 
 
 @dataclass(frozen=True, slots=True)

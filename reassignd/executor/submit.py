@@ -135,11 +135,12 @@ def submit(
             refusals[p.tp] = Refusal(error.error_code, capped(error.message))
             continue
         assert replicas is not None
-        dirs = p.log_dirs if pinned_dirs(p.replicas, p.log_dirs) else None
-        if replicas == p.replicas and dirs is None:  # nothing to move: done at once
-            moves[p.tp] = BatchMove(p.replicas, replicas, BatchMoveEnd.COMPLETED, now_ms, now_ms)
+        if replicas == p.replicas and not pinned_dirs(
+            p.replicas, p.log_dirs
+        ):  # nothing to move: done at once
+            moves[p.tp] = BatchMove(p, replicas, BatchMoveEnd.COMPLETED, now_ms, now_ms)
         else:  # a move between brokers, then (if pinned) between the dirs of a broker
-            moves[p.tp] = BatchMove(p.replicas, replicas, size_bytes=(sizes or {}).get(p.tp), dirs=dirs)
+            moves[p.tp] = BatchMove(p, replicas, size_bytes=(sizes or {}).get(p.tp))
     pending = any(m.state is BatchMoveState.PENDING for m in moves.values())
     batch = Batch(
         spec=spec,

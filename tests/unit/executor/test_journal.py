@@ -460,7 +460,7 @@ def batches(draw: st.DrawFn) -> Batch:
     for p in partitions:
         if draw(st.booleans()):
             moves[p.tp] = BatchMove(
-                p.replicas,
+                p,
                 draw(recorded),
                 draw(st.none() | st.sampled_from(list(BatchMoveEnd))),
                 draw(st.none() | ms),

@@ -49,9 +49,10 @@ def fixed_clock() -> int:
 
 
 def running_batch(started_ms: int) -> Batch:
+    entries = tuple(PartitionSpec("orders", p, (4, 5, 6)) for p in range(4))
     spec = BatchSpec(
         "b1",
-        tuple(PartitionSpec("orders", p, (4, 5, 6)) for p in range(4)),
+        entries,
         Limits(5, 100, 100),
         plan_id="p",
         throttle_bytes_per_s=1000,
@@ -62,11 +63,11 @@ def running_batch(started_ms: int) -> Batch:
         NOV_23_10H_MS,
         NOV_23_10H_MS + 1500,
         {
-            ("orders", 0): BatchMove((4, 5, 6), (1, 2, 3), started_at_ms=started_ms),
-            ("orders", 1): BatchMove((4, 5, 6), (1, 2, 3), started_at_ms=started_ms),
-            ("orders", 2): BatchMove((4, 5, 6), (2, 3, 1)),
+            ("orders", 0): BatchMove(entries[0], (1, 2, 3), started_at_ms=started_ms),
+            ("orders", 1): BatchMove(entries[1], (1, 2, 3), started_at_ms=started_ms),
+            ("orders", 2): BatchMove(entries[2], (2, 3, 1)),
             ("orders", 3): BatchMove(
-                (4, 5, 6), (3, 1, 2), BatchMoveEnd.COMPLETED, started_ms, started_ms + 1
+                entries[3], (3, 1, 2), BatchMoveEnd.COMPLETED, started_ms, started_ms + 1
             ),
         },
         broker_throttles={5: {}, 4: {}},

@@ -10,7 +10,7 @@ from typing import Any
 
 from reassignd.controller.model.snapshot import BrokerView
 from reassignd.executor.dir_moves import Place
-from reassignd.executor.model import BatchMove, BatchMoveEnd
+from reassignd.executor.model import BatchMove, BatchMoveEnd, PartitionSpec
 from reassignd.http.auth import Principal, Role
 from reassignd.http.batch_picture import batch_loads, batch_svg
 from reassignd.plan_picture import SVG_NS, Holder, HolderLoad
@@ -52,10 +52,9 @@ def test_brokers_with_several_dirs_are_drawn_per_dir() -> None:
     moves = dict(batch.moves)
     # logs-0 on (1, 2): broker 1's replica pinned to /b, recorded in /a when asked, not there yet
     moves[("logs", 0)] = BatchMove(
-        (1, 2),
+        PartitionSpec("logs", 0, (1, 2), log_dirs=("/b", "any")),
         (1, 2),
         started_at_ms=1,
-        dirs=("/b", "any"),
         original_log_dirs=("/a", "any"),
         dirs_asked_ms=1,
     )
@@ -84,7 +83,7 @@ def test_brokers_with_several_dirs_are_drawn_per_dir() -> None:
 def test_a_cancelled_move_stays_and_a_known_submission_size_counts() -> None:
     batch = running_batch(NOV_23_10H_MS)
     moves = dict(batch.moves)
-    moves[("orders", 0)] = BatchMove((4, 5, 6), (1, 2, 3), BatchMoveEnd.CANCELLED)
+    moves[("orders", 0)] = BatchMove(batch.spec.partitions[0], (1, 2, 3), BatchMoveEnd.CANCELLED)
     moves[("orders", 3)] = replace(moves[("orders", 3)], size_bytes=50)
     loads = batch_loads(replace(batch, moves=moves), TOPICS, SIZES)
     assert loads.unsized == 0

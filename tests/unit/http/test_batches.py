@@ -500,7 +500,9 @@ async def test_rollback_names_the_reverse_batch(client: Client, view: FakeView) 
         "p",
         1,
     )
-    assert view.current.batches["b1.rollback"].moves[("orders", 0)] == BatchMove((1, 2, 3), (4, 5, 6))
+    assert view.current.batches["b1.rollback"].moves[("orders", 0)] == BatchMove(
+        PartitionSpec("orders", 0, (1, 2, 3), expected_replicas=(4, 5, 6)), (4, 5, 6)
+    )
     # again: the same reverse batch
     again = await call(client, "POST", "/v1/batches/b1/rollback", 200)
     assert again["rollback_batch_id"] == "b1.rollback"
