@@ -3,6 +3,10 @@ cancellations set off (elections, the executor's next moves, the KIP-236 bookkee
 waiting for a move); the requests collected so far are sealed for the applier
 (``runtime.apply``). The event's outputs come in as one object (:class:`EventOutputs`), created
 for the event, its completions taken here once; no part keeps them in a field between events.
+
+It selects nothing by a move's state: ``out.completed`` holds the partitions whose move *ended*
+in this event (completed or cancelled), which have no ``Move`` record left, so what it reads of
+them is their assignment and state.
 """
 
 from __future__ import annotations
