@@ -74,7 +74,7 @@ class ReassignmentView(msgspec.Struct, frozen=True, gc=False):
     adding_replicas: tuple[int, ...]
     removing_replicas: tuple[int, ...]
     target_replicas: tuple[int, ...]
-    original_replicas: tuple[int, ...]
+    original_replicas: tuple[int, ...]  # the contract's name (contracts/reassignments.py): a Move's origins
     source: str  # api | zk | request | batch
     started_at_ms: int | None  # None when unknown (e.g. found in ZooKeeper at failover)
     leader: int
