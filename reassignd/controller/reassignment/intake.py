@@ -225,12 +225,13 @@ class Intake:
                 outcome = ReassignmentCancelInPlace()
             else:
                 deleting = tp[0] in ctx.topics_to_delete
-                outcome = validate_target(target, current, live, topic_deleting=deleting)
+                moved = current.reassign_to(target) if current is not None else None
+                outcome = validate_target(target, current, live, topic_deleting=deleting, moved=moved)
                 if outcome is None and tp in refused_retargets:
                     outcome = unclean_retarget_error(tp[0], tp[1], target)
                 if outcome is None:
-                    assert current is not None
-                    outcome = current.reassign_to(target)
+                    assert moved is not None
+                    outcome = moved
             if isinstance(outcome, ReassigndError):
                 errors[tp] = outcome
             else:
@@ -249,7 +250,9 @@ class Intake:
         await self.remove_from_legacy(lambda tp, _replicas: tp in updates, out)
         for tp in decision.cancelled:  # a cancel or stop: its write ends the move
             ctx.move_reverting(tp)
-        for tp, reason in (await self.reassigner.reassign(updates, Source.API, self.now_ms(), out)).items():
+        # decide sized these updates against the same context (nothing between writes a topic)
+        refused = await self.reassigner.reassign(updates, Source.API, self.now_ms(), out, sized=True)
+        for tp, reason in refused.items():
             errors[tp] = InvalidReplicaAssignment(reason)
         results = {
             tp: AlterPartitionResult(tp[0], tp[1], e.error_code, e.message)

@@ -41,11 +41,16 @@ def validate_target(
     live: Collection[int],
     *,
     topic_deleting: bool,
+    moved: ReplicaAssignment | None = None,
 ) -> ReassigndError | None:
-    """A new target for one partition; None when it may start."""
+    """A new target for one partition; None when it may start. ``moved`` is
+    ``current.reassign_to(target)`` when the caller has it already (it starts the move with it:
+    built once, not twice per partition)."""
     if (error := replica_list_error(target)) is not None:
         return error
-    adding = (current or ReplicaAssignment(())).reassign_to(target).adding
+    if moved is None:
+        moved = (current or ReplicaAssignment(())).reassign_to(target)
+    adding = moved.adding
     if not set(adding) <= set(live):
         return InvalidReplicaAssignment(
             f"Replica assignment has brokers that are not alive. Replica list: {_fmt(adding)}, "

@@ -40,10 +40,17 @@ def test_rows(
     error = validate_target(target, current, {1, 2, 3, 4}, topic_deleting=deleting)
     assert error is not None
     assert (error.error_code, error.message) == (code, message)
+    # the same answer when the caller hands over the move it built (the intake does)
+    moved = (current or ReplicaAssignment(())).reassign_to(target)
+    again = validate_target(target, current, {1, 2, 3, 4}, topic_deleting=deleting, moved=moved)
+    assert again is not None
+    assert (again.error_code, again.message) == (code, message)
 
 
 def test_existing_replicas_may_be_dead() -> None:
     assert validate_target([3, 4], CURRENT, {4}, topic_deleting=False) is None
+    moved = CURRENT.reassign_to([3, 4])
+    assert validate_target([3, 4], CURRENT, {4}, topic_deleting=False, moved=moved) is None
 
 
 def test_cancel_and_stop() -> None:
