@@ -7,7 +7,9 @@ this reads every ``tests/**/*.py`` with ``ast``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -21,10 +23,21 @@ def _package_of(path: Path) -> str:
     return ".".join(path.relative_to(TESTS.parent).with_suffix("").parts[:-1])
 
 
+def _statements(nodes: list[Any]) -> Iterator[ast.AST]:
+    """Every statement in ``nodes``, nested ones included: an import is a statement, so the walk
+    need not visit the expressions (most of a module's nodes)."""
+    for node in nodes:
+        yield node
+        for field in ("body", "handlers", "orelse", "finalbody", "cases"):
+            children = getattr(node, field, None)
+            if isinstance(children, list):  # not an expression's body (a lambda, an IfExp)
+                yield from _statements(children)
+
+
 def imports_of_test_modules(path: Path, source: str) -> list[str]:
     """Every import in ``source`` (the file at ``path``) of a ``test_*`` module, as ``line: module``."""
     found = []
-    for node in ast.walk(ast.parse(source, filename=str(path))):
+    for node in _statements(ast.parse(source, filename=str(path)).body):
         if isinstance(node, ast.Import):
             found += [f"{node.lineno}: {a.name}" for a in node.names if _is_test_module(a.name)]
         elif isinstance(node, ast.ImportFrom):
@@ -67,6 +80,26 @@ def test_the_check_sees_every_form_of_import() -> None:
             "from tests.integration.harness import Procs",
             "from tests.unit.controller.core_machine import CoreMachine",
             "from aiohttp.test_utils import TestClient",
+            "def f():",
+            "    try:",
+            "        import tests.unit.test_a",
+            "    except ImportError:",
+            "        import tests.unit.test_b",
+            "    else:",
+            "        import tests.unit.test_c",
+            "    finally:",
+            "        import tests.unit.test_d",
+            "class C:",
+            "    if True:",
+            "        import tests.unit.test_e",
+            "    else:",
+            "        import tests.unit.test_f",
+            "match 1:",
+            "    case 1:",
+            "        with open('x'):",
+            "            for _ in ():",
+            "                while 1:",
+            "                    from tests.unit.test_g import g",
         ]
     )
     assert imports_of_test_modules(here, source) == [
@@ -75,4 +108,9 @@ def test_the_check_sees_every_form_of_import() -> None:
         "3: tests.unit.test_http_app",
         "4: tests.unit.test_moves",
         "5: tests.unit.test_codec",
+        *(
+            f"{line}: tests.unit.test_{name}"
+            for line, name in zip((11, 13, 15, 17, 20, 22), "abcdef", strict=True)
+        ),
+        "28: tests.unit.test_g",
     ]

@@ -35,11 +35,18 @@ class _Node:
     version: int
     czxid: int
     mzxid: int
+    # the names of its children, kept by every create and delete (a listing needs no scan of
+    # every znode: the property test lists children thousands of times)
+    children: frozenset[str] = frozenset()
 
 
 def _parent(path: str) -> str:
     head = path.rsplit("/", 1)[0]
     return head or "/"
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[1]
 
 
 class SimZooKeeper:
@@ -87,7 +94,7 @@ class SimZooKeeper:
             version=node.version,
             cversion=0,
             ephemeral_owner=0,
-            num_children=len(self._children(self.nodes, path)),
+            num_children=len(node.children),
             data_length=len(node.data or b""),
         )
 
@@ -185,12 +192,8 @@ class SimZooKeeper:
 
     @staticmethod
     def _children(nodes: dict[str, _Node], path: str) -> list[str]:
-        prefix = "/" if path == "/" else path + "/"
-        return sorted(
-            p[len(prefix) :]
-            for p in nodes
-            if p != "/" and p.startswith(prefix) and "/" not in p[len(prefix) :]
-        )
+        node = nodes.get(path)
+        return [] if node is None else sorted(node.children)
 
     def _apply(
         self,
@@ -236,9 +239,11 @@ class SimZooKeeper:
             case Create(path=path, data=data):
                 if node is not None:
                     raise NodeExistsError(f"node {path} exists", path)
-                if _parent(path) not in out:
+                parent = out.get(_parent(path))
+                if parent is None:
                     raise NoNodeError(f"no parent of {path}", path)
                 out[path] = _Node(data, 0, zxid, zxid)
+                out[_parent(path)] = replace(parent, children=parent.children | {_name(path)})
             case SetData(path=path, data=data, version=version):
                 if node is None:
                     raise NoNodeError(f"no node {path}", path)
@@ -250,9 +255,11 @@ class SimZooKeeper:
                     raise NoNodeError(f"no node {path}", path)
                 if version not in (-1, node.version):
                     raise BadVersionError(f"{path} is at version {node.version}, not {version}", path)
-                if SimZooKeeper._children(out, path):
+                if node.children:
                     raise NotEmptyError(f"{path} has children", path)
                 del out[path]
+                parent = out[_parent(path)]
+                out[_parent(path)] = replace(parent, children=parent.children - {_name(path)})
             case Check(path=path, version=version):
                 if node is None:
                     raise NoNodeError(f"no node {path}", path)

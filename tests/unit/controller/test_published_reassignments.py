@@ -14,9 +14,13 @@ from reassignd.controller.runtime.publisher import Publisher
 from reassignd.controller.state.context import ControllerContext
 from tests.unit.controller.partition_index_helpers import Event, apply, events, registration
 
+# one registry for every publisher here: the views never touch the metrics, and a registry of the
+# controller's metrics costs more to build than most examples take
+METRICS = ControllerMetrics()
+
 
 def from_scratch(ctx: ControllerContext) -> Publisher:
-    publisher = Publisher(1, ControllerMetrics())
+    publisher = Publisher(1, METRICS)
     publisher._reassignment_views(ctx, list(ctx.assignments))
     return publisher
 
@@ -27,7 +31,7 @@ def test_kept_views_equal_views_built_from_scratch(sequence: list[Event], publis
     ctx = ControllerContext(epoch=7, epoch_zk_version=6)
     for b in (1, 2, 3):
         ctx.add_broker(registration(b), 100 + b)
-    publisher = Publisher(1, ControllerMetrics())
+    publisher = Publisher(1, METRICS)
     for i, event in enumerate([*sequence, None]):
         if i in publishes or event is None:  # a publish covers every event since the last one
             before = dict(publisher._reassignments)

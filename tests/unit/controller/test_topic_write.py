@@ -65,12 +65,17 @@ _IDS = st.integers(-(2**31), 2**31 - 1)
 _LISTS = st.lists(_IDS, min_size=0, max_size=6, unique=True).map(tuple)
 
 
+# built once: a strategy built inside a draw is built (and validated) again for every example
+_KEYS = st.lists(st.integers(0, 2**31 - 1), max_size=40, unique=True)
+_REPLICAS = st.lists(_IDS, min_size=1, max_size=6, unique=True)
+
+
 @st.composite
 def _assignments(draw: st.DrawFn) -> dict[int, ReplicaAssignment]:
-    keys = draw(st.lists(st.integers(0, 2**31 - 1), max_size=40, unique=True))
+    keys = draw(_KEYS)
     out = {}
     for p in keys:
-        replicas = draw(st.lists(_IDS, min_size=1, max_size=6, unique=True))
+        replicas = draw(_REPLICAS)
         adding = draw(st.lists(st.sampled_from(replicas), unique=True))
         removing = [r for r in draw(st.lists(st.sampled_from(replicas), unique=True)) if r not in adding]
         out[p] = ReplicaAssignment.of(replicas, adding, removing)
