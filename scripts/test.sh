@@ -56,6 +56,12 @@ export PATH="$PWD/.venv/bin:$PATH"
 # rewritten test modules are never cached. Compiled once up front, so the workers do not race.
 unset PYTHONDONTWRITEBYTECODE
 python -m compileall -q -j 0 reassignd tests scripts bench > /dev/null || true
+# Hypothesis builds its Unicode tables (about 2 CPU-s) in each worker that first draws text,
+# unless .hypothesis/unicode_data holds them: built once here, by drawing some text
+python -c "
+from hypothesis import given, settings, strategies as st
+given(st.text())(settings(max_examples=1, database=None)(lambda s: None))()
+" 2> /dev/null || true
 echo "== ruff check"
 step lint ruff check .
 echo "== ruff format --check"
