@@ -28,7 +28,7 @@ from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.snapshot import ClusterSnapshot, ReassignmentView
 from reassignd.executor.dir_moves import Places, places_of
 from reassignd.executor.model import Batch
-from reassignd.executor.progress import BatchStatus, StuckRule, batch_status
+from reassignd.executor.progress import BatchProgress, StuckRule, batch_status
 from reassignd.stream.record_log import RecordLog
 from reassignd.topic_partition import TopicPartition
 
@@ -95,7 +95,7 @@ def _stuck(
     rule: StuckRule,
     reported: set[tuple[str, TopicPartition]],
     places: Places | None = None,
-) -> list[BatchStatus]:
+) -> list[BatchProgress]:
     now_ms = int(time.time() * 1000)
     statuses = []
     for batch in batches:

@@ -11,22 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from reassignd.executor.progress import BatchStatus
+from reassignd.executor.progress import BatchProgress
 
 
 class BatchStatusCache:
     def __init__(self) -> None:
         self._epoch: int | None = None
-        self._statuses: dict[str, BatchStatus] = {}
+        self._statuses: dict[str, BatchProgress] = {}
 
-    def store(self, epoch: int, statuses: Iterable[BatchStatus]) -> None:
+    def store(self, epoch: int, statuses: Iterable[BatchProgress]) -> None:
         """Keep ``statuses`` (computed under ``epoch``), replacing older ones of the same batches."""
         if epoch != self._epoch:
             self._epoch, self._statuses = epoch, {}
         for status in statuses:
             self._statuses[status.batch_id] = status
 
-    def unfinished(self, epoch: int, unfinished: Iterable[str]) -> list[BatchStatus]:
+    def unfinished(self, epoch: int, unfinished: Iterable[str]) -> list[BatchProgress]:
         """The kept statuses of the batches ``unfinished`` names (the snapshot's), under ``epoch``;
         forgets the others. A batch computed by nobody yet is missing until the next round."""
         if epoch != self._epoch:
@@ -37,5 +37,5 @@ class BatchStatusCache:
         return [self._statuses[batch_id] for batch_id in sorted(self._statuses)]
 
     @property
-    def statuses(self) -> Mapping[str, BatchStatus]:
+    def statuses(self) -> Mapping[str, BatchProgress]:
         return self._statuses

@@ -55,7 +55,7 @@ class BrokerRate:
 
 
 @dataclass(frozen=True, slots=True)
-class Health:
+class SampleHealth:
     """The cluster-wide signals of one sample."""
 
     under_replicated: int  # partitions outside every move with a live replica out of their ISR
@@ -122,7 +122,7 @@ def adjust(
     caps: Mapping[int, int],
     initial: int,
     bounds: Adaptive,
-    health: Health,
+    health: SampleHealth,
     where: Pressure,
     rates: Mapping[int, BrokerRate],
 ) -> CapChange | None:

@@ -44,7 +44,7 @@ class StuckRule:
 
 
 @dataclass(frozen=True, slots=True)
-class RunningMove:
+class RunningProgress:
     topic: str
     partition: int
     original_replicas: Replicas  # the contract's name (contracts/batches.py)
@@ -57,7 +57,7 @@ class RunningMove:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchStatus:
+class BatchProgress:
     batch_id: str
     plan_id: str | None
     state: BatchState
@@ -71,7 +71,7 @@ class BatchStatus:
     eta_s: int | None  # None: nothing moves, so no estimate
     limits: Limits
     throttle_bytes_per_s: int | None
-    running: tuple[RunningMove, ...]
+    running: tuple[RunningProgress, ...]
     stuck: tuple[TopicPartition, ...]
     throttled_brokers: tuple[int, ...]
     throttled_topics: tuple[str, ...]
@@ -98,10 +98,10 @@ def batch_status(
     sizes: Mapping[TopicPartition, int],
     now_ms: int,
     rule: StuckRule,
-) -> BatchStatus:
+) -> BatchProgress:
     total = done = 0
     rate = 0.0
-    running: list[RunningMove] = []
+    running: list[RunningProgress] = []
     for tp, move in batch.moves.items():
         if move.state in (BatchMoveState.CANCELLED, BatchMoveState.FAILED):
             continue
@@ -115,7 +115,7 @@ def batch_status(
             started = now_ms if move.started_at_ms is None else move.started_at_ms
             stuck = is_stuck(started, report.bytes_done, now_ms, rule)
             running.append(
-                RunningMove(
+                RunningProgress(
                     *tp,
                     move.origins,
                     move.target,
@@ -134,7 +134,7 @@ def batch_status(
     left = max(0, total - done)
     eta_s = 0 if left == 0 else (math.ceil(left / rate) if rate > 0 else None)
     spec = batch.spec
-    return BatchStatus(
+    return BatchProgress(
         batch_id=spec.batch_id,
         plan_id=spec.plan_id,
         state=batch.state,

@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from reassignd.executor.progress import BatchStatus
+from reassignd.executor.progress import BatchProgress
 
 NAMED_FAMILIES = frozenset(
     {
@@ -35,7 +35,7 @@ _COLLECTORS: weakref.WeakKeyDictionary[CollectorRegistry, BatchProgressCollector
 
 class BatchProgressCollector(Collector):
     def __init__(self) -> None:
-        self.statuses: Sequence[BatchStatus] = ()
+        self.statuses: Sequence[BatchProgress] = ()
 
     def collect(self) -> Iterator[Metric]:
         families = {

@@ -517,7 +517,7 @@ class BatchRunner:
             ]
             initial = batch.spec.limits.initial_cap
             where = adaptive.pressure(in_flight, mine_running, mine_pending, batch.broker_caps, initial)
-            health = adaptive.Health(under_replicated, sample.stuck.get(batch.batch_id, 0))
+            health = adaptive.SampleHealth(under_replicated, sample.stuck.get(batch.batch_id, 0))
             change = adaptive.adjust(batch.broker_caps, initial, bounds, health, where, sample.rates)
             if change is None:
                 continue

@@ -42,7 +42,7 @@ from reassignd.errors import InvalidRequest, error_name
 from reassignd.executor.dir_moves import places_of
 from reassignd.executor.errors import UnknownBatch
 from reassignd.executor.model import Batch, BatchMoveState, BatchSpec, Limits, Strategy, spec_error
-from reassignd.executor.progress import BatchStatus, RunningMove, StuckRule, batch_status
+from reassignd.executor.progress import BatchProgress, RunningProgress, StuckRule, batch_status
 from reassignd.executor.submit import PartitionOutcome, partition_outcomes
 from reassignd.http.active import active_snapshot
 from reassignd.http.agent_session import AGENT_SESSION
@@ -68,7 +68,7 @@ def limits_json(limits: Limits) -> c.BatchLimits:
     )
 
 
-def running_json(move: RunningMove) -> c.RunningMove:
+def running_json(move: RunningProgress) -> c.RunningMove:
     return c.RunningMove(
         topic=move.topic,
         partition=move.partition,
@@ -82,7 +82,7 @@ def running_json(move: RunningMove) -> c.RunningMove:
     )
 
 
-def _status_fields(status: BatchStatus) -> dict[str, Any]:
+def _status_fields(status: BatchProgress) -> dict[str, Any]:
     """The fields a batch's summary and its full status share, the moves in flight aside."""
     counts = {state.value: status.counts.get(state, 0) for state in BatchMoveState}
     return {
@@ -109,12 +109,12 @@ def _status_fields(status: BatchStatus) -> dict[str, Any]:
     }
 
 
-def status_json(status: BatchStatus) -> c.BatchStatus:
+def status_json(status: BatchProgress) -> c.BatchStatus:
     """The full status (describe, the controls, a submission): with the moves in flight."""
     return c.BatchStatus(**_status_fields(status), running=tuple(running_json(m) for m in status.running))
 
 
-def summary_json(status: BatchStatus) -> c.BatchSummary:
+def summary_json(status: BatchProgress) -> c.BatchSummary:
     """A batch as the list shows it: without the moves in flight."""
     return c.BatchSummary(**_status_fields(status))
 
@@ -127,12 +127,12 @@ def outcome_json(outcome: PartitionOutcome) -> TopicPartitionResult:
 
 
 def submit_json(
-    status: BatchStatus, outcomes: Iterable[PartitionOutcome], *, created: bool
+    status: BatchProgress, outcomes: Iterable[PartitionOutcome], *, created: bool
 ) -> c.SubmitBatchResponse:
     return c.SubmitBatchResponse(status_json(status), tuple(outcome_json(o) for o in outcomes), created)
 
 
-def list_json(statuses: Iterable[BatchStatus]) -> c.Batches:
+def list_json(statuses: Iterable[BatchProgress]) -> c.Batches:
     """Oldest first (then by id)."""
     ordered = sorted(statuses, key=lambda s: (s.created_ms, s.batch_id))
     return c.Batches(tuple(summary_json(s) for s in ordered))
@@ -149,7 +149,7 @@ def new_batch_id() -> str:
 
 async def batch_statuses(
     request: web.Request, snapshot: ClusterSnapshot, batches: Sequence[Batch]
-) -> list[BatchStatus]:
+) -> list[BatchProgress]:
     """Each batch's status, with what the agents report now (one request per agent involved);
     kept for ``/metrics``."""
     reports: dict[int, ReplicasReport] = {}

@@ -89,5 +89,4 @@ def test_one_move_type() -> None:
     assert declared == [
         "controller/model/moves.py:Move",
         "executor/model.py:BatchMove",
-        "executor/progress.py:RunningMove",  # a batch move's progress, as the batch answer shows it
     ]

@@ -16,8 +16,8 @@ from reassignd.executor.adaptive import (
     STUCK,
     UNDER_REPLICATED,
     BrokerRate,
-    Health,
     Pressure,
+    SampleHealth,
     adjust,
     fetch_rates,
     pressure,
@@ -29,7 +29,7 @@ from reassignd.executor.scheduler import BatchQueue, MoveShape, choose_moves
 from tests.unit.executor.batch_helpers import move, spec, submitted
 
 BOUNDS = Adaptive(1, 8)
-OK = Health(0, 0)
+OK = SampleHealth(0, 0)
 FAST = BrokerRate(90.0, 100.0)
 SLOW = BrokerRate(10.0, 100.0)
 
@@ -62,10 +62,10 @@ def test_a_receiver_whose_agent_reports_no_bandwidth_is_left_alone() -> None:
 
 def test_unhealthy_halves_every_broker_of_the_batch_never_below_min() -> None:
     where = Pressure(frozenset({1, 3}), frozenset(), frozenset({3}))
-    change = adjust({1: 7, 3: 2, 9: 5}, 4, Adaptive(2, 8), Health(0, 1), where, {})
+    change = adjust({1: 7, 3: 2, 9: 5}, 4, Adaptive(2, 8), SampleHealth(0, 1), where, {})
     assert change is not None and change.reason == STUCK and not change.raised
     assert dict(change.caps) == {1: 3, 9: 2}  # 3 at 2 stays at the minimum
-    change = adjust({}, 4, Adaptive(2, 8), Health(3, 0), where, {})
+    change = adjust({}, 4, Adaptive(2, 8), SampleHealth(3, 0), where, {})
     assert change is not None and change.reason == UNDER_REPLICATED
     assert dict(change.caps) == {1: 2, 3: 2}
 
@@ -81,7 +81,7 @@ def test_at_max_nothing_rises() -> None:
     initial=st.integers(1, 40),
     low=st.integers(1, 10),
     span=st.integers(0, 10),
-    health=st.builds(Health, st.integers(0, 2), st.integers(0, 2)),
+    health=st.builds(SampleHealth, st.integers(0, 2), st.integers(0, 2)),
     binding=st.frozensets(st.integers(0, 5)),
     rates=st.dictionaries(
         st.integers(0, 5), st.builds(BrokerRate, st.floats(0, 200), st.none() | st.floats(0, 200))
@@ -92,7 +92,7 @@ def test_every_new_cap_is_within_the_bounds(
     initial: int,
     low: int,
     span: int,
-    health: Health,
+    health: SampleHealth,
     binding: frozenset[int],
     rates: dict[int, BrokerRate],
 ) -> None:
