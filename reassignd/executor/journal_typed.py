@@ -5,8 +5,8 @@ something else; it never raises and never words an error: on None the strict pat
 says why. The encoders check what they write with it (``zk.codec.typed_encoding``).
 
 Where msgspec is laxer than the strict path, the checks here close the gap: a repeated or unknown
-key is seen by counting colons (one per member, plus those inside strings, where no ``\\u``
-escape can hide one), a repeated replica id by a set, the rest is in the types (``true`` is no
+key is seen by counting colons (one per member, plus those inside strings, where none may be
+written as an escape), a repeated replica id by a set, the rest is in the types (``true`` is no
 integer, ``1.0`` neither, and the bounds are the strict readers'). A version 1 head is left to the
 strict path (it is read once, then rewritten as version 2)."""
 
@@ -49,6 +49,11 @@ _Positive = Annotated[int, msgspec.Meta(ge=1, le=INT32_MAX)]
 _Ms = Annotated[int, msgspec.Meta(ge=0, le=INT64_MAX)]
 # What a JSON decode may raise on bytes it refuses: invalid JSON, UTF-8 or types; too deep.
 _REFUSED = (msgspec.MsgspecError, ValueError, RecursionError)
+
+
+def _escaped_colon(data: bytes) -> bool:
+    """A colon written as an escape: in a string, uncounted (msgspec refuses a lone surrogate)."""
+    return b"\\u003a" in data or b"\\u003A" in data
 
 
 class _Entry(msgspec.Struct, gc=False):
@@ -101,7 +106,7 @@ def _dir_colons(dirs: tuple[str, ...] | None) -> int:
 
 def chunk_typed(data: bytes, index: int) -> tuple[JournalEntry, ...] | None:
     """What ``journal.decode_chunk(data, index)`` returns, or None where it might refuse."""
-    if b"\\u" in data:  # an escape: a colon, or a lone surrogate, may hide in it
+    if _escaped_colon(data):
         return None
     try:
         chunk = _CHUNK_DECODER.decode(data)
@@ -195,7 +200,7 @@ _HEAD_REQUIRED = 12
 def head_typed(data: bytes) -> JournalHead | None:
     """What ``journal.decode_head(data)`` returns for a version 2 head, or None where it might
     refuse (or for a version 1 head)."""
-    if b"\\u" in data:
+    if _escaped_colon(data):
         return None
     try:
         h = _HEAD_DECODER.decode(data)

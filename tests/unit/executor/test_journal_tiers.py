@@ -109,7 +109,7 @@ def damaged(draw: st.DrawFn, obj: Any) -> bytes:
             obj = at(obj, path[:-1], lambda c, key=path[-1]: without(c, key))  # type: ignore[misc]
         elif path:
             new = draw(ODD)
-            obj = at(obj, path, lambda _: new)
+            obj = at(obj, path, lambda _, new=new: new)  # type: ignore[misc]
     dicts = [p for p in paths_in(obj) if isinstance(_get(obj, p), dict)]
     if dicts and draw(st.booleans()):  # a key added or repeated, before or after the others
         path = draw(st.sampled_from(dicts))
