@@ -47,8 +47,9 @@ to move them, its move has ``"dirs_asked_ms"`` and ``"original_log_dirs"`` (the 
 ``"any"`` where not pinned). ``chunk_size`` is fixed when the
 batch is submitted (:func:`partitions_per_chunk`) so that a chunk stays under 900 KiB whatever
 becomes of its moves: a state change rewrites one chunk, never reshuffles the others. Decoding is
-strict (the readers of ``zk/json_fields.py``): a malformed znode is refused with one line saying
-why, prefixed with the chunk it is in — except a throttle record, which is left out (with a line
+in two tiers: a typed msgspec decode (``journal_typed.py``) and, only where it gives up, the strict
+path here (the readers of ``zk/json_fields.py``), which alone words a refusal; so it is as strict
+as that path: a malformed znode is refused with one line saying why, prefixed with the chunk it is in — except a throttle record, which is left out (with a line
 saying why) while the rest of the journal is used: the batch then never restores that entity.
 
 Version 1 heads (still read) held the throttle records themselves (``"throttles":{"brokers":..,
