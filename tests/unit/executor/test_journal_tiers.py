@@ -111,7 +111,7 @@ def damaged(draw: st.DrawFn, obj: Any) -> bytes:
             new = draw(ODD)
             obj = at(obj, path, lambda _, new=new: new)  # type: ignore[misc]
     dicts = [p for p in paths_in(obj) if isinstance(_get(obj, p), dict)]
-    if dicts and draw(st.booleans()):  # a key added or repeated, before or after the others
+    if draw(st.booleans()) and dicts:  # a key added or repeated, before or after the others
         path = draw(st.sampled_from(dicts))
         node = _get(obj, path)
         key = draw(st.sampled_from(list(node)) | KEYS) if node else draw(KEYS)
