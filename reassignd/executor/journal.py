@@ -332,13 +332,20 @@ def decode_journal(
             brokers.setdefault(b, values)
         for t, values in records.topics.items():
             topics.setdefault(t, values)
+    moves: dict[TopicPartition, BatchMove] = {}
+    refusals: dict[TopicPartition, Refusal] = {}
+    for entry in entries:  # each an accepted partition's or a refused one's
+        if entry.move is not None:
+            moves[entry.spec.tp] = entry.move
+        elif entry.refusal is not None:
+            refusals[entry.spec.tp] = entry.refusal
     batch = Batch(
         spec=spec,
         state=head.batch.state,
         created_ms=head.batch.created_ms,
         updated_ms=head.batch.updated_ms,
-        moves={e.spec.tp: e.move for e in entries if e.move is not None},
-        refusals={e.spec.tp: e.refusal for e in entries if e.refusal is not None},
+        moves=moves,
+        refusals=refusals,
         chunk_size=size,
         broker_throttles=brokers,
         topic_throttles=topics,
