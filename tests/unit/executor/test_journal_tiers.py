@@ -175,3 +175,5 @@ def test_every_znode_the_encoder_writes_is_read_on_the_typed_tier(batch: Batch) 
     znodes = encode_batch(batch)
     assert head_typed(znodes.head) is not None
     assert all(chunk_typed(c, i) is not None for i, c in enumerate(znodes.chunks))
+    for data in (znodes.head, *znodes.chunks, *znodes.throttles):  # msgspec writes json's bytes
+        assert data == json.dumps(json.loads(data), separators=(",", ":"), ensure_ascii=False).encode()
