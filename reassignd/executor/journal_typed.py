@@ -2,7 +2,8 @@
 then checked for what types cannot say. It returns what the strict path (``journal.py``, on the
 readers of ``zk/json_fields.py``) returns, or None wherever that path might refuse or return
 something else; it never raises and never words an error: on None the strict path runs, and alone
-says why. The encoders check what they write with it (``zk.codec.typed_encoding``).
+says why. The encoders check what they write with the decoder, so with this first
+(``znode_size.checked``).
 
 Where msgspec is laxer than the strict path, the checks here close the gap: a repeated or unknown
 key is seen by counting colons (one per member, plus those inside strings, where none may be
@@ -194,7 +195,7 @@ class _Head(msgspec.Struct, gc=False):
 
 
 _HEAD_DECODER = msgspec.json.Decoder(_Head)
-_HEAD_REQUIRED = 12
+_HEAD_REQUIRED = sum(f.required for f in msgspec.structs.fields(_Head))  # (12)
 
 
 def head_typed(data: bytes) -> JournalHead | None:
