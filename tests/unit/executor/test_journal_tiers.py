@@ -134,7 +134,10 @@ def test_a_chunk_with_an_entry_broken_reads_the_same_on_both_tiers(
     entry: dict[str, object], ascii_only: bool, dirs: bool
 ) -> None:
     if dirs:
-        entry["log_dirs"] = ["/d:1", "any", "/d2"][: len(entry.get("replicas") or [])]  # type: ignore[arg-type]
+        replicas = entry.get("replicas")
+        entry["log_dirs"] = ["/d:1", "any", "/d2", "/d3"][
+            : len(replicas) if isinstance(replicas, list) else 2
+        ]
     chunk = {"version": 1, "index": 0, "partitions": [entry]}
     assert_tiers_agree(render(chunk, ascii_only, "").encode(), head=False)
 
