@@ -47,8 +47,9 @@ to move them, its move has ``"dirs_asked_ms"`` and ``"original_log_dirs"`` (the 
 ``"any"`` where not pinned). ``chunk_size`` is fixed when the
 batch is submitted (:func:`partitions_per_chunk`) so that a chunk stays under 900 KiB whatever
 becomes of its moves: a state change rewrites one chunk, never reshuffles the others. Decoding is
-strict (the readers of ``zk/json_fields.py``): a malformed znode is refused with one line saying
-why, prefixed with the chunk it is in — except a throttle record, which is left out (with a line
+in two tiers: a typed msgspec decode (``journal_typed.py``) and, only where it gives up, the strict
+path here (the readers of ``zk/json_fields.py``), which alone words a refusal; so it is as strict
+as that path: a malformed znode is refused with one line saying why, prefixed with the chunk it is in — except a throttle record, which is left out (with a line
 saying why) while the rest of the journal is used: the batch then never restores that entity.
 
 Version 1 heads (still read) held the throttle records themselves (``"throttles":{"brokers":..,
@@ -59,18 +60,27 @@ A journal read as version 1 is written as version 2 by its next change.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TypeVar
 
-from reassignd.executor import paths
+from reassignd.executor.journal_model import (
+    MAX_GENERATION,
+    MOVE_ENDS,
+    VERSION,
+    JournalEntry,
+    JournalHead,
+    Layout,
+    head_error,
+    started_error,
+)
+from reassignd.executor.journal_typed import chunk_typed, head_typed
 from reassignd.executor.model import (
     ERROR_MESSAGE_MAX_BYTES,
     LOG_DIR_MAX,
     Adaptive,
     Batch,
     BatchMove,
-    BatchMoveEnd,
     BatchMoveState,
     BatchSpec,
     BatchState,
@@ -97,8 +107,6 @@ from reassignd.topic_partition import TopicPartition
 from reassignd.zk.json_fields import (
     CodecError,
     compact_json,
-    fast_int,
-    fast_replicas,
     get_field,
     load_object,
     quote,
@@ -111,39 +119,22 @@ from reassignd.zk.json_fields import (
     read_version,
 )
 
-__all__ = ["CHUNK_BUDGET_BYTES", "ZNODE_LIMIT_BYTES", "JournalTooLarge"]
-
-VERSION = 2
-MAX_GENERATION = 10**18 - 1
+__all__ = [
+    "CHUNK_BUDGET_BYTES",
+    "MAX_GENERATION",
+    "VERSION",
+    "ZNODE_LIMIT_BYTES",
+    "JournalEntry",
+    "JournalHead",
+    "JournalTooLarge",
+    "Layout",
+]
 
 _E = TypeVar("_E", bound=StrEnum)
 # What an accepted entry may gain after submission, at its longest (see partitions_per_chunk).
 _MUTABLE_BYTES = len(
     ',"state":"completed","previous":[],"started_ms":,"finished_ms":,"error_message":,"size_bytes":'
 ) + (3 * 19 + ERROR_MESSAGE_MAX_BYTES)
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    """The znodes a head names besides itself: each chunk's generation (0: its version 1 name) and
-    each throttle records znode's."""
-
-    chunks: tuple[int, ...]
-    throttles: tuple[int, ...] = ()
-
-    def chunk_names(self) -> tuple[str, ...]:
-        return tuple(paths.chunk_name(i, g) for i, g in enumerate(self.chunks))
-
-    def throttle_names(self) -> tuple[str, ...]:
-        return tuple(paths.throttles_name(i, g) for i, g in enumerate(self.throttles))
-
-    def names(self) -> frozenset[str]:
-        return frozenset((*self.chunk_names(), *self.throttle_names()))
-
-    @property
-    def generation(self) -> int:
-        """The newest generation it names (0 for a version 1 journal)."""
-        return max((*self.chunks, *self.throttles), default=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,18 +287,6 @@ def _spec_entry(p: PartitionSpec) -> dict[str, object]:
 
 
 @dataclass(frozen=True, slots=True)
-class JournalHead:
-    """A decoded head: the batch without its partitions, and the znodes holding the rest. A
-    version 1 head holds its throttle records itself (``records``)."""
-
-    batch: Batch  # spec.partitions empty, moves, refusals and throttle records empty
-    layout: Layout
-    partitions: int
-    version: int
-    records: ThrottleRecords = field(default_factory=ThrottleRecords)
-
-
-@dataclass(frozen=True, slots=True)
 class Journal:
     """A decoded journal: the batch, the znodes its head names, and the throttle records left
     out (each with why; the batch cannot restore those entities)."""
@@ -315,13 +294,6 @@ class Journal:
     batch: Batch
     layout: Layout
     problems: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
-    spec: PartitionSpec
-    move: BatchMove | None
-    refusal: Refusal | None
 
 
 def decode_journal(
@@ -360,13 +332,20 @@ def decode_journal(
             brokers.setdefault(b, values)
         for t, values in records.topics.items():
             topics.setdefault(t, values)
+    moves: dict[TopicPartition, BatchMove] = {}
+    refusals: dict[TopicPartition, Refusal] = {}
+    for entry in entries:  # each an accepted partition's or a refused one's
+        if entry.move is not None:
+            moves[entry.spec.tp] = entry.move
+        elif entry.refusal is not None:
+            refusals[entry.spec.tp] = entry.refusal
     batch = Batch(
         spec=spec,
         state=head.batch.state,
         created_ms=head.batch.created_ms,
         updated_ms=head.batch.updated_ms,
-        moves={e.spec.tp: e.move for e in entries if e.move is not None},
-        refusals={e.spec.tp: e.refusal for e in entries if e.refusal is not None},
+        moves=moves,
+        refusals=refusals,
         chunk_size=size,
         broker_throttles=brokers,
         topic_throttles=topics,
@@ -424,7 +403,15 @@ def _broker_caps(value: object, where: str) -> dict[int, int]:
 
 
 def decode_head(data: bytes | None) -> JournalHead:
-    obj = load_object(data)
+    """Two tiers: the typed path (journal_typed.py), and where it is unsure the strict path, which
+    words the refusal."""
+    if type(data) is bytes and (typed := head_typed(data)) is not None:
+        return typed
+    return _read_head(load_object(data))
+
+
+def _read_head(obj: dict[str, object]) -> JournalHead:
+    """The strict path: every check in turn, each with its own reason."""
     version = read_version(obj, (1, VERSION))
     limits = read_object(get_field(obj, "limits"), "limits")
     spec = BatchSpec(
@@ -485,80 +472,26 @@ def decode_head(data: bytes | None) -> JournalHead:
             _generations(get_field(obj, "chunks"), "chunks", 0),
             _generations(get_field(obj, "throttle_records"), "throttle_records", 1),
         )
-        if len(layout.chunks) != expected:
-            raise CodecError(
-                f"field 'chunks' names {len(layout.chunks)} chunks; "
-                f"{partitions} partitions of {batch.chunk_size} per chunk"
-            )
-        if len(layout.chunks) - 1 > paths.MAX_INDEX or len(layout.throttles) - 1 > paths.MAX_INDEX:
-            raise CodecError("the head names more znodes than a journal may have")
+        if (reason := head_error(layout, partitions, batch.chunk_size)) is not None:
+            raise CodecError(reason)
     return JournalHead(batch, layout, partitions, version, records)
 
 
 def decode_chunk(data: bytes | None, index: int) -> tuple[JournalEntry, ...]:
-    obj = load_object(data)
+    """Two tiers: the typed path (journal_typed.py), and where it is unsure the strict path, which
+    words the refusal."""
+    if type(data) is bytes and (typed := chunk_typed(data, index)) is not None:
+        return typed
+    return _read_chunk(load_object(data), index)
+
+
+def _read_chunk(obj: dict[str, object], index: int) -> tuple[JournalEntry, ...]:
+    """The strict path: every check in turn, each with its own reason."""
     read_version(obj, (1,))
     if (found := read_int(get_field(obj, "index"), "index")) != index:
         raise CodecError(f"field 'index' is {found}, expected {index}")
     items = read_list(get_field(obj, "partitions"), "partitions")
-    return tuple(_entry_fast(item) or _entry(item, f"partitions[{i}]") for i, item in enumerate(items))
-
-
-_STATES = {str(s): s for s in BatchMoveState}
-_ENDS: dict[BatchMoveState, BatchMoveEnd | None] = {
-    BatchMoveState.PENDING: None,
-    BatchMoveState.RUNNING: None,
-    **{BatchMoveState(e.value): e for e in BatchMoveEnd},
-}
-
-
-def _started_error(state: BatchMoveState, started_ms: int | None) -> str | None:
-    """Why a move's ``state`` and ``started_ms`` disagree, or None: its state is derived from how it
-    ended and whether it started, so a ``pending`` move names no ``started_ms`` and a ``running``
-    one names it (as every journal written so far has them)."""
-    if state is BatchMoveState.PENDING and started_ms is not None:
-        return "a pending move has no 'started_ms'"
-    if state is BatchMoveState.RUNNING and started_ms is None:
-        return "a running move has a 'started_ms'"
-    return None
-
-
-def _ints(value: object) -> tuple[int, ...] | None:
-    """What ``read_replicas(value, where, recorded=False)`` returns, or None if it might refuse."""
-    if type(value) is not list:
-        return None
-    for item in value:
-        if type(item) is not int or not INT32_MIN <= item <= INT32_MAX:
-            return None
-    return tuple(value)
-
-
-def _entry_fast(item: object) -> JournalEntry | None:
-    """What :func:`_entry` returns, or None where it might refuse (it then says why)."""
-    if type(item) is not dict or "log_dirs" in item:
-        return None
-    topic, partition, message = item.get("topic"), item.get("partition"), item.get("error_message")
-    replicas, expected = _ints(item.get("replicas")), item.get("expected_replicas")
-    if type(topic) is not str or not fast_int(partition) or replicas is None:
-        return None
-    if (expected is not None and (expected := _ints(expected)) is None) or not (
-        message is None or type(message) is str
-    ):
-        return None
-    spec = PartitionSpec(topic, partition, replicas, expected)
-    state, code = item.get("state"), item.get("error_code")
-    if state is None and "state" not in item and fast_int(code, INT32_MIN):
-        return JournalEntry(spec, None, Refusal(code, message))
-    if type(state) is not str or (state := _STATES.get(state)) is None or "error_code" in item:
-        return None
-    origins = fast_replicas(item.get("previous"), allow_empty=True)  # the journal's key
-    started, finished, size = item.get("started_ms"), item.get("finished_ms"), item.get("size_bytes")
-    if origins is None or not all(t is None or fast_int(t, hi=INT64_MAX) for t in (started, finished, size)):
-        return None
-    if _started_error(state, started) is not None:
-        return None
-    move = BatchMove(spec, origins, _ENDS[state], started, finished, message, size)
-    return JournalEntry(spec, move, None)
+    return tuple(_entry(item, f"partitions[{i}]") for i, item in enumerate(items))
 
 
 def _entry(item: object, where: str) -> JournalEntry:
@@ -584,12 +517,12 @@ def _entry(item: object, where: str) -> JournalEntry:
         raise CodecError(f"field '{where}' has neither 'state' nor 'error_code'")
     state = _enum(BatchMoveState, entry["state"], at + "state")
     started_ms = read_optional(entry, "started_ms", lambda v, _: _ms(v, at + "started_ms"))
-    if (why := _started_error(state, started_ms)) is not None:
+    if (why := started_error(state, started_ms)) is not None:
         raise CodecError(f"field '{where}': {why}")
     move = BatchMove(
         spec=spec,
         origins=read_replicas(get_field(entry, "previous", at), at + "previous", allow_empty=True),
-        ended=_ENDS[state],
+        ended=MOVE_ENDS[state],
         started_at_ms=started_ms,
         finished_ms=read_optional(entry, "finished_ms", lambda v, _: _ms(v, at + "finished_ms")),
         error_message=message,

@@ -1,8 +1,8 @@
 """The JSON machinery under ``zk/codec.py``: a znode's bytes read into a JSON object, typed field
 readers that name the field in their one-line error, and the checked compact writer.
 
-A codec decodes in two tiers. The first is typed (a msgspec struct in ``zk/codec.py``, or, for
-the executor's journal, the ``fast_*`` predicates here): it returns what the strict path would,
+A codec decodes in two tiers. The first is typed (a msgspec struct: ``zk/codec.py``,
+``zk/admin_codec.py``, the executor's ``journal_typed.py``): it returns what the strict path would,
 or gives up wherever that path might refuse or return something else; it never raises and never
 words an error. The second, only on its giving up, is the strict path:
 :func:`load_object_strictly` and the ``read_*`` functions, the single source of every decoding
@@ -181,24 +181,9 @@ def read_uuid(value: object, where: str) -> str:
     return text
 
 
-# --- the fast path: what the strict readers return, or None where they might not ------------------
-
-
-def fast_int(value: object, lo: int = 0, hi: int = INT32_MAX) -> TypeGuard[int]:
-    """True if :func:`read_int` accepts ``value``."""
-    return type(value) is int and lo <= value <= hi
+# --- for the typed tiers: what the strict readers accept -----------------------------------------
 
 
 def fast_uuid(value: object) -> TypeGuard[str]:
     """True if :func:`read_uuid` accepts ``value``."""
     return type(value) is str and _UUID.fullmatch(value) is not None
-
-
-def fast_replicas(value: object, allow_empty: bool = False) -> Replicas | None:
-    """What :func:`read_replicas` returns for a recorded list, or None if it refuses it."""
-    if type(value) is not list or not (value or allow_empty):
-        return None
-    for broker_id in value:
-        if type(broker_id) is not int or not 0 <= broker_id <= INT32_MAX:
-            return None
-    return tuple(value) if len(set(value)) == len(value) else None

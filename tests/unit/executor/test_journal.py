@@ -11,7 +11,6 @@ import json
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from reassignd.errors import ReassigndError
 from reassignd.executor import paths
@@ -20,7 +19,7 @@ from reassignd.executor.journal import (
     JournalTooLarge,
     Layout,
     _entry,
-    _entry_fast,
+    _read_chunk,
     chunk_count,
     chunks_of,
     decode_batch,
@@ -31,18 +30,14 @@ from reassignd.executor.journal import (
     partitions_per_chunk,
     size_error,
 )
+from reassignd.executor.journal_typed import chunk_typed
 from reassignd.executor.lifecycle import moves_failed, moves_started, rollback, throttles_recorded
 from reassignd.executor.model import (
-    Adaptive,
     Batch,
-    BatchMove,
     BatchMoveEnd,
     BatchMoveState,
     BatchSpec,
-    BatchState,
-    Limits,
     PartitionSpec,
-    Refusal,
     Strategy,
     capped,
 )
@@ -50,6 +45,7 @@ from reassignd.executor.submit import submit
 from reassignd.executor.throttle_records import encode_records, record_fits
 from reassignd.zk.codec import CodecError
 from tests.unit.executor.batch_helpers import LIMITS, Cluster, move, spec, submitted
+from tests.unit.executor.journal_strategies import batches
 
 
 def round_trip(batch: Batch) -> Batch:
@@ -155,7 +151,7 @@ def test_a_moves_size_is_journaled_and_read_back_on_both_paths() -> None:
     entries = json.loads(encode_chunk(batch, 0))["partitions"]
     assert entries[0]["size_bytes"] == 7_340_032 and "size_bytes" not in entries[1]
     assert round_trip(batch) == batch
-    assert _entry_fast(entries[0]) == _entry(entries[0], "partitions[0]")
+    assert chunk_typed(encode_chunk(batch, 0), 0) == _read_chunk(json.loads(encode_chunk(batch, 0)), 0)
     with pytest.raises(CodecError, match="size_bytes"):
         _entry({**entries[0], "size_bytes": -1}, "partitions[0]")
 
@@ -412,142 +408,11 @@ def test_a_throttle_record_that_cannot_be_used_is_left_out_and_the_rest_kept() -
 
 # --- property ------------------------------------------------------------------------------------
 
-texts = st.text(st.characters(codec="utf-8"), max_size=12)
-replica_lists = st.lists(st.integers(-(2**31), 2**31 - 1), max_size=4).map(tuple)
-recorded = st.lists(st.integers(0, 2**31 - 1), max_size=4, unique=True).map(tuple)
-ms = st.integers(0, 2**63 - 1)
-throttles = st.dictionaries(texts, st.none() | texts, max_size=2)
-
-
-@st.composite
-def batches(draw: st.DrawFn) -> Batch:
-    tps = draw(st.lists(st.tuples(texts, st.integers(0, 2**31 - 1)), unique=True, max_size=12))
-    partitions = tuple(
-        PartitionSpec(t, p, draw(replica_lists), draw(st.none() | replica_lists)) for t, p in tps
-    )
-    spec = BatchSpec(
-        batch_id=draw(st.from_regex(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,20}", fullmatch=True)),
-        partitions=partitions,
-        limits=draw(
-            st.builds(
-                Limits,
-                st.integers(1, 2**31 - 1),
-                st.integers(1, 9),
-                st.integers(1, 9),
-                st.none()
-                | st.integers(1, 50).flatmap(
-                    lambda low: st.builds(Adaptive, st.just(low), st.integers(low, 99))
-                ),
-            )
-        ),
-        owner=draw(st.none() | st.just("self-healing")),
-        plan_id=draw(st.none() | texts),
-        priority=draw(st.integers(-(2**31), 2**31 - 1)),
-        throttle_bytes_per_s=draw(st.none() | st.integers(1, 2**63 - 1)),
-        strategy=tuple(
-            draw(
-                st.lists(
-                    st.sampled_from(
-                        [Strategy.SMALL_FIRST, Strategy.POSTPONE_UNDER_REPLICATED, Strategy.SPREAD_BROKERS]
-                    ),
-                    unique=True,
-                )
-            )
-        ),
-    )
-    moves: dict[tuple[str, int], BatchMove] = {}
-    refusals: dict[tuple[str, int], Refusal] = {}
-    for p in partitions:
-        if draw(st.booleans()):
-            moves[p.tp] = BatchMove(
-                p,
-                draw(recorded),
-                draw(st.none() | st.sampled_from(list(BatchMoveEnd))),
-                draw(st.none() | ms),
-                draw(st.none() | ms),
-                draw(st.none() | texts),
-                draw(st.none() | ms),
-            )
-        else:
-            refusals[p.tp] = Refusal(draw(st.integers(-(2**31), 2**31 - 1)), draw(st.none() | texts))
-    return Batch(
-        spec=spec,
-        state=draw(st.sampled_from(list(BatchState))),
-        created_ms=draw(ms),
-        updated_ms=draw(ms),
-        moves=moves,
-        refusals=refusals,
-        chunk_size=draw(st.integers(1, 5)),
-        broker_throttles=draw(st.dictionaries(st.integers(0, 2**31 - 1), throttles, max_size=3)),
-        topic_throttles=draw(st.dictionaries(texts, throttles, max_size=3)),
-        rollback_of=draw(st.none() | texts),
-        rollback_batch_id=draw(st.none() | texts),
-        broker_caps=draw(st.dictionaries(st.integers(0, 2**31 - 1), st.integers(1, 2**31 - 1), max_size=3)),
-    )
-
 
 @pytest.mark.timeout(60)
 @settings(max_examples=150, deadline=None)
 @given(batches())
 def test_decode_of_encode_is_the_batch(batch: Batch) -> None:
     assert round_trip(batch) == batch
-    for chunk in encode_batch(batch).chunks:  # and what the encoder writes is read on the fast path
-        assert all(_entry_fast(item) is not None for item in json.loads(chunk)["partitions"])
-
-
-values = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**64), 2**64)
-    | texts
-    | st.lists(st.integers(-(2**32), 2**32), max_size=3)
-)
-KEYS = [
-    "topic",
-    "partition",
-    "replicas",
-    "expected_replicas",
-    "state",
-    "previous",
-    "started_ms",
-    "finished_ms",
-    "size_bytes",
-]
-
-
-@st.composite
-def entries(draw: st.DrawFn) -> dict[str, object]:
-    """A valid journal entry (a move's or a refusal's) with up to two fields broken or gone."""
-    entry: dict[str, object] = {"topic": draw(texts), "partition": draw(st.integers(0, 2**31 - 1))}
-    entry["replicas"] = list(draw(replica_lists))
-    if draw(st.booleans()):
-        entry["state"], entry["previous"] = (
-            draw(st.sampled_from(["running", "completed"])),
-            list(draw(recorded)),
-        )
-        entry.update(
-            draw(st.fixed_dictionaries({}, optional={"started_ms": ms, "finished_ms": ms, "size_bytes": ms}))
-        )
-    else:
-        entry["error_code"] = draw(st.integers(-(2**31), 2**31 - 1))
-    entry.update(draw(st.fixed_dictionaries({}, optional={"expected_replicas": replica_lists.map(list)})))
-    entry.update(draw(st.fixed_dictionaries({}, optional={"error_message": texts})))
-    for key in draw(st.lists(st.sampled_from([*KEYS, "error_code", "error_message"]), max_size=2)):
-        if draw(st.booleans()):
-            entry[key] = draw(values)
-        else:
-            entry.pop(key, None)
-    return entry
-
-
-@pytest.mark.timeout(60)
-@settings(max_examples=250, deadline=None)
-@given(entries())
-def test_the_fast_entry_reader_agrees_with_the_strict_one(entry: dict[str, object]) -> None:
-    fast = _entry_fast(entry)
-    try:
-        strict = _entry(entry, "partitions[0]")
-    except CodecError:
-        assert fast is None
-    else:
-        assert fast is None or fast == strict
+    for i, chunk in enumerate(encode_batch(batch).chunks):  # and what the encoder writes is read
+        assert chunk_typed(chunk, i) is not None  # on the typed path
