@@ -232,7 +232,9 @@ async def test_kafka_down_drops_records_and_never_stops_a_move(kit: Kit, zk: ZkC
 
     await eventually(lambda: _connected(kafka_status), what="the sender connected")
     tansu.stop()
-    await make_topic(zk, "d", {p: (1, 2) for p in range(4)}, initial_bytes=500_000)
+    # small partitions (about 4 s of copying from broker 1 at SLOW): the records of four moves
+    # overflow the three-record buffer however long the moves last
+    await make_topic(zk, "d", {p: (1, 2) for p in range(4)}, initial_bytes=100_000)
     await alter(c, {("d", p): [3, 4] for p in range(4)})
     for p in range(4):
         await eventually(
