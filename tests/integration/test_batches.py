@@ -54,12 +54,13 @@ pytestmark = pytest.mark.timeout(180)
 async def cluster(
     procs: Launcher[P], zk: ZkClient, brokers: int, standby: bool = False
 ) -> list[ControllerProc[P]]:
+    # the agents start with the controllers (their start-ups overlap), at the rate written first
+    await set_broker_rate(zk, None, RATE)
     controllers = [procs.controller(9000, 2.0)]
     if standby:
         controllers.append(procs.controller(9001, 2.0))
-    active, _ = await active_one(*controllers)
-    await set_broker_rate(zk, None, RATE)
     procs.cluster(brokers)
+    active, _ = await active_one(*controllers)
     await wait_brokers(active, set(range(1, brokers + 1)))
     return [active, *(c for c in controllers if c is not active)]  # the active one first
 

@@ -90,12 +90,13 @@ def tansu(tmp_path: Path) -> Iterator[Tansu]:
 async def cluster(
     procs: Launcher[Any], zk: ZkClient, *extra: str, standby: bool = False
 ) -> list[ControllerProc]:
+    # the agents start with the controllers (their start-ups overlap), at the rate written first
+    await set_broker_rate(zk, None, SLOW)
     controllers = [procs.controller(9000, 2.0, *extra)]
     if standby:
         controllers.append(procs.controller(9001, 2.0, *extra))
-    active, _ = await active_one(*controllers)
-    await set_broker_rate(zk, None, SLOW)
     procs.cluster(4)
+    active, _ = await active_one(*controllers)
     await wait_brokers(active, {1, 2, 3, 4})
     return [active, *(c for c in controllers if c is not active)]
 
@@ -232,9 +233,7 @@ async def test_kafka_down_drops_records_and_never_stops_a_move(kit: Kit, zk: ZkC
 
     await eventually(lambda: _connected(kafka_status), what="the sender connected")
     tansu.stop()
-    # small partitions (about 4 s of copying from broker 1 at SLOW): the records of four moves
-    # overflow the three-record buffer however long the moves last
-    await make_topic(zk, "d", {p: (1, 2) for p in range(4)}, initial_bytes=100_000)
+    await make_topic(zk, "d", {p: (1, 2) for p in range(4)}, initial_bytes=500_000)
     await alter(c, {("d", p): [3, 4] for p in range(4)})
     for p in range(4):
         await eventually(
