@@ -3,7 +3,8 @@ it serves drives generated requests at every operation, and every answer must be
 document says.
 
 - coverage and fuzzing, against a controller process (with a tokens file, so authentication is
-  exercised too) and a three-broker ``reassignd cluster`` on the test ZooKeeper;
+  exercised too) and a three-broker ``reassignd cluster`` on the test ZooKeeper; the operations
+  are split in two parts, each a test with a controller of its own (xdist runs them side by side);
 - the stateful phase — call sequences that follow the document's links — against an in-process
   controller and agents (``kit``), bounded to a few short scenarios (``scripts/fuzz_api.py``
   runs all three phases for longer);
