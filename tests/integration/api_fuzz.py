@@ -200,18 +200,30 @@ def fuzz_cases(
         assert mode is GenerationMode.NEGATIVE
 
 
-def run_all(url: str, *, max_examples: int, fuzz_budget_s: float, tally: Tally | None = None) -> list[str]:
+def run_all(
+    url: str,
+    *,
+    max_examples: int,
+    fuzz_budget_s: float,
+    tally: Tally | None = None,
+    part: tuple[int, int] = (0, 1),
+) -> list[str]:
     """Coverage, then fuzzing, for every operation; the failures, the first per operation and
     phase. Past ``fuzz_budget_s`` the remaining operations get their coverage cases (every
     operation) but no more Hypothesis examples: a slow machine fuzzes less, it never fails for
-    being slow."""
+    being slow. ``part`` ``(i, n)``: only the operations whose index in the document is ``i``
+    modulo ``n`` (the ``n`` parts together are every operation, so they can run in parallel)."""
+    index, parts = part
+    assert 0 <= index < parts, part
     schema = load(url)
     session = requests.Session()
     tally = tally or Tally()
     deadline = time.monotonic() + fuzz_budget_s
     failures: list[str] = []
-    for result in schema.get_all_operations():
+    for position, result in enumerate(schema.get_all_operations()):
         assert isinstance(result, Ok), result
+        if position % parts != index:
+            continue
         operation = result.ok()
         phases: list[tuple[str, Callable[[], None]]] = [
             ("coverage", functools.partial(_each, coverage_cases(schema, operation), url, session, tally)),

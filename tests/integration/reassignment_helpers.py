@@ -103,10 +103,12 @@ async def completed(zk: ZkClient, topic: str, p: int, replicas: tuple[int, ...])
 
 
 async def start(procs: Launcher[Any], zk: ZkClient, brokers: int, rate: str = FAST) -> ControllerProc:
-    c = procs.controller(9000, 2.0)
-    await active_one(c)
+    """A controller and ``brokers`` agents replicating at ``rate``, started together (their
+    start-ups overlap), once the controller is active and has them all registered."""
     await set_broker_rate(zk, None, rate)
+    c = procs.controller(9000, 2.0)
     procs.cluster(brokers)
+    await active_one(c)
     await wait_brokers(c, set(range(1, brokers + 1)))
     return c
 

@@ -102,10 +102,11 @@ async def cap_changes(c: ControllerProc, direction: str) -> float:
 
 
 async def test_caps_rise_while_healthy_and_fall_when_an_agent_crawls(procs: Procs, zk: ZkClient) -> None:
-    c = procs.controller(9000, 2.0, *SAMPLING)
-    await active_one(c)
+    # the agents start with the controller (their start-ups overlap), at the rate written first
     await set_broker_rate(zk, None, RATE)
+    c = procs.controller(9000, 2.0, *SAMPLING)
     procs.cluster(3)
+    await active_one(c)
     await wait_brokers(c, {1, 2, 3})
     # every partition led by broker 1; each move adds broker 3 and removes broker 2
     await make_topic(zk, "t", {p: (1, 2) for p in range(40)}, initial_bytes=SIZE)

@@ -54,12 +54,13 @@ pytestmark = pytest.mark.timeout(180)
 async def cluster(
     procs: Launcher[P], zk: ZkClient, brokers: int, standby: bool = False
 ) -> list[ControllerProc[P]]:
+    # the agents start with the controllers (their start-ups overlap), at the rate written first
+    await set_broker_rate(zk, None, RATE)
     controllers = [procs.controller(9000, 2.0)]
     if standby:
         controllers.append(procs.controller(9001, 2.0))
-    active, _ = await active_one(*controllers)
-    await set_broker_rate(zk, None, RATE)
     procs.cluster(brokers)
+    active, _ = await active_one(*controllers)
     await wait_brokers(active, set(range(1, brokers + 1)))
     return [active, *(c for c in controllers if c is not active)]  # the active one first
 
@@ -103,7 +104,9 @@ class InFlight:
 
 async def test_two_batches_in_flight_respect_per_broker_caps(kit: Kit, zk: ZkClient) -> None:
     [c] = await cluster(kit, zk, 6)
-    await make_topic(zk, "t", {p: (1, 2) for p in range(12)}, initial_bytes=SIZE)
+    # every byte leaves broker 1 (the leader) at RATE: 12 moves of two new replicas of SIZE // 4
+    # make about 12 s of copying, two moves (2 s) at a time, plenty for the 0.1 s sampler
+    await make_topic(zk, "t", {p: (1, 2) for p in range(12)}, initial_bytes=SIZE // 4)
     limits = {"moves_per_broker": 2, "moves_in_cluster": 10, "leader_moves_per_broker": 10}
     a = {("t", p): [3, 4] for p in range(6)}
     b = {("t", p): [5, 6] for p in range(6, 12)}
@@ -138,7 +141,9 @@ async def test_a_standby_resumes_a_batch_after_the_active_controller_is_killed(
     procs: Procs, zk: ZkClient
 ) -> None:
     first, second = await cluster(procs, zk, 4, standby=True)
-    await make_topic(zk, "t", {p: (1, 2) for p in range(8)}, initial_bytes=SIZE)
+    # two moves at a time, each about 2 s of copying from broker 1 (SIZE // 4 to two new replicas
+    # at RATE): the batch is four such rounds, so some are done and some pending at the kill
+    await make_topic(zk, "t", {p: (1, 2) for p in range(8)}, initial_bytes=SIZE // 4)
     limits = {"moves_per_broker": 2, "moves_in_cluster": 10, "leader_moves_per_broker": 10}
     await submit(c=first, body=batch_body("k", {("t", p): [3, 4] for p in range(8)}, limits=limits))
 
@@ -244,8 +249,8 @@ async def throttled(zk: ZkClient, broker: int, rate: str) -> bool:
     return all(config.get(k) == rate for k in THROTTLE_KEYS)
 
 
-async def test_a_batch_owns_its_throttles_and_restores_them_exactly(procs: Procs, zk: ZkClient) -> None:
-    [c] = await cluster(procs, zk, 5)
+async def test_a_batch_owns_its_throttles_and_restores_them_exactly(kit: Kit, zk: ZkClient) -> None:
+    [c] = await cluster(kit, zk, 5)
     operator_4 = {"leader.replication.throttled.rate": "12345", "some.other.key": "kept"}
     await put_config(zk, paths.config_broker(4), operator_4)
     await put_config(zk, paths.config_broker(5), {"follower.replication.throttled.rate": "777"})
@@ -253,8 +258,10 @@ async def test_a_batch_owns_its_throttles_and_restores_them_exactly(procs: Procs
     await put_config(
         zk,
         paths.config_topic("t"),
-        {"reassignd.sim.initial.bytes": str(SIZE), "follower.replication.throttled.replicas": "0:9"},
+        {"reassignd.sim.initial.bytes": str(SIZE // 2), "follower.replication.throttled.replicas": "0:9"},
     )
+    # three moves of two new replicas of SIZE // 2, all from broker 1 at the batch's 60 kB/s:
+    # about 10 s in flight, while the throttles are checked
     await make_topic(zk, "t", {p: (1, 2) for p in range(3)})
     body = batch_body("th", {("t", p): [3, 4] for p in range(3)}, throttle_bytes_per_s=60000)
     await submit(c, body)
@@ -282,7 +289,7 @@ async def test_a_batch_owns_its_throttles_and_restores_them_exactly(procs: Procs
     await eventually(restored, what="broker throttles restored exactly")
     topic_config = await config_of(zk, paths.config_topic("t"))
     assert topic_config == {
-        "reassignd.sim.initial.bytes": str(SIZE),
+        "reassignd.sim.initial.bytes": str(SIZE // 2),
         "follower.replication.throttled.replicas": "0:9",
     }
     assert (await zk.get(paths.config_broker(5))).stat.version == untouched.stat.version

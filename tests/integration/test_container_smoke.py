@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.feeder.spark_env import fast_jvm_env
+
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.spark]  # the feeder image's plan runs Spark
@@ -117,14 +119,18 @@ def test_the_smoke_script_runs_both_images(tmp_path: Path) -> None:
     docker = tmp_path / "docker"
     docker.write_text(_stand_in())
     docker.chmod(0o755)
-    env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "DOCKER": str(docker),
-        "SMOKE_STATE": str(state),
-        "SMOKE_CONTROLLER_IMAGE": "registry.example/reassignd:0.1.0",
-        "SMOKE_FEEDER_IMAGE": "registry.example/reassignd-feeder:0.1.0",
-    }
+    # the feeder's Spark starts its JVMs with the suite's start-up flags (tests/feeder/spark_env.py:
+    # what a plan computes does not depend on them)
+    env = fast_jvm_env(
+        {
+            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "DOCKER": str(docker),
+            "SMOKE_STATE": str(state),
+            "SMOKE_CONTROLLER_IMAGE": "registry.example/reassignd:0.1.0",
+            "SMOKE_FEEDER_IMAGE": "registry.example/reassignd-feeder:0.1.0",
+        }
+    )
     done = subprocess.run(
         [
             "bash",

@@ -90,12 +90,13 @@ def tansu(tmp_path: Path) -> Iterator[Tansu]:
 async def cluster(
     procs: Launcher[Any], zk: ZkClient, *extra: str, standby: bool = False
 ) -> list[ControllerProc]:
+    # the agents start with the controllers (their start-ups overlap), at the rate written first
+    await set_broker_rate(zk, None, SLOW)
     controllers = [procs.controller(9000, 2.0, *extra)]
     if standby:
         controllers.append(procs.controller(9001, 2.0, *extra))
-    active, _ = await active_one(*controllers)
-    await set_broker_rate(zk, None, SLOW)
     procs.cluster(4)
+    active, _ = await active_one(*controllers)
     await wait_brokers(active, {1, 2, 3, 4})
     return [active, *(c for c in controllers if c is not active)]
 

@@ -3,7 +3,8 @@ it serves drives generated requests at every operation, and every answer must be
 document says.
 
 - coverage and fuzzing, against a controller process (with a tokens file, so authentication is
-  exercised too) and a three-broker ``reassignd cluster`` on the test ZooKeeper;
+  exercised too) and a three-broker ``reassignd cluster`` on the test ZooKeeper; the operations
+  are split in two parts, each a test with a controller of its own (xdist runs them side by side);
 - the stateful phase — call sequences that follow the document's links — against an in-process
   controller and agents (``kit``), bounded to a few short scenarios (``scripts/fuzz_api.py``
   runs all three phases for longer);
@@ -48,7 +49,11 @@ from tests.integration.api_fuzz import (
 from tests.integration.harness import ControllerProc, Kit, Procs, eventually
 
 MAX_EXAMPLES = 25
-# the fuzzing phases' budget for the whole run (the coverage cases always run)
+# the operations are split in PARTS, each fuzzed against a controller of its own, in parallel
+# under xdist (one test for all of them took 40 s on CI's loaded 2-core machine)
+PARTS = 2
+# the fuzzing phases' budget for the whole run, shared out among the parts (the coverage cases
+# always run)
 FUZZ_BUDGET_S = 20.0
 # the stateful phase in the suite: a few short scenarios (scripts/fuzz_api.py runs more)
 STATEFUL_SCENARIOS = 6
@@ -104,8 +109,10 @@ async def _in_process(kit: Kit, tmp_path: Path) -> ControllerProc[InProcessComma
 
 
 @pytest.mark.timeout(300)  # the fuzzing's budget, then every operation's coverage cases
-def test_no_generated_request_gets_a_server_error(procs: Procs, tmp_path: Path) -> None:
-    """Synchronous, so pytest-timeout can interrupt a stuck run in this thread."""
+@pytest.mark.parametrize("part", range(PARTS), ids=lambda i: f"part-{i + 1}-of-{PARTS}")
+def test_no_generated_request_gets_a_server_error(procs: Procs, tmp_path: Path, part: int) -> None:
+    """Synchronous, so pytest-timeout can interrupt a stuck run in this thread. Every operation
+    is in one of the parts."""
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(TOKENS)
     controller = procs.controller(9000, 2.0, "--auth-tokens", str(tokens))
@@ -113,7 +120,12 @@ def test_no_generated_request_gets_a_server_error(procs: Procs, tmp_path: Path) 
     asyncio.run(_ready(controller))
     _create_orders(controller.url)
 
-    failures = run_all(controller.url, max_examples=MAX_EXAMPLES, fuzz_budget_s=FUZZ_BUDGET_S)
+    failures = run_all(
+        controller.url,
+        max_examples=MAX_EXAMPLES,
+        fuzz_budget_s=FUZZ_BUDGET_S / PARTS,
+        part=(part, PARTS),
+    )
 
     assert controller.proc.alive, controller.proc.log()[-5000:]
     assert failures == [], (
