@@ -86,8 +86,8 @@ from reassignd.executor.model import (
     BatchState,
     Limits,
     PartitionSpec,
-    Refusal,
     Strategy,
+    SubmitRefusal,
     spec_error,
 )
 from reassignd.executor.throttle_records import (
@@ -333,7 +333,7 @@ def decode_journal(
         for t, values in records.topics.items():
             topics.setdefault(t, values)
     moves: dict[TopicPartition, BatchMove] = {}
-    refusals: dict[TopicPartition, Refusal] = {}
+    refusals: dict[TopicPartition, SubmitRefusal] = {}
     for entry in entries:  # each an accepted partition's or a refused one's
         if entry.move is not None:
             moves[entry.spec.tp] = entry.move
@@ -512,7 +512,7 @@ def _entry(item: object, where: str) -> JournalEntry:
         raise CodecError(f"field '{where}' has both 'state' and 'error_code'")
     if "error_code" in entry:
         code = read_int(entry["error_code"], at + "error_code", lo=INT32_MIN)
-        return JournalEntry(spec, None, Refusal(code, message))
+        return JournalEntry(spec, None, SubmitRefusal(code, message))
     if "state" not in entry:
         raise CodecError(f"field '{where}' has neither 'state' nor 'error_code'")
     state = _enum(BatchMoveState, entry["state"], at + "state")

@@ -7,7 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reassignd.executor import paths
-from reassignd.executor.model import Batch, BatchMove, BatchMoveEnd, BatchMoveState, PartitionSpec, Refusal
+from reassignd.executor.model import (
+    Batch,
+    BatchMove,
+    BatchMoveEnd,
+    BatchMoveState,
+    PartitionSpec,
+    SubmitRefusal,
+)
 from reassignd.executor.throttle_records import ThrottleRecords
 
 VERSION = 2
@@ -60,7 +67,7 @@ class JournalHead:
 class JournalEntry:
     spec: PartitionSpec
     move: BatchMove | None
-    refusal: Refusal | None
+    refusal: SubmitRefusal | None
 
 
 def started_error(state: BatchMoveState, started_ms: int | None) -> str | None:

@@ -36,8 +36,8 @@ from reassignd.executor.model import (
     BatchState,
     Limits,
     PartitionSpec,
-    Refusal,
     Strategy,
+    SubmitRefusal,
 )
 from reassignd.int_limits import INT32_MAX, INT32_MIN, INT64_MAX
 
@@ -127,7 +127,7 @@ def chunk_typed(data: bytes, index: int) -> tuple[JournalEntry, ...] | None:
         if (state := e.state) is None:
             if (code := e.error_code) is None:
                 return None
-            entries.append(JournalEntry(spec, None, Refusal(code, message)))
+            entries.append(JournalEntry(spec, None, SubmitRefusal(code, message)))
             continue
         previous, started, original_dirs = e.previous, e.started_ms, e.original_log_dirs
         if e.error_code is not None or previous is None or len(set(previous)) != len(previous):

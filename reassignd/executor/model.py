@@ -2,7 +2,7 @@
 
 A :class:`BatchSpec` is what a client submitted, with the controller's defaults filled in; it never
 changes. A :class:`Batch` is the spec plus what became of it: one :class:`BatchMove` per accepted
-partition, one :class:`Refusal` per refused one, the batch's state, and the throttle values it
+partition, one :class:`SubmitRefusal` per refused one, the batch's state, and the throttle values it
 replaced. Every change is a new value (``dataclasses.replace``), made by the functions of
 ``submit.py`` and ``lifecycle.py``.
 """
@@ -274,7 +274,7 @@ class BatchMove:
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class SubmitRefusal:
     """A partition refused at submission: its error code and message."""
 
     error_code: int
@@ -288,7 +288,7 @@ class Batch:
     created_ms: int
     updated_ms: int
     moves: Mapping[TopicPartition, BatchMove]  # accepted partitions, in the spec's order
-    refusals: Mapping[TopicPartition, Refusal] = field(default_factory=dict)
+    refusals: Mapping[TopicPartition, SubmitRefusal] = field(default_factory=dict)
     chunk_size: int = 1  # partitions per journal chunk, fixed at submission (journal.py)
     broker_throttles: Mapping[int, ThrottleValues] = field(default_factory=dict)
     topic_throttles: Mapping[str, ThrottleValues] = field(default_factory=dict)

@@ -31,7 +31,7 @@ from reassignd.executor.model import (
     BatchSpec,
     BatchState,
     PartitionSpec,
-    Refusal,
+    SubmitRefusal,
     canonical_body,
     capped,
     pinned_dirs,
@@ -128,11 +128,11 @@ def submit(
         return SubmitResult(existing, created=False)
     busy = moving_in_batches(batches.values())
     moves: dict[TopicPartition, BatchMove] = {}
-    refusals: dict[TopicPartition, Refusal] = {}
+    refusals: dict[TopicPartition, SubmitRefusal] = {}
     for p in spec.partitions:
         replicas = current(p.tp)
         if (error := refusal_of(p, replicas, validate, busy)) is not None:
-            refusals[p.tp] = Refusal(error.error_code, capped(error.message))
+            refusals[p.tp] = SubmitRefusal(error.error_code, capped(error.message))
             continue
         assert replicas is not None
         if replicas == p.replicas and not pinned_dirs(

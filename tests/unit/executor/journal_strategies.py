@@ -14,8 +14,8 @@ from reassignd.executor.model import (
     BatchState,
     Limits,
     PartitionSpec,
-    Refusal,
     Strategy,
+    SubmitRefusal,
 )
 
 texts = st.text(st.characters(codec="utf-8"), max_size=12)
@@ -62,7 +62,7 @@ def batches(draw: st.DrawFn) -> Batch:
         ),
     )
     moves: dict[tuple[str, int], BatchMove] = {}
-    refusals: dict[tuple[str, int], Refusal] = {}
+    refusals: dict[tuple[str, int], SubmitRefusal] = {}
     for p in partitions:
         if draw(st.booleans()):
             moves[p.tp] = BatchMove(
@@ -75,7 +75,7 @@ def batches(draw: st.DrawFn) -> Batch:
                 draw(st.none() | ms),
             )
         else:
-            refusals[p.tp] = Refusal(draw(st.integers(-(2**31), 2**31 - 1)), draw(st.none() | texts))
+            refusals[p.tp] = SubmitRefusal(draw(st.integers(-(2**31), 2**31 - 1)), draw(st.none() | texts))
     return Batch(
         spec=spec,
         state=draw(st.sampled_from(list(BatchState))),
