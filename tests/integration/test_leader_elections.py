@@ -83,6 +83,10 @@ async def elections_counted(c: ControllerProc, trigger: str) -> float:
     return 0.0 if found is None else float(found.group(1))
 
 
+async def _counted(c: ControllerProc, trigger: str) -> bool:
+    return await elections_counted(c, trigger) > 0
+
+
 async def test_preferred_and_unclean_elections_through_http(procs: Procs, zk: ZkClient) -> None:
     c = procs.controller(9000, 2.0, *NO_REBALANCE)
     await active_one(c)
@@ -189,6 +193,8 @@ async def test_the_legacy_znode_elects_preferred_replicas_and_is_deleted(procs: 
         zk, json.dumps({"version": 1, "partitions": [{"topic": "z", "partition": 0}]}).encode()
     )
     await eventually(lambda: znode_gone(zk), what="a later znode deleted")
+    # counted once the event that wrote it ends: wait for the count, then check it is exactly one
+    await eventually(lambda: _counted(c, "znode"), what="the election counted")
     assert await elections_counted(c, "znode") == 1
 
 
@@ -214,6 +220,9 @@ async def test_a_completed_move_hands_leadership_to_the_first_target_replica(
     await eventually(lambda: led_by(zk, "m", 3), what="m-0 led by broker 3", interval_s=0.05)
     took_s = time.monotonic() - done_at
     assert took_s <= interval_s + 1.0, f"leadership moved {took_s:.1f}s after the move completed"
+    # counted once the event that wrote the new leader ends: wait for the count, then check it is
+    # exactly one
+    await eventually(lambda: _counted(c, "auto"), what="the auto election counted")
     assert await elections_counted(c, "auto") == 1
     assert "auto leader rebalance: leader imbalance above 10%: broker 3 100% (1/1)" in c.proc.log()
 
