@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.errors import BadVersionError, MultiFailedError, NodeExistsError, NoNodeError
-from reassignd.zk.values import Create, Delete, Fence, SetData, Stat, WatchCallback
+from reassignd.zk.values import Create, Delete, Fence, SetData, Stat
 
 log = logging.getLogger(__name__)
 
@@ -33,19 +33,6 @@ async def read_epoch(zk: ZkClient) -> tuple[int, int]:
             await zk.create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(0))
         znode = await zk.get(paths.CONTROLLER_EPOCH)
     return codec.decode_controller_epoch(znode.data), znode.stat.version
-
-
-async def read_active(zk: ZkClient, watch: WatchCallback | None = None) -> codec.ControllerInfo | None:
-    """Who is active now (arming an exists watch on /controller when asked); None when nobody is
-    or the znode cannot be decoded."""
-    znode = await zk.get_or_none(paths.CONTROLLER, watch=watch)
-    if znode is None:
-        return None
-    try:
-        return codec.decode_controller(znode.data)
-    except codec.CodecError as e:
-        log.error("cannot decode %s: %s", paths.CONTROLLER, e.reason)
-        return None
 
 
 async def try_elect(
