@@ -1,7 +1,9 @@
 """Real processes for integration tests: controllers, broker agents, and HTTP/ZooKeeper helpers.
 
-Every process is started through the ``reassignd`` CLI (``python -m reassignd``), logs to a file
-under the test's tmp dir, and is killed at teardown by the ``procs`` fixture.
+Every process runs the ``reassignd`` CLI's entry point with its command line, forked warm from a
+server that imported the package once (``tests/warm_start.py``; ``python -m reassignd`` with
+``REASSIGND_COLD_START=1``), logs to a file under the test's tmp dir, and is killed at teardown by
+the ``procs`` fixture.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Generic
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ from reassignd.testing.polling import eventually as eventually  # noqa: PLC0414 
 from reassignd.zk import codec, paths
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import free_port
+from tests import warm_start
 
 T = TypeVar("T")
 # what runs a component: a process (Procs), or a task of the test's loop (the kit's); a bare
@@ -40,13 +42,7 @@ class Proc:
         self.log_path = log_path
         self._log = log_path.open("ab")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "reassignd", *args],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
+        self.popen = warm_start.start(args, log_path, env, self._log)
 
     @property
     def alive(self) -> bool:
@@ -58,6 +54,9 @@ class Proc:
     def _kill_group(self) -> None:
         """SIGKILL to the process and whatever it started (``cluster --processes``'s children):
         it leads its own session, so its process group."""
+        if isinstance(self.popen, warm_start.WarmProcess):
+            self.popen.kill_group()
+            return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
 
@@ -79,6 +78,8 @@ class Proc:
     def close(self) -> None:
         self._kill_group()  # children included, even when the process itself has exited
         self.popen.wait(timeout=10)
+        if isinstance(self.popen, warm_start.WarmProcess):
+            self.popen.close()
         self._log.close()
 
 
