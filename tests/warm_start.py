@@ -27,6 +27,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from multiprocessing.context import ForkServerContext
@@ -38,6 +39,10 @@ PRELOAD = [
     "reassignd.cli",
     "reassignd.service",
     "reassignd.broker.agent",
+    "reassignd.admin.reassign",
+    "reassignd.admin.batch",
+    "reassignd.admin.elect",
+    "reassignd.admin.demote",
 ]
 # set REASSIGND_COLD_START=1 to start every component as ``python -m reassignd``
 COLD = os.environ.get("REASSIGND_COLD_START", "") not in ("", "0")
@@ -59,14 +64,20 @@ def warm_allowed(args: Sequence[str]) -> bool:
     return not COLD and "--processes" not in args
 
 
-def _child(args: list[str], log_path: str, env: dict[str, str], cwd: str) -> None:
-    """In the forked child: become a session of its own with the log as stdout/stderr, the
-    caller's environment and directory, then the console script's entry point."""
+def _child(args: list[str], log_path: str, env: dict[str, str], cwd: str, err_path: str | None) -> None:
+    """In the forked child: become a session of its own with the log as stdout and stderr (or
+    stderr to a file of its own), the caller's environment and directory, then the console
+    script's entry point."""
     os.setsid()
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.dup2(fd, 1)
-    os.dup2(fd, 2)
     os.close(fd)
+    if err_path is not None:
+        fd = os.open(err_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+    else:
+        os.dup2(1, 2)
     sys.stdout = io.TextIOWrapper(open(1, "wb", 0, closefd=False), write_through=True)  # noqa: SIM115
     sys.stderr = io.TextIOWrapper(open(2, "wb", 0, closefd=False), write_through=True)  # noqa: SIM115
     os.environ.clear()
@@ -82,10 +93,14 @@ class WarmProcess:
     """The part of :class:`subprocess.Popen`'s interface the harness and the tests use, for a
     process forked from the fork server."""
 
-    def __init__(self, args: list[str], log_path: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, args: list[str], log_path: Path, env: Mapping[str, str], err_path: Path | None = None
+    ) -> None:
         self.args = args
         process = _server().Process(
-            target=_child, args=(args, str(log_path), dict(env), os.getcwd()), daemon=True
+            target=_child,
+            args=(args, str(log_path), dict(env), os.getcwd(), None if err_path is None else str(err_path)),
+            daemon=True,
         )
         process.start()
         self._process = process
@@ -169,3 +184,29 @@ def start(
         env=dict(env),
         start_new_session=True,
     )
+
+
+def run(args: list[str], env: Mapping[str, str], timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:
+    """``python -m reassignd *args`` to its end, as :func:`subprocess.run` with ``capture_output``
+    and ``text`` gives it (stdin: nothing), warm when allowed."""
+    if not warm_allowed(args):
+        return subprocess.run(
+            [sys.executable, "-m", "reassignd", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    with tempfile.TemporaryDirectory(prefix="reassignd-cli-") as directory:
+        out, err = Path(directory) / "stdout", Path(directory) / "stderr"
+        proc = WarmProcess(args, out, env, err)
+        try:
+            code = proc.wait(timeout_s)
+        finally:
+            proc.kill_group()
+            proc.close()
+        return subprocess.CompletedProcess(
+            args, code, out.read_text(errors="replace"), err.read_text(errors="replace")
+        )

@@ -5,24 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
+
+from tests import warm_start
 
 
 async def reassignd_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """``python -m reassignd ARGS`` → (exit code, stdout, stderr)."""
+    """``python -m reassignd ARGS`` → (exit code, stdout, stderr); a process forked warm
+    (``tests/warm_start.py``)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "reassignd",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**clean, **(env or {})},
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    done = await asyncio.to_thread(warm_start.run, list(args), {**clean, **(env or {})}, 60.0)
+    return done.returncode, done.stdout, done.stderr
 
 
 async def admin(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

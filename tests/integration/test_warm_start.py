@@ -63,3 +63,11 @@ async def test_a_long_running_command_leads_its_own_session_and_dies_by_the_sign
 def test_a_command_that_starts_processes_starts_cold(tmp_path: Path) -> None:
     assert not warm_start.warm_allowed(["cluster", "--processes", "--brokers", "3"])
     assert warm_start.warm_allowed(["cluster", "--brokers", "3"]) is not warm_start.COLD
+
+
+def test_a_run_to_the_end_gives_its_stdout_and_stderr_apart() -> None:
+    shown = warm_start.run(["admin", "reassign", "--help"], os.environ)
+    assert shown.returncode == 0 and shown.stdout.startswith("usage:") and shown.stderr == ""
+    refused = warm_start.run(["controller", "--zk", "127.0.0.1:1", "--log-level", "bogus"], os.environ)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.startswith("reassignd controller: error: --log-level: expected one of")
