@@ -38,7 +38,7 @@ from reassignd.agent_reports.progress import (
 from reassignd.contracts import reassignments as contracts
 from reassignd.contracts import requests
 from reassignd.control.replicas_report import ReplicasReport
-from reassignd.controller.model.from_contracts import alter_of
+from reassignd.controller.model.from_contracts import alter_of, alter_of_plan
 from reassignd.controller.model.requests import (
     AlterPartitionResult,
     AlterReassignments,
@@ -66,7 +66,7 @@ from reassignd.http.json_input import (
 from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
-from reassignd.plan_format import PlanError, parse_plan
+from reassignd.plan_format import PlanError, strict_plan, typed_plan
 from reassignd.strict_json import is_int, json_type
 from reassignd.topic_partition import TopicPartition
 
@@ -100,12 +100,21 @@ def parse_alter_body(body: bytes) -> AlterReassignments:
     """AlterPartitionReassignments in Kafka's shape, or a ``kafka-reassign-partitions`` plan.
 
     Kafka's shape is decoded once, into its contract struct (:mod:`reassignd.http.door`); a
-    body msgspec refuses is read again by :func:`strict_alter_body`, which words the refusal or
-    reads a plan. Kafka's shape is built into the controller's request by
-    :func:`~reassignd.controller.model.from_contracts.alter_of`, the Kafka listener's builder
-    too. ``timeout_ms`` is checked (0..2^31−1) but not carried.
+    body that is not in Kafka's shape is decoded as a plan, into its contract struct
+    (:func:`~reassignd.plan_format.typed_plan`); a body neither typed tier takes is read again
+    by :func:`strict_alter_body`, which words the refusal or reads a plan. Kafka's shape is built
+    into the controller's request by :func:`~reassignd.controller.model.from_contracts.alter_of`,
+    the Kafka listener's builder too, a plan by
+    :func:`~reassignd.controller.model.from_contracts.alter_of_plan`. ``timeout_ms`` is checked
+    (0..2^31−1) but not carried.
     """
-    return decode_request(body, requests.KafkaAlterReassignments, alter_of, strict_alter_body)
+    return decode_request(body, requests.KafkaAlterReassignments, alter_of, _plan_or_strict)
+
+
+def _plan_or_strict(body: bytes) -> AlterReassignments | None:
+    """Not Kafka's shape: a plan on the typed tier, or the strict reader of both shapes."""
+    plan = typed_plan(body)
+    return alter_of_plan(plan) if plan is not None else strict_alter_body(body)
 
 
 def strict_alter_body(body: bytes) -> AlterReassignments | None:
@@ -148,10 +157,10 @@ def _plan(body: bytes) -> AlterReassignments:
     ``admin reassign`` and the legacy znode do (``log_dirs`` checked, then left to the client as
     AlterPartitionReassignments leaves them: ``admin reassign`` moves the dirs itself)."""
     try:
-        plan = parse_plan(body)
+        plan = strict_plan(body)
     except PlanError as e:
         fail(e.path, e.message)
-    return AlterReassignments(tuple((e.tp, e.replicas) for e in plan.entries))
+    return alter_of_plan(plan)
 
 
 # --- query strings and path parameters ---------------------------------------------------------
