@@ -219,7 +219,7 @@ def typed_plan(data: bytes) -> Plan | None:
         else:
             log_dirs, members = (ANY_LOG_DIR,) * len(replicas), members + 3
         entries.append(PlanEntry(p.topic, p.partition, replicas, log_dirs))
-    if data.count(b":") != members or len({e.tp for e in entries}) != len(entries):
+    if data.count(b":") != members or len({(p.topic, p.partition) for p in value.partitions}) != len(entries):
         return None
     return Plan(tuple(entries))
 
