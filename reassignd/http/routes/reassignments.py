@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -37,6 +37,7 @@ from reassignd.agent_reports.progress import (
 )
 from reassignd.contracts import reassignments as contracts
 from reassignd.contracts import requests
+from reassignd.contracts.queries import CancelQuery, ListReassignmentsQuery
 from reassignd.control.replicas_report import ReplicasReport
 from reassignd.controller.model.from_contracts import alter_of, alter_of_plan
 from reassignd.controller.model.requests import (
@@ -61,9 +62,9 @@ from reassignd.http.json_input import (
     expect_string,
     expect_timeout_ms,
     fail,
-    query_params,
 )
 from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
+from reassignd.http.query_door import query_of
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
 from reassignd.plan_format import PlanError, strict_plan, typed_plan
@@ -192,32 +193,20 @@ class ReassignmentFilter:
         return sorted(chosen, key=lambda r: (r.topic, r.partition))
 
 
-def parse_list_query(pairs: Iterable[tuple[str, str]]) -> ReassignmentFilter:
-    """``?topic=T&partition=P``, both optional and repeatable."""
-    found = query_params(pairs, ("topic", "partition"))
-    topics = found.get("topic")
-    for topic in topics or ():
-        if not topic:
-            fail("topic", "expected a topic name, got an empty string")
-    partitions = found.get("partition")
+def parse_list_query(query: ListReassignmentsQuery) -> ReassignmentFilter:
+    """``?topic=T&partition=P``, both optional and repeatable (decoded at the door)."""
     return ReassignmentFilter(
-        None if topics is None else frozenset(topics),
-        None if partitions is None else frozenset(parse_partition_text(p) for p in partitions),
+        None if query.topic is None else frozenset(query.topic),
+        None if query.partition is None else frozenset(query.partition),
     )
 
 
-def parse_cancel(
-    topic: str | None, partition: str | None, query: Iterable[tuple[str, str]]
-) -> CancelReassignments:
+def parse_cancel(topic: str | None, partition: str | None, query: CancelQuery) -> CancelReassignments:
     """``DELETE /v1/reassignments[/{topic}[/{partition}]]?mode=cancel|stop`` (default cancel)."""
-    found = query_params(query, ("mode",))
-    modes = found.get("mode", ["cancel"])
-    if len(modes) > 1:
-        fail("mode", "given more than once")
     return CancelReassignments(
         topic=topic,
         partition=None if partition is None else parse_partition_text(partition),
-        mode=_mode(modes[0], "mode"),
+        mode=CancelMode(query.mode),
     )
 
 
@@ -322,7 +311,6 @@ def _listed(topics: Mapping[str, list[contracts.Reassignment]]) -> contracts.Lis
 
 
 async def alter_reassignments(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())  # e.g. ?mode=stop: "mode" belongs in the body
     alter = parse_alter_body(await request.read())  # over the body limit: 413
     note(request, alter)
     result = await request.app[VIEW].alter_reassignments(alter)
@@ -349,7 +337,7 @@ async def list_reassignments(request: web.Request) -> web.Response:
     are shared by snapshots until one changes, so while nothing moves on, a read costs no
     selection and no encoding (the agents are asked each time, concurrent reads sharing a round).
     Without progress, a rebuild encodes only the reassignments whose view changed."""
-    wanted = parse_list_query(request.query.items())  # a bad query is 400 on every instance
+    wanted = parse_list_query(query_of(request, ListReassignmentsQuery))  # 400 on every instance
     snapshot = active_snapshot(request)
     answers = request.app[ANSWERS]
     moving = snapshot.reassignments
@@ -386,7 +374,7 @@ def _tp(r: ReassignmentView) -> TopicPartition:
 
 async def cancel_reassignments(request: web.Request) -> web.Response:
     cancel = parse_cancel(
-        request.match_info.get("topic"), request.match_info.get("partition"), request.query.items()
+        request.match_info.get("topic"), request.match_info.get("partition"), query_of(request, CancelQuery)
     )
     note(request, cancel)
     result = await request.app[VIEW].cancel_reassignments(cancel)
