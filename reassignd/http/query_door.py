@@ -16,6 +16,7 @@ The OpenAPI document's query parameters are generated from the same structs
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import types
@@ -145,12 +146,11 @@ def reading_query(contract: type[Query], handler: Handler) -> Handler:
     """``handler`` behind the door: the query decoded as ``contract`` before it runs (400 for a
     query it refuses), kept on the request for :func:`query_of`."""
 
+    @functools.wraps(handler)  # __wrapped__: the handler
     async def door(request: web.Request) -> web.StreamResponse:
         request[_QUERY] = decode_query(request.query.items(), contract)
         return await handler(request)
 
-    door.__name__ = door.__qualname__ = getattr(handler, "__name__", "handler")
-    door.__doc__ = handler.__doc__
     return door
 
 
