@@ -45,7 +45,9 @@ def _operation(op: Operation) -> Json:
     }
     if op.description:
         out["description"] = op.description
-    documented = [*op.parameters, *(query_parameters(op.query) if op.query is not None else ())]
+    in_path = [p for p in op.parameters if p["in"] == "path"]
+    others = [p for p in op.parameters if p["in"] != "path"]  # headers
+    documented = [*in_path, *(query_parameters(op.query) if op.query is not None else ()), *others]
     if documented:
         out["parameters"] = documented
     if op.request is not None:
