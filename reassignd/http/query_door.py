@@ -3,7 +3,7 @@ struct (:mod:`reassignd.contracts.queries`), before its handler runs; the handle
 fields (:func:`query_of`). Pure but for the handler wrapper.
 
 The rules, in one place: a parameter that is not a field is refused, naming the allowed ones
-(``unknown query parameter (allowed: topic, partition)``; ``none`` for :class:`NoQuery`); a field
+(``unknown query parameter (allowed: topic, partition)``; ``none`` for ``NoQuery``); a field
 that is not a tuple is given at most once (``given more than once``); an integer is 1 to 10 ASCII
 decimal digits, a number what ``float`` reads; msgspec checks the rest of the field's annotations,
 and a refusal is worded by the field's ``extra`` (see the contracts module). Fields are checked in
@@ -28,16 +28,14 @@ import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from reassignd.contracts.queries import NoQuery, Query
+from reassignd.contracts.queries import Query
 from reassignd.http.json_input import fail
 
 Q = TypeVar("Q", bound=Query)
 Json = dict[str, Any]
 
-_DECIMAL = re.compile(r"[0-9]{1,10}")
+DECIMAL = re.compile(r"[0-9]{1,10}")  # an integer in a URL: ASCII digits, no sign, no space
 _QUERY = web.RequestKey("query", Query)  # the request's decoded query, set by the door
-
-__all__ = ["NoQuery", "Query", "decode_query", "parameters", "query_of", "reading_query"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +114,7 @@ def decode_query(pairs: Iterable[tuple[str, str]], contract: type[Q]) -> Q:
 def _value(param: _Param, text: str) -> Any:
     raw: object = text
     if param.kind is int:
-        if _DECIMAL.fullmatch(text) is None:
+        if DECIMAL.fullmatch(text) is None:
             _refuse(param, text, param.refusal)
         raw = int(text)
     elif param.kind is float:

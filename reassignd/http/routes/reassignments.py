@@ -19,7 +19,6 @@ resource).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -64,7 +63,7 @@ from reassignd.http.json_input import (
     fail,
 )
 from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
-from reassignd.http.query_door import query_of
+from reassignd.http.query_door import DECIMAL, query_of
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
 from reassignd.plan_format import PlanError, strict_plan, typed_plan
@@ -72,9 +71,6 @@ from reassignd.strict_json import is_int, json_type
 from reassignd.topic_partition import TopicPartition
 
 # --- input parsing (pure: bytes and query pairs in, request values out) ---------------------------
-
-
-_DECIMAL = re.compile(r"[0-9]{1,10}")
 
 
 def _partition_id(value: Any, path: str) -> int:
@@ -168,8 +164,9 @@ def _plan(body: bytes) -> AlterReassignments:
 
 
 def parse_partition_text(text: str, path: str = "partition") -> int:
-    """A partition id from a URL: plain decimal digits, 0..2^31−1."""
-    if _DECIMAL.fullmatch(text) is None or int(text) > INT32_MAX:
+    """A partition id from a URL's path: decimal digits as in a query (:mod:`reassignd.http.query_door`),
+    0..2^31−1."""
+    if DECIMAL.fullmatch(text) is None or int(text) > INT32_MAX:
         fail(path, f"expected a non-negative integer, got {json.dumps(text)}")
     return int(text)
 

@@ -68,7 +68,6 @@ from reassignd.strict_json import json_type
 # --- input parsing (pure) -------------------------------------------------------------------------
 
 PARTITION_KEY = re.compile(r"0|[1-9][0-9]{0,9}")  # canonical decimal: "01" would alias "1"
-_DECIMAL = re.compile(r"[0-9]{1,10}")
 
 
 def _validate_only(doc: dict[str, Any]) -> bool:
