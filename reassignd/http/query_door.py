@@ -22,7 +22,7 @@ import re
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, NoReturn, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 from aiohttp import web
@@ -55,10 +55,6 @@ def _unwrap(hint: Any) -> tuple[Any, bool]:
     """A field's value type and whether the field repeats: ``X | None`` and ``tuple[X, ...]`` off."""
     if get_origin(hint) in (Union, types.UnionType):
         hint = next(a for a in get_args(hint) if a is not type(None))
-    if get_origin(hint) is Annotated:
-        inner, *_ = get_args(hint)
-        if get_origin(inner) is tuple:
-            return get_args(inner)[0], True
     if get_origin(hint) is tuple:
         return get_args(hint)[0], True
     return hint, False
@@ -128,7 +124,7 @@ def _value(param: _Param, text: str) -> Any:
         _refuse(param, text, param.out_of_range or param.refusal or _lower(str(e)))
 
 
-def _refuse(param: _Param, text: str, message: str | None) -> Any:
+def _refuse(param: _Param, text: str, message: str | None) -> NoReturn:
     fail(param.name, (message or "invalid value").format(quoted=json.dumps(text), short=repr(text[:40])))
 
 
