@@ -21,18 +21,30 @@ The rules are Kafka's tool's, decided once:
   Kafka's tool refuses these before it sends anything; reassignd refuses them the same way at
   the controller's doors too, so one bad line never half-applies a plan.
 
+Two tiers read a plan's bytes (:func:`parse_plan`): msgspec decodes them into the plan's contract
+struct (:class:`reassignd.contracts.requests.ReassignmentPlan`) and :func:`typed_plan` checks what
+the struct does not state (a legal topic name, replicas each once, ``log_dirs`` as long as
+``replicas``, each partition once); whatever it does not accept at once (a refusal, an unknown or
+repeated key, the KIP-236 field) is read again by the strict reader (:func:`strict_plan`), which
+decides and words the refusal. Both tiers accept exactly the same plans
+(``tests/unit/test_plan_tiers.py``).
+
 What depends on the cluster (an unknown topic or partition, a broker that is not alive, a topic
 being deleted) is the controller's to refuse, per partition, with Kafka's error codes.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NoReturn
 
+import msgspec
+
 from reassignd import strict_json
+from reassignd.contracts.requests import ReassignmentPlan
 from reassignd.int_limits import INT32_MAX
 from reassignd.strict_json import is_int, json_type
 from reassignd.topic_partition import Replicas, TopicPartition, topic_name_problem
@@ -170,7 +182,50 @@ def _entry(raw: object, path: str, origins: bool) -> PlanEntry:
 
 def parse_plan(data: bytes | str, *, origins: bool = False) -> Plan:
     """A validated plan, or :class:`PlanError` with a one-line reason. ``origins``: also read
-    each entry's ``original_replicas`` (the legacy znode's KIP-236 field)."""
+    each entry's ``original_replicas`` (the legacy znode's KIP-236 field). The typed tier first,
+    the strict reader when it gives up."""
+    raw = data.encode() if isinstance(data, str) else data
+    if not origins and (plan := typed_plan(raw)) is not None:
+        return plan
+    return strict_plan(raw, origins=origins)
+
+
+# the top object's first member is "version" (as Kafka's tool and msgspec write a plan): a member
+# the decoded struct cannot prove present, since it holds the default's value
+_VERSION_FIRST = re.compile(rb'[ \t\r\n]*\{[ \t\r\n]*"version"[ \t\r\n]*:')
+
+
+def typed_plan(data: bytes) -> Plan | None:
+    """The typed tier: the plan in ``data`` when msgspec decodes it into its contract struct and
+    nothing in it needs the strict reader; None otherwise (the strict reader decides).
+
+    A repeated key (msgspec keeps the last; the strict reader refuses it) is ruled out by counting:
+    each object member is written with one ``:`` outside strings, so when the colons equal the
+    members the struct proves present, no key was repeated and none was unknown."""
+    try:
+        value = msgspec.json.decode(data, type=ReassignmentPlan)
+    except (msgspec.MsgspecError, UnicodeDecodeError):
+        return None
+    members = 1 + (_VERSION_FIRST.match(data) is not None)
+    entries: list[PlanEntry] = []
+    for p in value.partitions:
+        replicas = p.replicas
+        if topic_name_problem(p.topic) is not None or len(set(replicas)) != len(replicas):
+            return None
+        if isinstance(p.log_dirs, tuple):
+            if len(p.log_dirs) != len(replicas):
+                return None
+            log_dirs, members = p.log_dirs, members + 4
+        else:
+            log_dirs, members = (ANY_LOG_DIR,) * len(replicas), members + 3
+        entries.append(PlanEntry(p.topic, p.partition, replicas, log_dirs))
+    if data.count(b":") != members or len({(p.topic, p.partition) for p in value.partitions}) != len(entries):
+        return None
+    return Plan(tuple(entries))
+
+
+def strict_plan(data: bytes | str, *, origins: bool = False) -> Plan:
+    """The strict reader: :func:`parse_plan`'s decision and its refusals' words."""
     try:
         doc = strict_json.loads(data.encode() if isinstance(data, str) else data, "the plan")
     except strict_json.StrictJsonError as e:

@@ -34,6 +34,7 @@ from reassignd.http.keys import (
 from reassignd.http.middleware import auth_middleware, error_middleware
 from reassignd.http.openapi import openapi_document
 from reassignd.http.operation import shadowed_paths
+from reassignd.http.query_door import reading_query
 from reassignd.http.route_table import OPERATIONS
 from reassignd.stream.audit import AuditTrail
 from reassignd.stream.record_log import RecordLog
@@ -76,10 +77,11 @@ def build_app(
     app.cleanup_ctx.append(agent_session)  # the ClientSession that asks broker agents for progress
     app[OPENAPI] = openapi_document()
     for op in OPERATIONS:
+        handler = op.handler if op.query is None else reading_query(op.query, op.handler)
         if op.method == "GET":
-            app.router.add_get(op.path, op.handler)  # and HEAD
+            app.router.add_get(op.path, handler)  # and HEAD
         else:
-            app.router.add_route(op.method, op.path, op.handler)
+            app.router.add_route(op.method, op.path, handler)
     for path, methods in shadowed_paths(OPERATIONS).items():
         app.router.add_route("*", path, _not_allowed(methods))  # after the path's own methods
     return app

@@ -3,17 +3,17 @@
 Every ``expect_*`` returns the value when it has the documented shape and otherwise raises
 :class:`InvalidRequest` (HTTP 400, error 42) with a message that starts with the offending
 field's path (``topics[0].assignments["1"]: ...``; ``request body: ...`` for the whole body), so
-nothing malformed reaches the controller. Query strings are read with these; the strict readers
-of each resource's bodies (in ``routes/``) are built from them and read a body only when msgspec
-refused it at the door (:mod:`reassignd.http.door`), to word the refusal. The request structs
+nothing malformed reaches the controller. The strict readers of each resource's bodies (in
+``routes/``) are built from them and read a body only when msgspec refused it at the door
+(:mod:`reassignd.http.door`), to word the refusal; query strings are decoded at their own door
+(:mod:`reassignd.http.query_door`). The request structs
 (``reassignd.contracts.requests``) state the same rules, and the OpenAPI schemas are generated
 from them. The readers are :mod:`reassignd.strict_json`'s; this module gives them the HTTP
-error and adds what only requests have (broker id lists, ``timeout_ms``, query strings).
+error and adds what only requests have (broker id lists, ``timeout_ms``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Literal, NoReturn, overload
 
 from reassignd import strict_json
@@ -98,27 +98,3 @@ def expect_broker_ids(value: Any, path: str, *, nullable: bool) -> tuple[int, ..
         if not INT32_MIN <= item <= INT32_MAX:
             fail(path, f"{expected}; item {i} ({item}) is out of range for a broker id")
     return tuple(value)
-
-
-# --- query strings -------------------------------------------------------------------------------
-
-
-def query_params(pairs: Iterable[tuple[str, str]], allowed: tuple[str, ...]) -> dict[str, list[str]]:
-    """The query's values by name; 400 for a name not in ``allowed``."""
-    found: dict[str, list[str]] = {}
-    for key, value in pairs:
-        if key not in allowed:
-            shown = ", ".join(allowed) if allowed else "none"
-            fail(key, f"unknown query parameter (allowed: {shown})")
-        found.setdefault(key, []).append(value)
-    return found
-
-
-def single_param(found: dict[str, list[str]], name: str) -> str | None:
-    """A query parameter given at most once (None when absent)."""
-    values = found.get(name)
-    if values is None:
-        return None
-    if len(values) > 1:
-        fail(name, "given more than once")
-    return values[0]

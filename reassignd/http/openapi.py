@@ -13,6 +13,7 @@ from reassignd.http.openapi_base import Schema, ref
 from reassignd.http.openapi_components import component_schemas
 from reassignd.http.openapi_schemas import request_schema_name
 from reassignd.http.operation import Answer, Contract, Json, Operation
+from reassignd.http.query_door import parameters as query_parameters
 from reassignd.http.route_table import OPERATIONS
 
 
@@ -44,8 +45,11 @@ def _operation(op: Operation) -> Json:
     }
     if op.description:
         out["description"] = op.description
-    if op.parameters:
-        out["parameters"] = list(op.parameters)
+    in_path = [p for p in op.parameters if p["in"] == "path"]
+    others = [p for p in op.parameters if p["in"] != "path"]  # headers
+    documented = [*in_path, *(query_parameters(op.query) if op.query is not None else ()), *others]
+    if documented:
+        out["parameters"] = documented
     if op.request is not None:
         schema: Schema = ref(request_schema_name(op.request))
         out["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema}}}

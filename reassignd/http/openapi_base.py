@@ -13,10 +13,6 @@ def ref(name: str) -> Schema:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def array(items: Schema) -> Schema:
-    return {"type": "array", "items": items}
-
-
 def integer(minimum: int, maximum: int) -> Schema:
     return {"type": "integer", "minimum": minimum, "maximum": maximum}
 

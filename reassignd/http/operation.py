@@ -14,9 +14,10 @@ import msgspec
 from aiohttp.typedefs import Handler
 
 from reassignd.contracts.errors import Error, NotControllerError
+from reassignd.contracts.queries import Query
 from reassignd.contracts.requests import NOT_DOTS
 from reassignd.http.auth import Role
-from reassignd.http.openapi_base import ETAG, Schema, array
+from reassignd.http.openapi_base import ETAG, Schema
 
 Json = dict[str, Any]
 Contract = type[msgspec.Struct]
@@ -49,7 +50,11 @@ def link(operation_id: str, description: str, **parameters: str) -> Json:
 @dataclass(frozen=True)
 class Operation:
     """A method on a path: its handler, the role it needs (None: public), its request contract (a
-    struct, or the union alias of ``POST /v1/reassignments``) and its answers by status."""
+    struct, or the union alias of ``POST /v1/reassignments``), its answers by status, its path and
+    header ``parameters``, and its ``query``: the struct the door decodes the query string into
+    before the handler runs (:mod:`reassignd.http.query_door`; ``NoQuery``: any parameter is
+    refused), from which the document's query parameters are generated; None: the query is not
+    read."""
 
     method: str
     path: str
@@ -63,6 +68,7 @@ class Operation:
     request: object | None = None
     description: str | None = None
     extra: Json = field(default_factory=dict)
+    query: type[Query] | None = None
 
     @property
     def contracts(self) -> tuple[Contract, ...]:
@@ -95,15 +101,6 @@ def _matches(parts: list[str], template: list[str]) -> bool:
 
 def path_param(name: str, schema: Schema) -> Json:
     return {"name": name, "in": "path", "required": True, "schema": schema}
-
-
-def query(name: str, schema: Schema, description: str, *, repeatable: bool = False) -> Json:
-    param: Json = {"name": name, "in": "query", "required": False, "description": description}
-    if repeatable:
-        param.update(schema=array(schema), style="form", explode=True)
-    else:
-        param["schema"] = schema
-    return param
 
 
 # any name (an illegal one is answered per topic, as Kafka does) but "." and "..", which a client

@@ -10,10 +10,11 @@ from __future__ import annotations
 from aiohttp.typedefs import Handler
 
 from reassignd.contracts import admin, cluster
+from reassignd.contracts import queries as qs
 from reassignd.contracts import requests as rq
 from reassignd.contracts.records import TYPES as RECORD_TYPES
 from reassignd.http.callers import CLIENT_ID_HEADER
-from reassignd.http.openapi_base import ETAG, IF_NONE_MATCH, integer
+from reassignd.http.openapi_base import ETAG, IF_NONE_MATCH
 from reassignd.http.operation import (
     ADMIN,
     AUTH,
@@ -29,14 +30,12 @@ from reassignd.http.operation import (
     Operation,
     error,
     link,
-    query,
     read,
     write,
 )
 from reassignd.http.route_table_moves import BATCHES, REASSIGNMENTS
 from reassignd.http.routes import cluster as cluster_routes
 from reassignd.http.routes import docs, health, log_dirs, page, quotas, stream, topics
-from reassignd.int_limits import INT32_MAX
 
 CLIENT_ID: Json = {
     "name": CLIENT_ID_HEADER,
@@ -45,7 +44,6 @@ CLIENT_ID: Json = {
     "description": "the client id quotas are charged to (empty when absent); logged",
     "schema": {"type": "string"},
 }
-SECONDS = {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}
 
 
 def topic_links(topic: str) -> dict[str, Json]:
@@ -195,18 +193,7 @@ CLUSTER = (
                 )
             },
         ),
-        (
-            query("type", {"type": "string"}, "only records of these types", repeatable=True),
-            query("topic", {"type": "string"}, "only records about these topics", repeatable=True),
-            query("batch", {"type": "string"}, "only records about these batches", repeatable=True),
-            query(
-                "last_event_id",
-                {"type": "string", "pattern": "^[0-9]+-[0-9]+$"},
-                "resume after this record (as the Last-Event-ID header)",
-            ),
-            query("heartbeat_s", SECONDS, "heartbeat period"),
-            query("max_s", SECONDS, "end the stream after"),
-        ),
+        query=qs.EventsQuery,
     ),
     Operation(
         "POST",
@@ -225,6 +212,7 @@ CLUSTER = (
             ),
             body=False,
         ),
+        query=qs.NoQuery,
     ),
     Operation(
         "GET",
@@ -245,7 +233,7 @@ CLUSTER = (
         "cluster",
         VIEWER,
         read(Answer("log dirs", cluster.LogDirs), BAD_REQUEST, NOT_CONTROLLER),
-        (query("broker", integer(0, INT32_MAX), "only these brokers", repeatable=True),),
+        query=qs.LogDirsQuery,
     ),
     Operation(
         "POST",
@@ -268,6 +256,7 @@ CLUSTER = (
             "404": error("the broker is not registered (error 42); nothing was forwarded"),
         },
         request=rq.MoveLogDirsRequest,
+        query=qs.NoQuery,
     ),
     Operation(
         "GET",
@@ -331,6 +320,7 @@ TOPICS = (
         "a name given twice fails every copy (42), an illegal name 17, a null config value 42, a "
         "config name Kafka does not know, a value of the wrong type or out of range, or configs "
         "that would not fit one ZooKeeper znode 40 INVALID_CONFIG; the other topics are created.",
+        query=qs.NoQuery,
     ),
     Operation(
         "GET",
@@ -357,11 +347,8 @@ TOPICS = (
         "topics",
         ADMIN,
         write(Answer("the topic's result", admin.DeleteTopicsResponse, RETRY_AFTER), body=False),
-        (
-            TOPIC_UNDER_TOPICS,
-            query("timeout_ms", integer(0, INT32_MAX), "milliseconds (default 30000)"),
-            CLIENT_ID,
-        ),
+        (TOPIC_UNDER_TOPICS, CLIENT_ID),
+        query=qs.DeleteTopicQuery,
     ),
     Operation(
         "POST",
@@ -374,6 +361,7 @@ TOPICS = (
         write(Answer("per-topic results", admin.DeleteTopicsResponse, RETRY_AFTER)),
         (CLIENT_ID,),
         rq.DeleteTopicsRequest,
+        query=qs.NoQuery,
     ),
     Operation(
         "POST",
@@ -387,6 +375,7 @@ TOPICS = (
         (CLIENT_ID,),
         rq.CreatePartitionsRequest,
         "A request adding " + PARTITIONS_PER_REQUEST,
+        query=qs.NoQuery,
     ),
 )
 
@@ -401,18 +390,7 @@ QUOTAS = (
         "quotas",
         VIEWER,
         read(Answer("entities and their values", admin.DescribeQuotasResponse), BAD_REQUEST),
-        (
-            query(
-                "user",
-                {"type": "string", "minLength": 1},
-                "this user's entities (<default>: the default; <<default>: the name <default>)",
-            ),
-            query(
-                "client_id",
-                {"type": "string", "minLength": 1},
-                "this client id's entities (<default>: the default; <<default>: the name <default>)",
-            ),
-        ),
+        query=qs.DescribeQuotasQuery,
     ),
     Operation(
         "POST",
@@ -427,6 +405,7 @@ QUOTAS = (
         description="An entity whose config znode path (its names URL-encoded as Kafka "
         "sanitizes them) would be over 4,096 bytes is answered 42 INVALID_REQUEST and nothing "
         "is written.",
+        query=qs.NoQuery,
     ),
 )
 

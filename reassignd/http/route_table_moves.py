@@ -4,6 +4,7 @@ demotions and batches (``route_table`` lists them with the others)."""
 from __future__ import annotations
 
 from reassignd.contracts import batches, reassignments
+from reassignd.contracts import queries as qs
 from reassignd.contracts import requests as rq
 from reassignd.http.openapi_base import ETAG, IF_NONE_MATCH, integer
 from reassignd.http.operation import (
@@ -20,7 +21,6 @@ from reassignd.http.operation import (
     error,
     link,
     path_param,
-    query,
     read,
     write,
 )
@@ -33,12 +33,6 @@ from reassignd.int_limits import INT32_MAX
 BATCH_ID = path_param("batch_id", {"type": "string", "pattern": f"^{rq.BATCH_ID_PATTERN}$", **rq.NOT_DOTS})
 PARTITION = path_param("partition", integer(0, INT32_MAX))
 BROKER_ID = path_param("broker_id", integer(0, INT32_MAX))
-MODE = query(
-    "mode",
-    {"enum": ["cancel", "stop"]},
-    "cancel (default): back to the original replicas; stop: keep adding replicas already in the ISR",
-)
-
 _UNKNOWN_BATCH = {"404": error("no batch has this id (error 42)")}
 _BATCH_ACTIONS = ("pause", "resume", "stop", "rollback")
 
@@ -115,6 +109,7 @@ def _cancel(path: str, operation_id: str, summary: str, *parameters: Json) -> Op
         ADMIN,
         write(_ALTER_ANSWER, body=False),
         parameters,
+        query=qs.CancelQuery,
     )
 
 
@@ -133,11 +128,8 @@ REASSIGNMENTS = (
             BAD_REQUEST,
             NOT_CONTROLLER,
         ),
-        (
-            query("topic", {"type": "string", "minLength": 1}, "only these topics", repeatable=True),
-            query("partition", integer(0, INT32_MAX), "only these partitions", repeatable=True),
-            IF_NONE_MATCH,
-        ),
+        (IF_NONE_MATCH,),
+        query=qs.ListReassignmentsQuery,
     ),
     Operation(
         "POST",
@@ -150,14 +142,14 @@ REASSIGNMENTS = (
         write(_ALTERED),
         request=rq.AlterReassignmentsRequest,
         description="A request naming " + PARTITIONS_PER_REQUEST,
+        query=qs.NoQuery,
     ),
-    _cancel("/v1/reassignments", "cancelReassignments", "cancel every reassignment", MODE),
+    _cancel("/v1/reassignments", "cancelReassignments", "cancel every reassignment"),
     _cancel(
         "/v1/reassignments/{topic}",
         "cancelTopicReassignments",
         "cancel one topic's reassignments",
         TOPIC,
-        MODE,
     ),
     _cancel(
         "/v1/reassignments/{topic}/{partition}",
@@ -165,7 +157,6 @@ REASSIGNMENTS = (
         "cancel one partition's reassignment (85 if it was not moving)",
         TOPIC,
         PARTITION,
-        MODE,
     ),
     Operation(
         "POST",
@@ -182,6 +173,7 @@ REASSIGNMENTS = (
         ),
         request=rq.ElectLeadersRequest,
         description="A request naming " + PARTITIONS_PER_REQUEST,
+        query=qs.NoQuery,
     ),
     *(
         Operation(
@@ -203,6 +195,7 @@ REASSIGNMENTS = (
                 "404": error("no such broker: not registered, in no replica list, not demoted (error 42)"),
             },
             (BROKER_ID,),
+            query=qs.NoQuery,
         )
         for verb, handler, summary in _DEMOTIONS
     ),
@@ -249,6 +242,7 @@ BATCHES = (
         request=rq.SubmitBatchRequest,
         description="A batch of more partitions than `--max-partitions-per-request` (default "
         "50,000) is refused whole, 400 with 42 INVALID_REQUEST naming the limit.",
+        query=qs.NoQuery,
     ),
     Operation(
         "GET",
@@ -280,6 +274,7 @@ BATCHES = (
             NOT_CONTROLLER,
         ),
         (BATCH_ID,),
+        query=qs.NoQuery,
     ),
     *(
         Operation(
@@ -297,6 +292,7 @@ BATCHES = (
                 "409": error("the batch's state does not allow this (error 42)"),
             },
             (BATCH_ID,),
+            query=qs.NoQuery,
         )
         for action, handler, summary in _BATCH_CONTROLS
     ),

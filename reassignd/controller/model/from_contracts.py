@@ -38,6 +38,7 @@ from reassignd.controller.model.requests import (
     TopicToCreate,
 )
 from reassignd.errors import InvalidRequest
+from reassignd.plan_format import Plan
 from reassignd.quotas.config_store import QUOTA_KEY, entity_znode
 from reassignd.topic_partition import TopicPartition, topic_name_problem
 
@@ -62,6 +63,13 @@ def alter_of(request: contract.KafkaAlterReassignments) -> AlterReassignments:
     )
     mode = CancelMode.CANCEL if isinstance(request.mode, UnsetType) else CancelMode(request.mode)
     return AlterReassignments(targets, mode)
+
+
+def alter_of_plan(plan: Plan) -> AlterReassignments:
+    """A ``kafka-reassign-partitions`` plan's moves, in the plan's order (each partition once);
+    its ``log_dirs`` are checked by the plan reader, then left to the client, as
+    AlterPartitionReassignments leaves them (``admin reassign`` moves the dirs itself)."""
+    return AlterReassignments(tuple((e.tp, e.replicas) for e in plan.entries))
 
 
 # --- topics ----------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from reassignd.controller.model.snapshot import ClusterSnapshot
 from reassignd.errors import UnknownTopicOrPartition
 from reassignd.http.active import active_snapshot
 from reassignd.http.answers import encoded_response
-from reassignd.http.json_input import query_params
 from reassignd.http.keys import ANSWERS, RECORDS, VIEW
 from reassignd.http.responses import json_response
 from reassignd.http.shapes import (
@@ -68,7 +67,6 @@ def _raw(value: object) -> msgspec.Raw:
 
 async def resign(request: web.Request) -> web.Response:
     """A planned hand-over (admin): this active instance gives its role up; a standby answers 41."""
-    query_params(request.query.items(), ())
     view = request.app[VIEW]
     active_snapshot(request)  # 503 NOT_CONTROLLER on a standby
     successor = await view.hand_over(leaving=False)

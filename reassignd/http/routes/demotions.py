@@ -18,7 +18,7 @@ from aiohttp import web
 from reassignd.contracts.reassignments import DemotionResponse, TopicPartitionResult
 from reassignd.controller.model.admin_requests import DemotionResult
 from reassignd.errors import error_name
-from reassignd.http.json_input import fail, query_params
+from reassignd.http.json_input import fail
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
@@ -50,7 +50,6 @@ def demotion_json(result: DemotionResult) -> DemotionResponse:
 
 
 async def _change(request: web.Request, *, promote: bool) -> web.Response:
-    query_params(request.query.items(), ())
     broker = broker_id_param(request.match_info["broker_id"])
     result = await request.app[VIEW].demote_broker(broker, promote=promote)
     return json_response(demotion_json(result))

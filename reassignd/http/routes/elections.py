@@ -34,7 +34,6 @@ from reassignd.http.json_input import (
     expect_object,
     expect_string,
     fail,
-    query_params,
 )
 from reassignd.http.keys import VIEW
 from reassignd.http.responses import item_message, json_response
@@ -86,7 +85,6 @@ def elect_response_json(results: Iterable[ElectionResult]) -> ElectLeadersRespon
 
 
 async def elect_leaders(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())
     elect = parse_elect_body(await request.read())  # over the body limit: 413
     results = await request.app[VIEW].elect_leaders(elect)
     return json_response(elect_response_json(results))

@@ -37,6 +37,7 @@ from reassignd.contracts.cluster import (
     LogDirs,
     MoveLogDirsResponse,
 )
+from reassignd.contracts.queries import LogDirsQuery
 from reassignd.contracts.requests import LOG_DIR_MAX, MAX_LOG_DIR_MOVES, MoveLogDirsRequest
 from reassignd.control.log_dir_moves import (
     KAFKA_STORAGE_ERROR,
@@ -57,9 +58,9 @@ from reassignd.http.json_input import (
     expect_object,
     expect_string,
     fail,
-    query_params,
 )
 from reassignd.http.keys import REPORTS
+from reassignd.http.query_door import query_of
 from reassignd.http.responses import json_response
 from reassignd.int_limits import INT32_MAX
 from reassignd.topic_partition import TopicPartition, topic_name_problem
@@ -108,14 +109,8 @@ def _jbod_dirs(report: ReplicasReport) -> tuple[LogDir, ...]:
 
 
 async def log_dirs(request: web.Request) -> web.Response:
-    found = query_params(request.query.items(), ("broker",))
-    wanted: set[int] | None = None
-    if "broker" in found:
-        wanted = set()
-        for text in found["broker"]:
-            if not text.isdigit() or int(text) > INT32_MAX:
-                fail("broker", f"must be a broker id, got {text[:40]!r}")
-            wanted.add(int(text))
+    chosen = query_of(request, LogDirsQuery).broker  # ?broker=B, repeatable, decoded at the door
+    wanted = None if chosen is None else set(chosen)
     snapshot = active_snapshot(request)
     brokers = set(snapshot.brokers) if wanted is None else wanted & set(snapshot.brokers)
     urls = agent_urls(snapshot.brokers, brokers)
@@ -205,7 +200,6 @@ def moves_json(
 
 
 async def move_log_dirs(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())
     broker, moves = parse_moves_body(await request.read())
     snapshot = active_snapshot(request)
     if broker not in snapshot.brokers:

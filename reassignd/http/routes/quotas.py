@@ -21,6 +21,7 @@ from reassignd.contracts.admin import (
     QuotaEntityName,
     QuotaResult,
 )
+from reassignd.contracts.queries import DescribeQuotasQuery
 from reassignd.contracts.requests import AlterQuotasRequest, QuotaAlteration
 from reassignd.controller.model.from_contracts import merge_quota_results, quota_entry_of
 from reassignd.controller.model.requests import (
@@ -38,11 +39,9 @@ from reassignd.http.json_input import (
     expect_number,
     expect_object,
     expect_string,
-    fail,
-    query_params,
-    single_param,
 )
 from reassignd.http.keys import VIEW
+from reassignd.http.query_door import query_of
 from reassignd.http.responses import json_response
 
 # --- parsing ---------------------------------------------------------------------------------------
@@ -74,17 +73,6 @@ def check_alter_quotas(body: bytes) -> None:
                 expect_number(op["value"], f"{opath}.value")
 
 
-def parse_describe_query(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, str | None]:
-    """``?user=U&client_id=C``, each optional and given at most once: (user, client_id)."""
-    found = query_params(pairs, ("user", "client_id"))
-    user = single_param(found, "user")
-    client_id = single_param(found, "client_id")
-    for name, value in (("user", user), ("client_id", client_id)):
-        if value == "":
-            fail(name, "expected a name, got an empty string")
-    return user, client_id
-
-
 # --- answers -------------------------------------------------------------------------------------
 
 
@@ -109,13 +97,13 @@ def alter_quotas_json(results: Iterable[QuotaAlterationResult]) -> AlterQuotasRe
 
 
 async def describe_quotas(request: web.Request) -> web.Response:
-    user, client_id = parse_describe_query(request.query.items())
+    query = query_of(request, DescribeQuotasQuery)  # ?user=U&client_id=C, decoded at the door
+    user, client_id = query.user, query.client_id
     descriptions = await request.app[VIEW].describe_quotas(user, client_id)
     return json_response(describe_quotas_json(descriptions))
 
 
 async def alter_quotas(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())
     plans = [quota_entry_of(entry) for entry in parse_alter_quotas(await request.read())]
     # Always through the controller, even with nothing to send: a standby answers NOT_CONTROLLER.
     sent = tuple(p for p in plans if isinstance(p, QuotaChange))

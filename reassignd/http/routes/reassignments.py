@@ -19,8 +19,7 @@ resource).
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -37,8 +36,9 @@ from reassignd.agent_reports.progress import (
 )
 from reassignd.contracts import reassignments as contracts
 from reassignd.contracts import requests
+from reassignd.contracts.queries import CancelQuery, ListReassignmentsQuery
 from reassignd.control.replicas_report import ReplicasReport
-from reassignd.controller.model.from_contracts import alter_of
+from reassignd.controller.model.from_contracts import alter_of, alter_of_plan
 from reassignd.controller.model.requests import (
     AlterPartitionResult,
     AlterReassignments,
@@ -61,19 +61,16 @@ from reassignd.http.json_input import (
     expect_string,
     expect_timeout_ms,
     fail,
-    query_params,
 )
 from reassignd.http.keys import ANSWERS, REASSIGNMENT_PARTS, REPORTS, VIEW
+from reassignd.http.query_door import DECIMAL, query_of
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT32_MAX
-from reassignd.plan_format import PlanError, parse_plan
+from reassignd.plan_format import PlanError, strict_plan, typed_plan
 from reassignd.strict_json import is_int, json_type
 from reassignd.topic_partition import TopicPartition
 
 # --- input parsing (pure: bytes and query pairs in, request values out) ---------------------------
-
-
-_DECIMAL = re.compile(r"[0-9]{1,10}")
 
 
 def _partition_id(value: Any, path: str) -> int:
@@ -100,12 +97,21 @@ def parse_alter_body(body: bytes) -> AlterReassignments:
     """AlterPartitionReassignments in Kafka's shape, or a ``kafka-reassign-partitions`` plan.
 
     Kafka's shape is decoded once, into its contract struct (:mod:`reassignd.http.door`); a
-    body msgspec refuses is read again by :func:`strict_alter_body`, which words the refusal or
-    reads a plan. Kafka's shape is built into the controller's request by
-    :func:`~reassignd.controller.model.from_contracts.alter_of`, the Kafka listener's builder
-    too. ``timeout_ms`` is checked (0..2^31−1) but not carried.
+    body that is not in Kafka's shape is decoded as a plan, into its contract struct
+    (:func:`~reassignd.plan_format.typed_plan`); a body neither typed tier takes is read again
+    by :func:`strict_alter_body`, which words the refusal or reads a plan. Kafka's shape is built
+    into the controller's request by :func:`~reassignd.controller.model.from_contracts.alter_of`,
+    the Kafka listener's builder too, a plan by
+    :func:`~reassignd.controller.model.from_contracts.alter_of_plan`. ``timeout_ms`` is checked
+    (0..2^31−1) but not carried.
     """
-    return decode_request(body, requests.KafkaAlterReassignments, alter_of, strict_alter_body)
+    return decode_request(body, requests.KafkaAlterReassignments, alter_of, _plan_or_strict)
+
+
+def _plan_or_strict(body: bytes) -> AlterReassignments | None:
+    """Not Kafka's shape: a plan on the typed tier, or the strict reader of both shapes."""
+    plan = typed_plan(body)
+    return alter_of_plan(plan) if plan is not None else strict_alter_body(body)
 
 
 def strict_alter_body(body: bytes) -> AlterReassignments | None:
@@ -148,18 +154,19 @@ def _plan(body: bytes) -> AlterReassignments:
     ``admin reassign`` and the legacy znode do (``log_dirs`` checked, then left to the client as
     AlterPartitionReassignments leaves them: ``admin reassign`` moves the dirs itself)."""
     try:
-        plan = parse_plan(body)
+        plan = strict_plan(body)
     except PlanError as e:
         fail(e.path, e.message)
-    return AlterReassignments(tuple((e.tp, e.replicas) for e in plan.entries))
+    return alter_of_plan(plan)
 
 
 # --- query strings and path parameters ---------------------------------------------------------
 
 
 def parse_partition_text(text: str, path: str = "partition") -> int:
-    """A partition id from a URL: plain decimal digits, 0..2^31−1."""
-    if _DECIMAL.fullmatch(text) is None or int(text) > INT32_MAX:
+    """A partition id from a URL's path: decimal digits as in a query (:mod:`reassignd.http.query_door`),
+    0..2^31−1."""
+    if DECIMAL.fullmatch(text) is None or int(text) > INT32_MAX:
         fail(path, f"expected a non-negative integer, got {json.dumps(text)}")
     return int(text)
 
@@ -183,32 +190,20 @@ class ReassignmentFilter:
         return sorted(chosen, key=lambda r: (r.topic, r.partition))
 
 
-def parse_list_query(pairs: Iterable[tuple[str, str]]) -> ReassignmentFilter:
-    """``?topic=T&partition=P``, both optional and repeatable."""
-    found = query_params(pairs, ("topic", "partition"))
-    topics = found.get("topic")
-    for topic in topics or ():
-        if not topic:
-            fail("topic", "expected a topic name, got an empty string")
-    partitions = found.get("partition")
+def parse_list_query(query: ListReassignmentsQuery) -> ReassignmentFilter:
+    """``?topic=T&partition=P``, both optional and repeatable (decoded at the door)."""
     return ReassignmentFilter(
-        None if topics is None else frozenset(topics),
-        None if partitions is None else frozenset(parse_partition_text(p) for p in partitions),
+        None if query.topic is None else frozenset(query.topic),
+        None if query.partition is None else frozenset(query.partition),
     )
 
 
-def parse_cancel(
-    topic: str | None, partition: str | None, query: Iterable[tuple[str, str]]
-) -> CancelReassignments:
+def parse_cancel(topic: str | None, partition: str | None, query: CancelQuery) -> CancelReassignments:
     """``DELETE /v1/reassignments[/{topic}[/{partition}]]?mode=cancel|stop`` (default cancel)."""
-    found = query_params(query, ("mode",))
-    modes = found.get("mode", ["cancel"])
-    if len(modes) > 1:
-        fail("mode", "given more than once")
     return CancelReassignments(
         topic=topic,
         partition=None if partition is None else parse_partition_text(partition),
-        mode=_mode(modes[0], "mode"),
+        mode=CancelMode(query.mode),
     )
 
 
@@ -313,7 +308,6 @@ def _listed(topics: Mapping[str, list[contracts.Reassignment]]) -> contracts.Lis
 
 
 async def alter_reassignments(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())  # e.g. ?mode=stop: "mode" belongs in the body
     alter = parse_alter_body(await request.read())  # over the body limit: 413
     note(request, alter)
     result = await request.app[VIEW].alter_reassignments(alter)
@@ -340,7 +334,7 @@ async def list_reassignments(request: web.Request) -> web.Response:
     are shared by snapshots until one changes, so while nothing moves on, a read costs no
     selection and no encoding (the agents are asked each time, concurrent reads sharing a round).
     Without progress, a rebuild encodes only the reassignments whose view changed."""
-    wanted = parse_list_query(request.query.items())  # a bad query is 400 on every instance
+    wanted = parse_list_query(query_of(request, ListReassignmentsQuery))  # 400 on every instance
     snapshot = active_snapshot(request)
     answers = request.app[ANSWERS]
     moving = snapshot.reassignments
@@ -377,7 +371,7 @@ def _tp(r: ReassignmentView) -> TopicPartition:
 
 async def cancel_reassignments(request: web.Request) -> web.Response:
     cancel = parse_cancel(
-        request.match_info.get("topic"), request.match_info.get("partition"), request.query.items()
+        request.match_info.get("topic"), request.match_info.get("partition"), query_of(request, CancelQuery)
     )
     note(request, cancel)
     result = await request.app[VIEW].cancel_reassignments(cancel)

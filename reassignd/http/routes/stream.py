@@ -17,8 +17,10 @@ import time
 
 from aiohttp import web
 
-from reassignd.http.json_input import fail, query_params, single_param
+from reassignd.contracts.queries import EventsQuery
+from reassignd.http.json_input import fail
 from reassignd.http.keys import RECORDS, SETTINGS
+from reassignd.http.query_door import query_of
 from reassignd.stream import sse
 from reassignd.stream.record_log import RecordLog, Subscription
 from reassignd.stream.records import Filters, parse_id
@@ -29,30 +31,11 @@ HEARTBEAT_S = 15.0
 FULL_RETRY_AFTER_S = 5
 
 
-def _seconds(found: dict[str, list[str]], name: str, default: float | None) -> float | None:
-    text = single_param(found, name)
-    if text is None:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        fail(name, "must be a number of seconds")
-    if not 0 < value <= 86_400:
-        fail(name, "must be > 0 and at most 86400")
-    return value
-
-
 async def events(request: web.Request) -> web.StreamResponse:
-    found = query_params(
-        request.query.items(), ("type", "topic", "batch", "last_event_id", "heartbeat_s", "max_s")
-    )
-    filters = Filters(
-        frozenset(found.get("type", ())), frozenset(found.get("topic", ())), frozenset(found.get("batch", ()))
-    )
-    heartbeat_s = _seconds(found, "heartbeat_s", HEARTBEAT_S)
-    max_s = _seconds(found, "max_s", None)
-    assert heartbeat_s is not None
-    last_text = request.headers.get("Last-Event-ID") or single_param(found, "last_event_id")
+    query = query_of(request, EventsQuery)  # decoded at the door
+    filters = Filters(frozenset(query.type or ()), frozenset(query.topic or ()), frozenset(query.batch or ()))
+    heartbeat_s = HEARTBEAT_S if query.heartbeat_s is None else query.heartbeat_s
+    last_text = request.headers.get("Last-Event-ID") or query.last_event_id
     last = parse_id(last_text) if last_text else None
     if last_text and last is None:
         fail("Last-Event-ID", "must be <controller_epoch>-<sequence>")
@@ -69,7 +52,7 @@ async def events(request: web.Request) -> web.StreamResponse:
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     )
     try:
-        await _send(request, response, sub, log, filters, last, heartbeat_s, max_s)
+        await _send(request, response, sub, log, filters, last, heartbeat_s, query.max_s)
     except ConnectionResetError:  # the client went away (aiohttp's ClientConnectionResetError too)
         logger.info("event stream to %s ended: the client went away", request.remote)
     finally:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -28,6 +27,7 @@ from aiohttp import web
 
 from reassignd.contracts import admin as contracts
 from reassignd.contracts import requests
+from reassignd.contracts.queries import DeleteTopicQuery
 from reassignd.controller.model.from_contracts import (
     DEFAULT_TIMEOUT_MS,
     create_partitions_of,
@@ -58,10 +58,9 @@ from reassignd.http.json_input import (
     expect_string,
     expect_timeout_ms,
     fail,
-    query_params,
-    single_param,
 )
 from reassignd.http.keys import VIEW
+from reassignd.http.query_door import query_of
 from reassignd.http.responses import item_message, json_response
 from reassignd.int_limits import INT16_MAX, INT16_MIN, INT32_MAX
 from reassignd.strict_json import json_type
@@ -69,7 +68,6 @@ from reassignd.strict_json import json_type
 # --- input parsing (pure) -------------------------------------------------------------------------
 
 PARTITION_KEY = re.compile(r"0|[1-9][0-9]{0,9}")  # canonical decimal: "01" would alias "1"
-_DECIMAL = re.compile(r"[0-9]{1,10}")
 
 
 def _validate_only(doc: dict[str, Any]) -> bool:
@@ -151,14 +149,9 @@ def check_delete_topics(body: bytes) -> None:
         expect_string(name, f"topics[{i}]")
 
 
-def parse_delete_topic(topic: str, query: Iterable[tuple[str, str]], caller: Requester) -> DeleteTopics:
-    """``DELETE /v1/topics/{topic}?timeout_ms=N``."""
-    text = single_param(query_params(query, ("timeout_ms",)), "timeout_ms")
-    timeout_ms = DEFAULT_TIMEOUT_MS
-    if text is not None:
-        if _DECIMAL.fullmatch(text) is None or int(text) > INT32_MAX:
-            fail("timeout_ms", f"expected an integer 0..{INT32_MAX}, got {json.dumps(text)}")
-        timeout_ms = int(text)
+def parse_delete_topic(topic: str, query: DeleteTopicQuery, caller: Requester) -> DeleteTopics:
+    """``DELETE /v1/topics/{topic}?timeout_ms=N`` (the query decoded at the door)."""
+    timeout_ms = DEFAULT_TIMEOUT_MS if query.timeout_ms is None else query.timeout_ms
     return DeleteTopics(names=(topic,), caller=caller, timeout_ms=timeout_ms)
 
 
@@ -249,7 +242,6 @@ def _answer(body: msgspec.Struct, result: TopicsResult) -> web.Response:
 
 
 async def create_topics(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())
     create = parse_create_topics(await request.read(), caller_of(request))  # over the limit: 413
     note(request, create)
     result = await request.app[VIEW].create_topics(create)
@@ -257,7 +249,6 @@ async def create_topics(request: web.Request) -> web.Response:
 
 
 async def delete_topics(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())
     delete = parse_delete_topics(await request.read(), caller_of(request))
     note(request, delete)
     result = await request.app[VIEW].delete_topics(delete)
@@ -265,14 +256,15 @@ async def delete_topics(request: web.Request) -> web.Response:
 
 
 async def delete_topic(request: web.Request) -> web.Response:
-    delete = parse_delete_topic(request.match_info["topic"], request.query.items(), caller_of(request))
+    delete = parse_delete_topic(
+        request.match_info["topic"], query_of(request, DeleteTopicQuery), caller_of(request)
+    )
     note(request, delete)
     result = await request.app[VIEW].delete_topics(delete)
     return _answer(delete_topics_json(result), result)
 
 
 async def create_partitions(request: web.Request) -> web.Response:
-    query_params(request.query.items(), ())
     create = parse_create_partitions(await request.read(), caller_of(request))
     note(request, create)
     result = await request.app[VIEW].create_partitions(create)

@@ -4,6 +4,7 @@ parsers accept (examples, the malformed-body tables of the route tests, and gene
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -137,7 +138,9 @@ def test_the_route_table_is_what_the_app_serves_and_the_document_says() -> None:
     }
     assert len({(op.method, op.path) for op in OPERATIONS}) == len(OPERATIONS)
     for op in OPERATIONS:
-        assert handlers[(op.method, op.path)] is op.handler, f"{op.method} {op.path}"
+        served = handlers[(op.method, op.path)]
+        assert inspect.unwrap(served) is op.handler, f"{op.method} {op.path}"
+        assert (served is op.handler) == (op.query is None), f"{op.method} {op.path}"  # the query's door
         assert required_role(op.method, op.path) == op.role, f"{op.method} {op.path}"
         public = DOC["paths"][op.path][op.method.lower()].get("security") == []
         assert public == (op.role is None), f"{op.method} {op.path}"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.contracts.queries import DescribeQuotasQuery
 from reassignd.contracts.requests import QuotaAlteration, QuotaEntity, QuotaOp
 from reassignd.controller.model.from_contracts import merge_quota_results, quota_entry_of
 from reassignd.controller.model.requests import (
@@ -19,7 +20,8 @@ from reassignd.controller.model.requests import (
     QuotaDescription,
 )
 from reassignd.errors import InvalidRequest
-from reassignd.http.routes.quotas import parse_alter_quotas, parse_describe_query
+from reassignd.http.query_door import decode_query
+from reassignd.http.routes.quotas import parse_alter_quotas
 from reassignd.testing.fake_view import Client, FakeView, call, serve
 from tests.unit.http.quota_helpers import MALFORMED, entry
 
@@ -91,8 +93,10 @@ async def test_a_bad_describe_filter_is_400(client: Client, view: FakeView, quer
 
 
 def test_describe_query_parsing_is_pure() -> None:
-    assert parse_describe_query([]) == (None, None)
-    assert parse_describe_query([("client_id", "c"), ("user", "u")]) == ("u", "c")
+    assert decode_query([], DescribeQuotasQuery) == DescribeQuotasQuery(None, None)
+    assert decode_query([("client_id", "c"), ("user", "u")], DescribeQuotasQuery) == DescribeQuotasQuery(
+        "u", "c"
+    )
 
 
 # --- POST /v1/quotas (AlterClientQuotas) -----------------------------------------------------------

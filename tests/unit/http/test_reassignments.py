@@ -26,6 +26,7 @@ from reassignd.agent_reports.progress import (
     involved_brokers,
     reassignment_progress,
 )
+from reassignd.contracts.queries import CancelQuery, ListReassignmentsQuery
 from reassignd.control.replicas_report import ReplicaInfo, ReplicasReport
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.requests import (
@@ -45,6 +46,7 @@ from reassignd.controller.settings import ControllerSettings
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.http.app import build_app
 from reassignd.http.auth import Principal, Role
+from reassignd.http.query_door import decode_query
 from reassignd.http.routes.reassignments import (
     ReassignmentFilter,
     alter_response_json,
@@ -765,8 +767,11 @@ async def test_bad_delete_is_400_invalid_request_and_reaches_no_controller(
 
 
 def test_query_parsing_is_pure() -> None:
-    assert parse_list_query([]) == ReassignmentFilter()
-    assert parse_list_query([("topic", "a"), ("partition", "2"), ("topic", "b")]) == ReassignmentFilter(
-        frozenset({"a", "b"}), frozenset({2})
+    assert parse_list_query(decode_query([], ListReassignmentsQuery)) == ReassignmentFilter()
+    assert parse_list_query(
+        decode_query([("topic", "a"), ("partition", "2"), ("topic", "b")], ListReassignmentsQuery)
+    ) == ReassignmentFilter(frozenset({"a", "b"}), frozenset({2}))
+    assert parse_cancel("t", "0", decode_query([("mode", "stop")], CancelQuery)) == CancelReassignments(
+        "t", 0, CancelMode.STOP
     )
-    assert parse_cancel("t", "0", [("mode", "stop")]) == CancelReassignments("t", 0, CancelMode.STOP)
+    assert parse_cancel(None, None, decode_query([], CancelQuery)) == CancelReassignments(None, None)

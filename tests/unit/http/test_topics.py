@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from yarl import URL
 
+from reassignd.contracts.queries import DeleteTopicQuery
 from reassignd.controller.api.port import ControllerView
 from reassignd.controller.model.requests import (
     CreatePartitions,
@@ -27,6 +28,7 @@ from reassignd.controller.model.requests import (
 )
 from reassignd.errors import InvalidRequest, NotController
 from reassignd.http.auth import Principal, Role
+from reassignd.http.query_door import decode_query
 from reassignd.http.routes.topics import (
     parse_create_partitions,
     parse_create_topics,
@@ -220,7 +222,7 @@ async def test_bad_delete_by_path_is_400_and_reaches_no_controller(
     )
     assert view.requests == []
     with pytest.raises(InvalidRequest):
-        parse_delete_topic("t", URL(path).query.items(), ANONYMOUS)
+        parse_delete_topic("t", decode_query(URL(path).query.items(), DeleteTopicQuery), ANONYMOUS)
 
 
 # --- POST /v1/topics/partitions (CreatePartitions) -------------------------------------------------
