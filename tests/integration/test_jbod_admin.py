@@ -208,6 +208,23 @@ async def test_a_controller_killed_mid_move_leaves_nothing_half_done(
         "--execute", "--reassignment-json-file", plan, "--bootstrap-controller", standby.url
     )
     assert code == 0, (out, err)
+    # the agent has answered the second --execute: the copy it found is no smaller than before
+    # the kill (not started again), and the rest of both moves runs unthrottled
+    sizes.extend(d[2] for d in await dirs_of(standby, 1, "j-0") if d[1])
+    assert sizes == sorted(sizes), sizes
+    await set_default_broker_config(
+        zk,
+        {
+            "reassignd.sim.replication.bytes.per.s": FAST,
+            "replica.alter.log.dirs.io.max.bytes.per.second": UNTHROTTLED,
+        },
+    )
+    znode = await zk.get(paths.config_broker(3))
+    await zk.set(
+        paths.config_broker(3),
+        admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": FAST}),
+        znode.stat.version,
+    )
 
     async def finished() -> bool:
         here = await dirs_of(standby, 1, "j-0")
