@@ -30,13 +30,16 @@ import argparse
 import random
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reassignd.controller.topics.placement import BrokerMeta, assign_replicas
 from reassignd.feeder.goals import Decommission, Goal, PlanOptions, Rebalance
 from reassignd.feeder.loads import balance
 from reassignd.feeder.model import CURRENT, ORIGINAL, SIZE, Cluster, Row, build_cluster
-from reassignd.feeder.spark_job import plan_on_spark, spark_session
+from reassignd.feeder.spark_job import plan_on_spark, spark_context
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 PARTITIONS_PER_TOPIC = 100
 RF = 3
@@ -99,13 +102,13 @@ def figures(
     )
 
 
-def run(session: Any, cluster: Cluster, goals: Sequence[Goal], seed: int) -> None:
+def run(context: SparkContext, cluster: Cluster, goals: Sequence[Goal], seed: int) -> None:
     brokers = cluster.broker_ids
     leaving = {b for g in goals if isinstance(g, Decommission) for b in g.brokers}
     keep = [b for b in brokers if b not in leaving]
     before = broker_bytes(cluster.rows, ORIGINAL, brokers)
     start = time.monotonic()
-    result = plan_on_spark(session, cluster, goals, PlanOptions(seed=seed))
+    result = plan_on_spark(context, cluster, goals, PlanOptions(seed=seed))
     seconds = time.monotonic() - start
     bound = sum(s.lower_bound for s in result.steps if s.metric == "bytes")
     moved_rows = {(r[0], r[1]): r for r in result.moves}
@@ -135,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="comma-separated: decommission, rebalance, both (decommission then rebalance:bytes)",
     )
     args = parser.parse_args(argv)
-    session = spark_session(args.master)
+    context = spark_context(args.master)
     try:
         for n in args.partitions or [100_000, 1_000_000]:
             start = time.monotonic()
@@ -151,9 +154,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "both": [decommission, Rebalance("bytes")],
             }
             for name in args.goals.split(","):
-                run(session, cluster, goals[name], args.seed)
+                run(context, cluster, goals[name], args.seed)
     finally:
-        session.stop()
+        context.stop()
 
 
 if __name__ == "__main__":

@@ -45,9 +45,10 @@ printf 'tickTime=500\ndataDir=%s\nclientPort=%s\nclientPortAddress=127.0.0.1\nad
 java -cp "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$work/zoo.cfg" >"$work/zk.log" 2>&1 &
 zk_pid=$!
-for _ in $(seq 30); do
+# polled every 0.2 s (for up to 30 s): the whole script waits on these polls
+for _ in $(seq 150); do
     (echo ruok | timeout 1 bash -c "cat >/dev/tcp/127.0.0.1/$zk_port") 2>/dev/null && break
-    sleep 1
+    sleep 0.2
 done
 
 zk="127.0.0.1:$zk_port/smoke"
@@ -58,7 +59,7 @@ url="http://127.0.0.1:$http_port"
     cluster --zk "$zk" --brokers 3 --racks 3 --log-format json >/dev/null
 
 brokers() { curl -fsS "$url/v1/brokers" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["brokers"]))' 2>/dev/null || echo 0; }
-for _ in $(seq 60); do [ "$(brokers)" = 3 ] && break; sleep 1; done
+for _ in $(seq 300); do [ "$(brokers)" = 3 ] && break; sleep 0.2; done
 [ "$(brokers)" = 3 ] || fail "the controller did not see 3 brokers (docker logs $run_id-controller)"
 
 curl -fsS -X POST -H 'Content-Type: application/json' "$url/v1/topics" \

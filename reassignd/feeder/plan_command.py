@@ -195,14 +195,14 @@ def run_plan_command(settings: PlanSettings, stdout: IO[str], stderr: IO[str]) -
         return 1
     from reassignd.feeder.spark_job import (  # noqa: PLC0415 (pyspark only when planning)
         SparkMissing,
-        active_session,
+        active_context,
         plan_on_spark,
-        spark_session,
+        spark_context,
     )
 
-    existing = active_session()  # a session this process already runs is used, not stopped
+    existing = active_context()  # a context this process already runs is used, not stopped
     try:
-        session = existing or spark_session(settings.master)
+        context = existing or spark_context(settings.master)
     except SparkMissing as e:
         print(f"reassignd feed plan: error: {e}", file=stderr)
         return 1
@@ -215,7 +215,7 @@ def run_plan_command(settings: PlanSettings, stdout: IO[str], stderr: IO[str]) -
         )
         return 1
     try:
-        result = plan_on_spark(session, cluster, settings.goals, settings.options, settings.tasks)
+        result = plan_on_spark(context, cluster, settings.goals, settings.options, settings.tasks)
     except GoalError as e:
         print(f"reassignd feed plan: error: {e}", file=stderr)
         return 2
@@ -227,7 +227,7 @@ def run_plan_command(settings: PlanSettings, stdout: IO[str], stderr: IO[str]) -
         return 1
     finally:
         if existing is None:
-            session.stop()
+            context.stop()
     try:
         summary, _ = write_outputs(result, settings, datetime.datetime.now(datetime.UTC))
     except OSError as e:

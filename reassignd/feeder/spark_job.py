@@ -23,8 +23,7 @@ from reassignd.feeder.moves import plan_group
 from reassignd.feeder.planner import PlanResult, group_count, run_plan, selector
 
 if TYPE_CHECKING:
-    from pyspark import RDD
-    from pyspark.sql import SparkSession
+    from pyspark import RDD, SparkContext
 
 DEFAULT_MASTER = "local[*]"
 COPIED = -1  # the broker key under which a group reports the bytes its moves copy
@@ -53,41 +52,40 @@ def _quiet_log_config() -> str:
     return str(path)
 
 
-def active_session() -> SparkSession | None:
-    """The session this process already runs (a notebook's, a test's), if any — also one another
-    thread started: ``getActiveSession`` alone is per thread, and a planner run in a thread of its
-    own would otherwise get the process's session from ``getOrCreate`` and stop it."""
+def active_context() -> SparkContext | None:
+    """The Spark context this process already runs (a notebook's session's, a test's), if any —
+    also one another thread started (the context is one per process)."""
     try:
-        from pyspark.errors import PySparkRuntimeError  # noqa: PLC0415 (optional dependency)
-        from pyspark.sql import SparkSession  # noqa: PLC0415
+        from pyspark import SparkContext  # noqa: PLC0415 (optional dependency)
     except ImportError:
         return None
-    try:
-        return SparkSession.active()  # this thread's session, else the process's default one
-    except PySparkRuntimeError:
-        return None
+    return SparkContext._active_spark_context  # pyspark's one record of it
 
 
-def spark_session(master: str | None, app_name: str = "reassignd-feed-plan") -> SparkSession:
-    """A session on ``master``; None: the one spark-submit gave, else ``local[*]``."""
+def spark_context(master: str | None, app_name: str = "reassignd-feed-plan") -> SparkContext:
+    """A context on ``master``; None: the one spark-submit gave, else ``local[*]``. A context, not
+    a SparkSession: the plan is RDDs only, and a session's SQL state cost as much CPU again as
+    the context's own start (4.5 s against 6.0 s on the 2-core CI machine)."""
     try:
-        from pyspark.sql import SparkSession  # noqa: PLC0415 (optional dependency)
+        from pyspark import SparkConf, SparkContext  # noqa: PLC0415 (optional dependency)
     except ImportError:
         raise SparkMissing(
             "feed plan needs pyspark: pip install 'reassignd[feeder]' (and a Java 17 runtime)"
         ) from None
     if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
         master = DEFAULT_MASTER
-    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
-    session = (
-        builder.appName(app_name)
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log_config()}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
+    conf = (
+        SparkConf()
+        .setAppName(app_name)
+        .set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log_config()}")
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
     )
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+    if master is not None:
+        conf.setMaster(master)
+    context = SparkContext.getOrCreate(conf)
+    context.setLogLevel("ERROR")
+    return context
 
 
 def _load_items(item: tuple[int, list[Row]], topics: str | None) -> Iterator[tuple[tuple[int, int], Load]]:
@@ -177,7 +175,7 @@ class SparkGroups:
 
 
 def plan_on_spark(
-    session: Any,
+    context: SparkContext,
     cluster: Cluster,
     goals: Sequence[Goal],
     options: PlanOptions,
@@ -186,5 +184,5 @@ def plan_on_spark(
     """The plan with one Spark task per group of partitions."""
     n = group_count(len(cluster.rows), tasks)
     groups = split_groups(cluster.rows, n)
-    rdd = session.sparkContext.parallelize(list(enumerate(groups)), len(groups)).cache()
+    rdd = context.parallelize(list(enumerate(groups)), len(groups)).cache()
     return run_plan(cluster, goals, options, SparkGroups(rdd, len(groups)), len(groups))

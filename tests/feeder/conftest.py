@@ -1,8 +1,8 @@
 """Fixtures of the feeder tests: small clusters built with Kafka's placement, and one local Spark
-session per test process (``local[2]``, no UI, quiet logs, a JVM that starts fast; stopped at the
+context per test process (``local[2]``, no UI, quiet logs, a JVM that starts fast; stopped at the
 end): a JVM per pytest-xdist worker that runs a Spark test, rather than one per module on every
 such worker. The acceptance tests run ``reassignd feed plan`` in this process too, on this
-session (the command uses the session its process already runs)."""
+context (the command uses the context its process already runs)."""
 
 from __future__ import annotations
 
@@ -34,11 +34,11 @@ def kafka_cluster(
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from reassignd.feeder.spark_job import spark_session  # noqa: PLC0415 (pyspark only here)
+    from reassignd.feeder.spark_job import spark_context  # noqa: PLC0415 (pyspark only here)
 
     with fast_jvm_environ():
-        session = spark_session("local[2]", app_name="reassignd-tests")
+        context = spark_context("local[2]", app_name="reassignd-tests")
     try:
-        yield session
+        yield context
     finally:
-        session.stop()
+        context.stop()

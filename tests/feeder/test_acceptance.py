@@ -1,6 +1,6 @@
 """The feeder end to end, as an operator runs it: a real ZooKeeper, controller and nine agents on
 three racks (in this process: :mod:`reassignd.testing.kit`), ``reassignd feed plan`` (a real local
-Spark session, the test process's) reading the cluster and its sizes from the controller over
+Spark context, the test process's) reading the cluster and its sizes from the controller over
 HTTP, ``reassignd feed run`` (a process of its own) executing the batches, and ``reassignd admin
 reassign --execute`` taking the plan's rollback file.
 
@@ -80,8 +80,8 @@ async def test_decommission_two_of_nine_then_roll_back(
         "--master", "local[2]", log=log,
     )  # fmt: skip
     assert planned == 0, log.read_text()[-3000:]
-    # planned on the worker's session from a thread of its own: used, not stopped
-    assert spark.sparkContext.parallelize([1, 2]).sum() == 3
+    # planned on the worker's context from a thread of its own: used, not stopped
+    assert spark.parallelize([1, 2]).sum() == 3
     plan = read_json(out / "plan.json")
     moved = {(p["topic"], p["partition"]) for p in plan["partitions"]}
     assert moved == {tp for tp, rs in before.items() if {8, 9} & set(rs)}  # only what the goal needs
@@ -122,8 +122,8 @@ async def test_add_three_agents_and_rebalance_bytes(
         "--master", "local[2]", log=log,
     )  # fmt: skip
     assert planned == 0, log.read_text()[-3000:]
-    # planned on the worker's session from a thread of its own: used, not stopped
-    assert spark.sparkContext.parallelize([1, 2]).sum() == 3
+    # planned on the worker's context from a thread of its own: used, not stopped
+    assert spark.parallelize([1, 2]).sum() == 3
     assert (
         await reassignd("feed", "run", str(out), "--bootstrap-controller", c.url, "--poll-s", "0.3", log=log)
         == 0

@@ -1,7 +1,7 @@
 """The ``disk`` goal end to end (JBOD): two agents, each with a small and a large log dir
 (``--log-dirs /d1:2000000,/d2:8000000``) that Kafka's placement filled with as many replicas each,
 so the small one is four times as full (the controller and the agents in this process:
-:mod:`reassignd.testing.kit`). ``reassignd feed plan --goal disk`` (a local Spark session, the
+:mod:`reassignd.testing.kit`). ``reassignd feed plan --goal disk`` (a local Spark context, the
 test process's) reads the dirs and their capacities from the controller's ``GET /v1/log-dirs``
 and plans moves within each broker that bring both dirs to the broker's usage; ``plan.svg`` draws
 each dir's bars; ``reassignd feed run`` (a process of its own) executes the batch (the executor
@@ -84,8 +84,8 @@ async def test_disk_goal_balances_the_dirs_of_each_broker_and_the_executor_runs_
         "--master", "local[1]", log=log,
     )  # fmt: skip
     assert planned == 0, log.read_text()[-3000:]
-    # planned on the worker's session from a thread of its own: used, not stopped
-    assert spark.sparkContext.parallelize([1, 2]).sum() == 3
+    # planned on the worker's context from a thread of its own: used, not stopped
+    assert spark.parallelize([1, 2]).sum() == 3
     doc = read_json(out / "batches.json")
     figures = doc["predicted"]
     assert figures["dir_moves"] == 6 and figures["dir_move_bytes"] == 6 * SIZE  # 3 per broker

@@ -1,4 +1,4 @@
-"""The plan on a real local Spark session (``local[2]``, one per module): the same plan as the
+"""The plan on a real local Spark context (``local[2]``, one per module): the same plan as the
 pure planner, and ``reassignd feed plan`` end to end on input files, its files accepted by the
 readers of ``admin reassign --execute`` and ``admin batch submit``."""
 
@@ -125,7 +125,7 @@ def test_feed_plan_end_to_end(spark: Any, tmp_path: Path, capsys: pytest.Capture
     )
     assert capsys.readouterr().out.replace(str(dry), str(out)) == printed.out
     assert not dry.exists()
-    assert spark.sparkContext.parallelize([1, 2]).sum() == 3  # the module's session was not stopped
+    assert spark.parallelize([1, 2]).sum() == 3  # the module's context was not stopped
 
 
 def test_the_same_entry_under_spark_submit(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """``reassignd feed plan --master spark://HOST:PORT`` on a Spark standalone cluster: a master and a
 worker started from the pyspark package (its ``bin/spark-class``, nothing downloaded), bound to
-127.0.0.1; the worker has two cores and the application one core per executor, so the plan's
-tasks run in two executor JVMs with their own Python workers (the application starts its jobs
+127.0.0.1, the worker once the master is ALIVE; the worker has two cores and the application
+one core per executor, so the plan's tasks run in two executor JVMs with their own Python workers (the application starts its jobs
 once both have registered). The plan's files are those the pure planner makes from the same
 input, read and written by the same code (the pure planner plans what ``local[*]`` plans:
 tests/feeder/test_spark_job.py). Every process is stopped at the end; every JVM starts with
@@ -82,16 +82,25 @@ class Standalone:
             )
         )
 
-    def start(self) -> None:
+    def start_master(self) -> None:
         self._start(
             "master", MASTER, "--host", "127.0.0.1", "--port", str(self.port),
             "--webui-port", str(self.ui_port), "--properties-file", str(self.properties),
         )  # fmt: skip
+
+    def start_worker(self) -> None:
+        """A worker that asks a master not yet ALIVE (its RPC port opens a moment before) is
+        told "standby" and asks again 5–15 s later: start it once the master is ALIVE."""
         self.work.mkdir()
         self._start(
             "worker", WORKER, self.url, "--host", "127.0.0.1", "--cores", "2", "--memory", "1g",
             "--webui-port", "0", "--work-dir", str(self.work), "--properties-file", str(self.properties),
         )  # fmt: skip
+
+    async def master_alive(self) -> dict[str, Any] | None:
+        """The master's state once it is ALIVE (it leads and accepts workers and applications)."""
+        status = await self.master_status()
+        return status if status is not None and status.get("status") == "ALIVE" else None
 
     async def master_status(self) -> dict[str, Any] | None:
         """The master's state (its UI's JSON) once it serves it."""
@@ -183,12 +192,14 @@ async def test_a_standalone_cluster_plans_what_the_pure_planner_plans(
     standalone: Standalone, tmp_path: Path
 ) -> None:
     cluster_file, sizes = write_inputs(tmp_path)
-    standalone.start()
+    standalone.start_master()
     try:
-        await eventually(standalone.master_status, timeout_s=120, what="the Spark master serving")
+        await eventually(standalone.master_alive, timeout_s=120, what="the Spark master ALIVE")
     except AssertionError:
         raise AssertionError(standalone.logs()) from None
-    # the driver starts while the worker registers: its first job waits for both executors
+    # the driver starts while the worker starts and registers: its first job waits for both
+    # executors
+    standalone.start_worker()
     on_cluster = asyncio.create_task(
         feed_plan_process(standalone.url, cluster_file, sizes, tmp_path / "cluster", standalone.env)
     )

@@ -141,7 +141,8 @@ async def test_undecodable_configs_are_skipped_and_reported_and_the_batch_runs_o
     c = await controller(kit, zk, 4)
     await zk.create(paths.config_broker(3), b"\x00 not json", make_parents=True)
     await zk.create(paths.config_broker(4), b'{"version":2,"config":{}}', make_parents=True)
-    await make_topic(zk, "u", {p: (1, 2) for p in range(3)}, initial_bytes=SIZE)
+    # 600 KB from broker 1 at 60 KB/s: the batch runs about 10 s, long after the mid-batch write
+    await make_topic(zk, "u", {p: (1, 2) for p in range(3)}, initial_bytes=SIZE // 2)
     before = await epoch(zk)
     await submit(c, batch_body("un", {("u", p): [3, 4] for p in range(3)}, throttle_bytes_per_s=60000))
 

@@ -38,7 +38,7 @@ from tests.integration.harness import (
     eventually,
     wait_brokers,
 )
-from tests.integration.reassignment_helpers import alter, completed, make_topic, set_broker_rate
+from tests.integration.reassignment_helpers import FAST, alter, completed, make_topic, set_broker_rate
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -256,6 +256,9 @@ async def test_kafka_down_drops_records_and_never_stops_a_move(kit: Kit, zk: ZkC
 
     # until the buffer has drained, a new record may find it full and be dropped (as it should)
     await eventually(drained, timeout_s=150, what="the sender reconnected and sent what it kept")
+    # the move back only has to make records: at full speed (the slow rate kept Kafka away for
+    # longer than the sender's request timeout while the four moves ran)
+    await set_broker_rate(zk, None, FAST)
     await alter(c, {("d", 0): [1, 2]})
     await eventually(lambda: completed(zk, "d", 0, (1, 2)), timeout_s=60, what="d-0 moved back")
 

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.timeout(300)
 
 SIZE = 16_000_000
 THROTTLE = 1_000_000  # bytes/s: a move between two dirs takes about 16 s (a CLI run takes 1-3 s)
+UNTHROTTLED = str(1_000 * SIZE)  # bytes/s: the rest of a move once it has been seen copying
 CAPACITY = 100_000_000
 DIRS = ("/d1", "/d2")
 
@@ -139,6 +140,14 @@ async def test_a_plans_log_dirs_are_honoured_with_progress_while_it_copies(
     assert (progress.group(1), progress.group(2)) == (source, target)
     [(log_dir, _, size, lag)] = [d for d in await dirs_of(c, 1, "j-0") if d[1]]
     assert log_dir == target and size + lag == SIZE and lag > 0
+    # seen copying: the rest of the copy unthrottled (the agent applies a throttle as it changes)
+    await set_default_broker_config(
+        zk,
+        {
+            "reassignd.sim.replication.bytes.per.s": FAST,
+            "replica.alter.log.dirs.io.max.bytes.per.second": UNTHROTTLED,
+        },
+    )
 
     async def done() -> str | None:
         code, out, _ = await admin("--verify", "--reassignment-json-file", plan, *http)
@@ -199,6 +208,23 @@ async def test_a_controller_killed_mid_move_leaves_nothing_half_done(
         "--execute", "--reassignment-json-file", plan, "--bootstrap-controller", standby.url
     )
     assert code == 0, (out, err)
+    # the agent has answered the second --execute: the copy it found is no smaller than before
+    # the kill (not started again), and the rest of both moves runs unthrottled
+    sizes.extend(d[2] for d in await dirs_of(standby, 1, "j-0") if d[1])
+    assert sizes == sorted(sizes), sizes
+    await set_default_broker_config(
+        zk,
+        {
+            "reassignd.sim.replication.bytes.per.s": FAST,
+            "replica.alter.log.dirs.io.max.bytes.per.second": UNTHROTTLED,
+        },
+    )
+    znode = await zk.get(paths.config_broker(3))
+    await zk.set(
+        paths.config_broker(3),
+        admin_codec.encode_entity_config({"reassignd.sim.replication.bytes.per.s": FAST}),
+        znode.stat.version,
+    )
 
     async def finished() -> bool:
         here = await dirs_of(standby, 1, "j-0")
