@@ -120,14 +120,16 @@ async def make_topic(
     initial_bytes: int = 0,
     config: Mapping[str, str] | None = None,
 ) -> None:
-    """Create a topic as Kafka's tools did: its config znode, then its topic znode."""
+    """Create a topic as Kafka's tools did: its config znode, then its topic znode, the parents
+    created where missing (KafkaZkClient.createRecursive: the controller may not have made
+    ``/brokers/topics`` yet)."""
     cfg = dict(config or {})
     if initial_bytes:
         cfg[INITIAL] = str(initial_bytes)
     if cfg:
         await put_config(zk, paths.config_topic(name), cfg)
     znode = codec.TopicZnode({p: tuple(rs) for p, rs in assignment.items()})
-    await zk.create(paths.topic(name), codec.encode_topic(znode))
+    await zk.create(paths.topic(name), codec.encode_topic(znode), make_parents=True)
 
 
 async def online(zk: ZkClient, tps: Sequence[TopicPartition]) -> bool:
