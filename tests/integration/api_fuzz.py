@@ -34,6 +34,7 @@ from schemathesis.generation.stateful.state_machine import StepInput, StepOutput
 from schemathesis.specs.openapi.checks import (
     allow_header_conformance,
     content_type_conformance,
+    positive_data_acceptance,
     ignored_auth,
     missing_required_header,
     response_headers_conformance,
@@ -76,6 +77,7 @@ CHECKS: list[CheckFunction] = [
     missing_required_header,
     unsupported_method,
     allow_header_conformance,
+    positive_data_acceptance,
 ]
 
 # Counts whose topic znode cannot fit are refused at once (37 INVALID_PARTITIONS) and are sent;
