@@ -24,6 +24,7 @@ import functools
 import json
 import logging
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,10 @@ import pytest
 import requests
 from schemathesis import GenerationMode
 
+from reassignd.http.openapi import openapi_document
 from reassignd.testing.kit import InProcessCommand
 from tests.integration.api_fuzz import (
+    BEYOND_SCHEMA,
     REQUEST_TIMEOUT_S,
     TOKENS,
     Tally,
@@ -69,6 +72,33 @@ def test_the_huge_topic_guard_sees_every_count() -> None:
     assert tamed({"topics": [{"name": "t", "num_partitions": 50_000, "count": 3}]}) == {
         "topics": [{"name": "t", "num_partitions": 100, "count": 3}]
     }
+
+
+def _descriptions(schema: Any, components: dict[str, Any], seen: set[str]) -> Iterator[str]:
+    """Every description in ``schema`` and the components it refers to, whitespace made single."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("description"), str):
+            yield " ".join(schema["description"].split())
+        if isinstance(ref := schema.get("$ref"), str) and (name := ref.rsplit("/", 1)[1]) not in seen:
+            seen.add(name)
+            yield from _descriptions(components[name], components, seen)
+        for key, value in schema.items():
+            if key != "description":
+                yield from _descriptions(value, components, seen)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _descriptions(value, components, seen)
+
+
+def test_every_rule_beyond_the_schema_is_stated_in_the_operations_request_schema() -> None:
+    """The fuzzer takes a 400 for a schema-valid body only for a rule the document states."""
+    doc = openapi_document()
+    assert BEYOND_SCHEMA
+    for rule in BEYOND_SCHEMA:
+        method, path = rule.operation.split(" ")
+        body = doc["paths"][path][method.lower()]["requestBody"]
+        stated = list(_descriptions(body, doc["components"]["schemas"], set()))
+        assert any(rule.stated in text for text in stated), (rule, stated)
 
 
 async def _get_json(url: str) -> Any:

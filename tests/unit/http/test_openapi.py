@@ -24,7 +24,15 @@ from reassignd.contracts import requests as rq
 from reassignd.contracts.requests import PARTITION_KEY_PATTERN
 from reassignd.controller.model.requests import AlterReassignments, Requester
 from reassignd.errors import InvalidRequest
-from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
+from reassignd.executor.model import (
+    LOG_DIR_MAX,
+    PLAN_ID_MAX,
+    Adaptive,
+    BatchSpec,
+    Limits,
+    PartitionSpec,
+    Strategy,
+)
 from reassignd.http.app import build_app
 from reassignd.http.auth import PUBLIC_PATHS, Principal, Role, required_role
 from reassignd.http.batch_requests import STRATEGIES, BatchDefaults, parse_submit_body, parse_submit_doc
@@ -346,6 +354,7 @@ def test_every_request_schema_but_one_oneof_is_generated_from_its_struct() -> No
 def test_the_structs_constants_are_the_parsers() -> None:
     assert set(get_args(rq.StrategyName)) == set(STRATEGIES) == {s.value for s in Strategy}
     assert rq.PLAN_ID_MAX == PLAN_ID_MAX
+    assert rq.BATCH_LOG_DIR_MAX == LOG_DIR_MAX
 
 
 def test_the_structs_a_client_builds_are_what_the_parsers_read() -> None:
