@@ -201,8 +201,8 @@ CLUSTER = (
             query("batch", {"type": "string"}, "only records about these batches", repeatable=True),
             query(
                 "last_event_id",
-                {"type": "string", "pattern": "^[0-9]+-[0-9]+$"},
-                "resume after this record (as the Last-Event-ID header)",
+                {"type": "string", "pattern": "^([0-9]+-[0-9]+)?$"},
+                "resume after this record (as the Last-Event-ID header; empty: as absent)",
             ),
             query("heartbeat_s", SECONDS, "heartbeat period"),
             query("max_s", SECONDS, "end the stream after"),
