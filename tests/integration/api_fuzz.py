@@ -233,13 +233,14 @@ class Tally:
         return sorted(((k, round(v, 1)) for k, v in self.seconds.items()), key=lambda kv: -kv[1])[:n]
 
 
-def call_and_check(url: str, session: requests.Session, case: Case, tally: Tally | None = None) -> None:
-    """Send ``case`` with the admin token and check the answer; no answer raises
+def call_and_check(url: str, session: requests.Session, case: Case, tally: Tally | None = None) -> int:
+    """Send ``case`` with the admin token and check the answer; its status. No answer raises
     ControllerUnresponsive, a failed check schemathesis' FailureGroup."""
     bounded(case)
     headers = _headers(case)
     response = _call(case, tally, base_url=url, session=session, headers=headers, timeout=REQUEST_TIMEOUT_S)
     case.validate_response(response, checks=CHECKS, headers=headers)
+    return int(response.status_code)
 
 
 def _call(case: Case, tally: Tally | None, **kwargs: Any) -> Any:

@@ -33,6 +33,7 @@ import jsonschema_rs
 import pytest
 import requests
 from schemathesis import GenerationMode
+from schemathesis.core.result import Ok
 
 from reassignd.http.openapi import openapi_document
 from reassignd.testing.kit import InProcessCommand
@@ -44,6 +45,7 @@ from tests.integration.api_fuzz import (
     asks_for_huge_topics,
     auth,
     call_and_check,
+    coverage_cases,
     load,
     run_all,
     run_stateful,
@@ -210,6 +212,62 @@ def _events(text: str) -> list[dict[str, Any]]:
         if event:
             events.append(event)
     return events
+
+
+def _floated(value: Any) -> Any:
+    """Every integer of ``value`` written as a float (2 → 2.0), those a double holds exactly."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**53:
+        return float(value)
+    if isinstance(value, list):
+        return [_floated(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _floated(v) for k, v in value.items()}
+    return value
+
+
+INTEGRAL_CASES_PER_OPERATION = 6
+
+
+def _send_floated(url: str) -> dict[str, list[tuple[int, int]]]:
+    """For each operation with a body, its first positive coverage cases that hold an integer,
+    sent as generated and with every integer written as 2.0 is (both checked); the two answers'
+    statuses by operation."""
+    schema = load(url)
+    schema.config.generation.update(modes=[GenerationMode.POSITIVE])
+    session = requests.Session()
+    statuses: dict[str, list[tuple[int, int]]] = {}
+    for result in schema.get_all_operations():
+        assert isinstance(result, Ok), result
+        operation = result.ok()
+        if operation.body is None or not len(operation.body):
+            continue
+        sent = statuses.setdefault(operation.label, [])
+        for case in coverage_cases(schema, operation):
+            if len(sent) == INTEGRAL_CASES_PER_OPERATION:
+                break
+            if case.meta is None or not case.meta.generation.mode.is_positive:
+                continue
+            if asks_for_huge_topics(case.body) or json.dumps(_floated(case.body)) == json.dumps(case.body):
+                continue  # (2.0 == 2 in Python: compared as JSON)
+            as_generated = call_and_check(url, session, case)
+            case.body = _floated(case.body)
+            sent.append((as_generated, call_and_check(url, session, case)))
+    return statuses
+
+
+@pytest.mark.timeout(120)
+async def test_an_integer_written_2_0_is_accepted_where_the_schema_admits_it(
+    kit: Kit, tmp_path: Path
+) -> None:
+    """JSON Schema's integer admits 2.0, and so does every request body: schema-valid bodies of
+    every operation with a body, each integer written as a float, get the answer the integers get
+    (and pass every check, ``positive_data_acceptance`` among them)."""
+    controller = await _in_process(kit, tmp_path)
+    statuses = await asyncio.to_thread(_send_floated, controller.url)
+    assert len(statuses) == 8, statuses  # the operations with a body
+    for operation, pairs in statuses.items():
+        assert pairs, operation  # each had schema-valid bodies with integers
+        assert all(as_generated == floated for as_generated, floated in pairs), (operation, pairs)
 
 
 @pytest.mark.timeout(90)
