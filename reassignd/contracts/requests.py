@@ -300,10 +300,10 @@ class BatchPartitionSpec(_Closed, frozen=True):
         Annotated[
             tuple[BatchLogDir, ...] | None,
             msgspec.Meta(
-                description="JBOD: one log dir per replica, as many as its replicas ('any': not "
-                "pinned); pinned replicas move between the dirs of their broker once the partition "
-                f"is at its replicas. A dir is at most {BATCH_LOG_DIR_MAX} bytes in UTF-8 (refused "
-                "with 400 past it)"
+                description="JBOD: one log dir per replica, as many as its replicas, each 'any' (not "
+                f"pinned) or an absolute path of at most {BATCH_LOG_DIR_MAX} bytes in UTF-8 (past it: "
+                "400); pinned replicas move between the dirs of their broker once the partition is at "
+                "its replicas"
             ),
         ]
         | UnsetType
