@@ -259,6 +259,7 @@ PLAN_RULES_BEYOND_SCHEMA = (
     "duplicate topic partitions",
     "must be at least min",  # limits.adaptive: JSON Schema cannot compare two members
     "a replica is moved to one dir",  # POST /v1/log-dirs/moves: a (topic, partition) named twice
+    "bytes in UTF-8",  # a batch's log dir: the schema bounds its characters, the parser its bytes
 )
 
 
