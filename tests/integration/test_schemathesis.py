@@ -10,6 +10,7 @@ document says.
   runs all three phases for longer);
 - every event of ``GET /v1/events`` matches the event schema the document gives, and a client
   that goes away mid-stream is no error in the controller's log;
+- schema-valid bodies with each integer written as a float (2.0) get the answers the integers get;
 - a batch's controls: schema-valid calls are answered 200, 404 or 409 (a state that does not
   allow the action), never 400, which the document keeps for what the schema refuses.
 
