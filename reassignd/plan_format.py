@@ -2,7 +2,10 @@
 
 A plan is ``{"version":1,"partitions":[{"topic","partition","replicas"[,"log_dirs"]}]}``. It
 reaches reassignd three ways, and all three read it with :func:`parse_plan`, so a plan is
-accepted or refused the same way whichever way it came:
+accepted or refused the same way whichever way it came (but for an integral number written
+``1.0``: the file and the body are given to the reader with it written ``1``, as the HTTP door
+takes it, :func:`reassignd.http.door.integral_numbers`; the znode is Kafka's, whose controller
+refuses it, and so does this reader):
 
 - ``reassignd admin reassign --execute`` (and ``--additional``) reads a plan file;
 - ``POST /v1/reassignments`` takes a plan as its body;

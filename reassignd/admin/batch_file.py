@@ -5,7 +5,7 @@ The file holds one ``POST /v1/batches`` body, a JSON array of them, or a ``batch
 ``reassignd feed plan`` writes it (``{"plan_id", "created_at", "goals", "batches": [<bodies>],
 "predicted"}``: only ``batches`` is read). Each body is read exactly as the HTTP API reads it
 (:func:`reassignd.http.batch_requests.parse_submit_doc`, then
-:func:`reassignd.executor.model.spec_error`) and a batch id may appear once per file, so a file the
+:func:`reassignd.executor.model.spec_error`; an integral ``2.0`` is ``2``, as at the door) and a batch id may appear once per file, so a file the
 controller would refuse fails here, whole, with one line naming the body and the field
 (``batches[1].partitions[0].replicas: ...``). The bodies are sent as written: what they leave out
 the controller fills in with its own defaults.
@@ -19,6 +19,7 @@ from typing import Any
 from reassignd.errors import InvalidRequest
 from reassignd.executor.model import Limits, spec_error
 from reassignd.http.batch_requests import BatchDefaults, parse_submit_doc
+from reassignd.http.door import integral_numbers
 from reassignd.http.json_input import BODY
 from reassignd.strict_json import json_type, loads_tracking
 
@@ -60,7 +61,7 @@ def _body(doc: Any, where: str) -> BatchBody:
 
 def parse_batch_file(data: bytes) -> tuple[BatchBody, ...]:
     try:
-        doc = loads_tracking(data)
+        doc = loads_tracking(integral_numbers(data) or data)  # 2.0 is 2, as at the HTTP door
     except RecursionError:
         raise BatchFileError("invalid JSON: nested too deeply") from None
     except ValueError as e:

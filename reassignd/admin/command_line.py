@@ -16,6 +16,7 @@ from pathlib import Path
 
 from reassignd.admin.connection import optional_str, tls_of
 from reassignd.admin.settings import LOG_DIR_TIMEOUT_MS, VERBS, ReassignSettings, Verb, check_arguments
+from reassignd.http.door import integral_numbers
 from reassignd.log_setup import LogSettings
 from reassignd.plan_format import Plan, PlanError, parse_plan
 from reassignd.zk.security import zk_security
@@ -66,7 +67,7 @@ def read_plan_file(path: str) -> Plan:
     except OSError as e:
         raise ValueError(f"cannot read --reassignment-json-file {path}: {e.strerror or e}") from None
     try:
-        return parse_plan(data)
+        return parse_plan(integral_numbers(data) or data)  # 2.0 is 2, as at the HTTP door
     except PlanError as e:
         raise ValueError(f"{path}: {e}") from None
 

@@ -178,8 +178,8 @@ class EventsQuery(Query, frozen=True):
         Annotated[
             str,
             msgspec.Meta(
-                description="resume after this record (as the Last-Event-ID header)",
-                extra_json_schema={"pattern": "^[0-9]+-[0-9]+$"},
+                description="resume after this record (as the Last-Event-ID header; empty: as absent)",
+                extra_json_schema={"pattern": "^([0-9]+-[0-9]+)?$"},
             ),
         ]
         | None

@@ -11,8 +11,12 @@ refuses again with its strict reader (``reassignd.strict_json`` and the routes) 
 exact error message; ``tests/unit/http/test_openapi.py`` checks that each schema accepts exactly
 what its strict reader accepts and that every body that reader accepts is a value of its struct
 meaning the same. What a struct cannot say: the oneOf of the two reassignment shapes
-(composed in ``reassignd/http/openapi_schemas.py``), a batch's ``max`` below ``min`` and a
-partition listed twice (the routes' builders and ``executor.model.spec_error`` refuse them).
+(composed in ``reassignd/http/openapi_schemas.py``), and the rules JSON Schema cannot state,
+which the descriptions state in words: a batch's ``max`` below ``min``, a partition listed twice
+in a batch or a plan, ``log_dirs`` of another length than ``replicas``, a batch's log dir past
+255 bytes in UTF-8, a replica moved to two log dirs (the routes' builders, ``plan_format`` and
+``executor.model.spec_error`` refuse them with 400, error 42; the schemathesis test takes that
+answer to a schema-valid body only for these rules, ``tests/integration/api_fuzz.py``).
 """
 
 from __future__ import annotations
@@ -272,6 +276,13 @@ class BatchLimitsSpec(_Closed, frozen=True):
     ) = UNSET
 
 
+# A batch's log dir: "any" or an absolute path of at most BATCH_LOG_DIR_MAX bytes in UTF-8 (the
+# characters are bounded here; the bytes, which JSON Schema cannot count, in the description and
+# reassignd.executor.model, whose journal entries count on them)
+BATCH_LOG_DIR_MAX = 255
+BatchLogDir = Annotated[str, msgspec.Meta(pattern="^(/|any$)", max_length=BATCH_LOG_DIR_MAX)]
+
+
 class BatchPartitionSpec(_Closed, frozen=True):
     topic: str
     partition: PartitionId
@@ -287,10 +298,12 @@ class BatchPartitionSpec(_Closed, frozen=True):
     ) = UNSET
     log_dirs: (
         Annotated[
-            tuple[str, ...] | None,
+            tuple[BatchLogDir, ...] | None,
             msgspec.Meta(
-                description="JBOD: one log dir per replica ('any': not pinned); pinned replicas move "
-                "between the dirs of their broker once the partition is at its replicas"
+                description="JBOD: one log dir per replica, as many as its replicas, each 'any' (not "
+                f"pinned) or an absolute path of at most {BATCH_LOG_DIR_MAX} bytes in UTF-8 (past it: "
+                "400); pinned replicas move between the dirs of their broker once the partition is at "
+                "its replicas"
             ),
         ]
         | UnsetType

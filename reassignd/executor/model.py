@@ -191,8 +191,17 @@ def _log_dirs_error(p: PartitionSpec) -> str | None:
     if len(p.log_dirs) != len(p.replicas):
         return f"{where}: log_dirs names {len(p.log_dirs)} dirs for {len(p.replicas)} replicas"
     for d in p.log_dirs:
-        if d != ANY_LOG_DIR and (not d.startswith("/") or len(d.encode()) > LOG_DIR_MAX):
-            return f"{where}: log_dirs entries are absolute paths of at most {LOG_DIR_MAX} bytes or 'any', got {d[:80]!r}"
+        if (reason := log_dir_error(where, d)) is not None:
+            return reason
+    return None
+
+
+def log_dir_error(where: str, d: str) -> str | None:
+    """Why ``d`` cannot be a log dir of a batch's partition (``where``: the partition), or None."""
+    if d != ANY_LOG_DIR and not d.startswith("/"):
+        return f"{where}: log_dirs entries are absolute paths or 'any', got {d[:80]!r}"
+    if len(d.encode()) > LOG_DIR_MAX:
+        return f"{where}: a log dir is at most {LOG_DIR_MAX} bytes in UTF-8, got {len(d.encode())}"
     return None
 
 

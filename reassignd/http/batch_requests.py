@@ -24,7 +24,16 @@ from msgspec import UnsetType
 
 from reassignd.contracts.requests import BATCH_ID_PATTERN, SubmitBatchRequest
 from reassignd.controller.settings import ControllerSettings
-from reassignd.executor.model import PLAN_ID_MAX, Adaptive, BatchSpec, Limits, PartitionSpec, Strategy
+from reassignd.errors import InvalidRequest
+from reassignd.executor.model import (
+    PLAN_ID_MAX,
+    Adaptive,
+    BatchSpec,
+    Limits,
+    PartitionSpec,
+    Strategy,
+    log_dir_error,
+)
 from reassignd.http.door import decode_request
 from reassignd.http.json_input import (
     decode_body,
@@ -107,9 +116,12 @@ def _partition(value: Any, path: str) -> PartitionSpec:
     log_dirs = None
     if entry.get("log_dirs") is not None:
         raw = expect_list(entry["log_dirs"], f"{path}.log_dirs")
-        # one per replica, absolute paths or "any": executor.model.spec_error, as JSON Schema
-        # cannot compare two lengths
+        # one per replica: executor.model.spec_error (JSON Schema cannot compare two lengths); each
+        # "any" or absolute, in spec_error's words (the struct refuses it too, by its pattern)
         log_dirs = tuple(expect_string(d, f"{path}.log_dirs[{i}]") for i, d in enumerate(raw))
+        for d in log_dirs:
+            if (reason := log_dir_error(f"partition {topic}-{partition}", d)) is not None:
+                raise InvalidRequest(reason)
     return PartitionSpec(topic, partition, replicas, expected, log_dirs)
 
 

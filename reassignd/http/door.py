@@ -15,6 +15,14 @@ with one ``:`` outside strings, so when the body's colons equal the members the 
 proves present (:func:`members_present`, a lower bound), no key was repeated; otherwise (a colon
 in a string, a member given its default value) the strict reader reads the body too.
 
+An integer may be written with a fraction or an exponent (``2.0``, ``2e0``, ``20e-1``) where it
+is integral: JSON Schema's ``integer`` admits it and a user means 2 by it, so the door does too
+(Kafka's own JSON readers refuse it; the ZooKeeper codecs and the plan reader, when they read a
+znode, still do). Neither tier is asked to know: only when a body is refused, and it is JSON that
+holds such a number, the door writes each one as the integer it is (:func:`integral_numbers`, the
+bytes otherwise unchanged, so repeated keys are still seen) and decodes the body again, both tiers
+alike. A body msgspec accepts never pays for it; ``2.5`` is still refused, in the same words.
+
 Bodies are UTF-8 without a byte order mark (RFC 8259), as the plan reader has always wanted them:
 the standard library's reader guessed a BOM, UTF-16 and UTF-32 in Kafka's shape; msgspec refuses
 them, so the API now refuses them in every shape.
@@ -22,13 +30,16 @@ them, so the API now refuses them in every shape.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, NoReturn, TypeVar
 
 import msgspec
 import msgspec.inspect as mi
 
+from reassignd.errors import InvalidRequest
 from reassignd.http.json_input import fail
 
 S = TypeVar("S", bound=msgspec.Struct)
@@ -43,7 +54,20 @@ def decode_request(
     ``explain`` is the route's strict reader, called only when msgspec refuses the body or a
     repeated key is not ruled out: it raises in our words, returns None when it finds nothing to
     refuse, or returns the request when the body is another shape the route reads itself (a
-    ``kafka-reassign-partitions`` plan)."""
+    ``kafka-reassign-partitions`` plan). A refused body that holds an integral number written
+    with a fraction or an exponent is decoded again with each written as an integer."""
+    try:
+        return _decode(body, contract, build, explain)
+    except InvalidRequest:
+        integral = integral_numbers(body)
+        if integral is None:
+            raise
+        return _decode(integral, contract, build, explain)
+
+
+def _decode(
+    body: bytes, contract: type[S], build: Callable[[S], R], explain: Callable[[bytes], R | None]
+) -> R:
     try:
         value = msgspec.json.decode(body, type=contract)
     except (msgspec.MsgspecError, UnicodeDecodeError) as e:  # a string that is not UTF-8: the latter
@@ -56,6 +80,41 @@ def decode_request(
         if other is not None:
             return other
     return build(value)
+
+
+# A JSON string (skipped as it is) or a JSON number; group 1: a number with a fraction or an exponent.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)')
+_MAYBE_INEXACT = re.compile(rb"[0-9][.eE]")  # where such a number could be: most bodies have none
+# Past this many digits a number is out of every integer field's range (int64 has 19) and stays
+# as written, to be refused: an exponent of a billion is not worth a billion-digit integer.
+_INTEGRAL_DIGITS_MAX = 20
+
+
+def integral_numbers(body: bytes) -> bytes | None:
+    """``body`` with every integral number written with a fraction or an exponent written as an
+    integer (``2.0``, ``2e0``, ``20e-1`` → ``2``; ``-0.0`` → ``0``), the rest byte for byte; None
+    when it holds none, or is not JSON (its refusal then quotes it as sent)."""
+    if _MAYBE_INEXACT.search(body) is None:
+        return None
+    try:
+        msgspec.json.decode(body)
+    except (msgspec.MsgspecError, UnicodeDecodeError):
+        return None
+    changed = False
+
+    def integral(match: re.Match[bytes]) -> bytes:
+        nonlocal changed
+        number = match.group(1)
+        if number is None or number.isdigit() or number[1:].isdigit():  # a string, or an integer
+            return match.group(0)
+        value = Decimal(number.decode())
+        if value.adjusted() >= _INTEGRAL_DIGITS_MAX or value != value.to_integral_value():
+            return number
+        changed = True
+        return str(int(value)).encode()
+
+    rewritten = _TOKEN.sub(integral, body)
+    return rewritten if changed else None
 
 
 def refuse(error: msgspec.MsgspecError | UnicodeDecodeError) -> NoReturn:

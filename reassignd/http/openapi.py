@@ -89,11 +89,11 @@ def openapi_document() -> Json:
             "description": "The HTTP API of a reassignd controller: Kafka's admin "
             "messages in snake_case, Kafka's error codes and names. Request bodies are read "
             "strictly: an unknown field, a wrong type or an out-of-range value is refused with "
-            "400 and error 42 INVALID_REQUEST naming the field, before anything changes. Integers "
-            "must be written as JSON integers (2, not 2.0 or 2e0, which JSON Schema's integer "
-            "would admit), as Kafka's own JSON readers require. One exception: a "
-            "kafka-reassign-partitions plan is read exactly as `reassignd admin reassign` and the "
-            "legacy znode read it, ignoring unknown fields as Kafka's tool does.",
+            "400 and error 42 INVALID_REQUEST naming the field, before anything changes. An integer "
+            "may be written with a fraction or an exponent where it is integral (2.0 and 2e0 are "
+            "2, as JSON Schema's integer has it, in every body; 2.5 is refused). One exception to "
+            "the strictness: a kafka-reassign-partitions plan is read by the reader of `reassignd "
+            "admin reassign` and the legacy znode, ignoring unknown fields as Kafka's tool does.",
         },
         "paths": paths(OPERATIONS),
         "components": {

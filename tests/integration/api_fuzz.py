@@ -26,16 +26,20 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis.errors import Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
-from schemathesis import GenerationMode
+from schemathesis import GenerationMode, auths
 from schemathesis.checks import CheckFunction, not_a_server_error
+from schemathesis.config import SchemathesisConfig
 from schemathesis.core.result import Ok
 from schemathesis.errors import FailureGroup
 from schemathesis.generation.stateful.state_machine import StepInput, StepOutput
+from schemathesis.openapi.checks import RejectedPositiveData
 from schemathesis.specs.openapi.checks import (
     allow_header_conformance,
     content_type_conformance,
     ignored_auth,
     missing_required_header,
+    negative_data_rejection,
+    positive_data_acceptance,
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
@@ -59,13 +63,63 @@ FEW_EXAMPLES = {"/v1/controller/resign": 5}
 REQUEST_TIMEOUT_S = 10.0
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
+
+@dataclass(frozen=True)
+class BeyondSchema:
+    """A rule of a request body that JSON Schema cannot state (two members compared, a name unique
+    across the objects of a list): the document states it in words (``stated``, in a description
+    of the operation's request schema) and the server refuses a body breaking it with 400 and
+    error 42 whose message holds ``refusal``."""
+
+    operation: str
+    stated: str
+    refusal: str
+
+
+BEYOND_SCHEMA = (
+    BeyondSchema("POST /v1/batches", "a partition listed twice", "is listed twice"),
+    BeyondSchema("POST /v1/batches", "max below min is refused", "must be at least min"),
+    BeyondSchema("POST /v1/batches", "as many as its replicas", "dirs for"),
+    BeyondSchema("POST /v1/batches", "at most 255 bytes in UTF-8", "bytes in UTF-8"),
+    BeyondSchema("POST /v1/reassignments", "a partition given twice", "duplicate topic partitions"),
+    BeyondSchema(
+        "POST /v1/reassignments",
+        "log_dirs of another length than replicas",
+        "is different from size of log dirs list",
+    ),
+    BeyondSchema("POST /v1/log-dirs/moves", "each replica named once", "a replica is moved to one dir"),
+)
+
+
+def positive_data_accepted(ctx: Any, response: Any, case: Case) -> bool | None:
+    """Schemathesis' ``positive_data_acceptance`` (ST202: a body the schema accepts must not be
+    refused), but for the rules of ``BEYOND_SCHEMA``: a 400 that names the operation's rule is
+    the documented answer to a schema-valid body that breaks it."""
+    try:
+        return positive_data_acceptance(ctx, response, case)
+    except RejectedPositiveData:
+        if response.status_code == 400 and _refused_by_a_stated_rule(case.operation.label, response):
+            return None
+        raise
+
+
+def _refused_by_a_stated_rule(operation: str, response: Any) -> bool:
+    try:
+        error = response.json()
+    except ValueError:
+        return False
+    if not isinstance(error, dict) or error.get("error_code") != 42:
+        return False
+    message = str(error.get("error_message", ""))
+    return any(r.operation == operation and r.refusal in message for r in BEYOND_SCHEMA)
+
+
 # Any 5xx fails; the answers must also be what the document says (status, media type, headers,
-# body), authentication must not be ignored, and other methods must get 405 with an ``Allow`` that
+# body), authentication must not be ignored, other methods must get 405 with an ``Allow`` that
 # lists the path's documented methods (on /v1/topics/delete too, which /v1/topics/{topic} would
-# match). Not checked:
-# ``positive_data_acceptance`` — schemathesis sends 2.0 where the schema says integer (JSON Schema
-# admits it) and the parsers, like Kafka's JSON readers, refuse it with 400 — and
-# ``negative_data_rejection``, which cannot tell the credentials added here from its own.
+# match), a request the schema accepts must not be refused (2.0 where an integer goes is 2; a 400
+# is an answer only for a rule of ``BEYOND_SCHEMA``), and a request it refuses must be refused
+# (the credentials are schemathesis' own, so it knows when a case goes without them).
 CHECKS: list[CheckFunction] = [
     not_a_server_error,
     status_code_conformance,
@@ -76,6 +130,8 @@ CHECKS: list[CheckFunction] = [
     missing_required_header,
     unsupported_method,
     allow_header_conformance,
+    positive_data_accepted,
+    negative_data_rejection,
 ]
 
 # Counts whose topic znode cannot fit are refused at once (37 INVALID_PARTITIONS) and are sent;
@@ -122,15 +178,42 @@ class ControllerUnresponsive(Exception):
     """A request got no answer: the controller is hung or gone, so the run stops."""
 
 
+# Sent with every call. The token is not: schemathesis puts it on the cases it generates, from its
+# own auth config (``load``), and leaves it off where a negative case removes or spoils it, so
+# ``negative_data_rejection`` sees the requests it made.
+CLIENT_ID = {"X-Client-Id": "schemathesis"}
+
+
 def auth() -> dict[str, Any]:
-    return {"Authorization": f"Bearer {ADMIN_TOKEN}", "X-Client-Id": "schemathesis"}
+    """The headers of a request made here by hand: the admin token and the client id."""
+    return {"Authorization": f"Bearer {ADMIN_TOKEN}", **CLIENT_ID}
+
+
+def _headers(case: Case) -> dict[str, Any]:
+    """A case schemathesis generated carries its own credentials; one built by hand gets ours."""
+    return CLIENT_ID if case.meta is not None else auth()
 
 
 def bounded(case: Case) -> None:
-    """A call of the stream ends after ``STREAM_MAX_S``."""
+    """A call of the stream ends after ``STREAM_MAX_S``; a negative case's ``max_s`` that the
+    schema refuses is sent as generated (the stream refuses it with 400)."""
     if case.path == STREAM:
         query = case.query if isinstance(case.query, dict) else {}
+        negative = case.meta is not None and case.meta.generation.mode.is_negative
+        if negative and "max_s" in query and not _valid_seconds(query["max_s"]):
+            return
         case.query = {**query, "max_s": STREAM_MAX_S}
+
+
+def _valid_seconds(value: Any) -> bool:
+    """What the document's ``max_s`` takes: one number in (0, 86400]."""
+    if isinstance(value, list | dict | bool) or value is None:
+        return False
+    try:
+        seconds = float(value)
+    except ValueError:
+        return False
+    return 0 < seconds <= 86_400
 
 
 @dataclass
@@ -150,12 +233,14 @@ class Tally:
         return sorted(((k, round(v, 1)) for k, v in self.seconds.items()), key=lambda kv: -kv[1])[:n]
 
 
-def call_and_check(url: str, session: requests.Session, case: Case, tally: Tally | None = None) -> None:
-    """Send ``case`` with the admin token and check the answer; no answer raises
+def call_and_check(url: str, session: requests.Session, case: Case, tally: Tally | None = None) -> int:
+    """Send ``case`` with the admin token and check the answer; its status. No answer raises
     ControllerUnresponsive, a failed check schemathesis' FailureGroup."""
     bounded(case)
-    response = _call(case, tally, base_url=url, session=session, headers=auth(), timeout=REQUEST_TIMEOUT_S)
-    case.validate_response(response, checks=CHECKS, headers=auth())
+    headers = _headers(case)
+    response = _call(case, tally, base_url=url, session=session, headers=headers, timeout=REQUEST_TIMEOUT_S)
+    case.validate_response(response, checks=CHECKS, headers=headers)
+    return int(response.status_code)
 
 
 def _call(case: Case, tally: Tally | None, **kwargs: Any) -> Any:
@@ -163,19 +248,26 @@ def _call(case: Case, tally: Tally | None, **kwargs: Any) -> Any:
     try:
         return case.call(**kwargs)
     except requests.RequestException as e:
-        raise ControllerUnresponsive(f"{e}\n{case.as_curl_command(headers=auth())}") from e
+        raise ControllerUnresponsive(f"{e}\n{case.as_curl_command(headers=_headers(case))}") from e
     finally:
         if tally is not None:
             tally.took(case.operation.label, time.monotonic() - started)
 
 
 def load(url: str) -> schemathesis.BaseSchema:
-    return schemathesis.openapi.from_url(f"{url}/v1/openapi.json", headers=auth())
+    """The served document, with the admin token as schemathesis' credentials for ``bearerAuth``."""
+    config = SchemathesisConfig.from_dict({"auth": {"openapi": {"bearerAuth": {"bearer": ADMIN_TOKEN}}}})
+    return schemathesis.openapi.from_url(f"{url}/v1/openapi.json", config=config, headers=auth())
 
 
 def coverage_cases(schema: schemathesis.BaseSchema, operation: Operation) -> Iterator[Case]:
+    """The operation's coverage cases, given the credentials as schemathesis' own runner gives
+    them (the coverage phase generates a placeholder token)."""
     config = schema.config.generation_for(operation=operation)
-    yield from schema.iter_coverage_cases(operation, generation_modes=list(MODES), generation_config=config)
+    context = auths.AuthContext(operation=operation, app=None)
+    for case in schema.iter_coverage_cases(operation, generation_modes=list(MODES), generation_config=config):
+        auths.set_on_generated_case(case, context, None)
+        yield case
 
 
 def fuzz_cases(
@@ -296,14 +388,19 @@ def run_stateful(
             bounded(case)
 
         def get_call_kwargs(self, case: Case) -> dict[str, Any]:
-            return {"base_url": url, "session": session, "headers": auth(), "timeout": REQUEST_TIMEOUT_S}
+            return {
+                "base_url": url,
+                "session": session,
+                "headers": _headers(case),
+                "timeout": REQUEST_TIMEOUT_S,
+            }
 
         def call(self, case: Case, **kwargs: Any) -> Any:
             counts.count("stateful")
             return _call(case, counts, **kwargs)
 
         def validate_response(self, response: Any, case: Case, **kwargs: Any) -> None:
-            case.validate_response(response, checks=CHECKS, headers=auth())
+            case.validate_response(response, checks=CHECKS, headers=_headers(case))
 
     try:
         run_state_machine_as_test(

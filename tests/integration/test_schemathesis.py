@@ -10,6 +10,7 @@ document says.
   runs all three phases for longer);
 - every event of ``GET /v1/events`` matches the event schema the document gives, and a client
   that goes away mid-stream is no error in the controller's log;
+- schema-valid bodies with each integer written as a float (2.0) get the answers the integers get;
 - a batch's controls: schema-valid calls are answered 200, 404 or 409 (a state that does not
   allow the action), never 400, which the document keeps for what the schema refuses.
 
@@ -24,6 +25,7 @@ import functools
 import json
 import logging
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +34,19 @@ import jsonschema_rs
 import pytest
 import requests
 from schemathesis import GenerationMode
+from schemathesis.core.result import Ok
 
+from reassignd.http.openapi import openapi_document
 from reassignd.testing.kit import InProcessCommand
 from tests.integration.api_fuzz import (
+    BEYOND_SCHEMA,
     REQUEST_TIMEOUT_S,
     TOKENS,
     Tally,
     asks_for_huge_topics,
     auth,
     call_and_check,
+    coverage_cases,
     load,
     run_all,
     run_stateful,
@@ -69,6 +75,33 @@ def test_the_huge_topic_guard_sees_every_count() -> None:
     assert tamed({"topics": [{"name": "t", "num_partitions": 50_000, "count": 3}]}) == {
         "topics": [{"name": "t", "num_partitions": 100, "count": 3}]
     }
+
+
+def _descriptions(schema: Any, components: dict[str, Any], seen: set[str]) -> Iterator[str]:
+    """Every description in ``schema`` and the components it refers to, whitespace made single."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("description"), str):
+            yield " ".join(schema["description"].split())
+        if isinstance(ref := schema.get("$ref"), str) and (name := ref.rsplit("/", 1)[1]) not in seen:
+            seen.add(name)
+            yield from _descriptions(components[name], components, seen)
+        for key, value in schema.items():
+            if key != "description":
+                yield from _descriptions(value, components, seen)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _descriptions(value, components, seen)
+
+
+def test_every_rule_beyond_the_schema_is_stated_in_the_operations_request_schema() -> None:
+    """The fuzzer takes a 400 for a schema-valid body only for a rule the document states."""
+    doc = openapi_document()
+    assert BEYOND_SCHEMA
+    for rule in BEYOND_SCHEMA:
+        method, path = rule.operation.split(" ")
+        body = doc["paths"][path][method.lower()]["requestBody"]
+        stated = list(_descriptions(body, doc["components"]["schemas"], set()))
+        assert any(rule.stated in text for text in stated), (rule, stated)
 
 
 async def _get_json(url: str) -> Any:
@@ -180,6 +213,62 @@ def _events(text: str) -> list[dict[str, Any]]:
         if event:
             events.append(event)
     return events
+
+
+def _floated(value: Any) -> Any:
+    """Every integer of ``value`` written as a float (2 → 2.0), those a double holds exactly."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**53:
+        return float(value)
+    if isinstance(value, list):
+        return [_floated(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _floated(v) for k, v in value.items()}
+    return value
+
+
+INTEGRAL_CASES_PER_OPERATION = 6
+
+
+def _send_floated(url: str) -> dict[str, list[tuple[int, int]]]:
+    """For each operation with a body, its first positive coverage cases that hold an integer,
+    sent as generated and with every integer written as 2.0 is (both checked); the two answers'
+    statuses by operation."""
+    schema = load(url)
+    schema.config.generation.update(modes=[GenerationMode.POSITIVE])
+    session = requests.Session()
+    statuses: dict[str, list[tuple[int, int]]] = {}
+    for result in schema.get_all_operations():
+        assert isinstance(result, Ok), result
+        operation = result.ok()
+        if operation.body is None or not len(operation.body):
+            continue
+        sent = statuses.setdefault(operation.label, [])
+        for case in coverage_cases(schema, operation):
+            if len(sent) == INTEGRAL_CASES_PER_OPERATION:
+                break
+            if case.meta is None or not case.meta.generation.mode.is_positive:
+                continue
+            if asks_for_huge_topics(case.body) or json.dumps(_floated(case.body)) == json.dumps(case.body):
+                continue  # (2.0 == 2 in Python: compared as JSON)
+            as_generated = call_and_check(url, session, case)
+            case.body = _floated(case.body)
+            sent.append((as_generated, call_and_check(url, session, case)))
+    return statuses
+
+
+@pytest.mark.timeout(120)
+async def test_an_integer_written_2_0_is_accepted_where_the_schema_admits_it(
+    kit: Kit, tmp_path: Path
+) -> None:
+    """JSON Schema's integer admits 2.0, and so does every request body: schema-valid bodies of
+    every operation with a body, each integer written as a float, get the answer the integers get
+    (and pass every check, ``positive_data_acceptance`` among them)."""
+    controller = await _in_process(kit, tmp_path)
+    statuses = await asyncio.to_thread(_send_floated, controller.url)
+    assert len(statuses) == 8, statuses  # the operations with a body
+    for operation, pairs in statuses.items():
+        assert pairs, operation  # each had schema-valid bodies with integers
+        assert all(as_generated == floated for as_generated, floated in pairs), (operation, pairs)
 
 
 @pytest.mark.timeout(90)

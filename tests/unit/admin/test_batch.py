@@ -70,6 +70,12 @@ def test_one_body_an_array_or_a_batches_json() -> None:
         "predicted": {},
     }
     assert [b.where for b in parse_batch_file(raw(feed))] == ["batches[0]", "batches[1]"]
+    # an integral 2.0 is 2, as the HTTP door reads it; 2.5 is not
+    assert parse_batch_file(raw(ONE).replace(b"[4, 5, 6]", b"[4.0, 5e0, 6]")) == (
+        BatchBody("", ONE, "b1", 1),
+    )
+    with pytest.raises(BatchFileError, match=r"^partitions\[0\]\.replicas: .*item 0 is a number"):
+        parse_batch_file(raw(ONE).replace(b"[4, 5, 6]", b"[4.5, 5, 6]"))
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 ``POST /v1/reassignments`` (its body parser), the legacy znode ``/admin/reassign_partitions``
 (its codec, which the controller reads it with) and ``reassignd admin reassign`` (its plan-file
 reader). Each plan is accepted by all three with the same targets in the same order, or refused
-by all three, for the same reason wherever the reason is the plan reader's."""
+by all three, for the same reason wherever the reason is the plan reader's — but an integral
+number written 1.0, which the API and the tool take as 1 and the znode, as Kafka's, refuses."""
 
 from __future__ import annotations
 
@@ -118,8 +119,8 @@ REFUSED: list[tuple[str, bytes, str]] = [
         "partitions[0].partition: expected a non-negative integer up to",
     ),
     (
-        "partition 1.0",
-        plan(entry(partition=1.0)),
+        "partition 1.5",
+        plan(entry(partition=1.5)),
         "partitions[0].partition: expected a non-negative integer, got a number",
     ),
     (
@@ -255,3 +256,16 @@ def test_what_is_not_a_plan_is_refused_by_all_three(raw: bytes, tmp_path: Path) 
         "tool": through_the_tool(raw, tmp_path),
     }
     assert all(isinstance(o, str) and o for o in outcomes.values()), outcomes
+
+
+def test_an_integral_2_0_is_2_to_the_api_and_the_tool_and_refused_in_the_znode_as_kafka_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """JSON Schema's integer, and a user, take 1.0 for 1: the HTTP door and the plan file do. The
+    znode is Kafka's: its controller refuses 1.0, so reassignd's reader of it does too."""
+    raw = plan(entry(partition=1.0, replicas=(2.0, 3e0)))
+    targets = [(("t", 1), (2, 3))]
+    assert through_the_api(raw) == targets
+    assert through_the_tool(raw, tmp_path) == targets
+    refused = through_the_znode(raw)
+    assert isinstance(refused, str) and "expected a non-negative integer, got a number" in refused

@@ -42,7 +42,7 @@ MALFORMED: list[tuple[bytes, str]] = [
         "partitions[0].replicas: unknown field",
     ),
     (
-        b'{"election_type": "preferred", "partitions": [{"topic": "t", "partition": 1.0}]}',
+        b'{"election_type": "preferred", "partitions": [{"topic": "t", "partition": 1.5}]}',
         "partitions[0].partition: expected an integer, got a number",
     ),
 ]

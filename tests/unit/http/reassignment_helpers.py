@@ -108,7 +108,7 @@ MALFORMED: list[tuple[bytes, str]] = [
         "topics[0].partitions[1].partition: expected a non-negative integer, got -1",
     ),
     (
-        kafka_partition({"partition": 1.0, "replicas": [1]}),
+        kafka_partition({"partition": 1.5, "replicas": [1]}),
         "topics[0].partitions[1].partition: expected a non-negative integer, got a number",
     ),
     (

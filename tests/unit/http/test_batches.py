@@ -146,7 +146,10 @@ async def test_log_dirs_not_one_per_replica_or_relative_are_400_and_submit_nothi
 ) -> None:
     for dirs, message in (
         ([], "partition t-0: log_dirs names 0 dirs for 1 replicas"),
-        (["d1"], "partition t-0: log_dirs entries are absolute paths"),
+        (["d1"], "partition t-0: log_dirs entries are absolute paths or 'any', got 'd1'"),
+        # past 255 bytes in UTF-8: in 129 characters (the schema counts characters), or in 256
+        (["/" + "é" * 128], "partition t-0: a log dir is at most 255 bytes in UTF-8, got 257"),
+        (["/" + "d" * 255], "partition t-0: a log dir is at most 255 bytes in UTF-8, got 256"),
     ):
         doc = {"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": dirs}]}
         reply = await call(client, "POST", "/v1/batches", 400, json=doc)

@@ -11,7 +11,7 @@ import pytest
 from reassignd.contracts.requests import CreateTopicsRequest, KafkaAlterReassignments, NewTopic
 from reassignd.controller.model.requests import AlterReassignments, Requester
 from reassignd.errors import InvalidRequest
-from reassignd.http.door import decode_request, members_present, refuse
+from reassignd.http.door import decode_request, integral_numbers, members_present, refuse
 from reassignd.http.routes.reassignments import parse_alter_body
 from reassignd.http.routes.topics import parse_create_topics
 
@@ -86,3 +86,56 @@ def test_members_present_counts_what_the_struct_proves_present() -> None:
     assert members_present(topic) == 1 + 1 + 2
     assert members_present(CreateTopicsRequest((topic,), timeout_ms=5)) == 1 + 4 + 1
     assert members_present(NewTopic("t", num_partitions=3, assignments={"0": (1, 2)})) == 1 + 1 + 1 + 1
+
+
+def test_an_integral_number_with_a_fraction_or_an_exponent_is_the_integer() -> None:
+    as_integers = parse_alter_body(
+        b'{"topics": [{"name": "t", "partitions": [{"partition": 3, "replicas": [1, 20]}]}], "timeout_ms": 500}'
+    )
+    for written in (
+        b'{"topics": [{"name": "t", "partitions": [{"partition": 3.0, "replicas": [1e0, 2e1]}]}], "timeout_ms": 5e2}',
+        b'{"topics": [{"name": "t", "partitions": [{"partition": 30e-1, "replicas": [1.00, 20.0]}]}], "timeout_ms": 500.0}',
+    ):
+        assert parse_alter_body(written) == as_integers
+    # a plan, read by the plan reader (the second tier) once the door has written the integers
+    plan = b'{"version": 1.0, "partitions": [{"topic": "t", "partition": 0.0, "replicas": [4.0, 5e0]}]}'
+    assert parse_alter_body(plan) == AlterReassignments(((("t", 0), (4, 5)),))
+    create = parse_create_topics(
+        b'{"topics": [{"name": "t", "num_partitions": -1.0, "replication_factor": -0.0}]}', Requester()
+    )
+    assert (create.topics[0].num_partitions, create.topics[0].replication_factor) == (-1, 0)
+
+
+def test_a_number_that_is_not_integral_is_refused_in_the_same_words() -> None:
+    for body, message in (
+        (
+            b'{"topics": [{"name": "t", "partitions": [{"partition": 1.5, "replicas": [1.0]}]}]}',
+            "topics[0].partitions[0].partition: expected a non-negative integer, got a number",
+        ),
+        (
+            b'{"topics": [{"name": "t", "partitions": [{"partition": 1.0, "replicas": [1.0, 2.25]}]}]}',
+            "topics[0].partitions[0].replicas: expected a list of integers or null; item 1 is a number",
+        ),
+        # out of every range: left as written, refused as out of range or as not an integer
+        (b'{"topics": [], "timeout_ms": 1e30}', "timeout_ms: expected an integer, got a number"),
+        (b'{"topics": [], "timeout_ms": 3e9}', "timeout_ms: 3000000000 is out of range (0..2147483647)"),
+        # a repeated key is still seen: the integers are written in place, byte for byte otherwise
+        (
+            b'{"topics": [{"name": "t", "partitions": [{"partition": 1.0, "partition": 2}]}]}',
+            "topics[0].partitions[0].partition: duplicate field",
+        ),
+    ):
+        with pytest.raises(InvalidRequest, match=f"^{re.escape(message)}"):
+            parse_alter_body(body)
+
+
+def test_integral_numbers_rewrites_only_numbers_outside_strings() -> None:
+    assert (
+        integral_numbers(b'{"a": [2.0, 1e1, -3.00e+2, 0.5e1, -0.0, 2.5]}')
+        == b'{"a": [2, 10, -300, 5, 0, 2.5]}'
+    )
+    assert integral_numbers(b'{"v1.0": "2.0 \\" 3e0", "n": 2.0}') == b'{"v1.0": "2.0 \\" 3e0", "n": 2}'
+    assert integral_numbers(b'{"a": 2.5, "b": "1.0"}') is None  # nothing to write: no second decode
+    assert integral_numbers(b'{"a": 2}') is None
+    assert integral_numbers(b'{"a": 2.0') is None  # not JSON: refused as sent
+    assert integral_numbers(b'{"a": 1e100}') is None  # past int64: left to be refused

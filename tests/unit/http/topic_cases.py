@@ -28,7 +28,7 @@ MALFORMED_CREATE: list[tuple[bytes, str]] = [
     (b'{"topics": {}}', "topics: expected an array, got an object"),
     (b'{"topics": [], "timeout_ms": -1}', "timeout_ms: -1 is out of range (0..2147483647)"),
     (b'{"topics": [], "timeout_ms": 2147483648}', "timeout_ms: 2147483648 is out of range"),
-    (b'{"topics": [], "timeout_ms": 1.0}', "timeout_ms: expected an integer, got a number"),
+    (b'{"topics": [], "timeout_ms": 1.5}', "timeout_ms: expected an integer, got a number"),
     (b'{"topics": [], "timeout_ms": true}', "timeout_ms: expected an integer, got a boolean"),
     (b'{"topics": [], "timeout_ms": NaN}', "request body: invalid JSON: NaN is not a JSON value"),
     (b'{"topics": [], "validate_only": 1}', "validate_only: expected a boolean, got an integer"),
