@@ -443,6 +443,7 @@ def shown(reply: Any) -> list[tuple[str, int]]:
         ("?partition=0", [("audit", 0), ("orders", 0)]),  # no topic given: every topic
         ("?partition=0&partition=7", [("audit", 0), ("orders", 0), ("orders", 7)]),
         ("?topic=nope", []),
+        ("?topic=", []),  # an empty name matches nothing, as a topic Kafka does not know
         ("?topic=orders&partition=1", []),
     ],
 )
@@ -458,7 +459,6 @@ async def test_list_filters(client: Client, query: str, expected: list[tuple[str
         ("?partition=1.0", 'partition: expected a non-negative integer, got "1.0"'),
         ("?partition=", 'partition: expected a non-negative integer, got ""'),
         ("?partition=2147483648", 'partition: expected a non-negative integer, got "2147483648"'),
-        ("?topic=", "topic: expected a topic name, got an empty string"),
         ("?topics=orders", "topics: unknown query parameter (allowed: topic, partition)"),
     ],
 )
