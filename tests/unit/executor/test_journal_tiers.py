@@ -19,6 +19,7 @@ from reassignd.executor.journal_typed import chunk_typed, head_typed
 from reassignd.executor.model import Batch
 from reassignd.zk.codec import CodecError
 from reassignd.zk.json_fields import load_object_strictly
+from tests.json_paths import at, paths_in
 from tests.unit.executor.journal_strategies import batches, entries
 
 
@@ -64,25 +65,6 @@ def render(value: Any, ascii_only: bool, space: str) -> str:
     if isinstance(value, list):
         return "[" + ",".join(render(v, ascii_only, space) for v in value) + "]"
     return json.dumps(value, ensure_ascii=ascii_only)
-
-
-def paths_in(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found += paths_in(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            found += paths_in(v, (*path, i))
-    return found
-
-
-def at(value: Any, path: tuple[Any, ...], change: Callable[[Any], Any]) -> Any:
-    if not path:
-        return change(value)
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = at(value[path[0]], path[1:], change)
-    return copy
 
 
 DROP = object()

@@ -22,6 +22,7 @@ from reassignd.errors import InvalidRequest
 from reassignd.http.door import decode_request
 from reassignd.http.routes.reassignments import parse_alter_body, strict_alter_body
 from reassignd.plan_format import PlanError, parse_plan, strict_plan, typed_plan
+from tests.json_paths import at, paths_in
 
 
 def outcome(call: Callable[[bytes], object], data: bytes) -> object:
@@ -107,25 +108,6 @@ def valid_plans(draw: st.DrawFn) -> dict[str, Any]:
                                               max_size=len(replicas)))  # fmt: skip
         partitions.append(entry)
     return {"version": 1, "partitions": partitions} if draw(st.booleans()) else {"partitions": partitions}
-
-
-def paths_in(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found += paths_in(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            found += paths_in(v, (*path, i))
-    return found
-
-
-def at(value: Any, path: tuple[Any, ...], change: Callable[[Any], Any]) -> Any:
-    if not path:
-        return change(value)
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[path[0]] = at(value[path[0]], path[1:], change)
-    return copy
 
 
 def _get(value: Any, path: tuple[Any, ...]) -> Any:
