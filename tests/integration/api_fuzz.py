@@ -400,8 +400,16 @@ def run_stateful(
             return _call(case, counts, **kwargs)
 
         def validate_response(self, response: Any, case: Case, **kwargs: Any) -> None:
-            case.validate_response(response, checks=CHECKS, headers=_headers(case))
+            try:
+                case.validate_response(response, checks=CHECKS, headers=_headers(case))
+            except Exception as e:
+                failed.append(f"{case.operation.label}: {type(e).__name__}: {str(e)[:6000]}")
+                raise
 
+    # the first failed check as it was seen: Hypothesis replays a failing scenario to report it,
+    # and a replay against a server whose state has moved on may draw otherwise and report only
+    # that (FlakyStrategyDefinition)
+    failed: list[str] = []
     try:
         run_state_machine_as_test(
             Machine,
@@ -416,5 +424,5 @@ def run_stateful(
             ),
         )
     except (FailureGroup, Exception) as e:
-        return [f"stateful: {type(e).__name__}: {str(e)[:6000]}"]
+        return [f"stateful: {failed[0] if failed else f'{type(e).__name__}: {str(e)[:6000]}'}"]
     return []
