@@ -28,8 +28,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from multiprocessing import spawn
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,23 @@ PRELOAD = [
 COLD = os.environ.get("REASSIGND_COLD_START", "") not in ("", "0")
 
 _context: ForkServerContext | None = None
+
+
+_preparing = threading.Lock()
+
+
+def _without_main(name: str) -> dict[str, Any]:
+    """multiprocessing's preparation data for a child, without the caller's main module: a child
+    would run it again (``__mp_main__``) before anything else — ``bench/faults.py`` and all it
+    imports, seconds under load, while the caller waits for the child's session — and ours needs
+    nothing of it (its target is in this module)."""
+    data: dict[str, Any] = _get_preparation_data(name)
+    data.pop("init_main_from_path", None)
+    data.pop("init_main_from_name", None)
+    return data
+
+
+_get_preparation_data = spawn.get_preparation_data
 
 
 def _server() -> ForkServerContext:
@@ -102,7 +121,12 @@ class WarmProcess:
             args=(args, str(log_path), dict(env), os.getcwd(), None if err_path is None else str(err_path)),
             daemon=True,
         )
-        process.start()
+        with _preparing:  # multiprocessing reads the data through the module: swapped for this start only
+            spawn.get_preparation_data = _without_main
+            try:
+                process.start()
+            finally:
+                spawn.get_preparation_data = _get_preparation_data
         self._process = process
         assert process.pid is not None
         self.pid: int = process.pid
