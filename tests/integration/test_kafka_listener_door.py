@@ -47,15 +47,17 @@ async def test_a_topic_named_700_times_is_answered_once_without_holding_the_loop
     )
     api = controller.controller.api
     await eventually(lambda: _true("big" in api.snapshot().topics), timeout_s=60, what="the topic published")
-    worst_lag_s = 0.0
+    worst_held_s = 0.0
     stop = asyncio.Event()
 
     async def ticker() -> None:
-        nonlocal worst_lag_s
+        """The loop thread's CPU between two ticks 10 ms apart: the work that held the loop (a
+        wall-clock lag would also count the time a loaded machine gave the thread no core)."""
+        nonlocal worst_held_s
         while not stop.is_set():
-            before = time.monotonic()
+            before = time.thread_time()
             await asyncio.sleep(0.01)
-            worst_lag_s = max(worst_lag_s, time.monotonic() - before - 0.01)
+            worst_held_s = max(worst_held_s, time.thread_time() - before)
 
     async with listening(api, controller.controller.settings) as listener:
         client = await Client.open(listener)
@@ -75,7 +77,7 @@ async def test_a_topic_named_700_times_is_answered_once_without_holding_the_loop
             await ticking
             await client.close()
     # before: 700 entries of 1,000 partitions built on the loop (6.2 s on the reported machine)
-    assert worst_lag_s < 0.5, f"the loop was held {worst_lag_s:.3f} s"
+    assert worst_held_s < 0.5, f"the loop was held for {worst_held_s:.3f} s of CPU"
 
 
 async def test_frames_before_sasl_are_capped_at_512_kib(controller: InProcessController) -> None:
