@@ -492,7 +492,9 @@ async def test_get_many_reads_large_znodes(zk: ZkClient) -> None:
 
 async def test_a_short_outage_resumes_the_same_session(own_zookeeper: LocalZooKeeper) -> None:
     client = ZkClient(
-        ZkSettings(f"{own_zookeeper.connect}/outage", session_timeout_s=10.0, request_timeout_s=5.0)
+        # longer than a ZooKeeper restart takes on a loaded machine (a JVM's start: 10 s was
+        # passed at load 16); the session ends only when the outage is longer
+        ZkSettings(f"{own_zookeeper.connect}/outage", session_timeout_s=30.0, request_timeout_s=5.0)
     )
     states: list[SessionState] = []
     client.on_session_state(states.append)
