@@ -83,10 +83,15 @@ class BatchThrottles:
     async def run(self, out: EventOutputs) -> None:
         """Every batch's throttles as its running moves need them (the moves each batch runs, as
         their records say: ``Move.batch``)."""
-        by_batch = of_batch(self.ctx.moves)
+        by_batch: dict[str, dict[TopicPartition, Move]] | None = None
         for batch_id in sorted(self._batches()):
-            if (b := self._batches().get(batch_id)) is not None:
-                await self._throttles(b, by_batch.get(batch_id, {}), out)
+            if (b := self._batches().get(batch_id)) is None:
+                continue
+            if by_batch is None and b.spec.throttle_bytes_per_s is not None and b.state.unfinished:
+                # only a batch that throttles its running moves needs them: every move is
+                # walked once, not on every event of a controller without such a batch
+                by_batch = of_batch(self.ctx.moves)
+            await self._throttles(b, {} if by_batch is None else by_batch.get(batch_id, {}), out)
 
     async def _throttles(self, b: Batch, moves: Mapping[TopicPartition, Move], out: EventOutputs) -> None:
         """Set (the previous values journaled first), or restored (the config first, then the
