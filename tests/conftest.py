@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, settings
 from reassignd.zk.client import ZkClient
 from reassignd.zk.server import LocalZooKeeper
 from reassignd.zk.values import ZkSettings
+from tests.examples import examples
 from tests.integration.harness import Kit, Launcher, Procs
 from tests.tier_times import TierTimes
 from tests.zk_acl import SASL_PASSWORD, SASL_USER
@@ -27,7 +28,10 @@ _LOG_TAIL_LINES = 40
 
 # no per-example deadline: a loaded machine (parallel workers, a CI runner) makes an example slow,
 # never wrong; the per-test timeout still bounds a test
-settings.register_profile("reassignd", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# and half the examples of a test that names none (tests/examples.py: the deep run draws them all)
+settings.register_profile(
+    "reassignd", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=examples(100)
+)
 settings.load_profile("reassignd")
 
 

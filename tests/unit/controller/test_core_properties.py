@@ -42,12 +42,13 @@ from reassignd.controller.model.requests import CancelMode
 from reassignd.controller.partitions.partition_logic import NO_LEADER
 from reassignd.controller.reassignment.validation import validate_target
 from reassignd.controller.state.assignment import ReplicaAssignment
+from tests.examples import examples
 from tests.unit.controller.core_machine import TP0, CoreMachine, _machine, _step, _zk_state
 
 pytestmark = pytest.mark.timeout(60)
 
 
-# ~9 s when it passes (300 runs of up to 40 steps, derandomized); a failure's shrinking can take
+# ~10 s when it passes (150 runs of up to 40 steps, derandomized; 300 in the deep run); a failure's shrinking can take
 # a minute or two on a slow machine, hence the longer timeout
 @pytest.mark.timeout(300)
 def test_core_state_machine(caplog: pytest.LogCaptureFixture) -> None:
@@ -55,7 +56,7 @@ def test_core_state_machine(caplog: pytest.LogCaptureFixture) -> None:
     run_state_machine_as_test(
         CoreMachine,
         settings=settings(
-            max_examples=300,
+            max_examples=examples(300),
             stateful_step_count=40,
             deadline=None,
             derandomize=True,

@@ -16,6 +16,7 @@ from reassignd.controller.leadership.demotion_plan import (
     plan_demotion,
     plan_promotion,
 )
+from tests.examples import examples
 
 LIVE = {1, 2, 3, 4}
 
@@ -58,7 +59,7 @@ def test_a_dead_replica_cannot_take_the_leadership() -> None:
     assert plan.refused[("t", 0)].error_code == ELIGIBLE_LEADERS_NOT_AVAILABLE
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     replicas=st.lists(st.integers(1, 6), min_size=1, max_size=5, unique=True).map(tuple),
     broker=st.integers(1, 6),

@@ -17,6 +17,7 @@ from reassignd.controller.state.context import ControllerContext
 from reassignd.controller.state.partition_index import PartitionIndex, recount
 from reassignd.controller.state.wire_states import WireStates, wire_state
 from reassignd.topic_partition import TopicPartition
+from tests.examples import examples
 from tests.unit.controller.partition_index_helpers import BROKERS, Event, apply, events, registration
 
 # --- the events -----------------------------------------------------------------------------------
@@ -80,7 +81,7 @@ def check(ctx: ControllerContext) -> None:
         assert set(m.origins) == set(a.origins), (m, a)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(events, max_size=40))
 def test_the_kept_index_equals_a_recount_after_any_sequence_of_events(sequence: list[Event]) -> None:
     ctx = ControllerContext(epoch=7, epoch_zk_version=6)
@@ -92,7 +93,7 @@ def test_the_kept_index_equals_a_recount_after_any_sequence_of_events(sequence: 
         check(ctx)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(events, max_size=40), st.lists(st.integers(0, 40), max_size=6))
 def test_the_kept_encodings_equal_the_states_encoded_anew(sequence: list[Event], reads: list[int]) -> None:
     """WireStates, read at random points of the sequence (each read follows a refresh, as a

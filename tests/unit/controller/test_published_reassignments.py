@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from reassignd.controller.instance.metrics import ControllerMetrics
 from reassignd.controller.runtime.publisher import Publisher
 from reassignd.controller.state.context import ControllerContext
+from tests.examples import examples
 from tests.unit.controller.partition_index_helpers import Event, apply, events, registration
 
 # one registry for every publisher here: the views never touch the metrics, and a registry of the
@@ -25,7 +26,7 @@ def from_scratch(ctx: ControllerContext) -> Publisher:
     return publisher
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(events, max_size=40), st.lists(st.integers(0, 40), max_size=8))
 def test_kept_views_equal_views_built_from_scratch(sequence: list[Event], publishes: list[int]) -> None:
     ctx = ControllerContext(epoch=7, epoch_zk_version=6)

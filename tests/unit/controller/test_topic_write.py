@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from reassignd.controller.effects.topic_write import fit, write_bytes, write_bytes_bound
 from reassignd.controller.state.assignment import ReplicaAssignment
 from reassignd.controller.topics.validation import encoded_size_error
+from tests.examples import examples
 
 LONG = (2_000_000_001, 2_000_000_002, 2_000_000_003)
 TOPIC_ID = "A" * 22
@@ -82,7 +83,7 @@ def _assignments(draw: st.DrawFn) -> dict[int, ReplicaAssignment]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     before=_assignments(),
     parts=_assignments(),

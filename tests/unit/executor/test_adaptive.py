@@ -26,6 +26,7 @@ from reassignd.executor.adaptive import (
 from reassignd.executor.lifecycle import caps_changed
 from reassignd.executor.model import Adaptive, Limits
 from reassignd.executor.scheduler import BatchQueue, MoveShape, choose_moves
+from tests.examples import examples
 from tests.unit.executor.batch_helpers import move, spec, submitted
 
 BOUNDS = Adaptive(1, 8)
@@ -75,7 +76,7 @@ def test_at_max_nothing_rises() -> None:
     assert adjust({1: 8}, 1, BOUNDS, OK, where, {}) is None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     caps=st.dictionaries(st.integers(0, 5), st.integers(1, 40), max_size=5),
     initial=st.integers(1, 40),

@@ -44,6 +44,7 @@ from reassignd.executor.model import (
 from reassignd.executor.submit import submit
 from reassignd.executor.throttle_records import encode_records, record_fits
 from reassignd.zk.codec import CodecError
+from tests.examples import examples
 from tests.unit.executor.batch_helpers import LIMITS, Cluster, move, spec, submitted
 from tests.unit.executor.journal_strategies import batches
 
@@ -410,7 +411,7 @@ def test_a_throttle_record_that_cannot_be_used_is_left_out_and_the_rest_kept() -
 
 
 @pytest.mark.timeout(60)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(batches())
 def test_decode_of_encode_is_the_batch(batch: Batch) -> None:
     assert round_trip(batch) == batch

@@ -19,6 +19,7 @@ from reassignd.executor.journal_typed import chunk_typed, head_typed
 from reassignd.executor.model import Batch
 from reassignd.zk.codec import CodecError
 from reassignd.zk.json_fields import load_object_strictly
+from tests.examples import examples
 from tests.json_paths import at, paths_in
 from tests.unit.executor.journal_strategies import batches, entries
 
@@ -110,7 +111,7 @@ def _get(value: Any, path: tuple[Any, ...]) -> Any:
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(entries(), st.booleans(), st.booleans())
 def test_a_chunk_with_an_entry_broken_reads_the_same_on_both_tiers(
     entry: dict[str, object], ascii_only: bool, dirs: bool
@@ -125,7 +126,7 @@ def test_a_chunk_with_an_entry_broken_reads_the_same_on_both_tiers(
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_damaged_chunks_and_heads_read_the_same_on_both_tiers(data: st.DataObject) -> None:
     batch = data.draw(batches())
@@ -154,7 +155,7 @@ def test_the_typed_tier_leaves_doubtful_znodes_to_the_strict_path() -> None:
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(batches())
 def test_every_znode_the_encoder_writes_is_read_on_the_typed_tier(batch: Batch) -> None:
     znodes = encode_batch(batch)

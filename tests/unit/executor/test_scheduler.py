@@ -15,6 +15,7 @@ from reassignd.executor.lifecycle import moves_started, pause
 from reassignd.executor.model import Limits, Strategy
 from reassignd.executor.scheduler import BatchQueue, MoveShape, Start, choose_moves, move_shape, queue_of
 from reassignd.topic_partition import TopicPartition
+from tests.examples import examples
 from tests.unit.executor.batch_helpers import move, spec, submitted
 
 WIDE = Limits(moves_per_broker=100, moves_in_cluster=1000, leader_moves_per_broker=100)
@@ -216,7 +217,7 @@ def assert_within_caps(
 
 
 @pytest.mark.timeout(60)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(scenarios())
 def test_no_cap_is_ever_exceeded_and_no_move_starts_twice(
     scenario: tuple[list[MoveShape], list[BatchQueue], int, dict[TopicPartition, int], set[TopicPartition]],
@@ -230,7 +231,7 @@ def test_no_cap_is_ever_exceeded_and_no_move_starts_twice(
 
 
 @pytest.mark.timeout(60)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(scenarios(), st.randoms(use_true_random=False))
 def test_every_move_starts_in_the_end_as_moves_complete(
     scenario: tuple[list[MoveShape], list[BatchQueue], int, dict[TopicPartition, int], set[TopicPartition]],

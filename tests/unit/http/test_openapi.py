@@ -57,6 +57,7 @@ from reassignd.http.routes.topics import (
 )
 from reassignd.int_limits import INT32_MAX
 from reassignd.testing.fake_view import ACTIVE, SETTINGS, FakeView, call, serve
+from tests.examples import examples
 from tests.unit.http import (
     batch_helpers,
     election_cases,
@@ -514,7 +515,9 @@ def test_generated_bodies_are_judged_alike_by_schema_and_parser(
     validator = body_validator(path)
 
     @given(case=operation.as_strategy(generation_mode=mode))
-    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples(60), deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     def judged_alike(case: schemathesis.Case[Any]) -> None:
         if isinstance(case.body, bytes | bytearray):  # not JSON at all
             assert not parser_accepts(path, bytes(case.body))

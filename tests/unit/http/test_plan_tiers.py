@@ -22,6 +22,7 @@ from reassignd.errors import InvalidRequest
 from reassignd.http.door import decode_request
 from reassignd.http.routes.reassignments import parse_alter_body, strict_alter_body
 from reassignd.plan_format import PlanError, parse_plan, strict_plan, typed_plan
+from tests.examples import examples
 from tests.json_paths import at, paths_in
 
 
@@ -155,21 +156,21 @@ def damaged(draw: st.DrawFn, obj: Any) -> bytes:
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(plans(), st.booleans(), st.sampled_from(["", " ", "\n  "]))
 def test_random_plans_read_the_same_on_both_tiers(plan: dict[str, Any], ascii_only: bool, space: str) -> None:
     assert_tiers_agree(render(plan, ascii_only, space).encode())
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.data())
 def test_damaged_plans_read_the_same_on_both_tiers(data: st.DataObject) -> None:
     assert_tiers_agree(data.draw(damaged(data.draw(plans()))))
 
 
 @pytest.mark.timeout(300)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.data())
 def test_valid_plans_read_on_the_typed_tier_and_damaged_the_same_on_both(data: st.DataObject) -> None:
     plan = data.draw(valid_plans())

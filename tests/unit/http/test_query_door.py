@@ -21,6 +21,7 @@ from reassignd.http.query_door import decode_query, fields, parameters
 from reassignd.http.route_table import OPERATIONS
 from reassignd.int_limits import INT32_MAX
 from reassignd.testing.fake_view import FakeView, call, serve
+from tests.examples import examples
 
 
 def refusal(pairs: list[tuple[str, str]], contract: type[qs.Query]) -> str:
@@ -104,7 +105,7 @@ def test_fields_are_checked_in_the_structs_order_the_values_in_the_querys() -> N
 DECIMAL = re.compile(r"[0-9]{1,10}")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.one_of(
         st.integers(-5, 2**32).map(str),
@@ -125,7 +126,7 @@ def test_an_integer_is_ten_decimal_digits_at_most_within_its_range(text: str) ->
             assert refusal([(name, text)], contract) == f"{name}: {message}"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.one_of(
         st.floats(allow_nan=True).map(str), st.text(st.sampled_from("0123456789.-+e_ nainf"), max_size=8)

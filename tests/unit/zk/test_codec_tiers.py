@@ -30,6 +30,7 @@ from reassignd.zk.codec import (
     encode_topic,
 )
 from reassignd.zk.json_fields import load_object_strictly
+from tests.examples import examples
 from tests.unit.zk.codec_damage import (
     damaged_origins,
     damaged_states,
@@ -155,7 +156,7 @@ def test_the_fast_path_leaves_every_doubtful_znode_to_the_strict_path() -> None:
     )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(data=damaged_states)
 def test_partition_state_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_partition_state, data) == outcome(strict_decode_partition_state, data)
@@ -226,19 +227,19 @@ def test_the_typed_topic_path_returns_what_the_strict_path_does(data: bytes) -> 
     assert outcome(decode_topic, data) == outcome(strict_decode_topic, data)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(znode=topic_znodes())
 def test_the_typed_topic_path_reads_every_znode_the_encoder_writes(znode: TopicZnode) -> None:
     assert codec_module._topic_typed(encode_topic(znode)) == znode
 
 
-@settings(max_examples=250)
+@settings(max_examples=examples(250))
 @given(data=damaged_topics)
 def test_topic_fast_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_topic, data) == outcome(strict_decode_topic, data)
 
 
-@settings(max_examples=250)
+@settings(max_examples=examples(250))
 @given(data=damaged_origins)
 def test_origins_typed_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_origins, data) == outcome(strict_decode_origins, data)
@@ -268,7 +269,7 @@ def test_the_fast_json_reader_returns_what_the_strict_one_does_or_nothing(data: 
         assert load_object_strictly(data) == obj
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     state=state_values
     | near_states()
@@ -278,19 +279,19 @@ def test_partition_state_encoders_agree(state: PartitionState) -> None:
     assert outcome(encode_partition_state, state) == outcome(strict_encode_partition_state, state)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(znode=topic_znodes() | near_topics())
 def test_topic_encoders_agree(znode: TopicZnode) -> None:
     assert outcome(encode_topic, znode) == outcome(strict_encode_topic, znode)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(entries=legacy_entries)
 def test_legacy_reassignment_encoders_agree(entries: tuple[LegacyReassignmentEntry, ...]) -> None:
     assert outcome(encode_legacy_reassignment, entries) == outcome(strict_encode_legacy_reassignment, entries)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(data=damaged_znodes(legacy_entries, legacy_json))
 def test_legacy_typed_and_strict_paths_agree(data: bytes) -> None:
     assert outcome(decode_legacy_reassignment, data) == outcome(strict_decode_legacy, data)
@@ -322,7 +323,7 @@ def test_the_typed_legacy_path_returns_what_the_strict_path_does(data: bytes) ->
     assert outcome(decode_legacy_reassignment, data) == outcome(strict_decode_legacy, data)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     origins=st.dictionaries(
         st.integers(0, 5) | edge_values.filter(lambda v: type(v) in (int, bool)),
