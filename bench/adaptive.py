@@ -244,7 +244,7 @@ def main() -> None:
     ]
     log_dir = Path(tempfile.mkdtemp(prefix="adaptive-bench-"))
     print(f"logs: {log_dir}")
-    with LocalZooKeeper() as server:
+    with LocalZooKeeper(quick_jit=False) as server:
         results = asyncio.run(bench(args, f"{server.connect}/adaptive", log_dir, shape, ways))
     print()
     print(f"{'':<14} {'makespan':>9} {'÷ bound':>8} {'worst URP outside':>18}")

@@ -326,7 +326,7 @@ def main() -> None:
     parser.add_argument("--readers", type=int, default=50, help="concurrent status readers (0: none)")
     parser.add_argument("--moving", type=int, default=10_000, help="partitions mid-reassignment")
     args = parser.parse_args()
-    with LocalZooKeeper() as server:
+    with LocalZooKeeper(quick_jit=False) as server:
         asyncio.run(run(server, args))
 
 

@@ -170,7 +170,7 @@ def main() -> None:
                 run(f"{args.zk}/failover-{uuid.uuid4().hex[:8]}", args.topics, args.partitions, reassigning)
             )
             continue
-        with LocalZooKeeper() as server:
+        with LocalZooKeeper(quick_jit=False) as server:
             asyncio.run(run(f"{server.connect}/failover", args.topics, args.partitions, reassigning))
 
 

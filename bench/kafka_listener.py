@@ -213,7 +213,7 @@ def main() -> None:
     parser.add_argument("--phase-s", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    server = LocalZooKeeper().start()
+    server = LocalZooKeeper(quick_jit=False).start()
     try:
         asyncio.run(run(server, args))
     finally:

@@ -459,7 +459,7 @@ def main() -> None:
     log_dir = Path(tempfile.mkdtemp(prefix="makespan-bench-"))
     print(f"logs: {log_dir}")
     print("makespans (request to every partition at its target; fresh topics each):")
-    with LocalZooKeeper() as server:
+    with LocalZooKeeper(quick_jit=False) as server:
         results = asyncio.run(bench(args, f"{server.connect}/makespan", log_dir, shape, ways))
     by_name = {r.way.name: r for r in results}
     print()

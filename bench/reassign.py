@@ -201,7 +201,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     gc.set_threshold(20_000, *gc.get_threshold()[1:])  # as reassignd.service does
-    with LocalZooKeeper() as server:
+    with LocalZooKeeper(quick_jit=False) as server:
         asyncio.run(run(server, args.topics, args.partitions, args.agent_processes))
 
 

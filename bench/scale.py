@@ -329,7 +329,7 @@ def main() -> None:
     rows = []
     for n in sizes:
         print(f"{n:,} partitions:", flush=True)
-        with LocalZooKeeper() as server:
+        with LocalZooKeeper(quick_jit=False) as server:
             rows.append(asyncio.run(one_size(server, n)))
         print(f"  {rows[-1]}", flush=True)
     report(rows)

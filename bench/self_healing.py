@@ -316,7 +316,7 @@ def main() -> None:
         parser.error(f"--brokers must be at least {2 * RACKS}")
     log_dir = Path(tempfile.mkdtemp(prefix="self-healing-bench-"))
     print(f"logs: {log_dir}")
-    with LocalZooKeeper() as server:
+    with LocalZooKeeper(quick_jit=False) as server:
         asyncio.run(bench(args, f"{server.connect}/self-healing", log_dir))
 
 

@@ -168,7 +168,7 @@ def main() -> None:
     if args.zk:
         figures = asyncio.run(run(args.zk.rstrip("/") + chroot, args.n, args.repeat))
     else:
-        with LocalZooKeeper() as server:
+        with LocalZooKeeper(quick_jit=False) as server:
             figures = asyncio.run(run(server.connect + chroot, args.n, args.repeat))
     width = max(map(len, figures))
     for name, value in figures.items():

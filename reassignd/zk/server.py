@@ -50,6 +50,14 @@ class ServerTls:
 
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 
+# The server's JVM: a small heap and the serial collector, and for a short-lived server (a demo's,
+# a test's) the client compiler alone: C2's compilations cost more CPU than they win back in a
+# server's first minutes (60,000 creates and reads from a fresh start: 7.5-8.0 CPU-s against
+# 10.1-10.2 s with C2, the same wall time). A benchmark keeps C2 (``quick_jit=False``): its
+# figures are compared with older trees' and with raw ZooKeeper throughput.
+STEADY_JVM = "-Xms64m -Xmx512m -XX:+UseSerialGC"
+QUICK_JVM = f"{STEADY_JVM} -XX:TieredStopAtLevel=1"
+
 
 class ZooKeeperUnavailable(RuntimeError):
     """Java or the Debian zookeeper package is missing, or the server did not come up."""
@@ -128,8 +136,10 @@ class LocalZooKeeper:
         sasl_users: Mapping[str, str] | None = None,
         sasl_required: bool = False,
         tls: ServerTls | None = None,
+        quick_jit: bool = True,
     ) -> None:
         self.tls = tls
+        self.quick_jit = quick_jit
         self.secure_port = free_port() if tls is not None else None
         if sasl_required and not sasl_users:
             raise ValueError("sasl_required needs sasl_users")
@@ -231,7 +241,7 @@ class LocalZooKeeper:
         cfg = self._write_config()
         log = self.log_path.open("ab")
         env = dict(os.environ)
-        env.setdefault("JAVA_TOOL_OPTIONS", "-Xms64m -Xmx512m -XX:+UseSerialGC")
+        env.setdefault("JAVA_TOOL_OPTIONS", QUICK_JVM if self.quick_jit else STEADY_JVM)
         classpath = ZOOKEEPER_CLASSPATH
         if self.tls is not None:
             classpath = ":".join([classpath, *sorted(glob.glob(NETTY_JARS))])

@@ -55,9 +55,14 @@ def one_line_error(result: subprocess.CompletedProcess[str], *expected: str) -> 
 
 @pytest.fixture
 def taken_port() -> Iterator[int]:
-    """A port something else listens on."""
+    """A port something else listens on, from free_port's block (below the ephemeral range), the
+    port after it free as well: a two-process cluster's second broker listens there (an ephemeral
+    port's neighbour may be any outgoing connection's, and that broker's line came first)."""
+    port = free_port()
+    while free_port() != port + 1:  # in sequence, unless port + 1 is taken: then try further on
+        port = free_port()
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", port))
         sock.listen()
         yield int(sock.getsockname()[1])
 

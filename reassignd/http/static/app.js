@@ -107,9 +107,39 @@ function showError(message) {
   p.hidden = !message;
 }
 
+// a row's key: its data-* attribute (data-tp, data-batch, data-broker)
+function rowKey(row) {
+  const entry = Object.entries(row.dataset)[0];
+  return entry === undefined ? null : entry.join("=");
+}
+
+// The rows drawn again in place: a row whose key comes again keeps its element and its unchanged
+// cells (only a changed cell is replaced), and the body is rebuilt only when the rows or their
+// order change. A refresh that redrew the whole table between a button's press and release lost
+// the click (the press on one button, the release on its replacement).
 function fill(tableId, emptyId, rows) {
   const body = document.querySelector(`#${tableId} tbody`);
-  body.replaceChildren(...rows);
+  const shown = new Map();
+  for (const row of body.children) {
+    const key = rowKey(row);
+    if (key !== null) shown.set(key, row);
+  }
+  const next = rows.map((row) => {
+    const key = rowKey(row);
+    const prev = key === null ? undefined : shown.get(key);
+    if (prev === undefined || prev.cells.length !== row.cells.length || prev.className !== row.className) {
+      return row;
+    }
+    const fresh = [...row.cells];
+    [...prev.cells].forEach((cell, i) => {
+      if (cell.outerHTML !== fresh[i].outerHTML) prev.replaceChild(fresh[i], cell);
+    });
+    return prev;
+  });
+  const current = [...body.children];
+  if (next.length !== current.length || next.some((row, i) => row !== current[i])) {
+    body.replaceChildren(...next);
+  }
   const empty = document.getElementById(emptyId);
   empty.textContent = empty.dataset.empty;
   empty.hidden = rows.length > 0;
