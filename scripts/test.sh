@@ -33,8 +33,13 @@ step() {
     }
     steps+=("$name $((SECONDS - started))s")
 }
+types_pid=""
 report() {
     local tiers
+    if [ -n "$types_pid" ] && kill -0 "$types_pid" 2> /dev/null; then
+        pkill -P "$types_pid" 2> /dev/null || true  # an earlier step failed: mypy's outcome unreported
+        kill "$types_pid" 2> /dev/null || true
+    fi
     # several pytest runs may report the same tier: add them up
     tiers="$(awk '{s[$1] += $2; n[$1] += $3} END {for (t in s) printf "%s %.0fs (%d tests)\n", t, s[t], n[t]}' "$tiers_file" | sort | paste -sd, - | sed 's/,/, /g')"
     rm -f "$tiers_file"
@@ -56,6 +61,32 @@ export PATH="$PWD/.venv/bin:$PATH"
 # rewritten test modules are never cached. Compiled once up front, so the workers do not race.
 unset PYTHONDONTWRITEBYTECODE
 python -m compileall -q -j 0 reassignd tests scripts bench > /dev/null || true
+# mypy (one process, one core, 30-45 s from a clean clone) runs in the background from here, beside
+# the warm-ups, the lint and the first pytest run, which leave a core idle or share both; its
+# output and outcome are reported after that run (types_done), and a failure fails the command
+echo "== mypy (strict, on the package and the tests): started in the background"
+types_out="$(mktemp)"
+types_started=$SECONDS
+(
+    rc=0
+    mypy > "$types_out" 2>&1 || rc=$?
+    echo "$rc $((SECONDS - types_started))" > "$types_out.rc"
+) &
+types_pid=$!
+types_done() {  # waits for mypy, prints its output, records its step; returns its status
+    wait "$types_pid" || true
+    echo "== mypy (strict, on the package and the tests)"
+    cat "$types_out"
+    local rc took
+    read -r rc took < "$types_out.rc"
+    rm -f "$types_out" "$types_out.rc"
+    if [ "$rc" = 0 ]; then
+        steps+=("types ${took}s (beside the tests)")
+    else
+        steps+=("types ${took}s (beside the tests, failed)")
+    fi
+    return "$rc"
+}
 # Hypothesis builds its Unicode tables (about 2 CPU-s) in each worker that first draws text,
 # unless .hypothesis/unicode_data holds them: built once here, by drawing some text
 python -c "
@@ -69,14 +100,13 @@ echo "== ruff check"
 step lint ruff check .
 echo "== ruff format --check"
 step format ruff format --check .
-echo "== mypy (strict, on the package and the tests)"
-step types mypy
 echo "== lint-imports (the layer rules in pyproject.toml)"
 step layers lint-imports --no-cache
 # Parallel workers (pytest-xdist), in three runs that go ahead whatever the first's outcome, so one
 # CI run shows every failure: the pure tests (CPU-bound: one worker per core); the integration,
-# feeder and browser tests (mostly waiting on processes and ZooKeeper: twice as many); the fault
-# suite (timing-sensitive: fewer, so a loaded machine does not starve a ZooKeeper session).
+# feeder and browser tests (processes, ZooKeeper and JVMs: twice as many); the fault suite (its
+# tests mostly watch a window of time pass: one more than the cores, which it leaves about a third
+# idle on 2 cores; with one per core it used 1.1 of 2 and took 284 s, with three 1.4 and 210 s).
 # REASSIGND_TEST_WORKERS=N sets every run's workers (0: serially, in one process).
 cores="$(nproc 2>/dev/null || echo 2)"
 cores=$((cores > 4 ? 4 : cores))  # past a few workers ZooKeeper and the JVMs' start-up dominate
@@ -91,23 +121,30 @@ workers_for() {  # workers_for DEFAULT: pytest's -n arguments
 }
 if [ "${#unit[@]}" -gt 0 ]; then
     echo "== pytest (the tests that need nothing beyond Python)"
+    failed=0
     # shellcheck disable=SC2046
     step pytest pytest $(workers_for "$cores") --durations=25 \
-        -m "not zookeeper and not spark and not browser and not faults" "$@"
+        -m "not zookeeper and not spark and not browser and not faults" "$@" || failed=1
+    types_done || failed=1
+    exit "$failed"
 elif [ "$#" -gt 0 ]; then
     echo "== pytest $*"
-    step pytest pytest --durations=25 "$@"
+    failed=0
+    step pytest pytest --durations=25 "$@" || failed=1
+    types_done || failed=1
+    exit "$failed"
 else
     failed=0
     echo "== pytest tests/unit"
     # shellcheck disable=SC2046
     step "pytest-unit" pytest $(workers_for "$cores") --durations=25 tests/unit || failed=1
+    types_done || failed=1
     echo "== pytest (integration, feeder, browser)"
     # shellcheck disable=SC2046
     step "pytest-integration" pytest $(workers_for $((cores * 2))) --durations=25 \
         --ignore=tests/unit --ignore=tests/faults || failed=1
     echo "== pytest tests/faults"
     # shellcheck disable=SC2046
-    step "pytest-faults" pytest $(workers_for "$cores") --durations=25 tests/faults || failed=1
+    step "pytest-faults" pytest $(workers_for $((cores + 1))) --durations=25 tests/faults || failed=1
     exit "$failed"
 fi
