@@ -25,6 +25,13 @@ from tests.zk_acl import SASL_PASSWORD, SASL_USER
 _NEEDS_ZOOKEEPER = ("integration", "faults", "browser")
 _ZOOKEEPER_FIXTURES = frozenset({"zookeeper", "own_zookeeper", "kit", "secured_zookeeper"})
 _LOG_TAIL_LINES = 40
+# The tiers whose tests drive third-party clients against processes they kill: a socket that
+# kafka-python, aiokafka or aiohttp leaves unclosed when its peer goes away is collected in
+# whichever test runs next on that worker, and the "error" filter turned its ResourceWarning into
+# that unrelated test's failure (seen once in a full run: a controller's HTTP connection, from the
+# test before, failing a SASL test). There it is ignored; the unit tier keeps the error.
+_PROCESS_TIERS = ("integration", "faults", "browser", "feeder")
+_LEAKS_OF_CLIENTS_IGNORED = pytest.mark.filterwarnings("ignore:unclosed:ResourceWarning")
 
 # no per-example deadline: a loaded machine (parallel workers, a CI runner) makes an example slow,
 # never wrong; the per-test timeout still bounds a test
@@ -78,6 +85,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
         if "spark" in fixtures:
             item.add_marker(pytest.mark.spark)
+        if any(d in parts for d in _PROCESS_TIERS):
+            item.add_marker(_LEAKS_OF_CLIENTS_IGNORED)
 
 
 @pytest.fixture(scope="session")
