@@ -52,6 +52,7 @@ async def test_a_bar_advances_and_cancel_reverts(procs: Procs, zk: ZkClient, bro
         await alter(c, {("web", 0): [3, 2], ("web", 1): [4, 2]})
         row0 = "#moves tr[data-tp='web-0']"
         await page.wait_for_selector(row0, timeout=30_000)
+        cancel1 = await page.wait_for_selector("#moves tr[data-tp='web-1'] button", timeout=30_000)
 
         seen: list[int] = []
 
@@ -62,8 +63,11 @@ async def test_a_bar_advances_and_cancel_reverts(procs: Procs, zk: ZkClient, bro
             return len({p for p in seen if 0 < p < 100}) >= 2  # two distinct values on the way
 
         await eventually(advanced, timeout_s=60, interval_s=0.2, what=f"web-0's bar advancing (seen {seen})")
+        # the refreshes that advanced the bar kept web-1's row and button in place (a redrawn
+        # table lost a click whose press and release fell on either side of a refresh)
+        assert cancel1 is not None and await cancel1.evaluate("b => b.isConnected")
         # cancel the second move from the page
-        await page.click("#moves tr[data-tp='web-1'] button")
+        await cancel1.click()
         await eventually(lambda: completed(zk, "web", 1, (1, 2)), timeout_s=60, what="web-1 back at [1, 2]")
         await page.wait_for_selector("#moves tr[data-tp='web-1']", state="detached", timeout=30_000)
         await page.wait_for_selector("#events li[data-type='reassignment_cancelled']", timeout=30_000)
