@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any, Generic
@@ -304,3 +305,21 @@ async def controller_epoch(zk: ZkClient) -> int:
 def problems_text(controller: Controller) -> str:
     """An in-process controller's reported problems, paths and reasons, as one string."""
     return " ".join(f"{p.path} {p.reason}" for p in controller.snapshot().problems)
+
+
+def two_free_ports() -> tuple[socket.socket, int]:
+    """A listening socket holding port p, with p + 1 free when it was checked (both from the
+    tests' own block of ports, below the range outgoing connections take theirs from)."""
+    for _ in range(50):
+        port = free_port()
+        if free_port() != port + 1:
+            continue
+        held = socket.socket()
+        try:
+            held.bind(("127.0.0.1", port))
+        except OSError:
+            held.close()
+            continue
+        held.listen()
+        return held, port
+    raise AssertionError("no two consecutive free ports")

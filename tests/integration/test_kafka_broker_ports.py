@@ -9,7 +9,6 @@ advertised at the bootstrap address and logged, the controller staying up."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,7 @@ from confluent_kafka.admin import NewTopic as ConfluentNewTopic  # type: ignore[
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.protocol.admin import DescribeLogDirsRequest
 
-from reassignd.zk.server import free_port
-from tests.integration.harness import Procs, eventually
+from tests.integration.harness import Procs, eventually, two_free_ports
 from tests.integration.kafka_clients import (
     TOKENS,
     KafkaController,
@@ -151,24 +149,6 @@ async def test_each_broker_answers_for_itself_at_its_own_port(procs: Procs) -> N
         assert left == {b: p for b, p in ports.items() if b != 4}
     finally:
         await off_loop(admin.close)
-
-
-def two_free_ports() -> tuple[socket.socket, int]:
-    """A listening socket holding port p, with p + 1 free when it was checked (both from the
-    tests' own block of ports, below the range outgoing connections take theirs from)."""
-    for _ in range(50):
-        port = free_port()
-        if free_port() != port + 1:
-            continue
-        held = socket.socket()
-        try:
-            held.bind(("127.0.0.1", port))
-        except OSError:
-            held.close()
-            continue
-        held.listen()
-        return held, port
-    raise AssertionError("no two consecutive free ports")
 
 
 async def test_a_port_that_cannot_be_bound_and_brokers_past_the_range_fall_back_to_bootstrap(

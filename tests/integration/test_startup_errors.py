@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reassignd.zk.server import free_port
-from tests.integration.harness import Procs, eventually, http_get
+from tests.integration.harness import Procs, eventually, http_get, two_free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT_S = 90.0  # ZooKeeper unreachable: the client gives up after its 10 s request timeout
@@ -55,16 +54,12 @@ def one_line_error(result: subprocess.CompletedProcess[str], *expected: str) -> 
 
 @pytest.fixture
 def taken_port() -> Iterator[int]:
-    """A port something else listens on, from free_port's block (below the ephemeral range), the
-    port after it free as well: a two-process cluster's second broker listens there (an ephemeral
-    port's neighbour may be any outgoing connection's, and that broker's line came first)."""
-    port = free_port()
-    while free_port() != port + 1:  # in sequence, unless port + 1 is taken: then try further on
-        port = free_port()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", port))
-        sock.listen()
-        yield int(sock.getsockname()[1])
+    """A port something else listens on, below the ephemeral range, the port after it free as well:
+    a two-process cluster's second broker listens there (an ephemeral port's neighbour may be any
+    outgoing connection's, and that broker's line came first)."""
+    held, port = two_free_ports()
+    with held:
+        yield port
 
 
 QUIET = ("--log-level", "warning")  # the daemons' info lines (ZooKeeper retries) left out
