@@ -248,32 +248,46 @@ async def test_kafka_down_drops_records_and_never_stops_a_move(kit: Kit, zk: ZkC
     )
     assert dropped == status["dropped"]
 
-    tansu.start()  # empty again (in memory): what follows is what the controller sends now
+    sent_while_away = status["sent"]  # nothing is sent while Kafka is down
+    tansu.start()  # empty again (in memory): what it holds is what the controller sent since
 
-    async def drained() -> bool:  # reconnected, and the records kept while Kafka was away sent
+    async def drained() -> dict[str, Any] | None:  # reconnected, the records kept while away sent
         status = await kafka_status()
-        return bool(status["connected"] and status["buffered"] == 0)
+        return status if status["connected"] and status["buffered"] == 0 else None
 
     # until the buffer has drained, a new record may find it full and be dropped (as it should)
-    await eventually(drained, timeout_s=150, what="the sender reconnected and sent what it kept")
+    before = await eventually(drained, timeout_s=150, what="the sender reconnected and sent what it kept")
+    assert before is not None and before["sent"] > sent_while_away, before
     # the move back only has to make records: at full speed (the slow rate kept Kafka away for
     # longer than the sender's request timeout while the four moves ran)
     await set_broker_rate(zk, None, FAST)
     await alter(c, {("d", 0): [1, 2]})
     await eventually(lambda: completed(zk, "d", 0, (1, 2)), timeout_s=60, what="d-0 moved back")
 
-    async def arrived() -> list[dict[str, Any]] | None:
-        records = await consumed(tansu.bootstrap, 1.0)
-        mine = [
-            r
-            for r in records
-            if (r.get("topic"), r.get("partition"), r["type"]) == ("d", 0, "reassignment_completed")
-        ]
-        return mine if any(r["replicas"] == [1, 2] for r in mine) else None
+    async def flowed() -> dict[str, Any] | None:  # the move back's records sent, the buffer empty
+        status = await kafka_status()
+        return status if status["buffered"] == 0 and status["sent"] > before["sent"] else None
 
     # a bound for a hang: on a loaded machine the producer's first sends to the restarted broker
     # can time out once (aiokafka's request timeout) before the sink reconnects and sends again
-    await eventually(arrived, timeout_s=150, what="records flow again after Kafka returned")
+    after = await eventually(flowed, timeout_s=150, what="records flow again after Kafka returned")
+    assert after is not None
+
+    async def arrived() -> list[dict[str, Any]] | None:
+        """Every record counted as sent since Kafka returned, once each: a burst that finds the
+        3-record buffer full is dropped (counted), never the ones the buffer took."""
+        records = await consumed(tansu.bootstrap, 1.0)
+        distinct = {(r["controller_epoch"], r["sequence"]) for r in records}
+        return records if len(distinct) == after["sent"] - sent_while_away else None
+
+    records = await eventually(arrived, timeout_s=60, what="the records sent since Kafka returned, in Kafka")
+    assert records is not None
+    # the move back's first record found the buffer empty (it had drained): it is never dropped
+    assert any(
+        (r.get("topic"), r.get("partition"), r["type"], r.get("target_replicas"))
+        == ("d", 0, "reassignment_started", [1, 2])
+        for r in records
+    ), [r["type"] for r in records]
 
 
 async def _connected(status: Any) -> bool:
