@@ -34,12 +34,15 @@ step() {
     steps+=("$name $((SECONDS - started))s")
 }
 types_pid=""
+feeder_pid=""
 report() {
-    local tiers
-    if [ -n "$types_pid" ] && kill -0 "$types_pid" 2> /dev/null; then
-        pkill -P "$types_pid" 2> /dev/null || true  # an earlier step failed: mypy's outcome unreported
-        kill "$types_pid" 2> /dev/null || true
-    fi
+    local tiers pid
+    for pid in "$types_pid" "$feeder_pid"; do  # still running: the command stopped before their end
+        if [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; then
+            pkill -P "$pid" 2> /dev/null || true
+            kill "$pid" 2> /dev/null || true
+        fi
+    done
     # several pytest runs may report the same tier: add them up
     tiers="$(awk '{s[$1] += $2; n[$1] += $3} END {for (t in s) printf "%s %.0fs (%d tests)\n", t, s[t], n[t]}' "$tiers_file" | sort | paste -sd, - | sed 's/,/, /g')"
     rm -f "$tiers_file"
@@ -102,12 +105,14 @@ echo "== ruff format --check"
 step format ruff format --check .
 echo "== lint-imports (the layer rules in pyproject.toml)"
 step layers lint-imports --no-cache
-# Parallel workers (pytest-xdist), in three runs that go ahead whatever the first's outcome, so one
-# CI run shows every failure: the pure tests (CPU-bound: one worker per core); the integration,
-# feeder and browser tests (processes, ZooKeeper and JVMs: twice as many); the fault suite (its
-# tests mostly watch a window of time pass: one more than the cores, which it leaves about a third
-# idle on 2 cores; with one per core it used 1.1 of 2 and took 284 s, with three 1.4 and 210 s).
-# REASSIGND_TEST_WORKERS=N sets every run's workers (0: serially, in one process).
+# Parallel workers (pytest-xdist), in runs that go ahead whatever the first's outcome, so one CI
+# run shows every failure: the pure tests (CPU-bound: one worker per core); the integration and
+# browser tests (processes, ZooKeeper and JVMs: twice as many); the fault suite (its tests mostly
+# watch a window of time pass: one more than the cores, which it leaves about a third idle on 2
+# cores; with one per core it used 1.1 of 2 and took 284 s, with three 1.4 and 210 s) and, beside
+# it in one process of its own, the feeder tests (CPU for Spark's JVMs, no window of time to
+# watch: they fill the cores the fault suite leaves idle, with one Spark session instead of one
+# per worker). REASSIGND_TEST_WORKERS=N sets every run's workers (0: serially, in one process).
 cores="$(nproc 2>/dev/null || echo 2)"
 cores=$((cores > 4 ? 4 : cores))  # past a few workers ZooKeeper and the JVMs' start-up dominate
 workers_for() {  # workers_for DEFAULT: pytest's -n arguments
@@ -139,12 +144,33 @@ else
     # shellcheck disable=SC2046
     step "pytest-unit" pytest $(workers_for "$cores") --durations=25 tests/unit || failed=1
     types_done || failed=1
-    echo "== pytest (integration, feeder, browser)"
+    echo "== pytest (integration, browser)"
     # shellcheck disable=SC2046
     step "pytest-integration" pytest $(workers_for $((cores * 2))) --durations=25 \
-        --ignore=tests/unit --ignore=tests/faults || failed=1
+        --ignore=tests/unit --ignore=tests/faults --ignore=tests/feeder || failed=1
+    echo "== pytest tests/feeder: started in the background, beside the fault suite"
+    feeder_out="$(mktemp)"
+    feeder_started=$SECONDS
+    (
+        rc=0
+        pytest -n 0 --durations=10 tests/feeder > "$feeder_out" 2>&1 || rc=$?
+        echo "$rc $((SECONDS - feeder_started))" > "$feeder_out.rc"
+    ) &
+    feeder_pid=$!
     echo "== pytest tests/faults"
     # shellcheck disable=SC2046
     step "pytest-faults" pytest $(workers_for $((cores + 1))) --durations=25 tests/faults || failed=1
+    wait "$feeder_pid" || true
+    feeder_pid=""
+    echo "== pytest tests/feeder (ran beside the fault suite)"
+    cat "$feeder_out"
+    read -r rc took < "$feeder_out.rc"
+    rm -f "$feeder_out" "$feeder_out.rc"
+    if [ "$rc" = 0 ]; then
+        steps+=("pytest-feeder ${took}s (beside the faults)")
+    else
+        steps+=("pytest-feeder ${took}s (beside the faults, failed)")
+        failed=1
+    fi
     exit "$failed"
 fi
