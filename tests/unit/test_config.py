@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from reassignd.config import (
 from reassignd.controller.settings import ControllerSettings
 from reassignd.log_setup import LogSettings
 from reassignd.options import unknown_flag
+from tests.unit import command_line
 
 ZK = "127.0.0.1:2181/kafka"
 
@@ -307,15 +306,7 @@ def test_load_command_checks_the_files(tmp_path: Path) -> None:
 
 
 def reassignd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    return subprocess.run(
-        [sys.executable, "-m", "reassignd.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**clean, **(env or {})},
-        check=False,
-    )
+    return command_line.reassignd(*args, env=env, module="reassignd.cli")
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -34,6 +31,7 @@ from reassignd.http.auth import Principal, Role
 from reassignd.http.routes.batches import status_json
 from reassignd.log_setup import LogSettings
 from reassignd.testing.fake_view import SETTINGS, FakeView
+from tests.unit.command_line import reassignd
 from tests.unit.http.batch_helpers import CLUSTER, NOV_23_10H_MS, fixed_clock, running_batch
 
 URL = "http://127.0.0.1:8080"
@@ -375,18 +373,6 @@ async def test_an_unknown_batch_or_a_refused_action_is_a_failure_of_the_run(
 
 
 # --- the console script, as a process ---------------------------------------------------------------
-
-
-def reassignd(*args: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    return subprocess.run(
-        [sys.executable, "-m", "reassignd", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=clean,
-        check=False,
-    )
 
 
 def test_help() -> None:

@@ -3,9 +3,6 @@ verbs' needs, and exit 2 with one line for anything unusable (no server involved
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ from reassignd.admin.settings import ReassignSettings, Verb
 from reassignd.config import ConfigError, ControllerCommand, file_values, load_command, resolve_admin_reassign
 from reassignd.log_setup import LogSettings
 from reassignd.plan_format import Plan, PlanEntry
+from tests.unit.command_line import reassignd
 
 URL = "http://127.0.0.1:8080"
 PLAN = Plan((PlanEntry("t", 0, (1, 2), ("any", "any")),))
@@ -104,18 +102,6 @@ def test_the_plan_file_is_read_and_checked_at_once(tmp_path: Path) -> None:
 
 
 # --- the console script, as a process ---------------------------------------------------------------
-
-
-def reassignd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
-    return subprocess.run(
-        [sys.executable, "-m", "reassignd", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**clean, **(env or {})},
-        check=False,
-    )
 
 
 def test_help() -> None:
