@@ -14,9 +14,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 unit=()
+collect=(tests)
 if [ "${1:-}" = "--unit" ]; then
     shift
     unit=(--unit)
+    # every test under tests/integration, tests/faults and tests/browser is marked zookeeper,
+    # faults or browser (tests/conftest.py): the unit loop's tests are all in these two
+    collect=(tests/unit tests/feeder)
 fi
 
 steps=()
@@ -98,7 +102,7 @@ given(st.text())(settings(max_examples=1, database=None)(lambda s: None))()
 " 2> /dev/null || true
 # pytest rewrites the test modules' asserts and caches them beside compileall's byte code: once
 # here, in one process, instead of in each worker at once (about 3.6 CPU-s a worker)
-pytest --collect-only -q tests > /dev/null 2>&1 || true
+pytest --collect-only -q "${collect[@]}" > /dev/null 2>&1 || true
 echo "== ruff check"
 step lint ruff check .
 echo "== ruff format --check"
@@ -127,9 +131,12 @@ workers_for() {  # workers_for DEFAULT: pytest's -n arguments
 if [ "${#unit[@]}" -gt 0 ]; then
     echo "== pytest (the tests that need nothing beyond Python)"
     failed=0
+    if [ "$#" -gt 0 ]; then
+        collect=("$@")  # the caller's paths and options instead
+    fi
     # shellcheck disable=SC2046
     step pytest pytest $(workers_for "$cores") --durations=25 \
-        -m "not zookeeper and not spark and not browser and not faults" "$@" || failed=1
+        -m "not zookeeper and not spark and not browser and not faults" "${collect[@]}" || failed=1
     types_done || failed=1
     exit "$failed"
 elif [ "$#" -gt 0 ]; then
