@@ -38,7 +38,14 @@ from tests.integration.harness import (
     eventually,
     wait_brokers,
 )
-from tests.integration.reassignment_helpers import FAST, alter, completed, make_topic, set_broker_rate
+from tests.integration.reassignment_helpers import (
+    FAST,
+    alter,
+    completed,
+    make_topic,
+    replica_on,
+    set_broker_rate,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -138,7 +145,12 @@ async def completed_and_cancelled(c: ControllerProc, zk: ZkClient) -> None:
     """t-0 moves to the end; t-1 is cancelled half-way (its original replicas come back)."""
     await make_topic(zk, "t", {0: (1, 2), 1: (1, 2)}, initial_bytes=1_000_000)
     await alter(c, {("t", 0): [3, 2], ("t", 1): [4, 2]})
-    await asyncio.sleep(1.0)
+
+    async def copying() -> bool:  # t-1's new replica on broker 4 started and not caught up yet
+        r = await replica_on(c, 4, "t", 1)
+        return r is not None and not r["in_isr"]
+
+    await eventually(copying, what="t-1 copying to broker 4")
     code, resp = await c.delete("/v1/reassignments/t/1")
     assert code == 200, resp
     await eventually(lambda: completed(zk, "t", 0, (3, 2)), timeout_s=60, what="t-0 moved")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import Any
 
@@ -71,7 +70,15 @@ async def test_cancel_znode_rolls_back_and_blocks_new_reassignments(kit: Kit, zk
     await zk.create(
         paths.REASSIGN_PARTITIONS, admin_codec.encode_legacy_reassignment((Entry("t", 4, (1, 5)),))
     )
-    await asyncio.sleep(1.0)
+
+    async def refused() -> bool:  # the controller read it and reported it left untouched
+        code, status = await c.get("/v1/status")
+        return code == 200 and any(
+            p["path"].endswith(paths.REASSIGN_PARTITIONS) and "reassign_cancel" in p["reason"]
+            for p in status["problems"]
+        )
+
+    await eventually(refused, what="the legacy znode reported refused")
     assert (await topic_znode(zk, "t")).partitions[4] == (1, 2)
     assert await zk.exists(paths.REASSIGN_CANCEL) is not None  # the controller never deletes it
 
