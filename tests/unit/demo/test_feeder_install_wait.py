@@ -22,9 +22,18 @@ async def test_it_waits_until_the_install_ends_well(tmp_path: Path) -> None:
     installer = await asyncio.create_subprocess_exec("sleep", "30")
     try:
         pending.write_text(f"{installer.pid} /tmp/feeder.log\n")
-        waiter = asyncio.ensure_future(await_feeder_install(pending, asyncio.sleep))
-        await asyncio.sleep(1.2)
-        assert not waiter.done()  # the install is still running
+        pauses: list[float] = []
+        polled = asyncio.Event()
+
+        async def pause(seconds: float) -> None:  # the step's pause, counted, with no time passing
+            pauses.append(seconds)
+            if len(pauses) >= 3:
+                polled.set()
+            await asyncio.sleep(0.01)
+
+        waiter = asyncio.ensure_future(await_feeder_install(pending, pause))
+        await asyncio.wait_for(polled.wait(), 5)  # it looked three times
+        assert not waiter.done()  # the install is still running: it waits on
         (tmp_path / ".reassignd-feeder-rc").write_text("0\n")
         await asyncio.wait_for(waiter, 5)
     finally:
