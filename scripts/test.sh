@@ -37,12 +37,42 @@ step() {
     }
     steps+=("$name $((SECONDS - started))s")
 }
-types_pid=""
-feeder_pid=""
+# background NAME COMMAND...: starts COMMAND beside what follows, its output kept for
+# background_done NAME (a step that fails or ends the command stops it, unreported)
+declare -A bg_pid=() bg_out=()
+background() {
+    local name=$1 started=$SECONDS out
+    shift
+    out="$(mktemp)"
+    (
+        rc=0
+        "$@" > "$out" 2>&1 || rc=$?
+        echo "$rc $((SECONDS - started))" > "$out.rc"
+    ) &
+    bg_pid[$name]=$!
+    bg_out[$name]=$out
+}
+# background_done NAME TITLE WHERE: waits for NAME, prints its output under "== TITLE", records
+# its step as "NAME …s (WHERE)"; returns its status
+background_done() {
+    local name=$1 title=$2 where=$3 out=${bg_out[$1]} rc took
+    wait "${bg_pid[$name]}" || true
+    unset "bg_pid[$name]"
+    echo "== $title"
+    cat "$out"
+    read -r rc took < "$out.rc"
+    rm -f "$out" "$out.rc"
+    if [ "$rc" = 0 ]; then
+        steps+=("$name ${took}s ($where)")
+    else
+        steps+=("$name ${took}s ($where, failed)")
+    fi
+    return "$rc"
+}
 report() {
     local tiers pid
-    for pid in "$types_pid" "$feeder_pid"; do  # still running: the command stopped before their end
-        if [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; then
+    for pid in "${bg_pid[@]}"; do  # still running: the command stopped before their end
+        if kill -0 "$pid" 2> /dev/null; then
             pkill -P "$pid" 2> /dev/null || true
             kill "$pid" 2> /dev/null || true
         fi
@@ -72,27 +102,9 @@ python -m compileall -q -j 0 reassignd tests scripts bench > /dev/null || true
 # the warm-ups, the lint and the first pytest run, which leave a core idle or share both; its
 # output and outcome are reported after that run (types_done), and a failure fails the command
 echo "== mypy (strict, on the package and the tests): started in the background"
-types_out="$(mktemp)"
-types_started=$SECONDS
-(
-    rc=0
-    mypy > "$types_out" 2>&1 || rc=$?
-    echo "$rc $((SECONDS - types_started))" > "$types_out.rc"
-) &
-types_pid=$!
+background types mypy
 types_done() {  # waits for mypy, prints its output, records its step; returns its status
-    wait "$types_pid" || true
-    echo "== mypy (strict, on the package and the tests)"
-    cat "$types_out"
-    local rc took
-    read -r rc took < "$types_out.rc"
-    rm -f "$types_out" "$types_out.rc"
-    if [ "$rc" = 0 ]; then
-        steps+=("types ${took}s (beside the tests)")
-    else
-        steps+=("types ${took}s (beside the tests, failed)")
-    fi
-    return "$rc"
+    background_done types "mypy (strict, on the package and the tests)" "beside the tests"
 }
 # Hypothesis builds its Unicode tables (about 2 CPU-s) in each worker that first draws text,
 # unless .hypothesis/unicode_data holds them: built once here, by drawing some text
@@ -156,28 +168,10 @@ else
     step "pytest-integration" pytest $(workers_for $((cores * 2))) --durations=25 \
         --ignore=tests/unit --ignore=tests/faults --ignore=tests/feeder || failed=1
     echo "== pytest tests/feeder: started in the background, beside the fault suite"
-    feeder_out="$(mktemp)"
-    feeder_started=$SECONDS
-    (
-        rc=0
-        pytest -n 0 --durations=10 tests/feeder > "$feeder_out" 2>&1 || rc=$?
-        echo "$rc $((SECONDS - feeder_started))" > "$feeder_out.rc"
-    ) &
-    feeder_pid=$!
+    background pytest-feeder pytest -n 0 --durations=10 tests/feeder
     echo "== pytest tests/faults"
     # shellcheck disable=SC2046
     step "pytest-faults" pytest $(workers_for $((cores + 1))) --durations=25 tests/faults || failed=1
-    wait "$feeder_pid" || true
-    feeder_pid=""
-    echo "== pytest tests/feeder (ran beside the fault suite)"
-    cat "$feeder_out"
-    read -r rc took < "$feeder_out.rc"
-    rm -f "$feeder_out" "$feeder_out.rc"
-    if [ "$rc" = 0 ]; then
-        steps+=("pytest-feeder ${took}s (beside the faults)")
-    else
-        steps+=("pytest-feeder ${took}s (beside the faults, failed)")
-        failed=1
-    fi
+    background_done pytest-feeder "pytest tests/feeder (ran beside the fault suite)" "beside the faults" || failed=1
     exit "$failed"
 fi
