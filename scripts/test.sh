@@ -159,14 +159,11 @@ elif [ "$#" -gt 0 ]; then
     exit "$failed"
 else
     failed=0
-    echo "== pytest tests/unit"
+    echo "== pytest (unit, integration, browser)"
     # shellcheck disable=SC2046
-    step "pytest-unit" pytest $(workers_for "$cores") --durations=25 tests/unit || failed=1
+    step "pytest-unit-integration" pytest $(workers_for $((cores * 2))) --durations=25 \
+        --ignore=tests/faults --ignore=tests/feeder || failed=1
     types_done || failed=1
-    echo "== pytest (integration, browser)"
-    # shellcheck disable=SC2046
-    step "pytest-integration" pytest $(workers_for $((cores * 2))) --durations=25 \
-        --ignore=tests/unit --ignore=tests/faults --ignore=tests/feeder || failed=1
     echo "== pytest tests/feeder: started in the background, beside the fault suite"
     background pytest-feeder pytest -n 0 --durations=10 tests/feeder
     echo "== pytest tests/faults"
