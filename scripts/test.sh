@@ -161,7 +161,7 @@ else
     failed=0
     echo "== pytest (unit, integration, browser)"
     # shellcheck disable=SC2046
-    step "pytest-unit-integration" pytest $(workers_for $((cores * 2))) --durations=25 \
+    step "pytest-unit-integration" pytest $(workers_for $((cores * 3))) --durations=25 \
         --ignore=tests/faults --ignore=tests/feeder || failed=1
     types_done || failed=1
     echo "== pytest tests/feeder: started in the background, beside the fault suite"
