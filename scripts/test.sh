@@ -161,14 +161,14 @@ else
     failed=0
     echo "== pytest (unit, integration, browser)"
     # shellcheck disable=SC2046
-    step "pytest-unit-integration" pytest $(workers_for $((cores * 3))) --durations=25 \
+    step "pytest-unit-integration" pytest $(workers_for $((cores * 4))) --durations=25 \
         --ignore=tests/faults --ignore=tests/feeder || failed=1
     types_done || failed=1
     echo "== pytest tests/feeder: started in the background, beside the fault suite"
     background pytest-feeder pytest -n 0 --durations=10 tests/feeder
     echo "== pytest tests/faults"
     # shellcheck disable=SC2046
-    step "pytest-faults" pytest $(workers_for $((cores + 1))) --durations=25 tests/faults || failed=1
+    step "pytest-faults" pytest $(workers_for $((cores + 2))) --durations=25 tests/faults || failed=1
     background_done pytest-feeder "pytest tests/feeder (ran beside the fault suite)" "beside the faults" || failed=1
     exit "$failed"
 fi
