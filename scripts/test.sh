@@ -122,13 +122,16 @@ step format ruff format --check .
 echo "== lint-imports (the layer rules in pyproject.toml)"
 step layers lint-imports --no-cache
 # Parallel workers (pytest-xdist), in runs that go ahead whatever the first's outcome, so one CI
-# run shows every failure: the pure tests (CPU-bound: one worker per core); the integration and
-# browser tests (processes, ZooKeeper and JVMs: twice as many); the fault suite (its tests mostly
-# watch a window of time pass: one more than the cores, which it leaves about a third idle on 2
-# cores; with one per core it used 1.1 of 2 and took 284 s, with three 1.4 and 210 s) and, beside
-# it in one process of its own, the feeder tests (CPU for Spark's JVMs, no window of time to
-# watch: they fill the cores the fault suite leaves idle, with one Spark session instead of one
-# per worker). REASSIGND_TEST_WORKERS=N sets every run's workers (0: serially, in one process).
+# run shows every failure. First the unit, integration and browser tests together, three workers
+# a core: the unit tests are CPU-bound, the integration tests wait on processes, ZooKeeper and
+# JVMs, and each fills what the other leaves idle (on 2 cores, apart in 2 and 4 workers: 336 s;
+# together in 4 workers: 322 s, 74 % busy; in 6: 282 s, 89 %; in 8: 320 s, more CPU for the same
+# work). Then the fault suite (its tests mostly watch a window of time pass: one more than the
+# cores) and, beside it in one process of its own, the feeder tests (CPU for Spark's JVMs, no
+# window to watch: they fill what the fault suite leaves idle, with one Spark session instead of
+# one per worker; with a fourth fault worker the faults took 172 s instead of 192 and the feeder
+# beside them 194 instead of 167: the same phase). REASSIGND_TEST_WORKERS=N sets every run's
+# workers (0: serially, in one process).
 cores="$(nproc 2>/dev/null || echo 2)"
 cores=$((cores > 4 ? 4 : cores))  # past a few workers ZooKeeper and the JVMs' start-up dominate
 workers_for() {  # workers_for DEFAULT: pytest's -n arguments
@@ -161,14 +164,14 @@ else
     failed=0
     echo "== pytest (unit, integration, browser)"
     # shellcheck disable=SC2046
-    step "pytest-unit-integration" pytest $(workers_for $((cores * 4))) --durations=25 \
+    step "pytest-unit-integration" pytest $(workers_for $((cores * 3))) --durations=25 \
         --ignore=tests/faults --ignore=tests/feeder || failed=1
     types_done || failed=1
     echo "== pytest tests/feeder: started in the background, beside the fault suite"
     background pytest-feeder pytest -n 0 --durations=10 tests/feeder
     echo "== pytest tests/faults"
     # shellcheck disable=SC2046
-    step "pytest-faults" pytest $(workers_for $((cores + 2))) --durations=25 tests/faults || failed=1
+    step "pytest-faults" pytest $(workers_for $((cores + 1))) --durations=25 tests/faults || failed=1
     background_done pytest-feeder "pytest tests/feeder (ran beside the fault suite)" "beside the faults" || failed=1
     exit "$failed"
 fi

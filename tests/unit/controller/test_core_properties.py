@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from reassignd.controller.model.requests import CancelMode
@@ -48,18 +48,23 @@ from tests.unit.controller.core_machine import TP0, CoreMachine, _machine, _step
 pytestmark = pytest.mark.timeout(60)
 
 
-# ~10 s when it passes (150 runs of up to 40 steps, derandomized; 300 in the deep run); a failure's shrinking can take
-# a minute or two on a slow machine, hence the longer timeout
+PARTS = 3  # the runs in parts of their own, which parallel workers share out
+
+
+# ~10 s in all when it passes (150 runs of up to 40 steps, 300 in the deep run), in PARTS tests of
+# a third each, each from a seed of its own (deterministic, as derandomized runs are); a failure's
+# shrinking can take a minute or two on a slow machine, hence the longer timeout
 @pytest.mark.timeout(300)
-def test_core_state_machine(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("part", range(PARTS))
+def test_core_state_machine(part: int, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.CRITICAL, logger="reassignd")  # thousands of expected warnings
+    machine = seed(part)(type(f"CorePart{part}", (CoreMachine,), {}))
     run_state_machine_as_test(
-        CoreMachine,
+        machine,
         settings=settings(
-            max_examples=examples(300),
+            max_examples=max(1, examples(300) // PARTS),
             stateful_step_count=40,
             deadline=None,
-            derandomize=True,
             database=None,
             report_multiple_bugs=False,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
