@@ -62,7 +62,7 @@ def test_core_state_machine(part: int, caplog: pytest.LogCaptureFixture) -> None
     run_state_machine_as_test(
         machine,
         settings=settings(
-            max_examples=max(1, examples(300) // PARTS),
+            max_examples=examples(300) // PARTS,  # at least 25 // 3
             stateful_step_count=40,
             deadline=None,
             database=None,
